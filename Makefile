@@ -1,0 +1,141 @@
+# relaylab build. `make` builds every program into bin/; `make test` runs the
+# unit and integration suites; `make check` runs them again under ASan+UBSan
+# (jemalloc off); `make demo` shows the reference relay passing and the
+# classic mistakes failing. Every target installs missing Debian packages first.
+#
+# Layout: lib/ is librelaylab (one module per concern), each program folder
+# holds its own sources with main() in main.c, and a program folder's other
+# objects are what its unit tests link against.
+
+SANITIZER ?=
+ifeq ($(SANITIZER),)
+  BUILD   := build
+  BIN     := bin
+  SANFLAGS :=
+  JEMALLOC := $(shell pkg-config --libs jemalloc 2>/dev/null || echo -ljemalloc)
+  ALLOCDEF := -DRL_HAVE_JEMALLOC
+else
+  BUILD   := build/$(SANITIZER)
+  BIN     := build/$(SANITIZER)/bin
+  SANFLAGS := -fsanitize=$(SANITIZER),undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  JEMALLOC :=
+  ALLOCDEF :=
+endif
+
+CC      ?= cc
+OPT     ?= -O2 -g
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+           -Wpointer-arith -Wwrite-strings -Wformat=2 -Wvla
+PKGS    := grpc libprotobuf-c jansson
+DEPS_STAMP := build/.deps-installed
+GEN     := $(BUILD)/gen
+
+CPPFLAGS := -Ilib -I$(GEN) -D_GNU_SOURCE $(ALLOCDEF)
+CFLAGS  := -std=c11 $(OPT) $(WARN) $(SANFLAGS) -MMD -MP \
+           $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDFLAGS := $(SANFLAGS)
+LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(JEMALLOC) -lpthread -lm
+CMOCKA  := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+
+# Programs: bin name = folder (channel_config -> channel-config, bench/x -> bench-x).
+PROGRAM_DIRS := $(sort $(patsubst %/main.c,%,$(wildcard */main.c bench/*/main.c)))
+prog_name = $(subst /,-,$(subst _,-,$(1)))
+PROGRAMS := $(foreach d,$(PROGRAM_DIRS),$(BIN)/$(call prog_name,$(d)))
+
+LIB_SRCS := $(wildcard lib/*.c)
+LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(GEN)/relaylab.pb-c.o
+LIBRL    := $(BUILD)/librelaylab.a
+
+# Generated code is compiled without -Werror on purpose: protoc-c's output is not ours.
+GEN_CFLAGS := -std=c11 $(OPT) $(SANFLAGS) -MMD -MP $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
+
+.PHONY: all deps test unit integration check demo bench clean lint format fuzz
+all: $(PROGRAMS) pystubs
+
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): scripts/install-deps.sh
+	@sh scripts/install-deps.sh
+	@mkdir -p $(dir $@) && touch $@
+
+$(GEN)/relaylab.pb-c.c $(GEN)/relaylab.pb-c.h: proto/relaylab.proto | $(DEPS_STAMP)
+	@mkdir -p $(GEN)
+	protoc-c --c_out=$(GEN) -Iproto $<
+
+$(GEN)/relaylab.pb-c.o: $(GEN)/relaylab.pb-c.c
+	$(CC) $(GEN_CFLAGS) -c -o $@ $<
+
+# Python stubs for the test harness and the Python example submissions.
+PYGEN := build/gen/py
+pystubs: $(PYGEN)/relaylab_pb2_grpc.py
+$(PYGEN)/relaylab_pb2_grpc.py: proto/relaylab.proto | $(DEPS_STAMP)
+	@mkdir -p $(PYGEN)
+	protoc --python_out=$(PYGEN) --grpc_python_out=$(PYGEN) \
+	  --plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin -Iproto $<
+
+$(BUILD)/%.o: %.c $(GEN)/relaylab.pb-c.h | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+
+$(LIBRL): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+# One rule per program: every .c in its folder, plus librelaylab.
+define PROGRAM_RULE
+$(1)_OBJS := $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard $(1)/*.c))
+$(BIN)/$(call prog_name,$(1)): $$($(1)_OBJS) $(LIBRL)
+	@mkdir -p $(BIN)
+	$(CC) $(LDFLAGS) -o $$@ $$($(1)_OBJS) $(LIBRL) $(LDLIBS)
+endef
+$(foreach d,$(PROGRAM_DIRS),$(eval $(call PROGRAM_RULE,$(d))))
+
+# Unit tests: tests/unit/test_X.c tests lib/rl_X.c, or module X.c of a program
+# folder, whose objects other than main.o it links against.
+UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+unit_mod   = $(patsubst test_%,%,$(notdir $(basename $(1))))
+unit_dir   = $(patsubst %/,%,$(dir $(firstword $(filter-out lib/%,$(wildcard */$(call unit_mod,$(1)).c bench/*/$(call unit_mod,$(1)).c)))))
+unit_objs  = $(if $(call unit_dir,$(1)),$(filter-out %/main.o,$(patsubst %.c,$(BUILD)/%.o,$(wildcard $(call unit_dir,$(1))/*.c))))
+
+define UNIT_RULE
+$(BUILD)/tests/$(notdir $(basename $(1))): $(BUILD)/$(basename $(1)).o $(call unit_objs,$(1)) $(LIBRL)
+	@mkdir -p $$(dir $$@)
+	$(CC) $(LDFLAGS) -o $$@ $$^ $(LDLIBS) $(CMOCKA)
+endef
+$(foreach t,$(UNIT_SRCS),$(eval $(call UNIT_RULE,$(t))))
+
+PYTHON := /usr/bin/python3
+
+unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; ./$$t; done
+
+integration: all
+	RELAYLAB_BIN=$(abspath $(BIN)) PYTHONPATH=$(abspath $(PYGEN)) \
+	  $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration
+
+test: deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) integration
+
+check: deps
+	$(MAKE) SANITIZER=address all unit integration OPT="-O1 -g"
+
+demo: all
+	./$(BIN)/lab demo deadline
+	./$(BIN)/lab demo cancel
+
+bench: all
+	./$(BIN)/bench-relay
+
+clean:
+	rm -rf build bin
+
+lint:
+	clang-tidy $(LIB_SRCS) -- $(CPPFLAGS) -std=c11
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance -Ilib $(LIB_SRCS) $(foreach d,$(PROGRAM_DIRS),$(wildcard $(d)/*.c))
+
+format:
+	clang-format -i $(wildcard lib/*.[ch] */*.[ch] bench/*/*.[ch] tests/unit/*.c)
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,20 @@
+/* rl_alloc: allocation that cannot fail. Servers and CLIs treat out-of-memory
+ * as fatal (it aborts with the file and line), so no call path carries a
+ * NOMEM code. Reusable libraries (the config validator) must not use it. */
+#ifndef RL_ALLOC_H
+#define RL_ALLOC_H
+
+#include <stddef.h>
+
+void *rl_xmalloc_at(size_t n, const char *file, int line);
+void *rl_xcalloc_at(size_t count, size_t n, const char *file, int line);
+void *rl_xrealloc_at(void *p, size_t n, const char *file, int line);
+char *rl_xstrdup_at(const char *s, const char *file, int line);
+
+/* Each returns memory the caller frees with free(); never NULL. */
+#define rl_xmalloc(n) rl_xmalloc_at((n), __FILE__, __LINE__)
+#define rl_xcalloc(c, n) rl_xcalloc_at((c), (n), __FILE__, __LINE__)
+#define rl_xrealloc(p, n) rl_xrealloc_at((p), (n), __FILE__, __LINE__)
+#define rl_xstrdup(s) rl_xstrdup_at((s), __FILE__, __LINE__)
+
+#endif

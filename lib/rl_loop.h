@@ -1,0 +1,65 @@
+/* rl_loop: one completion queue driven by one thread, plus timers.
+ *
+ * Every batch posted on the queue carries an embedded rl_tag; when the batch
+ * completes the loop calls tag->done(tag, ok) on the loop thread. Timers fire
+ * on the same thread, so per-call state owned by a loop needs no locks. gRPC's
+ * C API has no alarm, so the loop sleeps in grpc_completion_queue_next only
+ * until the earliest timer is due. */
+#ifndef RL_LOOP_H
+#define RL_LOOP_H
+
+#include <grpc/grpc.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rl_tag rl_tag;
+/* |ok| is the event's success flag: false is a normal outcome (a cancelled
+ * call, a shutting-down server), not a crash. */
+typedef void (*rl_tag_done)(rl_tag *tag, bool ok);
+struct rl_tag {
+    rl_tag_done done;
+};
+
+typedef struct rl_timer rl_timer;
+typedef void (*rl_timer_cb)(rl_timer *timer);
+struct rl_timer {
+    int64_t due_ns;  /* CLOCK_MONOTONIC instant it fires at */
+    size_t slot;     /* 1 + index in the loop's heap; 0 when not armed */
+    rl_timer_cb fire;
+};
+
+typedef struct rl_loop {
+    grpc_completion_queue *cq; /* owned; created by rl_loop_init */
+    rl_timer **heap;           /* min-heap on due_ns, armed timers only */
+    size_t nheap, capheap;
+    uint64_t events;           /* completions dispatched, for tests and stats */
+} rl_loop;
+
+/* Creates the loop's completion queue. Returns 0. */
+int rl_loop_init(rl_loop *loop);
+
+/* Runs until the queue has been shut down (grpc_completion_queue_shutdown)
+ * and drained. Timers still armed then are dropped without firing. */
+void rl_loop_run(rl_loop *loop);
+
+/* Runs at most until |until_ns|, dispatching events and due timers. Returns
+ * false once the queue is shut down. For tests and single-threaded clients. */
+bool rl_loop_run_until(rl_loop *loop, int64_t until_ns);
+
+/* Destroys the queue; call after rl_loop_run returned. */
+void rl_loop_fini(rl_loop *loop);
+
+/* Arms |timer| (memory owned by the caller, typically embedded in a call's
+ * state) to call |fire| at |due_ns|. Re-arming an armed timer moves it. */
+void rl_timer_start(rl_loop *loop, rl_timer *timer, int64_t due_ns, rl_timer_cb fire);
+
+/* Disarms |timer|; a no-op when it is not armed. */
+void rl_timer_stop(rl_loop *loop, rl_timer *timer);
+
+static inline bool rl_timer_armed(const rl_timer *timer)
+{
+    return timer->slot != 0;
+}
+
+#endif

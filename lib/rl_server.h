@@ -1,0 +1,67 @@
+/* rl_server: a multithreaded gRPC server with one rl_loop per thread.
+ *
+ * Each thread owns a completion queue on which it accepts calls, so a call's
+ * whole life (and any client calls its handler starts on the same loop) stays
+ * on one thread. Calls are dispatched by method path to a handler that takes
+ * ownership of the grpc_call. SIGTERM or SIGINT starts a drain: no new calls,
+ * in-flight calls finish, and after the grace period they are cancelled. */
+#ifndef RL_SERVER_H
+#define RL_SERVER_H
+
+#include "rl_loop.h"
+
+#include <grpc/grpc.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct rl_server rl_server;
+
+/* What a handler learns of a new call. Valid only during the start call. */
+typedef struct rl_call_info {
+    const char *method;                 /* full path, "/relaylab.Baseline/Lookup" */
+    gpr_timespec deadline;              /* infinite when the caller set none */
+    const grpc_metadata_array *metadata; /* the client's initial metadata */
+    int64_t arrival_ns;                 /* CLOCK_MONOTONIC when accepted */
+} rl_call_info;
+
+/* Starts handling |call| on |loop|; the handler owns |call| and must
+ * eventually grpc_call_unref it. |user| is the rl_method's. */
+typedef void (*rl_method_start)(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
+
+typedef struct rl_method {
+    const char *path;
+    rl_method_start start;
+    void *user;
+} rl_method;
+
+typedef struct rl_server_options {
+    const char *name;                   /* shown in the "listening on" line */
+    const char *listen;                 /* "127.0.0.1:0" picks a free port */
+    int threads;                        /* loops; 0 means one per core */
+    const rl_method *methods;           /* borrowed; must outlive the server */
+    size_t nmethods;
+    const grpc_channel_args *args;      /* server channel args, may be NULL */
+    int64_t grace_ms;                   /* drain time after SIGTERM; <0: 10 s */
+} rl_server_options;
+
+/* Binds, starts the loops and prints "NAME listening on HOST:PORT" on stdout
+ * (flushed), the readiness line that tests and the grader wait for. Blocks
+ * SIGTERM, SIGINT and SIGPIPE in every thread first. grpc_init() must have
+ * been called. Returns 0 and sets *out, or RL_EINVAL with a message in |err|
+ * when the address cannot be bound. */
+int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, size_t errlen);
+
+/* The bound port. */
+int rl_server_port(const rl_server *s);
+size_t rl_server_nloops(const rl_server *s);
+rl_loop *rl_server_loop(rl_server *s, size_t i);
+
+/* Blocks until SIGTERM or SIGINT, then drains: stops accepting, lets calls
+ * finish for the grace period (a second signal cuts it short), cancels the
+ * rest, and stops every loop. */
+void rl_server_wait(rl_server *s);
+
+/* Frees the server; call after rl_server_wait. Accepts NULL. */
+void rl_server_free(rl_server *s);
+
+#endif

@@ -1,0 +1,141 @@
+/* rl_unary: server-side unary call state machine; see rl_unary.h. */
+#include "rl_unary.h"
+
+#include "rl_err.h"
+#include "rl_log.h"
+#include "rl_pb.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void settle(rl_unary *u)
+{
+    if (--u->pending)
+        return;
+    if (u->req_buf)
+        grpc_byte_buffer_destroy(u->req_buf);
+    if (u->reply_buf)
+        grpc_byte_buffer_destroy(u->reply_buf);
+    grpc_slice_unref(u->detail);
+    grpc_call_unref(u->call);
+    u->call = NULL;
+    u->ops->on_free(u);
+}
+
+static void recv_done(rl_tag *tag, bool ok)
+{
+    rl_unary *u = (rl_unary *)((char *)tag - offsetof(rl_unary, recv_tag));
+    if (ok && !u->cancelled) {
+        ProtobufCMessage *req = NULL;
+        int rc = u->req_buf ? rl_pb_unpack(u->req_desc, u->req_buf, u->max_request, &req) : RL_EINVAL;
+        char msg[200];
+        if (rc == RL_OK) {
+            u->ops->on_request(u, req);
+        } else if (rc == RL_ETOOBIG) {
+            snprintf(msg, sizeof msg, "%s of %zu bytes is above the limit of %zu bytes", u->req_desc->short_name,
+                     grpc_byte_buffer_length(u->req_buf), u->max_request);
+            rl_unary_fail(u, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+        } else {
+            snprintf(msg, sizeof msg, "%s: the request is %s", u->req_desc->short_name,
+                     u->req_buf ? "not a valid protobuf message" : "missing");
+            rl_unary_fail(u, GRPC_STATUS_INVALID_ARGUMENT, msg);
+        }
+    }
+    settle(u);
+}
+
+static void close_done(rl_tag *tag, bool ok)
+{
+    (void)ok;
+    rl_unary *u = (rl_unary *)((char *)tag - offsetof(rl_unary, close_tag));
+    if (u->close_cancelled && !u->answered) {
+        u->cancelled = true;
+        if (u->ops->on_cancel)
+            u->ops->on_cancel(u);
+    }
+    settle(u);
+}
+
+static void send_done(rl_tag *tag, bool ok)
+{
+    (void)ok;
+    rl_unary *u = (rl_unary *)((char *)tag - offsetof(rl_unary, send_tag));
+    settle(u);
+}
+
+void rl_unary_start(rl_unary *u, rl_loop *loop, grpc_call *call, const ProtobufCMessageDescriptor *req_desc,
+                    size_t max_request, const rl_unary_ops *ops)
+{
+    memset(u, 0, sizeof *u);
+    u->call = call;
+    u->loop = loop;
+    u->ops = ops;
+    u->req_desc = req_desc;
+    u->max_request = max_request;
+    u->recv_tag.done = recv_done;
+    u->close_tag.done = close_done;
+    u->send_tag.done = send_done;
+    u->detail = grpc_empty_slice();
+
+    /* The two batches are separate: RECV_CLOSE_ON_SERVER only completes at
+     * the end of the call, and the request must not wait for it. */
+    grpc_op op;
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_RECV_MESSAGE;
+    op.data.recv_message.recv_message = &u->req_buf;
+    u->pending = 2;
+    if (grpc_call_start_batch(call, &op, 1, &u->recv_tag, NULL) != GRPC_CALL_OK)
+        u->pending--;
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+    op.data.recv_close_on_server.cancelled = &u->close_cancelled;
+    if (grpc_call_start_batch(call, &op, 1, &u->close_tag, NULL) != GRPC_CALL_OK) {
+        RL_ERROR("cannot post RECV_CLOSE_ON_SERVER");
+        u->pending--;
+    }
+    if (u->pending == 0) {
+        u->pending = 1;
+        settle(u);
+    }
+}
+
+static int send_final(rl_unary *u, const ProtobufCMessage *reply, grpc_status_code code, const char *message)
+{
+    if (u->answered)
+        return RL_EINVAL;
+    u->answered = true;
+    u->status = code;
+    grpc_op ops[3];
+    memset(ops, 0, sizeof ops);
+    size_t n = 0;
+    ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+    if (reply) {
+        u->reply_buf = rl_pb_pack(reply);
+        ops[n].op = GRPC_OP_SEND_MESSAGE;
+        ops[n++].data.send_message.send_message = u->reply_buf;
+    }
+    grpc_slice_unref(u->detail);
+    u->detail = message ? grpc_slice_from_copied_string(message) : grpc_empty_slice();
+    ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+    ops[n].data.send_status_from_server.status = code;
+    ops[n++].data.send_status_from_server.status_details = &u->detail;
+    u->pending++;
+    if (grpc_call_start_batch(u->call, ops, n, &u->send_tag, NULL) != GRPC_CALL_OK) {
+        /* Only a programming error gets here. Undo the count; this may free
+         * |u| when nothing else is pending, so return without touching it. */
+        RL_ERROR("cannot send the final status");
+        settle(u);
+        return RL_EGRPC;
+    }
+    return RL_OK;
+}
+
+int rl_unary_reply(rl_unary *u, const ProtobufCMessage *reply)
+{
+    return send_final(u, reply, GRPC_STATUS_OK, NULL);
+}
+
+int rl_unary_fail(rl_unary *u, grpc_status_code code, const char *message)
+{
+    return send_final(u, NULL, code, message);
+}

@@ -1,0 +1,63 @@
+/* rl_unary: the server side of one unary call, as an embeddable state machine.
+ *
+ * A handler embeds an rl_unary in its per-call struct, starts it, and gets
+ * on_request with the decoded request. It answers with rl_unary_reply or
+ * rl_unary_fail, possibly much later from a timer or a downstream call. The
+ * RECV_CLOSE_ON_SERVER op stays posted for the whole call, so on_cancel runs
+ * within milliseconds of the client giving up or the deadline passing. When
+ * every batch has completed, on_free runs once: the owner frees itself there.
+ * Malformed or oversized requests are answered here (INVALID_ARGUMENT,
+ * RESOURCE_EXHAUSTED) and never reach the handler. */
+#ifndef RL_UNARY_H
+#define RL_UNARY_H
+
+#include "rl_loop.h"
+
+#include <grpc/grpc.h>
+#include <protobuf-c/protobuf-c.h>
+#include <stdbool.h>
+
+typedef struct rl_unary rl_unary;
+
+typedef struct rl_unary_ops {
+    /* The decoded request; the handler owns |req| (free it with
+     * protobuf_c_message_free_unpacked). Not called if the call was
+     * cancelled or the request was bad. */
+    void (*on_request)(rl_unary *u, ProtobufCMessage *req);
+    /* The client cancelled or the deadline passed before a reply was sent.
+     * May be NULL. The handler should stop work and still reply or fail
+     * (the send then completes quietly). */
+    void (*on_cancel)(rl_unary *u);
+    /* Every batch is done; free the embedding struct. Required. */
+    void (*on_free)(rl_unary *u);
+} rl_unary_ops;
+
+struct rl_unary {
+    grpc_call *call;                  /* owned; unref'd before on_free */
+    rl_loop *loop;
+    const rl_unary_ops *ops;
+    const ProtobufCMessageDescriptor *req_desc;
+    size_t max_request;               /* bytes; 0 = gRPC's own limit only */
+    rl_tag recv_tag, close_tag, send_tag;
+    grpc_byte_buffer *req_buf, *reply_buf;
+    grpc_slice detail;
+    int close_cancelled;              /* written by RECV_CLOSE_ON_SERVER */
+    unsigned pending;                 /* batches posted and not yet done */
+    bool cancelled;                   /* the client gave up or time ran out */
+    bool answered;                    /* a reply or failure has been sent */
+    grpc_status_code status;          /* what was sent, once answered */
+};
+
+/* Takes ownership of |call| and posts the receive batches. */
+void rl_unary_start(rl_unary *u, rl_loop *loop, grpc_call *call, const ProtobufCMessageDescriptor *req_desc,
+                    size_t max_request, const rl_unary_ops *ops);
+
+/* Sends |reply| with status OK. Returns 0, or RL_EINVAL if already answered. */
+int rl_unary_reply(rl_unary *u, const ProtobufCMessage *reply);
+
+/* Sends |code| with |message| as a Trailers-Only response (no headers before
+ * the status, so a client's retry policy may retry it). Returns 0, or
+ * RL_EINVAL if already answered. */
+int rl_unary_fail(rl_unary *u, grpc_status_code code, const char *message);
+
+#endif
