@@ -1,0 +1,58 @@
+/* exercise: what every graded exercise provides to the grader's driver.
+ *
+ * An exercise is a named list of scenarios. The driver (main.c, run.c) starts
+ * a fresh baseline and, for command submissions, a fresh submission for every
+ * scenario, calls the scenario's run function, and then kills both process
+ * groups whatever happened. A scenario judges only what it measured and
+ * reports a verdict with one line of feedback that names the numbers and the
+ * likely mistake. Points come from the rubric file, never from code. */
+#ifndef RL_GRADER_EXERCISE_H
+#define RL_GRADER_EXERCISE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Verdicts, from best to worst. Only PASS scores points. */
+typedef enum rl_verdict {
+    RL_PASS,
+    RL_FAIL,      /* the submission answered, and broke the rule */
+    RL_TIMEOUT,   /* the submission did not answer within the grader's limit */
+    RL_CRASH,     /* the submission process exited or died during the scenario */
+    RL_NOT_READY, /* the submission never started listening */
+    RL_ERROR,     /* the grader itself could not run the scenario */
+} rl_verdict;
+
+const char *rl_verdict_name(rl_verdict v);
+
+typedef struct rl_grade_ctx rl_grade_ctx; /* opaque; see run.h for accessors */
+
+typedef struct rl_scenario_result {
+    rl_verdict verdict;
+    char feedback[512]; /* one line: measured numbers and the likely mistake */
+} rl_scenario_result;
+
+typedef struct rl_scenario {
+    const char *id;    /* rubric key, e.g. "shrinks" */
+    const char *title; /* shown in the table */
+    /* Runs the scenario against the running submission and baseline.
+     * Returns 0 with *out filled, or a negative RL_E* code when the grader
+     * itself failed (out->feedback then says why). */
+    int (*run)(rl_grade_ctx *ctx, rl_scenario_result *out);
+} rl_scenario;
+
+typedef enum rl_submission_kind {
+    RL_SUBMISSION_COMMAND, /* a shell command that starts a server */
+    RL_SUBMISSION_CONFIG,  /* a channel config file */
+} rl_submission_kind;
+
+typedef struct rl_exercise {
+    const char *name; /* "deadline", "cancel", "flow", "keepalive", "retry" */
+    const char *summary;
+    rl_submission_kind kind;
+    bool needs_baseline; /* start a baseline for each scenario */
+    const rl_scenario *scenarios;
+    size_t nscenarios;
+} rl_exercise;
+
+#endif

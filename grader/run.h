@@ -1,0 +1,143 @@
+/* run: the grader's driver and the accessors a scenario uses.
+ *
+ * For every scenario run the driver starts a fresh baseline and (command
+ * submissions) a fresh submission in its own process group, waits until the
+ * submission listens, calls the scenario, then kills both groups and every
+ * process that escaped them. A scenario reaches what it needs only through
+ * the rl_grade_* accessors below, so exercises never touch processes. All
+ * accessors are for the scenario's own thread; the driver owns every object
+ * they return unless a comment says otherwise. */
+#ifndef RL_GRADER_RUN_H
+#define RL_GRADER_RUN_H
+
+#include "exercise.h"
+
+#include <grpc/grpc.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* ---- what the scenario talks to ---- */
+
+/* "127.0.0.1:PORT" the submission was told to listen on (RELAYLAB_LISTEN).
+ * NULL for config exercises. */
+const char *rl_grade_submission_addr(rl_grade_ctx *ctx);
+
+/* "127.0.0.1:PORT" of this scenario's baseline (RELAYLAB_BASELINE); NULL if
+ * the exercise has needs_baseline false. */
+const char *rl_grade_baseline_addr(rl_grade_ctx *ctx);
+
+/* A channel to the submission, created once it was READY, with
+ * GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL so no connection is shared with another
+ * scenario or channel. Owned by the driver, destroyed after the scenario.
+ * NULL for config exercises. */
+grpc_channel *rl_grade_submission_channel(rl_grade_ctx *ctx);
+
+/* A channel to the baseline (the Observer service lives there too), same
+ * isolation; owned by the driver. Recreated by rl_grade_restart_baseline. */
+grpc_channel *rl_grade_baseline_channel(rl_grade_ctx *ctx);
+
+/* Creates a new channel to |target| with the local subchannel pool plus
+ * |extra| (may be NULL; copied). The caller owns the result and destroys it
+ * with grpc_channel_destroy before returning from the scenario. Never NULL
+ * (an invalid config gives gRPC's lame channel). */
+grpc_channel *rl_grade_channel_create(rl_grade_ctx *ctx, const char *target, const grpc_channel_args *extra);
+
+/* The submitted file for config exercises (--submission FILE); NULL for
+ * command exercises. */
+const char *rl_grade_config_path(rl_grade_ctx *ctx);
+
+/* Kills the baseline and starts a new one on the same port (so a running
+ * submission keeps finding it) with |extra_argv| appended to its command line
+ * (NULL-terminated; may be NULL), waits for its readiness line and recreates
+ * the baseline channel (a pointer obtained before is invalid afterwards).
+ * Returns 0, or RL_ECHILD / RL_ETIMEOUT with a reason in |err|. */
+int rl_grade_restart_baseline(rl_grade_ctx *ctx, const char *const *extra_argv, char *err, size_t errlen);
+
+/* ---- the submission process ---- */
+
+/* True while the submission's leader process has not exited. Reaps it when it
+ * has (so a later call keeps answering false). Always false for config
+ * exercises. */
+bool rl_grade_submission_alive(rl_grade_ctx *ctx);
+
+/* Waits up to |wait_ms| for the submission's leader to exit (use a short wait
+ * after an UNAVAILABLE status: the socket closes a moment before the exit is
+ * visible). Returns true if it is dead, with "CRASH (SIGSEGV)"-style wording
+ * in |how| ("killed by SIGSEGV" or "exited with status 3"). */
+bool rl_grade_submission_died(rl_grade_ctx *ctx, int64_t wait_ms, char *how, size_t howlen);
+
+/* Convenience for scenarios: if the submission is dead (waiting up to
+ * |wait_ms|), fills |out| with RL_CRASH, "how it died" and |what| (what the
+ * scenario was doing, e.g. "during Process") plus the tail of its output,
+ * and returns true. */
+bool rl_grade_crash_check(rl_grade_ctx *ctx, int64_t wait_ms, const char *what, rl_scenario_result *out);
+
+/* The submission's process-group id (== its leader's pid), for sampling its
+ * RSS and CPU time with rl_proc_group_sample; 0 for config exercises. The
+ * group is killed after the scenario: never signal it yourself. */
+pid_t rl_grade_submission_pgid(rl_grade_ctx *ctx);
+
+/* Copies the last |len|-1 bytes at most of the submission's captured
+ * stdout+stderr into |buf| (NUL-terminated, non-printable bytes replaced).
+ * Returns the total number of bytes it has written so far. */
+size_t rl_grade_submission_output_tail(rl_grade_ctx *ctx, char *buf, size_t len);
+
+/* ---- bookkeeping ---- */
+
+/* A tag unique to this scenario run, "EXERCISE.SCENARIO.RUN.PID"; stable
+ * for the whole run. Use it in every request so the scenario judges only the
+ * baseline records it caused. */
+const char *rl_grade_tag(rl_grade_ctx *ctx);
+
+/* 1-based index of this run (--runs N) and the total. */
+int rl_grade_run_index(rl_grade_ctx *ctx);
+int rl_grade_run_count(rl_grade_ctx *ctx);
+
+/* True once the grader was asked to stop (SIGINT/SIGTERM/SIGHUP) or the
+ * scenario's watchdog fired; a scenario looping on observations should give
+ * up then (the driver records ERROR "interrupted"). */
+bool rl_grade_interrupted(rl_grade_ctx *ctx);
+
+/* Fills |out| with |v| and a printf-formatted feedback line; returns 0 so a
+ * scenario can `return rl_grade_result(...)`. */
+int rl_grade_result(rl_scenario_result *out, rl_verdict v, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ---- the driver (main.c) ---- */
+
+typedef struct rl_grade_options {
+    const char *submission;   /* command, or config file path */
+    const char *bin_dir;      /* folder with bin/baseline */
+    const char *only;         /* comma-separated scenario ids, or NULL: all */
+    int runs;                 /* >= 1 */
+    int64_t ready_timeout_ms; /* submission readiness bound */
+    bool progress;            /* progress lines on stderr */
+} rl_grade_options;
+
+/* The outcome of one scenario over all its runs. */
+typedef struct rl_grade_outcome {
+    const rl_scenario *scenario;
+    int runs, passed;          /* runs done, runs that passed */
+    rl_verdict verdict;        /* the worst run's */
+    char feedback[512];        /* the worst run's feedback */
+    double seconds;            /* wall time over all runs */
+} rl_grade_outcome;
+
+/* Runs every selected scenario of |ex| |opt->runs| times. |outcomes| has
+ * room for ex->nscenarios entries; *noutcomes is set to the number filled
+ * (scenarios not reached after an interruption are ERROR "interrupted").
+ * Returns 0, RL_EINVAL for an unknown --only id (message in |err|), or
+ * RL_ESYS when the grader could not set itself up. */
+int rl_grade_run_exercise(const rl_exercise *ex, const rl_grade_options *opt, rl_grade_outcome *outcomes,
+                          size_t *noutcomes, char *err, size_t errlen);
+
+/* Installs SIGINT/SIGTERM/SIGHUP handlers that kill every child group at
+ * once and mark the run interrupted, and makes the grader a child subreaper
+ * so escaped processes come back to it. Call once from main. */
+int rl_grade_install_guards(void);
+
+/* True once an interrupting signal arrived. */
+bool rl_grade_was_interrupted(void);
+
+#endif
