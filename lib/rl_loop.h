@@ -13,6 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The struct of type |type| whose member |member| is at |ptr|: how a done
+ * callback or timer finds the per-call state its tag is embedded in. */
+#define RL_CONTAINER_OF(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
 typedef struct rl_tag rl_tag;
 /* |ok| is the event's success flag: false is a normal outcome (a cancelled
  * call, a shutting-down server), not a crash. */

@@ -16,6 +16,8 @@ static void settle(rl_unary *u)
         grpc_byte_buffer_destroy(u->req_buf);
     if (u->reply_buf)
         grpc_byte_buffer_destroy(u->reply_buf);
+    if (u->msg_buf)
+        grpc_byte_buffer_destroy(u->msg_buf);
     grpc_slice_unref(u->detail);
     grpc_call_unref(u->call);
     u->call = NULL;
@@ -24,7 +26,7 @@ static void settle(rl_unary *u)
 
 static void recv_done(rl_tag *tag, bool ok)
 {
-    rl_unary *u = (rl_unary *)((char *)tag - offsetof(rl_unary, recv_tag));
+    rl_unary *u = RL_CONTAINER_OF(tag, rl_unary, recv_tag);
     if (ok && !u->cancelled) {
         ProtobufCMessage *req = NULL;
         int rc = u->req_buf ? rl_pb_unpack(u->req_desc, u->req_buf, u->max_request, &req) : RL_EINVAL;
@@ -47,7 +49,7 @@ static void recv_done(rl_tag *tag, bool ok)
 static void close_done(rl_tag *tag, bool ok)
 {
     (void)ok;
-    rl_unary *u = (rl_unary *)((char *)tag - offsetof(rl_unary, close_tag));
+    rl_unary *u = RL_CONTAINER_OF(tag, rl_unary, close_tag);
     if (u->close_cancelled && !u->answered) {
         u->cancelled = true;
         if (u->ops->on_cancel)
@@ -59,7 +61,19 @@ static void close_done(rl_tag *tag, bool ok)
 static void send_done(rl_tag *tag, bool ok)
 {
     (void)ok;
-    rl_unary *u = (rl_unary *)((char *)tag - offsetof(rl_unary, send_tag));
+    rl_unary *u = RL_CONTAINER_OF(tag, rl_unary, send_tag);
+    settle(u);
+}
+
+static void msg_done(rl_tag *tag, bool ok)
+{
+    rl_unary *u = RL_CONTAINER_OF(tag, rl_unary, msg_tag);
+    grpc_byte_buffer_destroy(u->msg_buf);
+    u->msg_buf = NULL;
+    /* This batch's count is released only after the callback, so |u| stays
+     * alive through it even if the callback answers the call. */
+    if (u->ops->on_sent)
+        u->ops->on_sent(u, ok);
     settle(u);
 }
 
@@ -75,6 +89,7 @@ void rl_unary_start(rl_unary *u, rl_loop *loop, grpc_call *call, const ProtobufC
     u->recv_tag.done = recv_done;
     u->close_tag.done = close_done;
     u->send_tag.done = send_done;
+    u->msg_tag.done = msg_done;
     u->detail = grpc_empty_slice();
 
     /* The two batches are separate: RECV_CLOSE_ON_SERVER only completes at
@@ -108,7 +123,9 @@ static int send_final(rl_unary *u, const ProtobufCMessage *reply, grpc_status_co
     grpc_op ops[3];
     memset(ops, 0, sizeof ops);
     size_t n = 0;
-    ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+    if (!u->headers_sent)
+        ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+    u->headers_sent = true;
     if (reply) {
         u->reply_buf = rl_pb_pack(reply);
         ops[n].op = GRPC_OP_SEND_MESSAGE;
@@ -130,12 +147,41 @@ static int send_final(rl_unary *u, const ProtobufCMessage *reply, grpc_status_co
     return RL_OK;
 }
 
+int rl_unary_send(rl_unary *u, const ProtobufCMessage *msg)
+{
+    if (u->answered || u->msg_buf)
+        return RL_EINVAL;
+    grpc_op ops[2];
+    memset(ops, 0, sizeof ops);
+    size_t n = 0;
+    if (!u->headers_sent)
+        ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+    u->headers_sent = true;
+    u->msg_buf = rl_pb_pack(msg);
+    ops[n].op = GRPC_OP_SEND_MESSAGE;
+    ops[n++].data.send_message.send_message = u->msg_buf;
+    u->pending++;
+    if (grpc_call_start_batch(u->call, ops, n, &u->msg_tag, NULL) != GRPC_CALL_OK) {
+        RL_ERROR("cannot stream a message");
+        grpc_byte_buffer_destroy(u->msg_buf);
+        u->msg_buf = NULL;
+        u->pending--;
+        return RL_EGRPC;
+    }
+    return RL_OK;
+}
+
 int rl_unary_reply(rl_unary *u, const ProtobufCMessage *reply)
 {
     return send_final(u, reply, GRPC_STATUS_OK, NULL);
 }
 
 int rl_unary_fail(rl_unary *u, grpc_status_code code, const char *message)
+{
+    return send_final(u, NULL, code, message);
+}
+
+int rl_unary_finish(rl_unary *u, grpc_status_code code, const char *message)
 {
     return send_final(u, NULL, code, message);
 }

@@ -1,4 +1,6 @@
-/* rl_unary: the server side of one unary call, as an embeddable state machine.
+/* rl_unary: the server side of a call with one request, as an embeddable
+ * state machine: unary calls, and server-streaming calls through
+ * rl_unary_send (one request in, a stream of messages out).
  *
  * A handler embeds an rl_unary in its per-call struct, starts it, and gets
  * on_request with the decoded request. It answers with rl_unary_reply or
@@ -30,6 +32,10 @@ typedef struct rl_unary_ops {
     void (*on_cancel)(rl_unary *u);
     /* Every batch is done; free the embedding struct. Required. */
     void (*on_free)(rl_unary *u);
+    /* Streaming only: the message from rl_unary_send was accepted by
+     * outgoing flow control (|ok|) or the call is gone (!|ok|). May be NULL
+     * for unary handlers. */
+    void (*on_sent)(rl_unary *u, bool ok);
 } rl_unary_ops;
 
 struct rl_unary {
@@ -38,8 +44,10 @@ struct rl_unary {
     const rl_unary_ops *ops;
     const ProtobufCMessageDescriptor *req_desc;
     size_t max_request;               /* bytes; 0 = gRPC's own limit only */
-    rl_tag recv_tag, close_tag, send_tag;
+    rl_tag recv_tag, close_tag, send_tag, msg_tag;
     grpc_byte_buffer *req_buf, *reply_buf;
+    grpc_byte_buffer *msg_buf;        /* the streamed message in flight */
+    bool headers_sent;                /* initial metadata went out */
     grpc_slice detail;
     int close_cancelled;              /* written by RECV_CLOSE_ON_SERVER */
     unsigned pending;                 /* batches posted and not yet done */
@@ -55,9 +63,20 @@ void rl_unary_start(rl_unary *u, rl_loop *loop, grpc_call *call, const ProtobufC
 /* Sends |reply| with status OK. Returns 0, or RL_EINVAL if already answered. */
 int rl_unary_reply(rl_unary *u, const ProtobufCMessage *reply);
 
-/* Sends |code| with |message| as a Trailers-Only response (no headers before
- * the status, so a client's retry policy may retry it). Returns 0, or
+/* Streams |msg| (initial metadata go with the first one). Only one message
+ * may be in flight: wait for on_sent before the next, which is exactly the
+ * pacing HTTP/2 flow control asks for. Returns 0, or RL_EINVAL when a message
+ * is still in flight or the call was answered. */
+int rl_unary_send(rl_unary *u, const ProtobufCMessage *msg);
+
+/* Sends |code| with |message|; as a Trailers-Only response when nothing was
+ * streamed before (no headers before the status, so a client's retry
+ * policy may retry it). Returns 0, or
  * RL_EINVAL if already answered. */
 int rl_unary_fail(rl_unary *u, grpc_status_code code, const char *message);
+
+/* Ends the call with |code| and |message| and no further message: how a
+ * server-streaming handler finishes. Returns 0, or RL_EINVAL if answered. */
+int rl_unary_finish(rl_unary *u, grpc_status_code code, const char *message);
 
 #endif

@@ -1,0 +1,30 @@
+/* baseline: the reference downstream server's shared pieces. Every method
+ * handler gets a bl_method as its rl_method user pointer: the store it
+ * records into and the handler's own static description. */
+#ifndef RL_BASELINE_H
+#define RL_BASELINE_H
+
+#include "rl_server.h"
+#include "store.h"
+
+#include <stdint.h>
+
+/* Requests above this are refused with RESOURCE_EXHAUSTED. */
+#define BL_MAX_REQUEST (64 * 1024)
+
+typedef struct bl_method {
+    rl_store *store;
+    const void *kind; /* the handler's description, e.g. a timed_kind */
+} bl_method;
+
+/* grpc-previous-rpc-attempts + 1 from a call's metadata (1 when absent). */
+uint32_t bl_attempt(const grpc_metadata_array *md);
+
+/* rl_method_start handlers. */
+void bl_timed_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
+void bl_fetch_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
+void bl_observe_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
+void bl_reset_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
+void bl_set_fault_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
+
+#endif

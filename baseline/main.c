@@ -1,0 +1,115 @@
+/* baseline: the reference downstream server the grader trusts. It serves
+ * relaylab.Baseline (Lookup, Work, Fetch) and records, for every call, what
+ * a downstream can observe: the deadline it arrived with, when it arrived and
+ * ended, how far it got and how it ended. relaylab.Observer hands those
+ * records to the grader; --record also writes them as JSON lines. */
+#include "baseline.h"
+#include "rl_deadline.h"
+#include "rl_log.h"
+#include "timed.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <grpc/support/alloc.h>
+#include <grpc/grpc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: baseline [--listen ADDR] [--threads N] [--record FILE] [--grace-ms MS]\n"
+            "\n"
+            "The reference downstream server of relaylab.\n"
+            "  --listen ADDR   where to listen (default $RELAYLAB_LISTEN, else 127.0.0.1:0,\n"
+            "                  a port the OS picks); the first stdout line is\n"
+            "                  'baseline listening on HOST:PORT'\n"
+            "  --threads N     loop threads (default: one per core)\n"
+            "  --record FILE   also write every ended call as a JSON line: seq, tag, method,\n"
+            "                  deadline_ms (remaining at arrival, null for none), arrival_ns,\n"
+            "                  end_ns (CLOCK_MONOTONIC), steps_done, status, status_name,\n"
+            "                  cancelled, attempt, faulted\n"
+            "  --grace-ms MS   after SIGTERM, how long in-flight calls may finish (10000)\n");
+}
+
+uint32_t bl_attempt(const grpc_metadata_array *md)
+{
+    for (size_t i = 0; i < md->count; i++) {
+        if (grpc_slice_str_cmp(md->metadata[i].key, "grpc-previous-rpc-attempts") == 0) {
+            char *v = grpc_slice_to_c_string(md->metadata[i].value);
+            uint32_t n = (uint32_t)strtoul(v, NULL, 10);
+            gpr_free(v);
+            return n + 1;
+        }
+    }
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    rl_log_init("baseline");
+    const char *listen = getenv("RELAYLAB_LISTEN");
+    const char *record = NULL;
+    int threads = 0;
+    long grace_ms = 10000;
+    static const struct option longopts[] = {
+        {"listen", required_argument, NULL, 'l'}, {"threads", required_argument, NULL, 't'},
+        {"record", required_argument, NULL, 'r'}, {"grace-ms", required_argument, NULL, 'g'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+    };
+    int opt;
+    while ((opt = getopt_long(argc, argv, "l:t:r:g:h", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'l': listen = optarg; break;
+        case 't': threads = atoi(optarg); break;
+        case 'r': record = optarg; break;
+        case 'g': grace_ms = atol(optarg); break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind != argc || threads < 0 || threads > 256 || grace_ms < 0) {
+        usage(stderr);
+        return 2;
+    }
+    if (!listen || !*listen)
+        listen = "127.0.0.1:0";
+
+    rl_store *store;
+    if (rl_store_new(record, &store) != 0) {
+        fprintf(stderr, "baseline: cannot write the record file %s: %s\n", record, strerror(errno));
+        return 2;
+    }
+    bl_method lookup = {store, &bl_lookup_kind}, work = {store, &bl_work_kind}, plain = {store, NULL};
+    const rl_method methods[] = {
+        {"/relaylab.Baseline/Lookup", bl_timed_start, &lookup},
+        {"/relaylab.Baseline/Work", bl_timed_start, &work},
+        {"/relaylab.Baseline/Fetch", bl_fetch_start, &plain},
+        {"/relaylab.Observer/Observe", bl_observe_start, &plain},
+        {"/relaylab.Observer/Reset", bl_reset_start, &plain},
+        {"/relaylab.Observer/SetFault", bl_set_fault_start, &plain},
+    };
+    grpc_init();
+    rl_server_options so = {
+        .name = "baseline",
+        .listen = listen,
+        .threads = threads,
+        .methods = methods,
+        .nmethods = sizeof methods / sizeof *methods,
+        .grace_ms = grace_ms,
+    };
+    rl_server *server;
+    char err[256];
+    if (rl_server_start(&so, &server, err, sizeof err) != 0) {
+        fprintf(stderr, "baseline: %s\n", err);
+        rl_store_free(store);
+        grpc_shutdown();
+        return 1;
+    }
+    rl_server_wait(server);
+    rl_server_free(server);
+    rl_store_free(store);
+    grpc_shutdown();
+    return 0;
+}

@@ -1,0 +1,257 @@
+/* store: the baseline's observations and faults; see store.h. */
+#include "store.h"
+
+#include "rl_alloc.h"
+#include "rl_err.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct record {
+    uint64_t seq;
+    char *tag;
+    const char *method; /* static string */
+    bool has_deadline;
+    int64_t deadline_ms;
+    int64_t arrival_ns, end_ns;
+    uint32_t steps_done;
+    int32_t status;
+    bool cancelled, ended, faulted;
+    uint32_t attempt;
+} record;
+
+typedef struct fault {
+    char method[16];
+    uint32_t remaining;
+    grpc_status_code status;
+    bool after_first_message;
+} fault;
+
+#define MAX_FAULTS 8
+
+struct rl_store {
+    pthread_mutex_t mu;
+    record *recs;    /* recs[i].seq == base + i */
+    size_t n, cap;
+    uint64_t base;   /* seq of recs[0]; records below it were reset away */
+    fault faults[MAX_FAULTS];
+    size_t nfaults;
+    FILE *out;       /* JSON lines, or NULL */
+};
+
+static const char *const status_names[] = {
+    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+    "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+    "UNAUTHENTICATED",
+};
+
+const char *rl_status_name(int code)
+{
+    if (code < 0 || code >= (int)(sizeof status_names / sizeof *status_names))
+        return "UNKNOWN";
+    return status_names[code];
+}
+
+int rl_store_new(const char *record_path, rl_store **out)
+{
+    FILE *f = NULL;
+    if (record_path && !(f = fopen(record_path, "w")))
+        return RL_ESYS;
+    rl_store *s = rl_xcalloc(1, sizeof *s);
+    pthread_mutex_init(&s->mu, NULL);
+    s->base = 1;
+    s->out = f;
+    *out = s;
+    return RL_OK;
+}
+
+static void drop_records(rl_store *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->recs[i].tag);
+    s->base += s->n;
+    s->n = 0;
+}
+
+void rl_store_free(rl_store *s)
+{
+    if (!s)
+        return;
+    drop_records(s);
+    free(s->recs);
+    if (s->out)
+        fclose(s->out);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+uint64_t rl_store_open(rl_store *s, const char *tag, const char *method, bool has_deadline, int64_t deadline_ms,
+                       int64_t arrival_ns, uint32_t attempt)
+{
+    char *copy = rl_xstrdup(tag);
+    pthread_mutex_lock(&s->mu);
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        s->recs = rl_xrealloc(s->recs, s->cap * sizeof *s->recs);
+    }
+    record *r = &s->recs[s->n];
+    memset(r, 0, sizeof *r);
+    r->seq = s->base + s->n++;
+    r->tag = copy;
+    r->method = method;
+    r->has_deadline = has_deadline;
+    r->deadline_ms = has_deadline ? deadline_ms : 0;
+    r->arrival_ns = arrival_ns;
+    r->attempt = attempt;
+    uint64_t id = r->seq;
+    pthread_mutex_unlock(&s->mu);
+    return id;
+}
+
+/* The live record for |id|, or NULL after a reset; called with the lock. */
+static record *find(rl_store *s, uint64_t id)
+{
+    if (id < s->base || id - s->base >= s->n)
+        return NULL;
+    return &s->recs[id - s->base];
+}
+
+void rl_store_progress(rl_store *s, uint64_t id, uint32_t steps_done)
+{
+    pthread_mutex_lock(&s->mu);
+    record *r = find(s, id);
+    if (r)
+        r->steps_done = steps_done;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void write_line(FILE *f, const record *r)
+{
+    json_t *o = json_pack("{s:I, s:s, s:s, s:o, s:I, s:o, s:i, s:i, s:s, s:b, s:i, s:b}", "seq", (json_int_t)r->seq,
+                          "tag", r->tag, "method", r->method, "deadline_ms",
+                          r->has_deadline ? json_integer(r->deadline_ms) : json_null(), "arrival_ns",
+                          (json_int_t)r->arrival_ns, "end_ns", json_integer(r->end_ns), "steps_done",
+                          (int)r->steps_done, "status", (int)r->status, "status_name", rl_status_name(r->status),
+                          "cancelled", r->cancelled, "attempt", (int)r->attempt, "faulted", r->faulted);
+    if (!o)
+        return;
+    char *text = json_dumps(o, JSON_COMPACT);
+    if (text) {
+        fprintf(f, "%s\n", text);
+        fflush(f);
+        free(text);
+    }
+    json_decref(o);
+}
+
+void rl_store_close(rl_store *s, uint64_t id, int64_t end_ns, grpc_status_code status, bool cancelled,
+                    bool faulted)
+{
+    pthread_mutex_lock(&s->mu);
+    record *r = find(s, id);
+    if (r && !r->ended) {
+        r->end_ns = end_ns;
+        r->status = status;
+        r->cancelled = cancelled;
+        r->faulted = faulted;
+        r->ended = true;
+        if (s->out)
+            write_line(s->out, r);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+void rl_store_snapshot(rl_store *s, const char *tag, Relaylab__ObserveReply *reply)
+{
+    pthread_mutex_lock(&s->mu);
+    size_t match = 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (!*tag || strcmp(s->recs[i].tag, tag) == 0)
+            match++;
+    reply->calls = rl_xcalloc(match, sizeof *reply->calls);
+    reply->n_calls = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const record *r = &s->recs[i];
+        if (*tag && strcmp(r->tag, tag) != 0)
+            continue;
+        Relaylab__CallRecord *c = rl_xmalloc(sizeof *c);
+        relaylab__call_record__init(c);
+        c->seq = r->seq;
+        c->tag = rl_xstrdup(r->tag);
+        c->method = (char *)r->method;
+        c->has_deadline = r->has_deadline;
+        c->deadline_ms = r->deadline_ms;
+        c->arrival_ns = r->arrival_ns;
+        c->end_ns = r->end_ns;
+        c->steps_done = r->steps_done;
+        c->status = r->status;
+        c->cancelled = r->cancelled;
+        c->ended = r->ended;
+        c->attempt = r->attempt;
+        c->faulted = r->faulted;
+        reply->calls[reply->n_calls++] = c;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+void rl_store_snapshot_free(Relaylab__ObserveReply *reply)
+{
+    for (size_t i = 0; i < reply->n_calls; i++) {
+        free(reply->calls[i]->tag);
+        free(reply->calls[i]);
+    }
+    free(reply->calls);
+    reply->calls = NULL;
+    reply->n_calls = 0;
+}
+
+uint64_t rl_store_reset(rl_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    uint64_t dropped = s->n;
+    drop_records(s);
+    s->nfaults = 0;
+    pthread_mutex_unlock(&s->mu);
+    return dropped;
+}
+
+void rl_store_set_fault(rl_store *s, const char *method, uint32_t fail_first, grpc_status_code status,
+                        bool after_first_message)
+{
+    pthread_mutex_lock(&s->mu);
+    fault *f = NULL;
+    for (size_t i = 0; i < s->nfaults; i++)
+        if (strcmp(s->faults[i].method, method) == 0)
+            f = &s->faults[i];
+    if (!f && s->nfaults < MAX_FAULTS)
+        f = &s->faults[s->nfaults++];
+    if (f) {
+        snprintf(f->method, sizeof f->method, "%s", method);
+        f->remaining = fail_first;
+        f->status = status;
+        f->after_first_message = after_first_message;
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+bool rl_store_take_fault(rl_store *s, const char *method, grpc_status_code *status, bool *after_first_message)
+{
+    bool hit = false;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->nfaults; i++) {
+        fault *f = &s->faults[i];
+        if (strcmp(f->method, method) == 0 && f->remaining > 0) {
+            f->remaining--;
+            *status = f->status;
+            *after_first_message = f->after_first_message;
+            hit = true;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+    return hit;
+}

@@ -1,0 +1,58 @@
+/* store: what the baseline saw, shared by all its loop threads.
+ *
+ * One record per call (tag, method, deadline at arrival, instants, steps,
+ * status), updated live while the call runs so the grader can watch Work's
+ * steps advance; plus the fault-injection table the retry lab uses. A mutex
+ * guards it: the observer reads from any thread, and updates are a few
+ * stores, far cheaper than the calls they describe. With a record file, each
+ * ended call is also written as one JSON line. */
+#ifndef RL_BASELINE_STORE_H
+#define RL_BASELINE_STORE_H
+
+#include "relaylab.pb-c.h"
+
+#include <grpc/grpc.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct rl_store rl_store;
+
+/* Opens the store. |record_path| may be NULL; otherwise it is truncated and
+ * receives JSON lines. Returns 0 and sets *out, or RL_ESYS when the file
+ * cannot be opened (errno is kept). */
+int rl_store_new(const char *record_path, rl_store **out);
+void rl_store_free(rl_store *s);
+
+/* Starts a record and returns its id (its seq, from 1). |has_deadline| false
+ * means the call came with none and |deadline_ms| is ignored. */
+uint64_t rl_store_open(rl_store *s, const char *tag, const char *method, bool has_deadline, int64_t deadline_ms,
+                       int64_t arrival_ns, uint32_t attempt);
+
+/* Updates a running record's progress. Ids from before a reset are ignored. */
+void rl_store_progress(rl_store *s, uint64_t id, uint32_t steps_done);
+
+/* Ends a record at |end_ns|. */
+void rl_store_close(rl_store *s, uint64_t id, int64_t end_ns, grpc_status_code status, bool cancelled,
+                    bool faulted);
+
+/* Fills |reply| with copies of the records whose tag is |tag| (every record
+ * when |tag| is empty). Release with rl_store_snapshot_free. */
+void rl_store_snapshot(rl_store *s, const char *tag, Relaylab__ObserveReply *reply);
+void rl_store_snapshot_free(Relaylab__ObserveReply *reply);
+
+/* Forgets every record and fault; returns how many records were dropped. */
+uint64_t rl_store_reset(rl_store *s);
+
+/* Arms a fault for |method|: its next |fail_first| calls fail with |status|
+ * (after the first message when |after_first_message|). */
+void rl_store_set_fault(rl_store *s, const char *method, uint32_t fail_first, grpc_status_code status,
+                        bool after_first_message);
+
+/* Consumes one failure of |method|'s fault. Returns true and sets *status
+ * and *after_first_message when this call must fail. */
+bool rl_store_take_fault(rl_store *s, const char *method, grpc_status_code *status, bool *after_first_message);
+
+/* A status code's canonical name, "DEADLINE_EXCEEDED"; "UNKNOWN" if none. */
+const char *rl_status_name(int code);
+
+#endif
