@@ -23,6 +23,9 @@ else
 endif
 
 CC      ?= cc
+# `make V=1` shows every command; by default only the target names.
+V ?= 0
+Q := $(if $(filter 1,$(V)),,@)
 OPT     ?= -O2 -g
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
            -Wpointer-arith -Wwrite-strings -Wformat=2 -Wvla
@@ -74,7 +77,8 @@ $(PYGEN)/relaylab_pb2_grpc.py: proto/relaylab.proto | $(DEPS_STAMP)
 
 $(BUILD)/%.o: %.c $(GEN)/relaylab.pb-c.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
+	$(if $(Q),@echo "  CC      $<")
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(LIBRL): $(LIB_OBJS)
 	@rm -f $@
@@ -85,7 +89,8 @@ define PROGRAM_RULE
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard $(1)/*.c))
 $(BIN)/$(call prog_name,$(1)): $$($(1)_OBJS) $(LIBRL)
 	@mkdir -p $(BIN)
-	$(CC) $(LDFLAGS) -o $$@ $$($(1)_OBJS) $(LIBRL) $(LDLIBS)
+	$(if $(Q),@echo "  LINK    $$@")
+	$(Q)$(CC) $(LDFLAGS) -o $$@ $$($(1)_OBJS) $(LIBRL) $(LDLIBS)
 endef
 $(foreach d,$(PROGRAM_DIRS),$(eval $(call PROGRAM_RULE,$(d))))
 
@@ -98,9 +103,11 @@ unit_dir   = $(patsubst %/,%,$(dir $(firstword $(filter-out lib/%,$(wildcard */$
 unit_objs  = $(if $(call unit_dir,$(1)),$(filter-out %/main.o,$(patsubst %.c,$(BUILD)/%.o,$(wildcard $(call unit_dir,$(1))/*.c))))
 
 define UNIT_RULE
+$(BUILD)/$(basename $(1)).o: CPPFLAGS += $(if $(call unit_dir,$(1)),-I$(call unit_dir,$(1)))
 $(BUILD)/tests/$(notdir $(basename $(1))): $(BUILD)/$(basename $(1)).o $(call unit_objs,$(1)) $(LIBRL)
 	@mkdir -p $$(dir $$@)
-	$(CC) $(LDFLAGS) -o $$@ $$^ $(LDLIBS) $(CMOCKA)
+	$(if $(Q),@echo "  LINK    $$@")
+	$(Q)$(CC) $(LDFLAGS) -o $$@ $$^ $(LDLIBS) $(CMOCKA)
 endef
 $(foreach t,$(UNIT_SRCS),$(eval $(call UNIT_RULE,$(t))))
 

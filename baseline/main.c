@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <grpc/support/alloc.h>
 #include <grpc/grpc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,19 +30,6 @@ static void usage(FILE *f)
             "                  end_ns (CLOCK_MONOTONIC), steps_done, status, status_name,\n"
             "                  cancelled, attempt, faulted\n"
             "  --grace-ms MS   after SIGTERM, how long in-flight calls may finish (10000)\n");
-}
-
-uint32_t bl_attempt(const grpc_metadata_array *md)
-{
-    for (size_t i = 0; i < md->count; i++) {
-        if (grpc_slice_str_cmp(md->metadata[i].key, "grpc-previous-rpc-attempts") == 0) {
-            char *v = grpc_slice_to_c_string(md->metadata[i].value);
-            uint32_t n = (uint32_t)strtoul(v, NULL, 10);
-            gpr_free(v);
-            return n + 1;
-        }
-    }
-    return 1;
 }
 
 int main(int argc, char **argv)

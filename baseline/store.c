@@ -1,10 +1,12 @@
 /* store: the baseline's observations and faults; see store.h. */
 #include "store.h"
 
+#include "baseline.h"
 #include "rl_alloc.h"
 #include "rl_err.h"
 
 #include <errno.h>
+#include <grpc/support/alloc.h>
 #include <jansson.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -254,4 +256,17 @@ bool rl_store_take_fault(rl_store *s, const char *method, grpc_status_code *stat
     }
     pthread_mutex_unlock(&s->mu);
     return hit;
+}
+
+uint32_t bl_attempt(const grpc_metadata_array *md)
+{
+    for (size_t i = 0; i < md->count; i++) {
+        if (grpc_slice_str_cmp(md->metadata[i].key, "grpc-previous-rpc-attempts") == 0) {
+            char *v = grpc_slice_to_c_string(md->metadata[i].value);
+            uint32_t n = (uint32_t)strtoul(v, NULL, 10);
+            gpr_free(v);
+            return n + 1;
+        }
+    }
+    return 1;
 }

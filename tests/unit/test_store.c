@@ -1,0 +1,149 @@
+/* Unit tests for the baseline's store: records are found by tag and update
+ * live, reset forgets records and faults and ignores stale ids, faults fail
+ * exactly the first N calls of their method, and the record file gets one
+ * JSON line per ended call with "no deadline" as null. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "store.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void records_by_tag_update_live(void **state)
+{
+    (void)state;
+    rl_store *s;
+    assert_int_equal(rl_store_new(NULL, &s), 0);
+    uint64_t a = rl_store_open(s, "t1", "Lookup", true, 990, 100, 1);
+    uint64_t b = rl_store_open(s, "t2", "Work", false, 0, 200, 1);
+    uint64_t c = rl_store_open(s, "t1", "Work", true, 650, 300, 2);
+    assert_true(a < b && b < c);
+    rl_store_progress(s, c, 3);
+    rl_store_close(s, a, 150, GRPC_STATUS_OK, false, false);
+
+    Relaylab__ObserveReply rep = RELAYLAB__OBSERVE_REPLY__INIT;
+    rl_store_snapshot(s, "t1", &rep);
+    assert_int_equal(rep.n_calls, 2);
+    assert_string_equal(rep.calls[0]->method, "Lookup");
+    assert_true(rep.calls[0]->ended);
+    assert_int_equal(rep.calls[0]->end_ns, 150);
+    assert_int_equal(rep.calls[0]->deadline_ms, 990);
+    assert_string_equal(rep.calls[1]->method, "Work");
+    assert_false(rep.calls[1]->ended);
+    assert_int_equal(rep.calls[1]->steps_done, 3);
+    assert_int_equal(rep.calls[1]->attempt, 2);
+    rl_store_snapshot_free(&rep);
+
+    rl_store_snapshot(s, "", &rep);
+    assert_int_equal(rep.n_calls, 3);
+    rl_store_snapshot_free(&rep);
+    rl_store_free(s);
+}
+
+static void reset_forgets_and_ignores_stale_ids(void **state)
+{
+    (void)state;
+    rl_store *s;
+    assert_int_equal(rl_store_new(NULL, &s), 0);
+    uint64_t old = rl_store_open(s, "t", "Work", false, 0, 1, 1);
+    rl_store_set_fault(s, "Work", 5, GRPC_STATUS_UNAVAILABLE, false);
+    assert_int_equal(rl_store_reset(s), 1);
+    uint64_t fresh = rl_store_open(s, "t", "Work", false, 0, 2, 1);
+    assert_true(fresh > old);
+    rl_store_progress(s, old, 99); /* must not touch the new record */
+    rl_store_close(s, old, 5, GRPC_STATUS_CANCELLED, true, false);
+    Relaylab__ObserveReply rep = RELAYLAB__OBSERVE_REPLY__INIT;
+    rl_store_snapshot(s, "t", &rep);
+    assert_int_equal(rep.n_calls, 1);
+    assert_int_equal(rep.calls[0]->steps_done, 0);
+    assert_false(rep.calls[0]->ended);
+    rl_store_snapshot_free(&rep);
+    grpc_status_code st;
+    bool after;
+    assert_false(rl_store_take_fault(s, "Work", &st, &after));
+    rl_store_free(s);
+}
+
+static void fault_fails_exactly_first_n(void **state)
+{
+    (void)state;
+    rl_store *s;
+    assert_int_equal(rl_store_new(NULL, &s), 0);
+    rl_store_set_fault(s, "Lookup", 2, GRPC_STATUS_UNAVAILABLE, false);
+    grpc_status_code st = GRPC_STATUS_OK;
+    bool after = true;
+    assert_false(rl_store_take_fault(s, "Work", &st, &after));
+    assert_true(rl_store_take_fault(s, "Lookup", &st, &after));
+    assert_int_equal(st, GRPC_STATUS_UNAVAILABLE);
+    assert_false(after);
+    assert_true(rl_store_take_fault(s, "Lookup", &st, &after));
+    assert_false(rl_store_take_fault(s, "Lookup", &st, &after));
+    rl_store_free(s);
+}
+
+static void record_file_has_json_lines(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/rl_store_testXXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    rl_store *s;
+    assert_int_equal(rl_store_new(path, &s), 0);
+    uint64_t a = rl_store_open(s, "x", "Work", false, 0, 10, 1);
+    uint64_t b = rl_store_open(s, "y", "Lookup", true, 250, 20, 1);
+    rl_store_close(s, a, 30, GRPC_STATUS_CANCELLED, true, false);
+    rl_store_close(s, b, 40, GRPC_STATUS_OK, false, false);
+    rl_store_close(s, b, 99, GRPC_STATUS_INTERNAL, false, false); /* second close ignored */
+    rl_store_free(s);
+
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1024];
+    json_error_t err;
+    assert_non_null(fgets(line, sizeof line, f));
+    json_t *o = json_loads(line, 0, &err);
+    assert_non_null(o);
+    assert_string_equal(json_string_value(json_object_get(o, "tag")), "x");
+    assert_true(json_is_null(json_object_get(o, "deadline_ms")));
+    assert_string_equal(json_string_value(json_object_get(o, "status_name")), "CANCELLED");
+    assert_true(json_is_true(json_object_get(o, "cancelled")));
+    json_decref(o);
+    assert_non_null(fgets(line, sizeof line, f));
+    o = json_loads(line, 0, &err);
+    assert_non_null(o);
+    assert_int_equal(json_integer_value(json_object_get(o, "deadline_ms")), 250);
+    assert_int_equal(json_integer_value(json_object_get(o, "end_ns")), 40);
+    json_decref(o);
+    assert_null(fgets(line, sizeof line, f));
+    fclose(f);
+    unlink(path);
+}
+
+static void status_names(void **state)
+{
+    (void)state;
+    assert_string_equal(rl_status_name(4), "DEADLINE_EXCEEDED");
+    assert_string_equal(rl_status_name(16), "UNAUTHENTICATED");
+    assert_string_equal(rl_status_name(99), "UNKNOWN");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(records_by_tag_update_live),
+        cmocka_unit_test(reset_forgets_and_ignores_stale_ids),
+        cmocka_unit_test(fault_fails_exactly_first_n),
+        cmocka_unit_test(record_file_has_json_lines),
+        cmocka_unit_test(status_names),
+    };
+    return cmocka_run_group_tests_name("baseline store", tests, NULL, NULL);
+}
