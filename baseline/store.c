@@ -4,6 +4,7 @@
 #include "baseline.h"
 #include "rl_alloc.h"
 #include "rl_err.h"
+#include "rl_probe.h"
 
 #include <errno.h>
 #include <grpc/support/alloc.h>
@@ -44,20 +45,6 @@ struct rl_store {
     size_t nfaults;
     FILE *out;       /* JSON lines, or NULL */
 };
-
-static const char *const status_names[] = {
-    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-    "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-    "UNAUTHENTICATED",
-};
-
-const char *rl_status_name(int code)
-{
-    if (code < 0 || code >= (int)(sizeof status_names / sizeof *status_names))
-        return "UNKNOWN";
-    return status_names[code];
-}
 
 int rl_store_new(const char *record_path, rl_store **out)
 {

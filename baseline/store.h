@@ -52,7 +52,4 @@ void rl_store_set_fault(rl_store *s, const char *method, uint32_t fail_first, gr
  * and *after_first_message when this call must fail. */
 bool rl_store_take_fault(rl_store *s, const char *method, grpc_status_code *status, bool *after_first_message);
 
-/* A status code's canonical name, "DEADLINE_EXCEEDED"; "UNKNOWN" if none. */
-const char *rl_status_name(int code);
-
 #endif

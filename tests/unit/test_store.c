@@ -128,14 +128,6 @@ static void record_file_has_json_lines(void **state)
     unlink(path);
 }
 
-static void status_names(void **state)
-{
-    (void)state;
-    assert_string_equal(rl_status_name(4), "DEADLINE_EXCEEDED");
-    assert_string_equal(rl_status_name(16), "UNAUTHENTICATED");
-    assert_string_equal(rl_status_name(99), "UNKNOWN");
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -143,7 +135,6 @@ int main(void)
         cmocka_unit_test(reset_forgets_and_ignores_stale_ids),
         cmocka_unit_test(fault_fails_exactly_first_n),
         cmocka_unit_test(record_file_has_json_lines),
-        cmocka_unit_test(status_names),
     };
     return cmocka_run_group_tests_name("baseline store", tests, NULL, NULL);
 }
