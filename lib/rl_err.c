@@ -13,6 +13,7 @@ const char *rl_strerror(int code)
     case RL_ENOTFOUND: return "not found";
     case RL_EPARSE: return "parse error";
     case RL_ECHILD: return "child process ended";
+    case RL_ENOMEM: return "out of memory";
     default: return "unknown error";
     }
 }

@@ -13,6 +13,7 @@ enum {
     RL_ENOTFOUND = -6, /* no such file, entry or method */
     RL_EPARSE = -7,    /* a file could not be parsed */
     RL_ECHILD = -8,    /* a child process exited or died */
+    RL_ENOMEM = -9,    /* out of memory: only reusable libraries return it (see rl_alloc.h) */
 };
 
 /* Returns a static, human-readable name for |code|. */
