@@ -1,0 +1,97 @@
+/* handout: listing and showing the handouts in lab/exercises; see handout.h. */
+#include "handout.h"
+
+#include "rl_path.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int find_dir(char *dir, size_t len)
+{
+    if (rl_path_find_data("lab/exercises", dir, len) == 0)
+        return 0;
+    fprintf(stderr, "lab: cannot find lab/exercises next to the lab program; set RELAYLAB_HOME to the "
+                    "relaylab checkout\n");
+    return 1;
+}
+
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int is_handout(const struct dirent *d)
+{
+    size_t n = strlen(d->d_name);
+    return n > 3 && strcmp(d->d_name + n - 3, ".md") == 0;
+}
+
+/* The first "# " heading of |path|, without the marker, into |out|. */
+static void title_of(const char *path, char *out, size_t len)
+{
+    snprintf(out, len, "(no title)");
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "# ", 2) == 0) {
+            line[strcspn(line, "\n")] = '\0';
+            snprintf(out, len, "%.*s", (int)(len - 1), line + 2);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+int rl_handout_list(void)
+{
+    char dir[PATH_MAX];
+    if (find_dir(dir, sizeof dir))
+        return 1;
+    struct dirent **names;
+    int n = scandir(dir, &names, is_handout, by_name);
+    if (n < 0) {
+        perror(dir);
+        return 1;
+    }
+    printf("Exercises (lab show NAME for the handout, bin/grader NAME to be graded):\n");
+    for (int i = 0; i < n; i++) {
+        char path[PATH_MAX + 256], title[256], name[256];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name);
+        snprintf(name, sizeof name, "%.*s", (int)strlen(names[i]->d_name) - 3, names[i]->d_name);
+        title_of(path, title, sizeof title);
+        printf("  %-10s %s\n", name, title);
+        free(names[i]);
+    }
+    free(names);
+    return 0;
+}
+
+int rl_handout_show(const char *name)
+{
+    char dir[PATH_MAX];
+    if (find_dir(dir, sizeof dir))
+        return 1;
+    if (strchr(name, '/') || strlen(name) > 64) {
+        fprintf(stderr, "lab: '%s' is not an exercise name\n", name);
+        return 2;
+    }
+    char path[PATH_MAX + 128];
+    snprintf(path, sizeof path, "%s/%s.md", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "lab: no exercise named '%s'.\n", name);
+        rl_handout_list();
+        return 2;
+    }
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, n, stdout);
+    fclose(f);
+    return 0;
+}

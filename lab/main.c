@@ -1,0 +1,86 @@
+/* lab: the students' and instructors' front door. `lab list` and `lab show`
+ * give the handouts; `lab demo` runs the reference programs next to their
+ * classic mistakes and shows what the baseline saw. Each command is a row in
+ * one table: name, usage, and the function that runs it. */
+#include "demo.h"
+#include "handout.h"
+#include "rl_log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct command {
+    const char *name;
+    const char *usage;
+    int (*run)(int argc, char **argv); /* argv[0] is the command name */
+} command;
+
+static int cmd_list(int argc, char **argv)
+{
+    (void)argv;
+    return argc == 1 ? rl_handout_list() : -1;
+}
+
+static int cmd_show(int argc, char **argv)
+{
+    return argc == 2 ? rl_handout_show(argv[1]) : -1;
+}
+
+typedef struct demo {
+    const char *name;
+    int (*run)(void);
+} demo;
+
+static const demo demos[] = {
+    {"deadline", rl_demo_deadline},
+    {"cancel", rl_demo_cancel},
+};
+
+static int cmd_demo(int argc, char **argv)
+{
+    if (argc != 2)
+        return -1;
+    for (size_t i = 0; i < sizeof demos / sizeof *demos; i++)
+        if (strcmp(argv[1], demos[i].name) == 0)
+            return demos[i].run();
+    fprintf(stderr, "lab: no demo named '%s'; demos:", argv[1]);
+    for (size_t i = 0; i < sizeof demos / sizeof *demos; i++)
+        fprintf(stderr, " %s", demos[i].name);
+    fprintf(stderr, "\n");
+    return 2;
+}
+
+static const command commands[] = {
+    {"list", "lab list                 the exercises", cmd_list},
+    {"show", "lab show EXERCISE        an exercise's handout", cmd_show},
+    {"demo", "lab demo deadline|cancel the reference relay next to its classic mistakes", cmd_demo},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(f, "  %s\n", commands[i].usage);
+}
+
+int main(int argc, char **argv)
+{
+    rl_log_init("lab");
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
+        if (strcmp(argv[1], commands[i].name) == 0) {
+            int rc = commands[i].run(argc - 1, argv + 1);
+            if (rc < 0) {
+                fprintf(stderr, "usage: %s\n", commands[i].usage);
+                return 2;
+            }
+            return rc;
+        }
+    }
+    fprintf(stderr, "lab: unknown command '%s'\n", argv[1]);
+    usage(stderr);
+    return 2;
+}
