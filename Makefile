@@ -52,8 +52,14 @@ LIBRL    := $(BUILD)/librelaylab.a
 # Generated code is compiled without -Werror on purpose: protoc-c's output is not ours.
 GEN_CFLAGS := -std=c11 $(OPT) $(SANFLAGS) -MMD -MP $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
 
-.PHONY: all deps test unit integration check demo bench clean lint format fuzz
-all: $(PROGRAMS) pystubs
+.PHONY: all build deps test unit integration check demo bench clean lint format fuzz pystubs
+
+# Public targets install missing packages first, then re-run make, so that
+# pkg-config's flags are read after the packages exist on a fresh machine.
+all: deps
+	@$(MAKE) --no-print-directory build
+
+build: $(PROGRAMS) pystubs
 
 deps: $(DEPS_STAMP)
 $(DEPS_STAMP): scripts/install-deps.sh
@@ -115,24 +121,31 @@ PYTHON := /usr/bin/python3
 
 unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; ./$$t; done
+	@echo "unit: $(words $(UNIT_BINS)) cmocka suites passed"
 
-integration: all
+integration: build
 	RELAYLAB_BIN=$(abspath $(BIN)) PYTHONPATH=$(abspath $(PYGEN)) \
 	  $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration
 
 test: deps
-	$(MAKE) all
-	$(MAKE) unit
-	$(MAKE) integration
+	@$(MAKE) --no-print-directory build
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory integration
 
+# ASan+UBSan; LeakSanitizer runs with ASan. gRPC keeps some process-wide
+# state until exit, which is not a leak of ours.
 check: deps
-	$(MAKE) SANITIZER=address all unit integration OPT="-O1 -g"
+	@$(MAKE) --no-print-directory SANITIZER=address OPT="-O1 -g" build unit integration
 
-demo: all
+demo: deps
+	@$(MAKE) --no-print-directory build
 	./$(BIN)/lab demo deadline
 	./$(BIN)/lab demo cancel
+	./$(BIN)/grader deadline --submission ./$(BIN)/relay
+	-./$(BIN)/grader deadline --submission './$(BIN)/relay --mistake forward-timeout'
 
-bench: all
+bench: deps
+	@$(MAKE) --no-print-directory build
 	./$(BIN)/bench-relay
 
 clean:
