@@ -1,0 +1,275 @@
+/* rl_flow: group RSS watching and the stalled-reader run; see rl_flow.h. */
+#include "rl_flow.h"
+
+#include "rl_alloc.h"
+#include "rl_deadline.h"
+#include "rl_err.h"
+#include "rl_proc.h"
+#include "rl_probe.h"
+
+#include <grpc/grpc_security.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int rl_memwatch_start(rl_memwatch *w, pid_t pgid, uint64_t flat_tol, bool keep_series)
+{
+    memset(w, 0, sizeof *w);
+    w->pgid = pgid;
+    w->keep_series = keep_series;
+    w->flat_tol = flat_tol;
+    w->t0_ns = rl_now_ns();
+    rl_proc_sample ps;
+    if (rl_proc_group_sample(pgid, &ps) != RL_OK)
+        return RL_ENOTFOUND;
+    w->base_rss = w->peak_rss = w->last_rss = ps.rss_bytes;
+    w->base_cpu_ns = w->last_cpu_ns = ps.cpu_ns;
+    w->flat_since_ns = w->t0_ns;
+    w->flat_lo = w->flat_hi = ps.rss_bytes;
+    if (keep_series) {
+        w->cappoints = 256;
+        w->points = rl_xmalloc(w->cappoints * sizeof *w->points);
+        w->points[w->npoints++] = (rl_memwatch_point){0, ps.rss_bytes, ps.cpu_ns};
+    }
+    return RL_OK;
+}
+
+int rl_memwatch_sample(rl_memwatch *w)
+{
+    rl_proc_sample ps;
+    if (rl_proc_group_sample(w->pgid, &ps) != RL_OK)
+        return RL_ENOTFOUND;
+    int64_t now = rl_now_ns();
+    w->last_rss = ps.rss_bytes;
+    w->last_cpu_ns = ps.cpu_ns;
+    if (ps.rss_bytes > w->peak_rss)
+        w->peak_rss = ps.rss_bytes;
+    uint64_t lo = ps.rss_bytes < w->flat_lo ? ps.rss_bytes : w->flat_lo;
+    uint64_t hi = ps.rss_bytes > w->flat_hi ? ps.rss_bytes : w->flat_hi;
+    if (hi - lo > w->flat_tol) { /* the run is broken: a new one starts here */
+        w->flat_since_ns = now;
+        lo = hi = ps.rss_bytes;
+    }
+    w->flat_lo = lo;
+    w->flat_hi = hi;
+    if (w->keep_series) {
+        if (w->npoints == w->cappoints) {
+            w->cappoints *= 2;
+            w->points = rl_xrealloc(w->points, w->cappoints * sizeof *w->points);
+        }
+        w->points[w->npoints++] = (rl_memwatch_point){now - w->t0_ns, ps.rss_bytes, ps.cpu_ns};
+    }
+    return RL_OK;
+}
+
+uint64_t rl_memwatch_growth(const rl_memwatch *w)
+{
+    return w->peak_rss > w->base_rss ? w->peak_rss - w->base_rss : 0;
+}
+
+int64_t rl_memwatch_flat_ns(const rl_memwatch *w)
+{
+    return rl_now_ns() - w->flat_since_ns;
+}
+
+void rl_memwatch_fini(rl_memwatch *w)
+{
+    free(w->points);
+    w->points = NULL;
+    w->npoints = w->cappoints = 0;
+}
+
+void rl_flow_stall_defaults(rl_flow_stall_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->count = 3000;
+    o->size = 65536;
+    o->read_first = 1;
+    o->read_every_ms = 0;
+    o->period_ms = 50;
+    o->min_ms = 1500;
+    o->flat_ms = 1000;
+    o->max_ms = 8000;
+    o->give_up_growth = UINT64_C(1) << 30;
+    o->first_timeout_ms = 10000;
+}
+
+static void describe_end(rl_stream *s, char *err, size_t errlen, const char *when)
+{
+    char details[160];
+    rl_stream_details(s, details, sizeof details);
+    if (s->status_done)
+        snprintf(err, errlen, "the stream ended %s after %llu chunks of %u with %s \"%s\"", when,
+                 (unsigned long long)s->received, s->count, rl_status_name(s->status), details);
+    else
+        snprintf(err, errlen, "the stream ended %s after %llu chunks of %u", when, (unsigned long long)s->received,
+                 s->count);
+}
+
+/* Reads one chunk by |until_ns|, sampling |w| at most every |period_ns|
+ * while waiting. Returns like rl_flow_stall. */
+static int read_one(rl_stream *s, rl_memwatch *w, int64_t period_ns, int64_t until_ns, char *err, size_t errlen)
+{
+    for (;;) {
+        int64_t step = rl_now_ns() + period_ns;
+        bool end = false;
+        int rc = rl_stream_next(s, step < until_ns ? step : until_ns, &end);
+        if (rc == RL_OK && !end)
+            return RL_OK;
+        if (rc == RL_OK && end) {
+            rl_stream_wait_status(s, rl_now_ns() + 2 * RL_NS_PER_SEC);
+            describe_end(s, err, errlen, "early");
+            return RL_EGRPC;
+        }
+        if (rc == RL_EINVAL) {
+            snprintf(err, errlen, "wrong data: %s", s->error);
+            return RL_EINVAL;
+        }
+        if (rc != RL_ETIMEOUT) {
+            snprintf(err, errlen, "the grader could not read: %s", s->error);
+            return rc;
+        }
+        if (rl_memwatch_sample(w) != RL_OK) {
+            snprintf(err, errlen, "the producer's processes are gone");
+            return RL_ENOTFOUND;
+        }
+        if (rl_now_ns() >= until_ns) {
+            snprintf(err, errlen, "chunk %llu did not arrive within the time allowed",
+                     (unsigned long long)s->received);
+            return RL_ETIMEOUT;
+        }
+    }
+}
+
+int rl_flow_stall(grpc_channel *ch, const char *tag, const rl_flow_stall_opts *o, rl_memwatch *w, rl_stream *s,
+                  rl_flow_stall_result *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    err[0] = '\0';
+    int64_t period = o->period_ms * RL_NS_PER_MS;
+    if (rl_stream_open(s, ch, tag, o->count, o->size, INT64_MAX) != RL_OK) {
+        snprintf(err, errlen, "the grader could not start Produce");
+        return RL_EGRPC;
+    }
+    int64_t first_until = s->open_ns + o->first_timeout_ms * RL_NS_PER_MS;
+    for (uint32_t i = 0; i < o->read_first; i++) {
+        int rc = read_one(s, w, period, first_until, err, errlen);
+        if (rc != RL_OK)
+            return rc;
+        if (i == 0)
+            out->first_chunk_ms = (s->first_ns - s->open_ns) / RL_NS_PER_MS;
+    }
+    int64_t t0 = rl_now_ns();
+    int64_t next_read = t0 + o->read_every_ms * RL_NS_PER_MS;
+    for (;;) {
+        int64_t now = rl_now_ns();
+        int64_t watched = now - t0;
+        if (watched >= o->max_ms * RL_NS_PER_MS)
+            break;
+        if (watched >= o->min_ms * RL_NS_PER_MS && rl_memwatch_flat_ns(w) >= o->flat_ms * RL_NS_PER_MS) {
+            out->settled = true;
+            break;
+        }
+        if (o->give_up_growth && rl_memwatch_growth(w) > o->give_up_growth) {
+            out->gave_up = true;
+            break;
+        }
+        int64_t next_sample = now + period;
+        if (o->read_every_ms > 0 && s->received < s->count && now >= next_read) {
+            int rc = read_one(s, w, period, now + o->first_timeout_ms * RL_NS_PER_MS, err, errlen);
+            if (rc != RL_OK)
+                return rc;
+            next_read += o->read_every_ms * RL_NS_PER_MS;
+            if (next_read < rl_now_ns())
+                next_read = rl_now_ns(); /* a slow server: do not read in bursts */
+        }
+        int64_t until = next_sample;
+        if (o->read_every_ms > 0 && next_read < until)
+            until = next_read;
+        rl_stream_idle(s, until);
+        if (rl_now_ns() >= next_sample && rl_memwatch_sample(w) != RL_OK) {
+            snprintf(err, errlen, "the producer's processes are gone");
+            return RL_ENOTFOUND;
+        }
+        if (s->status_done && !s->ended) {
+            describe_end(s, err, errlen, "during the stall");
+            return RL_EGRPC;
+        }
+    }
+    out->watched_ms = (rl_now_ns() - t0) / RL_NS_PER_MS;
+    out->read = s->received;
+    return RL_OK;
+}
+
+int rl_flow_read_rest(rl_stream *s, int64_t until_ns, char *err, size_t errlen)
+{
+    for (;;) {
+        bool end = false;
+        int rc = rl_stream_next(s, until_ns, &end);
+        if (rc == RL_EINVAL) {
+            snprintf(err, errlen, "wrong data: %s", s->error);
+            return rc;
+        }
+        if (rc == RL_ETIMEOUT) {
+            snprintf(err, errlen, "only %llu of %u chunks arrived in time", (unsigned long long)s->received,
+                     s->count);
+            return rc;
+        }
+        if (rc != RL_OK) {
+            snprintf(err, errlen, "the grader could not read: %s", s->error);
+            return rc;
+        }
+        if (end)
+            break;
+    }
+    if (rl_stream_wait_status(s, until_ns) != RL_OK) {
+        snprintf(err, errlen, "all %llu chunks arrived but the status did not", (unsigned long long)s->received);
+        return RL_ETIMEOUT;
+    }
+    if (s->status != GRPC_STATUS_OK || s->received != s->count) {
+        describe_end(s, err, errlen, s->received == s->count ? "with every chunk" : "short");
+        return s->status == GRPC_STATUS_OK ? RL_EINVAL : RL_EGRPC;
+    }
+    return RL_OK;
+}
+
+int rl_flow_server_start(rl_flow_server *fs, const char *const *argv, int64_t ready_ms, char *err, size_t errlen)
+{
+    memset(fs, 0, sizeof *fs);
+    static const char *const env[] = {"RELAYLAB_LISTEN=127.0.0.1:0", NULL};
+    rl_proc_options po = {.argv = argv, .setenv = env, .limits = NULL, .kill_with_parent = true};
+    if (rl_proc_spawn(&fs->proc, &po) != RL_OK) {
+        snprintf(err, errlen, "cannot start %s", argv[0]);
+        return RL_ECHILD;
+    }
+    char line[256];
+    int rc = rl_proc_wait_line(&fs->proc, " listening on ", ready_ms, line, sizeof line);
+    if (rc != RL_OK) {
+        char tail[300];
+        rl_proc_output_tail(&fs->proc, tail, sizeof tail);
+        snprintf(err, errlen, "%s did not print its readiness line (%s); its output ends: %s", argv[0],
+                 rc == RL_ETIMEOUT ? "timed out" : "it exited", tail);
+        return rc;
+    }
+    const char *a = strstr(line, " listening on ") + strlen(" listening on ");
+    snprintf(fs->addr, sizeof fs->addr, "%s", a);
+    fs->addr[strcspn(fs->addr, " \r\n")] = '\0';
+    return RL_OK;
+}
+
+void rl_flow_server_stop(rl_flow_server *fs)
+{
+    if (fs->proc.pid)
+        rl_proc_stop(&fs->proc, 2000);
+    rl_proc_fini(&fs->proc);
+}
+
+grpc_channel *rl_flow_channel(const char *addr)
+{
+    grpc_arg arg = {.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, .value.integer = 1};
+    grpc_channel_args args = {1, &arg};
+    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+    grpc_channel *ch = grpc_channel_create(addr, creds, &args);
+    grpc_channel_credentials_release(creds);
+    return ch;
+}

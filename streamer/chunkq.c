@@ -1,0 +1,86 @@
+/* chunkq: producer thread + unbounded queue (the mistake); see chunkq.h. */
+#include "chunkq.h"
+
+#include "produce.h"
+#include "rl_alloc.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+typedef struct chunk_node {
+    struct chunk_node *next;
+    grpc_byte_buffer *buf; /* owned by the queue until popped */
+    size_t bytes;
+} chunk_node;
+
+struct rl_chunkq {
+    pthread_mutex_t mu;
+    chunk_node *head, *tail; /* guarded by mu */
+    atomic_bool stop;        /* set by rl_chunkq_free; the thread polls it */
+    uint32_t count, size;
+    pthread_t thread;
+};
+
+static void *produce_all(void *arg)
+{
+    rl_chunkq *q = arg;
+    for (uint32_t seq = 0; seq < q->count && !atomic_load(&q->stop); seq++) {
+        chunk_node *n = rl_xmalloc(sizeof *n);
+        n->next = NULL;
+        n->buf = rl_produce_chunk(seq, q->size);
+        n->bytes = grpc_byte_buffer_length(n->buf);
+        rl_produce_stats_queued((int64_t)n->bytes);
+        pthread_mutex_lock(&q->mu);
+        if (q->tail)
+            q->tail->next = n;
+        else
+            q->head = n;
+        q->tail = n;
+        pthread_mutex_unlock(&q->mu);
+    }
+    return NULL;
+}
+
+rl_chunkq *rl_chunkq_start(uint32_t count, uint32_t size)
+{
+    rl_chunkq *q = rl_xcalloc(1, sizeof *q);
+    pthread_mutex_init(&q->mu, NULL);
+    atomic_init(&q->stop, false);
+    q->count = count;
+    q->size = size;
+    if (pthread_create(&q->thread, NULL, produce_all, q) != 0)
+        abort(); /* out of threads is as fatal as out of memory here */
+    return q;
+}
+
+grpc_byte_buffer *rl_chunkq_pop(rl_chunkq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    chunk_node *n = q->head;
+    if (n) {
+        q->head = n->next;
+        if (!q->head)
+            q->tail = NULL;
+    }
+    pthread_mutex_unlock(&q->mu);
+    if (!n)
+        return NULL;
+    rl_produce_stats_queued(-(int64_t)n->bytes);
+    grpc_byte_buffer *buf = n->buf;
+    free(n);
+    return buf;
+}
+
+void rl_chunkq_free(rl_chunkq *q)
+{
+    if (!q)
+        return;
+    atomic_store(&q->stop, true);
+    pthread_join(q->thread, NULL);
+    grpc_byte_buffer *buf;
+    while ((buf = rl_chunkq_pop(q)) != NULL)
+        grpc_byte_buffer_destroy(buf);
+    pthread_mutex_destroy(&q->mu);
+    free(q);
+}

@@ -1,0 +1,32 @@
+/* chunkq: the unbounded-queue producer behind `streamer --unbounded`, kept
+ * as the classic mistake for instructors and for the grader's tests.
+ *
+ * A thread per call builds every chunk as fast as it can and appends it to a
+ * mutex-protected linked list, while the call's sender takes them off as the
+ * flow-control window lets it. Nothing makes the thread wait for the reader,
+ * so a stalled reader leaves count * size bytes in the queue (3000 x 64 KiB:
+ * about 190 MiB). The sender is the server's loop thread, which must never
+ * block, so it polls with a non-blocking pop instead of waiting on a
+ * condition variable. */
+#ifndef STREAMER_CHUNKQ_H
+#define STREAMER_CHUNKQ_H
+
+#include <grpc/byte_buffer.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct rl_chunkq rl_chunkq;
+
+/* Starts the producer thread for chunks 0..|count|-1 of |size| bytes.
+ * Free with rl_chunkq_free. */
+rl_chunkq *rl_chunkq_start(uint32_t count, uint32_t size);
+
+/* Takes the next chunk off the queue without waiting: returns it (owned by
+ * the caller), or NULL when the thread has not built it yet. */
+grpc_byte_buffer *rl_chunkq_pop(rl_chunkq *q);
+
+/* Stops the thread (it checks between chunks), joins it and frees every
+ * chunk still queued. Accepts NULL. */
+void rl_chunkq_free(rl_chunkq *q);
+
+#endif

@@ -1,0 +1,143 @@
+/* streamer: the flow-control lab's reference server-streaming producer.
+ *
+ * Serves relaylab.Streamer/Produce. By default each call makes its next
+ * chunk only when the previous send completed (produce.h), so a stalled
+ * reader costs one flow-control window. --unbounded switches to the classic
+ * mistake (a producer thread and an unbounded queue) for demonstrations.
+ * Memory figures go to stderr on SIGUSR1, and with --stats every second and
+ * at every call's end. */
+#include "memstats.h"
+#include "produce.h"
+#include "rl_deadline.h"
+#include "rl_log.h"
+#include "rl_server.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: streamer [--listen ADDR] [--threads N] [--unbounded] [--stats]\n"
+            "  --listen ADDR  address to serve on (default $RELAYLAB_LISTEN, else 127.0.0.1:0)\n"
+            "  --threads N    completion-queue threads (default: one per core)\n"
+            "  --unbounded    the classic mistake: a thread per call fills an unbounded queue\n"
+            "  --stats        log memory figures every second and at every call's end\n"
+            "SIGUSR1 logs one line of memory figures; SIGTERM drains and exits.\n");
+}
+
+typedef struct stats_thread {
+    pthread_t thread;
+    atomic_bool stop;
+    bool periodic;
+} stats_thread;
+
+static void log_stats(const char *why)
+{
+    rl_memstats m;
+    rl_memstats_read(&m);
+    rl_produce_stats p;
+    rl_produce_stats_get(&p);
+    RL_INFO("stats (%s) active=%llu calls=%llu sent=%llu queued=%llu allocated=%lld resident=%lld rss=%lld", why,
+            (unsigned long long)p.active, (unsigned long long)p.calls, (unsigned long long)p.sent,
+            (unsigned long long)p.queued_bytes, (long long)m.allocated, (long long)m.resident, (long long)m.rss);
+}
+
+/* Waits for SIGUSR1 (blocked in every thread, so only this one takes it);
+ * wakes every 100 ms to notice the end and to keep the periodic line on time. */
+static void *stats_main(void *arg)
+{
+    stats_thread *st = arg;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    int64_t next = rl_now_ns() + RL_NS_PER_SEC;
+    while (!atomic_load(&st->stop)) {
+        struct timespec wait = {0, 100 * RL_NS_PER_MS};
+        if (sigtimedwait(&set, NULL, &wait) == SIGUSR1)
+            log_stats("SIGUSR1");
+        if (st->periodic && rl_now_ns() >= next) {
+            log_stats("periodic");
+            next += RL_NS_PER_SEC;
+        }
+    }
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    rl_log_init("streamer");
+    const char *listen = getenv("RELAYLAB_LISTEN");
+    if (!listen || !*listen)
+        listen = "127.0.0.1:0";
+    int threads = 0;
+    rl_produce_config cfg = {false, false};
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
+            listen = argv[++i];
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            char *end;
+            errno = 0;
+            long n = strtol(argv[++i], &end, 10);
+            if (errno || *end || n < 1 || n > 64) {
+                fprintf(stderr, "streamer: --threads wants a number from 1 to 64, not '%s'\n", argv[i]);
+                return 2;
+            }
+            threads = (int)n;
+        } else if (strcmp(argv[i], "--unbounded") == 0) {
+            cfg.unbounded = true;
+        } else if (strcmp(argv[i], "--stats") == 0) {
+            cfg.log_calls = true;
+        } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "streamer: unknown or incomplete option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+
+    /* Blocked before any thread exists, so every gRPC thread inherits it and
+     * only the stats thread's sigtimedwait takes the signal. */
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+
+    grpc_init();
+    const rl_method methods[] = {{"/relaylab.Streamer/Produce", rl_produce_start, &cfg}};
+    rl_server_options opt = {
+        .name = "streamer",
+        .listen = listen,
+        .threads = threads,
+        .methods = methods,
+        .nmethods = 1,
+        .args = NULL,
+        .grace_ms = -1,
+    };
+    rl_server *server = NULL;
+    char err[256];
+    if (rl_server_start(&opt, &server, err, sizeof err) != 0) {
+        fprintf(stderr, "streamer: %s\n", err);
+        grpc_shutdown();
+        return 1;
+    }
+    RL_INFO("producer: %s", cfg.unbounded ? "UNBOUNDED (thread + unbounded queue: the mistake)"
+                                          : "paced by the flow-control window");
+    stats_thread st = {.periodic = cfg.log_calls};
+    atomic_init(&st.stop, false);
+    pthread_create(&st.thread, NULL, stats_main, &st);
+
+    rl_server_wait(server);
+    atomic_store(&st.stop, true);
+    pthread_join(st.thread, NULL);
+    rl_server_free(server);
+    grpc_shutdown();
+    return 0;
+}

@@ -1,0 +1,192 @@
+# bin/streamer seen from an independent client (Python grpcio): every chunk
+# arrives in order with the right bytes, requests past the limits are refused
+# with the right status while the server keeps serving, a cancel or a stalled
+# reader stops production (read from the server's own SIGUSR1 counters), and
+# the --unbounded mistake still sends the right data while it queues.
+import re
+import signal
+import time
+
+import grpc
+import pytest
+
+import relaylab_pb2 as pb
+import relaylab_pb2_grpc as pb_grpc
+from conftest import bin_path, channel
+
+# The streamer's limits (streamer/produce.h).
+MAX_SIZE = 4 * 1024 * 1024 - 64
+MAX_COUNT = 1_000_000
+KIB = 1024
+MIB = 1024 * 1024
+# grpc-core-facts.md: a stalled reader stops a paced producer after 65-67
+# (sometimes 127) chunks of 64 KiB; bench-streamer saw up to 147. Anything
+# near the whole 3000 means it did not stop.
+MAX_WINDOW_CHUNKS = 400
+
+STATS_RE = re.compile(r"stats \(SIGUSR1\) active=(\d+) calls=(\d+) sent=(\d+) queued=(\d+) "
+                      r"allocated=(-?\d+) resident=(-?\d+) rss=(-?\d+)")
+
+
+def expected(seq, size):
+    start = seq * 31 % 251
+    return (bytes(range(251)) * (size // 251 + 2))[start:start + size]
+
+
+def check_chunks(chunks, count, size):
+    n = 0
+    for c in chunks:
+        assert c.seq == n, f"chunk {n} arrived as seq {c.seq}"
+        assert len(c.payload) == size
+        assert c.payload == expected(n, size), f"chunk {n} has wrong bytes"
+        n += 1
+    assert n == count
+
+
+class Streamer:
+    def __init__(self, program):
+        self.program = program
+        self.channel = channel(program.addr)
+        self.stub = pb_grpc.StreamerStub(self.channel)
+
+    def stats(self, timeout=5.0):
+        """The counters from a fresh SIGUSR1 line, as a dict."""
+        before = len(STATS_RE.findall(self.program.stderr()))
+        self.program.signal(signal.SIGUSR1)
+        deadline = time.monotonic() + timeout
+        while True:
+            found = STATS_RE.findall(self.program.stderr())
+            if len(found) > before:
+                keys = ("active", "calls", "sent", "queued", "allocated", "resident", "rss")
+                return dict(zip(keys, map(int, found[-1])))
+            assert time.monotonic() < deadline, "no stats line after SIGUSR1"
+            time.sleep(0.02)
+
+    def wait_stats(self, predicate, timeout):
+        """Polls the counters until predicate(stats) holds; returns them."""
+        deadline = time.monotonic() + timeout
+        while True:
+            s = self.stats()
+            if predicate(s):
+                return s
+            assert time.monotonic() < deadline, f"condition not met within {timeout} s: {s}"
+            time.sleep(0.05)
+
+    def wait_steady(self, timeout, quiet=0.5):
+        """Waits until the sent counter has not moved for |quiet| seconds."""
+        deadline = time.monotonic() + timeout
+        last = self.stats()
+        since = time.monotonic()
+        while time.monotonic() - since < quiet:
+            assert time.monotonic() < deadline, f"the producer never stopped: {last}"
+            time.sleep(0.1)
+            s = self.stats()
+            if s["sent"] != last["sent"]:
+                since = time.monotonic()
+            last = s
+        return last
+
+
+@pytest.fixture
+def streamer(start_program):
+    s = Streamer(start_program([bin_path("streamer"), "--threads", "2"]))
+    yield s
+    s.channel.close()
+
+
+@pytest.fixture
+def unbounded(start_program):
+    s = Streamer(start_program([bin_path("streamer"), "--threads", "2", "--unbounded"]))
+    yield s
+    s.channel.close()
+
+
+@pytest.mark.parametrize("count,size", [(300, 10_000), (5, 0), (3, 1), (2, 300_000)])
+def test_all_chunks_in_order_with_right_bytes(streamer, count, size):
+    check_chunks(streamer.stub.Produce(pb.ProduceRequest(tag="t", count=count, size=size), timeout=30), count, size)
+
+
+def test_zero_chunks_is_an_empty_ok_stream(streamer):
+    call = streamer.stub.Produce(pb.ProduceRequest(tag="z", count=0, size=100), timeout=10)
+    assert list(call) == []
+    assert call.code() == grpc.StatusCode.OK
+
+
+def test_largest_chunk_fits_a_default_client(streamer):
+    check_chunks(streamer.stub.Produce(pb.ProduceRequest(count=1, size=MAX_SIZE), timeout=30), 1, MAX_SIZE)
+
+
+@pytest.mark.parametrize("count,size,code,word", [
+    (1, MAX_SIZE + 1, grpc.StatusCode.INVALID_ARGUMENT, "size"),
+    (MAX_COUNT + 1, 1, grpc.StatusCode.INVALID_ARGUMENT, "count"),
+    (MAX_COUNT, MAX_SIZE, grpc.StatusCode.RESOURCE_EXHAUSTED, "bytes per call"),
+])
+def test_limits_are_refused_and_the_server_keeps_serving(streamer, count, size, code, word):
+    with pytest.raises(grpc.RpcError) as e:
+        list(streamer.stub.Produce(pb.ProduceRequest(count=count, size=size), timeout=10))
+    assert e.value.code() == code
+    assert word in e.value.details()
+    check_chunks(streamer.stub.Produce(pb.ProduceRequest(count=3, size=100), timeout=10), 3, 100)
+
+
+def test_malformed_request_is_refused_and_the_server_keeps_serving(streamer):
+    raw = streamer.channel.unary_stream("/relaylab.Streamer/Produce", request_serializer=None,
+                                        response_deserializer=None)
+    with pytest.raises(grpc.RpcError) as e:
+        list(raw(b"\xff\xff\xff", timeout=10))
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    check_chunks(streamer.stub.Produce(pb.ProduceRequest(count=3, size=100), timeout=10), 3, 100)
+
+
+def test_cancel_stops_production(streamer):
+    # 200,000 chunks would take many seconds: only a stopped producer goes quiet.
+    call = streamer.stub.Produce(pb.ProduceRequest(tag="c", count=200_000, size=1024), timeout=60)
+    for i, c in zip(range(50), call):
+        assert c.seq == i
+    call.cancel()
+    s = streamer.wait_stats(lambda s: s["active"] == 0, 5)
+    assert s["sent"] < 200_000
+    time.sleep(0.3)  # a window in which a producer that missed the cancel would go on
+    assert streamer.stats()["sent"] == s["sent"]
+    check_chunks(streamer.stub.Produce(pb.ProduceRequest(count=3, size=100), timeout=10), 3, 100)
+
+
+def test_stalled_reader_stops_the_producer_within_a_window(streamer):
+    call = streamer.stub.Produce(pb.ProduceRequest(tag="s", count=3000, size=64 * KIB), timeout=60)
+    first = next(call)
+    assert first.seq == 0
+    s = streamer.wait_steady(10)
+    assert 1 <= s["sent"] <= MAX_WINDOW_CHUNKS, s
+    assert s["active"] == 1
+    if s["allocated"] >= 0:  # jemalloc: the producer holds at most a chunk or two
+        assert s["allocated"] < 16 * MIB, s
+    # Reading resumes: the rest arrives intact.
+    check_chunks([first] + list(call), 3000, 64 * KIB)
+
+
+def test_unbounded_mode_sends_right_data(unbounded):
+    check_chunks(unbounded.stub.Produce(pb.ProduceRequest(count=500, size=20_000), timeout=30), 500, 20_000)
+
+
+def test_unbounded_mode_queues_everything_for_a_stalled_reader(unbounded):
+    call = unbounded.stub.Produce(pb.ProduceRequest(tag="u", count=3000, size=64 * KIB), timeout=60)
+    first = next(call)
+    # The thread does not wait for the reader: nearly all 187.5 MiB end up queued.
+    s = unbounded.wait_stats(lambda s: s["queued"] > 150 * MIB, 10)
+    assert s["sent"] <= MAX_WINDOW_CHUNKS
+    check_chunks([first] + list(call), 3000, 64 * KIB)
+    assert unbounded.wait_stats(lambda s: s["queued"] == 0 and s["active"] == 0, 5)
+
+
+def test_unbounded_cancel_frees_the_queue(unbounded):
+    call = unbounded.stub.Produce(pb.ProduceRequest(tag="uc", count=3000, size=64 * KIB), timeout=60)
+    next(call)
+    unbounded.wait_stats(lambda s: s["queued"] > 100 * MIB, 10)
+    call.cancel()
+    unbounded.wait_stats(lambda s: s["active"] == 0 and s["queued"] == 0, 5)
+
+
+def test_sigterm_drains_and_exits_zero(streamer):
+    check_chunks(streamer.stub.Produce(pb.ProduceRequest(count=10, size=1000), timeout=10), 10, 1000)
+    streamer.program.signal(signal.SIGTERM)
+    assert streamer.program.wait_exit(15) == 0
