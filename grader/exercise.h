@@ -55,4 +55,10 @@ typedef struct rl_exercise {
     size_t nscenarios;
 } rl_exercise;
 
+/* The table of every exercise (exercises.c), NULL-terminated. */
+extern const rl_exercise *const rl_exercises[];
+
+/* The exercise called |name|, or NULL. */
+const rl_exercise *rl_exercise_find(const char *name);
+
 #endif

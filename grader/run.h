@@ -121,6 +121,8 @@ typedef struct rl_grade_outcome {
     int runs, passed;          /* runs done, runs that passed */
     rl_verdict verdict;        /* the worst run's */
     char feedback[512];        /* the worst run's feedback */
+    char output[1024];         /* the submission's last output, when the
+                                * worst run was CRASH or NOT-READY */
     double seconds;            /* wall time over all runs */
 } rl_grade_outcome;
 

@@ -60,8 +60,11 @@ typedef struct rl_proc {
     rl_capture cap;
     bool eof;                  /* every writer closed the pipe */
     volatile int stop_reader;  /* asks the thread to give up (orphan holds pipe) */
-    bool exited;               /* the leader was reaped; see wstatus */
-    int wstatus;               /* waitpid status once exited */
+    bool exited;               /* the leader has exited (it stays a zombie,
+                                * holding the group id, until rl_proc_stop) */
+    bool reaped;               /* waitpid collected it */
+    int exit_code;             /* exit status, or -1 if killed by a signal */
+    int term_sig;              /* the killing signal, 0 if it exited */
     int64_t exit_ns;           /* CLOCK_MONOTONIC when the exit was seen */
 } rl_proc;
 
@@ -70,7 +73,8 @@ typedef struct rl_proc {
  * reason in the captured output instead). */
 int rl_proc_spawn(rl_proc *p, const rl_proc_options *opt);
 
-/* Checks without blocking whether the leader exited (reaping it). Returns
+/* Checks without blocking whether the leader exited (recording how, but not
+ * reaping it, so the group id cannot be reused before rl_proc_stop). Returns
  * true while it runs. */
 bool rl_proc_alive(rl_proc *p);
 
@@ -95,7 +99,6 @@ void rl_proc_fini(rl_proc *p);
 
 /* "exited with status 3", "killed by SIGSEGV", "running". */
 void rl_proc_describe(const rl_proc *p, char *buf, size_t len);
-void rl_proc_describe_status(int wstatus, char *buf, size_t len);
 
 /* The short signal name "SIGSEGV" ("SIG42" if unknown); static storage. */
 const char *rl_signal_name(int sig);

@@ -1,0 +1,342 @@
+/* ex_deadline: the deadline exercise. A relay must give each downstream call
+ * only the time its client has left (the deadline shrinks along the chain),
+ * send no deadline when the client set none, stop when time runs out, and
+ * call each downstream method once per Process. Every judgement compares
+ * what the baseline saw (CLOCK_MONOTONIC) with the deadline instant D this
+ * grader fixed itself; the tolerances are in judge.c. */
+#include "exercise.h"
+#include "judge.h"
+#include "process.h"
+#include "rl_deadline.h"
+#include "rl_err.h"
+#include "run.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define MS RL_NS_PER_MS
+
+/* Waits for the call; its own deadline ends it at D, so a missing status
+ * |grace_ms| after that is the grader's problem, not the submission's. */
+static int wait_with_deadline(rl_probe_call *c, int64_t grace_ms, rl_scenario_result *out)
+{
+    if (rl_probe_call_wait(c, c->deadline_ns + grace_ms * MS) == RL_OK)
+        return RL_OK;
+    rl_grade_result(out, RL_ERROR, "the client call had no status %lld ms after its own deadline",
+                    (long long)grace_ms);
+    return RL_ETIMEOUT;
+}
+
+/* CRASH if the submission died; true when |out| was filled. An UNAVAILABLE
+ * status usually means it did, a moment before its exit is visible. */
+static bool crashed(rl_grade_ctx *ctx, const rl_probe_call *c, const char *what, rl_scenario_result *out)
+{
+    int64_t wait = c->status == GRPC_STATUS_UNAVAILABLE ? 1000 : 200;
+    return c->status != GRPC_STATUS_OK && rl_grade_crash_check(ctx, wait, what, out);
+}
+
+/* shrinks: 2000 ms for Lookup (500 ms) then Work (2 x 10 ms). */
+static int shrinks(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    const int64_t budget = 2000;
+    const char *tag = rl_grade_tag(ctx);
+    rl_probe_call c;
+    int64_t d = rl_now_ns() + budget * MS; /* D, fixed before the call starts */
+    int rc = rl_process_start(ctx, &c, tag, 500, 2, 10, d);
+    if (rc == RL_OK)
+        rc = wait_with_deadline(&c, 2000, out);
+    else
+        rl_grade_result(out, RL_ERROR, "cannot start the Process call");
+    if (rc != RL_OK) {
+        rl_probe_call_fini(&c);
+        return rc;
+    }
+    Relaylab__ObserveReply *obs = NULL;
+    if (crashed(ctx, &c, "during Process", out) || rl_process_observe(ctx, tag, &obs, out) != RL_OK)
+        goto done;
+
+    const Relaylab__CallRecord *lk = rl_observe_find(obs, "Lookup", 0);
+    const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
+    rl_dl_check cl, cw;
+    char fl[256] = "", fw[256] = "";
+    if (lk) {
+        rl_judge_deadline("Lookup", budget, rl_ms_between(lk->arrival_ns, d), lk->has_deadline, lk->deadline_ms, &cl);
+        rl_judge_deadline_feedback(&cl, fl, sizeof fl);
+    }
+    if (wk) {
+        rl_judge_deadline("Work", budget, rl_ms_between(wk->arrival_ns, d), wk->has_deadline, wk->deadline_ms, &cw);
+        rl_judge_deadline_feedback(&cw, fw, sizeof fw);
+    }
+    /* Work's deadline tells the mistake best (it is where a forwarded
+     * timeout shows); Lookup's is added when it is wrong differently. */
+    if (wk && cw.cls != RL_DL_OK) {
+        if (lk && cl.cls != RL_DL_OK && cl.cls != cw.cls)
+            rl_grade_result(out, RL_FAIL, "%s; %s", fw, fl);
+        else
+            rl_grade_result(out, RL_FAIL, "%s", fw);
+        goto done;
+    }
+    if (lk && cl.cls != RL_DL_OK) {
+        rl_grade_result(out, RL_FAIL, "%s", fl);
+        goto done;
+    }
+    char st[200];
+    rl_process_status_text(&c, st, sizeof st);
+    if (!lk || !wk) {
+        if (c.status == GRPC_STATUS_DEADLINE_EXCEEDED && c.end_ns >= d)
+            rl_grade_result(out, RL_TIMEOUT,
+                            "Process did not answer within its %lld ms deadline (expected about 520 ms); the baseline "
+                            "saw %zu Lookup and %zu Work calls",
+                            (long long)budget, rl_observe_count(obs, "Lookup"), rl_observe_count(obs, "Work"));
+        else
+            rl_grade_result(out, RL_FAIL,
+                            "Process returned %s but the baseline saw %zu Lookup and %zu Work calls: a relay calls "
+                            "Lookup, then Work",
+                            st, rl_observe_count(obs, "Lookup"), rl_observe_count(obs, "Work"));
+        goto done;
+    }
+    char why[256];
+    if (!rl_process_reply_ok(&c, tag, why, sizeof why)) {
+        rl_grade_result(out, RL_FAIL, "%s after %lld ms although its deadlines were right (expected OK)", why,
+                        (long long)rl_ms_between(c.start_ns, c.end_ns));
+        goto done;
+    }
+    rl_grade_result(out, RL_PASS, "%s; %s", fw, fl);
+
+done:
+    if (obs)
+        relaylab__observe_reply__free_unpacked(obs, NULL);
+    rl_probe_call_fini(&c);
+    return 0;
+}
+
+/* none: no client deadline, so none downstream either. */
+static int none(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    /* Lookup 50 ms + Work 10 ms: 5 s is the grader's own bound, far above
+     * any runtime's overhead. */
+    const int64_t bound_ms = 5000;
+    const char *tag = rl_grade_tag(ctx);
+    rl_probe_call c;
+    if (rl_process_start(ctx, &c, tag, 50, 1, 10, RL_NO_DEADLINE) != RL_OK) {
+        rl_probe_call_fini(&c);
+        return rl_grade_result(out, RL_ERROR, "cannot start the Process call");
+    }
+    Relaylab__ObserveReply *obs = NULL;
+    if (rl_probe_call_wait(&c, c.start_ns + bound_ms * MS) != RL_OK) {
+        rl_probe_call_cancel(&c);
+        rl_probe_call_wait(&c, rl_now_ns() + 1000 * MS);
+        if (!rl_grade_crash_check(ctx, 200, "during Process", out))
+            rl_grade_result(out, RL_TIMEOUT, "Process did not answer within %lld ms (expected about 60 ms)",
+                            (long long)bound_ms);
+        goto done;
+    }
+    if (crashed(ctx, &c, "during Process", out) || rl_process_observe(ctx, tag, &obs, out) != RL_OK)
+        goto done;
+    const Relaylab__CallRecord *lk = rl_observe_find(obs, "Lookup", 0);
+    const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
+    rl_dl_check cl, cw;
+    char fl[256] = "", fw[256] = "";
+    if (lk) {
+        rl_judge_deadline("Lookup", -1, 0, lk->has_deadline, lk->deadline_ms, &cl);
+        rl_judge_deadline_feedback(&cl, fl, sizeof fl);
+    }
+    if (wk) {
+        rl_judge_deadline("Work", -1, 0, wk->has_deadline, wk->deadline_ms, &cw);
+        rl_judge_deadline_feedback(&cw, fw, sizeof fw);
+    }
+    if (wk && cw.cls != RL_DL_OK)
+        rl_grade_result(out, RL_FAIL, "%s", fw);
+    else if (lk && cl.cls != RL_DL_OK)
+        rl_grade_result(out, RL_FAIL, "%s", fl);
+    else {
+        char why[256], st[200];
+        rl_process_status_text(&c, st, sizeof st);
+        if (!lk || !wk)
+            rl_grade_result(out, RL_FAIL,
+                            "Process returned %s but the baseline saw %zu Lookup and %zu Work calls: a relay calls "
+                            "Lookup, then Work",
+                            st, rl_observe_count(obs, "Lookup"), rl_observe_count(obs, "Work"));
+        else if (!rl_process_reply_ok(&c, tag, why, sizeof why))
+            rl_grade_result(out, RL_FAIL, "%s (expected OK)", why);
+        else
+            rl_grade_result(out, RL_PASS, "Lookup and Work arrived with no deadline, as the client set none");
+    }
+done:
+    if (obs)
+        relaylab__observe_reply__free_unpacked(obs, NULL);
+    rl_probe_call_fini(&c);
+    return 0;
+}
+
+static bool lookup_ended(const Relaylab__ObserveReply *r, void *user)
+{
+    (void)user;
+    const Relaylab__CallRecord *lk = rl_observe_find(r, "Lookup", 0);
+    return lk && lk->ended;
+}
+
+static bool work_seen(const Relaylab__ObserveReply *r, void *user)
+{
+    (void)user;
+    return rl_observe_count(r, "Work") > 0;
+}
+
+/* expires-in-lookup: 300 ms deadline, Lookup takes 1000 ms. */
+static int expires_in_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    const int64_t budget = 300, lookup = 1000;
+    const char *tag = rl_grade_tag(ctx);
+    rl_probe_call c;
+    int64_t d = rl_now_ns() + budget * MS;
+    int rc = rl_process_start(ctx, &c, tag, (uint32_t)lookup, 1, 10, d);
+    if (rc == RL_OK)
+        rc = wait_with_deadline(&c, 2000, out);
+    else
+        rl_grade_result(out, RL_ERROR, "cannot start the Process call");
+    if (rc != RL_OK) {
+        rl_probe_call_fini(&c);
+        return rc;
+    }
+    Relaylab__ObserveReply *obs = NULL;
+    if (crashed(ctx, &c, "during Process", out))
+        goto done;
+    /* The baseline ends Lookup by itself after 1000 ms at the latest, so
+     * waiting until 1.5 s past that cannot cut a real Lookup short. */
+    rc = rl_observe_until(rl_grade_baseline_channel(ctx), tag, lookup_ended, NULL,
+                          c.start_ns + (lookup + 1500) * MS, 5, &obs);
+    if (rc == RL_EGRPC) {
+        rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer");
+        goto done;
+    }
+    const Relaylab__CallRecord *lk = rl_observe_find(obs, "Lookup", 0);
+    if (!lk) {
+        if (rl_observe_count(obs, "Work"))
+            rl_grade_result(out, RL_FAIL, "Work was called without a Lookup first");
+        else
+            rl_grade_result(out, RL_TIMEOUT,
+                            "the relay never called Lookup and did not answer before the client's %lld ms deadline",
+                            (long long)budget);
+        goto done;
+    }
+    /* A relay that ignores the deadline calls Work as soon as Lookup
+     * returns: at once in C, within a few ms in Python or Node, tens of ms
+     * on a loaded machine. Watching 500 ms past Lookup's end catches that
+     * with a wide margin; any later Work would be a relay waiting on purpose,
+     * which no mistake in this lab does. */
+    int64_t lookup_end = lk->ended ? lk->end_ns : rl_now_ns();
+    int64_t lookup_ms = rl_ms_between(lk->arrival_ns, lookup_end);
+    bool lookup_cancelled = lk->cancelled;
+    relaylab__observe_reply__free_unpacked(obs, NULL);
+    obs = NULL;
+    rc = rl_observe_until(rl_grade_baseline_channel(ctx), tag, work_seen, NULL,
+                          lookup_end + RL_JUDGE_LATE_CALL_WINDOW_MS * MS, 5, &obs);
+    if (rc == RL_EGRPC) {
+        rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer");
+        goto done;
+    }
+    const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
+    if (wk) {
+        rl_grade_result(out, RL_FAIL,
+                        "Work was called %lld ms after the client's %lld ms deadline had passed (Lookup %s after %lld "
+                        "ms): the relay went on after the deadline",
+                        (long long)rl_ms_between(d, wk->arrival_ns), (long long)budget,
+                        lookup_cancelled ? "was cancelled" : "ran to its end", (long long)lookup_ms);
+        goto done;
+    }
+    char st[200];
+    rl_process_status_text(&c, st, sizeof st);
+    int64_t late = rl_ms_between(d, c.end_ns);
+    if (c.status != GRPC_STATUS_DEADLINE_EXCEEDED)
+        rl_grade_result(out, RL_FAIL, "Process ended with %s %lld ms after the start; expected DEADLINE_EXCEEDED at "
+                        "its %lld ms deadline",
+                        st, (long long)rl_ms_between(c.start_ns, c.end_ns), (long long)budget);
+    else if (!rl_judge_expiry_on_time(late))
+        rl_grade_result(out, RL_FAIL, "DEADLINE_EXCEEDED came %lld ms after the deadline (at most %d ms expected)",
+                        (long long)late, RL_JUDGE_EXPIRE_MS);
+    else
+        rl_grade_result(out, RL_PASS,
+                        "DEADLINE_EXCEEDED %lld ms after the deadline; Lookup %s after %lld ms; no Work in the %d ms "
+                        "after it",
+                        (long long)late, lookup_cancelled ? "was cancelled" : "ended", (long long)lookup_ms,
+                        RL_JUDGE_LATE_CALL_WINDOW_MS);
+done:
+    if (obs)
+        relaylab__observe_reply__free_unpacked(obs, NULL);
+    rl_probe_call_fini(&c);
+    return 0;
+}
+
+static bool extra_calls(const Relaylab__ObserveReply *r, void *user)
+{
+    (void)user;
+    return rl_observe_count(r, "Work") > 1 || rl_observe_count(r, "Lookup") > 1;
+}
+
+/* once: one Process, exactly one Lookup and one Work. */
+static int once(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    const char *tag = rl_grade_tag(ctx);
+    rl_probe_call c;
+    int64_t d = rl_now_ns() + 5000 * MS;
+    int rc = rl_process_start(ctx, &c, tag, 0, 1, 10, d);
+    if (rc == RL_OK)
+        rc = wait_with_deadline(&c, 2000, out);
+    else
+        rl_grade_result(out, RL_ERROR, "cannot start the Process call");
+    if (rc != RL_OK) {
+        rl_probe_call_fini(&c);
+        return rc;
+    }
+    Relaylab__ObserveReply *obs = NULL;
+    if (crashed(ctx, &c, "during Process", out))
+        goto done;
+    /* A second copy is started together with the first (hedging) or right
+     * after the first failed (a retry loop): 300 ms after the answer
+     * covers both with room to spare. */
+    rc = rl_observe_until(rl_grade_baseline_channel(ctx), tag, extra_calls, NULL, rl_now_ns() + 300 * MS, 10, &obs);
+    if (rc == RL_EGRPC || !obs) {
+        rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer");
+        goto done;
+    }
+    size_t nl = rl_observe_count(obs, "Lookup"), nw = rl_observe_count(obs, "Work");
+    char why[256];
+    if (nw > 1)
+        rl_grade_result(out, RL_FAIL, "Work was called %zu times for one Process (Lookup %zu): call it once", nw, nl);
+    else if (nl > 1)
+        rl_grade_result(out, RL_FAIL, "Lookup was called %zu times for one Process: call it once", nl);
+    else if (c.status == GRPC_STATUS_DEADLINE_EXCEEDED && nw == 0)
+        rl_grade_result(out, RL_TIMEOUT,
+                        "Process did not answer within its 5000 ms deadline (expected about 10 ms); the baseline saw "
+                        "%zu Lookup and %zu Work calls",
+                        nl, nw);
+    else if (nl == 0 || nw == 0)
+        rl_grade_result(out, RL_FAIL, "the baseline saw %zu Lookup and %zu Work calls: a relay calls Lookup, then Work",
+                        nl, nw);
+    else if (!rl_process_reply_ok(&c, tag, why, sizeof why))
+        rl_grade_result(out, RL_FAIL, "%s (expected OK)", why);
+    else
+        rl_grade_result(out, RL_PASS, "one Lookup and one Work, answered in %lld ms",
+                        (long long)rl_ms_between(c.start_ns, c.end_ns));
+done:
+    if (obs)
+        relaylab__observe_reply__free_unpacked(obs, NULL);
+    rl_probe_call_fini(&c);
+    return 0;
+}
+
+static const rl_scenario scenarios[] = {
+    {"shrinks", "Work gets only the time left", shrinks},
+    {"none", "no deadline in, none out", none},
+    {"expires-in-lookup", "time runs out during Lookup: no Work", expires_in_lookup},
+    {"once", "one Lookup and one Work per Process", once},
+};
+
+const rl_exercise rl_ex_deadline = {
+    .name = "deadline",
+    .summary = "deadlines shrink along the chain",
+    .kind = RL_SUBMISSION_COMMAND,
+    .needs_baseline = true,
+    .scenarios = scenarios,
+    .nscenarios = sizeof scenarios / sizeof scenarios[0],
+};

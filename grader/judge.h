@@ -1,0 +1,97 @@
+/* judge: the grader's pure judging functions. Everything that decides a
+ * verdict from measured numbers lives here, with its tolerances, so the
+ * arithmetic and the feedback wording are unit-tested without any process or
+ * network (tests/unit/test_judge.c). Times are milliseconds unless named _ns. */
+#ifndef RL_GRADER_JUDGE_H
+#define RL_GRADER_JUDGE_H
+
+#include "exercise.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Tolerances; judge.c explains how each was derived from measurements. */
+#define RL_JUDGE_SCHED_MS 40      /* scheduling allowance on a received deadline */
+#define RL_JUDGE_MARGIN_MIN_MS 100 /* a relay may keep this much back ... */
+#define RL_JUDGE_MARGIN_FRAC 10    /* ... or this percentage of what remained */
+#define RL_JUDGE_EXPIRE_MS 100    /* client status after its deadline */
+#define RL_JUDGE_CANCEL_MS 100    /* downstream end after the client's cancel */
+#define RL_JUDGE_LATE_CALL_WINDOW_MS 500 /* watch for a call that must not come */
+
+/* ---- received deadlines ---- */
+
+typedef enum rl_dl_class {
+    RL_DL_OK,        /* within [lower, upper], or absent when none was set */
+    RL_DL_MISSING,   /* a deadline was set upstream, none arrived */
+    RL_DL_HUGE,      /* a finite deadline far beyond anything the client set */
+    RL_DL_UNCHANGED, /* about the client's original budget: forwarded unchanged */
+    RL_DL_GREW,      /* more than remained, but not the original budget */
+    RL_DL_TOO_SHORT, /* well below what remained: an invented or cut timeout */
+    RL_DL_INVENTED,  /* a finite deadline although the client set none */
+} rl_dl_class;
+
+typedef struct rl_dl_check {
+    const char *method;  /* "Lookup" or "Work", for the wording */
+    int64_t budget_ms;   /* the client's timeout when it started; <0: none */
+    int64_t true_ms;     /* T = D - arrival at the baseline, what truly remained */
+    bool has_deadline;   /* the call arrived with a deadline */
+    int64_t received_ms; /* W, what the baseline saw remaining at arrival */
+    int64_t upper_ms;    /* largest W accepted */
+    int64_t lower_ms;    /* smallest W accepted */
+    rl_dl_class cls;
+} rl_dl_check;
+
+/* The largest W accepted for a call with |true_ms| left whose client started
+ * with |budget_ms|: T plus the grpc-timeout rounding of both hops plus
+ * RL_JUDGE_SCHED_MS. */
+int64_t rl_judge_deadline_upper(int64_t budget_ms, int64_t true_ms);
+
+/* The smallest W accepted: T minus max(RL_JUDGE_MARGIN_MIN_MS,
+ * RL_JUDGE_MARGIN_FRAC % of T), never below 0. */
+int64_t rl_judge_deadline_lower(int64_t true_ms);
+
+/* Judges one received deadline. |budget_ms| < 0 means the client set none
+ * (then |true_ms| is ignored and only has_deadline matters). Fills *out. */
+void rl_judge_deadline(const char *method, int64_t budget_ms, int64_t true_ms, bool has_deadline,
+                       int64_t received_ms, rl_dl_check *out);
+
+/* One line naming the numbers and the likely mistake, e.g. "Work received
+ * 1000 ms but only 702 ms remained: the original timeout was forwarded
+ * unchanged". Returns the snprintf length. */
+int rl_judge_deadline_feedback(const rl_dl_check *c, char *buf, size_t len);
+
+/* ---- expiry and cancellation ---- */
+
+/* True when a client status seen |late_ms| after its deadline is on time. */
+bool rl_judge_expiry_on_time(int64_t late_ms);
+
+typedef struct rl_cancel_check {
+    const char *method;      /* the downstream call that should stop */
+    int64_t latency_ms;      /* its end minus the client's cancel instant;
+                              * <0 if it had not ended when last observed */
+    int64_t observed_ms;     /* how long after the cancel it was last seen */
+    bool ended, cancelled;   /* from the baseline's record */
+    uint32_t steps_done, steps; /* Work only; steps 0 for Lookup */
+    bool pass;
+} rl_cancel_check;
+
+/* Judges how fast |method| stopped after the cancel: it must have ended with
+ * the baseline seeing it cancelled within RL_JUDGE_CANCEL_MS. */
+void rl_judge_cancel(const char *method, bool ended, bool cancelled, int64_t end_minus_cancel_ms,
+                     int64_t observed_ms, uint32_t steps_done, uint32_t steps, rl_cancel_check *out);
+
+/* "Work kept running 1890 ms after the cancel (200/200 steps): cancellation
+ * is not propagated", or the passing numbers. */
+int rl_judge_cancel_feedback(const rl_cancel_check *c, char *buf, size_t len);
+
+/* ---- runs and points ---- */
+
+/* The worse of two verdicts (exercise.h orders them best to worst). */
+rl_verdict rl_judge_worse(rl_verdict a, rl_verdict b);
+
+/* Points a scenario earns: all of |points| when every one of |runs| runs
+ * passed (and there was at least one), else 0. */
+double rl_judge_points(int runs, int passed, double points);
+
+#endif

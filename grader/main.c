@@ -1,0 +1,275 @@
+/* grader: runs a student's submission through an exercise's scenarios and
+ * reports verdicts, feedback and points (table, and Gradescope JSON).
+ *
+ * Exit status: 0 every scenario passed, 1 some did not, 2 usage or grader
+ * error (including an interrupted run). Results are written even then. */
+#include "exercise.h"
+#include "report.h"
+#include "rl_deadline.h"
+#include "rl_err.h"
+#include "rl_log.h"
+#include "rl_path.h"
+#include "run.h"
+
+#include <getopt.h>
+#include <grpc/grpc.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: grader EXERCISE --submission 'COMMAND' [options]\n"
+            "       grader list\n"
+            "\n"
+            "Runs every scenario of EXERCISE against a fresh baseline and a fresh copy of the\n"
+            "submission, and prints a verdict, points and feedback for each.\n"
+            "\n"
+            "  --submission CMD   shell command that starts the relay (it must listen on\n"
+            "                     $RELAYLAB_LISTEN and call the baseline at $RELAYLAB_BASELINE);\n"
+            "                     for config exercises, the submitted file\n"
+            "  --json FILE        also write Gradescope's results.json to FILE\n"
+            "  --runs N           run every scenario N times (default 1); a scenario scores\n"
+            "                     only if every run passed\n"
+            "  --only IDS         run only these scenarios (comma-separated ids)\n"
+            "  --ready-timeout S  seconds to wait for the submission to listen (default 15)\n"
+            "  --rubric FILE      points per scenario (default: grader/rubric.json next to bin/)\n"
+            "  --quiet            no progress lines\n"
+            "  --verbose          a progress line per run even when stderr is not a terminal\n"
+            "  --help             this text\n"
+            "\n"
+            "Exit status: 0 all passed, 1 some failed, 2 usage or grader error.\n"
+            "Exercises: ");
+    for (size_t i = 0; rl_exercises[i]; i++)
+        fprintf(f, "%s%s", i ? ", " : "", rl_exercises[i]->name);
+    fprintf(f, " (see `grader list`).\n");
+}
+
+static void list_exercises(void)
+{
+    for (size_t i = 0; rl_exercises[i]; i++) {
+        const rl_exercise *ex = rl_exercises[i];
+        printf("%s: %s (%s)\n", ex->name, ex->summary,
+               ex->kind == RL_SUBMISSION_CONFIG ? "--submission FILE" : "--submission 'COMMAND'");
+        for (size_t j = 0; j < ex->nscenarios; j++)
+            printf("  %-20s %s\n", ex->scenarios[j].id, ex->scenarios[j].title);
+    }
+}
+
+/* The folder holding this executable (bin/ or build/SAN/bin/). */
+static int exe_dir(char *buf, size_t len)
+{
+    char path[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n <= 0)
+        return RL_ESYS;
+    path[n] = '\0';
+    char *slash = strrchr(path, '/');
+    if (!slash)
+        return RL_ESYS;
+    *slash = '\0';
+    snprintf(buf, len, "%s", path);
+    return RL_OK;
+}
+
+static int parse_positive(const char *s, long max, long *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (!*s || *end || v < 1 || v > max)
+        return RL_EINVAL;
+    *out = v;
+    return RL_OK;
+}
+
+int main(int argc, char **argv)
+{
+    rl_log_init("grader");
+    enum { OPT_SUBMISSION = 256, OPT_JSON, OPT_RUNS, OPT_READY, OPT_RUBRIC, OPT_QUIET, OPT_ONLY, OPT_VERBOSE, OPT_HELP };
+    static const struct option longopts[] = {
+        {"submission", required_argument, NULL, OPT_SUBMISSION},
+        {"json", required_argument, NULL, OPT_JSON},
+        {"runs", required_argument, NULL, OPT_RUNS},
+        {"ready-timeout", required_argument, NULL, OPT_READY},
+        {"rubric", required_argument, NULL, OPT_RUBRIC},
+        {"only", required_argument, NULL, OPT_ONLY},
+        {"quiet", no_argument, NULL, OPT_QUIET},
+        {"verbose", no_argument, NULL, OPT_VERBOSE},
+        {"help", no_argument, NULL, OPT_HELP},
+        {NULL, 0, NULL, 0},
+    };
+    rl_grade_options opt = {.runs = 1, .ready_timeout_ms = 15000};
+    const char *json_path = NULL, *rubric_path = NULL;
+    bool quiet = false, verbose = false;
+    int c;
+    long v;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_SUBMISSION:
+            opt.submission = optarg;
+            break;
+        case OPT_JSON:
+            json_path = optarg;
+            break;
+        case OPT_RUNS:
+            if (parse_positive(optarg, 1000, &v) != RL_OK) {
+                fprintf(stderr, "grader: --runs takes a number from 1 to 1000, not '%s'\n\n", optarg);
+                usage(stderr);
+                return 2;
+            }
+            opt.runs = (int)v;
+            break;
+        case OPT_READY:
+            if (parse_positive(optarg, 600, &v) != RL_OK) {
+                fprintf(stderr, "grader: --ready-timeout takes seconds from 1 to 600, not '%s'\n\n", optarg);
+                usage(stderr);
+                return 2;
+            }
+            opt.ready_timeout_ms = v * 1000;
+            break;
+        case OPT_RUBRIC:
+            rubric_path = optarg;
+            break;
+        case OPT_ONLY:
+            opt.only = optarg;
+            break;
+        case OPT_QUIET:
+            quiet = true;
+            break;
+        case OPT_VERBOSE:
+            verbose = true;
+            break;
+        case OPT_HELP:
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            fprintf(stderr, "grader: unknown or incomplete option '%s'\n\n", argv[optind - 1]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[optind++];
+    if (strcmp(name, "list") == 0 && optind == argc) {
+        list_exercises();
+        return 0;
+    }
+    const rl_exercise *ex = rl_exercise_find(name);
+    if (!ex) {
+        fprintf(stderr, "grader: no exercise '%s'\n\n", name);
+        usage(stderr);
+        return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "grader: unexpected argument '%s'\n\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if (!opt.submission || !*opt.submission) {
+        fprintf(stderr, "grader: %s needs --submission %s\n\n", name,
+                ex->kind == RL_SUBMISSION_CONFIG ? "FILE" : "'COMMAND'");
+        usage(stderr);
+        return 2;
+    }
+
+    int64_t t0 = rl_now_ns();
+    char bin[PATH_MAX], rubric_buf[PATH_MAX + 64], err[512] = "";
+    rl_grade_outcome *outcomes = calloc(ex->nscenarios ? ex->nscenarios : 1, sizeof *outcomes);
+    size_t n = 0;
+    rl_rubric *rubric = NULL;
+    int status = 2;
+    const char *error = NULL;
+    if (!outcomes)
+        return 2;
+    if (exe_dir(bin, sizeof bin) != RL_OK) {
+        snprintf(err, sizeof err, "cannot find the grader's own folder");
+        error = err;
+        goto report;
+    }
+    opt.bin_dir = bin;
+    if (!rubric_path) {
+        /* bin/../grader/rubric.json, also from build/address/bin. */
+        if (rl_path_find_data("grader/rubric.json", rubric_buf, sizeof rubric_buf) != RL_OK)
+            snprintf(rubric_buf, sizeof rubric_buf, "%s/../grader/rubric.json", bin);
+        rubric_path = rubric_buf;
+    }
+    if (rl_rubric_load(rubric_path, &rubric, err, sizeof err) != RL_OK ||
+        rl_rubric_check(rubric, ex, err, sizeof err) != RL_OK) {
+        rl_rubric_free(rubric);
+        rubric = NULL;
+        error = err;
+        goto report;
+    }
+    if (ex->kind == RL_SUBMISSION_CONFIG && access(opt.submission, R_OK) != 0) {
+        fprintf(stderr, "grader: cannot read the submission file %s\n", opt.submission);
+        rl_rubric_free(rubric);
+        free(outcomes);
+        return 2;
+    }
+    if (rl_grade_install_guards() != RL_OK) {
+        snprintf(err, sizeof err, "cannot install signal handlers or become a subreaper");
+        error = err;
+        goto report;
+    }
+    opt.progress = verbose || (!quiet && isatty(STDERR_FILENO));
+
+    grpc_init();
+    int rc = rl_grade_run_exercise(ex, &opt, outcomes, &n, err, sizeof err);
+    grpc_shutdown();
+    if (rc == RL_EINVAL) {
+        fprintf(stderr, "grader: %s\n\n", err);
+        usage(stderr);
+        rl_rubric_free(rubric);
+        free(outcomes);
+        return 2;
+    }
+    if (rc != RL_OK)
+        error = err;
+    else if (rl_grade_was_interrupted())
+        error = "interrupted: the grader was asked to stop before it finished";
+
+report:;
+    rl_report rep = {
+        .ex = ex,
+        .submission = opt.submission,
+        .outcomes = outcomes,
+        .noutcomes = n,
+        .rubric = rubric,
+        .runs = opt.runs,
+        .seconds = (double)(rl_now_ns() - t0) / 1e9,
+        .error = error,
+    };
+    rl_report_table(stdout, &rep);
+    fflush(stdout);
+    if (json_path) {
+        char jerr[512];
+        if (rl_report_json(json_path, &rep, jerr, sizeof jerr) != RL_OK) {
+            fprintf(stderr, "grader: %s\n", jerr);
+            error = error ? error : "cannot write the JSON results";
+        }
+    }
+    if (error) {
+        fprintf(stderr, "grader: %s\n", error);
+        status = 2;
+    } else {
+        status = 0;
+        for (size_t i = 0; i < n; i++)
+            if (outcomes[i].passed != outcomes[i].runs || outcomes[i].runs == 0)
+                status = 1;
+        /* A scenario the grader could not judge is not the student's fail. */
+        for (size_t i = 0; i < n; i++)
+            if (outcomes[i].verdict == RL_ERROR)
+                status = 2;
+    }
+    rl_rubric_free(rubric);
+    free(outcomes);
+    return status;
+}

@@ -1,0 +1,59 @@
+/* process: Process calls and observations shared by scenarios; see process.h. */
+#include "process.h"
+
+#include "rl_err.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int rl_process_start(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_delay_ms, uint32_t steps,
+                     uint32_t step_ms, int64_t deadline_ns)
+{
+    Relaylab__ProcessRequest req = RELAYLAB__PROCESS_REQUEST__INIT;
+    req.tag = (char *)tag;
+    req.lookup_delay_ms = lookup_delay_ms;
+    req.steps = steps;
+    req.step_ms = step_ms;
+    return rl_probe_call_start(c, rl_grade_submission_channel(ctx), "/relaylab.Relay/Process", &req.base,
+                               deadline_ns);
+}
+
+int rl_process_observe(rl_grade_ctx *ctx, const char *tag, Relaylab__ObserveReply **out, rl_scenario_result *res)
+{
+    int rc = rl_observe(rl_grade_baseline_channel(ctx), tag, 3000, out);
+    if (rc != RL_OK)
+        rl_grade_result(res, RL_ERROR, "the baseline's observer did not answer (%s)", rl_strerror(rc));
+    return rc;
+}
+
+void rl_process_status_text(const rl_probe_call *c, char *buf, size_t len)
+{
+    char details[160];
+    rl_probe_call_details(c, details, sizeof details);
+    if (details[0])
+        snprintf(buf, len, "%s (%s)", rl_status_name(c->status), details);
+    else
+        snprintf(buf, len, "%s", rl_status_name(c->status));
+}
+
+bool rl_process_reply_ok(const rl_probe_call *c, const char *tag, char *why, size_t len)
+{
+    if (c->status != GRPC_STATUS_OK) {
+        char st[200];
+        rl_process_status_text(c, st, sizeof st);
+        snprintf(why, len, "Process failed with %s", st);
+        return false;
+    }
+    ProtobufCMessage *m = NULL;
+    if (rl_probe_call_reply(c, &relaylab__process_reply__descriptor, &m) != RL_OK) {
+        snprintf(why, len, "Process answered OK without a valid ProcessReply");
+        return false;
+    }
+    Relaylab__ProcessReply *r = (Relaylab__ProcessReply *)m;
+    bool ok = strcmp(r->tag, tag) == 0;
+    if (!ok)
+        snprintf(why, len, "Process answered tag '%.60s', expected '%.60s': the reply must carry the request's tag",
+                 r->tag, tag);
+    protobuf_c_message_free_unpacked(m, NULL);
+    return ok;
+}

@@ -1,0 +1,40 @@
+/* process: what the deadline and cancel scenarios share: starting a
+ * relaylab.Relay/Process call on the submission and reading the baseline's
+ * records for its tag, with the failure wording both exercises use. */
+#ifndef RL_GRADER_PROCESS_H
+#define RL_GRADER_PROCESS_H
+
+#include "exercise.h"
+#include "rl_probe.h"
+#include "run.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Starts Process{tag, lookup_delay_ms, steps, step_ms} on the submission
+ * with absolute deadline |deadline_ns| (RL_NO_DEADLINE: none). |c| must be
+ * finished with rl_probe_call_fini whatever this returns. Returns 0 or
+ * RL_EGRPC. */
+int rl_process_start(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_delay_ms, uint32_t steps,
+                     uint32_t step_ms, int64_t deadline_ns);
+
+/* Observes |tag| on the baseline. Returns 0 with *out, or fills |res| with
+ * ERROR and returns the RL_E code. */
+int rl_process_observe(rl_grade_ctx *ctx, const char *tag, Relaylab__ObserveReply **out, rl_scenario_result *res);
+
+/* "UNAVAILABLE (Socket closed)": the status and its message. */
+void rl_process_status_text(const rl_probe_call *c, char *buf, size_t len);
+
+/* True when the call ended OK with a ProcessReply carrying |tag|; otherwise
+ * writes why into |why|. */
+bool rl_process_reply_ok(const rl_probe_call *c, const char *tag, char *why, size_t len);
+
+/* Milliseconds from |from_ns| to |to_ns|, rounded down (may be negative). */
+static inline int64_t rl_ms_between(int64_t from_ns, int64_t to_ns)
+{
+    int64_t d = to_ns - from_ns;
+    return d >= 0 ? d / 1000000 : -((-d + 999999) / 1000000);
+}
+
+#endif

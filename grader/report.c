@@ -1,0 +1,226 @@
+/* report: rubric points, the results table and Gradescope's JSON; see
+ * report.h. Feedback may quote a submission's output, so every string that
+ * goes into JSON is made plain ASCII first (jansson rejects invalid UTF-8,
+ * and a cut-off multibyte character would lose the whole result). */
+#include "report.h"
+
+#include "judge.h"
+#include "rl_alloc.h"
+#include "rl_err.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct rl_rubric {
+    json_t *root; /* object of objects of numbers, validated at load */
+};
+
+int rl_rubric_load(const char *path, rl_rubric **out, char *err, size_t errlen)
+{
+    json_error_t je;
+    if (access(path, R_OK) != 0) {
+        snprintf(err, errlen, "cannot read the rubric %s: %s (pass --rubric FILE)", path, strerror(errno));
+        return RL_ENOTFOUND;
+    }
+    json_t *root = json_load_file(path, 0, &je);
+    if (!root) {
+        snprintf(err, errlen, "the rubric %s is not valid JSON: %s at line %d", path, je.text, je.line);
+        return RL_EPARSE;
+    }
+    if (!json_is_object(root)) {
+        snprintf(err, errlen, "the rubric %s must be an object of exercises", path);
+        goto bad;
+    }
+    const char *ex;
+    json_t *scen;
+    json_object_foreach(root, ex, scen)
+    {
+        if (ex[0] == '_')
+            continue;
+        if (!json_is_object(scen)) {
+            snprintf(err, errlen, "the rubric %s: \"%s\" must map scenario ids to points", path, ex);
+            goto bad;
+        }
+        const char *id;
+        json_t *pts;
+        json_object_foreach(scen, id, pts)
+        {
+            if (id[0] == '_')
+                continue;
+            if (!json_is_number(pts) || json_number_value(pts) < 0) {
+                snprintf(err, errlen, "the rubric %s: %s/%s must be a number of points >= 0", path, ex, id);
+                goto bad;
+            }
+        }
+    }
+    *out = rl_xcalloc(1, sizeof **out);
+    (*out)->root = root;
+    return RL_OK;
+bad:
+    json_decref(root);
+    return RL_EPARSE;
+}
+
+int rl_rubric_check(const rl_rubric *r, const rl_exercise *ex, char *err, size_t errlen)
+{
+    json_t *scen = json_object_get(r->root, ex->name);
+    if (!scen) {
+        snprintf(err, errlen, "the rubric has no entry for exercise '%s'", ex->name);
+        return RL_EPARSE;
+    }
+    for (size_t i = 0; i < ex->nscenarios; i++)
+        if (!json_object_get(scen, ex->scenarios[i].id)) {
+            snprintf(err, errlen, "the rubric has no points for %s/%s", ex->name, ex->scenarios[i].id);
+            return RL_EPARSE;
+        }
+    const char *id;
+    json_t *pts;
+    json_object_foreach(scen, id, pts)
+    {
+        bool known = id[0] == '_';
+        for (size_t i = 0; i < ex->nscenarios && !known; i++)
+            known = strcmp(ex->scenarios[i].id, id) == 0;
+        if (!known) {
+            snprintf(err, errlen, "the rubric lists %s/%s, which is not a scenario of that exercise", ex->name, id);
+            return RL_EPARSE;
+        }
+    }
+    return RL_OK;
+}
+
+double rl_rubric_points(const rl_rubric *r, const char *exercise, const char *scenario)
+{
+    json_t *pts = json_object_get(json_object_get(r->root, exercise), scenario);
+    return json_is_number(pts) ? json_number_value(pts) : 0.0;
+}
+
+void rl_rubric_free(rl_rubric *r)
+{
+    if (!r)
+        return;
+    json_decref(r->root);
+    free(r);
+}
+
+static double max_points(const rl_report *r, const rl_grade_outcome *o)
+{
+    return r->rubric ? rl_rubric_points(r->rubric, r->ex->name, o->scenario->id) : 0.0;
+}
+
+static double earned(const rl_report *r, const rl_grade_outcome *o)
+{
+    return rl_judge_points(o->runs, o->passed, max_points(r, o));
+}
+
+void rl_report_score(const rl_report *r, double *score, double *max_score)
+{
+    *score = *max_score = 0;
+    for (size_t i = 0; i < r->noutcomes; i++) {
+        *score += earned(r, &r->outcomes[i]);
+        *max_score += max_points(r, &r->outcomes[i]);
+    }
+}
+
+/* "PASS", or "FAIL 19/20" when several runs were made. */
+static void verdict_text(const rl_report *r, const rl_grade_outcome *o, char *buf, size_t len)
+{
+    if (r->runs > 1 || o->runs != 1)
+        snprintf(buf, len, "%s %d/%d", rl_verdict_name(o->verdict), o->passed, o->runs);
+    else
+        snprintf(buf, len, "%s", rl_verdict_name(o->verdict));
+}
+
+void rl_report_table(FILE *f, const rl_report *r)
+{
+    fprintf(f, "%s: %s\n", r->ex->name, r->ex->summary);
+    fprintf(f, "%-20s %-14s %-7s %s\n", "SCENARIO", "VERDICT", "POINTS", "FEEDBACK");
+    for (size_t i = 0; i < r->noutcomes; i++) {
+        const rl_grade_outcome *o = &r->outcomes[i];
+        char v[32], pts[32];
+        verdict_text(r, o, v, sizeof v);
+        snprintf(pts, sizeof pts, "%g/%g", earned(r, o), max_points(r, o));
+        fprintf(f, "%-20s %-14s %-7s %s\n", o->scenario->id, v, pts, o->feedback);
+    }
+    double score, max;
+    rl_report_score(r, &score, &max);
+    fprintf(f, "%-20s %-14s %-7s (%.1f s)\n", "TOTAL", "", "", r->seconds);
+    fprintf(f, "score %g/%g\n", score, max);
+    if (r->error)
+        fprintf(f, "grader error: %s\n", r->error);
+}
+
+/* A copy of |s| with only printable ASCII, newline and tab. Caller frees. */
+static char *ascii(const char *s)
+{
+    size_t n = strlen(s);
+    char *o = rl_xmalloc(n + 1);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        o[i] = (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) ? (char)c : '?';
+    }
+    o[n] = '\0';
+    return o;
+}
+
+static void set_string(json_t *obj, const char *key, const char *value)
+{
+    char *a = ascii(value);
+    json_object_set_new(obj, key, json_string(a));
+    free(a);
+}
+
+int rl_report_json(const char *path, const rl_report *r, char *err, size_t errlen)
+{
+    double score, max;
+    rl_report_score(r, &score, &max);
+    json_t *root = json_object();
+    json_object_set_new(root, "score", json_real(score));
+    json_object_set_new(root, "max_score", json_real(max));
+    json_object_set_new(root, "execution_time", json_integer((json_int_t)(r->seconds + 0.5)));
+    char summary[1024];
+    int passed_all = 0;
+    for (size_t i = 0; i < r->noutcomes; i++)
+        passed_all += r->outcomes[i].runs > 0 && r->outcomes[i].passed == r->outcomes[i].runs;
+    snprintf(summary, sizeof summary, "%s (%s): %d of %zu scenarios passed%s%s%s", r->ex->name, r->ex->summary,
+             passed_all, r->noutcomes, r->runs > 1 ? " in every run" : "", r->error ? ". Grader error: " : "",
+             r->error ? r->error : "");
+    set_string(root, "output", summary);
+    json_t *tests = json_array();
+    for (size_t i = 0; i < r->noutcomes; i++) {
+        const rl_grade_outcome *o = &r->outcomes[i];
+        json_t *t = json_object();
+        char name[256], v[32];
+        snprintf(name, sizeof name, "%s/%s: %s", r->ex->name, o->scenario->id, o->scenario->title);
+        set_string(t, "name", name);
+        json_object_set_new(t, "score", json_real(earned(r, o)));
+        json_object_set_new(t, "max_score", json_real(max_points(r, o)));
+        bool pass = o->runs > 0 && o->passed == o->runs;
+        json_object_set_new(t, "status", json_string(pass ? "passed" : "failed"));
+        verdict_text(r, o, v, sizeof v);
+        size_t olen = strlen(o->feedback) + strlen(o->output) + 96;
+        char *text = rl_xmalloc(olen);
+        snprintf(text, olen, "%s: %s%s%s", v, o->feedback, o->output[0] ? "\n\nSubmission output:\n" : "",
+                 o->output);
+        set_string(t, "output", text);
+        free(text);
+        json_array_append_new(tests, t);
+    }
+    json_object_set_new(root, "tests", tests);
+
+    size_t plen = strlen(path) + 16;
+    char *tmp = rl_xmalloc(plen);
+    snprintf(tmp, plen, "%s.tmp", path);
+    int rc = RL_OK;
+    if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0 || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+        rc = RL_ESYS;
+    }
+    free(tmp);
+    json_decref(root);
+    return rc;
+}

@@ -1,0 +1,254 @@
+/* rl_probe: step-driven client unary calls and Observer queries; see rl_probe.h. */
+#include "rl_probe.h"
+
+#include "rl_deadline.h"
+#include "rl_err.h"
+#include "rl_pb.h"
+
+#include <grpc/support/alloc.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static void no_op_done(rl_tag *tag, bool ok)
+{
+    (void)tag;
+    (void)ok;
+}
+
+int rl_probe_call_start(rl_probe_call *c, grpc_channel *ch, const char *method, const ProtobufCMessage *req,
+                        int64_t deadline_ns)
+{
+    memset(c, 0, sizeof *c);
+    c->tag.done = no_op_done;
+    c->status = GRPC_STATUS_UNKNOWN;
+    c->details = grpc_empty_slice();
+    c->deadline_ns = deadline_ns;
+    grpc_metadata_array_init(&c->initial_md);
+    grpc_metadata_array_init(&c->trailing_md);
+    c->cq = grpc_completion_queue_create_for_next(NULL);
+    gpr_timespec d = deadline_ns == RL_NO_DEADLINE ? gpr_inf_future(GPR_CLOCK_MONOTONIC) : rl_ns_to_deadline(deadline_ns);
+    c->call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq,
+                                       grpc_slice_from_static_string(method), NULL, d, NULL);
+    if (!c->call)
+        return RL_EGRPC;
+    c->send_buf = rl_pb_pack(req);
+
+    grpc_op ops[6];
+    memset(ops, 0, sizeof ops);
+    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    ops[1].op = GRPC_OP_SEND_MESSAGE;
+    ops[1].data.send_message.send_message = c->send_buf;
+    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+    ops[3].data.recv_initial_metadata.recv_initial_metadata = &c->initial_md;
+    ops[4].op = GRPC_OP_RECV_MESSAGE;
+    ops[4].data.recv_message.recv_message = &c->recv_buf;
+    ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+    ops[5].data.recv_status_on_client.trailing_metadata = &c->trailing_md;
+    ops[5].data.recv_status_on_client.status = &c->status;
+    ops[5].data.recv_status_on_client.status_details = &c->details;
+    c->start_ns = rl_now_ns();
+    if (grpc_call_start_batch(c->call, ops, 6, &c->tag, NULL) != GRPC_CALL_OK)
+        return RL_EGRPC;
+    c->started = true;
+    return RL_OK;
+}
+
+int rl_probe_call_wait(rl_probe_call *c, int64_t until_ns)
+{
+    if (c->done)
+        return RL_OK;
+    if (!c->started)
+        return RL_EINVAL;
+    for (;;) {
+        grpc_event ev = grpc_completion_queue_next(c->cq, rl_ns_to_deadline(until_ns), NULL);
+        if (ev.type == GRPC_OP_COMPLETE) {
+            c->done = true;
+            c->end_ns = rl_now_ns();
+            /* A batch holding RECV_STATUS_ON_CLIENT only fails on a gRPC bug;
+             * keep it visible rather than trusting a half-filled status. */
+            if (!ev.success)
+                c->status = GRPC_STATUS_UNKNOWN;
+            return RL_OK;
+        }
+        if (ev.type == GRPC_QUEUE_TIMEOUT && rl_now_ns() >= until_ns)
+            return RL_ETIMEOUT;
+        if (ev.type == GRPC_QUEUE_SHUTDOWN)
+            return RL_EINVAL;
+    }
+}
+
+int64_t rl_probe_call_cancel(rl_probe_call *c)
+{
+    if (!c->started || c->done)
+        return 0;
+    c->cancel_ns = rl_now_ns();
+    grpc_call_cancel(c->call, NULL);
+    return c->cancel_ns;
+}
+
+int rl_probe_call_reply(const rl_probe_call *c, const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out)
+{
+    if (!c->done || !c->recv_buf)
+        return RL_EINVAL;
+    return rl_pb_unpack(desc, c->recv_buf, 0, out);
+}
+
+void rl_probe_call_details(const rl_probe_call *c, char *buf, size_t len)
+{
+    if (!len)
+        return;
+    size_t n = c->done ? GRPC_SLICE_LENGTH(c->details) : 0;
+    if (n > len - 1)
+        n = len - 1;
+    if (n)
+        memcpy(buf, GRPC_SLICE_START_PTR(c->details), n);
+    buf[n] = '\0';
+}
+
+void rl_probe_call_fini(rl_probe_call *c)
+{
+    if (!c->cq && !c->call)
+        return;
+    if (c->started && !c->done) {
+        grpc_call_cancel(c->call, NULL);
+        rl_probe_call_wait(c, rl_now_ns() + 5 * RL_NS_PER_SEC);
+    }
+    if (c->call)
+        grpc_call_unref(c->call);
+    c->call = NULL;
+    if (c->send_buf)
+        grpc_byte_buffer_destroy(c->send_buf);
+    if (c->recv_buf)
+        grpc_byte_buffer_destroy(c->recv_buf);
+    c->send_buf = c->recv_buf = NULL;
+    grpc_metadata_array_destroy(&c->initial_md);
+    grpc_metadata_array_destroy(&c->trailing_md);
+    grpc_slice_unref(c->details);
+    c->details = grpc_empty_slice();
+    if (c->cq) {
+        grpc_completion_queue_shutdown(c->cq);
+        /* Bounded drain: after the batch completed nothing else is queued. */
+        int64_t until = rl_now_ns() + 5 * RL_NS_PER_SEC;
+        for (;;) {
+            grpc_event ev = grpc_completion_queue_next(c->cq, rl_ns_to_deadline(until), NULL);
+            if (ev.type == GRPC_QUEUE_SHUTDOWN || rl_now_ns() >= until)
+                break;
+        }
+        grpc_completion_queue_destroy(c->cq);
+        c->cq = NULL;
+    }
+}
+
+const char *rl_status_name(int code)
+{
+    static const char *const names[] = {
+        "OK",           "CANCELLED",         "UNKNOWN",        "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+        "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
+        "OUT_OF_RANGE", "UNIMPLEMENTED",     "INTERNAL",       "UNAVAILABLE",      "DATA_LOSS",         "UNAUTHENTICATED",
+    };
+    if (code >= 0 && code < (int)(sizeof names / sizeof names[0]))
+        return names[code];
+    static __thread char other[24];
+    snprintf(other, sizeof other, "STATUS_%d", code);
+    return other;
+}
+
+/* ---- Observer ---- */
+
+/* One unary call to the observer, waited for in full. */
+static int observer_call(grpc_channel *ch, const char *method, const ProtobufCMessage *req,
+                         const ProtobufCMessageDescriptor *reply_desc, int64_t timeout_ms, ProtobufCMessage **out)
+{
+    rl_probe_call c;
+    int64_t deadline = rl_now_ns() + timeout_ms * RL_NS_PER_MS;
+    int rc = rl_probe_call_start(&c, ch, method, req, deadline);
+    if (rc == RL_OK)
+        rc = rl_probe_call_wait(&c, deadline + 100 * RL_NS_PER_MS);
+    if (rc == RL_OK) {
+        if (c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
+            rc = RL_ETIMEOUT;
+        else if (c.status != GRPC_STATUS_OK)
+            rc = RL_EGRPC;
+        else if (reply_desc)
+            rc = rl_probe_call_reply(&c, reply_desc, out);
+    }
+    rl_probe_call_fini(&c);
+    return rc;
+}
+
+int rl_observe(grpc_channel *baseline, const char *tag, int64_t timeout_ms, Relaylab__ObserveReply **out)
+{
+    Relaylab__ObserveRequest req = RELAYLAB__OBSERVE_REQUEST__INIT;
+    req.tag = (char *)tag;
+    return observer_call(baseline, "/relaylab.Observer/Observe", &req.base, &relaylab__observe_reply__descriptor,
+                         timeout_ms, (ProtobufCMessage **)out);
+}
+
+int rl_observe_until(grpc_channel *baseline, const char *tag, rl_observe_pred pred, void *user, int64_t until_ns,
+                     int64_t poll_ms, Relaylab__ObserveReply **out)
+{
+    *out = NULL;
+    int failures = 0;
+    for (;;) {
+        Relaylab__ObserveReply *r = NULL;
+        int rc = rl_observe(baseline, tag, 2000, &r);
+        if (rc == RL_OK) {
+            failures = 0;
+            if (*out)
+                relaylab__observe_reply__free_unpacked(*out, NULL);
+            *out = r;
+            if (pred(r, user))
+                return RL_OK;
+        } else if (++failures >= 3) {
+            return RL_EGRPC;
+        }
+        int64_t now = rl_now_ns();
+        if (now >= until_ns)
+            return RL_ETIMEOUT;
+        int64_t nap = poll_ms * RL_NS_PER_MS;
+        if (now + nap > until_ns)
+            nap = until_ns - now;
+        struct timespec ts = {.tv_sec = nap / RL_NS_PER_SEC, .tv_nsec = (long)(nap % RL_NS_PER_SEC)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+const Relaylab__CallRecord *rl_observe_find(const Relaylab__ObserveReply *r, const char *method, size_t nth)
+{
+    if (!r)
+        return NULL;
+    for (size_t i = 0; i < r->n_calls; i++)
+        if (strcmp(r->calls[i]->method, method) == 0 && nth-- == 0)
+            return r->calls[i];
+    return NULL;
+}
+
+size_t rl_observe_count(const Relaylab__ObserveReply *r, const char *method)
+{
+    size_t n = 0;
+    if (!r)
+        return 0;
+    for (size_t i = 0; i < r->n_calls; i++)
+        if (!method || strcmp(r->calls[i]->method, method) == 0)
+            n++;
+    return n;
+}
+
+int rl_observer_reset(grpc_channel *baseline, int64_t timeout_ms)
+{
+    Relaylab__ResetRequest req = RELAYLAB__RESET_REQUEST__INIT;
+    return observer_call(baseline, "/relaylab.Observer/Reset", &req.base, NULL, timeout_ms, NULL);
+}
+
+int rl_observer_set_fault(grpc_channel *baseline, const char *method, uint32_t fail_first, int32_t status,
+                          bool after_first_message, int64_t timeout_ms)
+{
+    Relaylab__FaultRequest req = RELAYLAB__FAULT_REQUEST__INIT;
+    req.method = (char *)method;
+    req.fail_first = fail_first;
+    req.status = status;
+    req.after_first_message = after_first_message;
+    return observer_call(baseline, "/relaylab.Observer/SetFault", &req.base, NULL, timeout_ms, NULL);
+}

@@ -1,0 +1,684 @@
+/* rl_proc: process groups under limits, output capture, /proc sampling; see
+ * rl_proc.h. The leader is never reaped before its group is killed, so the
+ * group id stays reserved (a zombie keeps its pid) and killpg can never hit
+ * an unrelated group that reused the number. */
+#include "rl_proc.h"
+
+#include "rl_alloc.h"
+#include "rl_deadline.h"
+#include "rl_err.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Groups that rl_proc_signal_all reaches from a signal handler. Slots are
+ * written with plain stores of a pid_t, which is atomic on every target. */
+#define REGISTRY_SLOTS 64
+static volatile pid_t registry[REGISTRY_SLOTS];
+
+static void registry_add(pid_t pid)
+{
+    for (size_t i = 0; i < REGISTRY_SLOTS; i++)
+        if (__sync_bool_compare_and_swap(&registry[i], 0, pid))
+            return;
+}
+
+static void registry_remove(pid_t pid)
+{
+    for (size_t i = 0; i < REGISTRY_SLOTS; i++)
+        if (__sync_bool_compare_and_swap(&registry[i], pid, 0))
+            return;
+}
+
+void rl_proc_signal_all(int sig)
+{
+    for (size_t i = 0; i < REGISTRY_SLOTS; i++) {
+        pid_t pid = registry[i];
+        if (pid > 0)
+            kill(-pid, sig);
+    }
+}
+
+static void sleep_ms(int64_t ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+        ;
+}
+
+/* ---- capture ---- */
+
+void rl_capture_add(rl_capture *cap, const char *data, size_t n)
+{
+    cap->total += n;
+    if (cap->nhead < RL_CAPTURE_HEAD) {
+        size_t take = RL_CAPTURE_HEAD - cap->nhead;
+        if (take > n)
+            take = n;
+        memcpy(cap->head + cap->nhead, data, take);
+        cap->nhead += take;
+        data += take;
+        n -= take;
+    }
+    if (n > RL_CAPTURE_TAIL) { /* only the last RL_CAPTURE_TAIL bytes can survive */
+        data += n - RL_CAPTURE_TAIL;
+        n = RL_CAPTURE_TAIL;
+    }
+    while (n) {
+        size_t take = RL_CAPTURE_TAIL - cap->tail_pos;
+        if (take > n)
+            take = n;
+        memcpy(cap->tail + cap->tail_pos, data, take);
+        cap->tail_pos = (cap->tail_pos + take) % RL_CAPTURE_TAIL;
+        data += take;
+        n -= take;
+    }
+}
+
+/* Bytes held in the ring: everything after the head, up to its size. */
+static size_t ring_count(const rl_capture *cap)
+{
+    uint64_t after = cap->total - cap->nhead;
+    return after > RL_CAPTURE_TAIL ? RL_CAPTURE_TAIL : (size_t)after;
+}
+
+static char printable(char c)
+{
+    unsigned char u = (unsigned char)c;
+    if (c == '\n' || c == '\t')
+        return c;
+    return (u < 0x20 || u >= 0x7f) ? '?' : c;
+}
+
+/* Copies the |k|-th byte (0-based) of the ring's content, oldest first. */
+static char ring_at(const rl_capture *cap, size_t k)
+{
+    size_t count = ring_count(cap);
+    size_t start = (cap->tail_pos + RL_CAPTURE_TAIL - count) % RL_CAPTURE_TAIL;
+    return cap->tail[(start + k) % RL_CAPTURE_TAIL];
+}
+
+static uint64_t capture_tail(const rl_capture *cap, char *buf, size_t len)
+{
+    if (!len)
+        return cap->total;
+    size_t want = len - 1;
+    size_t r = ring_count(cap);
+    /* The head joins the ring seamlessly only when nothing was dropped. */
+    bool contiguous = cap->total - cap->nhead <= RL_CAPTURE_TAIL;
+    size_t from_head = 0;
+    if (want > r && contiguous) {
+        from_head = want - r;
+        if (from_head > cap->nhead)
+            from_head = cap->nhead;
+    }
+    size_t from_ring = want < r ? want : r;
+    size_t o = 0;
+    for (size_t i = cap->nhead - from_head; i < cap->nhead; i++)
+        buf[o++] = printable(cap->head[i]);
+    for (size_t k = r - from_ring; k < r; k++)
+        buf[o++] = printable(ring_at(cap, k));
+    buf[o] = '\0';
+    return cap->total;
+}
+
+static uint64_t capture_text(const rl_capture *cap, char *buf, size_t len)
+{
+    if (!len)
+        return cap->total;
+    size_t o = 0;
+    for (size_t i = 0; i < cap->nhead && o + 1 < len; i++)
+        buf[o++] = printable(cap->head[i]);
+    size_t r = ring_count(cap);
+    uint64_t skipped = cap->total - cap->nhead - r;
+    if (skipped && o + 1 < len)
+        o += (size_t)snprintf(buf + o, len - o, "\n[... %llu bytes skipped ...]\n", (unsigned long long)skipped);
+    if (o >= len)
+        o = len - 1;
+    for (size_t k = 0; k < r && o + 1 < len; k++)
+        buf[o++] = printable(ring_at(cap, k));
+    buf[o] = '\0';
+    return cap->total;
+}
+
+/* ---- reader thread ---- */
+
+static void *reader_main(void *arg)
+{
+    rl_proc *p = arg;
+    char buf[65536];
+    for (;;) {
+        if (p->stop_reader)
+            break;
+        struct pollfd pfd = {.fd = p->out_fd, .events = POLLIN};
+        int n = poll(&pfd, 1, 100);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (n <= 0)
+            continue;
+        ssize_t got = read(p->out_fd, buf, sizeof buf);
+        if (got < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        pthread_mutex_lock(&p->mu);
+        if (got > 0)
+            rl_capture_add(&p->cap, buf, (size_t)got);
+        else
+            p->eof = true;
+        pthread_cond_broadcast(&p->cond);
+        pthread_mutex_unlock(&p->mu);
+        if (got <= 0)
+            break;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->eof = true;
+    pthread_cond_broadcast(&p->cond);
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* ---- spawn ---- */
+
+static char **build_env(const char *const *add)
+{
+    size_t n = 0, nadd = 0;
+    while (environ[n])
+        n++;
+    while (add && add[nadd])
+        nadd++;
+    char **env = rl_xcalloc(n + nadd + 1, sizeof *env);
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *eq = strchr(environ[i], '=');
+        size_t klen = eq ? (size_t)(eq - environ[i]) : strlen(environ[i]);
+        bool replaced = false;
+        for (size_t j = 0; j < nadd && !replaced; j++)
+            replaced = strncmp(add[j], environ[i], klen) == 0 && add[j][klen] == '=';
+        if (!replaced)
+            env[o++] = environ[i];
+    }
+    for (size_t j = 0; j < nadd; j++)
+        env[o++] = (char *)add[j];
+    env[o] = NULL;
+    return env;
+}
+
+static void set_limit(int resource, uint64_t soft, uint64_t hard)
+{
+    struct rlimit rl = {.rlim_cur = (rlim_t)soft, .rlim_max = (rlim_t)hard};
+    struct rlimit cur;
+    /* Never ask for more than the inherited hard limit: that would fail. */
+    if (getrlimit(resource, &cur) == 0 && cur.rlim_max != RLIM_INFINITY) {
+        if (rl.rlim_max > cur.rlim_max)
+            rl.rlim_max = cur.rlim_max;
+        if (rl.rlim_cur > rl.rlim_max)
+            rl.rlim_cur = rl.rlim_max;
+    }
+    setrlimit(resource, &rl);
+}
+
+static void child_fail(const char *what, const char *arg)
+{
+    /* Only async-signal-safe calls here: write, not stdio. */
+    int e = errno;
+    const char *msg = strerror(e);
+    (void)!write(2, what, strlen(what));
+    (void)!write(2, arg, strlen(arg));
+    (void)!write(2, ": ", 2);
+    (void)!write(2, msg, strlen(msg));
+    (void)!write(2, "\n", 1);
+    _exit(127);
+}
+
+/* Runs in the child between fork and exec: async-signal-safe calls only. */
+static void child_exec(const rl_proc_options *opt, char **env, int out_w, int devnull, pid_t parent)
+{
+    setpgid(0, 0);
+    if (opt->kill_with_parent) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; s++)
+        sigaction(s, &sa, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+
+    if (dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(out_w, 2) < 0)
+        _exit(127);
+    /* Nothing of the parent's (gRPC sockets, epoll, other pipes) leaks in. */
+    if (close_range(3, ~0U, 0) != 0)
+        for (int fd = 3; fd < 4096; fd++)
+            close(fd);
+
+    const rl_proc_limits *l = opt->limits;
+    set_limit(RLIMIT_CORE, 0, 0);
+    if (l) {
+        if (l->data_bytes)
+            set_limit(RLIMIT_DATA, l->data_bytes, l->data_bytes);
+        if (l->as_bytes)
+            set_limit(RLIMIT_AS, l->as_bytes, l->as_bytes);
+        if (l->cpu_seconds)
+            set_limit(RLIMIT_CPU, l->cpu_seconds, l->cpu_seconds + 5);
+        if (l->nofile)
+            set_limit(RLIMIT_NOFILE, l->nofile, l->nofile);
+        if (l->nproc)
+            set_limit(RLIMIT_NPROC, l->nproc, l->nproc);
+        if (l->fsize_bytes)
+            set_limit(RLIMIT_FSIZE, l->fsize_bytes, l->fsize_bytes);
+    }
+    const char *prog = opt->argv[0];
+    if (strchr(prog, '/'))
+        execve(prog, (char *const *)opt->argv, env);
+    else
+        execvpe(prog, (char *const *)opt->argv, env);
+    child_fail("cannot run ", prog);
+}
+
+int rl_proc_spawn(rl_proc *p, const rl_proc_options *opt)
+{
+    memset(p, 0, sizeof *p);
+    p->out_fd = -1;
+    p->exit_code = -1;
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return RL_ESYS;
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0)
+        goto fail_pipe;
+    char **env = build_env(opt->setenv);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        free(env);
+        goto fail_devnull;
+    }
+    if (pid == 0)
+        child_exec(opt, env, fds[1], devnull, parent);
+    /* Both sides set the group so neither a signal nor the child's exec can
+     * observe it outside its own group. EACCES after exec is harmless. */
+    setpgid(pid, pid);
+    free(env);
+    close(devnull);
+    close(fds[1]);
+    p->pid = pid;
+    registry_add(pid);
+    p->out_fd = fds[0];
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&p->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    if (pthread_create(&p->reader, NULL, reader_main, p) == 0)
+        p->reader_running = true;
+    else
+        p->eof = true; /* output is then simply not captured */
+    return RL_OK;
+
+fail_devnull:
+    close(devnull);
+fail_pipe: {
+    int e = errno;
+    close(fds[0]);
+    close(fds[1]);
+    errno = e;
+}
+    return RL_ESYS;
+}
+
+/* ---- exit status ---- */
+
+static bool check_exit(rl_proc *p)
+{
+    if (!p->pid)
+        return false;
+    if (p->exited)
+        return true;
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == 0)
+        return false;
+    p->exited = true;
+    p->exit_ns = rl_now_ns();
+    if (si.si_code == CLD_EXITED) {
+        p->exit_code = si.si_status;
+        p->term_sig = 0;
+    } else {
+        p->exit_code = -1;
+        p->term_sig = si.si_status;
+    }
+    return true;
+}
+
+bool rl_proc_alive(rl_proc *p)
+{
+    return p->pid && !check_exit(p);
+}
+
+bool rl_proc_wait_exit(rl_proc *p, int64_t timeout_ms)
+{
+    int64_t until = rl_now_ns() + timeout_ms * RL_NS_PER_MS;
+    for (;;) {
+        if (!p->pid || check_exit(p))
+            return true;
+        if (rl_now_ns() >= until)
+            return false;
+        sleep_ms(2);
+    }
+}
+
+const char *rl_signal_name(int sig)
+{
+    static const struct {
+        int sig;
+        const char *name;
+    } names[] = {
+        {SIGHUP, "SIGHUP"},   {SIGINT, "SIGINT"},     {SIGQUIT, "SIGQUIT"}, {SIGILL, "SIGILL"},
+        {SIGTRAP, "SIGTRAP"}, {SIGABRT, "SIGABRT"},   {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+        {SIGKILL, "SIGKILL"}, {SIGUSR1, "SIGUSR1"},   {SIGSEGV, "SIGSEGV"}, {SIGUSR2, "SIGUSR2"},
+        {SIGPIPE, "SIGPIPE"}, {SIGALRM, "SIGALRM"},   {SIGTERM, "SIGTERM"}, {SIGXCPU, "SIGXCPU"},
+        {SIGXFSZ, "SIGXFSZ"}, {SIGSYS, "SIGSYS"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].sig == sig)
+            return names[i].name;
+    static __thread char other[16];
+    snprintf(other, sizeof other, "SIG%d", sig);
+    return other;
+}
+
+void rl_proc_describe(const rl_proc *p, char *buf, size_t len)
+{
+    if (!p->exited)
+        snprintf(buf, len, "running");
+    else if (p->term_sig)
+        snprintf(buf, len, "killed by %s", rl_signal_name(p->term_sig));
+    else if (p->exit_code > 128 && p->exit_code < 128 + 65)
+        /* A shell that did not exec reports its child's signal this way. */
+        snprintf(buf, len, "exited with status %d (a shell's way of saying %s)", p->exit_code,
+                 rl_signal_name(p->exit_code - 128));
+    else
+        snprintf(buf, len, "exited with status %d", p->exit_code);
+}
+
+/* ---- stop ---- */
+
+static void stop_reader(rl_proc *p, int64_t timeout_ms)
+{
+    if (!p->reader_running)
+        return;
+    /* Wait for EOF (every writer gone) so the tail is complete; a process
+     * that escaped the group may still hold the pipe, so bound the wait. */
+    int64_t until = rl_now_ns() + timeout_ms * RL_NS_PER_MS;
+    pthread_mutex_lock(&p->mu);
+    while (!p->eof) {
+        struct timespec ts = {.tv_sec = until / RL_NS_PER_SEC, .tv_nsec = (long)(until % RL_NS_PER_SEC)};
+        if (pthread_cond_timedwait(&p->cond, &p->mu, &ts) == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(&p->mu);
+    p->stop_reader = 1;
+    pthread_join(p->reader, NULL);
+    p->reader_running = false;
+}
+
+bool rl_proc_stop(rl_proc *p, int64_t grace_ms)
+{
+    bool killed = false;
+    if (p->pid && !p->reaped) {
+        if (!check_exit(p)) {
+            kill(-p->pid, SIGTERM);
+            kill(p->pid, SIGTERM); /* in case it left its group */
+            rl_proc_wait_exit(p, grace_ms);
+        }
+        /* Whether or not the leader obeyed, nothing of its group may stay:
+         * the unreaped leader still reserves the group id here. */
+        if (!p->exited)
+            killed = true;
+        kill(-p->pid, SIGKILL);
+        kill(p->pid, SIGKILL);
+        rl_proc_wait_exit(p, 5000);
+        int st;
+        if (waitpid(p->pid, &st, 0) == p->pid || errno == ECHILD)
+            p->reaped = true;
+        registry_remove(p->pid);
+    }
+    stop_reader(p, 200);
+    if (p->out_fd >= 0) {
+        close(p->out_fd);
+        p->out_fd = -1;
+    }
+    return killed;
+}
+
+void rl_proc_fini(rl_proc *p)
+{
+    if (!p->pid)
+        return;
+    rl_proc_stop(p, 0);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cond);
+    p->pid = 0;
+}
+
+/* ---- output ---- */
+
+int rl_proc_wait_line(rl_proc *p, const char *needle, int64_t timeout_ms, char *line, size_t linelen)
+{
+    int64_t until = rl_now_ns() + timeout_ms * RL_NS_PER_MS;
+    size_t nlen = strlen(needle);
+    bool leader_gone = false;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        /* Look for a complete line holding |needle|. */
+        size_t start = 0;
+        for (size_t i = 0; i < p->cap.nhead; i++) {
+            if (p->cap.head[i] != '\n')
+                continue;
+            size_t n = i - start;
+            if (memmem(p->cap.head + start, n, needle, nlen)) {
+                size_t c = n < linelen - 1 ? n : linelen - 1;
+                memcpy(line, p->cap.head + start, c);
+                line[c] = '\0';
+                pthread_mutex_unlock(&p->mu);
+                return RL_OK;
+            }
+            start = i + 1;
+        }
+        if (p->eof || leader_gone) {
+            pthread_mutex_unlock(&p->mu);
+            return RL_ECHILD;
+        }
+        int64_t now = rl_now_ns();
+        if (now >= until) {
+            pthread_mutex_unlock(&p->mu);
+            return RL_ETIMEOUT;
+        }
+        /* Wake at least every 50 ms to notice an exit while a grandchild
+         * keeps the pipe open. */
+        int64_t wake = now + 50 * RL_NS_PER_MS < until ? now + 50 * RL_NS_PER_MS : until;
+        struct timespec ts = {.tv_sec = wake / RL_NS_PER_SEC, .tv_nsec = (long)(wake % RL_NS_PER_SEC)};
+        pthread_cond_timedwait(&p->cond, &p->mu, &ts);
+        pthread_mutex_unlock(&p->mu);
+        if (!rl_proc_alive(p)) {
+            /* Let the reader collect the last bytes; search once more. */
+            sleep_ms(20);
+            leader_gone = true;
+        }
+        pthread_mutex_lock(&p->mu);
+    }
+}
+
+uint64_t rl_proc_output_tail(rl_proc *p, char *buf, size_t len)
+{
+    if (!p->pid && !p->cap.total) {
+        if (len)
+            buf[0] = '\0';
+        return 0;
+    }
+    pthread_mutex_lock(&p->mu);
+    uint64_t total = capture_tail(&p->cap, buf, len);
+    pthread_mutex_unlock(&p->mu);
+    return total;
+}
+
+uint64_t rl_proc_output_text(rl_proc *p, char *buf, size_t len)
+{
+    if (!p->pid && !p->cap.total) {
+        if (len)
+            buf[0] = '\0';
+        return 0;
+    }
+    pthread_mutex_lock(&p->mu);
+    uint64_t total = capture_text(&p->cap, buf, len);
+    pthread_mutex_unlock(&p->mu);
+    return total;
+}
+
+/* ---- /proc ---- */
+
+/* Reads /proc/|pid|/stat and returns the fields after the command name
+ * (which may hold spaces and parentheses), starting at field 3 (state). */
+static bool read_stat(const char *pid, char *buf, size_t len, char **rest)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%s/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    char *paren = strrchr(buf, ')');
+    if (!paren || paren[1] != ' ')
+        return false;
+    *rest = paren + 2;
+    return true;
+}
+
+/* Splits |rest| (field 3 onwards) into fields; fields[k] is field k+3. */
+static int split_fields(char *rest, char **fields, int max)
+{
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(rest, " ", &save); tok && n < max; tok = strtok_r(NULL, " ", &save))
+        fields[n++] = tok;
+    return n;
+}
+
+static bool all_digits(const char *s)
+{
+    if (!*s)
+        return false;
+    for (; *s; s++)
+        if (!isdigit((unsigned char)*s))
+            return false;
+    return true;
+}
+
+int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
+{
+    memset(out, 0, sizeof *out);
+    DIR *d = opendir("/proc");
+    if (!d)
+        return RL_ESYS;
+    long ticks = sysconf(_SC_CLK_TCK);
+    long page = sysconf(_SC_PAGESIZE);
+    struct dirent *e;
+    char buf[1024];
+    while ((e = readdir(d))) {
+        char *rest, *f[24];
+        if (!all_digits(e->d_name) || !read_stat(e->d_name, buf, sizeof buf, &rest))
+            continue;
+        /* f[0]=state(3) f[2]=pgrp(5) f[11]=utime(14) f[12]=stime(15)
+         * f[17]=num_threads(20) f[21]=rss(24) */
+        if (split_fields(rest, f, 24) < 22 || atol(f[2]) != (long)pgid)
+            continue;
+        out->nprocs++;
+        out->nthreads += atoi(f[17]);
+        out->rss_bytes += (uint64_t)strtoull(f[21], NULL, 10) * (uint64_t)page;
+        int64_t t = strtoll(f[11], NULL, 10) + strtoll(f[12], NULL, 10);
+        out->cpu_ns += t * (RL_NS_PER_SEC / ticks);
+    }
+    closedir(d);
+    return out->nprocs ? RL_OK : RL_ENOTFOUND;
+}
+
+int rl_proc_become_subreaper(void)
+{
+    return prctl(PR_SET_CHILD_SUBREAPER, 1) == 0 ? RL_OK : RL_ESYS;
+}
+
+/* Appends to |out| (room for |max|) our children not in |keep|. */
+static size_t list_children(const pid_t *keep, size_t nkeep, pid_t *out, size_t max)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    pid_t me = getpid();
+    size_t n = 0;
+    struct dirent *e;
+    char buf[1024];
+    while ((e = readdir(d)) && n < max) {
+        char *rest, *f[3];
+        if (!all_digits(e->d_name) || !read_stat(e->d_name, buf, sizeof buf, &rest))
+            continue;
+        if (split_fields(rest, f, 3) < 2 || atol(f[1]) != (long)me)
+            continue;
+        pid_t pid = (pid_t)atol(e->d_name);
+        bool kept = false;
+        for (size_t i = 0; i < nkeep && !kept; i++)
+            kept = keep[i] == pid;
+        if (!kept)
+            out[n++] = pid;
+    }
+    closedir(d);
+    return n;
+}
+
+int rl_proc_reap_orphans(const pid_t *keep, size_t nkeep, int64_t timeout_ms)
+{
+    int64_t until = rl_now_ns() + timeout_ms * RL_NS_PER_MS;
+    int killed = 0;
+    for (;;) {
+        pid_t kids[256];
+        size_t n = list_children(keep, nkeep, kids, 256);
+        if (!n || rl_now_ns() >= until)
+            return killed;
+        for (size_t i = 0; i < n; i++) {
+            /* Its own group too: whatever it started goes with it. */
+            if (getpgid(kids[i]) == kids[i])
+                kill(-kids[i], SIGKILL);
+            if (kill(kids[i], SIGKILL) == 0)
+                killed++;
+        }
+        for (size_t i = 0; i < n; i++) {
+            while (rl_now_ns() < until) {
+                pid_t r = waitpid(kids[i], NULL, WNOHANG);
+                if (r == kids[i] || (r < 0 && errno == ECHILD))
+                    break;
+                sleep_ms(1);
+            }
+        }
+    }
+}
