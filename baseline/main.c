@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <grpc/grpc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +30,32 @@ static void usage(FILE *f)
             "                  deadline_ms (remaining at arrival, null for none), arrival_ns,\n"
             "                  end_ns (CLOCK_MONOTONIC), steps_done, status, status_name,\n"
             "                  cancelled, attempt, faulted\n"
-            "  --grace-ms MS   after SIGTERM, how long in-flight calls may finish (10000)\n");
+            "  --grace-ms MS   after SIGTERM, how long in-flight calls may finish (10000)\n"
+            "  --arg KEY=VALUE a server channel arg (integer if VALUE is one, else string);\n"
+            "                  repeatable, e.g. --arg grpc.http2.max_ping_strikes=2\n");
+}
+
+#define MAX_ARGS 32
+
+/* Adds "KEY=VALUE" to |args|. Returns 0, or -1 when it is malformed. */
+static int add_arg(grpc_channel_args *args, grpc_arg *slots, char *kv)
+{
+    char *eq = strchr(kv, '=');
+    if (!eq || eq == kv || args->num_args == MAX_ARGS)
+        return -1;
+    *eq = '\0';
+    grpc_arg *a = &slots[args->num_args++];
+    a->key = kv;
+    char *end;
+    long long v = strtoll(eq + 1, &end, 10);
+    if (*(eq + 1) && !*end && v >= INT_MIN && v <= INT_MAX) {
+        a->type = GRPC_ARG_INTEGER;
+        a->value.integer = (int)v;
+    } else {
+        a->type = GRPC_ARG_STRING;
+        a->value.string = eq + 1;
+    }
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -39,18 +65,27 @@ int main(int argc, char **argv)
     const char *record = NULL;
     int threads = 0;
     long grace_ms = 10000;
+    grpc_arg arg_slots[MAX_ARGS];
+    grpc_channel_args args = {0, arg_slots};
     static const struct option longopts[] = {
         {"listen", required_argument, NULL, 'l'}, {"threads", required_argument, NULL, 't'},
         {"record", required_argument, NULL, 'r'}, {"grace-ms", required_argument, NULL, 'g'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"arg", required_argument, NULL, 'a'},      {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     int opt;
-    while ((opt = getopt_long(argc, argv, "l:t:r:g:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "l:t:r:g:a:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'l': listen = optarg; break;
         case 't': threads = atoi(optarg); break;
         case 'r': record = optarg; break;
         case 'g': grace_ms = atol(optarg); break;
+        case 'a':
+            if (add_arg(&args, arg_slots, optarg) != 0) {
+                fprintf(stderr, "baseline: --arg wants KEY=VALUE (at most %d), not '%s'\n", MAX_ARGS, optarg);
+                return 2;
+            }
+            break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -84,6 +119,7 @@ int main(int argc, char **argv)
         .methods = methods,
         .nmethods = sizeof methods / sizeof *methods,
         .grace_ms = grace_ms,
+        .args = args.num_args ? &args : NULL,
     };
     rl_server *server;
     char err[256];
