@@ -2,7 +2,7 @@
 # same timeout to both downstream calls, so Work gets a deadline later than
 # the client's: the time the Lookup took is counted twice.
 #
-# Must fail: deadline/shrinks (Work's deadline is about 300 ms too long).
+# Must fail: deadline/shrinks (Work's deadline is too long by the Lookup's duration).
 # Must pass: deadline/none, expires-in-lookup, once; every cancel scenario.
 from relay_good import Downstream, Relay, lookup_request, serve, time_left, work_request, pb
 

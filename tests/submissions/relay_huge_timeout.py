@@ -4,7 +4,7 @@
 # met grpcio's "no deadline = 9.2e18 s left", which overflows as a timeout,
 # and clamped it instead of sending no deadline.
 #
-# Must fail: deadline/none (Work, and Lookup, arrive with ~2.07e9 ms).
+# Must fail: deadline/none (Work, and Lookup, arrive with ~2.076e9 ms).
 # Must pass: deadline/shrinks, expires-in-lookup, once; every cancel scenario.
 from relay_good import Downstream, Relay, lookup_request, serve, work_request, pb
 
