@@ -7,7 +7,8 @@
 
 #define EXERCISES(X) \
     X(deadline)      \
-    X(cancel)
+    X(cancel)        \
+    X(flow)
 
 #define DECLARE(name) extern const rl_exercise rl_ex_##name;
 EXERCISES(DECLARE)

@@ -161,6 +161,7 @@ int rl_flow_stall(grpc_channel *ch, const char *tag, const rl_flow_stall_opts *o
     }
     int64_t t0 = rl_now_ns();
     int64_t next_read = t0 + o->read_every_ms * RL_NS_PER_MS;
+    int64_t next_sample = t0;
     for (;;) {
         int64_t now = rl_now_ns();
         int64_t watched = now - t0;
@@ -174,7 +175,6 @@ int rl_flow_stall(grpc_channel *ch, const char *tag, const rl_flow_stall_opts *o
             out->gave_up = true;
             break;
         }
-        int64_t next_sample = now + period;
         if (o->read_every_ms > 0 && s->received < s->count && now >= next_read) {
             int rc = read_one(s, w, period, now + o->first_timeout_ms * RL_NS_PER_MS, err, errlen);
             if (rc != RL_OK)
@@ -187,9 +187,14 @@ int rl_flow_stall(grpc_channel *ch, const char *tag, const rl_flow_stall_opts *o
         if (o->read_every_ms > 0 && next_read < until)
             until = next_read;
         rl_stream_idle(s, until);
-        if (rl_now_ns() >= next_sample && rl_memwatch_sample(w) != RL_OK) {
-            snprintf(err, errlen, "the producer's processes are gone");
-            return RL_ENOTFOUND;
+        if (rl_now_ns() >= next_sample) {
+            if (rl_memwatch_sample(w) != RL_OK) {
+                snprintf(err, errlen, "the producer's processes are gone");
+                return RL_ENOTFOUND;
+            }
+            next_sample += period;
+            if (next_sample < rl_now_ns())
+                next_sample = rl_now_ns() + period;
         }
         if (s->status_done && !s->ended) {
             describe_end(s, err, errlen, "during the stall");

@@ -1,0 +1,302 @@
+/* ex_flow: the flow-control exercise. A server-streaming producer must make
+ * the next message only when the HTTP/2 window lets the previous one go, so
+ * a reader that stalls costs it one window, not the whole stream; it must
+ * stop when the client cancels, and keep serving. The grader reads with a
+ * default C-core client (BDP probing on, as real clients have it) and
+ * samples the submission's whole process group from /proc (rl_flow). */
+#include "ex_flow.h"
+
+#include "exercise.h"
+#include "rl_deadline.h"
+#include "rl_err.h"
+#include "rl_flow.h"
+#include "rl_probe.h"
+#include "rl_proc.h"
+#include "run.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define MS RL_NS_PER_MS
+
+/* The lab's request: 3000 x 64 KiB = 187.5 MiB, far above any budget. */
+#define STALL_COUNT 3000
+#define STALL_SIZE 65536
+/* RSS moves by less than this between samples of an idle runtime. */
+#define FLAT_TOL_BYTES (UINT64_C(1) << 20)
+/* Stop watching past this growth: the verdict is clear and the machine is
+ * shared (the driver's RLIMIT_DATA is 1 GiB). */
+#define GIVE_UP_BYTES (UINT64_C(512) << 20)
+/* Reading 187.5 MiB from a Python producer takes under 2 s here. */
+#define RESUME_MS 30000
+/* The slow reader takes a chunk every 5 ms (12.5 MiB/s) for 2-3 s. */
+#define SLOW_EVERY_MS 5
+/* cancel: many small chunks, so a producer that goes on has work for
+ * seconds (1,000,000 x 256 B), read a few, cancel, let the cancel land. */
+#define CANCEL_COUNT 1000000
+#define CANCEL_SIZE 256
+#define CANCEL_READ 100
+#define CANCEL_SETTLE_MS 300
+
+void rl_flow_judge_memory(uint64_t base_rss, uint64_t peak_rss, uint64_t read, uint64_t count, int64_t watched_ms,
+                          bool settled, rl_flow_mem_check *out)
+{
+    memset(out, 0, sizeof *out);
+    out->base_mib = (double)base_rss / RL_MIB;
+    out->peak_mib = (double)peak_rss / RL_MIB;
+    out->growth_mib = peak_rss > base_rss ? (double)(peak_rss - base_rss) / RL_MIB : 0.0;
+    out->budget_mib = RL_FLOW_BUDGET_MIB;
+    out->read = read;
+    out->count = count;
+    out->watched_ms = watched_ms;
+    out->settled = settled;
+    out->pass = out->growth_mib <= out->budget_mib;
+}
+
+int rl_flow_memory_feedback(const rl_flow_mem_check *c, const char *while_what, char *buf, size_t len)
+{
+    if (c->pass)
+        return snprintf(buf, len,
+                        "RSS grew %.1f MiB (%.1f -> %.1f MiB) %s, watched %.1f s%s (budget %d MiB): the producer "
+                        "waits for the flow-control window",
+                        c->growth_mib, c->base_mib, c->peak_mib, while_what, c->watched_ms / 1000.0,
+                        c->settled ? " until flat" : "", RL_FLOW_BUDGET_MIB);
+    return snprintf(buf, len,
+                    "RSS grew %.1f MiB (%.1f -> %.1f MiB) %s (budget %d MiB): the producer does not wait for the "
+                    "flow-control window -- a thread filling an unbounded queue?",
+                    c->growth_mib, c->base_mib, c->peak_mib, while_what, RL_FLOW_BUDGET_MIB);
+}
+
+bool rl_flow_judge_cancel_cpu(int64_t cpu_ms, int64_t window_ms)
+{
+    return cpu_ms * RL_FLOW_CANCEL_WINDOW_MS <= RL_FLOW_CANCEL_CPU_MS * window_ms;
+}
+
+static void sleep_ms(int64_t ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* Turns a failed rl_flow_* step into a verdict: CRASH when the submission
+ * died, else TIMEOUT, FAIL or ERROR by |rc|. Returns 0 so callers can
+ * `return failed(...)`. */
+static int failed(rl_grade_ctx *ctx, int rc, const rl_stream *s, const char *err, const char *what,
+                  rl_scenario_result *out)
+{
+    bool unavailable = s->status_done && s->status == GRPC_STATUS_UNAVAILABLE;
+    if (rl_grade_crash_check(ctx, unavailable || rc == RL_ENOTFOUND ? 1000 : 100, what, out))
+        return 0;
+    switch (rc) {
+    case RL_ETIMEOUT: return rl_grade_result(out, RL_TIMEOUT, "%s: %s", what, err);
+    case RL_EINVAL: return rl_grade_result(out, RL_FAIL, "%s: %s", what, err);
+    case RL_EGRPC: return rl_grade_result(out, s->call ? RL_FAIL : RL_ERROR, "%s: %s", what, err);
+    default: return rl_grade_result(out, RL_ERROR, "%s: %s", what, err);
+    }
+}
+
+/* Starts the group watch and the stalled (or slow) read. Returns 0, or 1
+ * with |out| filled. */
+static int watch(rl_grade_ctx *ctx, const rl_flow_stall_opts *o, rl_memwatch *w, rl_stream *s,
+                 rl_flow_stall_result *res, rl_scenario_result *out)
+{
+    if (rl_memwatch_start(w, rl_grade_submission_pgid(ctx), FLAT_TOL_BYTES, false) != RL_OK) {
+        if (!rl_grade_crash_check(ctx, 1000, "before Produce", out))
+            rl_grade_result(out, RL_ERROR, "cannot read the submission's processes from /proc");
+        return 1;
+    }
+    char err[400];
+    char what[96];
+    snprintf(what, sizeof what, "Produce(%u x %u)", o->count, o->size);
+    int rc = rl_flow_stall(rl_grade_submission_channel(ctx), rl_grade_tag(ctx), o, w, s, res, err, sizeof err);
+    if (rc == RL_OK)
+        return 0;
+    failed(ctx, rc, s, err, what, out);
+    return 1;
+}
+
+static void stall_opts(rl_flow_stall_opts *o)
+{
+    rl_flow_stall_defaults(o);
+    o->count = STALL_COUNT;
+    o->size = STALL_SIZE;
+    o->give_up_growth = GIVE_UP_BYTES;
+}
+
+/* stall: read 1 chunk of 3000 x 64 KiB, stop reading, watch the RSS. */
+static int stall(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    rl_flow_stall_opts o;
+    stall_opts(&o);
+    rl_memwatch w;
+    rl_stream s;
+    rl_flow_stall_result res;
+    memset(&s, 0, sizeof s);
+    memset(&w, 0, sizeof w);
+    if (watch(ctx, &o, &w, &s, &res, out) == 0) {
+        rl_flow_mem_check c;
+        rl_flow_judge_memory(w.base_rss, w.peak_rss, res.read, o.count, res.watched_ms, res.settled, &c);
+        char fb[400];
+        rl_flow_memory_feedback(&c, "while the reader was stalled after 1 chunk", fb, sizeof fb);
+        rl_grade_result(out, c.pass ? RL_PASS : RL_FAIL, "%s", fb);
+    }
+    rl_stream_fini(&s);
+    rl_memwatch_fini(&w);
+    return 0;
+}
+
+/* resume: the same stall, then read the rest: every chunk, in order, right. */
+static int resume(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    rl_flow_stall_opts o;
+    stall_opts(&o);
+    rl_memwatch w;
+    rl_stream s;
+    rl_flow_stall_result res;
+    memset(&s, 0, sizeof s);
+    memset(&w, 0, sizeof w);
+    if (watch(ctx, &o, &w, &s, &res, out) == 0) {
+        char err[400];
+        int64_t t0 = rl_now_ns();
+        int rc = rl_flow_read_rest(&s, t0 + RESUME_MS * MS, err, sizeof err);
+        if (rc != RL_OK) {
+            char what[128];
+            snprintf(what, sizeof what, "reading again after a %.1f s stall", res.watched_ms / 1000.0);
+            failed(ctx, rc, &s, err, what, out);
+        } else {
+            rl_grade_result(out, RL_PASS,
+                            "after a %.1f s stall all %u chunks (%.1f MiB) arrived in order with every byte right, "
+                            "the rest in %lld ms",
+                            res.watched_ms / 1000.0, o.count, (double)s.bytes / RL_MIB,
+                            (long long)((rl_now_ns() - t0) / MS));
+        }
+    }
+    rl_stream_fini(&s);
+    rl_memwatch_fini(&w);
+    return 0;
+}
+
+/* slow-reader: take one chunk every 5 ms; memory must stay bounded too. */
+static int slow_reader(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    rl_flow_stall_opts o;
+    stall_opts(&o);
+    o.read_every_ms = SLOW_EVERY_MS;
+    o.min_ms = 2000;
+    o.max_ms = 3000;
+    rl_memwatch w;
+    rl_stream s;
+    rl_flow_stall_result res;
+    memset(&s, 0, sizeof s);
+    memset(&w, 0, sizeof w);
+    if (watch(ctx, &o, &w, &s, &res, out) == 0) {
+        rl_flow_mem_check c;
+        rl_flow_judge_memory(w.base_rss, w.peak_rss, res.read, o.count, res.watched_ms, res.settled, &c);
+        char what[128], fb[400];
+        snprintf(what, sizeof what, "with a reader taking one chunk every %d ms (%llu read, all right)", SLOW_EVERY_MS,
+                 (unsigned long long)res.read);
+        rl_flow_memory_feedback(&c, what, fb, sizeof fb);
+        rl_grade_result(out, c.pass ? RL_PASS : RL_FAIL, "%s", fb);
+    }
+    rl_stream_fini(&s);
+    rl_memwatch_fini(&w);
+    return 0;
+}
+
+/* cancel: read a few of 1,000,000 small chunks, cancel, then the group's
+ * CPU must stay flat and a fresh Produce must succeed. */
+static int cancel(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    grpc_channel *ch = rl_grade_submission_channel(ctx);
+    pid_t pgid = rl_grade_submission_pgid(ctx);
+    rl_stream s, s2;
+    memset(&s2, 0, sizeof s2);
+    char err[400];
+    int rc = rl_stream_open(&s, ch, rl_grade_tag(ctx), CANCEL_COUNT, CANCEL_SIZE, INT64_MAX);
+    if (rc != RL_OK) {
+        rl_grade_result(out, RL_ERROR, "cannot start Produce");
+        goto done;
+    }
+    int64_t until = rl_now_ns() + 10000 * MS;
+    while (s.received < CANCEL_READ) {
+        bool end = false;
+        rc = rl_stream_next(&s, until, &end);
+        if (rc == RL_OK && end) {
+            rl_stream_wait_status(&s, rl_now_ns() + 1000 * MS);
+            snprintf(err, sizeof err, "the stream ended after %llu of %u chunks with %s",
+                     (unsigned long long)s.received, CANCEL_COUNT, rl_status_name(s.status));
+            rc = RL_EGRPC;
+        } else if (rc == RL_EINVAL) {
+            snprintf(err, sizeof err, "wrong data: %s", s.error);
+        } else if (rc == RL_ETIMEOUT) {
+            snprintf(err, sizeof err, "only %llu chunks arrived in 10 s", (unsigned long long)s.received);
+        }
+        if (rc != RL_OK) {
+            failed(ctx, rc, &s, err, "Produce(1000000 x 256) before the cancel", out);
+            goto done;
+        }
+    }
+    rl_stream_cancel(&s);
+    rl_stream_wait_status(&s, rl_now_ns() + 1000 * MS);
+    sleep_ms(CANCEL_SETTLE_MS);
+    rl_proc_sample a, b;
+    if (rl_proc_group_sample(pgid, &a) != RL_OK) {
+        if (!rl_grade_crash_check(ctx, 1000, "after the cancel", out))
+            rl_grade_result(out, RL_ERROR, "cannot read the submission's processes from /proc");
+        goto done;
+    }
+    int64_t t0 = rl_now_ns();
+    sleep_ms(RL_FLOW_CANCEL_WINDOW_MS);
+    int64_t window_ms = (rl_now_ns() - t0) / MS;
+    if (rl_proc_group_sample(pgid, &b) != RL_OK) {
+        if (!rl_grade_crash_check(ctx, 1000, "after the cancel", out))
+            rl_grade_result(out, RL_ERROR, "cannot read the submission's processes from /proc");
+        goto done;
+    }
+    int64_t cpu_ms = (b.cpu_ns - a.cpu_ns) / MS;
+    if (!rl_flow_judge_cancel_cpu(cpu_ms, window_ms)) {
+        rl_grade_result(out, RL_FAIL,
+                        "the submission used %lld ms of CPU in the %lld ms starting %d ms after the cancel (allowed "
+                        "%d per %d ms): the producer goes on after the client cancelled -- a producer thread that "
+                        "is never told the call ended?",
+                        (long long)cpu_ms, (long long)window_ms, CANCEL_SETTLE_MS, RL_FLOW_CANCEL_CPU_MS,
+                        RL_FLOW_CANCEL_WINDOW_MS);
+        goto done;
+    }
+    /* Keeps serving: a fresh small call on the same connection. */
+    rc = rl_stream_open(&s2, ch, rl_grade_tag(ctx), 5, 1000, rl_now_ns() + 5000 * MS);
+    if (rc == RL_OK)
+        rc = rl_flow_read_rest(&s2, rl_now_ns() + 6000 * MS, err, sizeof err);
+    else
+        snprintf(err, sizeof err, "cannot start the call");
+    if (rc != RL_OK) {
+        failed(ctx, rc, &s2, err, "after a cancelled Produce, a new Produce(5 x 1000)", out);
+        goto done;
+    }
+    rl_grade_result(out, RL_PASS,
+                    "after the cancel (at chunk %llu) the submission used %lld ms of CPU in %lld ms, and a new "
+                    "Produce(5 x 1000) succeeded",
+                    (unsigned long long)s.received, (long long)cpu_ms, (long long)window_ms);
+done:
+    rl_stream_fini(&s2);
+    rl_stream_fini(&s);
+    return 0;
+}
+
+static const rl_scenario scenarios[] = {
+    {"stall", "a stalled reader costs one window", stall},
+    {"resume", "after the stall every chunk arrives, right", resume},
+    {"cancel", "cancel stops the producer; still serves", cancel},
+    {"slow-reader", "a slow reader keeps memory bounded", slow_reader},
+};
+
+const rl_exercise rl_ex_flow = {
+    .name = "flow",
+    .summary = "server streaming respects flow control",
+    .kind = RL_SUBMISSION_COMMAND,
+    .needs_baseline = false,
+    .scenarios = scenarios,
+    .nscenarios = sizeof scenarios / sizeof scenarios[0],
+};

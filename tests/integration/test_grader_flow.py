@@ -1,0 +1,80 @@
+# bin/grader's flow exercise against known producers: the reference and the
+# Python generator pass every scenario; the unbounded-queue mistakes (C
+# --unbounded and Python) fail `stall` and `slow-reader` by a wide margin
+# while their data stay right; a producer thread that ignores the cancel
+# fails `cancel`. Each run is bounded by the grader's own limits and by the
+# subprocess timeout here.
+import json
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import PYTHON, SUBMISSIONS, bin_path
+
+BUDGET_MIB = 48  # grader/ex_flow.h RL_FLOW_BUDGET_MIB
+# The mistakes grow by ~185-198 MiB for 3000 x 64 KiB (bench/results/streamer.md);
+# "a wide margin" here means at least three budgets.
+WIDE_MIB = 3 * BUDGET_MIB
+GROWTH_RE = re.compile(r"RSS grew ([0-9.]+) MiB")
+
+
+def grade(tmp_path, submission, only=None):
+    """Runs the grader and returns {scenario id: (status, output)}."""
+    out = tmp_path / "results.json"
+    argv = [bin_path("grader"), "flow", "--submission", submission, "--json", str(out), "--quiet"]
+    if only:
+        argv += ["--only", ",".join(only)]
+    proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=180)
+    assert proc.returncode in (0, 1), proc.stdout.decode(errors="replace")
+    results = json.loads(out.read_text())
+    verdicts = {}
+    for t in results["tests"]:
+        sid = t["name"].split(":")[0].split("/")[1]
+        verdicts[sid] = (t["status"], t["output"])
+    return verdicts
+
+
+def growth(output):
+    m = GROWTH_RE.search(output)
+    assert m, output
+    return float(m.group(1))
+
+
+def python_submission(name):
+    return f"{PYTHON} {os.path.join(SUBMISSIONS, name)}"
+
+
+@pytest.mark.parametrize("submission", ["streamer", "python:streamer_good.py"])
+def test_paced_producers_pass_every_scenario(tmp_path, submission):
+    cmd = bin_path("streamer") if submission == "streamer" else python_submission(submission.split(":")[1])
+    v = grade(tmp_path, cmd)
+    assert set(v) == {"stall", "resume", "cancel", "slow-reader"}
+    for sid, (status, output) in v.items():
+        assert status == "passed", f"{sid}: {output}"
+    assert growth(v["stall"][1]) < BUDGET_MIB / 4  # measured ~1 MiB
+
+
+@pytest.mark.parametrize("submission", ["streamer --unbounded", "python:streamer_unbounded.py"])
+def test_unbounded_queues_fail_stall_by_a_wide_margin(tmp_path, submission):
+    if submission.startswith("python:"):
+        cmd = python_submission(submission.split(":")[1])
+    else:
+        cmd = bin_path("streamer") + " --unbounded"
+    v = grade(tmp_path, cmd, only=["stall", "resume", "slow-reader"])
+    status, output = v["stall"]
+    assert status == "failed", output
+    assert growth(output) > WIDE_MIB, output
+    assert "unbounded queue" in output
+    assert v["slow-reader"][0] == "failed", v["slow-reader"][1]
+    assert growth(v["slow-reader"][1]) > WIDE_MIB
+    # The data are right: only the memory is wrong.
+    assert v["resume"][0] == "passed", v["resume"][1]
+
+
+def test_producer_ignoring_cancel_fails_cancel(tmp_path):
+    v = grade(tmp_path, python_submission("streamer_nocancel.py"), only=["cancel"])
+    status, output = v["cancel"]
+    assert status == "failed", output
+    assert "goes on after the client cancelled" in output

@@ -1,0 +1,94 @@
+/* Unit tests for the flow exercise's judging: the memory budget's edges,
+ * the wording of both verdicts (numbers, budget, likely mistake), and the
+ * CPU allowance after a cancel scaled to the window actually measured. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "ex_flow.h"
+
+#define MIB (UINT64_C(1) << 20)
+
+static void growth_within_budget_passes(void **state)
+{
+    (void)state;
+    rl_flow_mem_check c;
+    rl_flow_judge_memory(15 * MIB, 16 * MIB, 1, 3000, 1500, true, &c);
+    assert_true(c.pass);
+    rl_flow_judge_memory(15 * MIB, (15 + RL_FLOW_BUDGET_MIB) * MIB, 1, 3000, 1500, true, &c);
+    assert_true(c.pass);
+}
+
+static void growth_past_budget_fails(void **state)
+{
+    (void)state;
+    rl_flow_mem_check c;
+    rl_flow_judge_memory(15 * MIB, (15 + RL_FLOW_BUDGET_MIB) * MIB + 1, 1, 3000, 1500, true, &c);
+    assert_false(c.pass);
+    rl_flow_judge_memory(33 * MIB, 220 * MIB, 1, 3000, 1800, true, &c);
+    assert_false(c.pass);
+    assert_true(c.growth_mib > 186.9 && c.growth_mib < 187.1);
+}
+
+static void shrinking_rss_is_no_growth(void **state)
+{
+    (void)state;
+    rl_flow_mem_check c;
+    rl_flow_judge_memory(40 * MIB, 30 * MIB, 1, 3000, 1500, true, &c);
+    assert_true(c.pass);
+    assert_true(c.growth_mib == 0.0);
+}
+
+static void failing_feedback_names_numbers_and_mistake(void **state)
+{
+    (void)state;
+    rl_flow_mem_check c;
+    rl_flow_judge_memory(33 * MIB, 220 * MIB, 1, 3000, 1800, true, &c);
+    char buf[400];
+    rl_flow_memory_feedback(&c, "while the reader was stalled after 1 chunk", buf, sizeof buf);
+    assert_non_null(strstr(buf, "RSS grew 187.0 MiB"));
+    assert_non_null(strstr(buf, "(33.0 -> 220.0 MiB)"));
+    assert_non_null(strstr(buf, "budget 48 MiB"));
+    assert_non_null(strstr(buf, "while the reader was stalled"));
+    assert_non_null(strstr(buf, "unbounded queue"));
+}
+
+static void passing_feedback_names_numbers(void **state)
+{
+    (void)state;
+    rl_flow_mem_check c;
+    rl_flow_judge_memory(15 * MIB, 16 * MIB, 1, 3000, 1500, true, &c);
+    char buf[400];
+    rl_flow_memory_feedback(&c, "while the reader was stalled after 1 chunk", buf, sizeof buf);
+    assert_non_null(strstr(buf, "RSS grew 1.0 MiB"));
+    assert_non_null(strstr(buf, "watched 1.5 s until flat"));
+    assert_null(strstr(buf, "unbounded"));
+}
+
+static void cancel_cpu_scales_with_window(void **state)
+{
+    (void)state;
+    assert_true(rl_flow_judge_cancel_cpu(0, 1000));
+    assert_true(rl_flow_judge_cancel_cpu(RL_FLOW_CANCEL_CPU_MS, RL_FLOW_CANCEL_WINDOW_MS));
+    assert_false(rl_flow_judge_cancel_cpu(RL_FLOW_CANCEL_CPU_MS + 1, RL_FLOW_CANCEL_WINDOW_MS));
+    /* A window that ran long (a loaded grader) allows proportionally more. */
+    assert_true(rl_flow_judge_cancel_cpu(RL_FLOW_CANCEL_CPU_MS * 2, RL_FLOW_CANCEL_WINDOW_MS * 2));
+    assert_false(rl_flow_judge_cancel_cpu(990, 1000));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(growth_within_budget_passes),
+        cmocka_unit_test(growth_past_budget_fails),
+        cmocka_unit_test(shrinking_rss_is_no_growth),
+        cmocka_unit_test(failing_feedback_names_numbers_and_mistake),
+        cmocka_unit_test(passing_feedback_names_numbers),
+        cmocka_unit_test(cancel_cpu_scales_with_window),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
