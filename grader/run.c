@@ -379,7 +379,12 @@ static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
     snprintf(env_listen, sizeof env_listen, "RELAYLAB_LISTEN=%s", ctx->sub_addr);
     snprintf(env_baseline, sizeof env_baseline, "RELAYLAB_BASELINE=%s", ctx->baseline_addr);
     const char *env[] = {env_listen, env_baseline, NULL};
-    const char *argv[] = {"/bin/sh", "-c", ctx->opt->submission, NULL};
+    /* A simple command is exec'd by the shell, so the submission itself
+     * leads the group and its exit status or signal reaches us unaltered. */
+    char *cmd = rl_xmalloc(strlen(ctx->opt->submission) + 8);
+    bool simple = strpbrk(ctx->opt->submission, ";&|()`\n") == NULL && strncmp(ctx->opt->submission, "exec ", 5) != 0;
+    sprintf(cmd, "%s%s", simple ? "exec " : "", ctx->opt->submission);
+    const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
     rl_proc_limits lim = {
         .data_bytes = SUB_DATA_BYTES,
         .cpu_seconds = SUB_CPU_SECONDS,
@@ -388,7 +393,9 @@ static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
         .fsize_bytes = SUB_FSIZE_BYTES,
     };
     rl_proc_options po = {.argv = argv, .setenv = env, .limits = &lim, .kill_with_parent = true};
-    if (rl_proc_spawn(&ctx->sub, &po) != RL_OK) {
+    int src = rl_proc_spawn(&ctx->sub, &po);
+    free(cmd);
+    if (src != RL_OK) {
         rl_grade_result(out, RL_ERROR, "cannot start the submission: %s", strerror(errno));
         return RL_ERROR;
     }
@@ -420,7 +427,7 @@ static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
     if (!rl_proc_alive(&ctx->sub)) {
         char how[96];
         rl_proc_describe(&ctx->sub, how, sizeof how);
-        rl_verdict v = ctx->sub.term_sig ? RL_CRASH : RL_NOT_READY;
+        rl_verdict v = rl_proc_death_signal(&ctx->sub) ? RL_CRASH : RL_NOT_READY;
         rl_grade_result(out, v, "the submission %s before it listened on %s%s%s", how, ctx->sub_addr, sep, lines);
         return v;
     }

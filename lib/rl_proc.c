@@ -405,16 +405,28 @@ const char *rl_signal_name(int sig)
     return other;
 }
 
+int rl_proc_death_signal(const rl_proc *p)
+{
+    if (!p->exited)
+        return 0;
+    if (p->term_sig)
+        return p->term_sig;
+    /* A shell that ran the program as its child (rather than exec'ing it)
+     * reports the child's death by signal N as exit status 128+N. */
+    if (p->exit_code > 128 && p->exit_code < 128 + 32)
+        return p->exit_code - 128;
+    return 0;
+}
+
 void rl_proc_describe(const rl_proc *p, char *buf, size_t len)
 {
     if (!p->exited)
         snprintf(buf, len, "running");
     else if (p->term_sig)
-        snprintf(buf, len, "killed by %s", rl_signal_name(p->term_sig));
-    else if (p->exit_code > 128 && p->exit_code < 128 + 65)
-        /* A shell that did not exec reports its child's signal this way. */
-        snprintf(buf, len, "exited with status %d (a shell's way of saying %s)", p->exit_code,
-                 rl_signal_name(p->exit_code - 128));
+        snprintf(buf, len, "was killed by %s", rl_signal_name(p->term_sig));
+    else if (rl_proc_death_signal(p))
+        snprintf(buf, len, "was killed by %s (its shell exited with status %d)",
+                 rl_signal_name(rl_proc_death_signal(p)), p->exit_code);
     else
         snprintf(buf, len, "exited with status %d", p->exit_code);
 }
@@ -611,13 +623,17 @@ int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
         if (!all_digits(e->d_name) || !read_stat(e->d_name, buf, sizeof buf, &rest))
             continue;
         /* f[0]=state(3) f[2]=pgrp(5) f[11]=utime(14) f[12]=stime(15)
-         * f[17]=num_threads(20) f[21]=rss(24) */
-        if (split_fields(rest, f, 24) < 22 || atol(f[2]) != (long)pgid)
+         * f[13]=cutime(16) f[14]=cstime(17) f[17]=num_threads(20)
+         * f[21]=rss(24) */
+        /* Zombies hold no memory and run no more: they are not the group. */
+        if (split_fields(rest, f, 24) < 22 || atol(f[2]) != (long)pgid || f[0][0] == 'Z')
             continue;
         out->nprocs++;
         out->nthreads += atoi(f[17]);
         out->rss_bytes += (uint64_t)strtoull(f[21], NULL, 10) * (uint64_t)page;
-        int64_t t = strtoll(f[11], NULL, 10) + strtoll(f[12], NULL, 10);
+        /* Children a member already reaped count too: CPU the group spent. */
+        int64_t t = strtoll(f[11], NULL, 10) + strtoll(f[12], NULL, 10) + strtoll(f[13], NULL, 10) +
+                    strtoll(f[14], NULL, 10);
         out->cpu_ns += t * (RL_NS_PER_SEC / ticks);
     }
     closedir(d);

@@ -97,8 +97,12 @@ bool rl_proc_stop(rl_proc *p, int64_t grace_ms);
  * Accepts a zeroed or stopped struct. */
 void rl_proc_fini(rl_proc *p);
 
-/* "exited with status 3", "killed by SIGSEGV", "running". */
+/* "exited with status 3", "was killed by SIGSEGV", "running". */
 void rl_proc_describe(const rl_proc *p, char *buf, size_t len);
+
+/* The signal that ended the leader, also when a shell leader reported its
+ * child's death as status 128+N; 0 if it exited normally or still runs. */
+int rl_proc_death_signal(const rl_proc *p);
 
 /* The short signal name "SIGSEGV" ("SIG42" if unknown); static storage. */
 const char *rl_signal_name(int sig);
@@ -118,10 +122,11 @@ void rl_capture_add(rl_capture *cap, const char *data, size_t n);
 /* ---- /proc sampling ---- */
 
 typedef struct rl_proc_sample {
-    int nprocs;         /* processes found in the group */
+    int nprocs;         /* live (non-zombie) processes in the group */
     int nthreads;       /* their threads */
     uint64_t rss_bytes; /* sum of resident set sizes */
-    int64_t cpu_ns;     /* sum of user+system CPU time so far */
+    int64_t cpu_ns;     /* user+system CPU time so far, including children
+                         * the members already reaped (10 ms ticks) */
 } rl_proc_sample;
 
 /* Sums RSS and CPU time over every process whose process group is |pgid|

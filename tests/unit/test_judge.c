@@ -1,0 +1,259 @@
+/* Unit tests for the grader's judge: the deadline tolerance boundaries (just
+ * inside and just outside), the mistake classes and their wording, the
+ * cancellation bound, verdict aggregation over runs, and rubric points. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "judge.h"
+#include "report.h"
+#include "rl_err.h"
+
+/* shrinks: 2000 ms budget, 1480 ms truly left at Work's arrival. Both hops
+ * round in 10 ms steps (1-10 s), plus the scheduling allowance. */
+static void upper_bound_adds_both_roundings_and_allowance(void **state)
+{
+    (void)state;
+    assert_int_equal(rl_judge_deadline_upper(2000, 1480), 1480 + 10 + 10 + RL_JUDGE_SCHED_MS);
+    /* Below one second the wire is exact on the second hop. */
+    assert_int_equal(rl_judge_deadline_upper(2000, 500), 500 + 10 + 0 + RL_JUDGE_SCHED_MS);
+    assert_int_equal(rl_judge_deadline_upper(300, 290), 290 + 0 + 0 + RL_JUDGE_SCHED_MS);
+}
+
+static void lower_bound_allows_a_margin(void **state)
+{
+    (void)state;
+    assert_int_equal(rl_judge_deadline_lower(1480), 1480 - 148);
+    assert_int_equal(rl_judge_deadline_lower(500), 500 - RL_JUDGE_MARGIN_MIN_MS);
+    assert_int_equal(rl_judge_deadline_lower(50), 0);
+}
+
+static void deadline_just_inside_passes(void **state)
+{
+    (void)state;
+    rl_dl_check c;
+    int64_t up = rl_judge_deadline_upper(2000, 1480), lo = rl_judge_deadline_lower(1480);
+    rl_judge_deadline("Work", 2000, 1480, true, up, &c);
+    assert_int_equal(c.cls, RL_DL_OK);
+    rl_judge_deadline("Work", 2000, 1480, true, lo, &c);
+    assert_int_equal(c.cls, RL_DL_OK);
+    rl_judge_deadline("Work", 2000, 1480, true, 1479, &c); /* floor to ms */
+    assert_int_equal(c.cls, RL_DL_OK);
+}
+
+static void deadline_just_outside_fails(void **state)
+{
+    (void)state;
+    rl_dl_check c;
+    int64_t up = rl_judge_deadline_upper(2000, 1480), lo = rl_judge_deadline_lower(1480);
+    rl_judge_deadline("Work", 2000, 1480, true, up + 1, &c);
+    assert_int_equal(c.cls, RL_DL_GREW);
+    rl_judge_deadline("Work", 2000, 1480, true, lo - 1, &c);
+    assert_int_equal(c.cls, RL_DL_TOO_SHORT);
+}
+
+static void forwarded_timeout_is_named(void **state)
+{
+    (void)state;
+    rl_dl_check c;
+    char buf[256];
+    rl_judge_deadline("Work", 1000, 702, true, 1000, &c);
+    assert_int_equal(c.cls, RL_DL_UNCHANGED);
+    rl_judge_deadline_feedback(&c, buf, sizeof buf);
+    assert_string_equal(buf, "Work received 1000 ms but only 702 ms remained: the original timeout was forwarded "
+                             "unchanged");
+    /* Rounded up on the wire, it is still the original timeout. */
+    rl_judge_deadline("Work", 2000, 1480, true, 2009, &c);
+    assert_int_equal(c.cls, RL_DL_UNCHANGED);
+}
+
+static void dropped_deadline_is_named(void **state)
+{
+    (void)state;
+    rl_dl_check c;
+    char buf[256];
+    rl_judge_deadline("Work", 2000, 1480, false, 0, &c);
+    assert_int_equal(c.cls, RL_DL_MISSING);
+    rl_judge_deadline_feedback(&c, buf, sizeof buf);
+    assert_non_null(strstr(buf, "Work received no deadline"));
+    assert_non_null(strstr(buf, "the deadline was dropped"));
+}
+
+static void huge_timeout_is_named(void **state)
+{
+    (void)state;
+    rl_dl_check c;
+    char buf[256];
+    rl_judge_deadline("Work", -1, 0, true, 2147483647, &c);
+    assert_int_equal(c.cls, RL_DL_HUGE);
+    rl_judge_deadline_feedback(&c, buf, sizeof buf);
+    assert_string_equal(buf, "Work received 2147483647 ms although the client set no deadline: a huge finite "
+                             "timeout was sent instead of none");
+    rl_judge_deadline("Work", 2000, 1480, true, 2147483647, &c);
+    assert_int_equal(c.cls, RL_DL_HUGE);
+}
+
+static void no_deadline_in_none_out(void **state)
+{
+    (void)state;
+    rl_dl_check c;
+    char buf[256];
+    rl_judge_deadline("Lookup", -1, 0, false, 0, &c);
+    assert_int_equal(c.cls, RL_DL_OK);
+    rl_judge_deadline("Lookup", -1, 0, true, 30000, &c);
+    assert_int_equal(c.cls, RL_DL_INVENTED);
+    rl_judge_deadline_feedback(&c, buf, sizeof buf);
+    assert_non_null(strstr(buf, "invented a deadline"));
+}
+
+static void grown_deadline_between_truth_and_budget(void **state)
+{
+    (void)state;
+    rl_dl_check c;
+    char buf[256];
+    /* Closer to what remained than to the budget: grew, not forwarded. */
+    rl_judge_deadline("Work", 2000, 1480, true, 1650, &c);
+    assert_int_equal(c.cls, RL_DL_GREW);
+    rl_judge_deadline_feedback(&c, buf, sizeof buf);
+    assert_non_null(strstr(buf, "the deadline grew along the chain"));
+}
+
+static void cancel_within_bound_passes(void **state)
+{
+    (void)state;
+    rl_cancel_check c;
+    rl_judge_cancel("Work", true, true, RL_JUDGE_CANCEL_MS, 120, 12, 200, &c);
+    assert_true(c.pass);
+    rl_judge_cancel("Work", true, true, RL_JUDGE_CANCEL_MS + 1, 120, 12, 200, &c);
+    assert_false(c.pass);
+}
+
+static void ignored_cancel_is_named(void **state)
+{
+    (void)state;
+    rl_cancel_check c;
+    char buf[256];
+    rl_judge_cancel("Work", true, false, 1890, 1900, 200, 200, &c);
+    assert_false(c.pass);
+    rl_judge_cancel_feedback(&c, buf, sizeof buf);
+    assert_string_equal(buf, "Work kept running 1890 ms after the cancel (200/200 steps): cancellation is not "
+                             "propagated");
+    rl_judge_cancel("Lookup", false, false, 0, 3000, 0, 0, &c);
+    assert_false(c.pass);
+    rl_judge_cancel_feedback(&c, buf, sizeof buf);
+    assert_string_equal(buf, "Lookup was still running 3000 ms after the cancel: cancellation is not propagated");
+}
+
+static void expiry_bound(void **state)
+{
+    (void)state;
+    assert_true(rl_judge_expiry_on_time(RL_JUDGE_EXPIRE_MS));
+    assert_false(rl_judge_expiry_on_time(RL_JUDGE_EXPIRE_MS + 1));
+}
+
+static void worst_run_wins(void **state)
+{
+    (void)state;
+    assert_int_equal(rl_judge_worse(RL_PASS, RL_FAIL), RL_FAIL);
+    assert_int_equal(rl_judge_worse(RL_CRASH, RL_FAIL), RL_CRASH);
+    assert_int_equal(rl_judge_worse(RL_TIMEOUT, RL_PASS), RL_TIMEOUT);
+    assert_string_equal(rl_verdict_name(RL_NOT_READY), "NOT-READY");
+}
+
+static void points_only_when_every_run_passed(void **state)
+{
+    (void)state;
+    assert_true(rl_judge_points(20, 20, 4.0) == 4.0);
+    assert_true(rl_judge_points(20, 19, 4.0) == 0.0);
+    assert_true(rl_judge_points(0, 0, 4.0) == 0.0);
+}
+
+static const rl_scenario fake_scenarios[] = {{"a", "A", NULL}, {"b", "B", NULL}};
+static const rl_exercise fake = {.name = "fake", .summary = "s", .scenarios = fake_scenarios, .nscenarios = 2};
+
+static char *write_temp(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/test_judge_rubric_%d.json", (int)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void rubric_scores_each_scenario(void **state)
+{
+    (void)state;
+    char err[256];
+    rl_rubric *r = NULL;
+    char *path = write_temp("{\"_c\": \"x\", \"fake\": {\"a\": 3, \"b\": 1.5}}");
+    assert_int_equal(rl_rubric_load(path, &r, err, sizeof err), RL_OK);
+    assert_int_equal(rl_rubric_check(r, &fake, err, sizeof err), RL_OK);
+    assert_true(rl_rubric_points(r, "fake", "b") == 1.5);
+    rl_grade_outcome o[2];
+    memset(o, 0, sizeof o);
+    o[0].scenario = &fake_scenarios[0];
+    o[0].runs = o[0].passed = 3;
+    o[1].scenario = &fake_scenarios[1];
+    o[1].runs = 3;
+    o[1].passed = 2;
+    rl_report rep = {.ex = &fake, .outcomes = o, .noutcomes = 2, .rubric = r, .runs = 3};
+    double score, max;
+    rl_report_score(&rep, &score, &max);
+    assert_true(score == 3.0);
+    assert_true(max == 4.5);
+    rl_rubric_free(r);
+    unlink(path);
+}
+
+static void rubric_errors_are_clear(void **state)
+{
+    (void)state;
+    char err[256];
+    rl_rubric *r = NULL;
+    assert_int_equal(rl_rubric_load("/nonexistent/rubric.json", &r, err, sizeof err), RL_ENOTFOUND);
+    assert_non_null(strstr(err, "cannot read the rubric"));
+    char *path = write_temp("{\"fake\": {\"a\": \"three\"}}");
+    assert_int_equal(rl_rubric_load(path, &r, err, sizeof err), RL_EPARSE);
+    assert_non_null(strstr(err, "fake/a"));
+    path = write_temp("{\"fake\": {\"a\": 1}");
+    assert_int_equal(rl_rubric_load(path, &r, err, sizeof err), RL_EPARSE);
+    assert_non_null(strstr(err, "not valid JSON"));
+    path = write_temp("{\"fake\": {\"a\": 1}}");
+    assert_int_equal(rl_rubric_load(path, &r, err, sizeof err), RL_OK);
+    assert_int_equal(rl_rubric_check(r, &fake, err, sizeof err), RL_EPARSE);
+    assert_string_equal(err, "the rubric has no points for fake/b");
+    rl_rubric_free(r);
+    unlink(path);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(upper_bound_adds_both_roundings_and_allowance),
+        cmocka_unit_test(lower_bound_allows_a_margin),
+        cmocka_unit_test(deadline_just_inside_passes),
+        cmocka_unit_test(deadline_just_outside_fails),
+        cmocka_unit_test(forwarded_timeout_is_named),
+        cmocka_unit_test(dropped_deadline_is_named),
+        cmocka_unit_test(huge_timeout_is_named),
+        cmocka_unit_test(no_deadline_in_none_out),
+        cmocka_unit_test(grown_deadline_between_truth_and_budget),
+        cmocka_unit_test(cancel_within_bound_passes),
+        cmocka_unit_test(ignored_cancel_is_named),
+        cmocka_unit_test(expiry_bound),
+        cmocka_unit_test(worst_run_wins),
+        cmocka_unit_test(points_only_when_every_run_passed),
+        cmocka_unit_test(rubric_scores_each_scenario),
+        cmocka_unit_test(rubric_errors_are_clear),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,263 @@
+/* Unit tests for rl_proc: children lead their own process group, a stop
+ * kills the whole group (grandchildren too) and one that ignores SIGTERM,
+ * exit statuses and signals are told apart, output is captured as head and
+ * tail with a count, group sampling sees RSS and CPU time, and escaped
+ * processes are reaped. Every wait in here is bounded. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "rl_deadline.h"
+#include "rl_err.h"
+#include "rl_proc.h"
+
+static void spawn_sh(rl_proc *p, const char *script)
+{
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    rl_proc_options o = {.argv = argv};
+    assert_int_equal(rl_proc_spawn(p, &o), RL_OK);
+}
+
+static bool pid_exists(pid_t pid)
+{
+    /* A zombie still "exists" for kill(); read its state instead. */
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char *paren = strrchr(buf, ')');
+    return paren && paren[2] != 'Z';
+}
+
+static void child_leads_its_own_group(void **state)
+{
+    (void)state;
+    rl_proc p;
+    spawn_sh(&p, "echo ready; sleep 30");
+    char line[64];
+    assert_int_equal(rl_proc_wait_line(&p, "ready", 5000, line, sizeof line), RL_OK);
+    assert_int_equal(getpgid(p.pid), p.pid);
+    assert_int_not_equal(getpgid(p.pid), getpgid(0));
+    rl_proc_fini(&p);
+}
+
+static void stop_kills_grandchildren(void **state)
+{
+    (void)state;
+    rl_proc p;
+    /* The grandchild writes its pid and lives on in the same group. */
+    spawn_sh(&p, "sleep 30 & echo grandchild $!; wait");
+    char line[64];
+    assert_int_equal(rl_proc_wait_line(&p, "grandchild", 5000, line, sizeof line), RL_OK);
+    pid_t gc = (pid_t)atoi(line + strlen("grandchild "));
+    assert_true(gc > 0);
+    assert_true(pid_exists(gc));
+    rl_proc_stop(&p, 1000);
+    rl_proc_reap_orphans(NULL, 0, 2000);
+    int64_t until = rl_now_ns() + 2 * RL_NS_PER_SEC;
+    while (pid_exists(gc) && rl_now_ns() < until)
+        usleep(10000);
+    assert_false(pid_exists(gc));
+    rl_proc_fini(&p);
+}
+
+static void sigterm_ignored_then_sigkill(void **state)
+{
+    (void)state;
+    rl_proc p;
+    spawn_sh(&p, "trap '' TERM; echo up; while :; do sleep 1; done");
+    char line[64];
+    assert_int_equal(rl_proc_wait_line(&p, "up", 5000, line, sizeof line), RL_OK);
+    int64_t t0 = rl_now_ns();
+    assert_true(rl_proc_stop(&p, 300)); /* true: SIGKILL was needed */
+    assert_true(rl_now_ns() - t0 >= 300 * RL_NS_PER_MS);
+    assert_int_equal(rl_proc_death_signal(&p), SIGKILL);
+    rl_proc_fini(&p);
+}
+
+static void exit_status_and_signal_are_told_apart(void **state)
+{
+    (void)state;
+    rl_proc p;
+    char how[96];
+    spawn_sh(&p, "exit 3");
+    assert_true(rl_proc_wait_exit(&p, 5000));
+    rl_proc_describe(&p, how, sizeof how);
+    assert_string_equal(how, "exited with status 3");
+    assert_int_equal(rl_proc_death_signal(&p), 0);
+    rl_proc_fini(&p);
+
+    spawn_sh(&p, "kill -SEGV $$");
+    assert_true(rl_proc_wait_exit(&p, 5000));
+    rl_proc_describe(&p, how, sizeof how);
+    assert_string_equal(how, "was killed by SIGSEGV");
+    assert_int_equal(rl_proc_death_signal(&p), SIGSEGV);
+    rl_proc_fini(&p);
+
+    /* A shell whose child died of a signal reports 128+N. */
+    spawn_sh(&p, "sh -c 'kill -ABRT $$'; exit $?");
+    assert_true(rl_proc_wait_exit(&p, 5000));
+    assert_int_equal(rl_proc_death_signal(&p), SIGABRT);
+    rl_proc_describe(&p, how, sizeof how);
+    assert_non_null(strstr(how, "SIGABRT"));
+    assert_non_null(strstr(how, "134"));
+    rl_proc_fini(&p);
+}
+
+static void failed_exec_is_status_127(void **state)
+{
+    (void)state;
+    rl_proc p;
+    const char *argv[] = {"/nonexistent/program", NULL};
+    rl_proc_options o = {.argv = argv};
+    assert_int_equal(rl_proc_spawn(&p, &o), RL_OK);
+    assert_true(rl_proc_wait_exit(&p, 5000));
+    rl_proc_stop(&p, 0);
+    char tail[256];
+    rl_proc_output_tail(&p, tail, sizeof tail);
+    assert_non_null(strstr(tail, "cannot run /nonexistent/program"));
+    assert_int_equal(p.exit_code, 127);
+    rl_proc_fini(&p);
+}
+
+static void flood_is_capped_and_counted(void **state)
+{
+    (void)state;
+    rl_proc p;
+    /* 8 MiB: far more than a pipe holds, so an undrained pipe would block. */
+    spawn_sh(&p, "echo FIRST; head -c 8388608 /dev/zero | tr '\\0' x; echo; echo LAST");
+    assert_true(rl_proc_wait_exit(&p, 20000));
+    rl_proc_stop(&p, 0);
+    char text[RL_CAPTURE_HEAD + RL_CAPTURE_TAIL + 128];
+    uint64_t total = rl_proc_output_text(&p, text, sizeof text);
+    assert_int_equal(total, 6 + 8388608 + 1 + 5);
+    assert_true(strncmp(text, "FIRST\n", 6) == 0);
+    assert_non_null(strstr(text, "bytes skipped"));
+    assert_non_null(strstr(text, "\nLAST\n"));
+    char tail[16];
+    rl_proc_output_tail(&p, tail, sizeof tail);
+    assert_string_equal(tail + strlen(tail) - 5, "LAST\n");
+    rl_proc_fini(&p);
+}
+
+static void capture_keeps_head_and_tail(void **state)
+{
+    (void)state;
+    static rl_capture cap;
+    memset(&cap, 0, sizeof cap);
+    char chunk[1000];
+    for (int i = 0; i < 20; i++) {
+        memset(chunk, 'a' + i, sizeof chunk);
+        rl_capture_add(&cap, chunk, sizeof chunk);
+    }
+    assert_int_equal(cap.total, 20000);
+    assert_int_equal(cap.nhead, RL_CAPTURE_HEAD);
+    assert_int_equal(cap.head[0], 'a');
+    /* The newest byte sits just before the ring's write position. */
+    assert_int_equal(cap.tail[(cap.tail_pos + RL_CAPTURE_TAIL - 1) % RL_CAPTURE_TAIL], 'a' + 19);
+}
+
+static void group_sample_sees_rss_and_cpu(void **state)
+{
+    (void)state;
+    rl_proc p;
+    /* A shell that counts for a while (no subprocesses: its own CPU time)
+     * and keeps a sleeping child in its group. */
+    spawn_sh(&p, "sleep 30 & i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; echo spun; wait");
+    char line[32];
+    assert_int_equal(rl_proc_wait_line(&p, "spun", 20000, line, sizeof line), RL_OK);
+    rl_proc_sample s;
+    assert_int_equal(rl_proc_group_sample(p.pid, &s), RL_OK);
+    assert_int_equal(s.nprocs, 2); /* the shell and its sleep */
+    assert_true(s.nthreads >= 2);
+    assert_true(s.rss_bytes > 100 * 1024);
+    /* 300000 shell iterations take well over 50 ms of CPU on any machine
+     * this runs on; ticks are 10 ms. */
+    assert_true(s.cpu_ns >= 50 * RL_NS_PER_MS);
+    rl_proc_stop(&p, 500);
+    /* SIGKILL is delivered asynchronously to the sleep: allow it a moment. */
+    int64_t until = rl_now_ns() + 2 * RL_NS_PER_SEC;
+    while (rl_proc_group_sample(p.pid, &s) != RL_ENOTFOUND && rl_now_ns() < until)
+        usleep(5000);
+    assert_int_equal(rl_proc_group_sample(p.pid, &s), RL_ENOTFOUND);
+    rl_proc_fini(&p);
+}
+
+static void escaped_process_is_reaped(void **state)
+{
+    (void)state;
+    assert_int_equal(rl_proc_become_subreaper(), RL_OK);
+    rl_proc p;
+    /* setsid leaves the group; the intermediate shell exits, so the sleeper
+     * is re-parented to us (the subreaper). */
+    spawn_sh(&p, "setsid sh -c 'echo escaped $$; exec sleep 30' & wait");
+    char line[64];
+    assert_int_equal(rl_proc_wait_line(&p, "escaped", 5000, line, sizeof line), RL_OK);
+    pid_t esc = (pid_t)atoi(line + strlen("escaped "));
+    rl_proc_stop(&p, 500);
+    assert_true(pid_exists(esc)); /* the group kill did not reach it */
+    assert_true(rl_proc_reap_orphans(NULL, 0, 3000) >= 1);
+    assert_false(pid_exists(esc));
+    rl_proc_fini(&p);
+}
+
+static void signal_all_reaches_live_groups(void **state)
+{
+    (void)state;
+    rl_proc p;
+    spawn_sh(&p, "echo up; sleep 30");
+    char line[16];
+    assert_int_equal(rl_proc_wait_line(&p, "up", 5000, line, sizeof line), RL_OK);
+    rl_proc_signal_all(SIGKILL);
+    assert_true(rl_proc_wait_exit(&p, 5000));
+    assert_int_equal(rl_proc_death_signal(&p), SIGKILL);
+    rl_proc_fini(&p);
+}
+
+static void environment_is_added(void **state)
+{
+    (void)state;
+    rl_proc p;
+    const char *argv[] = {"/bin/sh", "-c", "echo \"v=$RL_TEST_VAR\"", NULL};
+    const char *env[] = {"RL_TEST_VAR=hello", NULL};
+    rl_proc_limits lim = {.nofile = 64, .cpu_seconds = 10};
+    rl_proc_options o = {.argv = argv, .setenv = env, .limits = &lim};
+    assert_int_equal(rl_proc_spawn(&p, &o), RL_OK);
+    char line[64];
+    assert_int_equal(rl_proc_wait_line(&p, "v=", 5000, line, sizeof line), RL_OK);
+    assert_string_equal(line, "v=hello");
+    rl_proc_fini(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(child_leads_its_own_group),
+        cmocka_unit_test(stop_kills_grandchildren),
+        cmocka_unit_test(sigterm_ignored_then_sigkill),
+        cmocka_unit_test(exit_status_and_signal_are_told_apart),
+        cmocka_unit_test(failed_exec_is_status_127),
+        cmocka_unit_test(flood_is_capped_and_counted),
+        cmocka_unit_test(capture_keeps_head_and_tail),
+        cmocka_unit_test(group_sample_sees_rss_and_cpu),
+        cmocka_unit_test(escaped_process_is_reaped),
+        cmocka_unit_test(signal_all_reaches_live_groups),
+        cmocka_unit_test(environment_is_added),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
