@@ -1,0 +1,121 @@
+/* relay: the reference relay (bin/relay), the lab's model solution and its
+ * performance anchor. It serves relaylab.Relay/Process by calling the baseline's
+ * Lookup and then Work, passing on only the time left and any cancellation.
+ * --mistake NAME turns it into one of the classic broken relays (see mistake.c). */
+#include "mistake.h"
+#include "process.h"
+#include "rl_deadline.h"
+#include "rl_err.h"
+#include "rl_log.h"
+#include "rl_server.h"
+
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: relay [--listen ADDR] [--baseline ADDR] [--threads N] [--mistake NAME]\n"
+               "  --listen ADDR    where to serve Relay.Process (default $RELAYLAB_LISTEN, else 127.0.0.1:0)\n"
+               "  --baseline ADDR  the baseline to call (default $RELAYLAB_BASELINE; required)\n"
+               "  --threads N      server loops (default: one per core)\n"
+               "  --mistake NAME   behave like a classic broken relay; `--mistake list` shows them\n");
+}
+
+int main(int argc, char **argv)
+{
+    rl_log_init("relay");
+    const char *listen = getenv("RELAYLAB_LISTEN");
+    const char *baseline = getenv("RELAYLAB_BASELINE");
+    const relay_mistake *mistake = relay_mistake_default();
+    int threads = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            usage(stdout);
+            return 0;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "relay: %s needs a value (or is unknown)\n", a);
+            usage(stderr);
+            return 2;
+        }
+        const char *v = argv[++i];
+        if (strcmp(a, "--listen") == 0) {
+            listen = v;
+        } else if (strcmp(a, "--baseline") == 0) {
+            baseline = v;
+        } else if (strcmp(a, "--threads") == 0) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            if (*end || n < 1 || n > 256) {
+                fprintf(stderr, "relay: --threads wants a number from 1 to 256, not '%s'\n", v);
+                return 2;
+            }
+            threads = (int)n;
+        } else if (strcmp(a, "--mistake") == 0) {
+            if (strcmp(v, "list") == 0) {
+                printf("relay modes (--mistake NAME):\n");
+                relay_mistake_print_list(stdout);
+                return 0;
+            }
+            mistake = relay_mistake_find(v);
+            if (!mistake) {
+                fprintf(stderr, "relay: unknown mistake '%s'; the modes are:\n", v);
+                relay_mistake_print_list(stderr);
+                return 2;
+            }
+        } else {
+            fprintf(stderr, "relay: unknown option %s\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!listen || !*listen)
+        listen = "127.0.0.1:0";
+    if (!baseline || !*baseline) {
+        fprintf(stderr, "relay: no baseline to call: pass --baseline HOST:PORT or set RELAYLAB_BASELINE "
+                        "(the address bin/baseline printed in its 'listening on' line)\n");
+        return 2;
+    }
+
+    grpc_init();
+    /* One channel shared by every loop: one HTTP/2 connection to the baseline.
+     * Measured with bench-relay (2 cores, 64 in flight) against one channel per
+     * loop on separate connections: see bench/results/relay.md. */
+    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
+    grpc_channel *channel = grpc_channel_create(baseline, creds, NULL);
+    grpc_channel_credentials_release(creds);
+
+    relay_ctx ctx;
+    relay_ctx_init(&ctx, channel, mistake);
+    const rl_method methods[] = {{RELAY_PROCESS_PATH, relay_process_start, &ctx}};
+    rl_server_options opt = {
+        .name = "relay",
+        .listen = listen,
+        .threads = threads,
+        .methods = methods,
+        .nmethods = sizeof methods / sizeof methods[0],
+        .args = NULL,
+        .grace_ms = -1,
+    };
+    if (mistake != relay_mistake_default())
+        RL_WARN("running with the '%s' mistake: %s", mistake->name, mistake->description);
+
+    char err[256];
+    rl_server *server;
+    if (rl_server_start(&opt, &server, err, sizeof err) != RL_OK) {
+        fprintf(stderr, "relay: %s\n", err);
+        grpc_channel_destroy(channel);
+        grpc_shutdown();
+        return 1;
+    }
+    rl_server_wait(server);
+    rl_server_free(server);
+    grpc_channel_destroy(channel);
+    grpc_shutdown();
+    return 0;
+}

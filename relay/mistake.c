@@ -1,0 +1,98 @@
+/* mistake: the table of relay modes, the correct one first; see mistake.h. */
+#include "mistake.h"
+
+#include "rl_deadline.h"
+
+#include <grpc/grpc.h>
+#include <string.h>
+
+/* Correct: no deadline of our own. With GRPC_PROPAGATE_DEADLINE gRPC gives the
+ * child min(own, parent's), so the child inherits exactly the time left, and
+ * no deadline upstream means none downstream. */
+static gpr_timespec inherit(gpr_timespec upstream, int64_t arrival_ns, int64_t now_ns)
+{
+    (void)upstream, (void)arrival_ns, (void)now_ns;
+    return gpr_inf_future(GPR_CLOCK_MONOTONIC);
+}
+
+/* The upstream deadline as it is, for a call made without a parent. */
+static gpr_timespec same_deadline(gpr_timespec upstream, int64_t arrival_ns, int64_t now_ns)
+{
+    (void)arrival_ns, (void)now_ns;
+    return upstream;
+}
+
+/* Bug: the timeout the relay was given is handed on unchanged, as if no time
+ * had passed since the request arrived. Each hop then grants more time than
+ * its caller has left: here Work gets the client's full timeout again after
+ * Lookup already used part of it. */
+static gpr_timespec forward_timeout(gpr_timespec upstream, int64_t arrival_ns, int64_t now_ns)
+{
+    int64_t up_ns;
+    if (rl_deadline_to_ns(upstream, &up_ns) != 0)
+        return gpr_inf_future(GPR_CLOCK_MONOTONIC);
+    return rl_ns_to_deadline(now_ns + (up_ns - arrival_ns));
+}
+
+/* Bug: the textbook conversion of "time left" to an int32 timeout. For no
+ * deadline gpr_time_to_millis saturates at 2147483647 ms (24.8 days), which
+ * then goes out as a finite deadline that no server will ever reach. With a
+ * finite upstream deadline the result is right (within the millisecond that
+ * gpr_time_to_millis rounds up, which the propagated deadline clamps). */
+static gpr_timespec int32_timeout(gpr_timespec upstream, int64_t arrival_ns, int64_t now_ns)
+{
+    (void)arrival_ns;
+    gpr_timespec now = rl_ns_to_deadline(now_ns);
+    int32_t ms = gpr_time_to_millis(gpr_time_sub(upstream, now));
+    return gpr_time_add(now, gpr_time_from_millis(ms, GPR_TIMESPAN));
+}
+
+#define PROPAGATE_BOTH (GRPC_PROPAGATE_DEADLINE | GRPC_PROPAGATE_CANCELLATION)
+
+static const relay_mistake modes[] = {
+    {"none", "the correct relay: deadline and cancellation propagate, Work only while time is left",
+     PROPAGATE_BOTH, inherit, true, 1},
+    /* No GRPC_PROPAGATE_DEADLINE: the parent's deadline would clamp the bug away. */
+    {"forward-timeout", "each downstream call gets the full timeout the relay received, not the time left",
+     GRPC_PROPAGATE_CANCELLATION, forward_timeout, true, 1},
+    {"drop-deadline", "downstream calls get no deadline at all", GRPC_PROPAGATE_CANCELLATION, inherit, true, 1},
+    {"huge-timeout", "no upstream deadline becomes a 2147483647 ms (int32) deadline downstream",
+     PROPAGATE_BOTH, int32_timeout, true, 1},
+    /* No parent call at all, the right deadline set by hand, and no check
+     * before Work: a cancelled Process still runs Lookup and Work to the end.
+     * (A parent cannot be used here: gRPC cancels every child created after
+     * the parent server call completed, whatever the propagation mask, see
+     * PublishToParent in call.cc, so Work would never reach the baseline.) */
+    {"ignore-cancel", "cancellation is not propagated and Work still starts after the client gave up", 0,
+     same_deadline, false, 1},
+    {"call-twice", "Work is called a second time whatever the first returned (retry on anything)",
+     PROPAGATE_BOTH, inherit, true, 2},
+};
+
+const relay_mistake *relay_mistake_default(void)
+{
+    return &modes[0];
+}
+
+const relay_mistake *relay_mistake_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        if (strcmp(modes[i].name, name) == 0)
+            return &modes[i];
+    return NULL;
+}
+
+void relay_mistake_print_list(FILE *f)
+{
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        fprintf(f, "  %-16s %s\n", modes[i].name, modes[i].description);
+}
+
+gpr_timespec relay_mistake_effective_deadline(const relay_mistake *m, gpr_timespec upstream, int64_t arrival_ns,
+                                              int64_t now_ns)
+{
+    gpr_timespec own = m->deadline(upstream, arrival_ns, now_ns);
+    if (m->propagate & GRPC_PROPAGATE_DEADLINE)
+        return gpr_time_min(own, gpr_convert_clock_type(upstream, own.clock_type));
+    return own;
+}

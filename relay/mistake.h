@@ -1,0 +1,44 @@
+/* mistake: how the relay treats deadlines and cancellation, as a table of
+ * modes. "none" is the correct relay; every other row reproduces one classic
+ * student bug so instructors can show (and the grader can be tested against)
+ * what it looks like from the downstream side. A mode is data, not code paths:
+ * the propagation mask and deadline handed to grpc_channel_create_call, whether
+ * the relay checks the upstream before starting Work, and how often it calls Work. */
+#ifndef RELAY_MISTAKE_H
+#define RELAY_MISTAKE_H
+
+#include <grpc/support/time.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The |deadline| argument for a downstream call created at |now_ns| for an
+ * upstream call that arrived at |arrival_ns| with deadline |upstream|
+ * (infinite when the client set none). */
+typedef gpr_timespec (*relay_deadline_fn)(gpr_timespec upstream, int64_t arrival_ns, int64_t now_ns);
+
+typedef struct relay_mistake {
+    const char *name;
+    const char *description;     /* one line, for --mistake list */
+    uint32_t propagate;          /* GRPC_PROPAGATE_* bits; 0: no parent call at all */
+    relay_deadline_fn deadline;  /* combined by gRPC with the parent's when propagate has DEADLINE */
+    bool check_before_work;      /* no Work once the upstream is cancelled or out of time */
+    unsigned work_calls;         /* times Work is called per Process */
+} relay_mistake;
+
+/* The correct relay ("none"). */
+const relay_mistake *relay_mistake_default(void);
+
+/* The mode called |name|, or NULL when there is none. */
+const relay_mistake *relay_mistake_find(const char *name);
+
+/* Prints every mode with its description, one a line, to |f|. */
+void relay_mistake_print_list(FILE *f);
+
+/* The deadline a downstream call of mode |m| ends up with: the mode's own
+ * deadline, and with GRPC_PROPAGATE_DEADLINE the earlier of it and the
+ * parent's (what grpc_channel_create_call does). For tests and logs. */
+gpr_timespec relay_mistake_effective_deadline(const relay_mistake *m, gpr_timespec upstream, int64_t arrival_ns,
+                                              int64_t now_ns);
+
+#endif

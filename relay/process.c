@@ -1,0 +1,210 @@
+/* process: Relay.Process, server call in, Lookup then Work out; see process.h.
+ *
+ * One process_call per upstream call, living on the loop that accepted it.
+ * At most one downstream call is in flight at a time and the upstream is
+ * normally answered only after it ended. When the client gives up, the
+ * upstream is answered at once (rl_unary finishes its side right after
+ * on_cancel) and the downstream call, a child of the server call, is
+ * cancelled by gRPC. The struct is freed when both the rl_unary (all its
+ * batches) and the downstream call are done: |refs| counts them. */
+#include "process.h"
+
+#include "relaylab.pb-c.h"
+#include "rl_alloc.h"
+#include "rl_client.h"
+#include "rl_deadline.h"
+#include "rl_err.h"
+#include "rl_log.h"
+#include "rl_unary.h"
+
+#include <grpc/support/alloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+typedef struct process_call {
+    rl_unary u;                      /* the upstream call; its on_free drops one ref */
+    rl_client down;                  /* the downstream call, valid while |down_busy| */
+    const relay_ctx *ctx;
+    rl_loop *loop;
+    grpc_call *parent;               /* our own ref on the server call, so it stays a
+                                      * valid parent for as long as this struct lives
+                                      * (rl_unary drops its ref when cancelled) */
+    gpr_timespec deadline;           /* upstream deadline, infinite when none */
+    int64_t arrival_ns;
+    Relaylab__ProcessRequest *req;   /* owned; NULL until on_request */
+    unsigned works;                  /* Work calls started */
+    unsigned refs;                   /* 1 for |u| until on_free + 1 while |down_busy| */
+    bool down_busy;
+} process_call;
+
+static process_call *from_unary(rl_unary *u)
+{
+    return RL_CONTAINER_OF(u, process_call, u);
+}
+
+static process_call *from_client(rl_client *c)
+{
+    return RL_CONTAINER_OF(c, process_call, down);
+}
+
+static void release(process_call *p)
+{
+    if (--p->refs)
+        return;
+    if (p->req)
+        protobuf_c_message_free_unpacked(&p->req->base, NULL);
+    grpc_call_unref(p->parent);
+    free(p);
+}
+
+/* Answers upstream with the downstream's failure, keeping its code. Like
+ * every answer here it is a no-op when on_cancel already answered. */
+static void fail_from(process_call *p, const char *what)
+{
+    char *details = grpc_slice_to_c_string(p->down.details);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s failed: %s", what, details);
+    gpr_free(details);
+    rl_unary_fail(&p->u, p->down.status, msg);
+}
+
+/* Starts a downstream call to |method| with |msg|. The server call is the
+ * parent, so with GRPC_PROPAGATE_DEADLINE gRPC sets min(own, parent's) and
+ * with GRPC_PROPAGATE_CANCELLATION a client that gives up cancels the child
+ * within milliseconds (this needs RECV_CLOSE_ON_SERVER outstanding on the
+ * parent, which rl_unary keeps posted). Returns 0 or RL_EGRPC. */
+static int call_down(process_call *p, void *method, const ProtobufCMessage *msg, rl_client_done done)
+{
+    const relay_mistake *m = p->ctx->mistake;
+    gpr_timespec deadline = m->deadline(p->deadline, p->arrival_ns, rl_now_ns());
+    grpc_call *call = grpc_channel_create_registered_call(p->ctx->channel, m->propagate ? p->parent : NULL,
+                                                          m->propagate, p->loop->cq, method, deadline, NULL);
+    if (!call)
+        return RL_EGRPC;
+    if (rl_client_start(&p->down, call, msg, done) != RL_OK)
+        return RL_EGRPC;
+    p->down_busy = true;
+    p->refs++;
+    return RL_OK;
+}
+
+static void work_done(rl_client *c);
+
+static void start_work(process_call *p)
+{
+    const relay_mistake *m = p->ctx->mistake;
+    if (m->check_before_work) {
+        /* The propagated cancellation would stop Work at once, but starting it
+         * at all would still show up downstream as a call nobody wants. */
+        if (p->u.cancelled) {
+            rl_unary_fail(&p->u, GRPC_STATUS_CANCELLED, "the client cancelled before Work started");
+            return;
+        }
+        int64_t left_ms;
+        if (rl_deadline_remaining_ms(p->deadline, rl_now_ns(), &left_ms) == RL_OK && left_ms <= 0) {
+            rl_unary_fail(&p->u, GRPC_STATUS_DEADLINE_EXCEEDED, "no time left for Work after Lookup");
+            return;
+        }
+    }
+    Relaylab__WorkRequest wreq = RELAYLAB__WORK_REQUEST__INIT;
+    wreq.tag = p->req->tag;
+    wreq.steps = p->req->steps;
+    wreq.step_ms = p->req->step_ms;
+    p->works++;
+    if (call_down(p, p->ctx->work_method, &wreq.base, work_done) != RL_OK)
+        rl_unary_fail(&p->u, GRPC_STATUS_INTERNAL, "the relay could not start Work");
+}
+
+static void lookup_done(rl_client *c)
+{
+    process_call *p = from_client(c);
+    p->down_busy = false;
+    bool ok = c->status == GRPC_STATUS_OK;
+    if (!ok)
+        fail_from(p, "Lookup");
+    rl_client_fini(c); /* before start_work reuses |c| for Work */
+    if (ok)
+        start_work(p);
+    release(p);
+}
+
+static void work_done(rl_client *c)
+{
+    process_call *p = from_client(c);
+    p->down_busy = false;
+    RL_DEBUG("Work %u of %s ended with status %d", p->works, p->req->tag, (int)c->status);
+    if (p->works < p->ctx->mistake->work_calls) {
+        /* The call-twice bug: a "retry" whatever the outcome was. */
+        rl_client_fini(c);
+        start_work(p);
+        release(p);
+        return;
+    }
+    if (c->status != GRPC_STATUS_OK) {
+        fail_from(p, "Work");
+    } else {
+        ProtobufCMessage *msg = NULL;
+        if (rl_client_unpack(c, &relaylab__work_reply__descriptor, &msg) != RL_OK) {
+            rl_unary_fail(&p->u, GRPC_STATUS_INTERNAL, "Work's reply is not a valid WorkReply");
+        } else {
+            Relaylab__WorkReply *wrep = (Relaylab__WorkReply *)msg;
+            Relaylab__ProcessReply rep = RELAYLAB__PROCESS_REPLY__INIT;
+            rep.tag = wrep->tag;
+            rep.steps_done = wrep->steps_done;
+            rl_unary_reply(&p->u, &rep.base);
+            protobuf_c_message_free_unpacked(msg, NULL);
+        }
+    }
+    rl_client_fini(c);
+    release(p);
+}
+
+static void on_request(rl_unary *u, ProtobufCMessage *req)
+{
+    process_call *p = from_unary(u);
+    p->req = (Relaylab__ProcessRequest *)req;
+    Relaylab__LookupRequest lreq = RELAYLAB__LOOKUP_REQUEST__INIT;
+    lreq.tag = p->req->tag;
+    lreq.delay_ms = p->req->lookup_delay_ms;
+    if (call_down(p, p->ctx->lookup_method, &lreq.base, lookup_done) != RL_OK)
+        rl_unary_fail(u, GRPC_STATUS_INTERNAL, "the relay could not start Lookup");
+}
+
+static void on_cancel(rl_unary *u)
+{
+    /* The downstream call in flight is a child of this one, so gRPC cancels
+     * it (unless the mode leaves GRPC_PROPAGATE_CANCELLATION out). Answer now:
+     * rl_unary finishes the call right after this returns, and nobody is
+     * listening to the status any more. */
+    RL_DEBUG("Process cancelled upstream%s", from_unary(u)->down_busy ? " with a downstream call in flight" : "");
+    rl_unary_fail(u, GRPC_STATUS_CANCELLED, "the client cancelled or its deadline passed");
+}
+
+static void on_free(rl_unary *u)
+{
+    release(from_unary(u));
+}
+
+static const rl_unary_ops process_ops = {.on_request = on_request, .on_cancel = on_cancel, .on_free = on_free};
+
+void relay_ctx_init(relay_ctx *ctx, grpc_channel *channel, const relay_mistake *mistake)
+{
+    ctx->channel = channel;
+    ctx->mistake = mistake;
+    /* Registered methods skip the per-call method-path lookup. */
+    ctx->lookup_method = grpc_channel_register_call(channel, "/relaylab.Baseline/Lookup", NULL, NULL);
+    ctx->work_method = grpc_channel_register_call(channel, "/relaylab.Baseline/Work", NULL, NULL);
+}
+
+void relay_process_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user)
+{
+    process_call *p = rl_xcalloc(1, sizeof *p);
+    p->ctx = user;
+    p->loop = loop;
+    p->deadline = info->deadline;
+    p->arrival_ns = info->arrival_ns;
+    p->refs = 1;
+    p->parent = call;
+    grpc_call_ref(call);
+    rl_unary_start(&p->u, loop, call, &relaylab__process_request__descriptor, RELAY_MAX_REQUEST, &process_ops);
+}

@@ -1,0 +1,420 @@
+"""bin/relay against bin/baseline, driven by grpcio as an independent client.
+
+Each test starts its own baseline and relay on ports the OS picks, waits for
+their readiness lines, and reads what the baseline saw through its Observer.
+Instants are CLOCK_MONOTONIC nanoseconds on both sides (time.monotonic_ns()
+in Python), so the client's own deadline instant can be compared with the
+baseline's arrival_ns. Teardown stops both servers by pid with SIGTERM and
+checks they exit 0 (under ASan that is also the leak check).
+"""
+import os
+import select
+import signal
+import subprocess
+import time
+import uuid
+
+import grpc
+import pytest
+
+import relaylab_pb2 as pb
+import relaylab_pb2_grpc as pbg
+
+BIN = os.environ.get("RELAYLAB_BIN", os.path.join(os.path.dirname(__file__), "..", "..", "bin"))
+READY_TIMEOUT_S = 10.0
+MS = 1_000_000
+
+# Deadline accounting (see /work/shared/notes/grpc-core-facts.md): grpc-timeout
+# is rounded UP on the wire, exact below 1 s and in 10 ms steps from 1 to 10 s,
+# once on the client->relay hop and once more on the relay->baseline hop.
+# Beyond that, the time between taking time.monotonic_ns() and grpcio fixing
+# its deadline, and the baseline's own arrival stamp, cost at most a few ms
+# (measured: 0-4 ms over 20 runs on a loaded 2-core machine); 10 ms covers it.
+SLACK_MS = 10
+# How far below the true remaining time Work's deadline may be: the relay
+# passes the exact parent deadline, so anything far below means it shaved time
+# off (or restarted a shorter timer). Generous for a loaded machine.
+MAX_SHORTFALL_MS = 150
+
+
+def wire_rounding_ms(ms):
+    if ms < 1000:
+        return 0
+    if ms < 10000:
+        return 10
+    if ms < 100000:
+        return 100
+    return 1000
+
+
+def read_ready_line(proc, name, timeout_s=READY_TIMEOUT_S):
+    """The 'NAME listening on HOST:PORT' line, read with a deadline."""
+    fd = proc.stdout.fileno()
+    buf = b""
+    give_up = time.monotonic() + timeout_s
+    while b"\n" not in buf:
+        left = give_up - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"{name} printed no readiness line within {timeout_s} s")
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            continue
+        chunk = os.read(fd, 256)
+        if not chunk:
+            raise AssertionError(f"{name} exited before it was ready (rc={proc.poll()})")
+        buf += chunk
+    line = buf.split(b"\n", 1)[0].decode()
+    assert line.startswith(f"{name} listening on "), line
+    return line.rsplit(" ", 1)[1]
+
+
+class Server:
+    def __init__(self, argv, name, log_path):
+        self.name = name
+        self.log_path = log_path
+        self.log = open(log_path, "wb")
+        self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.log)
+        self.addr = read_ready_line(self.proc, name)
+        self.checked = False
+
+    def stderr(self):
+        with open(self.log_path, "rb") as f:
+            return f.read().decode(errors="replace")[-3000:]
+
+    def stop(self):
+        """SIGTERM by pid; returns the exit code (SIGKILL after 15 s)."""
+        if self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.kill(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self.proc.stdout.close()
+        self.log.close()
+        return self.proc.returncode
+
+
+class Stack:
+    """A baseline, a relay in front of it, and grpcio stubs for both."""
+
+    def __init__(self, tmp_path, relay_args=()):
+        self.servers = []
+        self.baseline = self._start([os.path.join(BIN, "baseline"), "--listen", "127.0.0.1:0"], "baseline", tmp_path)
+        self.relay = self._start(
+            [os.path.join(BIN, "relay"), "--listen", "127.0.0.1:0", "--baseline", self.baseline.addr, *relay_args],
+            "relay",
+            tmp_path,
+        )
+        self.relay_ch = grpc.insecure_channel(self.relay.addr)
+        self.baseline_ch = grpc.insecure_channel(self.baseline.addr)
+        self.stub = pbg.RelayStub(self.relay_ch)
+        self.observer = pbg.ObserverStub(self.baseline_ch)
+
+    def _start(self, argv, name, tmp_path):
+        s = Server(argv, name, tmp_path / f"{name}.stderr")
+        self.servers.append(s)
+        return s
+
+    def records(self, tag, method=None):
+        calls = self.observer.Observe(pb.ObserveRequest(tag=tag), timeout=2).calls
+        return [c for c in calls if method is None or c.method == method]
+
+    def wait_for(self, tag, pred, timeout_s, what, poll_s=0.003):
+        """Polls the observer until pred(records) holds; returns the records."""
+        give_up = time.monotonic() + timeout_s
+        while True:
+            recs = self.records(tag)
+            if pred(recs):
+                return recs
+            if time.monotonic() > give_up:
+                raise AssertionError(f"timed out after {timeout_s} s waiting for {what}; saw {list(map(fmt, recs))}")
+            time.sleep(poll_s)
+
+    def close(self):
+        self.relay_ch.close()
+        self.baseline_ch.close()
+        # Relay first, so it never sees its downstream vanish mid-call.
+        return [(s, s.stop()) for s in reversed(self.servers)]
+
+
+def fmt(rec):
+    return (
+        f"{rec.method} deadline={'%d ms' % rec.deadline_ms if rec.has_deadline else 'none'} "
+        f"steps={rec.steps_done} status={rec.status} cancelled={rec.cancelled} ended={rec.ended}"
+    )
+
+
+@pytest.fixture
+def start_stack(tmp_path):
+    """Factory: start_stack(*relay_args) -> Stack. Stops everything it started."""
+    stacks = []
+
+    def start(*relay_args):
+        st = Stack(tmp_path, relay_args)
+        stacks.append(st)
+        return st
+
+    yield start
+    problems = []
+    for st in stacks:
+        for server, rc in st.close():
+            if rc != 0 and not server.checked:
+                problems.append(f"{server.name} exited {rc} after SIGTERM; stderr:\n{server.stderr()}")
+    assert not problems, "\n".join(problems)
+
+
+@pytest.fixture
+def stack(start_stack):
+    return start_stack()
+
+
+def new_tag():
+    return "t-" + uuid.uuid4().hex[:12]
+
+
+def one(recs, method):
+    got = [r for r in recs if r.method == method]
+    assert len(got) == 1, f"expected one {method} record, saw {list(map(fmt, recs))}"
+    return got[0]
+
+
+def ended(method):
+    return lambda recs: any(r.method == method and r.ended for r in recs)
+
+
+def arrived(method):
+    return lambda recs: any(r.method == method for r in recs)
+
+
+def check_shrunk_deadline(rec, client_deadline_ns, client_timeout_ms):
+    """rec's deadline must be the time the client had left at its arrival."""
+    assert rec.has_deadline, fmt(rec)
+    true_ms = (client_deadline_ns - rec.arrival_ns) / MS
+    upper = true_ms + wire_rounding_ms(client_timeout_ms) + wire_rounding_ms(true_ms) + SLACK_MS
+    assert rec.deadline_ms <= upper, f"{rec.method} got {rec.deadline_ms} ms, only {true_ms:.1f} ms were left"
+    assert rec.deadline_ms >= true_ms - MAX_SHORTFALL_MS, (
+        f"{rec.method} got {rec.deadline_ms} ms, {true_ms:.1f} ms were left: far too little"
+    )
+    return true_ms
+
+
+# ---- the correct relay ----
+
+
+def test_ok_path_returns_tag_and_steps_done(stack):
+    tag = new_tag()
+    reply = stack.stub.Process(pb.ProcessRequest(tag=tag, steps=3, step_ms=5), timeout=10)
+    assert reply.tag == tag
+    assert reply.steps_done == 3
+    recs = stack.wait_for(tag, ended("Work"), 5, "Work to end")
+    assert one(recs, "Lookup").status == 0
+    work = one(recs, "Work")
+    assert work.status == 0 and work.steps_done == 3
+    assert one(recs, "Lookup").end_ns <= work.arrival_ns, "Work must start after Lookup ended"
+
+
+def test_work_receives_only_the_time_left(stack):
+    tag = new_tag()
+    timeout_ms = 2000
+    deadline_ns = time.monotonic_ns() + timeout_ms * MS
+    reply = stack.stub.Process(
+        pb.ProcessRequest(tag=tag, lookup_delay_ms=300, steps=1, step_ms=1), timeout=timeout_ms / 1000
+    )
+    assert reply.steps_done == 1
+    recs = stack.wait_for(tag, ended("Work"), 5, "Work to end")
+    lookup, work = one(recs, "Lookup"), one(recs, "Work")
+    check_shrunk_deadline(lookup, deadline_ns, timeout_ms)
+    true_ms = check_shrunk_deadline(work, deadline_ns, timeout_ms)
+    assert true_ms < timeout_ms - 250, "Lookup's 300 ms delay should have used up the time"
+    assert work.deadline_ms <= lookup.deadline_ms - 250, "the deadline did not shrink from Lookup to Work"
+
+
+def test_no_deadline_upstream_means_none_downstream(stack):
+    tag = new_tag()
+    stack.stub.Process(pb.ProcessRequest(tag=tag, steps=1, step_ms=1))
+    recs = stack.wait_for(tag, ended("Work"), 5, "Work to end")
+    assert not one(recs, "Lookup").has_deadline, fmt(one(recs, "Lookup"))
+    assert not one(recs, "Work").has_deadline, fmt(one(recs, "Work"))
+
+
+def test_cancel_during_work_cancels_work_within_100ms(stack):
+    tag = new_tag()
+    fut = stack.stub.Process.future(pb.ProcessRequest(tag=tag, steps=200, step_ms=20), timeout=30)
+    stack.wait_for(tag, arrived("Work"), 10, "Work to start")
+    cancel_ns = time.monotonic_ns()
+    assert fut.cancel()
+    recs = stack.wait_for(tag, ended("Work"), 5, "Work to end after the cancel")
+    work = one(recs, "Work")
+    assert work.cancelled, fmt(work)
+    assert work.steps_done < 200
+    latency_ms = (work.end_ns - cancel_ns) / MS
+    assert latency_ms < 100, f"Work ended {latency_ms:.1f} ms after the client cancelled"
+
+
+def test_cancel_during_lookup_never_starts_work(stack):
+    tag = new_tag()
+    fut = stack.stub.Process.future(pb.ProcessRequest(tag=tag, lookup_delay_ms=2000, steps=1, step_ms=1), timeout=30)
+    stack.wait_for(tag, arrived("Lookup"), 10, "Lookup to start")
+    cancel_ns = time.monotonic_ns()
+    assert fut.cancel()
+    recs = stack.wait_for(tag, ended("Lookup"), 5, "Lookup to end after the cancel")
+    lookup = one(recs, "Lookup")
+    assert lookup.cancelled, fmt(lookup)
+    assert (lookup.end_ns - cancel_ns) / MS < 100
+    # A relay that starts Work anyway does so within a millisecond or two of
+    # Lookup ending; 500 ms of silence is far beyond that.
+    window_end = time.monotonic() + 0.5
+    while time.monotonic() < window_end:
+        recs = stack.records(tag)
+        assert not [r for r in recs if r.method == "Work"], f"Work started after the cancel: {list(map(fmt, recs))}"
+        time.sleep(0.01)
+
+
+def test_downstream_failure_keeps_its_code(stack):
+    stack.observer.SetFault(pb.FaultRequest(method="Work", fail_first=1, status=grpc.StatusCode.UNAVAILABLE.value[0]))
+    with pytest.raises(grpc.RpcError) as e:
+        stack.stub.Process(pb.ProcessRequest(tag=new_tag()), timeout=10)
+    assert e.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert "Work failed" in e.value.details()
+    assert stack.stub.Process(pb.ProcessRequest(tag="after"), timeout=10).tag == "after"
+
+
+def test_deadline_too_short_for_lookup_is_deadline_exceeded_without_work(stack):
+    tag = new_tag()
+    with pytest.raises(grpc.RpcError) as e:
+        stack.stub.Process(pb.ProcessRequest(tag=tag, lookup_delay_ms=1000, steps=1, step_ms=1), timeout=0.3)
+    assert e.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    recs = stack.wait_for(tag, ended("Lookup"), 5, "Lookup to end")
+    window_end = time.monotonic() + 0.3
+    while time.monotonic() < window_end:
+        assert not stack.records(tag, "Work"), "Work started after the deadline passed"
+        time.sleep(0.01)
+    assert one(recs, "Lookup").deadline_ms <= 300
+
+
+def test_malformed_request_is_invalid_argument_and_relay_keeps_serving(stack):
+    raw = stack.relay_ch.unary_unary("/relaylab.Relay/Process", request_serializer=None, response_deserializer=None)
+    with pytest.raises(grpc.RpcError) as e:
+        raw(b"\x0a\xff\xff\xff", timeout=10)  # field 1, length varint cut short
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert stack.stub.Process(pb.ProcessRequest(tag="still-ok"), timeout=10).tag == "still-ok"
+
+
+def test_oversize_request_is_resource_exhausted_and_relay_keeps_serving(stack):
+    tag = new_tag()
+    with pytest.raises(grpc.RpcError) as e:
+        stack.stub.Process(pb.ProcessRequest(tag="x" * (64 * 1024 + 1)), timeout=10)
+    assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    # Just under the limit still goes through.
+    big = tag + "y" * (60 * 1024)
+    assert stack.stub.Process(pb.ProcessRequest(tag=big), timeout=10).tag == big
+
+
+def test_sigterm_lets_in_flight_process_finish(stack):
+    tag = new_tag()
+    fut = stack.stub.Process.future(pb.ProcessRequest(tag=tag, steps=10, step_ms=50), timeout=30)
+    stack.wait_for(tag, arrived("Work"), 10, "Work to start")
+    os.kill(stack.relay.proc.pid, signal.SIGTERM)
+    reply = fut.result(timeout=20)
+    assert reply.steps_done == 10
+    assert stack.relay.proc.wait(timeout=15) == 0
+
+
+# ---- the command line ----
+
+
+def run_relay(*args, env=None):
+    e = {k: v for k, v in os.environ.items() if k not in ("RELAYLAB_BASELINE", "RELAYLAB_LISTEN")}
+    e.update(env or {})
+    return subprocess.run([os.path.join(BIN, "relay"), *args], capture_output=True, text=True, timeout=20, env=e)
+
+
+def test_relay_without_baseline_exits_2_with_advice():
+    r = run_relay()
+    assert r.returncode == 2
+    assert "--baseline" in r.stderr and "RELAYLAB_BASELINE" in r.stderr
+
+
+def test_unknown_mistake_lists_the_modes_and_exits_2():
+    r = run_relay("--baseline", "127.0.0.1:1", "--mistake", "nope")
+    assert r.returncode == 2
+    for name in ("forward-timeout", "drop-deadline", "huge-timeout", "ignore-cancel", "call-twice"):
+        assert name in r.stderr
+
+
+def test_mistake_list_prints_descriptions():
+    r = run_relay("--mistake", "list")
+    assert r.returncode == 0
+    lines = [line for line in r.stdout.splitlines() if "ignore-cancel" in line]
+    assert lines and len(lines[0].split()) > 3, r.stdout
+
+
+# ---- --mistake: each reproduces its symptom ----
+
+
+def test_mistake_forward_timeout_gives_work_the_original_timeout(start_stack):
+    st = start_stack("--mistake", "forward-timeout")
+    tag = new_tag()
+    timeout_ms = 2000
+    deadline_ns = time.monotonic_ns() + timeout_ms * MS
+    st.stub.Process(pb.ProcessRequest(tag=tag, lookup_delay_ms=300, steps=1, step_ms=1), timeout=timeout_ms / 1000)
+    work = one(st.wait_for(tag, ended("Work"), 5, "Work to end"), "Work")
+    true_ms = (deadline_ns - work.arrival_ns) / MS
+    assert work.has_deadline
+    assert true_ms < 1750
+    # Work was granted (nearly) the whole original timeout: well beyond what
+    # the client had left, and never more than the original plus rounding.
+    assert work.deadline_ms > true_ms + 150, f"{fmt(work)}; {true_ms:.1f} ms were left"
+    assert work.deadline_ms <= timeout_ms + 2 * wire_rounding_ms(timeout_ms) + SLACK_MS, fmt(work)
+
+
+def test_mistake_drop_deadline_sends_no_deadline(start_stack):
+    st = start_stack("--mistake", "drop-deadline")
+    tag = new_tag()
+    st.stub.Process(pb.ProcessRequest(tag=tag, steps=1, step_ms=1), timeout=5)
+    recs = st.wait_for(tag, ended("Work"), 5, "Work to end")
+    assert not one(recs, "Lookup").has_deadline
+    assert not one(recs, "Work").has_deadline
+
+
+def test_mistake_huge_timeout_sends_int32_max_ms(start_stack):
+    st = start_stack("--mistake", "huge-timeout")
+    tag = new_tag()
+    st.stub.Process(pb.ProcessRequest(tag=tag, steps=1, step_ms=1))
+    recs = st.wait_for(tag, ended("Work"), 5, "Work to end")
+    for method in ("Lookup", "Work"):
+        rec = one(recs, method)
+        assert rec.has_deadline and rec.deadline_ms > 1e9, fmt(rec)
+    # With a deadline upstream it behaves like the correct relay.
+    tag = new_tag()
+    deadline_ns = time.monotonic_ns() + 2000 * MS
+    st.stub.Process(pb.ProcessRequest(tag=tag, lookup_delay_ms=300, steps=1, step_ms=1), timeout=2)
+    check_shrunk_deadline(one(st.wait_for(tag, ended("Work"), 5, "Work to end"), "Work"), deadline_ns, 2000)
+
+
+def test_mistake_ignore_cancel_runs_work_to_completion(start_stack):
+    st = start_stack("--mistake", "ignore-cancel")
+    tag = new_tag()
+    fut = st.stub.Process.future(pb.ProcessRequest(tag=tag, steps=10, step_ms=30), timeout=30)
+    st.wait_for(tag, arrived("Work"), 10, "Work to start")
+    assert fut.cancel()
+    work = one(st.wait_for(tag, ended("Work"), 5, "Work to end"), "Work")
+    assert not work.cancelled and work.steps_done == 10, fmt(work)
+    # Cancelled during Lookup, it still starts Work afterwards.
+    tag = new_tag()
+    fut = st.stub.Process.future(pb.ProcessRequest(tag=tag, lookup_delay_ms=200, steps=1, step_ms=1), timeout=30)
+    st.wait_for(tag, arrived("Lookup"), 10, "Lookup to start")
+    assert fut.cancel()
+    recs = st.wait_for(tag, ended("Work"), 5, "Work to run although the client cancelled")
+    assert not one(recs, "Lookup").cancelled
+
+
+def test_mistake_call_twice_calls_work_twice(start_stack):
+    st = start_stack("--mistake", "call-twice")
+    tag = new_tag()
+    reply = st.stub.Process(pb.ProcessRequest(tag=tag, steps=2, step_ms=1), timeout=10)
+    assert reply.steps_done == 2
+    recs = st.wait_for(tag, lambda r: sum(1 for x in r if x.method == "Work" and x.ended) >= 2, 5, "two Work calls")
+    assert len([r for r in recs if r.method == "Work"]) == 2
+    assert len([r for r in recs if r.method == "Lookup"]) == 1
