@@ -40,14 +40,14 @@ static grpc_channel *channel_to(const char *addr)
 static int start_server(server_proc *s, const char *label, const char *prog, const char *const *args)
 {
     char path[PATH_MAX];
-    const char *argv[8];
+    const char *argv[16];
     size_t n = 0;
     if (rl_path_sibling(prog, path, sizeof path)) {
         fprintf(stderr, "lab: cannot locate %s next to lab\n", prog);
         return 1;
     }
     argv[n++] = path;
-    for (; args && *args && n < 7; args++)
+    for (; args && *args && n < 15; args++)
         argv[n++] = *args;
     argv[n] = NULL;
     memset(s, 0, sizeof *s);

@@ -54,6 +54,10 @@ static void close_done(rl_tag *tag, bool ok)
         u->cancelled = true;
         if (u->ops->on_cancel)
             u->ops->on_cancel(u);
+        /* Nobody listens any more; answering here lets the call end now
+         * instead of whenever the handler's own work would have finished. */
+        if (!u->answered)
+            rl_unary_fail(u, GRPC_STATUS_CANCELLED, "cancelled");
     }
     settle(u);
 }

@@ -27,8 +27,11 @@ typedef struct rl_unary_ops {
      * cancelled or the request was bad. */
     void (*on_request)(rl_unary *u, ProtobufCMessage *req);
     /* The client cancelled or the deadline passed before a reply was sent.
-     * May be NULL. The handler should stop work and still reply or fail
-     * (the send then completes quietly). */
+     * May be NULL. The handler should stop its work; it may answer with a
+     * status of its choice before returning (the send completes quietly),
+     * else rl_unary answers CANCELLED. Either way the call is answered when
+     * this returns: later rl_unary_reply/fail calls return RL_EINVAL, and
+     * on_free may run as soon as the handler's other pending work allows. */
     void (*on_cancel)(rl_unary *u);
     /* Every batch is done; free the embedding struct. Required. */
     void (*on_free)(rl_unary *u);
