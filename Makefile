@@ -148,6 +148,22 @@ bench: deps
 	@$(MAKE) --no-print-directory build
 	./$(BIN)/bench-relay
 
+# libFuzzer on the channel-config library (without its gRPC probe): clang
+# with ASan+UBSan, bounded by FUZZ_TIME seconds; new inputs go to
+# build/fuzz/corpus, the seeds stay in fuzz/corpus.
+FUZZ_TIME ?= 60
+FUZZ_BIN  := build/fuzz/chancfg_fuzz
+FUZZ_SRCS := fuzz/chancfg_fuzz.c $(filter-out %/main.c %/rl_chancfg_probe.c,$(wildcard channel_config/*.c))
+$(FUZZ_BIN): $(FUZZ_SRCS) $(wildcard channel_config/*.h) lib/rl_err.h | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	clang -std=c11 -g -O1 $(WARN) -D_GNU_SOURCE -Ilib -Ichannel_config \
+	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	  $(shell pkg-config --cflags grpc jansson) -o $@ $(FUZZ_SRCS) $(shell pkg-config --libs jansson)
+fuzz: $(FUZZ_BIN)
+	@mkdir -p build/fuzz/corpus
+	./$(FUZZ_BIN) -max_total_time=$(FUZZ_TIME) -dict=fuzz/chancfg.dict -print_final_stats=1 \
+	  build/fuzz/corpus fuzz/corpus
+
 clean:
 	rm -rf build bin
 
