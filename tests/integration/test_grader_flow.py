@@ -42,13 +42,30 @@ def growth(output):
     return float(m.group(1))
 
 
+def sanitized(path):
+    """True for a binary built with ASan (`make check`)."""
+    with open(path, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+def c_streamer():
+    """bin/streamer as a submission, or a skip under `make check`: the grader
+    runs submissions under RLIMIT_DATA = 1 GiB, and ASan cannot reserve its
+    shadow memory under that limit (it aborts before listening). Its RSS would
+    not be the lab's anyway. test_streamer.py covers the sanitized build."""
+    path = bin_path("streamer")
+    if sanitized(path):
+        pytest.skip("an ASan streamer cannot run under the grader's RLIMIT_DATA")
+    return path
+
+
 def python_submission(name):
     return f"{PYTHON} {os.path.join(SUBMISSIONS, name)}"
 
 
 @pytest.mark.parametrize("submission", ["streamer", "python:streamer_good.py"])
 def test_paced_producers_pass_every_scenario(tmp_path, submission):
-    cmd = bin_path("streamer") if submission == "streamer" else python_submission(submission.split(":")[1])
+    cmd = c_streamer() if submission == "streamer" else python_submission(submission.split(":")[1])
     v = grade(tmp_path, cmd)
     assert set(v) == {"stall", "resume", "cancel", "slow-reader"}
     for sid, (status, output) in v.items():
@@ -61,7 +78,7 @@ def test_unbounded_queues_fail_stall_by_a_wide_margin(tmp_path, submission):
     if submission.startswith("python:"):
         cmd = python_submission(submission.split(":")[1])
     else:
-        cmd = bin_path("streamer") + " --unbounded"
+        cmd = c_streamer() + " --unbounded"
     v = grade(tmp_path, cmd, only=["stall", "resume", "slow-reader"])
     status, output = v["stall"]
     assert status == "failed", output
