@@ -116,8 +116,9 @@ static int cancel_and_judge(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag
         return 1;
     }
     *end_ns = rec->ended ? rec->end_ns : 0;
+    uint32_t max_steps = steps ? rl_judge_max_steps(rl_ms_between(rec->arrival_ns, cn), 10, steps) : 0;
     rl_judge_cancel(method, rec->ended, rec->cancelled, rec->ended ? rl_ms_between(cn, rec->end_ns) : -1,
-                    rl_ms_between(cn, seen), rec->steps_done, steps, cc);
+                    rl_ms_between(cn, seen), rec->steps_done, steps, max_steps, cc);
     relaylab__observe_reply__free_unpacked(obs, NULL);
     return 0;
 }

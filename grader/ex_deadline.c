@@ -59,12 +59,20 @@ static int shrinks(rl_grade_ctx *ctx, rl_scenario_result *out)
     const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
     rl_dl_check cl, cw;
     char fl[256] = "", fw[256] = "";
+    /* The relay's own time before each call (judge.h): what a late
+     * re-anchoring of the deadline can have added. */
+    int64_t relay_lookup = lk ? rl_ms_between(c.start_ns, lk->arrival_ns) : 0;
+    int64_t relay_work = relay_lookup;
+    if (lk && wk && lk->ended && wk->arrival_ns > lk->end_ns)
+        relay_work += rl_ms_between(lk->end_ns, wk->arrival_ns);
     if (lk) {
-        rl_judge_deadline("Lookup", budget, rl_ms_between(lk->arrival_ns, d), lk->has_deadline, lk->deadline_ms, &cl);
+        rl_judge_deadline("Lookup", budget, rl_ms_between(lk->arrival_ns, d), relay_lookup, lk->has_deadline,
+                          lk->deadline_ms, &cl);
         rl_judge_deadline_feedback(&cl, fl, sizeof fl);
     }
     if (wk) {
-        rl_judge_deadline("Work", budget, rl_ms_between(wk->arrival_ns, d), wk->has_deadline, wk->deadline_ms, &cw);
+        rl_judge_deadline("Work", budget, rl_ms_between(wk->arrival_ns, d), relay_work, wk->has_deadline,
+                          wk->deadline_ms, &cw);
         rl_judge_deadline_feedback(&cw, fw, sizeof fw);
     }
     /* Work's deadline tells the mistake best (it is where a forwarded
@@ -138,11 +146,11 @@ static int none(rl_grade_ctx *ctx, rl_scenario_result *out)
     rl_dl_check cl, cw;
     char fl[256] = "", fw[256] = "";
     if (lk) {
-        rl_judge_deadline("Lookup", -1, 0, lk->has_deadline, lk->deadline_ms, &cl);
+        rl_judge_deadline("Lookup", -1, 0, 0, lk->has_deadline, lk->deadline_ms, &cl);
         rl_judge_deadline_feedback(&cl, fl, sizeof fl);
     }
     if (wk) {
-        rl_judge_deadline("Work", -1, 0, wk->has_deadline, wk->deadline_ms, &cw);
+        rl_judge_deadline("Work", -1, 0, 0, wk->has_deadline, wk->deadline_ms, &cw);
         rl_judge_deadline_feedback(&cw, fw, sizeof fw);
     }
     if (wk && cw.cls != RL_DL_OK)

@@ -12,11 +12,11 @@
 #include <stdint.h>
 
 /* Tolerances; judge.c explains how each was derived from measurements. */
-#define RL_JUDGE_SCHED_MS 40      /* scheduling allowance on a received deadline */
+#define RL_JUDGE_SCHED_MS 25      /* allowance beyond the rounding and the relay's own time */
 #define RL_JUDGE_MARGIN_MIN_MS 100 /* a relay may keep this much back ... */
 #define RL_JUDGE_MARGIN_FRAC 10    /* ... or this percentage of what remained */
 #define RL_JUDGE_EXPIRE_MS 100    /* client status after its deadline */
-#define RL_JUDGE_CANCEL_MS 100    /* downstream end after the client's cancel */
+#define RL_JUDGE_CANCEL_MS 150    /* downstream end after the client's cancel */
 #define RL_JUDGE_LATE_CALL_WINDOW_MS 500 /* watch for a call that must not come */
 
 /* ---- received deadlines ---- */
@@ -37,6 +37,8 @@ typedef struct rl_dl_check {
     int64_t true_ms;     /* T = D - arrival at the baseline, what truly remained */
     bool has_deadline;   /* the call arrived with a deadline */
     int64_t received_ms; /* W, what the baseline saw remaining at arrival */
+    int64_t relay_ms;    /* time the relay spent on its side before this call
+                          * arrived (see rl_judge_deadline_upper) */
     int64_t upper_ms;    /* largest W accepted */
     int64_t lower_ms;    /* smallest W accepted */
     rl_dl_class cls;
@@ -44,16 +46,21 @@ typedef struct rl_dl_check {
 
 /* The largest W accepted for a call with |true_ms| left whose client started
  * with |budget_ms|: T plus the grpc-timeout rounding of both hops plus
- * RL_JUDGE_SCHED_MS. */
-int64_t rl_judge_deadline_upper(int64_t budget_ms, int64_t true_ms);
+ * |relay_ms| plus RL_JUDGE_SCHED_MS. |relay_ms| is the time the relay itself
+ * was busy before the call arrived and outside any downstream call: for
+ * Lookup, its arrival minus the client's start; for Work, that plus Work's
+ * arrival minus Lookup's end. A runtime that re-anchors a deadline late
+ * (grpcio, grpc-js under load) cannot gain more than that. */
+int64_t rl_judge_deadline_upper(int64_t budget_ms, int64_t true_ms, int64_t relay_ms);
 
 /* The smallest W accepted: T minus max(RL_JUDGE_MARGIN_MIN_MS,
  * RL_JUDGE_MARGIN_FRAC % of T), never below 0. */
 int64_t rl_judge_deadline_lower(int64_t true_ms);
 
 /* Judges one received deadline. |budget_ms| < 0 means the client set none
- * (then |true_ms| is ignored and only has_deadline matters). Fills *out. */
-void rl_judge_deadline(const char *method, int64_t budget_ms, int64_t true_ms, bool has_deadline,
+ * (then |true_ms| and |relay_ms| are ignored and only has_deadline
+ * matters). Fills *out. */
+void rl_judge_deadline(const char *method, int64_t budget_ms, int64_t true_ms, int64_t relay_ms, bool has_deadline,
                        int64_t received_ms, rl_dl_check *out);
 
 /* One line naming the numbers and the likely mistake, e.g. "Work received
@@ -73,13 +80,21 @@ typedef struct rl_cancel_check {
     int64_t observed_ms;     /* how long after the cancel it was last seen */
     bool ended, cancelled;   /* from the baseline's record */
     uint32_t steps_done, steps; /* Work only; steps 0 for Lookup */
+    uint32_t max_steps;      /* most steps possible had it stopped in time; 0: unchecked */
     bool pass;
 } rl_cancel_check;
 
 /* Judges how fast |method| stopped after the cancel: it must have ended with
- * the baseline seeing it cancelled within RL_JUDGE_CANCEL_MS. */
+ * the baseline seeing it cancelled within RL_JUDGE_CANCEL_MS and, for Work,
+ * done no more steps than fit until then. */
 void rl_judge_cancel(const char *method, bool ended, bool cancelled, int64_t end_minus_cancel_ms,
-                     int64_t observed_ms, uint32_t steps_done, uint32_t steps, rl_cancel_check *out);
+                     int64_t observed_ms, uint32_t steps_done, uint32_t steps, uint32_t max_steps,
+                     rl_cancel_check *out);
+
+/* The most steps of |step_ms| a Work that arrived |ran_ms| before the cancel
+ * can have completed if it stopped within RL_JUDGE_CANCEL_MS (+1 for a step
+ * finishing as the cancel lands). */
+uint32_t rl_judge_max_steps(int64_t ran_ms, int64_t step_ms, uint32_t steps);
 
 /* "Work kept running 1890 ms after the cancel (200/200 steps): cancellation
  * is not propagated", or the passing numbers. */

@@ -21,10 +21,12 @@
 static void upper_bound_adds_both_roundings_and_allowance(void **state)
 {
     (void)state;
-    assert_int_equal(rl_judge_deadline_upper(2000, 1480), 1480 + 10 + 10 + RL_JUDGE_SCHED_MS);
+    assert_int_equal(rl_judge_deadline_upper(2000, 1480, 0), 1480 + 10 + 10 + RL_JUDGE_SCHED_MS);
     /* Below one second the wire is exact on the second hop. */
-    assert_int_equal(rl_judge_deadline_upper(2000, 500), 500 + 10 + 0 + RL_JUDGE_SCHED_MS);
-    assert_int_equal(rl_judge_deadline_upper(300, 290), 290 + 0 + 0 + RL_JUDGE_SCHED_MS);
+    assert_int_equal(rl_judge_deadline_upper(2000, 500, 0), 500 + 10 + 0 + RL_JUDGE_SCHED_MS);
+    assert_int_equal(rl_judge_deadline_upper(300, 290, 0), 290 + 0 + 0 + RL_JUDGE_SCHED_MS);
+    /* The relay's own time is what a late re-anchoring can add. */
+    assert_int_equal(rl_judge_deadline_upper(2000, 1160, 340), 1160 + 10 + 10 + 340 + RL_JUDGE_SCHED_MS);
 }
 
 static void lower_bound_allows_a_margin(void **state)
@@ -39,12 +41,12 @@ static void deadline_just_inside_passes(void **state)
 {
     (void)state;
     rl_dl_check c;
-    int64_t up = rl_judge_deadline_upper(2000, 1480), lo = rl_judge_deadline_lower(1480);
-    rl_judge_deadline("Work", 2000, 1480, true, up, &c);
+    int64_t up = rl_judge_deadline_upper(2000, 1480, 0), lo = rl_judge_deadline_lower(1480);
+    rl_judge_deadline("Work", 2000, 1480, 0, true, up, &c);
     assert_int_equal(c.cls, RL_DL_OK);
-    rl_judge_deadline("Work", 2000, 1480, true, lo, &c);
+    rl_judge_deadline("Work", 2000, 1480, 0, true, lo, &c);
     assert_int_equal(c.cls, RL_DL_OK);
-    rl_judge_deadline("Work", 2000, 1480, true, 1479, &c); /* floor to ms */
+    rl_judge_deadline("Work", 2000, 1480, 0, true, 1479, &c); /* floor to ms */
     assert_int_equal(c.cls, RL_DL_OK);
 }
 
@@ -52,10 +54,10 @@ static void deadline_just_outside_fails(void **state)
 {
     (void)state;
     rl_dl_check c;
-    int64_t up = rl_judge_deadline_upper(2000, 1480), lo = rl_judge_deadline_lower(1480);
-    rl_judge_deadline("Work", 2000, 1480, true, up + 1, &c);
+    int64_t up = rl_judge_deadline_upper(2000, 1480, 0), lo = rl_judge_deadline_lower(1480);
+    rl_judge_deadline("Work", 2000, 1480, 0, true, up + 1, &c);
     assert_int_equal(c.cls, RL_DL_GREW);
-    rl_judge_deadline("Work", 2000, 1480, true, lo - 1, &c);
+    rl_judge_deadline("Work", 2000, 1480, 0, true, lo - 1, &c);
     assert_int_equal(c.cls, RL_DL_TOO_SHORT);
 }
 
@@ -64,14 +66,19 @@ static void forwarded_timeout_is_named(void **state)
     (void)state;
     rl_dl_check c;
     char buf[256];
-    rl_judge_deadline("Work", 1000, 702, true, 1000, &c);
+    rl_judge_deadline("Work", 1000, 702, 0, true, 1000, &c);
     assert_int_equal(c.cls, RL_DL_UNCHANGED);
     rl_judge_deadline_feedback(&c, buf, sizeof buf);
     assert_string_equal(buf, "Work received 1000 ms but only 702 ms remained: the original timeout was forwarded "
                              "unchanged");
     /* Rounded up on the wire, it is still the original timeout. */
-    rl_judge_deadline("Work", 2000, 1480, true, 2009, &c);
+    rl_judge_deadline("Work", 2000, 1480, 0, true, 2009, &c);
     assert_int_equal(c.cls, RL_DL_UNCHANGED);
+    /* A slow relay gets its own time back, but Lookup's 500 ms are not its. */
+    rl_judge_deadline("Work", 2000, 1160, 340, true, 2000, &c);
+    assert_int_equal(c.cls, RL_DL_UNCHANGED);
+    rl_judge_deadline("Work", 2000, 1160, 340, true, 1243, &c);
+    assert_int_equal(c.cls, RL_DL_OK);
 }
 
 static void dropped_deadline_is_named(void **state)
@@ -79,7 +86,7 @@ static void dropped_deadline_is_named(void **state)
     (void)state;
     rl_dl_check c;
     char buf[256];
-    rl_judge_deadline("Work", 2000, 1480, false, 0, &c);
+    rl_judge_deadline("Work", 2000, 1480, 0, false, 0, &c);
     assert_int_equal(c.cls, RL_DL_MISSING);
     rl_judge_deadline_feedback(&c, buf, sizeof buf);
     assert_non_null(strstr(buf, "Work received no deadline"));
@@ -91,12 +98,12 @@ static void huge_timeout_is_named(void **state)
     (void)state;
     rl_dl_check c;
     char buf[256];
-    rl_judge_deadline("Work", -1, 0, true, 2147483647, &c);
+    rl_judge_deadline("Work", -1, 0, 0, true, 2147483647, &c);
     assert_int_equal(c.cls, RL_DL_HUGE);
     rl_judge_deadline_feedback(&c, buf, sizeof buf);
     assert_string_equal(buf, "Work received 2147483647 ms although the client set no deadline: a huge finite "
                              "timeout was sent instead of none");
-    rl_judge_deadline("Work", 2000, 1480, true, 2147483647, &c);
+    rl_judge_deadline("Work", 2000, 1480, 0, true, 2147483647, &c);
     assert_int_equal(c.cls, RL_DL_HUGE);
 }
 
@@ -105,9 +112,9 @@ static void no_deadline_in_none_out(void **state)
     (void)state;
     rl_dl_check c;
     char buf[256];
-    rl_judge_deadline("Lookup", -1, 0, false, 0, &c);
+    rl_judge_deadline("Lookup", -1, 0, 0, false, 0, &c);
     assert_int_equal(c.cls, RL_DL_OK);
-    rl_judge_deadline("Lookup", -1, 0, true, 30000, &c);
+    rl_judge_deadline("Lookup", -1, 0, 0, true, 30000, &c);
     assert_int_equal(c.cls, RL_DL_INVENTED);
     rl_judge_deadline_feedback(&c, buf, sizeof buf);
     assert_non_null(strstr(buf, "invented a deadline"));
@@ -119,7 +126,7 @@ static void grown_deadline_between_truth_and_budget(void **state)
     rl_dl_check c;
     char buf[256];
     /* Closer to what remained than to the budget: grew, not forwarded. */
-    rl_judge_deadline("Work", 2000, 1480, true, 1650, &c);
+    rl_judge_deadline("Work", 2000, 1480, 0, true, 1650, &c);
     assert_int_equal(c.cls, RL_DL_GREW);
     rl_judge_deadline_feedback(&c, buf, sizeof buf);
     assert_non_null(strstr(buf, "the deadline grew along the chain"));
@@ -129,9 +136,16 @@ static void cancel_within_bound_passes(void **state)
 {
     (void)state;
     rl_cancel_check c;
-    rl_judge_cancel("Work", true, true, RL_JUDGE_CANCEL_MS, 120, 12, 200, &c);
+    rl_judge_cancel("Work", true, true, RL_JUDGE_CANCEL_MS, 120, 12, 200, 0, &c);
     assert_true(c.pass);
-    rl_judge_cancel("Work", true, true, RL_JUDGE_CANCEL_MS + 1, 120, 12, 200, &c);
+    rl_judge_cancel("Work", true, true, RL_JUDGE_CANCEL_MS + 1, 120, 12, 200, 0, &c);
+    assert_false(c.pass);
+    /* In time, but more steps than fit: the step bound catches it. */
+    uint32_t max = rl_judge_max_steps(30, 10, 200);
+    assert_int_equal(max, (30 + RL_JUDGE_CANCEL_MS + 9) / 10 + 1);
+    rl_judge_cancel("Work", true, true, 5, 120, max, 200, max, &c);
+    assert_true(c.pass);
+    rl_judge_cancel("Work", true, true, 5, 120, max + 1, 200, max, &c);
     assert_false(c.pass);
 }
 
@@ -140,12 +154,12 @@ static void ignored_cancel_is_named(void **state)
     (void)state;
     rl_cancel_check c;
     char buf[256];
-    rl_judge_cancel("Work", true, false, 1890, 1900, 200, 200, &c);
+    rl_judge_cancel("Work", true, false, 1890, 1900, 200, 200, 0, &c);
     assert_false(c.pass);
     rl_judge_cancel_feedback(&c, buf, sizeof buf);
     assert_string_equal(buf, "Work kept running 1890 ms after the cancel (200/200 steps): cancellation is not "
                              "propagated");
-    rl_judge_cancel("Lookup", false, false, 0, 3000, 0, 0, &c);
+    rl_judge_cancel("Lookup", false, false, 0, 3000, 0, 0, 0, &c);
     assert_false(c.pass);
     rl_judge_cancel_feedback(&c, buf, sizeof buf);
     assert_string_equal(buf, "Lookup was still running 3000 ms after the cancel: cancellation is not propagated");

@@ -1,0 +1,305 @@
+# Integration tests for bin/grader: the reference relay passes everything,
+# each classic mistake (bin/relay --mistake X and the Python submissions in
+# tests/submissions) fails exactly its scenarios with the right verdict and
+# wording, and whatever a submission does, the grader leaves no process behind,
+# writes its JSON, and keeps its exit-status contract.
+import json
+import os
+import signal
+import subprocess
+import time
+import uuid
+
+import pytest
+
+from conftest import PYTHON, SUBMISSIONS, bin_path
+
+ALL = {
+    "deadline": ["shrinks", "none", "expires-in-lookup", "once"],
+    "cancel": ["during-work", "during-lookup", "keeps-serving"],
+}
+
+
+def processes_with_marker(marker):
+    """Pids whose environment holds |marker| (the grader passes its own
+    environment on to the baseline, the submission and their children)."""
+    found = []
+    needle = marker.encode()
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/environ", "rb") as f:
+                if needle in f.read():
+                    with open(f"/proc/{d}/stat") as s:
+                        state = s.read().rsplit(")", 1)[1].split()[0]
+                    if state != "Z":
+                        found.append(int(d))
+        except OSError:
+            pass
+    return found
+
+
+class Graded:
+    def __init__(self, rc, out, err, results, seconds):
+        self.rc, self.out, self.err, self.results, self.seconds = rc, out, err, results, seconds
+
+    def verdicts(self):
+        """{scenario id: (verdict text, feedback)} from the JSON tests[]."""
+        v = {}
+        for t in self.results["tests"]:
+            sid = t["name"].split(":", 1)[0].split("/", 1)[1]
+            verdict, _, feedback = t["output"].partition(": ")
+            v[sid] = (verdict, feedback)
+        return v
+
+    def failing(self):
+        return {sid for sid, (verdict, _) in self.verdicts().items() if not verdict.startswith("PASS")}
+
+
+def grade(tmp_path, exercise, submission, *args, timeout=240, env_extra=None):
+    """Runs the grader to completion and checks the invariants every run must
+    keep: JSON written and well-formed, nothing of the submission left."""
+    marker = "RL_GRADER_TEST_" + uuid.uuid4().hex
+    env = dict(os.environ, **{marker: "1"}, **(env_extra or {}))
+    out_json = tmp_path / f"{exercise}-{uuid.uuid4().hex[:8]}.json"
+    t0 = time.monotonic()
+    p = subprocess.run(
+        [bin_path("grader"), exercise, "--submission", submission, "--json", str(out_json), "--quiet", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+    seconds = time.monotonic() - t0
+    with open(out_json) as f:
+        results = json.load(f)
+    for key in ("score", "max_score", "execution_time", "output", "tests"):
+        assert key in results, f"results.json lacks {key}"
+    for t in results["tests"]:
+        assert set(t) >= {"name", "score", "max_score", "status", "output"}
+        assert t["status"] in ("passed", "failed")
+    left = processes_with_marker(marker)
+    assert not left, f"processes left behind by the grader: {left}\n{p.stdout}"
+    return Graded(p.returncode, p.stdout, p.stderr, results, seconds)
+
+
+def relay(mistake=None):
+    cmd = bin_path("relay")
+    return f"{cmd} --mistake {mistake}" if mistake else cmd
+
+
+def py(name):
+    return f"{PYTHON} {os.path.join(SUBMISSIONS, name + '.py')}"
+
+
+@pytest.mark.parametrize("exercise", ["deadline", "cancel"])
+def test_reference_relay_passes_everything(tmp_path, exercise):
+    g = grade(tmp_path, exercise, relay())
+    assert g.rc == 0, g.out + g.err
+    assert g.failing() == set(), g.out
+    assert set(g.verdicts()) == set(ALL[exercise])
+    assert g.results["score"] == g.results["max_score"] > 0
+    assert all(t["status"] == "passed" for t in g.results["tests"])
+
+
+# bin/relay's mistakes: which scenarios each must fail, and a phrase its
+# feedback must contain.
+RELAY_MISTAKES = [
+    ("forward-timeout", "deadline", {"shrinks"}, "the original timeout was forwarded unchanged"),
+    ("drop-deadline", "deadline", {"shrinks"}, "the deadline was dropped"),
+    ("huge-timeout", "deadline", {"none"}, "a huge finite timeout was sent instead of none"),
+    ("call-twice", "deadline", {"once"}, "Work was called 2 times for one Process"),
+    ("ignore-cancel", "cancel", {"during-work", "during-lookup"}, "cancellation is not propagated"),
+]
+
+
+@pytest.mark.parametrize("mistake,exercise,failing,phrase", RELAY_MISTAKES, ids=[m[0] for m in RELAY_MISTAKES])
+def test_relay_mistake_fails_exactly_its_scenarios(tmp_path, mistake, exercise, failing, phrase):
+    g = grade(tmp_path, exercise, relay(mistake))
+    assert g.rc == 1, g.out + g.err
+    assert g.failing() == failing, g.out
+    v = g.verdicts()
+    for sid in failing:
+        assert v[sid][0] == "FAIL", g.out
+        assert phrase in v[sid][1], g.out
+    assert g.results["score"] < g.results["max_score"]
+
+
+@pytest.mark.parametrize("mistake", ["forward-timeout", "drop-deadline", "huge-timeout", "call-twice"])
+def test_deadline_mistakes_pass_cancel(tmp_path, mistake):
+    # Each mistake breaks one rule only: the cancel exercise still passes.
+    g = grade(tmp_path, "cancel", relay(mistake))
+    assert g.rc == 0, g.out
+
+
+# Python submissions: (file, exercise) -> scenarios that must fail, verdict,
+# phrase; per tests/submissions/README.md.
+PY_CASES = [
+    ("relay_good", "deadline", set(), None, None),
+    ("relay_good", "cancel", set(), None, None),
+    ("relay_forward_timeout", "deadline", {"shrinks"}, "FAIL", "forwarded unchanged"),
+    ("relay_drop_deadline", "deadline", {"shrinks"}, "FAIL", "the deadline was dropped"),
+    ("relay_huge_timeout", "deadline", {"none"}, "FAIL", "a huge finite timeout was sent instead of none"),
+    ("relay_call_twice", "deadline", {"once"}, "FAIL", "Work was called 2 times for one Process"),
+    ("relay_ignore_cancel", "cancel", {"during-work", "during-lookup"}, "FAIL", "cancellation is not propagated"),
+    ("relay_ignore_cancel", "deadline", set(), None, None),
+    ("relay_floods_output", "deadline", set(), None, None),
+    ("relay_ignores_sigterm", "cancel", set(), None, None),
+    ("relay_forks_child", "deadline", set(), None, None),
+]
+
+
+@pytest.mark.parametrize("name,exercise,failing,verdict,phrase", PY_CASES, ids=[f"{c[0]}-{c[1]}" for c in PY_CASES])
+def test_python_submission(tmp_path, name, exercise, failing, verdict, phrase):
+    g = grade(tmp_path, exercise, py(name))
+    assert g.failing() == failing, g.out
+    assert g.rc == (1 if failing else 0), g.out + g.err
+    v = g.verdicts()
+    for sid in failing:
+        assert v[sid][0] == verdict, g.out
+        assert phrase in v[sid][1], g.out
+    if name == "relay_ignore_cancel" and exercise == "cancel":
+        assert "a cancelled Process must start no further call" in v["during-lookup"][1]
+
+
+def test_crash_names_the_signal(tmp_path):
+    g = grade(tmp_path, "deadline", py("relay_crash"), "--only", "shrinks,once")
+    assert g.rc == 1
+    for sid, (verdict, feedback) in g.verdicts().items():
+        assert verdict == "CRASH", g.out
+        assert "SIGSEGV" in feedback, g.out
+    # The JSON carries the submission's output for a crash.
+    assert "relay listening on" in g.results["tests"][0]["output"]
+    g = grade(tmp_path, "cancel", py("relay_crash"), "--only", "during-work")
+    assert g.verdicts()["during-work"][0] == "CRASH", g.out
+
+
+def test_hang_is_timeout(tmp_path):
+    g = grade(tmp_path, "deadline", py("relay_hang"), "--only", "shrinks,none,expires-in-lookup")
+    assert g.rc == 1
+    assert {v for v, _ in g.verdicts().values()} == {"TIMEOUT"}, g.out
+    g = grade(tmp_path, "cancel", py("relay_hang"), "--only", "during-work")
+    assert g.verdicts()["during-work"][0] == "TIMEOUT", g.out
+
+
+def test_never_listens_is_not_ready_quickly(tmp_path):
+    g = grade(tmp_path, "deadline", py("relay_never_listens"), "--only", "shrinks", "--ready-timeout", "2")
+    assert g.rc == 1
+    verdict, feedback = g.verdicts()["shrinks"]
+    assert verdict == "NOT-READY", g.out
+    assert "did not listen on" in feedback and "relay starting" in feedback
+    # 2 s of waiting plus start-up and teardown, not the default 15 s.
+    assert g.seconds < 8, g.seconds
+
+
+def test_exit_before_listening_is_not_ready_with_status(tmp_path):
+    g = grade(tmp_path, "deadline", "echo oops >&2; exit 3", "--only", "once", "--ready-timeout", "5")
+    verdict, feedback = g.verdicts()["once"]
+    assert verdict == "NOT-READY"
+    assert "exited with status 3" in feedback and "oops" in feedback
+    assert g.seconds < 5
+
+
+def test_escaped_process_is_killed(tmp_path):
+    # A daemon that leaves the group with setsid: only the subreaper sweep
+    # finds it. It writes its pid so the test can check it is gone.
+    pidfile = tmp_path / "daemon.pid"
+    cmd = f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 600' & exec {relay()}"
+    g = grade(tmp_path, "deadline", cmd, "--only", "once")
+    assert g.rc == 0, g.out
+    pid = int(pidfile.read_text())
+    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_forked_helper_does_not_survive(tmp_path):
+    g = grade(tmp_path, "cancel", py("relay_forks_child"), "--only", "keeps-serving")
+    assert g.rc == 0, g.out
+    # grade() already checked that no process with its marker is left; the
+    # helper also printed its pid, which must be gone.
+
+
+def test_runs_report_pass_rate(tmp_path):
+    g = grade(tmp_path, "deadline", relay(), "--only", "once", "--runs", "3")
+    assert g.rc == 0
+    assert g.verdicts()["once"][0] == "PASS 3/3", g.out
+    assert "PASS 3/3" in g.out
+
+
+def test_runs_score_only_when_all_pass(tmp_path):
+    g = grade(tmp_path, "deadline", relay("forward-timeout"), "--only", "shrinks,once", "--runs", "2")
+    v = g.verdicts()
+    assert v["shrinks"][0] == "FAIL 0/2" and v["once"][0] == "PASS 2/2", g.out
+    by_id = {t["name"].split(":")[0]: t for t in g.results["tests"]}
+    assert by_id["deadline/shrinks"]["score"] == 0
+    assert by_id["deadline/once"]["score"] == by_id["deadline/once"]["max_score"] > 0
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["nosuch", "--submission", "x"],
+        ["deadline"],
+        ["deadline", "--submission", "x", "--runs", "0"],
+        ["deadline", "--submission", "x", "--bogus"],
+        ["deadline", "--submission", "x", "--only", "nosuch"],
+        ["deadline", "extra", "--submission", "x"],
+    ],
+)
+def test_usage_errors_exit_2(args):
+    p = subprocess.run([bin_path("grader"), *args], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "usage: grader" in p.stderr
+
+
+def test_list_and_help():
+    p = subprocess.run([bin_path("grader"), "list"], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0
+    for ex, ids in ALL.items():
+        assert ex in p.stdout
+        for sid in ids:
+            assert sid in p.stdout
+    p = subprocess.run([bin_path("grader"), "--help"], capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0 and "--submission" in p.stdout
+
+
+def test_bad_rubric_is_a_clear_error(tmp_path):
+    bad = tmp_path / "rubric.json"
+    bad.write_text('{"deadline": {"shrinks": 1}}')
+    out_json = tmp_path / "r.json"
+    p = subprocess.run(
+        [bin_path("grader"), "deadline", "--submission", relay(), "--rubric", str(bad), "--json", str(out_json)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert p.returncode == 2
+    assert "the rubric has no points for deadline/none" in p.stderr
+    assert "Grader error" in json.load(open(out_json))["output"]
+
+
+def test_interrupted_grader_kills_children_and_writes_results(tmp_path):
+    marker = "RL_GRADER_TEST_" + uuid.uuid4().hex
+    out_json = tmp_path / "r.json"
+    proc = subprocess.Popen(
+        [bin_path("grader"), "deadline", "--submission", py("relay_hang"), "--json", str(out_json), "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, **{marker: "1"}),
+    )
+    # Wait until the submission runs (it carries the marker), then interrupt.
+    deadline = time.monotonic() + 20
+    while len(processes_with_marker(marker)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(processes_with_marker(marker)) >= 3  # grader, baseline, submission
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 2, out + err
+    assert "interrupted" in err
+    results = json.load(open(out_json))
+    assert results["tests"][0]["output"].startswith("ERROR")
+    left = processes_with_marker(marker)
+    assert not left, left
