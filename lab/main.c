@@ -1,7 +1,9 @@
 /* lab: the students' and instructors' front door. `lab list` and `lab show`
  * give the handouts; `lab demo` runs the reference programs next to their
- * classic mistakes and shows what the baseline saw. Each command is a row in
- * one table: name, usage, and the function that runs it. */
+ * classic mistakes and shows what the baseline saw; `lab compare-memory`
+ * plots producer memory under a stalled reader. Each command is a row in one
+ * table: name, usage, and the function that runs it. */
+#include "compare_memory.h"
 #include "demo.h"
 #include "handout.h"
 #include "rl_log.h"
@@ -34,6 +36,7 @@ typedef struct demo {
 static const demo demos[] = {
     {"deadline", rl_demo_deadline},
     {"cancel", rl_demo_cancel},
+    {"flow", rl_flow_demo},
 };
 
 static int cmd_demo(int argc, char **argv)
@@ -51,9 +54,12 @@ static int cmd_demo(int argc, char **argv)
 }
 
 static const command commands[] = {
-    {"list", "lab list                 the exercises", cmd_list},
-    {"show", "lab show EXERCISE        an exercise's handout", cmd_show},
-    {"demo", "lab demo deadline|cancel the reference relay next to its classic mistakes", cmd_demo},
+    {"list", "lab list                       the exercises", cmd_list},
+    {"show", "lab show EXERCISE              an exercise's handout", cmd_show},
+    {"demo", "lab demo deadline|cancel|flow  the reference next to its classic mistakes", cmd_demo},
+    {"compare-memory", "lab compare-memory [--submission CMD] [--svg FILE] [--seconds S]  producer RSS "
+                       "under a stalled reader",
+     rl_compare_memory_main},
 };
 
 static void usage(FILE *f)
