@@ -10,7 +10,10 @@
  *
  * This library is meant for reuse: it never aborts on out-of-memory, it
  * returns RL_ENOMEM and leaves nothing allocated. It needs gRPC only for
- * rl_chancfg_grpc_verdict; everything else is plain C over jansson. */
+ * rl_chancfg_grpc_verdict; everything else is plain C over jansson. A loaded
+ * config is read-only: several threads may check it and build args from it at
+ * once. Only rl_chancfg_set_alloc_funcs and rl_chancfg_grpc_verdict touch
+ * process-wide state. Programs link this folder's objects other than main.o. */
 #ifndef RL_CHANCFG_H
 #define RL_CHANCFG_H
 
@@ -155,8 +158,9 @@ int rl_chancfg_format_args(const rl_chancfg *cfg, rl_chancfg_side side, rl_chanc
 /* ---- reading values (for graders and programs that act on a config) ---- */
 
 /* The value gRPC 1.51 will use for the integer or boolean arg |name| on
- * |side|: the configured one when it is valid, else gRPC's default (INT_MAX
- * for "off"/"infinite"). |*configured| (may be NULL) says which.
+ * |side|: the configured one when it is valid, else gRPC's default (INT32_MAX
+ * for "off"/"infinite"; INT64_MIN where gRPC computes the default at run
+ * time). |*configured| (may be NULL) says which.
  * Returns 0, or RL_ENOTFOUND if |name| is not an integer arg of that side. */
 int rl_chancfg_effective_int(const rl_chancfg *cfg, rl_chancfg_side side, const char *name,
                              int64_t *value, bool *configured);
@@ -179,8 +183,9 @@ typedef struct rl_chancfg_method {
     uint32_t retryable_codes;  /* bit (1u << code) for each retryable grpc_status_code */
 } rl_chancfg_method;
 
-/* Fills |out| for /|service|/|method|. Returns 0, or RL_ENOTFOUND when no
- * valid methodConfig names it. */
+/* Fills |out| for /|service|/|method|. A retry policy the checker would
+ * refuse leaves has_retry false. Returns 0, or RL_ENOTFOUND when no
+ * methodConfig names the method (or the config has no service config). */
 int rl_chancfg_method_config(const rl_chancfg *cfg, const char *service, const char *method,
                              rl_chancfg_method *out);
 

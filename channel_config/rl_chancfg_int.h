@@ -114,6 +114,15 @@ const char *cc_status_name(int code);        /* NULL if not 0..16 */
 int cc_status_from_name(const char *name);  /* -1 if not a name */
 extern const char *const cc_status_names[17];
 
+/* Whether |d| is a whole number, without the undefined behaviour of casting
+ * a huge double to an integer (beyond 2^53 every double is whole). */
+static inline bool cc_is_integral(double d)
+{
+    if (d >= 9007199254740992.0 || d <= -9007199254740992.0)
+        return true;
+    return d == (double)(long long)d;
+}
+
 /* Reads a service-config number that gRPC 1.51 also takes as a quoted string
  * ("3"). Returns 1 for a JSON number, 2 for a quoted number, 0 otherwise. */
 int cc_sc_number(const json_t *v, double *out);

@@ -59,7 +59,11 @@ static void take_reason(char *out, size_t len)
     pthread_mutex_lock(&g_cap_lock);
     const char *s = strstr(g_cap, prefix);
     s = s ? s + sizeof(prefix) - 1 : g_cap;
-    snprintf(out, len, "%s", s);
+    size_t n = strlen(s);
+    if (n >= len) /* cut: a reason is for reading, the start says most */
+        n = len - 1;
+    memcpy(out, s, n);
+    out[n] = '\0';
     g_cap_len = 0;
     g_cap[0] = '\0';
     pthread_mutex_unlock(&g_cap_lock);

@@ -588,7 +588,7 @@ static void check_retry_policy(ctx *c, const json_t *rp, const cc_buf *base)
     cc_buf p;
     path_set(&p, cc_buf_str(base), "maxAttempts");
     if (sc_number(c, rp, base, "maxAttempts", "retry.max-attempts", &d)) {
-        if (d != (double)(long long)d)
+        if (!cc_is_integral(d))
             add(c, RL_CHANCFG_ERROR, "retry.max-attempts", &p,
                 "%g is not an integer: it counts attempts, the first one included", d);
         else if (d < 2)
@@ -654,7 +654,7 @@ static void check_throttling(ctx *c, const json_t *t, const cc_buf *base)
     cc_buf p;
     path_set(&p, cc_buf_str(base), "maxTokens");
     if (sc_number(c, t, base, "maxTokens", "retry.throttling", &d)) {
-        if (d != (double)(long long)d || d <= 0 || d > 1000)
+        if (!cc_is_integral(d) || d <= 0 || d > 1000)
             add(c, RL_CHANCFG_ERROR, "retry.throttling", &p,
                 "%g must be an integer in 1..1000 (gRFC A6): the token bucket's size", d);
     }
@@ -821,7 +821,7 @@ static void check_method_config(ctx *c, const json_t *mc, const cc_buf *base)
             continue;
         path_set(&p, cc_buf_str(base), sizes[i]);
         int kind = cc_sc_number(v, &d);
-        if (kind == 0 || d < 0 || d != (double)(long long)d)
+        if (kind == 0 || d < 0 || !cc_is_integral(d))
             sc_type(c, &p, "a non-negative integer", v);
         else if (kind == 2)
             add(c, RL_CHANCFG_WARNING, "sc.quoted-number", &p,
@@ -1329,7 +1329,7 @@ static bool name_matches(const json_t *names, const char *service, const char *m
     return false;
 }
 
-static bool read_method(const json_t *mc, rl_chancfg_method *out)
+static void read_method(const json_t *mc, rl_chancfg_method *out)
 {
     memset(out, 0, sizeof(*out));
     const json_t *t = json_object_get(mc, "timeout");
@@ -1341,18 +1341,19 @@ static bool read_method(const json_t *mc, rl_chancfg_method *out)
     }
     const json_t *rp = json_object_get(mc, "retryPolicy");
     if (!json_is_object(rp))
-        return true;
+        return;
     double ma, mult;
     const json_t *ib = json_object_get(rp, "initialBackoff");
     const json_t *mb = json_object_get(rp, "maxBackoff");
     const json_t *codes = json_object_get(rp, "retryableStatusCodes");
     if (!cc_sc_number(json_object_get(rp, "maxAttempts"), &ma) || ma < 2 ||
+        !cc_is_integral(ma) ||
         !cc_sc_number(json_object_get(rp, "backoffMultiplier"), &mult) || !(mult >= FLT_MIN) ||
         !json_is_string(ib) || !cc_parse_duration(json_string_value(ib), &d, &why))
-        return true;
+        return;
     out->initial_backoff_ms = cc_duration_ms(&d);
     if (!json_is_string(mb) || !cc_parse_duration(json_string_value(mb), &d, &why))
-        return true;
+        return;
     out->max_backoff_ms = cc_duration_ms(&d);
     uint32_t mask = 0;
     size_t i;
@@ -1363,12 +1364,11 @@ static bool read_method(const json_t *mc, rl_chancfg_method *out)
             mask |= 1u << code;
     }
     if (!mask || out->initial_backoff_ms == 0 || out->max_backoff_ms == 0)
-        return true;
+        return;
     out->has_retry = true;
     out->max_attempts = ma > 5 ? 5 : (int)ma;
     out->backoff_multiplier = mult;
     out->retryable_codes = mask;
-    return true;
 }
 
 int rl_chancfg_method_config(const rl_chancfg *cfg, const char *service, const char *method,
@@ -1386,8 +1386,10 @@ int rl_chancfg_method_config(const rl_chancfg *cfg, const char *service, const c
         const json_t *mc;
         json_array_foreach((json_t *)mcs, i, mc) {
             const json_t *names = json_object_get(mc, "name");
-            if (json_is_array(names) && name_matches(names, tries[t][0], tries[t][1]))
-                return read_method(mc, out) ? 0 : RL_ENOTFOUND;
+            if (json_is_array(names) && name_matches(names, tries[t][0], tries[t][1])) {
+                read_method(mc, out);
+                return 0;
+            }
         }
     }
     return RL_ENOTFOUND;

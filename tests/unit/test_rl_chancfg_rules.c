@@ -847,6 +847,17 @@ static void test_retry_per_attempt_timeout_needs_hedging_flag(void **state)
     expect_clean();
 }
 
+static void test_retry_huge_numbers_are_judged_not_cast(void **state)
+{
+    (void)state;
+    /* 1e300 does not fit any integer type: casting it would be undefined. */
+    check(RETRY("'maxAttempts': 1e300, 'initialBackoff': '0.1s', 'maxBackoff': '1s', "
+                "'backoffMultiplier': 2, 'retryableStatusCodes': ['UNAVAILABLE']"));
+    expect("retry.max-attempts-clamped", W, RP ".maxAttempts", NULL);
+    check("{'client': {'service_config': {'retryThrottling': {'maxTokens': -1e300, 'tokenRatio': 1}}}}");
+    expect("retry.throttling", E, "$.client.service_config.retryThrottling.maxTokens", NULL);
+}
+
 /* ---- the catalogue ---- */
 
 static void test_rule_ids_are_unique(void **state)
@@ -980,6 +991,7 @@ int main(void)
         cmocka_unit_test(test_retry_resource_exhausted_needs_throttling),
         cmocka_unit_test(test_retry_throttling_limits),
         cmocka_unit_test(test_retry_per_attempt_timeout_needs_hedging_flag),
+        cmocka_unit_test(test_retry_huge_numbers_are_judged_not_cast),
         cmocka_unit_test(test_rule_ids_are_unique),
         cmocka_unit_test(test_method_config_lookup_order),
     };
