@@ -153,10 +153,10 @@ bench: deps
 # build/fuzz/corpus, the seeds stay in fuzz/corpus.
 FUZZ_TIME ?= 60
 FUZZ_BIN  := build/fuzz/chancfg_fuzz
-FUZZ_SRCS := fuzz/chancfg_fuzz.c $(filter-out %/main.c %/rl_chancfg_probe.c,$(wildcard channel_config/*.c))
-$(FUZZ_BIN): $(FUZZ_SRCS) $(wildcard channel_config/*.h) lib/rl_err.h | $(DEPS_STAMP)
+FUZZ_SRCS := fuzz/chancfg_fuzz.c $(filter-out %/rl_chancfg_probe.c,$(wildcard lib/rl_chancfg*.c)) lib/rl_err.c
+$(FUZZ_BIN): $(FUZZ_SRCS) $(wildcard lib/rl_chancfg*.h) lib/rl_err.h | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
-	clang -std=c11 -g -O1 $(WARN) -D_GNU_SOURCE -Ilib -Ichannel_config \
+	clang -std=c11 -g -O1 $(WARN) -D_GNU_SOURCE -Ilib \
 	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	  $(shell pkg-config --cflags grpc jansson) -o $@ $(FUZZ_SRCS) $(shell pkg-config --libs jansson)
 fuzz: $(FUZZ_BIN)
