@@ -8,7 +8,9 @@
 #define EXERCISES(X) \
     X(deadline)      \
     X(cancel)        \
-    X(flow)
+    X(flow)          \
+    X(keepalive)     \
+    X(retry)
 
 #define DECLARE(name) extern const rl_exercise rl_ex_##name;
 EXERCISES(DECLARE)

@@ -1,6 +1,7 @@
 /* rl_log: stderr logging; see rl_log.h. */
 #include "rl_log.h"
 
+#include <grpc/support/log.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,4 +49,12 @@ void rl_log(enum rl_log_level level, const char *fmt, ...)
     /* One write per record keeps lines from different threads whole. */
     ssize_t w = write(STDERR_FILENO, line, len);
     (void)w;
+}
+
+void rl_log_grpc(gpr_log_func_args *a)
+{
+    enum rl_log_level level = a->severity == GPR_LOG_SEVERITY_ERROR  ? RL_LOG_ERROR
+                              : a->severity == GPR_LOG_SEVERITY_INFO ? RL_LOG_INFO
+                                                                     : RL_LOG_DEBUG;
+    rl_log(level, "grpc %s:%d %s", a->file, a->line, a->message);
 }

@@ -1,0 +1,367 @@
+/* ex_keepalive: the keepalive exercise. The submission is a channel config.
+ * Its rules are checked first; then live runs on the lab's clock: a baseline
+ * with the config's server args, behind an intermediary that silently stops
+ * forwarding a connection idle for LAB_IDLE_MS, and a C-core client with the
+ * config's client args. A config written for a slower intermediary (the
+ * field's 350 s) has every duration scaled down by the same factor, so the
+ * ratios that decide the rules hold; feedback quotes the config's own
+ * numbers. */
+#include "config_check.h"
+#include "exercise.h"
+#include "intermediary.h"
+#include "relaylab.pb-c.h"
+#include "rl_chancfg.h"
+#include "rl_deadline.h"
+#include "rl_err.h"
+#include "rl_log.h"
+#include "rl_probe.h"
+#include "run.h"
+
+#include <grpc/support/log.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LAB_IDLE_MS 4000      /* the lab NAT's idle timeout (the handout's) */
+#define QUIET_MS 10000        /* idle gap, and the silent call's length */
+#define FAST_MS 1000          /* a call after the idle gap must finish within this */
+#define GOAWAY_RUN_MS 15000   /* how long no-goaway keeps the connection busy and idle */
+
+static const char *const client_keys[] = {
+    "grpc.keepalive_time_ms", "grpc.keepalive_timeout_ms", "grpc.keepalive_permit_without_calls",
+    "grpc.http2.max_pings_without_data",
+};
+static const char *const server_keys[] = {
+    "grpc.http2.min_ping_interval_without_data_ms", "grpc.keepalive_permit_without_calls",
+    "grpc.http2.max_ping_strikes", "grpc.keepalive_time_ms", "grpc.keepalive_timeout_ms",
+    "grpc.max_connection_idle_ms", "grpc.max_connection_age_ms", "grpc.max_connection_age_grace_ms",
+};
+#define NCLIENT (sizeof client_keys / sizeof *client_keys)
+#define NSERVER (sizeof server_keys / sizeof *server_keys)
+
+static bool is_duration(const char *key)
+{
+    size_t n = strlen(key);
+    return n > 3 && strcmp(key + n - 3, "_ms") == 0;
+}
+
+/* Connection age and idle limits re-spread load; they are not part of the
+ * keepalive rules, and scaling them would turn a declared 10-minute age into
+ * seconds that cut the lab's 10 s calls short. They keep their own values. */
+static bool scales(const char *key)
+{
+    return is_duration(key) && !strstr(key, "max_connection_");
+}
+
+/* Scaling must not make a ping's timeout so short that scheduling noise on a
+ * loaded machine looks like a dead path: timeouts keep at least this. */
+#define MIN_SCALED_TIMEOUT_MS 1000
+
+/* A configured value, scaled down when it is a keepalive duration. */
+static bool scaled(const rl_chancfg *cfg, rl_chancfg_side side, const char *key, double k, int64_t *out)
+{
+    bool configured = false;
+    int64_t v;
+    if (rl_chancfg_effective_int(cfg, side, key, &v, &configured) != RL_OK || !configured)
+        return false;
+    if (scales(key) && v != INT_MAX && k > 1.0) {
+        int64_t floor = strstr(key, "timeout") ? MIN_SCALED_TIMEOUT_MS : 1;
+        v = (int64_t)(v / k);
+        if (v < floor)
+            v = floor;
+    }
+    *out = v;
+    return true;
+}
+
+/* gRPC logs the GOAWAY it gets; that line is how the client side learns of
+ * too_many_pings without a call in flight. */
+static atomic_int too_many_pings;
+
+static void log_hook(gpr_log_func_args *args)
+{
+    if (strstr(args->message, "too_many_pings"))
+        atomic_store(&too_many_pings, 1);
+}
+
+/* Keeps the client's I/O and timers polled for |ms| (keepalive only runs
+ * while some thread polls), watching the channel's state meanwhile. */
+static void idle_for(grpc_channel *ch, int64_t ms)
+{
+    grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
+    int64_t until = rl_now_ns() + ms * RL_NS_PER_MS;
+    int watching = 0;
+    while (rl_now_ns() < until) {
+        if (!watching) {
+            grpc_connectivity_state st = grpc_channel_check_connectivity_state(ch, 0);
+            grpc_channel_watch_connectivity_state(ch, st, rl_ns_to_deadline(until), cq, &watching);
+            watching = 1;
+        }
+        grpc_event ev = grpc_completion_queue_next(cq, rl_ns_to_deadline(until), NULL);
+        if (ev.type == GRPC_OP_COMPLETE)
+            watching = 0;
+    }
+    /* The last watch ends at |until|: collect it before the queue goes. */
+    if (watching)
+        grpc_completion_queue_next(cq, rl_deadline_after_ms(1000), NULL);
+    grpc_completion_queue_shutdown(cq);
+    while (grpc_completion_queue_next(cq, rl_deadline_after_ms(1000), NULL).type != GRPC_QUEUE_SHUTDOWN)
+        ;
+    grpc_completion_queue_destroy(cq);
+}
+
+typedef struct live_call {
+    grpc_status_code status;
+    int64_t ms;
+    char details[160];
+} live_call;
+
+static void call_baseline(grpc_channel *ch, const char *method, const ProtobufCMessage *req, int64_t budget_ms,
+                          live_call *out)
+{
+    rl_probe_call c;
+    memset(&c, 0, sizeof c);
+    out->status = GRPC_STATUS_UNKNOWN;
+    out->details[0] = '\0';
+    if (rl_probe_call_start(&c, ch, method, req, rl_now_ns() + budget_ms * RL_NS_PER_MS) == RL_OK &&
+        rl_probe_call_wait(&c, rl_now_ns() + (budget_ms + 2000) * RL_NS_PER_MS) == RL_OK) {
+        out->status = c.status;
+        rl_probe_call_details(&c, out->details, sizeof out->details);
+    }
+    out->ms = (rl_now_ns() - c.start_ns) / RL_NS_PER_MS;
+    rl_probe_call_fini(&c);
+}
+
+
+/* One live run's setup: the restarted baseline with the server args, the
+ * lab NAT in front of it, the client channel, and the log hook. */
+typedef struct live_env {
+    rl_chancfg *cfg;
+    double k;                /* config time / lab time, >= 1 */
+    int64_t idle_ms;         /* the config's own intermediary timeout */
+    const char *kind;
+    rl_intermediary *im;
+    grpc_channel *ch;
+    int64_t real_ka;         /* config's client keepalive time, INT_MAX: off */
+} live_env;
+
+static int live_open(rl_grade_ctx *ctx, live_env *env, rl_scenario_result *out)
+{
+    memset(env, 0, sizeof *env);
+    if (rl_config_load(ctx, &env->cfg, out))
+        return -1;
+    env->idle_ms = LAB_IDLE_MS;
+    env->kind = "intermediary";
+    rl_chancfg_intermediary(env->cfg, &env->idle_ms, &env->kind);
+    env->k = env->idle_ms > LAB_IDLE_MS ? (double)env->idle_ms / LAB_IDLE_MS : 1.0;
+    env->real_ka = INT_MAX;
+    rl_chancfg_effective_int(env->cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_time_ms", &env->real_ka, NULL);
+
+    char argbuf[NSERVER][128];
+    const char *argv[2 * NSERVER + 1];
+    size_t na = 0;
+    for (size_t i = 0; i < NSERVER; i++) {
+        int64_t v;
+        if (scaled(env->cfg, RL_CHANCFG_SERVER, server_keys[i], env->k, &v)) {
+            snprintf(argbuf[i], sizeof argbuf[i], "%s=%lld", server_keys[i], (long long)v);
+            argv[na++] = "--arg";
+            argv[na++] = argbuf[i];
+        }
+    }
+    argv[na] = NULL;
+    char err[256];
+    if (rl_grade_restart_baseline(ctx, argv, err, sizeof err) != RL_OK)
+        return rl_grade_result(out, RL_ERROR, "cannot restart the baseline with the server args: %s", err) - 1;
+    const char *baddr = rl_grade_baseline_addr(ctx);
+    if (rl_intermediary_start(atoi(strrchr(baddr, ':') + 1), LAB_IDLE_MS, &env->im, err, sizeof err) != RL_OK)
+        return rl_grade_result(out, RL_ERROR, "%s", err) - 1;
+
+    grpc_arg cargs[NCLIENT];
+    size_t nc = 0;
+    for (size_t i = 0; i < NCLIENT; i++) {
+        int64_t v;
+        if (scaled(env->cfg, RL_CHANCFG_CLIENT, client_keys[i], env->k, &v)) {
+            cargs[nc].type = GRPC_ARG_INTEGER;
+            cargs[nc].key = (char *)client_keys[i];
+            cargs[nc++].value.integer = v > INT_MAX ? INT_MAX : (int)v;
+        }
+    }
+    grpc_channel_args ca = {nc, cargs};
+    char target[64];
+    snprintf(target, sizeof target, "127.0.0.1:%d", rl_intermediary_port(env->im));
+    atomic_store(&too_many_pings, 0);
+    gpr_set_log_function(log_hook);
+    env->ch = rl_grade_channel_create(ctx, target, &ca);
+    return 0;
+}
+
+static void live_close(live_env *env, rl_intermediary_stats *st)
+{
+    if (env->ch)
+        grpc_channel_destroy(env->ch);
+    gpr_set_log_function(rl_log_grpc);
+    if (env->im) {
+        if (st)
+            rl_intermediary_stats_get(env->im, st);
+        rl_intermediary_stop(env->im);
+    }
+    rl_chancfg_free(env->cfg);
+}
+
+static void lookup(live_env *env, rl_grade_ctx *ctx, const char *suffix, uint32_t delay_ms, live_call *out)
+{
+    char tag[200];
+    snprintf(tag, sizeof tag, "%s.%s", rl_grade_tag(ctx), suffix);
+    Relaylab__LookupRequest req = RELAYLAB__LOOKUP_REQUEST__INIT;
+    req.tag = tag;
+    req.delay_ms = delay_ms;
+    call_baseline(env->ch, "/relaylab.Baseline/Lookup", &req.base, delay_ms + 2000, out);
+}
+
+/* "60000 ms" or "off", the config's own keepalive time. */
+static const char *ka_text(const live_env *env, char *buf, size_t len)
+{
+    if (env->real_ka == INT_MAX)
+        snprintf(buf, len, "off");
+    else
+        snprintf(buf, len, "%lld ms", (long long)env->real_ka);
+    return buf;
+}
+
+/* " (time scaled 1:87)" when the config was written for a slower NAT. */
+static const char *scale_note(const live_env *env, char *buf, size_t len)
+{
+    if (env->k > 1.0)
+        snprintf(buf, len, " (the config's %lld ms %s, scaled 1:%.0f to the lab's %d ms)", (long long)env->idle_ms,
+                 env->kind, env->k, LAB_IDLE_MS);
+    else
+        buf[0] = '\0';
+    return buf;
+}
+
+static int idle(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    live_env env;
+    if (live_open(ctx, &env, out)) {
+        live_close(&env, NULL);
+        return 0;
+    }
+    live_call first, second;
+    lookup(&env, ctx, "before-idle", 0, &first);
+    if (first.status == GRPC_STATUS_OK) {
+        idle_for(env.ch, QUIET_MS);
+        lookup(&env, ctx, "after-idle", 0, &second);
+    }
+    rl_intermediary_stats st;
+    live_close(&env, &st);
+    char ka[32], note[160];
+    ka_text(&env, ka, sizeof ka);
+    scale_note(&env, note, sizeof note);
+    if (first.status != GRPC_STATUS_OK)
+        rl_grade_result(out, RL_FAIL, "the first call failed %s (%s): the client args do not work at all%s",
+                        rl_status_name(first.status), first.details, note);
+    else if (second.status == GRPC_STATUS_OK && second.ms <= FAST_MS && st.dropped == 0)
+        rl_grade_result(out, RL_PASS, "after %d ms with no call the next call took %lld ms; the NAT dropped nothing%s",
+                        QUIET_MS, (long long)second.ms, note);
+    else
+        rl_grade_result(out, RL_FAIL,
+                        "client rule broke: after %d ms with no call, the NAT (idle %d ms) dropped %d connection%s "
+                        "and the next call %s after %lld ms: keepalive (%s) must ping between calls, more often "
+                        "than the NAT forgets%s",
+                        QUIET_MS, LAB_IDLE_MS, st.dropped, st.dropped == 1 ? "" : "s",
+                        second.status == GRPC_STATUS_OK ? "succeeded only" : rl_status_name(second.status),
+                        (long long)second.ms, ka, note);
+    return 0;
+}
+
+static int quiet_call(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    live_env env;
+    if (live_open(ctx, &env, out)) {
+        live_close(&env, NULL);
+        return 0;
+    }
+    live_call call;
+    lookup(&env, ctx, "quiet", QUIET_MS, &call);
+    rl_intermediary_stats st;
+    live_close(&env, &st);
+    char ka[32], note[160];
+    ka_text(&env, ka, sizeof ka);
+    scale_note(&env, note, sizeof note);
+    if (call.status == GRPC_STATUS_OK && st.dropped == 0)
+        rl_grade_result(out, RL_PASS, "a %d ms call that sent nothing succeeded; the NAT dropped nothing%s", QUIET_MS,
+                        note);
+    else if (atomic_load(&too_many_pings))
+        rl_grade_result(out, RL_FAIL, "server rule broke: the server answered the pings with GOAWAY too_many_pings "
+                                      "during a silent call (client keepalive %s)%s", ka, note);
+    else
+        rl_grade_result(out, RL_FAIL,
+                        "client rule broke: a %d ms silent call ended %s after %lld ms; the NAT (idle %d ms) "
+                        "dropped %d connection%s: keepalive (%s) must keep pinging while a call sends nothing "
+                        "(grpc.http2.max_pings_without_data 0)%s",
+                        QUIET_MS, rl_status_name(call.status), (long long)call.ms, LAB_IDLE_MS, st.dropped,
+                        st.dropped == 1 ? "" : "s", ka, note);
+    return 0;
+}
+
+static int no_goaway(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    live_env env;
+    if (live_open(ctx, &env, out)) {
+        live_close(&env, NULL);
+        return 0;
+    }
+    /* Calls and idle gaps, a third each, so pings go out both with a call
+     * in flight and with none. */
+    int64_t until = rl_now_ns() + GOAWAY_RUN_MS * RL_NS_PER_MS;
+    int calls = 0, failed = 0;
+    live_call c;
+    char first_failure[200] = "";
+    while (rl_now_ns() < until && !rl_grade_interrupted(ctx)) {
+        char suffix[32];
+        snprintf(suffix, sizeof suffix, "busy-%d", calls++);
+        lookup(&env, ctx, suffix, 2500, &c);
+        if (c.status != GRPC_STATUS_OK && !failed++)
+            snprintf(first_failure, sizeof first_failure, "%s (%s)", rl_status_name(c.status), c.details);
+        idle_for(env.ch, 2500);
+    }
+    int64_t min_ms = 300000, strikes = 2;
+    rl_chancfg_effective_int(env.cfg, RL_CHANCFG_SERVER, "grpc.http2.min_ping_interval_without_data_ms", &min_ms,
+                             NULL);
+    rl_chancfg_effective_int(env.cfg, RL_CHANCFG_SERVER, "grpc.http2.max_ping_strikes", &strikes, NULL);
+    rl_intermediary_stats st;
+    live_close(&env, &st);
+    char ka[32], note[160];
+    ka_text(&env, ka, sizeof ka);
+    scale_note(&env, note, sizeof note);
+    if (atomic_load(&too_many_pings))
+        rl_grade_result(out, RL_FAIL,
+                        "server rule broke: GOAWAY too_many_pings within %d ms: the client pings every %s, the "
+                        "server allows one every %lld ms (and between calls only if it permits pings without "
+                        "calls) and strikes out after %lld%s",
+                        GOAWAY_RUN_MS, ka, (long long)min_ms, (long long)strikes, note);
+    else if (failed)
+        rl_grade_result(out, RL_FAIL, "%d of %d calls failed, first %s%s", failed, calls, first_failure, note);
+    else
+        rl_grade_result(out, RL_PASS, "%d calls and idle gaps over %d ms: no too_many_pings, %d connection%s%s",
+                        calls, GOAWAY_RUN_MS, st.connections, st.connections == 1 ? "" : "s", note);
+    return 0;
+}
+
+static const rl_scenario scenarios[] = {
+    {"check", "the config's rules, and gRPC accepts it", rl_config_check_run},
+    {"idle", "a call after 10 s idle, on a live connection", idle},
+    {"quiet-call", "a 10 s call that sends nothing survives the NAT", quiet_call},
+    {"no-goaway", "no too_many_pings over calls and idle gaps", no_goaway},
+};
+
+const rl_exercise rl_ex_keepalive = {
+    .name = "keepalive",
+    .summary = "keepalive agrees with the server and the intermediary",
+    .kind = RL_SUBMISSION_CONFIG,
+    .needs_baseline = true,
+    .scenarios = scenarios,
+    .nscenarios = sizeof scenarios / sizeof scenarios[0],
+};

@@ -1,0 +1,380 @@
+/* ex_retry: the retry exercise. The submission is a channel config; the
+ * grader applies its client service config to its own C-core client, makes
+ * the baseline fail attempts on purpose (Trailers-Only, so that a retry is
+ * possible at all), and counts the attempts the baseline saw. The rules
+ * (gRFC A6): retry what can succeed on a retry, as often as maxAttempts says
+ * (clamped to 5), and never once the call has committed (a response message
+ * went out). */
+#include "config_check.h"
+#include "exercise.h"
+#include "relaylab.pb-c.h"
+#include "rl_chancfg.h"
+#include "rl_deadline.h"
+#include "rl_err.h"
+#include "rl_pb.h"
+#include "rl_probe.h"
+#include "run.h"
+
+#include <grpc/grpc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The caller's deadline covers every attempt and every backoff; the handout
+ * promises 2 s, so a policy whose waits do not fit fails gives-up. */
+#define CALL_BUDGET_MS 2000
+#define OBSERVER_MS 2000
+
+/* What one scenario needs: the loaded config, and a channel to the baseline
+ * carrying the config's service config exactly as written (unchecked, so
+ * gRPC's own reaction to a bad one is what the student sees). */
+typedef struct retry_env {
+    rl_chancfg *cfg;
+    grpc_channel *ch;
+    rl_chancfg_method method; /* relaylab.Baseline/Lookup as gRPC sees it */
+    bool has_method;
+} retry_env;
+
+static int env_open(rl_grade_ctx *ctx, const char *rpc, retry_env *env, rl_scenario_result *out)
+{
+    memset(env, 0, sizeof *env);
+    if (rl_config_load(ctx, &env->cfg, out))
+        return -1;
+    char *sc = NULL;
+    if (rl_chancfg_service_config(env->cfg, &sc) != RL_OK || !sc) {
+        free(sc);
+        return rl_grade_result(out, RL_FAIL,
+                               "the config has no client.service_config, so no call is ever retried") - 1;
+    }
+    grpc_arg arg = {.type = GRPC_ARG_STRING, .key = (char *)GRPC_ARG_SERVICE_CONFIG, .value.string = sc};
+    grpc_channel_args args = {1, &arg};
+    env->ch = rl_grade_channel_create(ctx, rl_grade_baseline_addr(ctx), &args);
+    free(sc);
+    env->has_method = rl_chancfg_method_config(env->cfg, "relaylab.Baseline", rpc, &env->method) == RL_OK;
+    return 0;
+}
+
+static void env_close(retry_env *env)
+{
+    if (env->ch)
+        grpc_channel_destroy(env->ch);
+    rl_chancfg_free(env->cfg);
+}
+
+/* Why |code| would not be retried under the config, for feedback. */
+static void why_not_retried(const retry_env *env, const char *rpc, int code, char *buf, size_t len)
+{
+    if (!env->has_method || !env->method.has_retry)
+        snprintf(buf, len, "no retryPolicy applies to relaylab.Baseline/%s (methodConfig name must match it)",
+                 rpc);
+    else if (!(env->method.retryable_codes & (1u << code)))
+        snprintf(buf, len, "%s is not in retryableStatusCodes", rl_status_name(code));
+    else
+        snprintf(buf, len, "maxAttempts is %d", env->method.max_attempts);
+}
+
+/* Calls Baseline/|rpc| with |tag| (Lookup with no delay, Work with no
+ * steps) and collects the baseline's attempts for it. */
+static int call_attempts(rl_grade_ctx *ctx, retry_env *env, const char *rpc, const char *tag, rl_probe_call *c,
+                         Relaylab__ObserveReply **obs, rl_scenario_result *out)
+{
+    Relaylab__LookupRequest lreq = RELAYLAB__LOOKUP_REQUEST__INIT;
+    Relaylab__WorkRequest wreq = RELAYLAB__WORK_REQUEST__INIT;
+    lreq.tag = wreq.tag = (char *)tag;
+    bool work = strcmp(rpc, "Work") == 0;
+    char method[64];
+    snprintf(method, sizeof method, "/relaylab.Baseline/%s", rpc);
+    memset(c, 0, sizeof *c);
+    if (rl_probe_call_start(c, env->ch, method, work ? &wreq.base : &lreq.base,
+                            rl_now_ns() + CALL_BUDGET_MS * RL_NS_PER_MS) != RL_OK ||
+        rl_probe_call_wait(c, rl_now_ns() + (CALL_BUDGET_MS + 2000) * RL_NS_PER_MS) != RL_OK)
+        return rl_grade_result(out, RL_ERROR, "the %s call did not complete", rpc) - 1;
+    /* An attempt still in flight at the deadline ends right after it. */
+    if (rl_observe(rl_grade_baseline_channel(ctx), tag, OBSERVER_MS, obs) != RL_OK)
+        return rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer") - 1;
+    return 0;
+}
+
+/* A lame channel (gRPC refused the service config) fails every call with
+ * INVALID_ARGUMENT before anything reaches the baseline. */
+static bool lame(const rl_probe_call *c, const Relaylab__ObserveReply *obs, rl_scenario_result *out)
+{
+    if (rl_observe_count(obs, NULL) > 0 || c->status != GRPC_STATUS_INVALID_ARGUMENT)
+        return false;
+    char details[256];
+    rl_probe_call_details(c, details, sizeof details);
+    rl_grade_result(out, RL_FAIL,
+                    "gRPC refused the service config: every call fails INVALID_ARGUMENT (\"%s\") before it is "
+                    "sent; run bin/channel-config check for the reason",
+                    details);
+    return true;
+}
+
+/* Checks that attempt k carried grpc-previous-rpc-attempts k-1. */
+static bool attempts_numbered(const Relaylab__ObserveReply *obs)
+{
+    for (size_t i = 0; i < obs->n_calls; i++)
+        if (obs->calls[i]->attempt != i + 1)
+            return false;
+    return true;
+}
+
+/* Arms the fault, calls |rpc| once through the config's channel, and
+ * collects the attempts. Returns 0, or -1 with |out| filled. */
+static int fault_then_call(rl_grade_ctx *ctx, const char *rpc, uint32_t fail_first, int code, retry_env *env,
+                           rl_probe_call *c, Relaylab__ObserveReply **obs, rl_scenario_result *out)
+{
+    if (env_open(ctx, rpc, env, out))
+        return -1;
+    if (rl_observer_set_fault(rl_grade_baseline_channel(ctx), rpc, fail_first, code, false, OBSERVER_MS))
+        return rl_grade_result(out, RL_ERROR, "the baseline refused the fault injection") - 1;
+    if (call_attempts(ctx, env, rpc, rl_grade_tag(ctx), c, obs, out))
+        return -1;
+    return lame(c, *obs, out) ? -1 : 0;
+}
+
+static int unavailable_then_ok(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    retry_env env;
+    rl_probe_call c;
+    Relaylab__ObserveReply *obs = NULL;
+    memset(&c, 0, sizeof c);
+    if (fault_then_call(ctx, "Lookup", 2, GRPC_STATUS_UNAVAILABLE, &env, &c, &obs, out) == 0) {
+        size_t n = rl_observe_count(obs, "Lookup");
+        char why[160];
+        why_not_retried(&env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
+        if (c.status == GRPC_STATUS_OK && n == 3 && attempts_numbered(obs))
+            rl_grade_result(out, RL_PASS, "UNAVAILABLE twice, then OK: 3 attempts, the client got OK in %lld ms",
+                            (long long)((c.end_ns - c.start_ns) / RL_NS_PER_MS));
+        else if (c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
+            rl_grade_result(out, RL_FAIL,
+                            "the retries did not finish within the %d s deadline (%zu attempts seen): the backoff "
+                            "is too long for the caller's deadline",
+                            CALL_BUDGET_MS / 1000, n);
+        else
+            rl_grade_result(out, RL_FAIL,
+                            "UNAVAILABLE twice, then OK: the baseline saw %zu attempt%s and the client got %s; "
+                            "expected 3 attempts and OK: %s",
+                            n, n == 1 ? "" : "s", rl_status_name(c.status), why);
+    }
+    if (obs)
+        relaylab__observe_reply__free_unpacked(obs, NULL);
+    rl_probe_call_fini(&c);
+    env_close(&env);
+    return 0;
+}
+
+static int non_retryable(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    retry_env env;
+    rl_probe_call c;
+    Relaylab__ObserveReply *obs = NULL;
+    memset(&c, 0, sizeof c);
+    if (fault_then_call(ctx, "Lookup", 1, GRPC_STATUS_INVALID_ARGUMENT, &env, &c, &obs, out) == 0) {
+        size_t n = rl_observe_count(obs, "Lookup");
+        if (n == 1)
+            rl_grade_result(out, RL_PASS, "INVALID_ARGUMENT: 1 attempt, not retried");
+        else
+            rl_grade_result(out, RL_FAIL,
+                            "INVALID_ARGUMENT was tried %zu times: a request the server rejects fails the same way "
+                            "every time; keep such codes out of retryableStatusCodes",
+                            n);
+    }
+    if (obs)
+        relaylab__observe_reply__free_unpacked(obs, NULL);
+    rl_probe_call_fini(&c);
+    env_close(&env);
+    return 0;
+}
+
+static int persistent(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    retry_env env;
+    rl_probe_call c;
+    Relaylab__ObserveReply *obs = NULL;
+    memset(&c, 0, sizeof c);
+    if (fault_then_call(ctx, "Lookup", 100, GRPC_STATUS_UNAVAILABLE, &env, &c, &obs, out) == 0) {
+        size_t n = rl_observe_count(obs, "Lookup");
+        bool retries = env.has_method && env.method.has_retry &&
+                       (env.method.retryable_codes & (1u << GRPC_STATUS_UNAVAILABLE));
+        size_t want = retries ? (size_t)env.method.max_attempts : 1;
+        if (c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
+            rl_grade_result(out, RL_FAIL,
+                            "a persistent UNAVAILABLE: %zu attempts did not finish within %d s: the backoff is too "
+                            "long for a call's deadline",
+                            n, CALL_BUDGET_MS / 1000);
+        else if (n == want && c.status == GRPC_STATUS_UNAVAILABLE)
+            rl_grade_result(out, RL_PASS, "a persistent UNAVAILABLE: %zu attempts (maxAttempts %d%s), then UNAVAILABLE",
+                            n, retries ? env.method.max_attempts : 1, retries ? ", at most 5" : "");
+        else
+            rl_grade_result(out, RL_FAIL, "a persistent UNAVAILABLE: the baseline saw %zu attempts, expected %zu; "
+                            "the client got %s", n, want, rl_status_name(c.status));
+    }
+    if (obs)
+        relaylab__observe_reply__free_unpacked(obs, NULL);
+    rl_probe_call_fini(&c);
+    env_close(&env);
+    return 0;
+}
+
+/* A server-streaming Fetch read to its end on a private queue. The batch
+ * that starts it asks for initial metadata: with retries active, a batch
+ * without it may never see its status (facts file). */
+typedef struct fetch_result {
+    int messages, duplicates;
+    grpc_status_code status;
+    bool completed;
+} fetch_result;
+
+static bool next_event(grpc_completion_queue *cq, void *tag, int64_t until_ns)
+{
+    grpc_event ev = grpc_completion_queue_pluck(cq, tag, rl_ns_to_deadline(until_ns), NULL);
+    return ev.type == GRPC_OP_COMPLETE;
+}
+
+static void fetch_all(grpc_channel *ch, const char *tag, uint32_t count, fetch_result *res)
+{
+    memset(res, 0, sizeof *res);
+    res->status = GRPC_STATUS_UNKNOWN;
+    int64_t until = rl_now_ns() + CALL_BUDGET_MS * RL_NS_PER_MS;
+    grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
+    grpc_call *call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
+                                               grpc_slice_from_static_string("/relaylab.Baseline/Fetch"), NULL,
+                                               rl_ns_to_deadline(until), NULL);
+    Relaylab__FetchRequest req = RELAYLAB__FETCH_REQUEST__INIT;
+    req.tag = (char *)tag;
+    req.count = count;
+    grpc_byte_buffer *send = rl_pb_pack(&req.base), *recv = NULL;
+    grpc_metadata_array md, trailers;
+    grpc_metadata_array_init(&md);
+    grpc_metadata_array_init(&trailers);
+    grpc_slice details = grpc_empty_slice();
+    grpc_op ops[4];
+    memset(ops, 0, sizeof ops);
+    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    ops[1].op = GRPC_OP_SEND_MESSAGE;
+    ops[1].data.send_message.send_message = send;
+    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
+    ops[3].data.recv_initial_metadata.recv_initial_metadata = &md;
+    int started = grpc_call_start_batch(call, ops, 4, &ops[0], NULL) == GRPC_CALL_OK;
+    bool ok = started && next_event(cq, &ops[0], until + RL_NS_PER_SEC);
+    uint32_t next_seq = 0;
+    while (ok) {
+        memset(ops, 0, sizeof ops);
+        ops[0].op = GRPC_OP_RECV_MESSAGE;
+        ops[0].data.recv_message.recv_message = &recv;
+        if (grpc_call_start_batch(call, ops, 1, &ops[0], NULL) != GRPC_CALL_OK ||
+            !next_event(cq, &ops[0], until + RL_NS_PER_SEC) || !recv)
+            break;
+        ProtobufCMessage *m = NULL;
+        if (rl_pb_unpack(&relaylab__fetch_reply__descriptor, recv, 0, &m) == RL_OK) {
+            Relaylab__FetchReply *r = (Relaylab__FetchReply *)m;
+            if (r->seq < next_seq)
+                res->duplicates++;
+            else
+                next_seq = r->seq + 1;
+            protobuf_c_message_free_unpacked(m, NULL);
+        }
+        res->messages++;
+        grpc_byte_buffer_destroy(recv);
+        recv = NULL;
+    }
+    if (started) {
+        memset(ops, 0, sizeof ops);
+        ops[0].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+        ops[0].data.recv_status_on_client.trailing_metadata = &trailers;
+        ops[0].data.recv_status_on_client.status = &res->status;
+        ops[0].data.recv_status_on_client.status_details = &details;
+        if (grpc_call_start_batch(call, ops, 1, &ops[0], NULL) == GRPC_CALL_OK)
+            res->completed = next_event(cq, &ops[0], until + RL_NS_PER_SEC);
+        if (!res->completed) {
+            grpc_call_cancel(call, NULL);
+            next_event(cq, &ops[0], rl_now_ns() + 5 * RL_NS_PER_SEC);
+        }
+    }
+    grpc_slice_unref(details);
+    grpc_metadata_array_destroy(&md);
+    grpc_metadata_array_destroy(&trailers);
+    grpc_byte_buffer_destroy(send);
+    grpc_call_unref(call);
+    grpc_completion_queue_shutdown(cq);
+    grpc_completion_queue_destroy(cq);
+}
+
+static int committed_stream(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    retry_env env;
+    if (env_open(ctx, "Fetch", &env, out)) {
+        env_close(&env);
+        return 0;
+    }
+    if (rl_observer_set_fault(rl_grade_baseline_channel(ctx), "Fetch", 1, GRPC_STATUS_UNAVAILABLE, true,
+                              OBSERVER_MS)) {
+        env_close(&env);
+        return rl_grade_result(out, RL_ERROR, "the baseline refused the fault injection");
+    }
+    fetch_result res;
+    fetch_all(env.ch, rl_grade_tag(ctx), 3, &res);
+    Relaylab__ObserveReply *obs = NULL;
+    if (rl_observe(rl_grade_baseline_channel(ctx), rl_grade_tag(ctx), OBSERVER_MS, &obs) != RL_OK) {
+        env_close(&env);
+        return rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer");
+    }
+    size_t n = rl_observe_count(obs, "Fetch");
+    if (n == 0 && res.status == GRPC_STATUS_INVALID_ARGUMENT)
+        rl_grade_result(out, RL_FAIL, "gRPC refused the service config: the Fetch call failed INVALID_ARGUMENT "
+                                      "before it was sent; run bin/channel-config check for the reason");
+    else if (n == 1 && res.messages == 1 && res.duplicates == 0 && res.status == GRPC_STATUS_UNAVAILABLE)
+        rl_grade_result(out, RL_PASS, "a stream that failed after its first message: 1 attempt, 1 message, "
+                                      "UNAVAILABLE reached the caller (the call had committed)");
+    else
+        rl_grade_result(out, RL_FAIL,
+                        "a stream that failed after its first message: %zu attempts, %d messages (%d repeated), "
+                        "status %s; a committed call must not be retried",
+                        n, res.messages, res.duplicates, rl_status_name(res.status));
+    relaylab__observe_reply__free_unpacked(obs, NULL);
+    env_close(&env);
+    return 0;
+}
+
+static int work_once(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    retry_env env;
+    rl_probe_call c;
+    Relaylab__ObserveReply *obs = NULL;
+    memset(&c, 0, sizeof c);
+    if (fault_then_call(ctx, "Work", 1, GRPC_STATUS_UNAVAILABLE, &env, &c, &obs, out) == 0) {
+        size_t n = rl_observe_count(obs, "Work");
+        if (n == 1 && c.status == GRPC_STATUS_UNAVAILABLE)
+            rl_grade_result(out, RL_PASS, "Work failed UNAVAILABLE once: 1 attempt, the failure reached the caller");
+        else
+            rl_grade_result(out, RL_FAIL,
+                            "Work was tried %zu times (client got %s): Work has effects and must run at most once; "
+                            "give the retryPolicy to Lookup only",
+                            n, rl_status_name(c.status));
+    }
+    if (obs)
+        relaylab__observe_reply__free_unpacked(obs, NULL);
+    rl_probe_call_fini(&c);
+    env_close(&env);
+    return 0;
+}
+
+static const rl_scenario scenarios[] = {
+    {"check", "the config's rules, and gRPC accepts it", rl_config_check_run},
+    {"retries-unavailable", "UNAVAILABLE twice, then OK", unavailable_then_ok},
+    {"gives-up", "a persistent failure stops at maxAttempts", persistent},
+    {"not-an-answer", "INVALID_ARGUMENT is not retried", non_retryable},
+    {"work-once", "Work is never retried", work_once},
+    {"committed-stream", "a committed stream is not retried", committed_stream},
+};
+
+const rl_exercise rl_ex_retry = {
+    .name = "retry",
+    .summary = "a retryPolicy retries only what can succeed, never after commit",
+    .kind = RL_SUBMISSION_CONFIG,
+    .needs_baseline = true,
+    .scenarios = scenarios,
+    .nscenarios = sizeof scenarios / sizeof scenarios[0],
+};
