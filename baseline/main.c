@@ -4,6 +4,7 @@
  * ended, how far it got and how it ended. relaylab.Observer hands those
  * records to the grader; --record also writes them as JSON lines. */
 #include "baseline.h"
+#include "rl_chancfg.h"
 #include "rl_deadline.h"
 #include "rl_log.h"
 #include "timed.h"
@@ -32,7 +33,9 @@ static void usage(FILE *f)
             "                  cancelled, attempt, faulted\n"
             "  --grace-ms MS   after SIGTERM, how long in-flight calls may finish (10000)\n"
             "  --arg KEY=VALUE a server channel arg (integer if VALUE is one, else string);\n"
-            "                  repeatable, e.g. --arg grpc.http2.max_ping_strikes=2\n");
+            "                  repeatable, e.g. --arg grpc.http2.max_ping_strikes=2\n"
+            "  --config FILE   the server section of a channel config (channel_config/README.md);\n"
+            "                  not together with --arg\n");
 }
 
 #define MAX_ARGS 32
@@ -63,6 +66,7 @@ int main(int argc, char **argv)
     rl_log_init("baseline");
     const char *listen = getenv("RELAYLAB_LISTEN");
     const char *record = NULL;
+    const char *config = NULL;
     int threads = 0;
     long grace_ms = 10000;
     grpc_arg arg_slots[MAX_ARGS];
@@ -70,11 +74,12 @@ int main(int argc, char **argv)
     static const struct option longopts[] = {
         {"listen", required_argument, NULL, 'l'}, {"threads", required_argument, NULL, 't'},
         {"record", required_argument, NULL, 'r'}, {"grace-ms", required_argument, NULL, 'g'},
-        {"arg", required_argument, NULL, 'a'},      {"help", no_argument, NULL, 'h'},
+        {"arg", required_argument, NULL, 'a'},      {"config", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int opt;
-    while ((opt = getopt_long(argc, argv, "l:t:r:g:a:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "l:t:r:g:a:c:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'l': listen = optarg; break;
         case 't': threads = atoi(optarg); break;
@@ -86,20 +91,28 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'c': config = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
     }
-    if (optind != argc || threads < 0 || threads > 256 || grace_ms < 0) {
+    if (optind != argc || threads < 0 || threads > 256 || grace_ms < 0 || (config && args.num_args)) {
         usage(stderr);
         return 2;
     }
     if (!listen || !*listen)
         listen = "127.0.0.1:0";
 
+    grpc_channel_args *config_args = NULL;
+    char err[512];
+    if (config && rl_chancfg_load_args(config, RL_CHANCFG_SERVER, &config_args, err, sizeof err) != 0) {
+        fprintf(stderr, "baseline: %s\n", err);
+        return 2;
+    }
     rl_store *store;
     if (rl_store_new(record, &store) != 0) {
         fprintf(stderr, "baseline: cannot write the record file %s: %s\n", record, strerror(errno));
+        rl_chancfg_args_free(config_args);
         return 2;
     }
     bl_method lookup = {store, &bl_lookup_kind}, work = {store, &bl_work_kind}, plain = {store, NULL};
@@ -119,19 +132,20 @@ int main(int argc, char **argv)
         .methods = methods,
         .nmethods = sizeof methods / sizeof *methods,
         .grace_ms = grace_ms,
-        .args = args.num_args ? &args : NULL,
+        .args = config_args ? config_args : args.num_args ? &args : NULL,
     };
     rl_server *server;
-    char err[256];
     if (rl_server_start(&so, &server, err, sizeof err) != 0) {
         fprintf(stderr, "baseline: %s\n", err);
         rl_store_free(store);
+        rl_chancfg_args_free(config_args);
         grpc_shutdown();
         return 1;
     }
     rl_server_wait(server);
     rl_server_free(server);
     rl_store_free(store);
+    rl_chancfg_args_free(config_args);
     grpc_shutdown();
     return 0;
 }

@@ -33,6 +33,7 @@ typedef struct retry_env {
     grpc_channel *ch;
     rl_chancfg_method method; /* relaylab.Baseline/Lookup as gRPC sees it */
     bool has_method;
+    bool retries_off;         /* grpc.enable_retries is 0 */
 } retry_env;
 
 static int env_open(rl_grade_ctx *ctx, const char *rpc, retry_env *env, rl_scenario_result *out)
@@ -46,8 +47,19 @@ static int env_open(rl_grade_ctx *ctx, const char *rpc, retry_env *env, rl_scena
         return rl_grade_result(out, RL_FAIL,
                                "the config has no client.service_config, so no call is ever retried") - 1;
     }
-    grpc_arg arg = {.type = GRPC_ARG_STRING, .key = (char *)GRPC_ARG_SERVICE_CONFIG, .value.string = sc};
-    grpc_channel_args args = {1, &arg};
+    grpc_arg arg[2] = {{.type = GRPC_ARG_STRING, .key = (char *)GRPC_ARG_SERVICE_CONFIG, .value.string = sc}};
+    grpc_channel_args args = {1, arg};
+    /* The one client arg that switches the whole policy off. */
+    int64_t enable;
+    bool configured = false;
+    if (rl_chancfg_effective_int(env->cfg, RL_CHANCFG_CLIENT, GRPC_ARG_ENABLE_RETRIES, &enable, &configured) ==
+            RL_OK &&
+        configured) {
+        env->retries_off = enable == 0;
+        arg[args.num_args++] = (grpc_arg){.type = GRPC_ARG_INTEGER,
+                                          .key = (char *)GRPC_ARG_ENABLE_RETRIES,
+                                          .value.integer = enable ? 1 : 0};
+    }
     env->ch = rl_grade_channel_create(ctx, rl_grade_baseline_addr(ctx), &args);
     free(sc);
     env->has_method = rl_chancfg_method_config(env->cfg, "relaylab.Baseline", rpc, &env->method) == RL_OK;
@@ -64,7 +76,9 @@ static void env_close(retry_env *env)
 /* Why |code| would not be retried under the config, for feedback. */
 static void why_not_retried(const retry_env *env, const char *rpc, int code, char *buf, size_t len)
 {
-    if (!env->has_method || !env->method.has_retry)
+    if (env->retries_off)
+        snprintf(buf, len, "grpc.enable_retries is 0, which switches every retryPolicy off");
+    else if (!env->has_method || !env->method.has_retry)
         snprintf(buf, len, "no retryPolicy applies to relaylab.Baseline/%s (methodConfig name must match it)",
                  rpc);
     else if (!(env->method.retryable_codes & (1u << code)))
@@ -164,21 +178,50 @@ static int unavailable_then_ok(rl_grade_ctx *ctx, rl_scenario_result *out)
     return 0;
 }
 
+/* Codes that are answers, not blips: the same request gets them again. */
+static const grpc_status_code answer_codes[] = {
+    GRPC_STATUS_INVALID_ARGUMENT,  GRPC_STATUS_NOT_FOUND,    GRPC_STATUS_ALREADY_EXISTS,
+    GRPC_STATUS_PERMISSION_DENIED, GRPC_STATUS_FAILED_PRECONDITION, GRPC_STATUS_OUT_OF_RANGE,
+    GRPC_STATUS_UNIMPLEMENTED,     GRPC_STATUS_DATA_LOSS,    GRPC_STATUS_UNAUTHENTICATED,
+};
+
+/* The answer code to inject: one the config would retry if there is one
+ * (that is the mistake to catch), else INVALID_ARGUMENT. */
+static grpc_status_code answer_to_inject(rl_grade_ctx *ctx)
+{
+    rl_chancfg *cfg = NULL;
+    rl_chancfg_method m;
+    grpc_status_code code = GRPC_STATUS_INVALID_ARGUMENT;
+    if (rl_chancfg_load(rl_grade_config_path(ctx), &cfg, NULL) == RL_OK &&
+        rl_chancfg_method_config(cfg, "relaylab.Baseline", "Lookup", &m) == RL_OK && m.has_retry)
+        for (size_t i = 0; i < sizeof answer_codes / sizeof *answer_codes; i++)
+            if (m.retryable_codes & (1u << answer_codes[i])) {
+                code = answer_codes[i];
+                break;
+            }
+    rl_chancfg_free(cfg);
+    return code;
+}
+
 static int non_retryable(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
     retry_env env;
     rl_probe_call c;
     Relaylab__ObserveReply *obs = NULL;
     memset(&c, 0, sizeof c);
-    if (fault_then_call(ctx, "Lookup", 1, GRPC_STATUS_INVALID_ARGUMENT, &env, &c, &obs, out) == 0) {
+    grpc_status_code code = answer_to_inject(ctx);
+    const char *name = rl_status_name(code);
+    if (fault_then_call(ctx, "Lookup", 1, code, &env, &c, &obs, out) == 0) {
         size_t n = rl_observe_count(obs, "Lookup");
-        if (n == 1)
-            rl_grade_result(out, RL_PASS, "INVALID_ARGUMENT: 1 attempt, not retried");
+        if (n == 1 && c.status == code)
+            rl_grade_result(out, RL_PASS, "%s: 1 attempt, not retried", name);
+        else if (n == 1)
+            rl_grade_result(out, RL_FAIL, "%s: 1 attempt, but the client got %s", name, rl_status_name(c.status));
         else
             rl_grade_result(out, RL_FAIL,
-                            "INVALID_ARGUMENT was tried %zu times: a request the server rejects fails the same way "
-                            "every time; keep such codes out of retryableStatusCodes",
-                            n);
+                            "%s was tried %zu times: a request the server rejects fails the same way every time; "
+                            "keep such codes out of retryableStatusCodes",
+                            name, n);
     }
     if (obs)
         relaylab__observe_reply__free_unpacked(obs, NULL);
@@ -206,9 +249,15 @@ static int persistent(rl_grade_ctx *ctx, rl_scenario_result *out)
         else if (n == want && c.status == GRPC_STATUS_UNAVAILABLE)
             rl_grade_result(out, RL_PASS, "a persistent UNAVAILABLE: %zu attempts (maxAttempts %d%s), then UNAVAILABLE",
                             n, retries ? env.method.max_attempts : 1, retries ? ", at most 5" : "");
-        else
-            rl_grade_result(out, RL_FAIL, "a persistent UNAVAILABLE: the baseline saw %zu attempts, expected %zu; "
-                            "the client got %s", n, want, rl_status_name(c.status));
+        else {
+            char why[160];
+            why_not_retried(&env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
+            rl_grade_result(out, RL_FAIL,
+                            "a persistent UNAVAILABLE: the baseline saw %zu attempt%s, expected %zu; the client got "
+                            "%s%s%s",
+                            n, n == 1 ? "" : "s", want, rl_status_name(c.status), n < want ? ": " : "",
+                            n < want ? why : "");
+        }
     }
     if (obs)
         relaylab__observe_reply__free_unpacked(obs, NULL);
@@ -365,7 +414,7 @@ static const rl_scenario scenarios[] = {
     {"check", "the config's rules, and gRPC accepts it", rl_config_check_run},
     {"retries-unavailable", "UNAVAILABLE twice, then OK", unavailable_then_ok},
     {"gives-up", "a persistent failure stops at maxAttempts", persistent},
-    {"not-an-answer", "INVALID_ARGUMENT is not retried", non_retryable},
+    {"not-an-answer", "an answer (INVALID_ARGUMENT, ...) is not retried", non_retryable},
     {"work-once", "Work is never retried", work_once},
     {"committed-stream", "a committed stream is not retried", committed_stream},
 };

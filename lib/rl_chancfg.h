@@ -134,6 +134,13 @@ const rl_chancfg_rule *rl_chancfg_rules(size_t *n);
 int rl_chancfg_channel_args(const rl_chancfg *cfg, rl_chancfg_side side, const grpc_arg *extra,
                             size_t nextra, grpc_channel_args **out);
 
+/* Loads |path| and builds |side|'s args in one step, for programs that take
+ * --config FILE. Returns 0 with *out (free with rl_chancfg_args_free), or an
+ * RL_E code with one line in |err|: the JSON position, or the first rule the
+ * config breaks (bin/channel-config check lists them all). */
+int rl_chancfg_load_args(const char *path, rl_chancfg_side side, grpc_channel_args **out, char *err,
+                         size_t errlen);
+
 /* Frees args made by rl_chancfg_channel_args; accepts NULL. */
 void rl_chancfg_args_free(grpc_channel_args *args);
 

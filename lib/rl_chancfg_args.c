@@ -242,3 +242,36 @@ int rl_chancfg_format_args(const rl_chancfg *cfg, rl_chancfg_side side, rl_chanc
     *out = cc_buf_take(&b);
     return *out ? 0 : RL_ENOMEM;
 }
+
+int rl_chancfg_load_args(const char *path, rl_chancfg_side side, grpc_channel_args **out, char *err,
+                         size_t errlen)
+{
+    rl_chancfg *cfg = NULL;
+    rl_chancfg_diag diag;
+    memset(&diag, 0, sizeof diag);
+    int rc = rl_chancfg_load(path, &cfg, &diag);
+    if (rc != RL_OK) {
+        if (diag.line)
+            snprintf(err, errlen, "%s:%d:%d: %s", path, diag.line, diag.column, diag.text);
+        else
+            snprintf(err, errlen, "%s: %s", path, diag.text[0] ? diag.text : rl_strerror(rc));
+        return rc;
+    }
+    rc = rl_chancfg_channel_args(cfg, side, NULL, 0, out);
+    if (rc == RL_EINVAL) {
+        rl_chancfg_report rep;
+        rl_chancfg_report_init(&rep);
+        rl_chancfg_check(cfg, &rep);
+        const rl_chancfg_finding *f = NULL;
+        for (size_t i = 0; i < rep.nfindings && !f; i++)
+            if (rep.findings[i].severity == RL_CHANCFG_ERROR)
+                f = &rep.findings[i];
+        snprintf(err, errlen, "%s breaks %zu rule%s, first [%s] %s: %s (see bin/channel-config check)", path,
+                 rep.nerrors, rep.nerrors == 1 ? "" : "s", f ? f->rule : "?", f ? f->path : "", f ? f->why : "");
+        rl_chancfg_report_fini(&rep);
+    } else if (rc != RL_OK) {
+        snprintf(err, errlen, "%s: %s", path, rl_strerror(rc));
+    }
+    rl_chancfg_free(cfg);
+    return rc;
+}

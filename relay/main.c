@@ -4,6 +4,7 @@
  * --mistake NAME turns it into one of the classic broken relays (see mistake.c). */
 #include "mistake.h"
 #include "process.h"
+#include "rl_chancfg.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_log.h"
@@ -17,11 +18,13 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: relay [--listen ADDR] [--baseline ADDR] [--threads N] [--mistake NAME]\n"
+    fprintf(f, "usage: relay [--listen ADDR] [--baseline ADDR] [--threads N] [--mistake NAME] [--config FILE]\n"
                "  --listen ADDR    where to serve Relay.Process (default $RELAYLAB_LISTEN, else 127.0.0.1:0)\n"
                "  --baseline ADDR  the baseline to call (default $RELAYLAB_BASELINE; required)\n"
                "  --threads N      server loops (default: one per core)\n"
-               "  --mistake NAME   behave like a classic broken relay; `--mistake list` shows them\n");
+               "  --mistake NAME   behave like a classic broken relay; `--mistake list` shows them\n"
+               "  --config FILE    a channel config (channel_config/README.md): its server section for\n"
+               "                   the listener, its client section for the channel to the baseline\n");
 }
 
 int main(int argc, char **argv)
@@ -31,6 +34,7 @@ int main(int argc, char **argv)
     const char *baseline = getenv("RELAYLAB_BASELINE");
     const relay_mistake *mistake = relay_mistake_default();
     int threads = 0;
+    const char *config = NULL;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -56,6 +60,8 @@ int main(int argc, char **argv)
                 return 2;
             }
             threads = (int)n;
+        } else if (strcmp(a, "--config") == 0) {
+            config = v;
         } else if (strcmp(a, "--mistake") == 0) {
             if (strcmp(v, "list") == 0) {
                 printf("relay modes (--mistake NAME):\n");
@@ -82,12 +88,21 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    grpc_channel_args *server_args = NULL, *client_args = NULL;
+    char err[512];
+    if (config && (rl_chancfg_load_args(config, RL_CHANCFG_SERVER, &server_args, err, sizeof err) != RL_OK ||
+                   rl_chancfg_load_args(config, RL_CHANCFG_CLIENT, &client_args, err, sizeof err) != RL_OK)) {
+        fprintf(stderr, "relay: %s\n", err);
+        rl_chancfg_args_free(server_args);
+        return 2;
+    }
+
     grpc_init();
     /* One channel shared by every loop: one HTTP/2 connection to the baseline.
      * Measured with bench-relay (2 cores, 64 in flight) against one channel per
      * loop on separate connections: see bench/results/relay.md. */
     grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-    grpc_channel *channel = grpc_channel_create(baseline, creds, NULL);
+    grpc_channel *channel = grpc_channel_create(baseline, creds, client_args);
     grpc_channel_credentials_release(creds);
 
     relay_ctx ctx;
@@ -99,23 +114,26 @@ int main(int argc, char **argv)
         .threads = threads,
         .methods = methods,
         .nmethods = sizeof methods / sizeof methods[0],
-        .args = NULL,
+        .args = server_args,
         .grace_ms = -1,
     };
     if (mistake != relay_mistake_default())
         RL_WARN("running with the '%s' mistake: %s", mistake->name, mistake->description);
 
-    char err[256];
     rl_server *server;
     if (rl_server_start(&opt, &server, err, sizeof err) != RL_OK) {
         fprintf(stderr, "relay: %s\n", err);
         grpc_channel_destroy(channel);
+        rl_chancfg_args_free(server_args);
+        rl_chancfg_args_free(client_args);
         grpc_shutdown();
         return 1;
     }
     rl_server_wait(server);
     rl_server_free(server);
     grpc_channel_destroy(channel);
+    rl_chancfg_args_free(server_args);
+    rl_chancfg_args_free(client_args);
     grpc_shutdown();
     return 0;
 }
