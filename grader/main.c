@@ -36,6 +36,8 @@ static void usage(FILE *f)
             "                     only if every run passed\n"
             "  --only IDS         run only these scenarios (comma-separated ids)\n"
             "  --ready-timeout S  seconds to wait for the submission to listen (default 15)\n"
+            "  --memory-limit MB  private memory the submission may use (RLIMIT_DATA, default\n"
+            "                     1024; 0: no limit, e.g. for sanitizer builds)\n"
             "  --rubric FILE      points per scenario (default: grader/rubric.json next to bin/)\n"
             "  --quiet            no progress lines\n"
             "  --verbose          a progress line per run even when stderr is not a terminal\n"
@@ -88,7 +90,7 @@ static int parse_positive(const char *s, long max, long *out)
 int main(int argc, char **argv)
 {
     rl_log_init("grader");
-    enum { OPT_SUBMISSION = 256, OPT_JSON, OPT_RUNS, OPT_READY, OPT_RUBRIC, OPT_QUIET, OPT_ONLY, OPT_VERBOSE, OPT_HELP };
+    enum { OPT_SUBMISSION = 256, OPT_JSON, OPT_RUNS, OPT_READY, OPT_RUBRIC, OPT_QUIET, OPT_ONLY, OPT_VERBOSE, OPT_MEMORY, OPT_HELP };
     static const struct option longopts[] = {
         {"submission", required_argument, NULL, OPT_SUBMISSION},
         {"json", required_argument, NULL, OPT_JSON},
@@ -98,10 +100,11 @@ int main(int argc, char **argv)
         {"only", required_argument, NULL, OPT_ONLY},
         {"quiet", no_argument, NULL, OPT_QUIET},
         {"verbose", no_argument, NULL, OPT_VERBOSE},
+        {"memory-limit", required_argument, NULL, OPT_MEMORY},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
-    rl_grade_options opt = {.runs = 1, .ready_timeout_ms = 15000};
+    rl_grade_options opt = {.runs = 1, .ready_timeout_ms = 15000, .data_limit_mb = 1024};
     const char *json_path = NULL, *rubric_path = NULL;
     bool quiet = false, verbose = false;
     int c;
@@ -130,6 +133,18 @@ int main(int argc, char **argv)
                 return 2;
             }
             opt.ready_timeout_ms = v * 1000;
+            break;
+        case OPT_MEMORY:
+            /* 0 turns the limit off: sanitizer builds reserve terabytes of
+             * shadow memory, which RLIMIT_DATA counts. */
+            if (strcmp(optarg, "0") == 0)
+                v = 0;
+            else if (parse_positive(optarg, 1 << 20, &v) != RL_OK) {
+                fprintf(stderr, "grader: --memory-limit takes MiB (0: no limit), not '%s'\n\n", optarg);
+                usage(stderr);
+                return 2;
+            }
+            opt.data_limit_mb = v;
             break;
         case OPT_RUBRIC:
             rubric_path = optarg;

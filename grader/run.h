@@ -112,6 +112,7 @@ typedef struct rl_grade_options {
     const char *only;         /* comma-separated scenario ids, or NULL: all */
     int runs;                 /* >= 1 */
     int64_t ready_timeout_ms; /* submission readiness bound */
+    int64_t data_limit_mb;    /* RLIMIT_DATA of the submission; 0: none */
     bool progress;            /* progress lines on stderr */
 } rl_grade_options;
 

@@ -244,6 +244,25 @@ static void environment_is_added(void **state)
     rl_proc_fini(&p);
 }
 
+static void data_limit_stops_a_big_allocation(void **state)
+{
+    (void)state;
+    rl_proc p;
+    /* 256 MiB of private memory against a 64 MiB RLIMIT_DATA. */
+    const char *argv[] = {"/usr/bin/python3", "-c", "b = bytearray(256 << 20); print('allocated')", NULL};
+    rl_proc_limits lim = {.data_bytes = 64 << 20};
+    rl_proc_options o = {.argv = argv, .limits = &lim};
+    assert_int_equal(rl_proc_spawn(&p, &o), RL_OK);
+    assert_true(rl_proc_wait_exit(&p, 20000));
+    rl_proc_stop(&p, 0);
+    char text[2048];
+    rl_proc_output_text(&p, text, sizeof text);
+    assert_null(strstr(text, "allocated"));
+    assert_non_null(strstr(text, "MemoryError")); /* it ran, and the limit stopped it */
+    assert_int_not_equal(p.exit_code, 0);
+    rl_proc_fini(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -258,6 +277,7 @@ int main(void)
         cmocka_unit_test(escaped_process_is_reaped),
         cmocka_unit_test(signal_all_reaches_live_groups),
         cmocka_unit_test(environment_is_added),
+        cmocka_unit_test(data_limit_stops_a_big_allocation),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
