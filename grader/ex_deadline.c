@@ -219,8 +219,13 @@ static int expires_in_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
     }
     const Relaylab__CallRecord *lk = rl_observe_find(obs, "Lookup", 0);
     if (!lk) {
+        char st[200];
+        rl_process_status_text(&c, st, sizeof st);
         if (rl_observe_count(obs, "Work"))
             rl_grade_result(out, RL_FAIL, "Work was called without a Lookup first");
+        else if (c.status != GRPC_STATUS_DEADLINE_EXCEEDED || c.end_ns < d)
+            rl_grade_result(out, RL_FAIL, "Process returned %s after %lld ms without calling Lookup", st,
+                            (long long)rl_ms_between(c.start_ns, c.end_ns));
         else
             rl_grade_result(out, RL_TIMEOUT,
                             "the relay never called Lookup and did not answer before the client's %lld ms deadline",
