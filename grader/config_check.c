@@ -4,6 +4,7 @@
 
 #include "rl_err.h"
 
+#include <stdio.h>
 #include <string.h>
 
 int rl_config_load(rl_grade_ctx *ctx, rl_chancfg **out, rl_scenario_result *res)
@@ -37,9 +38,16 @@ int rl_config_check_run(rl_grade_ctx *ctx, rl_scenario_result *out)
     memset(&v, 0, sizeof v);
     if (rc != RL_OK)
         rl_grade_result(out, RL_ERROR, "the checker failed: %s", rl_strerror(rc));
-    else if (first)
-        rl_grade_result(out, RL_FAIL, "%zu rule%s broken (bin/channel-config check lists all); first: [%s] %s: %s",
-                        rep.nerrors, rep.nerrors == 1 ? "" : "s", first->rule, first->path, first->why);
+    else if (first) {
+        /* Every broken rule's id, then the first one's path and reason. */
+        char ids[256] = "";
+        size_t n = 0;
+        for (size_t i = 0; i < rep.nfindings; i++)
+            if (rep.findings[i].severity == RL_CHANCFG_ERROR && n < sizeof ids)
+                n += (size_t)snprintf(ids + n, sizeof ids - n, "%s%s", n ? ", " : "", rep.findings[i].rule);
+        rl_grade_result(out, RL_FAIL, "%zu rule%s broken (%s); first at %s: %s (bin/channel-config check says more)",
+                        rep.nerrors, rep.nerrors == 1 ? "" : "s", ids, first->path, first->why);
+    }
     else if (rl_chancfg_grpc_verdict(cfg, 1000, &v) != RL_OK)
         rl_grade_result(out, RL_ERROR, "could not get gRPC's own verdict on the client args");
     else if (!v.accepted)

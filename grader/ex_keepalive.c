@@ -206,8 +206,10 @@ static void live_close(live_env *env, rl_intermediary_stats *st)
         if (st)
             rl_intermediary_stats_get(env->im, st);
         rl_intermediary_stop(env->im);
+        env->im = NULL;
     }
-    rl_chancfg_free(env->cfg);
+    env->ch = NULL;
+    /* env->cfg stays for the verdict's wording; the scenario frees it. */
 }
 
 static void lookup(live_env *env, rl_grade_ctx *ctx, const char *suffix, uint32_t delay_ms, live_call *out)
@@ -241,11 +243,36 @@ static const char *scale_note(const live_env *env, char *buf, size_t len)
     return buf;
 }
 
+/* Why the client let the NAT forget the connection, from the config's own
+ * client args, in the order gRPC applies them. |between_calls|: the silence
+ * was with no call in flight (else during a call that sent nothing). */
+static void why_dropped(const live_env *env, bool between_calls, char *buf, size_t len)
+{
+    int64_t permit = 0, max_pings = 2;
+    rl_chancfg_effective_int(env->cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_permit_without_calls", &permit, NULL);
+    rl_chancfg_effective_int(env->cfg, RL_CHANCFG_CLIENT, "grpc.http2.max_pings_without_data", &max_pings, NULL);
+    if (env->real_ka == INT_MAX)
+        snprintf(buf, len, "the client has no keepalive (grpc.keepalive_time_ms unset)");
+    else if (env->real_ka >= env->idle_ms)
+        snprintf(buf, len, "the client pings every %lld ms, not more often than the %s forgets (%lld ms)",
+                 (long long)env->real_ka, env->kind, (long long)env->idle_ms);
+    else if (between_calls && !permit)
+        snprintf(buf, len, "with no call in flight the client does not ping (grpc.keepalive_permit_without_calls 0)");
+    else if (max_pings != 0)
+        snprintf(buf, len, "after %lld pings with no data the client holds pings back "
+                 "(grpc.http2.max_pings_without_data %lld; 0 means no limit)", (long long)max_pings,
+                 (long long)max_pings);
+    else
+        snprintf(buf, len, "the client's pings (every %lld ms) did not reach the %s in time", (long long)env->real_ka,
+                 env->kind);
+}
+
 static int idle(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
     live_env env;
     if (live_open(ctx, &env, out)) {
         live_close(&env, NULL);
+        rl_chancfg_free(env.cfg);
         return 0;
     }
     live_call first, second;
@@ -265,14 +292,17 @@ static int idle(rl_grade_ctx *ctx, rl_scenario_result *out)
     else if (second.status == GRPC_STATUS_OK && second.ms <= FAST_MS && st.dropped == 0)
         rl_grade_result(out, RL_PASS, "after %d ms with no call the next call took %lld ms; the NAT dropped nothing%s",
                         QUIET_MS, (long long)second.ms, note);
-    else
+    else {
+        char why[200];
+        why_dropped(&env, true, why, sizeof why);
         rl_grade_result(out, RL_FAIL,
                         "client rule broke: after %d ms with no call, the NAT (idle %d ms) dropped %d connection%s "
-                        "and the next call %s after %lld ms: keepalive (%s) must ping between calls, more often "
-                        "than the NAT forgets%s",
+                        "and the next call %s after %lld ms: %s%s",
                         QUIET_MS, LAB_IDLE_MS, st.dropped, st.dropped == 1 ? "" : "s",
                         second.status == GRPC_STATUS_OK ? "succeeded only" : rl_status_name(second.status),
-                        (long long)second.ms, ka, note);
+                        (long long)second.ms, why, note);
+    }
+    rl_chancfg_free(env.cfg);
     return 0;
 }
 
@@ -281,6 +311,7 @@ static int quiet_call(rl_grade_ctx *ctx, rl_scenario_result *out)
     live_env env;
     if (live_open(ctx, &env, out)) {
         live_close(&env, NULL);
+        rl_chancfg_free(env.cfg);
         return 0;
     }
     live_call call;
@@ -296,13 +327,16 @@ static int quiet_call(rl_grade_ctx *ctx, rl_scenario_result *out)
     else if (atomic_load(&too_many_pings))
         rl_grade_result(out, RL_FAIL, "server rule broke: the server answered the pings with GOAWAY too_many_pings "
                                       "during a silent call (client keepalive %s)%s", ka, note);
-    else
+    else {
+        char why[200];
+        why_dropped(&env, false, why, sizeof why);
         rl_grade_result(out, RL_FAIL,
-                        "client rule broke: a %d ms silent call ended %s after %lld ms; the NAT (idle %d ms) "
-                        "dropped %d connection%s: keepalive (%s) must keep pinging while a call sends nothing "
-                        "(grpc.http2.max_pings_without_data 0)%s",
+                        "client rule broke: a %d ms call that sent nothing ended %s after %lld ms; the NAT (idle "
+                        "%d ms) dropped %d connection%s: %s%s",
                         QUIET_MS, rl_status_name(call.status), (long long)call.ms, LAB_IDLE_MS, st.dropped,
-                        st.dropped == 1 ? "" : "s", ka, note);
+                        st.dropped == 1 ? "" : "s", why, note);
+    }
+    rl_chancfg_free(env.cfg);
     return 0;
 }
 
@@ -311,6 +345,7 @@ static int no_goaway(rl_grade_ctx *ctx, rl_scenario_result *out)
     live_env env;
     if (live_open(ctx, &env, out)) {
         live_close(&env, NULL);
+        rl_chancfg_free(env.cfg);
         return 0;
     }
     /* Calls and idle gaps, a third each, so pings go out both with a call
@@ -347,6 +382,7 @@ static int no_goaway(rl_grade_ctx *ctx, rl_scenario_result *out)
     else
         rl_grade_result(out, RL_PASS, "%d calls and idle gaps over %d ms: no too_many_pings, %d connection%s%s",
                         calls, GOAWAY_RUN_MS, st.connections, st.connections == 1 ? "" : "s", note);
+    rl_chancfg_free(env.cfg);
     return 0;
 }
 

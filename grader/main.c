@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <grpc/grpc.h>
 #include <limits.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,10 +225,10 @@ int main(int argc, char **argv)
         goto report;
     }
     if (ex->kind == RL_SUBMISSION_CONFIG && access(opt.submission, R_OK) != 0) {
-        fprintf(stderr, "grader: cannot read the submission file %s\n", opt.submission);
-        rl_rubric_free(rubric);
-        free(outcomes);
-        return 2;
+        /* Still a report (and results.json): the student sees why it scored 0. */
+        snprintf(err, sizeof err, "cannot read the submission file %s: %s", opt.submission, strerror(errno));
+        error = err;
+        goto report;
     }
     if (rl_grade_install_guards() != RL_OK) {
         snprintf(err, sizeof err, "cannot install signal handlers or become a subreaper");

@@ -1,0 +1,100 @@
+# Integration tests for the config exercises of bin/grader (keepalive, retry):
+# the reference config passes, every known-bad config fails `check` naming its
+# rule, and the live scenarios fail exactly where the broken rule bites, with
+# the measured cause in the feedback. Keepalive runs take ~10-15 s a scenario,
+# so only the reference runs whole; the others run the scenarios they target.
+import json
+import os
+
+import pytest
+
+from conftest import REPO
+from test_grader import grade
+
+CONFIGS = os.path.join(REPO, "tests", "configs")
+LAB = os.path.join(REPO, "channel_config", "lab.json")
+
+with open(os.path.join(CONFIGS, "expect.json")) as f:
+    EXPECT = json.load(f)
+BAD = sorted(k for k in EXPECT if k.startswith("bad/"))
+
+
+def cfg(rel):
+    return os.path.join(CONFIGS, rel)
+
+
+@pytest.mark.parametrize("config", [LAB, cfg("good/lab-retry.json")], ids=["lab.json", "lab-retry.json"])
+def test_reference_configs_pass_retry(tmp_path, config):
+    g = grade(tmp_path, "retry", config)
+    assert g.rc == 0, g.out
+    assert g.failing() == set()
+    assert g.results["score"] == g.results["max_score"]
+
+
+def test_lab_config_passes_keepalive(tmp_path):
+    g = grade(tmp_path, "keepalive", LAB)
+    assert g.rc == 0, g.out
+    assert g.failing() == set()
+    assert "scaled 1:88" in g.verdicts()["idle"][1]
+
+
+@pytest.mark.parametrize("bad", BAD)
+def test_bad_config_fails_check_naming_its_rule(tmp_path, bad):
+    g = grade(tmp_path, "retry", cfg(bad), "--only", "check")
+    assert g.rc == 1
+    verdict, feedback = g.verdicts()["check"]
+    assert verdict.startswith("FAIL")
+    rule = EXPECT[bad]["rule"]
+    if rule == "grpc.rejected":
+        assert "gRPC rejected" in feedback
+    else:
+        assert rule in feedback
+
+
+def test_retries_disabled_fails_the_retrying_scenarios(tmp_path):
+    g = grade(tmp_path, "retry", cfg("bad/retry.disabled.json"))
+    assert g.failing() == {"check", "retries-unavailable", "gives-up"}
+    assert "grpc.enable_retries is 0" in g.verdicts()["retries-unavailable"][1]
+
+
+def test_retrying_an_answer_code_fails_not_an_answer(tmp_path):
+    g = grade(tmp_path, "retry", cfg("bad/retry.non-retryable-code.json"), "--only", "not-an-answer")
+    verdict, feedback = g.verdicts()["not-an-answer"]
+    assert verdict.startswith("FAIL")
+    assert "NOT_FOUND was tried 2 times" in feedback
+
+
+def test_policy_gRPC_refuses_makes_every_live_call_fail(tmp_path):
+    g = grade(tmp_path, "retry", cfg("bad/retry.max-attempts.json"), "--only", "retries-unavailable,gives-up")
+    for sid in ("retries-unavailable", "gives-up"):
+        verdict, feedback = g.verdicts()[sid]
+        assert verdict.startswith("FAIL")
+        assert "gRPC refused the service config" in feedback
+
+
+def test_keepalive_beyond_idle_timeout_loses_the_connection(tmp_path):
+    g = grade(tmp_path, "keepalive", cfg("bad/keepalive.idle-timeout.json"), "--only", "idle,quiet-call")
+    assert g.failing() == {"idle", "quiet-call"}
+    feedback = g.verdicts()["idle"][1]
+    assert "dropped 1 connection" in feedback
+    assert "not more often than the nat forgets" in feedback
+
+
+def test_no_pings_between_calls_fails_idle_only(tmp_path):
+    g = grade(tmp_path, "keepalive", cfg("bad/keepalive.idle-without-calls.json"), "--only", "idle,quiet-call")
+    assert g.failing() == {"idle"}
+    assert "keepalive_permit_without_calls 0" in g.verdicts()["idle"][1]
+
+
+def test_pinging_faster_than_the_server_allows_gets_goaway(tmp_path):
+    g = grade(tmp_path, "keepalive", cfg("live/too-many-pings.json"), "--only", "no-goaway")
+    verdict, feedback = g.verdicts()["no-goaway"]
+    assert verdict.startswith("FAIL")
+    assert "too_many_pings" in feedback and "300000 ms" in feedback
+
+
+def test_missing_config_file_still_writes_results(tmp_path):
+    g = grade(tmp_path, "retry", str(tmp_path / "nope.json"), "--only", "check")
+    assert g.rc == 2
+    assert "cannot read the submission file" in g.results["output"]
+    assert "nope.json" in g.results["output"]
