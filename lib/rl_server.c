@@ -9,6 +9,7 @@
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,15 @@ struct rl_server {
     int port;
     rl_server_options opt;
 };
+
+/* Server calls handed to handlers and not yet released, across the process
+ * (every program here runs one server). */
+static atomic_long calls_in_flight;
+
+void rl_server_call_end(void)
+{
+    atomic_fetch_sub(&calls_in_flight, 1);
+}
 
 /* One outstanding grpc_server_request_call. */
 typedef struct accept_state {
@@ -52,6 +62,7 @@ static void reject_done(rl_tag *tag, bool ok)
     reject_state *r = (reject_state *)tag;
     grpc_slice_unref(r->detail);
     grpc_call_unref(r->call);
+    rl_server_call_end();
     free(r);
 }
 
@@ -88,6 +99,7 @@ static void accept_done(rl_tag *tag, bool ok)
     }
     char *method = grpc_slice_to_c_string(a->details.method);
     const rl_server_options *opt = &a->server->opt;
+    atomic_fetch_add(&calls_in_flight, 1);
     const rl_method *m = NULL;
     for (size_t i = 0; i < opt->nmethods; i++)
         if (strcmp(opt->methods[i].path, method) == 0)
@@ -222,19 +234,32 @@ void rl_server_wait(rl_server *s)
     grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
     rl_tag shutdown_tag = {NULL};
     grpc_server_shutdown_and_notify(s->server, cq, &shutdown_tag);
-    int64_t give_up = rl_now_ns() + s->opt.grace_ms * RL_NS_PER_MS;
+    int64_t start = rl_now_ns();
+    int64_t give_up = start + s->opt.grace_ms * RL_NS_PER_MS;
     bool cancelled = false;
+    int idle_polls = 0;
     for (;;) {
         /* Short waits so a second signal cuts the drain short promptly. */
         grpc_event ev = grpc_completion_queue_pluck(cq, &shutdown_tag, rl_deadline_after_ms(50), NULL);
         if (ev.type == GRPC_OP_COMPLETE)
             break;
-        if (!cancelled && (another_signal() || rl_now_ns() >= give_up)) {
+        if (cancelled)
+            continue;
+        /* No call in flight twice in a row (a call accepted just before the
+         * shutdown may still be on its way to its handler): only idle
+         * connections are left, and cancelling disconnects them. */
+        idle_polls = atomic_load(&calls_in_flight) == 0 ? idle_polls + 1 : 0;
+        if (idle_polls >= 2) {
+            RL_DEBUG("no call in flight; closing idle connections");
+            grpc_server_cancel_all_calls(s->server);
+            cancelled = true;
+        } else if (another_signal() || rl_now_ns() >= give_up) {
             RL_WARN("cancelling the calls still in flight");
             grpc_server_cancel_all_calls(s->server);
             cancelled = true;
         }
     }
+    RL_DEBUG("server drained in %lld ms", (long long)((rl_now_ns() - start) / RL_NS_PER_MS));
     grpc_completion_queue_shutdown(cq);
     grpc_completion_queue_destroy(cq);
     for (size_t i = 0; i < s->nloops; i++)

@@ -61,6 +61,12 @@ rl_loop *rl_server_loop(rl_server *s, size_t i);
  * rest, and stops every loop. */
 void rl_server_wait(rl_server *s);
 
+/* Every handler calls this once when it releases a server call it was given
+ * (rl_unary does it for its calls). The drain uses the count: gRPC's shutdown
+ * otherwise waits several seconds for idle clients to hang up, so once no call
+ * is in flight rl_server_wait disconnects them at once. */
+void rl_server_call_end(void);
+
 /* Frees the server; call after rl_server_wait. Accepts NULL. */
 void rl_server_free(rl_server *s);
 

@@ -4,6 +4,7 @@
 #include "rl_err.h"
 #include "rl_log.h"
 #include "rl_pb.h"
+#include "rl_server.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +22,7 @@ static void settle(rl_unary *u)
     grpc_slice_unref(u->detail);
     grpc_call_unref(u->call);
     u->call = NULL;
+    rl_server_call_end();
     u->ops->on_free(u);
 }
 

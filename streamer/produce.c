@@ -15,6 +15,7 @@
 #include "rl_log.h"
 #include "rl_payload.h"
 #include "rl_pb.h"
+#include "rl_server.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -137,6 +138,7 @@ static void call_free(produce_call *c)
         grpc_byte_buffer_destroy(c->req_buf);
     grpc_slice_unref(c->detail);
     grpc_call_unref(c->call);
+    rl_server_call_end();
     int64_t ms = (rl_now_ns() - c->start_ns) / RL_NS_PER_MS;
     if (c->cfg->log_calls) {
         rl_memstats m;
