@@ -133,34 +133,50 @@ static bool attempts_numbered(const Relaylab__ObserveReply *obs)
     return true;
 }
 
+/* One faulted call and what the baseline saw of it. */
+typedef struct faulted {
+    retry_env env;
+    rl_probe_call c;
+    Relaylab__ObserveReply *obs; /* the attempts, NULL until observed */
+    size_t n;                    /* how many attempts of the method */
+} faulted;
+
 /* Arms the fault, calls |rpc| once through the config's channel, and
- * collects the attempts. Returns 0, or -1 with |out| filled. */
-static int fault_then_call(rl_grade_ctx *ctx, const char *rpc, uint32_t fail_first, int code, retry_env *env,
-                           rl_probe_call *c, Relaylab__ObserveReply **obs, rl_scenario_result *out)
+ * collects the attempts. Returns 0, or -1 with |out| filled. Finish |f| with
+ * faulted_close either way. */
+static int faulted_call(rl_grade_ctx *ctx, const char *rpc, uint32_t fail_first, int code, faulted *f,
+                        rl_scenario_result *out)
 {
-    if (env_open(ctx, rpc, env, out))
+    memset(f, 0, sizeof *f);
+    if (env_open(ctx, rpc, &f->env, out))
         return -1;
     if (rl_observer_set_fault(rl_grade_baseline_channel(ctx), rpc, fail_first, code, false, OBSERVER_MS))
         return rl_grade_result(out, RL_ERROR, "the baseline refused the fault injection") - 1;
-    if (call_attempts(ctx, env, rpc, rl_grade_tag(ctx), c, obs, out))
+    if (call_attempts(ctx, &f->env, rpc, rl_grade_tag(ctx), &f->c, &f->obs, out))
         return -1;
-    return lame(c, *obs, out) ? -1 : 0;
+    f->n = rl_observe_count(f->obs, rpc);
+    return lame(&f->c, f->obs, out) ? -1 : 0;
+}
+
+static void faulted_close(faulted *f)
+{
+    if (f->obs)
+        relaylab__observe_reply__free_unpacked(f->obs, NULL);
+    rl_probe_call_fini(&f->c);
+    env_close(&f->env);
 }
 
 static int unavailable_then_ok(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
-    retry_env env;
-    rl_probe_call c;
-    Relaylab__ObserveReply *obs = NULL;
-    memset(&c, 0, sizeof c);
-    if (fault_then_call(ctx, "Lookup", 2, GRPC_STATUS_UNAVAILABLE, &env, &c, &obs, out) == 0) {
-        size_t n = rl_observe_count(obs, "Lookup");
+    faulted f;
+    if (faulted_call(ctx, "Lookup", 2, GRPC_STATUS_UNAVAILABLE, &f, out) == 0) {
+        size_t n = f.n;
         char why[160];
-        why_not_retried(&env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
-        if (c.status == GRPC_STATUS_OK && n == 3 && attempts_numbered(obs))
+        why_not_retried(&f.env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
+        if (f.c.status == GRPC_STATUS_OK && n == 3 && attempts_numbered(f.obs))
             rl_grade_result(out, RL_PASS, "UNAVAILABLE twice, then OK: 3 attempts, the client got OK in %lld ms",
-                            (long long)((c.end_ns - c.start_ns) / RL_NS_PER_MS));
-        else if (c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
+                            (long long)((f.c.end_ns - f.c.start_ns) / RL_NS_PER_MS));
+        else if (f.c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
             rl_grade_result(out, RL_FAIL,
                             "the retries did not finish within the %d s deadline (%zu attempts seen): the backoff "
                             "is too long for the caller's deadline",
@@ -169,12 +185,9 @@ static int unavailable_then_ok(rl_grade_ctx *ctx, rl_scenario_result *out)
             rl_grade_result(out, RL_FAIL,
                             "UNAVAILABLE twice, then OK: the baseline saw %zu attempt%s and the client got %s; "
                             "expected 3 attempts and OK: %s",
-                            n, n == 1 ? "" : "s", rl_status_name(c.status), why);
+                            n, n == 1 ? "" : "s", rl_status_name(f.c.status), why);
     }
-    if (obs)
-        relaylab__observe_reply__free_unpacked(obs, NULL);
-    rl_probe_call_fini(&c);
-    env_close(&env);
+    faulted_close(&f);
     return 0;
 }
 
@@ -205,64 +218,52 @@ static grpc_status_code answer_to_inject(rl_grade_ctx *ctx)
 
 static int non_retryable(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
-    retry_env env;
-    rl_probe_call c;
-    Relaylab__ObserveReply *obs = NULL;
-    memset(&c, 0, sizeof c);
+    faulted f;
     grpc_status_code code = answer_to_inject(ctx);
     const char *name = rl_status_name(code);
-    if (fault_then_call(ctx, "Lookup", 1, code, &env, &c, &obs, out) == 0) {
-        size_t n = rl_observe_count(obs, "Lookup");
-        if (n == 1 && c.status == code)
+    if (faulted_call(ctx, "Lookup", 1, code, &f, out) == 0) {
+        size_t n = f.n;
+        if (n == 1 && f.c.status == code)
             rl_grade_result(out, RL_PASS, "%s: 1 attempt, not retried", name);
         else if (n == 1)
-            rl_grade_result(out, RL_FAIL, "%s: 1 attempt, but the client got %s", name, rl_status_name(c.status));
+            rl_grade_result(out, RL_FAIL, "%s: 1 attempt, but the client got %s", name, rl_status_name(f.c.status));
         else
             rl_grade_result(out, RL_FAIL,
                             "%s was tried %zu times: a request the server rejects fails the same way every time; "
                             "keep such codes out of retryableStatusCodes",
                             name, n);
     }
-    if (obs)
-        relaylab__observe_reply__free_unpacked(obs, NULL);
-    rl_probe_call_fini(&c);
-    env_close(&env);
+    faulted_close(&f);
     return 0;
 }
 
 static int persistent(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
-    retry_env env;
-    rl_probe_call c;
-    Relaylab__ObserveReply *obs = NULL;
-    memset(&c, 0, sizeof c);
-    if (fault_then_call(ctx, "Lookup", 100, GRPC_STATUS_UNAVAILABLE, &env, &c, &obs, out) == 0) {
-        size_t n = rl_observe_count(obs, "Lookup");
-        bool retries = env.has_method && env.method.has_retry &&
-                       (env.method.retryable_codes & (1u << GRPC_STATUS_UNAVAILABLE));
-        size_t want = retries ? (size_t)env.method.max_attempts : 1;
-        if (c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
+    faulted f;
+    if (faulted_call(ctx, "Lookup", 100, GRPC_STATUS_UNAVAILABLE, &f, out) == 0) {
+        size_t n = f.n;
+        bool retries = f.env.has_method && f.env.method.has_retry &&
+                       (f.env.method.retryable_codes & (1u << GRPC_STATUS_UNAVAILABLE));
+        size_t want = retries ? (size_t)f.env.method.max_attempts : 1;
+        if (f.c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
             rl_grade_result(out, RL_FAIL,
                             "a persistent UNAVAILABLE: %zu attempts did not finish within %d s: the backoff is too "
                             "long for a call's deadline",
                             n, CALL_BUDGET_MS / 1000);
-        else if (n == want && c.status == GRPC_STATUS_UNAVAILABLE)
+        else if (n == want && f.c.status == GRPC_STATUS_UNAVAILABLE)
             rl_grade_result(out, RL_PASS, "a persistent UNAVAILABLE: %zu attempts (maxAttempts %d%s), then UNAVAILABLE",
-                            n, retries ? env.method.max_attempts : 1, retries ? ", at most 5" : "");
+                            n, retries ? f.env.method.max_attempts : 1, retries ? ", at most 5" : "");
         else {
             char why[160];
-            why_not_retried(&env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
+            why_not_retried(&f.env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
             rl_grade_result(out, RL_FAIL,
                             "a persistent UNAVAILABLE: the baseline saw %zu attempt%s, expected %zu; the client got "
                             "%s%s%s",
-                            n, n == 1 ? "" : "s", want, rl_status_name(c.status), n < want ? ": " : "",
+                            n, n == 1 ? "" : "s", want, rl_status_name(f.c.status), n < want ? ": " : "",
                             n < want ? why : "");
         }
     }
-    if (obs)
-        relaylab__observe_reply__free_unpacked(obs, NULL);
-    rl_probe_call_fini(&c);
-    env_close(&env);
+    faulted_close(&f);
     return 0;
 }
 
@@ -389,24 +390,18 @@ static int committed_stream(rl_grade_ctx *ctx, rl_scenario_result *out)
 
 static int work_once(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
-    retry_env env;
-    rl_probe_call c;
-    Relaylab__ObserveReply *obs = NULL;
-    memset(&c, 0, sizeof c);
-    if (fault_then_call(ctx, "Work", 1, GRPC_STATUS_UNAVAILABLE, &env, &c, &obs, out) == 0) {
-        size_t n = rl_observe_count(obs, "Work");
-        if (n == 1 && c.status == GRPC_STATUS_UNAVAILABLE)
+    faulted f;
+    if (faulted_call(ctx, "Work", 1, GRPC_STATUS_UNAVAILABLE, &f, out) == 0) {
+        size_t n = f.n;
+        if (n == 1 && f.c.status == GRPC_STATUS_UNAVAILABLE)
             rl_grade_result(out, RL_PASS, "Work failed UNAVAILABLE once: 1 attempt, the failure reached the caller");
         else
             rl_grade_result(out, RL_FAIL,
                             "Work was tried %zu times (client got %s): Work has effects and must run at most once; "
                             "give the retryPolicy to Lookup only",
-                            n, rl_status_name(c.status));
+                            n, rl_status_name(f.c.status));
     }
-    if (obs)
-        relaylab__observe_reply__free_unpacked(obs, NULL);
-    rl_probe_call_fini(&c);
-    env_close(&env);
+    faulted_close(&f);
     return 0;
 }
 
