@@ -103,9 +103,13 @@ class Program:
         with self._output_lock:
             return self._output.decode(errors="replace")
 
-    def stderr(self):
+    def stderr(self, tail=4000):
+        """The last |tail| characters of stderr (for messages); tail=None
+        gives all of it (for counting lines: a sliding tail can hide a new
+        line behind an old one leaving the window)."""
         self.stderr_file.seek(0)
-        return self.stderr_file.read().decode(errors="replace")[-4000:]
+        text = self.stderr_file.read().decode(errors="replace")
+        return text if tail is None else text[-tail:]
 
     def wait_exit(self, timeout):
         """The exit status (negative: killed by that signal), or None if the

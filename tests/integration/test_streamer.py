@@ -51,11 +51,11 @@ class Streamer:
 
     def stats(self, timeout=5.0):
         """The counters from a fresh SIGUSR1 line, as a dict."""
-        before = len(STATS_RE.findall(self.program.stderr()))
+        before = len(STATS_RE.findall(self.program.stderr(tail=None)))
         self.program.signal(signal.SIGUSR1)
         deadline = time.monotonic() + timeout
         while True:
-            found = STATS_RE.findall(self.program.stderr())
+            found = STATS_RE.findall(self.program.stderr(tail=None))
             if len(found) > before:
                 keys = ("active", "calls", "sent", "queued", "allocated", "resident", "rss")
                 return dict(zip(keys, map(int, found[-1])))
