@@ -5,7 +5,6 @@
 import subprocess
 import xml.etree.ElementTree as ET
 
-import pytest
 
 from conftest import PYTHON, SUBMISSIONS, bin_path
 
