@@ -52,7 +52,7 @@ LIBRL    := $(BUILD)/librelaylab.a
 # Generated code is compiled without -Werror on purpose: protoc-c's output is not ours.
 GEN_CFLAGS := -std=c11 $(OPT) $(SANFLAGS) -MMD -MP $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
 
-.PHONY: all build deps test unit integration check demo bench clean lint format fuzz pystubs
+.PHONY: all build deps test unit integration check demo bench clean lint format fuzz pystubs node-deps
 
 # Public targets install missing packages first, then re-run make, so that
 # pkg-config's flags are read after the packages exist on a fresh machine.
@@ -123,9 +123,16 @@ unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; ./$$t; done
 	@echo "unit: $(words $(UNIT_BINS)) cmocka suites passed"
 
-integration: build
+# -rs prints why a test was skipped (no npm registry, an ASan build, ...).
+integration: build node-deps
 	RELAYLAB_BIN=$(abspath $(BIN)) PYTHONPATH=$(abspath $(PYGEN)) \
-	  $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration
+	  $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests/integration
+
+# The Node (@grpc/grpc-js) submissions' packages: `npm ci` when node_modules is
+# missing or older than package-lock.json. Never fatal: without npm or the
+# registry, the Node tests skip and print npm's error (build/node-deps.log).
+node-deps: $(DEPS_STAMP)
+	@sh scripts/node-deps.sh
 
 test: deps
 	@$(MAKE) --no-print-directory build

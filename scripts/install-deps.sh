@@ -7,6 +7,13 @@ PKGS="build-essential pkg-config libgrpc-dev protobuf-c-compiler libprotobuf-c-d
 libjemalloc-dev libjansson-dev libcmocka-dev python3 python3-grpcio python3-protobuf \
 python3-pytest protobuf-compiler-grpc protobuf-compiler valgrind clang libclang-rt-14-dev"
 
+# Node runs the lab's grpc-js submissions (tests/submissions/node). Debian's
+# nodejs and npm only when no node is on PATH at all: a machine with its own
+# Node (NodeSource's package is also named nodejs, or nvm) keeps it.
+if ! command -v node >/dev/null 2>&1; then
+    PKGS="$PKGS nodejs npm"
+fi
+
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

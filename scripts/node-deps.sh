@@ -1,0 +1,43 @@
+#!/bin/sh
+# Installs the Node submissions' packages (tests/submissions/node) with `npm ci`,
+# only when node_modules is missing or older than package-lock.json.
+# Never fails the build: without node, npm or the registry it says why, keeps
+# npm's output in build/node-deps.log, and the Node tests skip with that reason.
+# npm is bounded by RELAYLAB_NPM_TIMEOUT seconds (default 120) so a registry
+# that drops packets costs minutes at worst, not npm's own 5-minute timeouts.
+set -u
+cd "$(dirname "$0")/.."
+
+dir=tests/submissions/node
+stamp=$dir/node_modules/.relaylab-npm-ci
+log=build/node-deps.log
+limit=${RELAYLAB_NPM_TIMEOUT:-120}
+
+if [ -f "$stamp" ] && [ "$stamp" -nt "$dir/package-lock.json" ] && [ "$stamp" -nt "$dir/package.json" ]; then
+    exit 0
+fi
+mkdir -p build
+for tool in node npm; do
+    if ! command -v "$tool" >/dev/null 2>&1; then
+        echo "relaylab: $tool is not on PATH, so the Node submission tests will be skipped" | tee "$log"
+        exit 0
+    fi
+done
+
+echo "relaylab: npm ci in $dir"
+(cd "$dir" && timeout -k 5 "$limit" npm ci --no-audit --no-fund --fetch-retries=1 --fetch-timeout=30000) >"$log" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ]; then
+    touch "$stamp"
+    rm -f "$log"
+    exit 0
+fi
+# timeout(1): 124 after SIGTERM, 137 when npm outlived it and got SIGKILL.
+case $rc in
+124 | 137) echo "npm error npm ci did not finish within $limit s (RELAYLAB_NPM_TIMEOUT): is the npm registry reachable?" >>"$log" ;;
+esac
+# npm's own summary lines, without its stack trace.
+echo "relaylab: npm ci failed (exit $rc), so the Node submission tests will be skipped:"
+grep '^npm error' "$log" | grep -v '^npm error  *at ' | head -n 6
+echo "relaylab: npm's whole output is in $log"
+exit 0

@@ -1,0 +1,219 @@
+# bin/grader against Node (@grpc/grpc-js) submissions (tests/submissions/node):
+# the correct relays pass every deadline and cancel scenario, each mistake
+# fails exactly its scenarios with the right wording, the paced streamer
+# passes flow and the unbounded one fails `stall` by a wide margin, and no
+# node process outlives the grader. A few direct checks, without the grader,
+# cover what no scenario grades (status codes kept, SIGTERM). Skipped, with npm's own error, when the
+# packages could not be installed (`make node-deps`, scripts/node-deps.sh).
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+import uuid
+
+import grpc
+import pytest
+
+import relaylab_pb2 as pb
+from conftest import REPO, SUBMISSIONS, bin_path, channel
+from relaylab_pb2_grpc import RelayStub, StreamerStub
+from test_grader import ALL, grade, processes_with_marker
+
+NODE_DIR = os.path.join(SUBMISSIONS, "node")
+NODE_STAMP = os.path.join(NODE_DIR, "node_modules", ".relaylab-npm-ci")
+NODE_LOG = os.path.join(REPO, "build", "node-deps.log")
+
+FLOW = ["stall", "resume", "cancel", "slow-reader"]
+BUDGET_MIB = 48  # grader/ex_flow.h RL_FLOW_BUDGET_MIB
+GROWTH_RE = re.compile(r"RSS grew ([0-9.]+) MiB")
+
+
+def npm_error_summary():
+    """npm's summary lines from the last failed `npm ci`, without its stack."""
+    try:
+        with open(NODE_LOG, errors="replace") as f:
+            lines = [ln.rstrip() for ln in f if ln.startswith("npm error") and not re.match(r"npm error\s+at ", ln)]
+    except OSError:
+        return None
+    return " | ".join(lines[:6]) or None
+
+
+def node_unavailable():
+    """None when node and the pinned packages are ready, else the reason."""
+    if shutil.which("node") is None:
+        return "node is not on PATH (scripts/install-deps.sh installs Debian's nodejs when no node is)"
+    lock = os.path.join(NODE_DIR, "package-lock.json")
+    fresh = os.path.exists(NODE_STAMP) and os.path.getmtime(NODE_STAMP) >= os.path.getmtime(lock)
+    if fresh:
+        probe = subprocess.run(
+            ["node", "-e", "require.resolve('@grpc/grpc-js'); require.resolve('@grpc/proto-loader')"],
+            cwd=NODE_DIR,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        if probe.returncode == 0:
+            return None
+    why = npm_error_summary()
+    if why:
+        return f"npm ci failed in tests/submissions/node: {why}"
+    return "the Node packages are not installed or older than package-lock.json: run `make node-deps`"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def node_ready():
+    reason = node_unavailable()
+    if reason:
+        pytest.skip(reason)
+
+
+def node(name):
+    return f"{shutil.which('node')} {os.path.join(NODE_DIR, name + '.js')}"
+
+
+def growth(feedback):
+    m = GROWTH_RE.search(feedback)
+    assert m, feedback
+    return float(m.group(1))
+
+
+# (file, exercise) -> scenarios that must fail (all FAIL) and a phrase each
+# failing feedback must contain; per tests/submissions/README.md.
+RELAY_CASES = [
+    ("relay_good", "deadline", set(), None),
+    ("relay_good", "cancel", set(), None),
+    ("relay_propagate", "deadline", set(), None),
+    ("relay_propagate", "cancel", set(), None),
+    ("relay_forward_timeout", "deadline", {"shrinks"}, "the original timeout was forwarded unchanged"),
+    ("relay_no_cancel", "cancel", {"during-work", "during-lookup"}, "cancellation is not propagated"),
+    ("relay_no_cancel", "deadline", set(), None),
+]
+
+
+@pytest.mark.parametrize("name,exercise,failing,phrase", RELAY_CASES, ids=[f"{c[0]}-{c[1]}" for c in RELAY_CASES])
+def test_node_relay(tmp_path, name, exercise, failing, phrase):
+    g = grade(tmp_path, exercise, node(name))
+    assert set(g.verdicts()) == set(ALL[exercise]), g.out
+    assert g.failing() == failing, g.out
+    assert g.rc == (1 if failing else 0), g.out + g.err
+    v = g.verdicts()
+    for sid in failing:
+        assert v[sid][0] == "FAIL", g.out
+        assert phrase in v[sid][1], g.out
+    if name == "relay_no_cancel" and exercise == "cancel":
+        # Work was started after the client had left, not only left running.
+        assert "a cancelled Process must start no further call" in v["during-lookup"][1], g.out
+    if not failing:
+        assert g.results["score"] == g.results["max_score"] > 0
+
+
+def test_node_streamer_paced_passes_flow(tmp_path):
+    g = grade(tmp_path, "flow", node("streamer_good"))
+    v = g.verdicts()
+    assert set(v) == set(FLOW), g.out
+    assert g.failing() == set(), g.out
+    assert g.rc == 0, g.out + g.err
+    # One window plus grpc-js's 16-message buffer and V8's uncollected
+    # garbage: measured 10.8-11.4 MiB (n=10). Half the budget still tells a
+    # paced producer from one that queues.
+    assert growth(v["stall"][1]) < BUDGET_MIB / 2, g.out
+
+
+def test_node_streamer_unbounded_fails_stall_by_a_wide_margin(tmp_path):
+    # Without `cancel`: the mistake fails it too, but spends ~3 s of a core
+    # and ~500 MB queueing 1,000,000 chunks first.
+    g = grade(tmp_path, "flow", node("streamer_unbounded"), "--only", "stall,resume,slow-reader")
+    v = g.verdicts()
+    assert g.rc == 1, g.out + g.err
+    verdict, feedback = v["stall"]
+    assert verdict == "FAIL", g.out
+    # 3000 x 64 KiB = 187.5 MiB queued; measured 198.7 MiB. "Wide": three budgets.
+    assert growth(feedback) > 3 * BUDGET_MIB, g.out
+    assert "does not wait for the flow-control window" in feedback, g.out
+    assert v["slow-reader"][0] == "FAIL", g.out
+    # The data are right: only the memory is wrong.
+    assert v["resume"][0] == "PASS", g.out
+
+
+def test_no_node_process_outlives_the_grader(tmp_path):
+    """The grader's node is seen while it runs (so the check below can fail),
+    and none is left once the grader has exited."""
+    marker = "RL_GRADER_NODE_TEST_" + uuid.uuid4().hex
+    env = dict(os.environ, **{marker: "1"})
+    out_json = tmp_path / "results.json"
+    p = subprocess.Popen(
+        [bin_path("grader"), "cancel", "--submission", node("relay_good"), "--only", "keeps-serving,during-lookup",
+         "--json", str(out_json), "--quiet"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        seen = set()
+        deadline = time.monotonic() + 60
+        while p.poll() is None and time.monotonic() < deadline:
+            for pid in processes_with_marker(marker):
+                try:
+                    with open(f"/proc/{pid}/comm") as f:
+                        if f.read().strip() == "node":
+                            seen.add(pid)
+                except OSError:
+                    pass
+            time.sleep(0.02)
+        out, _ = p.communicate(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 0, out
+    assert seen, "no node process with the marker was seen while the grader ran"
+    left = processes_with_marker(marker)
+    assert not left, f"left behind: {left}"
+
+
+# --- without the grader: what no scenario judges ------------------------------
+
+
+def start_node(start_program, name, baseline_addr=None):
+    env = dict(os.environ, RELAYLAB_LISTEN="127.0.0.1:0")
+    if baseline_addr:
+        env["RELAYLAB_BASELINE"] = baseline_addr
+    return start_program([shutil.which("node"), os.path.join(NODE_DIR, name + ".js")], env=env)
+
+
+def test_node_relay_answers_and_keeps_a_downstream_status(start_program, baseline, observer):
+    prog = start_node(start_program, "relay_good", baseline.addr)
+    assert prog.name == "relay"
+    ch = channel(prog.addr)
+    try:
+        stub = RelayStub(ch)
+        reply = stub.Process(pb.ProcessRequest(tag="n1", steps=3, step_ms=1), timeout=5)
+        assert (reply.tag, reply.steps_done) == ("n1", 3)
+        observer.set_fault("Work", 1, grpc.StatusCode.RESOURCE_EXHAUSTED)
+        with pytest.raises(grpc.RpcError) as err:
+            stub.Process(pb.ProcessRequest(tag="n2", steps=1, step_ms=1), timeout=5)
+        assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    finally:
+        ch.close()
+    prog.signal(signal.SIGTERM)
+    assert prog.wait_exit(5) == 0
+
+
+def test_node_streamer_sends_the_pattern_and_refuses_oversized_chunks(start_program):
+    prog = start_node(start_program, "streamer_good")
+    assert prog.name == "streamer"
+    ch = channel(prog.addr)
+    try:
+        stub = StreamerStub(ch)
+        chunks = list(stub.Produce(pb.ProduceRequest(tag="s", count=3, size=600), timeout=5))
+        assert [c.seq for c in chunks] == [0, 1, 2]
+        for c in chunks:
+            assert c.payload == bytes((c.seq * 31 + i) % 251 for i in range(600))
+        with pytest.raises(grpc.RpcError) as err:
+            list(stub.Produce(pb.ProduceRequest(tag="s", count=1, size=4 << 20), timeout=5))
+        assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    finally:
+        ch.close()
