@@ -17,6 +17,7 @@
 #include <grpc/grpc_security.h>
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -365,6 +366,18 @@ static uint64_t nproc_limit(void)
     return (uint64_t)total + SUB_NPROC_HEADROOM;
 }
 
+/* True when |cmd| begins with a shell assignment word, "NAME=value ...". */
+static bool starts_with_assignment(const char *cmd)
+{
+    while (*cmd == ' ' || *cmd == '\t')
+        cmd++;
+    if (!(isalpha((unsigned char)*cmd) || *cmd == '_'))
+        return false;
+    while (isalnum((unsigned char)*cmd) || *cmd == '_')
+        cmd++;
+    return *cmd == '=';
+}
+
 /* Starts the submission and waits for it to listen. Returns RL_PASS when it
  * is ready, else the verdict to record with |out| filled. */
 static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
@@ -380,10 +393,12 @@ static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
     snprintf(env_baseline, sizeof env_baseline, "RELAYLAB_BASELINE=%s", ctx->baseline_addr);
     const char *env[] = {env_listen, env_baseline, NULL};
     /* A simple command is exec'd by the shell, so the submission itself
-     * leads the group and its exit status or signal reaches us unaltered. */
-    char *cmd = rl_xmalloc(strlen(ctx->opt->submission) + 8);
-    bool simple = strpbrk(ctx->opt->submission, ";&|()`\n") == NULL && strncmp(ctx->opt->submission, "exec ", 5) != 0;
-    sprintf(cmd, "%s%s", simple ? "exec " : "", ctx->opt->submission);
+     * leads the group and its exit status or signal reaches us unaltered.
+     * `exec` takes no leading VAR=value words, so those go through env(1). */
+    const char *sub = ctx->opt->submission;
+    char *cmd = rl_xmalloc(strlen(sub) + 16);
+    bool simple = strpbrk(sub, ";&|()`\n") == NULL && strncmp(sub, "exec ", 5) != 0;
+    sprintf(cmd, "%s%s", !simple ? "" : starts_with_assignment(sub) ? "exec env " : "exec ", sub);
     const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
     rl_proc_limits lim = {
         .data_bytes = (uint64_t)ctx->opt->data_limit_mb << 20,

@@ -209,6 +209,16 @@ def test_exit_before_listening_is_not_ready_with_status(tmp_path):
     assert g.seconds < 5
 
 
+def test_command_with_leading_assignment_starts_and_crash_is_named(tmp_path):
+    # `exec` takes no VAR=value words: the grader must still start the
+    # command, and still see the signal of the program itself.
+    g = grade(tmp_path, "deadline", f"RELAYLAB_LOG=debug {bin_path('relay')}", "--only", "once")
+    assert g.failing() == set(), g.out
+    g = grade(tmp_path, "deadline", f"PYTHONUNBUFFERED=1 {py('relay_crash')}", "--only", "once")
+    verdict, feedback = g.verdicts()["once"]
+    assert verdict == "CRASH" and "SIGSEGV" in feedback, g.out
+
+
 def test_escaped_process_is_killed(tmp_path):
     # A daemon that leaves the group with setsid: only the subreaper sweep
     # finds it. It writes its pid so the test can check it is gone.
