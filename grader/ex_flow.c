@@ -40,13 +40,13 @@
 #define CANCEL_SETTLE_MS 300
 
 void rl_flow_judge_memory(uint64_t base_rss, uint64_t peak_rss, uint64_t read, uint64_t count, int64_t watched_ms,
-                          bool settled, rl_flow_mem_check *out)
+                          bool settled, double budget_mib, rl_flow_mem_check *out)
 {
     memset(out, 0, sizeof *out);
     out->base_mib = (double)base_rss / RL_MIB;
     out->peak_mib = (double)peak_rss / RL_MIB;
     out->growth_mib = peak_rss > base_rss ? (double)(peak_rss - base_rss) / RL_MIB : 0.0;
-    out->budget_mib = RL_FLOW_BUDGET_MIB;
+    out->budget_mib = budget_mib;
     out->read = read;
     out->count = count;
     out->watched_ms = watched_ms;
@@ -58,14 +58,14 @@ int rl_flow_memory_feedback(const rl_flow_mem_check *c, const char *while_what, 
 {
     if (c->pass)
         return snprintf(buf, len,
-                        "RSS grew %.1f MiB (%.1f -> %.1f MiB) %s, watched %.1f s%s (budget %d MiB): the producer "
+                        "RSS grew %.1f MiB (%.1f -> %.1f MiB) %s, watched %.1f s%s (budget %.0f MiB): the producer "
                         "waits for the flow-control window",
                         c->growth_mib, c->base_mib, c->peak_mib, while_what, c->watched_ms / 1000.0,
-                        c->settled ? " until flat" : "", RL_FLOW_BUDGET_MIB);
+                        c->settled ? " until flat" : "", c->budget_mib);
     return snprintf(buf, len,
-                    "RSS grew %.1f MiB (%.1f -> %.1f MiB) %s (budget %d MiB): the producer does not wait for the "
+                    "RSS grew %.1f MiB (%.1f -> %.1f MiB) %s (budget %.0f MiB): the producer does not wait for the "
                     "flow-control window -- a thread filling an unbounded queue?",
-                    c->growth_mib, c->base_mib, c->peak_mib, while_what, RL_FLOW_BUDGET_MIB);
+                    c->growth_mib, c->base_mib, c->peak_mib, while_what, c->budget_mib);
 }
 
 bool rl_flow_judge_cancel_cpu(int64_t cpu_ms, int64_t window_ms)
@@ -137,7 +137,8 @@ static int stall(rl_grade_ctx *ctx, rl_scenario_result *out)
     memset(&w, 0, sizeof w);
     if (watch(ctx, &o, &w, &s, &res, out) == 0) {
         rl_flow_mem_check c;
-        rl_flow_judge_memory(w.base_rss, w.peak_rss, res.read, o.count, res.watched_ms, res.settled, &c);
+        rl_flow_judge_memory(w.base_rss, w.peak_rss, res.read, o.count, res.watched_ms, res.settled,
+                             RL_FLOW_BUDGET_MIB, &c);
         char fb[400];
         rl_flow_memory_feedback(&c, "while the reader was stalled after 1 chunk", fb, sizeof fb);
         rl_grade_result(out, c.pass ? RL_PASS : RL_FAIL, "%s", fb);
@@ -193,7 +194,8 @@ static int slow_reader(rl_grade_ctx *ctx, rl_scenario_result *out)
     memset(&w, 0, sizeof w);
     if (watch(ctx, &o, &w, &s, &res, out) == 0) {
         rl_flow_mem_check c;
-        rl_flow_judge_memory(w.base_rss, w.peak_rss, res.read, o.count, res.watched_ms, res.settled, &c);
+        rl_flow_judge_memory(w.base_rss, w.peak_rss, res.read, o.count, res.watched_ms, res.settled,
+                             RL_FLOW_SLOW_BUDGET_MIB, &c);
         char what[128], fb[400];
         snprintf(what, sizeof what, "with a reader taking one chunk every %d ms (%llu read, all right)", SLOW_EVERY_MS,
                  (unsigned long long)res.read);

@@ -17,9 +17,9 @@ static void growth_within_budget_passes(void **state)
 {
     (void)state;
     rl_flow_mem_check c;
-    rl_flow_judge_memory(15 * MIB, 16 * MIB, 1, 3000, 1500, true, &c);
+    rl_flow_judge_memory(15 * MIB, 16 * MIB, 1, 3000, 1500, true, RL_FLOW_BUDGET_MIB, &c);
     assert_true(c.pass);
-    rl_flow_judge_memory(15 * MIB, (15 + RL_FLOW_BUDGET_MIB) * MIB, 1, 3000, 1500, true, &c);
+    rl_flow_judge_memory(15 * MIB, (15 + RL_FLOW_BUDGET_MIB) * MIB, 1, 3000, 1500, true, RL_FLOW_BUDGET_MIB, &c);
     assert_true(c.pass);
 }
 
@@ -27,9 +27,9 @@ static void growth_past_budget_fails(void **state)
 {
     (void)state;
     rl_flow_mem_check c;
-    rl_flow_judge_memory(15 * MIB, (15 + RL_FLOW_BUDGET_MIB) * MIB + 1, 1, 3000, 1500, true, &c);
+    rl_flow_judge_memory(15 * MIB, (15 + RL_FLOW_BUDGET_MIB) * MIB + 1, 1, 3000, 1500, true, RL_FLOW_BUDGET_MIB, &c);
     assert_false(c.pass);
-    rl_flow_judge_memory(33 * MIB, 220 * MIB, 1, 3000, 1800, true, &c);
+    rl_flow_judge_memory(33 * MIB, 220 * MIB, 1, 3000, 1800, true, RL_FLOW_BUDGET_MIB, &c);
     assert_false(c.pass);
     assert_true(c.growth_mib > 186.9 && c.growth_mib < 187.1);
 }
@@ -38,7 +38,7 @@ static void shrinking_rss_is_no_growth(void **state)
 {
     (void)state;
     rl_flow_mem_check c;
-    rl_flow_judge_memory(40 * MIB, 30 * MIB, 1, 3000, 1500, true, &c);
+    rl_flow_judge_memory(40 * MIB, 30 * MIB, 1, 3000, 1500, true, RL_FLOW_BUDGET_MIB, &c);
     assert_true(c.pass);
     assert_true(c.growth_mib == 0.0);
 }
@@ -47,7 +47,7 @@ static void failing_feedback_names_numbers_and_mistake(void **state)
 {
     (void)state;
     rl_flow_mem_check c;
-    rl_flow_judge_memory(33 * MIB, 220 * MIB, 1, 3000, 1800, true, &c);
+    rl_flow_judge_memory(33 * MIB, 220 * MIB, 1, 3000, 1800, true, RL_FLOW_BUDGET_MIB, &c);
     char buf[400];
     rl_flow_memory_feedback(&c, "while the reader was stalled after 1 chunk", buf, sizeof buf);
     assert_non_null(strstr(buf, "RSS grew 187.0 MiB"));
@@ -61,7 +61,7 @@ static void passing_feedback_names_numbers(void **state)
 {
     (void)state;
     rl_flow_mem_check c;
-    rl_flow_judge_memory(15 * MIB, 16 * MIB, 1, 3000, 1500, true, &c);
+    rl_flow_judge_memory(15 * MIB, 16 * MIB, 1, 3000, 1500, true, RL_FLOW_BUDGET_MIB, &c);
     char buf[400];
     rl_flow_memory_feedback(&c, "while the reader was stalled after 1 chunk", buf, sizeof buf);
     assert_non_null(strstr(buf, "RSS grew 1.0 MiB"));
@@ -80,9 +80,26 @@ static void cancel_cpu_scales_with_window(void **state)
     assert_false(rl_flow_judge_cancel_cpu(990, 1000));
 }
 
+static void slow_reader_budget_is_its_own(void **state)
+{
+    (void)state;
+    rl_flow_mem_check c;
+    /* 60 MiB is over the stall budget but within the slow reader's. */
+    rl_flow_judge_memory(15 * MIB, 75 * MIB, 500, 3000, 2500, false, RL_FLOW_SLOW_BUDGET_MIB, &c);
+    assert_true(c.pass);
+    rl_flow_judge_memory(15 * MIB, 75 * MIB, 1, 3000, 2500, true, RL_FLOW_BUDGET_MIB, &c);
+    assert_false(c.pass);
+    char buf[512];
+    rl_flow_judge_memory(15 * MIB, 215 * MIB, 500, 3000, 2500, false, RL_FLOW_SLOW_BUDGET_MIB, &c);
+    assert_false(c.pass);
+    rl_flow_memory_feedback(&c, "with a slow reader", buf, sizeof buf);
+    assert_non_null(strstr(buf, "budget 96 MiB"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(slow_reader_budget_is_its_own),
         cmocka_unit_test(growth_within_budget_passes),
         cmocka_unit_test(growth_past_budget_fails),
         cmocka_unit_test(shrinking_rss_is_no_growth),
