@@ -261,8 +261,8 @@ static int cancel(rl_grade_ctx *ctx, rl_scenario_result *out)
     if (!rl_flow_judge_cancel_cpu(cpu_ms, window_ms)) {
         rl_grade_result(out, RL_FAIL,
                         "the submission used %lld ms of CPU in the %lld ms starting %d ms after the cancel (allowed "
-                        "%d per %d ms): the producer goes on after the client cancelled -- a producer thread that "
-                        "is never told the call ended?",
+                        "%d per %d ms): the producer goes on after the client cancelled -- a thread or a write "
+                        "loop that never checks whether the call ended?",
                         (long long)cpu_ms, (long long)window_ms, CANCEL_SETTLE_MS, RL_FLOW_CANCEL_CPU_MS,
                         RL_FLOW_CANCEL_WINDOW_MS);
         goto done;
