@@ -157,13 +157,22 @@ int rl_unary_send(rl_unary *u, const ProtobufCMessage *msg)
 {
     if (u->answered || u->msg_buf)
         return RL_EINVAL;
+    return rl_unary_send_buffer(u, rl_pb_pack(msg));
+}
+
+int rl_unary_send_buffer(rl_unary *u, grpc_byte_buffer *buf)
+{
+    if (u->answered || u->msg_buf) {
+        grpc_byte_buffer_destroy(buf);
+        return RL_EINVAL;
+    }
     grpc_op ops[2];
     memset(ops, 0, sizeof ops);
     size_t n = 0;
     if (!u->headers_sent)
         ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
     u->headers_sent = true;
-    u->msg_buf = rl_pb_pack(msg);
+    u->msg_buf = buf;
     ops[n].op = GRPC_OP_SEND_MESSAGE;
     ops[n++].data.send_message.send_message = u->msg_buf;
     u->pending++;

@@ -72,6 +72,15 @@ int rl_unary_reply(rl_unary *u, const ProtobufCMessage *reply);
  * is still in flight or the call was answered. */
 int rl_unary_send(rl_unary *u, const ProtobufCMessage *msg);
 
+/* Streams |buf|, a message already in wire form, under the same rules and
+ * return codes as rl_unary_send. For a producer that encodes its messages
+ * itself (a large payload written straight into the outgoing slice, or
+ * messages prepared on another thread): going through a ProtobufCMessage
+ * would cost one more copy of every payload. Takes ownership of |buf| in
+ * every case: it is destroyed after its send completed, or at once when
+ * this returns an error. */
+int rl_unary_send_buffer(rl_unary *u, grpc_byte_buffer *buf);
+
 /* Sends |code| with |message|; as a Trailers-Only response when nothing was
  * streamed before (no headers before the status, so a client's retry
  * policy may retry it). Returns 0, or

@@ -1,10 +1,10 @@
 /* produce: Streamer.Produce, one call's state machine; see produce.h.
  *
- * Batches a call may have outstanding, each with its own tag: the request
- * (recv), RECV_CLOSE_ON_SERVER (close, posted for the whole call), one send
- * (a chunk, or the final status), and in unbounded mode a retry timer while
- * the queue is momentarily empty. |pending| counts them; the call is freed
- * when it drops to zero. Everything runs on the loop thread: no locks. */
+ * The call itself (request, RECV_CLOSE_ON_SERVER, one message in flight, the
+ * status, releasing the call) is an embedded rl_unary; this file adds only
+ * the producer's part: the plan from the request, the next chunk, the
+ * unbounded mode's queue and its retry timer, and the counters. Everything
+ * runs on the call's loop thread: no locks. */
 #include "produce.h"
 
 #include "chunkq.h"
@@ -14,8 +14,7 @@
 #include "rl_err.h"
 #include "rl_log.h"
 #include "rl_payload.h"
-#include "rl_pb.h"
-#include "rl_server.h"
+#include "rl_unary.h"
 
 #include <inttypes.h>
 #include <stdatomic.h>
@@ -27,32 +26,22 @@
  * again. Only the mistake's mode polls, and its thread is rarely behind. */
 #define QUEUE_POLL_NS (1 * RL_NS_PER_MS)
 
+/* A ProduceRequest is a few bytes; anything much larger is not one. */
+#define PRODUCE_MAX_REQUEST 4096
+
 static atomic_uint_fast64_t stat_calls, stat_active, stat_sent;
 static atomic_int_fast64_t stat_queued;
 
 typedef struct produce_call {
-    rl_tag recv_tag, close_tag, send_tag;
+    rl_unary u;                    /* the call; on_free frees this struct */
     rl_timer retry;                /* unbounded mode: armed while the queue is empty */
-    rl_loop *loop;
-    grpc_call *call;               /* owned; unref'd when pending reaches 0 */
     const rl_produce_config *cfg;
-    grpc_byte_buffer *req_buf;     /* the request, until decoded */
-    grpc_byte_buffer *out;         /* the one prepared chunk, until its send completes */
-    rl_chunkq *queue;              /* unbounded mode only */
-    grpc_slice detail;             /* status message, alive until the call is freed */
-    int close_cancelled;           /* written by RECV_CLOSE_ON_SERVER */
-    unsigned pending;              /* batches posted (and timer armed) not yet done */
+    rl_chunkq *queue;              /* unbounded mode only; NULL once production stopped */
     uint32_t count, size;
     uint64_t seq;                  /* next chunk to send; == count once all sent */
-    bool cancelled;                /* the client gave up or the deadline passed */
-    bool headers_sent;
-    bool finished;                 /* the status has been posted */
-    grpc_status_code status;
     int64_t start_ns;
     char tag[64];
 } produce_call;
-
-#define CALL_OF(ptr, field) ((produce_call *)((char *)(ptr) - offsetof(produce_call, field)))
 
 grpc_status_code rl_produce_check(const Relaylab__ProduceRequest *req, char *msg, size_t msglen)
 {
@@ -131,220 +120,129 @@ static const char *status_name(grpc_status_code s)
     }
 }
 
-static void call_free(produce_call *c)
+static void on_free(rl_unary *u)
 {
+    produce_call *c = RL_CONTAINER_OF(u, produce_call, u);
+    /* Only armed if the call ended without on_cancel; a timer must never
+     * outlive the memory it is embedded in. */
+    rl_timer_stop(u->loop, &c->retry);
     rl_chunkq_free(c->queue);
-    if (c->req_buf)
-        grpc_byte_buffer_destroy(c->req_buf);
-    grpc_slice_unref(c->detail);
-    grpc_call_unref(c->call);
-    rl_server_call_end();
+    /* close_cancelled rather than u->cancelled: a client that gave up after
+     * the status was posted still counts as a cancelled call here. */
+    bool cancelled = u->close_cancelled != 0;
     int64_t ms = (rl_now_ns() - c->start_ns) / RL_NS_PER_MS;
     if (c->cfg->log_calls) {
         rl_memstats m;
         rl_memstats_read(&m);
         RL_INFO("call tag=%s count=%" PRIu32 " size=%" PRIu32 " sent=%" PRIu64 " status=%s ms=%lld"
                 " allocated=%lld resident=%lld rss=%lld",
-                c->tag, c->count, c->size, c->seq, c->cancelled ? "CANCELLED" : status_name(c->status),
+                c->tag, c->count, c->size, c->seq, cancelled ? "CANCELLED" : status_name(u->status),
                 (long long)ms, (long long)m.allocated, (long long)m.resident, (long long)m.rss);
     } else {
         RL_DEBUG("call tag=%s sent=%" PRIu64 "/%" PRIu32 " cancelled=%d ms=%lld", c->tag, c->seq, c->count,
-                 (int)c->cancelled, (long long)ms);
+                 (int)cancelled, (long long)ms);
     }
     free(c);
     atomic_fetch_sub(&stat_active, 1);
 }
 
-static void settle(produce_call *c)
+/* Ends production: joins the unbounded mode's thread and frees every chunk
+ * it queued, now rather than when the call's last batch completes. */
+static void stop_production(produce_call *c)
 {
-    if (--c->pending == 0)
-        call_free(c);
-}
-
-/* Posts the final status; Trailers-Only when no chunk went out. */
-static void finish(produce_call *c, grpc_status_code code, const char *message)
-{
-    grpc_op ops[2];
-    memset(ops, 0, sizeof ops);
-    size_t n = 0;
-    if (!c->headers_sent) {
-        ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
-        c->headers_sent = true;
-    }
-    grpc_slice_unref(c->detail);
-    c->detail = message ? grpc_slice_from_copied_string(message) : grpc_empty_slice();
-    ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-    ops[n].data.send_status_from_server.status = code;
-    ops[n++].data.send_status_from_server.status_details = &c->detail;
-    c->finished = true;
-    c->status = code;
-    c->pending++;
-    if (grpc_call_start_batch(c->call, ops, n, &c->send_tag, NULL) != GRPC_CALL_OK) {
-        RL_ERROR("cannot send the final status of call %s", c->tag);
-        settle(c);
-    }
+    rl_timer_stop(c->u.loop, &c->retry);
+    rl_chunkq_free(c->queue);
+    c->queue = NULL;
 }
 
 static void send_next(produce_call *c);
 
 static void retry_fire(rl_timer *t)
 {
-    produce_call *c = (produce_call *)((char *)t - offsetof(produce_call, retry));
-    if (!c->cancelled)
+    produce_call *c = RL_CONTAINER_OF(t, produce_call, retry);
+    if (!c->u.answered)
         send_next(c);
-    settle(c); /* the timer's own count; send_next took its own */
 }
 
 /* Sends chunk c->seq: the only place a chunk is made (paced mode) or taken
- * off the queue (unbounded mode). Called once the previous send completed. */
+ * off the queue (unbounded mode). Called once the previous send completed,
+ * so the call holds at most one chunk of its own. */
 static void send_next(produce_call *c)
 {
-    if (c->queue) {
-        c->out = rl_chunkq_pop(c->queue);
-        if (!c->out) {
-            c->pending++;
-            rl_timer_start(c->loop, &c->retry, rl_now_ns() + QUEUE_POLL_NS, retry_fire);
+    grpc_byte_buffer *chunk;
+    if (c->cfg->unbounded) {
+        chunk = rl_chunkq_pop(c->queue);
+        if (!chunk) {
+            rl_timer_start(c->u.loop, &c->retry, rl_now_ns() + QUEUE_POLL_NS, retry_fire);
             return;
         }
     } else {
-        c->out = rl_produce_chunk(c->seq, c->size);
+        chunk = rl_produce_chunk(c->seq, c->size);
     }
-    grpc_op ops[2];
-    memset(ops, 0, sizeof ops);
-    size_t n = 0;
-    if (!c->headers_sent) {
-        ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
-        c->headers_sent = true;
-    }
-    ops[n].op = GRPC_OP_SEND_MESSAGE;
-    ops[n++].data.send_message.send_message = c->out;
-    c->pending++;
-    if (grpc_call_start_batch(c->call, ops, n, &c->send_tag, NULL) != GRPC_CALL_OK) {
+    if (rl_unary_send_buffer(&c->u, chunk) != RL_OK) {
+        /* Only a programming error gets here; the cancel ends the call
+         * through on_cancel like a client's would. */
         RL_ERROR("cannot send chunk %" PRIu64 " of call %s", c->seq, c->tag);
-        grpc_byte_buffer_destroy(c->out);
-        c->out = NULL;
-        grpc_call_cancel(c->call, NULL);
-        settle(c);
+        grpc_call_cancel(c->u.call, NULL);
     }
 }
 
-static void send_done(rl_tag *tag, bool ok)
+static void on_sent(rl_unary *u, bool ok)
 {
-    produce_call *c = CALL_OF(tag, send_tag);
-    if (c->out) {
-        grpc_byte_buffer_destroy(c->out);
-        c->out = NULL;
-        if (ok) {
-            c->seq++;
-            atomic_fetch_add(&stat_sent, 1);
-        }
-        if (!ok || c->cancelled) {
-            /* The client left: stop here, and let the queue thread go now
-             * rather than when the last batch completes. */
-            rl_chunkq_free(c->queue);
-            c->queue = NULL;
-        } else if (c->seq == c->count) {
-            finish(c, GRPC_STATUS_OK, NULL);
-        } else {
-            send_next(c);
-        }
+    produce_call *c = RL_CONTAINER_OF(u, produce_call, u);
+    if (ok) {
+        c->seq++;
+        atomic_fetch_add(&stat_sent, 1);
     }
-    settle(c);
+    if (!ok || u->answered) {
+        /* The client left (rl_unary answered CANCELLED after on_cancel),
+         * or the send failed and the cancel is on its way. */
+        stop_production(c);
+    } else if (c->seq == c->count) {
+        rl_unary_finish(u, GRPC_STATUS_OK, NULL);
+    } else {
+        send_next(c);
+    }
 }
 
-static void recv_done(rl_tag *tag, bool ok)
+static void on_request(rl_unary *u, ProtobufCMessage *msg)
 {
-    produce_call *c = CALL_OF(tag, recv_tag);
-    if (!ok || c->cancelled) {
-        settle(c);
-        return;
-    }
-    ProtobufCMessage *msg = NULL;
-    char why[256];
-    /* A ProduceRequest is a few bytes; anything much larger is not one. */
-    int rc = c->req_buf ? rl_pb_unpack(&relaylab__produce_request__descriptor, c->req_buf, 4096, &msg) : RL_EINVAL;
-    if (c->req_buf) {
-        grpc_byte_buffer_destroy(c->req_buf);
-        c->req_buf = NULL;
-    }
-    if (rc != RL_OK) {
-        finish(c, rc == RL_ETOOBIG ? GRPC_STATUS_RESOURCE_EXHAUSTED : GRPC_STATUS_INVALID_ARGUMENT,
-               rc == RL_ETOOBIG ? "ProduceRequest is above the limit of 4096 bytes"
-                                : "ProduceRequest: the request is missing or not a valid protobuf message");
-        settle(c);
-        return;
-    }
+    produce_call *c = RL_CONTAINER_OF(u, produce_call, u);
     Relaylab__ProduceRequest *req = (Relaylab__ProduceRequest *)msg;
+    char why[256];
     snprintf(c->tag, sizeof c->tag, "%s", req->tag[0] ? req->tag : "-");
     grpc_status_code code = rl_produce_check(req, why, sizeof why);
     c->count = req->count;
     c->size = req->size;
     protobuf_c_message_free_unpacked(msg, NULL);
     if (code != GRPC_STATUS_OK) {
-        finish(c, code, why);
+        rl_unary_fail(u, code, why);
     } else if (c->count == 0) {
-        finish(c, GRPC_STATUS_OK, NULL);
+        rl_unary_finish(u, GRPC_STATUS_OK, NULL);
     } else {
         if (c->cfg->unbounded)
             c->queue = rl_chunkq_start(c->count, c->size);
         send_next(c);
     }
-    settle(c);
 }
 
-static void close_done(rl_tag *tag, bool ok)
+/* A send in flight completes by itself (on_sent, usually with ok false); a
+ * queue wait has nothing in flight, and the queued chunks have no reader. */
+static void on_cancel(rl_unary *u)
 {
-    (void)ok;
-    produce_call *c = CALL_OF(tag, close_tag);
-    if (c->close_cancelled) {
-        c->cancelled = true;
-        /* A send in flight completes (with ok false) by itself and frees its
-         * chunk there; a queue wait has nothing to finish, so end it now. */
-        if (rl_timer_armed(&c->retry)) {
-            rl_timer_stop(c->loop, &c->retry);
-            settle(c);
-        }
-        if (!c->out) {
-            rl_chunkq_free(c->queue);
-            c->queue = NULL;
-        }
-    }
-    settle(c);
+    stop_production(RL_CONTAINER_OF(u, produce_call, u));
 }
+
+static const rl_unary_ops produce_ops = {on_request, on_cancel, on_free, on_sent};
 
 void rl_produce_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user)
 {
     (void)info;
     produce_call *c = rl_xcalloc(1, sizeof *c);
-    c->recv_tag.done = recv_done;
-    c->close_tag.done = close_done;
-    c->send_tag.done = send_done;
-    c->loop = loop;
-    c->call = call;
     c->cfg = user;
-    c->detail = grpc_empty_slice();
     c->start_ns = rl_now_ns();
     snprintf(c->tag, sizeof c->tag, "-");
     atomic_fetch_add(&stat_calls, 1);
     atomic_fetch_add(&stat_active, 1);
-
-    /* Separate batches: RECV_CLOSE_ON_SERVER completes only at the end of
-     * the call (or at a cancel), and the request must not wait for it. */
-    grpc_op op;
-    memset(&op, 0, sizeof op);
-    op.op = GRPC_OP_RECV_MESSAGE;
-    op.data.recv_message.recv_message = &c->req_buf;
-    c->pending = 1; /* held by this function until both batches are posted */
-    c->pending++;
-    if (grpc_call_start_batch(call, &op, 1, &c->recv_tag, NULL) != GRPC_CALL_OK)
-        c->pending--;
-    memset(&op, 0, sizeof op);
-    op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-    op.data.recv_close_on_server.cancelled = &c->close_cancelled;
-    c->pending++;
-    if (grpc_call_start_batch(call, &op, 1, &c->close_tag, NULL) != GRPC_CALL_OK) {
-        RL_ERROR("cannot post RECV_CLOSE_ON_SERVER");
-        c->pending--;
-    }
-    settle(c);
+    rl_unary_start(&c->u, loop, call, &relaylab__produce_request__descriptor, PRODUCE_MAX_REQUEST, &produce_ops);
 }

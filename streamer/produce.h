@@ -5,10 +5,11 @@
  * reader that stops reading therefore stops the producer after one window's
  * worth of chunks (4-8 MiB once the client's BDP probing grew the window),
  * and the call holds at most one prepared chunk. RECV_CLOSE_ON_SERVER stays
- * posted for the whole call, so a cancel stops production at once.
+ * posted for the whole call (the call is an rl_unary), so a cancel stops
+ * production at once.
  *
  * With |unbounded| set, chunks come instead from a thread that builds all of
- * them as fast as it can into an unbounded queue (queue.h): the classic
+ * them as fast as it can into an unbounded queue (chunkq.h): the classic
  * mistake the flow-control lab grades against. */
 #ifndef STREAMER_PRODUCE_H
 #define STREAMER_PRODUCE_H
