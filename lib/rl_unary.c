@@ -1,4 +1,5 @@
-/* rl_unary: server-side unary call state machine; see rl_unary.h. */
+/* rl_unary: the server side of a call with one request (unary or server
+ * streaming) as an embeddable state machine; see rl_unary.h. */
 #include "rl_unary.h"
 
 #include "rl_err.h"
