@@ -228,7 +228,7 @@ static int cancel(rl_grade_ctx *ctx, rl_scenario_result *out)
         if (rc == RL_OK && end) {
             rl_stream_wait_status(&s, rl_now_ns() + 1000 * MS);
             snprintf(err, sizeof err, "the stream ended after %llu of %u chunks with %s",
-                     (unsigned long long)s.received, CANCEL_COUNT, rl_status_name(s.status));
+                     (unsigned long long)s.received, (unsigned)CANCEL_COUNT, rl_status_name(s.status));
             rc = RL_EGRPC;
         } else if (rc == RL_EINVAL) {
             snprintf(err, sizeof err, "wrong data: %s", s.error);

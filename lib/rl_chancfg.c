@@ -352,7 +352,7 @@ cc_state cc_arg_int(const rl_chancfg *cfg, unsigned side, const char *name, int6
     const json_t *v = sec ? json_object_get(sec, name) : NULL;
     if (!v)
         return CC_ABSENT;
-    int64_t iv;
+    int64_t iv = 0; /* string args are valid without a number */
     if (!def || !(def->sides & side) || !cc_arg_value_ok(def, v, &iv))
         return CC_INVALID;
     *value = iv;
