@@ -62,22 +62,6 @@ static void list_exercises(void)
     }
 }
 
-/* The folder holding this executable (bin/ or build/SAN/bin/). */
-static int exe_dir(char *buf, size_t len)
-{
-    char path[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    if (n <= 0)
-        return RL_ESYS;
-    path[n] = '\0';
-    char *slash = strrchr(path, '/');
-    if (!slash)
-        return RL_ESYS;
-    *slash = '\0';
-    snprintf(buf, len, "%s", path);
-    return RL_OK;
-}
-
 static int parse_positive(const char *s, long max, long *out)
 {
     char *end;
@@ -205,7 +189,7 @@ int main(int argc, char **argv)
     const char *error = NULL;
     if (!outcomes)
         return 2;
-    if (exe_dir(bin, sizeof bin) != RL_OK) {
+    if (rl_path_exe_dir(bin, sizeof bin) != RL_OK) {
         snprintf(err, sizeof err, "cannot find the grader's own folder");
         error = err;
         goto report;
