@@ -27,6 +27,22 @@ static int wait_with_deadline(rl_probe_call *c, int64_t grace_ms, rl_scenario_re
     return RL_ETIMEOUT;
 }
 
+/* Starts Process with |tag| and deadline |d| (RL_NO_DEADLINE: none) and
+ * waits for its status, bounded by the deadline plus 2 s. Returns 0 with |c|
+ * done; otherwise |out| says why and |c| is already finished. */
+static int call_process(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_ms, uint32_t steps,
+                        int64_t d, rl_scenario_result *out)
+{
+    int rc = rl_process_start(ctx, c, tag, lookup_ms, steps, 10, d);
+    if (rc == RL_OK)
+        rc = wait_with_deadline(c, 2000, out);
+    else
+        rl_grade_result(out, RL_ERROR, "cannot start the Process call");
+    if (rc != RL_OK)
+        rl_probe_call_fini(c);
+    return rc;
+}
+
 /* CRASH if the submission died; true when |out| was filled. An UNAVAILABLE
  * status usually means it did, a moment before its exit is visible. */
 static bool crashed(rl_grade_ctx *ctx, const rl_probe_call *c, const char *what, rl_scenario_result *out)
@@ -42,15 +58,9 @@ static int shrinks(rl_grade_ctx *ctx, rl_scenario_result *out)
     const char *tag = rl_grade_tag(ctx);
     rl_probe_call c;
     int64_t d = rl_now_ns() + budget * MS; /* D, fixed before the call starts */
-    int rc = rl_process_start(ctx, &c, tag, 500, 2, 10, d);
-    if (rc == RL_OK)
-        rc = wait_with_deadline(&c, 2000, out);
-    else
-        rl_grade_result(out, RL_ERROR, "cannot start the Process call");
-    if (rc != RL_OK) {
-        rl_probe_call_fini(&c);
+    int rc = call_process(ctx, &c, tag, 500, 2, d, out);
+    if (rc != RL_OK)
         return rc;
-    }
     Relaylab__ObserveReply *obs = NULL;
     if (crashed(ctx, &c, "during Process", out) || rl_process_observe(ctx, tag, &obs, out) != RL_OK)
         goto done;
@@ -197,15 +207,9 @@ static int expires_in_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
     const char *tag = rl_grade_tag(ctx);
     rl_probe_call c;
     int64_t d = rl_now_ns() + budget * MS;
-    int rc = rl_process_start(ctx, &c, tag, (uint32_t)lookup, 1, 10, d);
-    if (rc == RL_OK)
-        rc = wait_with_deadline(&c, 2000, out);
-    else
-        rl_grade_result(out, RL_ERROR, "cannot start the Process call");
-    if (rc != RL_OK) {
-        rl_probe_call_fini(&c);
+    int rc = call_process(ctx, &c, tag, (uint32_t)lookup, 1, d, out);
+    if (rc != RL_OK)
         return rc;
-    }
     Relaylab__ObserveReply *obs = NULL;
     if (crashed(ctx, &c, "during Process", out))
         goto done;
@@ -292,15 +296,9 @@ static int once(rl_grade_ctx *ctx, rl_scenario_result *out)
     const char *tag = rl_grade_tag(ctx);
     rl_probe_call c;
     int64_t d = rl_now_ns() + 5000 * MS;
-    int rc = rl_process_start(ctx, &c, tag, 0, 1, 10, d);
-    if (rc == RL_OK)
-        rc = wait_with_deadline(&c, 2000, out);
-    else
-        rl_grade_result(out, RL_ERROR, "cannot start the Process call");
-    if (rc != RL_OK) {
-        rl_probe_call_fini(&c);
+    int rc = call_process(ctx, &c, tag, 0, 1, d, out);
+    if (rc != RL_OK)
         return rc;
-    }
     Relaylab__ObserveReply *obs = NULL;
     if (crashed(ctx, &c, "during Process", out))
         goto done;
