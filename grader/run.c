@@ -458,14 +458,41 @@ static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
     return RL_NOT_READY;
 }
 
-static void stop_submission(rl_grade_ctx *ctx)
+/* Output above this earns a note: a server that floods its log fills disks. */
+#define OUTPUT_NOTE_BYTES (1024 * 1024)
+
+static void add_note(rl_scenario_result *res, const char *note)
+{
+    size_t n = strlen(res->feedback);
+    if (n < sizeof res->feedback - 1)
+        snprintf(res->feedback + n, sizeof res->feedback - n, "%s%s", n ? "; " : "", note);
+}
+
+/* Stops the submission. What a well-behaved server would not have needed
+ * (SIGKILL after SIGTERM, megabytes of output) is noted in |res|' feedback;
+ * the verdict stays the scenario's own. */
+static void stop_submission(rl_grade_ctx *ctx, rl_scenario_result *res)
 {
     if (ctx->sub_ch)
         grpc_channel_destroy(ctx->sub_ch);
     ctx->sub_ch = NULL;
     if (ctx->have_sub) {
-        rl_proc_stop(&ctx->sub, SUBMISSION_GRACE_MS);
+        char tail[2];
+        uint64_t written = rl_proc_output_tail(&ctx->sub, tail, sizeof tail);
+        bool was_alive = rl_proc_alive(&ctx->sub);
+        bool killed = rl_proc_stop(&ctx->sub, SUBMISSION_GRACE_MS);
         rl_proc_fini(&ctx->sub);
+        char note[160];
+        if (was_alive && killed) {
+            snprintf(note, sizeof note, "note: it did not exit within %d ms of SIGTERM and was killed",
+                     SUBMISSION_GRACE_MS);
+            add_note(res, note);
+        }
+        if (written > OUTPUT_NOTE_BYTES) {
+            snprintf(note, sizeof note, "note: it wrote %.1f MiB of output (the grader keeps the first and last 4 KiB)",
+                     (double)written / (1024 * 1024));
+            add_note(res, note);
+        }
     }
     ctx->have_sub = false;
 }
@@ -585,7 +612,7 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
 teardown:
     if ((res->verdict == RL_CRASH || res->verdict == RL_NOT_READY) && ctx->have_sub)
         rl_proc_output_text(&ctx->sub, output, outlen);
-    stop_submission(ctx);
+    stop_submission(ctx, res);
     stop_baseline(ctx);
     /* Whatever escaped the groups (setsid, double fork) came back to us as
      * subreaper: nothing of a submission may outlive its scenario. */

@@ -219,6 +219,21 @@ def test_command_with_leading_assignment_starts_and_crash_is_named(tmp_path):
     assert verdict == "CRASH" and "SIGSEGV" in feedback, g.out
 
 
+def test_passing_submission_is_told_about_sigterm_and_floods(tmp_path):
+    # The verdict is the scenario's; the feedback still says what a
+    # well-behaved server would not have needed.
+    g = grade(tmp_path, "deadline", py("relay_ignores_sigterm"), "--only", "once")
+    verdict, feedback = g.verdicts()["once"]
+    assert verdict.startswith("PASS"), g.out
+    assert "did not exit within 2000 ms of SIGTERM and was killed" in feedback
+    g = grade(tmp_path, "deadline", py("relay_floods_output"), "--only", "once")
+    verdict, feedback = g.verdicts()["once"]
+    assert verdict.startswith("PASS"), g.out
+    assert "MiB of output" in feedback
+    g = grade(tmp_path, "deadline", bin_path("relay"), "--only", "once")
+    assert "note:" not in g.verdicts()["once"][1]
+
+
 def test_escaped_process_is_killed(tmp_path):
     # A daemon that leaves the group with setsid: only the subreaper sweep
     # finds it. It writes its pid so the test can check it is gone.
