@@ -125,27 +125,40 @@ static void stall_opts(rl_flow_stall_opts *o)
     o->give_up_growth = GIVE_UP_BYTES;
 }
 
-/* stall: read 1 chunk of 3000 x 64 KiB, stop reading, watch the RSS. */
-static int stall(rl_grade_ctx *ctx, rl_scenario_result *out)
+/* Runs the watch |o| describes and judges the group's RSS growth against
+ * |budget_mib|. A reader that stops (read_every_ms 0) and one that keeps
+ * reading slowly differ only in |o|. */
+static int memory_scenario(rl_grade_ctx *ctx, rl_flow_stall_opts *o, double budget_mib, rl_scenario_result *out)
 {
-    rl_flow_stall_opts o;
-    stall_opts(&o);
     rl_memwatch w;
     rl_stream s;
     rl_flow_stall_result res;
     memset(&s, 0, sizeof s);
     memset(&w, 0, sizeof w);
-    if (watch(ctx, &o, &w, &s, &res, out) == 0) {
+    if (watch(ctx, o, &w, &s, &res, out) == 0) {
         rl_flow_mem_check c;
-        rl_flow_judge_memory(w.base_rss, w.peak_rss, res.read, o.count, res.watched_ms, res.settled,
-                             RL_FLOW_BUDGET_MIB, &c);
-        char fb[400];
-        rl_flow_memory_feedback(&c, "while the reader was stalled after 1 chunk", fb, sizeof fb);
+        rl_flow_judge_memory(w.base_rss, w.peak_rss, res.read, o->count, res.watched_ms, res.settled, budget_mib,
+                             &c);
+        char what[128], fb[400];
+        if (o->read_every_ms)
+            snprintf(what, sizeof what, "with a reader taking one chunk every %d ms (%llu read, all right)",
+                     (int)o->read_every_ms, (unsigned long long)res.read);
+        else
+            snprintf(what, sizeof what, "while the reader was stalled after 1 chunk");
+        rl_flow_memory_feedback(&c, what, fb, sizeof fb);
         rl_grade_result(out, c.pass ? RL_PASS : RL_FAIL, "%s", fb);
     }
     rl_stream_fini(&s);
     rl_memwatch_fini(&w);
     return 0;
+}
+
+/* stall: read 1 chunk of 3000 x 64 KiB, stop reading, watch the RSS. */
+static int stall(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    rl_flow_stall_opts o;
+    stall_opts(&o);
+    return memory_scenario(ctx, &o, RL_FLOW_BUDGET_MIB, out);
 }
 
 /* resume: the same stall, then read the rest: every chunk, in order, right. */
@@ -187,24 +200,7 @@ static int slow_reader(rl_grade_ctx *ctx, rl_scenario_result *out)
     o.read_every_ms = SLOW_EVERY_MS;
     o.min_ms = 2000;
     o.max_ms = 3000;
-    rl_memwatch w;
-    rl_stream s;
-    rl_flow_stall_result res;
-    memset(&s, 0, sizeof s);
-    memset(&w, 0, sizeof w);
-    if (watch(ctx, &o, &w, &s, &res, out) == 0) {
-        rl_flow_mem_check c;
-        rl_flow_judge_memory(w.base_rss, w.peak_rss, res.read, o.count, res.watched_ms, res.settled,
-                             RL_FLOW_SLOW_BUDGET_MIB, &c);
-        char what[128], fb[400];
-        snprintf(what, sizeof what, "with a reader taking one chunk every %d ms (%llu read, all right)", SLOW_EVERY_MS,
-                 (unsigned long long)res.read);
-        rl_flow_memory_feedback(&c, what, fb, sizeof fb);
-        rl_grade_result(out, c.pass ? RL_PASS : RL_FAIL, "%s", fb);
-    }
-    rl_stream_fini(&s);
-    rl_memwatch_fini(&w);
-    return 0;
+    return memory_scenario(ctx, &o, RL_FLOW_SLOW_BUDGET_MIB, out);
 }
 
 /* cancel: read a few of 1,000,000 small chunks, cancel, then the group's
