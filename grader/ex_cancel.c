@@ -5,6 +5,7 @@
  * and judges the end the baseline recorded on the same clock. */
 #include "exercise.h"
 #include "judge.h"
+#include "leak.h"
 #include "process.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
@@ -215,10 +216,50 @@ done:
     return 0;
 }
 
+/* no-leak: Work steps of the cancelled calls: a relay that ignores the
+ * cancel (judged by during-work, not here) holds each call for 200 ms
+ * more, not for seconds. */
+#define LEAK_STEPS 20
+
+/* Process call |i|, cancelled once its Work runs on the baseline, and done
+ * once that Work ended (an rl_leak_call_fn). Waiting for the end keeps one
+ * call in the relay at a time whether or not it passes the cancel on, so
+ * its thread pool is the same size after the batch as before it: a relay
+ * that ignores the cancel would otherwise grow its pool by the calls it
+ * still holds, which is not a leak. */
+static int cancelled_process(rl_grade_ctx *ctx, int i, rl_scenario_result *out)
+{
+    char tag[200];
+    snprintf(tag, sizeof tag, "%s.%d", rl_grade_tag(ctx), i);
+    rl_probe_call c;
+    int rc = start_and_reach(ctx, &c, tag, "Work", 0, LEAK_STEPS, out);
+    if (rc == 0) {
+        int64_t cn = rl_probe_call_cancel(&c);
+        rl_probe_call_wait(&c, rl_now_ns() + 1000 * MS);
+        Relaylab__ObserveReply *obs = NULL;
+        rc = rl_observe_until(rl_grade_baseline_channel(ctx), tag, has_ended, (void *)"Work",
+                              cn + (LEAK_STEPS * 10 + 1000) * MS, 5, &obs);
+        if (obs)
+            relaylab__observe_reply__free_unpacked(obs, NULL);
+        if (rc == RL_EGRPC)
+            rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer");
+        rc = rc == RL_EGRPC;
+    }
+    rl_probe_call_fini(&c);
+    return rc;
+}
+
+/* no-leak: Process calls cancelled during Work leave nothing behind. */
+static int no_leak(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    return rl_leak_scenario(ctx, cancelled_process, "Process calls cancelled during Work", out);
+}
+
 static const rl_scenario scenarios[] = {
     {"during-work", "cancel during Work stops Work", during_work},
     {"during-lookup", "cancel during Lookup: no Work", during_lookup},
     {"keeps-serving", "serves again after a cancel", keeps_serving},
+    {"no-leak", "cancelled calls leave nothing behind", no_leak},
 };
 
 const rl_exercise rl_ex_cancel = {

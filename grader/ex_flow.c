@@ -7,6 +7,7 @@
 #include "ex_flow.h"
 
 #include "exercise.h"
+#include "leak.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_flow.h"
@@ -33,11 +34,15 @@
 /* The slow reader takes a chunk every 5 ms (12.5 MiB/s) for 2-3 s. */
 #define SLOW_EVERY_MS 5
 /* cancel: many small chunks, so a producer that goes on has work for
- * seconds (1,000,000 x 256 B), read a few, cancel, let the cancel land. */
+ * seconds (1,000,000 x 256 B); let the cancel land before the CPU window. */
 #define CANCEL_COUNT 1000000
 #define CANCEL_SIZE 256
-#define CANCEL_READ 100
 #define CANCEL_SETTLE_MS 300
+/* no-leak: a request far larger than the calls will take (6.1 GiB, under
+ * every limit of the reference streamer), so a producer that queues
+ * ahead has work to leak. */
+#define LEAK_COUNT 100000
+#define LEAK_SIZE 65536
 
 void rl_flow_judge_memory(uint64_t base_rss, uint64_t peak_rss, uint64_t read, uint64_t count, int64_t watched_ms,
                           bool settled, double budget_mib, rl_flow_mem_check *out)
@@ -203,56 +208,71 @@ static int slow_reader(rl_grade_ctx *ctx, rl_scenario_result *out)
     return memory_scenario(ctx, &o, RL_FLOW_SLOW_BUDGET_MIB, out);
 }
 
-/* cancel: read a few of 1,000,000 small chunks, cancel, then the group's
- * CPU must stay flat and a fresh Produce must succeed. */
+/* Samples |w| every 50 ms for |ms|. Returns 0 or RL_ENOTFOUND. */
+static int watch_for(rl_memwatch *w, int64_t ms)
+{
+    int64_t until = rl_now_ns() + ms * MS;
+    for (;;) {
+        if (rl_memwatch_sample(w) != RL_OK)
+            return RL_ENOTFOUND;
+        int64_t left = until - rl_now_ns();
+        if (left <= 0)
+            return RL_OK;
+        sleep_ms(left < 50 * MS ? left / MS + 1 : 50);
+    }
+}
+
+/* cancel: Produce(1,000,000 x 256), read one chunk and stall until the
+ * group's RSS is flat, cancel, then the group must use no CPU and a fresh
+ * Produce must succeed.
+ *
+ * Whether the cancel stopped the work is judged from the work itself, so
+ * the verdict does not depend on who wins a race: a producer that never
+ * looks at the call either is still making chunks after the cancel (CPU)
+ * or, on a machine fast enough to finish first, made them all for a reader
+ * that had taken one (RSS, watched from before the call to the end). Only
+ * a producer paced by the window is small before the cancel and idle
+ * after it. */
 static int cancel(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
     grpc_channel *ch = rl_grade_submission_channel(ctx);
-    pid_t pgid = rl_grade_submission_pgid(ctx);
+    rl_flow_stall_opts o;
+    stall_opts(&o);
+    o.count = CANCEL_COUNT;
+    o.size = CANCEL_SIZE;
+    rl_memwatch w;
     rl_stream s, s2;
+    rl_flow_stall_result res;
+    memset(&w, 0, sizeof w);
+    memset(&s, 0, sizeof s);
     memset(&s2, 0, sizeof s2);
     char err[400];
-    int rc = rl_stream_open(&s, ch, rl_grade_tag(ctx), CANCEL_COUNT, CANCEL_SIZE, INT64_MAX);
-    if (rc != RL_OK) {
-        rl_grade_result(out, RL_ERROR, "cannot start Produce");
+    if (watch(ctx, &o, &w, &s, &res, out) != 0)
         goto done;
-    }
-    int64_t until = rl_now_ns() + 10000 * MS;
-    while (s.received < CANCEL_READ) {
-        bool end = false;
-        rc = rl_stream_next(&s, until, &end);
-        if (rc == RL_OK && end) {
-            rl_stream_wait_status(&s, rl_now_ns() + 1000 * MS);
-            snprintf(err, sizeof err, "the stream ended after %llu of %u chunks with %s",
-                     (unsigned long long)s.received, (unsigned)CANCEL_COUNT, rl_status_name(s.status));
-            rc = RL_EGRPC;
-        } else if (rc == RL_EINVAL) {
-            snprintf(err, sizeof err, "wrong data: %s", s.error);
-        } else if (rc == RL_ETIMEOUT) {
-            snprintf(err, sizeof err, "only %llu chunks arrived in 10 s", (unsigned long long)s.received);
-        }
-        if (rc != RL_OK) {
-            failed(ctx, rc, &s, err, "Produce(1000000 x 256) before the cancel", out);
-            goto done;
-        }
+    rl_flow_mem_check c;
+    rl_flow_judge_memory(w.base_rss, w.peak_rss, res.read, o.count, res.watched_ms, res.settled,
+                         RL_FLOW_BUDGET_MIB, &c);
+    if (!c.pass) {
+        rl_grade_result(out, RL_FAIL,
+                        "before the cancel, with the reader stalled after %llu chunk(s), RSS grew %.1f MiB (%.1f -> "
+                        "%.1f MiB, budget %.0f MiB): the producer made chunks nobody had asked for, so there was "
+                        "nothing left for the cancel to stop -- make each chunk when the window lets the last one "
+                        "go (see `stall`), and stop when the call ends",
+                        (unsigned long long)res.read, c.growth_mib, c.base_mib, c.peak_mib, c.budget_mib);
+        goto done;
     }
     rl_stream_cancel(&s);
     rl_stream_wait_status(&s, rl_now_ns() + 1000 * MS);
-    sleep_ms(CANCEL_SETTLE_MS);
     rl_proc_sample a, b;
-    if (rl_proc_group_sample(pgid, &a) != RL_OK) {
+    int64_t t0 = 0;
+    if (watch_for(&w, CANCEL_SETTLE_MS) != RL_OK || rl_proc_group_sample(w.pgid, &a) != RL_OK ||
+        (t0 = rl_now_ns(), watch_for(&w, RL_FLOW_CANCEL_WINDOW_MS)) != RL_OK ||
+        rl_proc_group_sample(w.pgid, &b) != RL_OK) {
         if (!rl_grade_crash_check(ctx, 1000, "after the cancel", out))
             rl_grade_result(out, RL_ERROR, "cannot read the submission's processes from /proc");
         goto done;
     }
-    int64_t t0 = rl_now_ns();
-    sleep_ms(RL_FLOW_CANCEL_WINDOW_MS);
     int64_t window_ms = (rl_now_ns() - t0) / MS;
-    if (rl_proc_group_sample(pgid, &b) != RL_OK) {
-        if (!rl_grade_crash_check(ctx, 1000, "after the cancel", out))
-            rl_grade_result(out, RL_ERROR, "cannot read the submission's processes from /proc");
-        goto done;
-    }
     int64_t cpu_ms = (b.cpu_ns - a.cpu_ns) / MS;
     if (!rl_flow_judge_cancel_cpu(cpu_ms, window_ms)) {
         rl_grade_result(out, RL_FAIL,
@@ -263,8 +283,16 @@ static int cancel(rl_grade_ctx *ctx, rl_scenario_result *out)
                         RL_FLOW_CANCEL_WINDOW_MS);
         goto done;
     }
+    rl_flow_judge_memory(w.base_rss, w.peak_rss, res.read, o.count, res.watched_ms, true, RL_FLOW_BUDGET_MIB, &c);
+    if (!c.pass) {
+        rl_grade_result(out, RL_FAIL,
+                        "after the cancel RSS went on growing to %.1f MiB (%.1f MiB over the start, budget %.0f "
+                        "MiB): the producer goes on after the client cancelled",
+                        c.peak_mib, c.growth_mib, c.budget_mib);
+        goto done;
+    }
     /* Keeps serving: a fresh small call on the same connection. */
-    rc = rl_stream_open(&s2, ch, rl_grade_tag(ctx), 5, 1000, rl_now_ns() + 5000 * MS);
+    int rc = rl_stream_open(&s2, ch, rl_grade_tag(ctx), 5, 1000, rl_now_ns() + 5000 * MS);
     if (rc == RL_OK)
         rc = rl_flow_read_rest(&s2, rl_now_ns() + 6000 * MS, err, sizeof err);
     else
@@ -274,13 +302,51 @@ static int cancel(rl_grade_ctx *ctx, rl_scenario_result *out)
         goto done;
     }
     rl_grade_result(out, RL_PASS,
-                    "after the cancel (at chunk %llu) the submission used %lld ms of CPU in %lld ms, and a new "
-                    "Produce(5 x 1000) succeeded",
-                    (unsigned long long)s.received, (long long)cpu_ms, (long long)window_ms);
+                    "stalled after %llu chunk(s), RSS grew %.1f MiB; after the cancel the submission used %lld ms of "
+                    "CPU in %lld ms, and a new Produce(5 x 1000) succeeded",
+                    (unsigned long long)res.read, c.growth_mib, (long long)cpu_ms, (long long)window_ms);
 done:
     rl_stream_fini(&s2);
     rl_stream_fini(&s);
+    rl_memwatch_fini(&w);
     return 0;
+}
+
+/* One Produce(LEAK_COUNT x LEAK_SIZE), one chunk read, cancelled, its
+ * status awaited (an rl_leak_call_fn). */
+static int cancelled_produce(rl_grade_ctx *ctx, int i, rl_scenario_result *out)
+{
+    rl_stream s;
+    char what[96], err[300];
+    snprintf(what, sizeof what, "cancelled Produce %d of %d", i + 1, RL_LEAK_WARMUP_CALLS + RL_LEAK_CALLS);
+    int rc = rl_stream_open(&s, rl_grade_submission_channel(ctx), rl_grade_tag(ctx), LEAK_COUNT, LEAK_SIZE,
+                            INT64_MAX);
+    bool end = false;
+    if (rc == RL_OK)
+        rc = rl_stream_next(&s, rl_now_ns() + 10000 * MS, &end);
+    if (rc == RL_OK && end) {
+        rl_stream_wait_status(&s, rl_now_ns() + 1000 * MS);
+        snprintf(err, sizeof err, "the stream ended before its first chunk with %s", rl_status_name(s.status));
+        rc = RL_EGRPC;
+    } else if (rc == RL_ETIMEOUT) {
+        snprintf(err, sizeof err, "no chunk arrived in 10 s");
+    } else if (rc != RL_OK) {
+        snprintf(err, sizeof err, "%s", s.error[0] ? s.error : "the call failed");
+    }
+    if (rc == RL_OK) {
+        rl_stream_cancel(&s);
+        rl_stream_wait_status(&s, rl_now_ns() + 1000 * MS);
+    } else {
+        failed(ctx, rc, &s, err, what, out);
+    }
+    rl_stream_fini(&s);
+    return rc == RL_OK ? 0 : 1;
+}
+
+/* no-leak: cancelled Produce calls leave nothing behind (leak.h). */
+static int no_leak(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    return rl_leak_scenario(ctx, cancelled_produce, "cancelled Produce calls", out);
 }
 
 static const rl_scenario scenarios[] = {
@@ -288,6 +354,7 @@ static const rl_scenario scenarios[] = {
     {"resume", "after the stall every chunk arrives, right", resume},
     {"cancel", "cancel stops the producer; still serves", cancel},
     {"slow-reader", "a slow reader keeps memory bounded", slow_reader},
+    {"no-leak", "cancelled calls leave nothing behind", no_leak},
 };
 
 const rl_exercise rl_ex_flow = {

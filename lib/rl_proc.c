@@ -608,6 +608,23 @@ static bool all_digits(const char *s)
     return true;
 }
 
+/* Entries of /proc/PID/fd, or -1 when it cannot be read (another user's
+ * process, or one that just exited). */
+static int count_fds(const char *pid)
+{
+    char path[300];
+    snprintf(path, sizeof path, "/proc/%s/fd", pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
 int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
 {
     memset(out, 0, sizeof *out);
@@ -630,6 +647,8 @@ int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
             continue;
         out->nprocs++;
         out->nthreads += atoi(f[17]);
+        int nfd = count_fds(e->d_name);
+        out->nfds = out->nfds < 0 || nfd < 0 ? -1 : out->nfds + nfd;
         out->rss_bytes += (uint64_t)strtoull(f[21], NULL, 10) * (uint64_t)page;
         /* Children a member already reaped count too: CPU the group spent. */
         int64_t t = strtoll(f[11], NULL, 10) + strtoll(f[12], NULL, 10) + strtoll(f[13], NULL, 10) +

@@ -124,13 +124,15 @@ void rl_capture_add(rl_capture *cap, const char *data, size_t n);
 typedef struct rl_proc_sample {
     int nprocs;         /* live (non-zombie) processes in the group */
     int nthreads;       /* their threads */
+    int nfds;           /* their open file descriptors (/proc/PID/fd
+                         * entries; -1 for a member we may not read) */
     uint64_t rss_bytes; /* sum of resident set sizes */
     int64_t cpu_ns;     /* user+system CPU time so far, including children
                          * the members already reaped (10 ms ticks) */
 } rl_proc_sample;
 
-/* Sums RSS and CPU time over every process whose process group is |pgid|
- * (from /proc/PID/stat). Returns 0, or RL_ENOTFOUND when no process of the
+/* Sums RSS, CPU time, threads and open descriptors over every process whose
+ * process group is |pgid| (from /proc/PID/stat and /proc/PID/fd). Returns 0, or RL_ENOTFOUND when no process of the
  * group exists any more. */
 int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out);
 

@@ -48,7 +48,7 @@ static void child_leads_its_own_group(void **state)
 {
     (void)state;
     rl_proc p;
-    spawn_sh(&p, "echo ready; sleep 30");
+    spawn_sh(&p, "echo ready; exec sleep 30");
     char line[64];
     assert_int_equal(rl_proc_wait_line(&p, "ready", 5000, line, sizeof line), RL_OK);
     assert_int_equal(getpgid(p.pid), p.pid);
@@ -172,6 +172,32 @@ static void capture_keeps_head_and_tail(void **state)
     assert_int_equal(cap.tail[(cap.tail_pos + RL_CAPTURE_TAIL - 1) % RL_CAPTURE_TAIL], 'a' + 19);
 }
 
+/* Descriptors count per member: a process holding three more files open
+ * shows exactly three more than the same program without them. The wait
+ * for the readiness line is after the exec of sleep's shell line only, so
+ * sample until the leader is sleep itself. */
+static void group_sample_counts_open_files(void **state)
+{
+    (void)state;
+    rl_proc p;
+    spawn_sh(&p, "exec 7</dev/null 8</dev/null 9</dev/null; echo after; exec sleep 30");
+    char line[32];
+    assert_int_equal(rl_proc_wait_line(&p, "after", 20000, line, sizeof line), RL_OK);
+    rl_proc_sample with;
+    assert_int_equal(rl_proc_group_sample(p.pid, &with), RL_OK);
+    rl_proc_stop(&p, 500);
+    rl_proc_fini(&p);
+
+    spawn_sh(&p, "echo ready; exec sleep 30");
+    assert_int_equal(rl_proc_wait_line(&p, "ready", 20000, line, sizeof line), RL_OK);
+    rl_proc_sample without;
+    assert_int_equal(rl_proc_group_sample(p.pid, &without), RL_OK);
+    rl_proc_stop(&p, 500);
+    rl_proc_fini(&p);
+    assert_true(without.nfds >= 3);
+    assert_int_equal(with.nfds - without.nfds, 3);
+}
+
 static void group_sample_sees_rss_and_cpu(void **state)
 {
     (void)state;
@@ -274,6 +300,7 @@ int main(void)
         cmocka_unit_test(flood_is_capped_and_counted),
         cmocka_unit_test(capture_keeps_head_and_tail),
         cmocka_unit_test(group_sample_sees_rss_and_cpu),
+        cmocka_unit_test(group_sample_counts_open_files),
         cmocka_unit_test(escaped_process_is_reaped),
         cmocka_unit_test(signal_all_reaches_live_groups),
         cmocka_unit_test(environment_is_added),

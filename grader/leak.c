@@ -1,0 +1,200 @@
+/* leak: judges what a batch of cancelled calls left behind; see leak.h. */
+#include "leak.h"
+
+#include "rl_deadline.h"
+#include "rl_err.h"
+#include "run.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#define MIB (1024.0 * 1024.0)
+
+static void sleep_ms(int64_t ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static int count_tolerance(int calls)
+{
+    int t = calls / RL_LEAK_COUNT_DIVISOR;
+    return t > 1 ? t : 1;
+}
+
+void rl_leak_judge(const rl_proc_sample *before, const rl_proc_sample *after, int calls, rl_leak_check *out)
+{
+    memset(out, 0, sizeof *out);
+    out->calls = calls;
+    out->threads_before = before->nthreads;
+    out->threads_after = after->nthreads;
+    out->fds_before = before->nfds;
+    out->fds_after = after->nfds;
+    out->rss_before = before->rss_bytes;
+    out->rss_after = after->rss_bytes;
+    int tol = count_tolerance(calls);
+    out->threads_grew = after->nthreads - before->nthreads > tol;
+    out->fds_grew = before->nfds >= 0 && after->nfds >= 0 && after->nfds - before->nfds > tol;
+    out->rss_grew = after->rss_bytes > before->rss_bytes &&
+                    (double)(after->rss_bytes - before->rss_bytes) / MIB > RL_LEAK_RSS_MIB;
+    out->pass = !out->threads_grew && !out->fds_grew && !out->rss_grew;
+}
+
+/* Appends |part| to |buf| at |*off|, after ", " unless it is the first. */
+static void append(char *buf, size_t len, size_t *off, bool *first, const char *part)
+{
+    if (*off < len) {
+        int n = snprintf(buf + *off, len - *off, "%s%s", *first ? "" : ", ", part);
+        *off += n > 0 ? (size_t)n : 0;
+    }
+    *first = false;
+}
+
+int rl_leak_feedback(const rl_leak_check *c, const char *calls_what, char *buf, size_t len)
+{
+    double rss_mib = ((double)c->rss_after - (double)c->rss_before) / MIB;
+    double per = c->calls ? 1.0 / c->calls : 0.0;
+    if (c->pass)
+        return snprintf(buf, len,
+                        "after %d %s the submission came back to %d threads (%+d), %d open files (%+d) and "
+                        "%.1f MiB RSS (%+.1f): nothing was left behind per call",
+                        c->calls, calls_what, c->threads_after, c->threads_after - c->threads_before, c->fds_after,
+                        c->fds_after - c->fds_before, (double)c->rss_after / MIB, rss_mib);
+    size_t off = 0;
+    bool first = true;
+    int n = snprintf(buf, len, "after %d %s the submission kept ", c->calls, calls_what);
+    off = n > 0 ? (size_t)n : 0;
+    char part[128];
+    if (c->threads_grew) {
+        int d = c->threads_after - c->threads_before;
+        snprintf(part, sizeof part, "%d more threads (%.2f per call, %d in all)", d, d * per, c->threads_after);
+        append(buf, len, &off, &first, part);
+    }
+    if (c->fds_grew) {
+        int d = c->fds_after - c->fds_before;
+        snprintf(part, sizeof part, "%d more open files (%.2f per call, %d in all)", d, d * per, c->fds_after);
+        append(buf, len, &off, &first, part);
+    }
+    if (c->rss_grew) {
+        snprintf(part, sizeof part, "%.1f MiB more RSS (%.2f MiB per call, %.1f MiB in all)", rss_mib, rss_mib * per,
+                 (double)c->rss_after / MIB);
+        append(buf, len, &off, &first, part);
+    }
+    if (off < len)
+        snprintf(buf + off, len - off,
+                 ": something started per call (a thread, a file, a queue) is never told that a cancelled call "
+                 "ended -- release it when the call ends, whichever way it ends");
+    return (int)strlen(buf);
+}
+
+static bool settled(const rl_proc_sample *before, const rl_proc_sample *now, int calls)
+{
+    int tol = count_tolerance(calls);
+    if (now->nthreads - before->nthreads > tol)
+        return false;
+    return before->nfds < 0 || now->nfds < 0 || now->nfds - before->nfds <= tol;
+}
+
+bool rl_leak_runaway(const rl_proc_sample *start, const rl_proc_sample *now)
+{
+    return now->rss_bytes > start->rss_bytes && (double)(now->rss_bytes - start->rss_bytes) / MIB > RL_LEAK_GIVE_UP_MIB;
+}
+
+int rl_leak_runaway_feedback(const rl_proc_sample *start, const rl_proc_sample *now, int calls,
+                             const char *calls_what, char *buf, size_t len)
+{
+    return snprintf(buf, len,
+                    "while %d %s ran, RSS grew %.1f MiB (%.1f -> %.1f MiB) and was still growing: each cancelled "
+                    "call goes on making what nobody will read -- stop the work when the call ends",
+                    calls, calls_what, ((double)now->rss_bytes - (double)start->rss_bytes) / MIB,
+                    (double)start->rss_bytes / MIB, (double)now->rss_bytes / MIB);
+}
+
+int rl_leak_settle(pid_t pgid, const rl_proc_sample *start, const rl_proc_sample *before, int calls, int64_t until_ns,
+                   rl_proc_sample *after)
+{
+    for (;;) {
+        int rc = rl_proc_group_sample(pgid, after);
+        if (rc != RL_OK)
+            return rc;
+        if (settled(before, after, calls) || rl_leak_runaway(start, after) || rl_now_ns() >= until_ns)
+            return RL_OK;
+        sleep_ms(50);
+    }
+}
+
+/* Samples every 100 ms until two samples in a row agree on threads and
+ * descriptors (what the warm-up's calls held is released), or |until_ns|. */
+static int steady(pid_t pgid, int64_t until_ns, rl_proc_sample *out)
+{
+    int rc = rl_proc_group_sample(pgid, out);
+    while (rc == RL_OK && rl_now_ns() < until_ns) {
+        sleep_ms(100);
+        rl_proc_sample again;
+        if ((rc = rl_proc_group_sample(pgid, &again)) != RL_OK)
+            break;
+        bool same = again.nthreads == out->nthreads && again.nfds == out->nfds;
+        *out = again;
+        if (same)
+            break;
+    }
+    return rc;
+}
+
+/* Runs calls |from| to |to| (exclusive), checking after each that the group
+ * has not run away from |start|. Returns 0, or 1 with |out| filled. */
+static int run_calls(rl_grade_ctx *ctx, rl_leak_call_fn call, int from, int to, const rl_proc_sample *start,
+                     const char *calls_what, rl_scenario_result *out)
+{
+    for (int i = from; i < to; i++) {
+        if (call(ctx, i, out) != 0)
+            return 1;
+        rl_proc_sample now;
+        if (rl_proc_group_sample(rl_grade_submission_pgid(ctx), &now) != RL_OK)
+            return -1;
+        if (rl_leak_runaway(start, &now)) {
+            char fb[400];
+            rl_leak_runaway_feedback(start, &now, i + 1, calls_what, fb, sizeof fb);
+            rl_grade_result(out, RL_FAIL, "%s", fb);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+int rl_leak_scenario(rl_grade_ctx *ctx, rl_leak_call_fn call, const char *calls_what, rl_scenario_result *out)
+{
+    pid_t pgid = rl_grade_submission_pgid(ctx);
+    const int total = RL_LEAK_WARMUP_CALLS + RL_LEAK_CALLS;
+    rl_proc_sample start, before, after;
+    char fb[480];
+    int rc;
+    if (rl_proc_group_sample(pgid, &start) != RL_OK)
+        goto gone;
+    if ((rc = run_calls(ctx, call, 0, RL_LEAK_WARMUP_CALLS, &start, calls_what, out)) != 0)
+        goto ended;
+    if (steady(pgid, rl_now_ns() + RL_LEAK_SETTLE_MS * RL_NS_PER_MS, &before) != RL_OK)
+        goto gone;
+    if ((rc = run_calls(ctx, call, RL_LEAK_WARMUP_CALLS, total, &start, calls_what, out)) != 0)
+        goto ended;
+    if (rl_leak_settle(pgid, &start, &before, RL_LEAK_CALLS, rl_now_ns() + RL_LEAK_SETTLE_MS * RL_NS_PER_MS,
+                       &after) != RL_OK)
+        goto gone;
+    if (rl_leak_runaway(&start, &after)) {
+        rl_leak_runaway_feedback(&start, &after, total, calls_what, fb, sizeof fb);
+        return rl_grade_result(out, RL_FAIL, "%s", fb);
+    }
+    rl_leak_check lc;
+    rl_leak_judge(&before, &after, RL_LEAK_CALLS, &lc);
+    rl_leak_feedback(&lc, calls_what, fb, sizeof fb);
+    return rl_grade_result(out, lc.pass ? RL_PASS : RL_FAIL, "%s", fb);
+ended:
+    if (rc > 0)
+        return 0;
+gone:
+    if (!rl_grade_crash_check(ctx, 1000, "during the cancelled calls", out))
+        rl_grade_result(out, RL_ERROR, "cannot read the submission's processes from /proc");
+    return 0;
+}
