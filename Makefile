@@ -52,7 +52,7 @@ LIBRL    := $(BUILD)/librelaylab.a
 # Generated code is compiled without -Werror on purpose: protoc-c's output is not ours.
 GEN_CFLAGS := -std=c11 $(OPT) $(SANFLAGS) -MMD -MP $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
 
-.PHONY: all build deps test unit integration check demo bench clean lint format fuzz pystubs node-deps
+.PHONY: all build deps test unit integration check demo bench clean lint format fuzz pystubs node-deps selftest
 
 # Public targets install missing packages first, then re-run make, so that
 # pkg-config's flags are read after the packages exist on a fresh machine.
@@ -155,6 +155,16 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory build
 	./$(BIN)/bench-relay
+
+# The verdict matrix: every known submission on every exercise it belongs to,
+# RUNS runs each (default 20), with a CPU hog on every core when LOAD=1;
+# expected against got per scenario (tests/verdicts.json). REPORT=FILE keeps
+# it as Markdown. Too long for `make test`, which runs each row once.
+RUNS ?= 20
+LOAD ?= 0
+selftest: deps
+	@$(MAKE) --no-print-directory build node-deps
+	RUNS=$(RUNS) LOAD=$(LOAD) $(PYTHON) scripts/selftest.py $(if $(REPORT),--report $(REPORT))
 
 # libFuzzer on the channel-config library (without its gRPC probe): clang
 # with ASan+UBSan, bounded by FUZZ_TIME seconds; new inputs go to
