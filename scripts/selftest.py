@@ -67,14 +67,14 @@ def expected(want, scenario):
     return want.get(scenario, want.get("*"))
 
 
-def grade(run, exercise, runs, timeout_s=None):
+def grade(run, exercise, runs, timeout_s=None, args=()):
     """Runs the grader once for |runs| runs of every scenario. Returns
     (exit code, {scenario: [verdict per run]}, {scenario: last feedback per
     verdict}, stderr text)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "results.json")
         argv = [os.path.join(bin_dir(), "grader"), exercise, "--submission", command(run), "--runs", str(runs),
-                "--json", out, "--verbose"]
+                "--json", out, "--verbose", *args]
         # A scenario run is bounded by the grader's 60 s watchdog; seven
         # scenarios at most per exercise.
         timeout_s = timeout_s or 120 + runs * 7 * 60
@@ -135,7 +135,7 @@ def main():
         for row, ex, want in cells:
             g0 = time.monotonic()
             try:
-                code, got, feedback, err = grade(row["run"], ex, a.runs)
+                code, got, feedback, err = grade(row["run"], ex, a.runs, args=row.get("args", ()))
             except subprocess.TimeoutExpired:
                 print(f"selftest: the grader did not finish: {row['name']} {ex}", file=sys.stderr)
                 return 2

@@ -29,7 +29,7 @@ def test_every_scenario_gets_its_verdict(row, exercise, want):
         # RLIMIT_DATA stops an ASan binary before it listens; test_streamer.py
         # covers the sanitized streamer.
         pytest.skip("an ASan streamer cannot run under the grader's RLIMIT_DATA")
-    code, got, feedback, err = selftest.grade(row["run"], exercise, 1, timeout_s=600)
+    code, got, feedback, err = selftest.grade(row["run"], exercise, 1, timeout_s=600, args=row.get("args", ()))
     assert got, f"the grader printed no runs (exit {code}):\n{err[-3000:]}"
     wrong = []
     for sid, verdicts in got.items():
