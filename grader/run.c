@@ -13,6 +13,7 @@
 #include "rl_err.h"
 #include "rl_log.h"
 #include "rl_proc.h"
+#include "watchdog.h"
 
 #include <grpc/grpc_security.h>
 
@@ -20,7 +21,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -71,7 +71,9 @@ struct rl_grade_ctx {
     char sub_addr[64];
     grpc_channel *sub_ch;
 
-    volatile int watchdog_fired;
+    /* Holds the groups above while they may be killed: each is published
+     * right after its spawn and released before its leader is reaped. */
+    rl_watchdog wd;
 };
 
 /* ---- small helpers ---- */
@@ -291,7 +293,7 @@ int rl_grade_run_count(rl_grade_ctx *ctx)
 
 bool rl_grade_interrupted(rl_grade_ctx *ctx)
 {
-    return interrupted || ctx->watchdog_fired;
+    return interrupted || rl_watchdog_fired(&ctx->wd);
 }
 
 /* ---- baseline ---- */
@@ -314,6 +316,7 @@ static int start_baseline(rl_grade_ctx *ctx, const char *listen, const char *con
         return RL_ESYS;
     }
     ctx->have_baseline = true;
+    rl_watchdog_guard(&ctx->wd, RL_WATCHDOG_BASELINE, ctx->baseline.pid);
     char line[256];
     int rc = rl_proc_wait_line(&ctx->baseline, "listening on ", BASELINE_READY_MS, line, sizeof line);
     if (rc != RL_OK) {
@@ -337,6 +340,7 @@ static void stop_baseline(rl_grade_ctx *ctx)
         grpc_channel_destroy(ctx->baseline_ch);
     ctx->baseline_ch = NULL;
     if (ctx->have_baseline) {
+        rl_watchdog_release(&ctx->wd, RL_WATCHDOG_BASELINE);
         rl_proc_stop(&ctx->baseline, BASELINE_GRACE_MS);
         rl_proc_fini(&ctx->baseline);
     }
@@ -348,6 +352,11 @@ int rl_grade_restart_baseline(rl_grade_ctx *ctx, const char *const *extra_argv, 
     char listen[64];
     snprintf(listen, sizeof listen, "127.0.0.1:%d", ctx->baseline_port);
     stop_baseline(ctx);
+    /* After the watchdog fired, a new baseline would outlive its kills. */
+    if (rl_grade_interrupted(ctx)) {
+        snprintf(err, errlen, "the scenario was stopped (grader watchdog or signal)");
+        return RL_ECHILD;
+    }
     return start_baseline(ctx, listen, extra_argv, err, errlen);
 }
 
@@ -415,6 +424,7 @@ static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
         return RL_ERROR;
     }
     ctx->have_sub = true;
+    rl_watchdog_guard(&ctx->wd, RL_WATCHDOG_SUBMISSION, ctx->sub.pid);
 
     int64_t t0 = rl_now_ns();
     int64_t until = t0 + ctx->opt->ready_timeout_ms * RL_NS_PER_MS;
@@ -477,6 +487,7 @@ static void stop_submission(rl_grade_ctx *ctx, rl_scenario_result *res)
         grpc_channel_destroy(ctx->sub_ch);
     ctx->sub_ch = NULL;
     if (ctx->have_sub) {
+        rl_watchdog_release(&ctx->wd, RL_WATCHDOG_SUBMISSION);
         char tail[2];
         uint64_t written = rl_proc_output_tail(&ctx->sub, tail, sizeof tail);
         bool was_alive = rl_proc_alive(&ctx->sub);
@@ -497,62 +508,6 @@ static void stop_submission(rl_grade_ctx *ctx, rl_scenario_result *res)
     ctx->have_sub = false;
 }
 
-/* ---- watchdog ---- */
-
-typedef struct watchdog {
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cond;
-    bool done;
-    rl_grade_ctx *ctx;
-} watchdog;
-
-static void *watchdog_main(void *arg)
-{
-    watchdog *w = arg;
-    int64_t until = rl_now_ns() + WATCHDOG_MS * RL_NS_PER_MS;
-    struct timespec ts = {.tv_sec = until / RL_NS_PER_SEC, .tv_nsec = (long)(until % RL_NS_PER_SEC)};
-    pthread_mutex_lock(&w->mu);
-    while (!w->done)
-        if (pthread_cond_timedwait(&w->cond, &w->mu, &ts) == ETIMEDOUT)
-            break;
-    bool fire = !w->done;
-    pthread_mutex_unlock(&w->mu);
-    if (fire) {
-        /* Kill the children: the scenario's calls then fail at once. */
-        w->ctx->watchdog_fired = 1;
-        if (w->ctx->have_sub)
-            kill(-w->ctx->sub.pid, SIGKILL);
-        if (w->ctx->have_baseline)
-            kill(-w->ctx->baseline.pid, SIGKILL);
-    }
-    return NULL;
-}
-
-static bool watchdog_start(watchdog *w, rl_grade_ctx *ctx)
-{
-    memset(w, 0, sizeof *w);
-    w->ctx = ctx;
-    pthread_mutex_init(&w->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&w->cond, &ca);
-    pthread_condattr_destroy(&ca);
-    return pthread_create(&w->thread, NULL, watchdog_main, w) == 0;
-}
-
-static void watchdog_stop(watchdog *w)
-{
-    pthread_mutex_lock(&w->mu);
-    w->done = true;
-    pthread_cond_signal(&w->cond);
-    pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thread, NULL);
-    pthread_cond_destroy(&w->cond);
-    pthread_mutex_destroy(&w->mu);
-}
-
 /* ---- one run of one scenario ---- */
 
 static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grade_options *opt, int run_index,
@@ -563,6 +518,7 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
     ctx->sc = sc;
     ctx->opt = opt;
     ctx->run_index = run_index;
+    rl_watchdog_init(&ctx->wd);
     snprintf(ctx->tag, sizeof ctx->tag, "%s.%s.%d.%ld", ex->name, sc->id, run_index, (long)getpid());
     memset(res, 0, sizeof *res);
     output[0] = '\0';
@@ -585,18 +541,18 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
     if (ex->kind == RL_SUBMISSION_COMMAND && start_submission(ctx, res) != RL_PASS)
         goto teardown;
 
-    watchdog wd;
-    bool wd_on = watchdog_start(&wd, ctx);
+    /* The watchdog kills the children: the scenario's calls then fail at once. */
+    bool wd_on = rl_watchdog_arm(&ctx->wd, WATCHDOG_MS) == RL_OK;
     int rc = sc->run(ctx, res);
     if (wd_on)
-        watchdog_stop(&wd);
+        rl_watchdog_disarm(&ctx->wd);
     if (rc < 0 && res->verdict != RL_ERROR)
         rl_grade_result(res, RL_ERROR, "the grader failed in this scenario (%s)%s%s", rl_strerror(rc),
                         res->feedback[0] ? ": " : "", res->feedback);
 
     if (interrupted) {
         rl_grade_result(res, RL_ERROR, "interrupted: the grader was asked to stop");
-    } else if (ctx->watchdog_fired) {
+    } else if (rl_watchdog_fired(&ctx->wd)) {
         rl_grade_result(res, RL_ERROR, "the scenario did not finish within %d s (grader watchdog)", WATCHDOG_MS / 1000);
     } else if (ctx->have_sub && res->verdict != RL_CRASH && res->verdict != RL_ERROR && !rl_proc_alive(&ctx->sub)) {
         /* Dead at the end is a crash whatever the scenario concluded: an
@@ -619,6 +575,7 @@ teardown:
     int orphans = rl_proc_reap_orphans(NULL, 0, 3000);
     if (orphans)
         RL_DEBUG("killed %d escaped process(es) after %s/%s", orphans, ex->name, sc->id);
+    rl_watchdog_fini(&ctx->wd);
     free(ctx);
 }
 
