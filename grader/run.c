@@ -85,14 +85,36 @@ static void sleep_ms(int64_t ms)
         ;
 }
 
+/* Ends |fb| (of |size| bytes) with RL_FEEDBACK_CUT when |needed| bytes of
+ * text did not fit. */
+static void mark_cut(char *fb, size_t size, size_t needed)
+{
+    size_t cut = sizeof RL_FEEDBACK_CUT;
+    if (needed < size || size < cut)
+        return;
+    memcpy(fb + size - cut, RL_FEEDBACK_CUT, cut);
+}
+
 int rl_grade_result(rl_scenario_result *out, rl_verdict v, const char *fmt, ...)
 {
     out->verdict = v;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(out->feedback, sizeof out->feedback, fmt, ap);
+    int n = vsnprintf(out->feedback, sizeof out->feedback, fmt, ap);
     va_end(ap);
+    if (n > 0)
+        mark_cut(out->feedback, sizeof out->feedback, (size_t)n);
     return 0;
+}
+
+void rl_grade_feedback_append(rl_scenario_result *out, const char *text)
+{
+    size_t n = strlen(out->feedback);
+    if (n >= sizeof out->feedback - 1)
+        return; /* full, and already marked */
+    int m = snprintf(out->feedback + n, sizeof out->feedback - n, "%s%s", n ? "; " : "", text);
+    if (m > 0)
+        mark_cut(out->feedback, sizeof out->feedback, n + (size_t)m);
 }
 
 /* A free port chosen by the OS. Another process could take it before the
@@ -471,12 +493,6 @@ static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
 /* Output above this earns a note: a server that floods its log fills disks. */
 #define OUTPUT_NOTE_BYTES (1024 * 1024)
 
-static void add_note(rl_scenario_result *res, const char *note)
-{
-    size_t n = strlen(res->feedback);
-    if (n < sizeof res->feedback - 1)
-        snprintf(res->feedback + n, sizeof res->feedback - n, "%s%s", n ? "; " : "", note);
-}
 
 /* Stops the submission. What a well-behaved server would not have needed
  * (SIGKILL after SIGTERM, megabytes of output) is noted in |res|' feedback;
@@ -497,12 +513,12 @@ static void stop_submission(rl_grade_ctx *ctx, rl_scenario_result *res)
         if (was_alive && killed) {
             snprintf(note, sizeof note, "note: it did not exit within %d ms of SIGTERM and was killed",
                      SUBMISSION_GRACE_MS);
-            add_note(res, note);
+            rl_grade_feedback_append(res, note);
         }
         if (written > OUTPUT_NOTE_BYTES) {
             snprintf(note, sizeof note, "note: it wrote %.1f MiB of output (the grader keeps the first and last 4 KiB)",
                      (double)written / (1024 * 1024));
-            add_note(res, note);
+            rl_grade_feedback_append(res, note);
         }
     }
     ctx->have_sub = false;
@@ -546,9 +562,13 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
     int rc = sc->run(ctx, res);
     if (wd_on)
         rl_watchdog_disarm(&ctx->wd);
-    if (rc < 0 && res->verdict != RL_ERROR)
+    if (rc < 0 && res->verdict != RL_ERROR) {
+        /* A copy: the feedback is both an argument and the destination. */
+        char *said = rl_xstrdup(res->feedback);
         rl_grade_result(res, RL_ERROR, "the grader failed in this scenario (%s)%s%s", rl_strerror(rc),
-                        res->feedback[0] ? ": " : "", res->feedback);
+                        said[0] ? ": " : "", said);
+        free(said);
+    }
 
     if (interrupted) {
         rl_grade_result(res, RL_ERROR, "interrupted: the grader was asked to stop");
