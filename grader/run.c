@@ -13,6 +13,7 @@
 #include "rl_err.h"
 #include "rl_log.h"
 #include "rl_proc.h"
+#include "ports.h"
 #include "watchdog.h"
 
 #include <grpc/grpc_security.h>
@@ -37,6 +38,12 @@
 #define SUBMISSION_GRACE_MS 2000
 #define BASELINE_GRACE_MS 500
 #define BASELINE_READY_MS 10000
+/* Starts of the submission when another process holds its port; each
+ * clash is rare (ports.h), so a run of them means something else is wrong. */
+#define PORT_TRIES 4
+/* A submission on a clashing port may be healthy; it is not judged, only
+ * stopped, so a short grace is enough. */
+#define DISCARD_GRACE_MS 200
 
 /* Limits for the submission. Measured on an idle relay: grpcio maps 560 MB
  * of address space (VmData 74 MB), a grpc-js relay 1.0 GB (VmData 65 MB), so
@@ -69,6 +76,8 @@ struct rl_grade_ctx {
     rl_proc sub;
     bool have_sub;
     char sub_addr[64];
+    int sub_port;
+    int port_clashes; /* starts abandoned because another process held the port */
     grpc_channel *sub_ch;
 
     /* Holds the groups above while they may be killed: each is published
@@ -115,24 +124,6 @@ void rl_grade_feedback_append(rl_scenario_result *out, const char *text)
     int m = snprintf(out->feedback + n, sizeof out->feedback - n, "%s%s", n ? "; " : "", text);
     if (m > 0)
         mark_cut(out->feedback, sizeof out->feedback, n + (size_t)m);
-}
-
-/* A free port chosen by the OS. Another process could take it before the
- * submission binds it; on loopback of a grading machine that race is rare
- * and shows as NOT-READY with the submission's own bind error. */
-static int pick_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof sa;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-        port = ntohs(sa.sin_port);
-    close(fd);
-    return port;
 }
 
 static bool tcp_accepts(int port)
@@ -384,6 +375,20 @@ int rl_grade_restart_baseline(rl_grade_ctx *ctx, const char *const *extra_argv, 
 
 /* ---- submission ---- */
 
+/* Stops a submission started on a clashing port, without judging it. */
+static void discard_submission(rl_grade_ctx *ctx)
+{
+    if (ctx->sub_ch)
+        grpc_channel_destroy(ctx->sub_ch);
+    ctx->sub_ch = NULL;
+    if (ctx->have_sub) {
+        rl_watchdog_release(&ctx->wd, RL_WATCHDOG_SUBMISSION);
+        rl_proc_stop(&ctx->sub, DISCARD_GRACE_MS);
+        rl_proc_fini(&ctx->sub);
+    }
+    ctx->have_sub = false;
+}
+
 static uint64_t nproc_limit(void)
 {
     /* /proc/loadavg's 4th field is running/total scheduling entities. */
@@ -409,15 +414,33 @@ static bool starts_with_assignment(const char *cmd)
     return *cmd == '=';
 }
 
-/* Starts the submission and waits for it to listen. Returns RL_PASS when it
- * is ready, else the verdict to record with |out| filled. */
-static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
+/* True when a socket of another process holds |port| (only listeners if
+ * |listeners_only|): then the submission is not what answers there, or
+ * could not bind, and nothing it did is to be judged. */
+static bool port_clash(rl_grade_ctx *ctx, int port, bool listeners_only)
 {
-    int port = pick_port();
-    if (port <= 0) {
+    int ours, foreign;
+    pid_t except = ctx->have_baseline ? ctx->baseline.pid : 0;
+    if (rl_ports_holders(port, listeners_only, ctx->sub.pid, except, &ours, &foreign) != RL_OK)
+        return false;
+    if (foreign)
+        RL_DEBUG("port %d: %d socket(s) of another process, %d of the submission", port, foreign, ours);
+    return foreign > 0;
+}
+
+/* One start of the submission on a fresh port (|first|: the first of this
+ * run), up to readiness. Returns RL_PASS when it is ready, else the verdict
+ * to record with |out| filled. Sets *clash, with the submission still
+ * running, when another process held the port: then nothing is judged. */
+static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *out, bool *clash)
+{
+    *clash = false;
+    int port;
+    if (rl_ports_pick(first, &port) != RL_OK) {
         rl_grade_result(out, RL_ERROR, "cannot find a free port: %s", strerror(errno));
         return RL_ERROR;
     }
+    ctx->sub_port = port;
     snprintf(ctx->sub_addr, sizeof ctx->sub_addr, "127.0.0.1:%d", port);
     char env_listen[96], env_baseline[96];
     snprintf(env_listen, sizeof env_listen, "RELAYLAB_LISTEN=%s", ctx->sub_addr);
@@ -458,10 +481,28 @@ static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
             break;
         sleep_ms(20);
     }
+    /* Whatever accepted must be the submission's: another program's server
+     * on this port would be graded in its place. */
+    if (accepts && port_clash(ctx, port, true)) {
+        *clash = true;
+        return RL_ERROR;
+    }
     if (accepts) {
         ctx->sub_ch = rl_grade_channel_create(ctx, ctx->sub_addr, NULL);
-        if (channel_ready(ctx->sub_ch, until, &ctx->sub))
-            return RL_PASS;
+        if (channel_ready(ctx->sub_ch, until, &ctx->sub)) {
+            /* Again: a second listener (SO_REUSEPORT, which gRPC servers
+             * set) may have joined while the channel connected. */
+            if (!port_clash(ctx, port, true))
+                return RL_PASS;
+            *clash = true;
+            return RL_ERROR;
+        }
+    }
+    /* A submission that could not bind because another socket held the
+     * port is not NOT-READY: check before judging. */
+    if (!interrupted && port_clash(ctx, port, false)) {
+        *clash = true;
+        return RL_ERROR;
     }
     char tail[600], lines[240];
     rl_proc_output_tail(&ctx->sub, tail, sizeof tail);
@@ -490,6 +531,30 @@ static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
     return RL_NOT_READY;
 }
 
+/* Starts the submission on a fresh port until no other process holds the
+ * port (a clash with a program started at the same moment, e.g. another
+ * grader), at most PORT_TRIES times. Returns RL_PASS when it is ready, else
+ * the verdict to record with |out| filled. */
+static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    for (int i = 0; i < PORT_TRIES; i++) {
+        bool clash;
+        rl_verdict v = start_once(ctx, i == 0, out, &clash);
+        if (!clash)
+            return v;
+        ctx->port_clashes++;
+        RL_DEBUG("port %d was taken by another process; restarting the submission on another port", ctx->sub_port);
+        discard_submission(ctx);
+        if (interrupted)
+            break;
+    }
+    rl_grade_result(out, RL_ERROR,
+                    "another process held the submission's port in %d starts in a row (the last %d): a clash between "
+                    "programs on this machine, not the submission's fault",
+                    ctx->port_clashes, ctx->sub_port);
+    return RL_ERROR;
+}
+
 /* Output above this earns a note: a server that floods its log fills disks. */
 #define OUTPUT_NOTE_BYTES (1024 * 1024)
 
@@ -513,6 +578,13 @@ static void stop_submission(rl_grade_ctx *ctx, rl_scenario_result *res)
         if (was_alive && killed) {
             snprintf(note, sizeof note, "note: it did not exit within %d ms of SIGTERM and was killed",
                      SUBMISSION_GRACE_MS);
+            rl_grade_feedback_append(res, note);
+        }
+        if (ctx->port_clashes) {
+            snprintf(note, sizeof note,
+                     "note: another process held the port of %d earlier start(s); the submission was restarted on "
+                     "a fresh port and judged there",
+                     ctx->port_clashes);
             rl_grade_feedback_append(res, note);
         }
         if (written > OUTPUT_NOTE_BYTES) {
