@@ -24,8 +24,8 @@
 /* Below the ephemeral range, a window this wide at most is used; a range
  * starting lower than this leaves no useful room and the pick goes inside. */
 #define BELOW_WINDOW 16384
-#define MIN_BELOW 2048
-#define PICK_TRIES 64
+#define MIN_BELOW    2048
+#define PICK_TRIES   64
 
 static bool bindable(int port)
 {

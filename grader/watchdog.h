@@ -24,10 +24,10 @@ typedef struct rl_watchdog {
     pthread_cond_t cond;              /* wakes the thread on disarm */
     pid_t groups[RL_WATCHDOG_NSLOTS]; /* > 1 and not ours, or 0: empty */
     pthread_t thread;
-    bool armed;                       /* the thread runs (join it) */
-    bool stop;                        /* disarm asked the thread to return */
-    int64_t until_ns;                 /* CLOCK_MONOTONIC instant to fire */
-    atomic_bool fired;                /* set once, before the kills */
+    bool armed;        /* the thread runs (join it) */
+    bool stop;         /* disarm asked the thread to return */
+    int64_t until_ns;  /* CLOCK_MONOTONIC instant to fire */
+    atomic_bool fired; /* set once, before the kills */
 } rl_watchdog;
 
 /* Prepares |w| (caller memory) with every slot empty and no thread. */

@@ -45,10 +45,11 @@ static void parses_proc_net_tcp_lines(void **state)
                      RL_OK);
     assert_int_equal(port, 0x9CCB);
     assert_int_equal(ino, 41297);
-    assert_int_equal(rl_ports_parse_line("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   "
-                                         "uid  timeout inode",
-                                         &port, &st, &ino),
-                     RL_EPARSE);
+    assert_int_equal(
+        rl_ports_parse_line("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   "
+                            "uid  timeout inode",
+                            &port, &st, &ino),
+        RL_EPARSE);
 }
 
 static void pick_avoids_the_ephemeral_range(void **state)
