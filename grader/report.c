@@ -244,6 +244,8 @@ int rl_report_json_error(const char *path, const char *message, bool setup, char
 {
     json_t *root = json_object();
     json_object_set_new(root, "score", json_real(0));
+    /* As an ordinary report with nothing graded: no points were at stake. */
+    json_object_set_new(root, "max_score", json_real(0));
     json_object_set_new(root, "execution_time", json_integer(0));
     size_t n = strlen(message) + 160;
     char *text = rl_xmalloc(n);

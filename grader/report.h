@@ -50,7 +50,7 @@ void rl_report_table(FILE *f, const rl_report *r);
 int rl_report_json(const char *path, const rl_report *r, char *err, size_t errlen);
 
 /* Writes a results.json for a run that graded nothing (|message| says
- * why): score 0, no tests, and an output that says so, so Gradescope shows
+ * why): score 0, max_score 0, no tests, and an output that says so, so Gradescope shows
  * the reason instead of "autograder failed". |setup| adds that the
  * autograder's setup (usage, rubric), not the submission, is at fault. Same
  * atomic write and return codes. */

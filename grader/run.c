@@ -545,8 +545,10 @@ static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
         ctx->port_clashes++;
         RL_DEBUG("port %d was taken by another process; restarting the submission on another port", ctx->sub_port);
         discard_submission(ctx);
-        if (interrupted)
-            break;
+        if (interrupted) {
+            rl_grade_result(out, RL_ERROR, "interrupted while waiting for the submission to listen");
+            return RL_ERROR;
+        }
     }
     rl_grade_result(out, RL_ERROR,
                     "another process held the submission's port in %d starts in a row (the last %d): a clash between "

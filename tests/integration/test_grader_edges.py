@@ -33,6 +33,8 @@ def run_grader(args, timeout=180, env_extra=None):
 def load_results(path):
     with open(path) as f:
         results = json.load(f)
+    for key in ("score", "max_score", "execution_time", "output", "tests"):
+        assert key in results, f"results.json lacks {key}"
     assert isinstance(results["score"], (int, float))
     assert isinstance(results["output"], str) and results["output"]
     assert isinstance(results["tests"], list)
