@@ -22,6 +22,38 @@ int rl_config_load(rl_grade_ctx *ctx, rl_chancfg **out, rl_scenario_result *res)
     return -1;
 }
 
+/* FAIL feedback naming every broken rule with its path and reason. Each
+ * takes ~300 bytes and the feedback has room for a dozen or more; if a config
+ * breaks even more, the last words say how many are not shown and where to
+ * see them, so no rule is lost without a word. */
+static void broken_rules(const rl_chancfg_report *rep, rl_scenario_result *out)
+{
+    /* Room kept for the closing remark. */
+    char tail[160];
+    const size_t reserve = sizeof tail;
+    rl_grade_result(out, RL_FAIL, "%zu rule%s broken", rep->nerrors, rep->nerrors == 1 ? "" : "s");
+    size_t shown = 0;
+    for (size_t i = 0; i < rep->nfindings; i++) {
+        const rl_chancfg_finding *f = &rep->findings[i];
+        if (f->severity != RL_CHANCFG_ERROR)
+            continue;
+        size_t n = strlen(out->feedback);
+        size_t need = strlen(f->rule) + strlen(f->path) + strlen(f->why) + 16;
+        if (n + need + reserve > sizeof out->feedback)
+            break;
+        snprintf(out->feedback + n, sizeof out->feedback - n, "%s%zu. %s at %s: %s", shown ? "; " : ": ", shown + 1,
+                 f->rule, f->path, f->why);
+        shown++;
+    }
+    if (shown < rep->nerrors)
+        snprintf(tail, sizeof tail, "; and %zu more not shown here: `bin/channel-config check FILE` lists them all",
+                 rep->nerrors - shown);
+    else
+        snprintf(tail, sizeof tail, " (`bin/channel-config check FILE` says the same)");
+    size_t n = strlen(out->feedback);
+    snprintf(out->feedback + n, sizeof out->feedback - n, "%s", tail);
+}
+
 int rl_config_check_run(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
     rl_chancfg *cfg;
@@ -38,16 +70,8 @@ int rl_config_check_run(rl_grade_ctx *ctx, rl_scenario_result *out)
     memset(&v, 0, sizeof v);
     if (rc != RL_OK)
         rl_grade_result(out, RL_ERROR, "the checker failed: %s", rl_strerror(rc));
-    else if (first) {
-        /* Every broken rule's id, then the first one's path and reason. */
-        char ids[256] = "";
-        size_t n = 0;
-        for (size_t i = 0; i < rep.nfindings; i++)
-            if (rep.findings[i].severity == RL_CHANCFG_ERROR && n < sizeof ids)
-                n += (size_t)snprintf(ids + n, sizeof ids - n, "%s%s", n ? ", " : "", rep.findings[i].rule);
-        rl_grade_result(out, RL_FAIL, "%zu rule%s broken (%s); first at %s: %s (bin/channel-config check says more)",
-                        rep.nerrors, rep.nerrors == 1 ? "" : "s", ids, first->path, first->why);
-    }
+    else if (first)
+        broken_rules(&rep, out);
     else if (rl_chancfg_grpc_verdict(cfg, 1000, &v) != RL_OK)
         rl_grade_result(out, RL_ERROR, "could not get gRPC's own verdict on the client args");
     else if (!v.accepted)

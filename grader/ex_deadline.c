@@ -170,11 +170,18 @@ static int none(rl_grade_ctx *ctx, rl_scenario_result *out)
     else {
         char why[256], st[200];
         rl_process_status_text(&c, st, sizeof st);
-        if (!lk || !wk)
+        size_t nl = rl_observe_count(obs, "Lookup"), nw = rl_observe_count(obs, "Work");
+        if ((!lk || !wk) && c.status == GRPC_STATUS_DEADLINE_EXCEEDED) {
+            /* The client set no deadline, so this status is the relay's own
+             * doing, whatever its language (see judge.h). */
+            char fb[RL_FEEDBACK_MAX];
+            rl_judge_no_deadline_expired_feedback(rl_ms_between(c.start_ns, c.end_ns), nl, nw, fb, sizeof fb);
+            rl_grade_result(out, RL_FAIL, "%s", fb);
+        } else if (!lk || !wk)
             rl_grade_result(out, RL_FAIL,
                             "Process returned %s but the baseline saw %zu Lookup and %zu Work calls: a relay calls "
                             "Lookup, then Work",
-                            st, rl_observe_count(obs, "Lookup"), rl_observe_count(obs, "Work"));
+                            st, nl, nw);
         else if (!rl_process_reply_ok(&c, tag, why, sizeof why))
             rl_grade_result(out, RL_FAIL, "%s (expected OK)", why);
         else

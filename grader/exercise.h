@@ -27,9 +27,14 @@ const char *rl_verdict_name(rl_verdict v);
 
 typedef struct rl_grade_ctx rl_grade_ctx; /* opaque; see run.h for accessors */
 
+/* Room for one scenario's feedback. A config that breaks many rules lists
+ * every one (about 300 bytes each), so this is sized for a dozen or more;
+ * rl_grade_result marks text cut at this size instead of losing it silently. */
+#define RL_FEEDBACK_MAX 4096
+
 typedef struct rl_scenario_result {
     rl_verdict verdict;
-    char feedback[512]; /* one line: measured numbers and the likely mistake */
+    char feedback[RL_FEEDBACK_MAX]; /* one line: measured numbers and the likely mistake */
 } rl_scenario_result;
 
 typedef struct rl_scenario {

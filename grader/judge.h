@@ -68,6 +68,17 @@ void rl_judge_deadline(const char *method, int64_t budget_ms, int64_t true_ms, i
  * unchanged". Returns the snprintf length. */
 int rl_judge_deadline_feedback(const rl_dl_check *c, char *buf, size_t len);
 
+/* Feedback for a Process whose client set NO deadline but that ended with
+ * DEADLINE_EXCEEDED after |after_ms|, the baseline having seen |nlookup|
+ * Lookup and |nwork| Work calls. Only the relay can have produced that
+ * status: a call without a deadline cannot expire. The usual cause, in any
+ * language, is passing "the time left" on as a timeout when there is none
+ * (grpcio's time_remaining() then gives ~9.2e18 s, which the library turns
+ * into an invalid deadline and fails the call at once, before sending it).
+ * Names the hop that never arrived and the fix. Returns the snprintf
+ * length. */
+int rl_judge_no_deadline_expired_feedback(int64_t after_ms, size_t nlookup, size_t nwork, char *buf, size_t len);
+
 /* ---- expiry and cancellation ---- */
 
 /* True when a client status seen |late_ms| after its deadline is on time. */

@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <grpc/grpc.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,51 @@ static void list_exercises(void)
     }
 }
 
+/* The --json FILE of |argv|, found by hand: a usage error can stop getopt
+ * before it reaches --json, and Gradescope shows a missing results.json as
+ * "autograder failed" instead of the reason. Accepts what getopt_long does:
+ * "--json F", "--json=F" and unambiguous prefixes ("--js F"). NULL if none. */
+static const char *scan_json_path(int argc, char **argv)
+{
+    const char *found = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0)
+            break;
+        if (strncmp(a, "--j", 3) != 0)
+            continue;
+        const char *eq = strchr(a, '=');
+        size_t n = eq ? (size_t)(eq - a) : strlen(a);
+        if (n > strlen("--json") || strncmp(a, "--json", n) != 0)
+            continue;
+        if (eq)
+            found = eq + 1;
+        else if (i + 1 < argc)
+            found = argv[++i];
+    }
+    return found;
+}
+
+/* Reports a usage error: the message and the usage on stderr, and a
+ * results.json saying it when --json was given. Returns exit status 2. */
+static int usage_error(int argc, char **argv, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int usage_error(int argc, char **argv, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* The file first: a closed stderr must not cost the results. */
+    const char *json = scan_json_path(argc, argv);
+    char err[512] = "";
+    if (json && rl_report_json_error(json, msg, true, err, sizeof err) != RL_OK)
+        fprintf(stderr, "grader: %s\n", err);
+    fprintf(stderr, "grader: %s\n\n", msg);
+    usage(stderr);
+    return 2;
+}
+
 static int parse_positive(const char *s, long max, long *out)
 {
     char *end;
@@ -104,19 +150,13 @@ int main(int argc, char **argv)
             json_path = optarg;
             break;
         case OPT_RUNS:
-            if (parse_positive(optarg, 1000, &v) != RL_OK) {
-                fprintf(stderr, "grader: --runs takes a number from 1 to 1000, not '%s'\n\n", optarg);
-                usage(stderr);
-                return 2;
-            }
+            if (parse_positive(optarg, 1000, &v) != RL_OK)
+                return usage_error(argc, argv, "--runs takes a number from 1 to 1000, not '%s'", optarg);
             opt.runs = (int)v;
             break;
         case OPT_READY:
-            if (parse_positive(optarg, 600, &v) != RL_OK) {
-                fprintf(stderr, "grader: --ready-timeout takes seconds from 1 to 600, not '%s'\n\n", optarg);
-                usage(stderr);
-                return 2;
-            }
+            if (parse_positive(optarg, 600, &v) != RL_OK)
+                return usage_error(argc, argv, "--ready-timeout takes seconds from 1 to 600, not '%s'", optarg);
             opt.ready_timeout_ms = v * 1000;
             break;
         case OPT_MEMORY:
@@ -124,11 +164,8 @@ int main(int argc, char **argv)
              * shadow memory, which RLIMIT_DATA counts. */
             if (strcmp(optarg, "0") == 0)
                 v = 0;
-            else if (parse_positive(optarg, 1 << 20, &v) != RL_OK) {
-                fprintf(stderr, "grader: --memory-limit takes MiB (0: no limit), not '%s'\n\n", optarg);
-                usage(stderr);
-                return 2;
-            }
+            else if (parse_positive(optarg, 1 << 20, &v) != RL_OK)
+                return usage_error(argc, argv, "--memory-limit takes MiB (0: no limit), not '%s'", optarg);
             opt.data_limit_mb = v;
             break;
         case OPT_RUBRIC:
@@ -148,36 +185,32 @@ int main(int argc, char **argv)
             usage(stdout);
             return 0;
         default:
-            fprintf(stderr, "grader: unknown or incomplete option '%s'\n\n", argv[optind - 1]);
-            usage(stderr);
-            return 2;
+            return usage_error(argc, argv, "unknown or incomplete option '%s'", argv[optind - 1]);
         }
     }
-    if (optind >= argc) {
-        usage(stderr);
-        return 2;
-    }
+    if (optind >= argc)
+        return usage_error(argc, argv, "no exercise named (try `grader list`)");
     const char *name = argv[optind++];
     if (strcmp(name, "list") == 0 && optind == argc) {
         list_exercises();
         return 0;
     }
     const rl_exercise *ex = rl_exercise_find(name);
-    if (!ex) {
-        fprintf(stderr, "grader: no exercise '%s'\n\n", name);
-        usage(stderr);
-        return 2;
-    }
-    if (optind < argc) {
-        fprintf(stderr, "grader: unexpected argument '%s'\n\n", argv[optind]);
-        usage(stderr);
-        return 2;
-    }
-    if (!opt.submission || !*opt.submission) {
-        fprintf(stderr, "grader: %s needs --submission %s\n\n", name,
-                ex->kind == RL_SUBMISSION_CONFIG ? "FILE" : "'COMMAND'");
-        usage(stderr);
-        return 2;
+    if (!ex)
+        return usage_error(argc, argv, "no exercise '%s'", name);
+    if (optind < argc)
+        return usage_error(argc, argv, "unexpected argument '%s'", argv[optind]);
+    if (!opt.submission || !*opt.submission)
+        return usage_error(argc, argv, "%s needs --submission %s", name,
+                           ex->kind == RL_SUBMISSION_CONFIG ? "FILE" : "'COMMAND'");
+    /* Before any grading: a results file that cannot be written would lose
+     * the whole run, and nothing else can be written in its place. */
+    if (json_path) {
+        char jerr[512];
+        if (rl_report_json_writable(json_path, jerr, sizeof jerr) != RL_OK) {
+            fprintf(stderr, "grader: %s\n", jerr);
+            return 2;
+        }
     }
 
     int64_t t0 = rl_now_ns();
@@ -187,6 +220,7 @@ int main(int argc, char **argv)
     rl_rubric *rubric = NULL;
     int status = 2;
     const char *error = NULL;
+    bool bad_submission = false; /* |error| is the submission's, not the setup's */
     if (!outcomes)
         return 2;
     if (rl_path_exe_dir(bin, sizeof bin) != RL_OK) {
@@ -212,6 +246,7 @@ int main(int argc, char **argv)
         /* Still a report (and results.json): the student sees why it scored 0. */
         snprintf(err, sizeof err, "cannot read the submission file %s: %s", opt.submission, strerror(errno));
         error = err;
+        bad_submission = true;
         goto report;
     }
     if (rl_grade_install_guards() != RL_OK) {
@@ -225,11 +260,9 @@ int main(int argc, char **argv)
     int rc = rl_grade_run_exercise(ex, &opt, outcomes, &n, err, sizeof err);
     grpc_shutdown();
     if (rc == RL_EINVAL) {
-        fprintf(stderr, "grader: %s\n\n", err);
-        usage(stderr);
         rl_rubric_free(rubric);
         free(outcomes);
-        return 2;
+        return usage_error(argc, argv, "%s", err);
     }
     if (rc != RL_OK)
         error = err;
@@ -247,15 +280,19 @@ report:;
         .seconds = (double)(rl_now_ns() - t0) / 1e9,
         .error = error,
     };
-    rl_report_table(stdout, &rep);
-    fflush(stdout);
+    /* The file before the table: a closed stdout must not cost the results. */
     if (json_path) {
         char jerr[512];
-        if (rl_report_json(json_path, &rep, jerr, sizeof jerr) != RL_OK) {
+        /* Nothing graded (rubric or setup error): say so, not "0 of 0". */
+        int jrc = n == 0 && error ? rl_report_json_error(json_path, error, !bad_submission, jerr, sizeof jerr)
+                                  : rl_report_json(json_path, &rep, jerr, sizeof jerr);
+        if (jrc != RL_OK) {
             fprintf(stderr, "grader: %s\n", jerr);
             error = error ? error : "cannot write the JSON results";
         }
     }
+    rl_report_table(stdout, &rep);
+    fflush(stdout);
     if (error) {
         fprintf(stderr, "grader: %s\n", error);
         status = 2;

@@ -9,10 +9,12 @@
 #include "rl_err.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct rl_rubric {
@@ -173,6 +175,31 @@ static void set_string(json_t *obj, const char *key, const char *value)
     free(a);
 }
 
+/* "PATH.tmp", the name results are written under first. Caller frees. */
+static char *tmp_path(const char *path)
+{
+    size_t plen = strlen(path) + 16;
+    char *tmp = rl_xmalloc(plen);
+    snprintf(tmp, plen, "%s.tmp", path);
+    return tmp;
+}
+
+/* Dumps |root| (consumed) to |path| through a temporary file and a rename,
+ * so a reader never sees half a file. */
+static int write_json(json_t *root, const char *path, char *err, size_t errlen)
+{
+    char *tmp = tmp_path(path);
+    int rc = RL_OK;
+    if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0 || rename(tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+        rc = RL_ESYS;
+    }
+    free(tmp);
+    json_decref(root);
+    return rc;
+}
+
 int rl_report_json(const char *path, const rl_report *r, char *err, size_t errlen)
 {
     double score, max;
@@ -210,17 +237,44 @@ int rl_report_json(const char *path, const rl_report *r, char *err, size_t errle
         json_array_append_new(tests, t);
     }
     json_object_set_new(root, "tests", tests);
+    return write_json(root, path, err, errlen);
+}
 
-    size_t plen = strlen(path) + 16;
-    char *tmp = rl_xmalloc(plen);
-    snprintf(tmp, plen, "%s.tmp", path);
+int rl_report_json_error(const char *path, const char *message, bool setup, char *err, size_t errlen)
+{
+    json_t *root = json_object();
+    json_object_set_new(root, "score", json_real(0));
+    /* As an ordinary report with nothing graded: no points were at stake. */
+    json_object_set_new(root, "max_score", json_real(0));
+    json_object_set_new(root, "execution_time", json_integer(0));
+    size_t n = strlen(message) + 160;
+    char *text = rl_xmalloc(n);
+    snprintf(text, n, "Grader error: %s. Nothing was graded%s", message,
+             setup ? ": the autograder's setup is at fault, this is no verdict on the submission." : ".");
+    set_string(root, "output", text);
+    free(text);
+    json_object_set_new(root, "tests", json_array());
+    return write_json(root, path, err, errlen);
+}
+
+int rl_report_json_writable(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (!*path || (stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
+        snprintf(err, errlen, "cannot write the results file '%s': it is a folder (--json takes a file name)", path);
+        return RL_ESYS;
+    }
+    char *tmp = tmp_path(path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int rc = RL_OK;
-    if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0 || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot write the results file %s: %s (--json needs a file in an existing, writable folder)",
+                 path, strerror(errno));
         rc = RL_ESYS;
+    } else {
+        close(fd);
+        unlink(tmp);
     }
     free(tmp);
-    json_decref(root);
     return rc;
 }

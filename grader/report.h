@@ -49,4 +49,16 @@ void rl_report_table(FILE *f, const rl_report *r);
  * or RL_ESYS with |err| filled. */
 int rl_report_json(const char *path, const rl_report *r, char *err, size_t errlen);
 
+/* Writes a results.json for a run that graded nothing (|message| says
+ * why): score 0, max_score 0, no tests, and an output that says so, so Gradescope shows
+ * the reason instead of "autograder failed". |setup| adds that the
+ * autograder's setup (usage, rubric), not the submission, is at fault. Same
+ * atomic write and return codes. */
+int rl_report_json_error(const char *path, const char *message, bool setup, char *err, size_t errlen);
+
+/* Checks that |path| can be written the way rl_report_json writes it (a
+ * temporary file next to it, then a rename), leaving nothing behind.
+ * Returns 0, or RL_ESYS with |err| saying why. */
+int rl_report_json_writable(const char *path, char *err, size_t errlen);
+
 #endif

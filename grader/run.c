@@ -13,6 +13,8 @@
 #include "rl_err.h"
 #include "rl_log.h"
 #include "rl_proc.h"
+#include "ports.h"
+#include "watchdog.h"
 
 #include <grpc/grpc_security.h>
 
@@ -20,7 +22,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <netinet/in.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,6 +38,12 @@
 #define SUBMISSION_GRACE_MS 2000
 #define BASELINE_GRACE_MS 500
 #define BASELINE_READY_MS 10000
+/* Starts of the submission when another process holds its port; each
+ * clash is rare (ports.h), so a run of them means something else is wrong. */
+#define PORT_TRIES 4
+/* A submission on a clashing port may be healthy; it is not judged, only
+ * stopped, so a short grace is enough. */
+#define DISCARD_GRACE_MS 200
 
 /* Limits for the submission. Measured on an idle relay: grpcio maps 560 MB
  * of address space (VmData 74 MB), a grpc-js relay 1.0 GB (VmData 65 MB), so
@@ -69,9 +76,13 @@ struct rl_grade_ctx {
     rl_proc sub;
     bool have_sub;
     char sub_addr[64];
+    int sub_port;
+    int port_clashes; /* starts abandoned because another process held the port */
     grpc_channel *sub_ch;
 
-    volatile int watchdog_fired;
+    /* Holds the groups above while they may be killed: each is published
+     * right after its spawn and released before its leader is reaped. */
+    rl_watchdog wd;
 };
 
 /* ---- small helpers ---- */
@@ -83,32 +94,36 @@ static void sleep_ms(int64_t ms)
         ;
 }
 
+/* Ends |fb| (of |size| bytes) with RL_FEEDBACK_CUT when |needed| bytes of
+ * text did not fit. */
+static void mark_cut(char *fb, size_t size, size_t needed)
+{
+    size_t cut = sizeof RL_FEEDBACK_CUT;
+    if (needed < size || size < cut)
+        return;
+    memcpy(fb + size - cut, RL_FEEDBACK_CUT, cut);
+}
+
 int rl_grade_result(rl_scenario_result *out, rl_verdict v, const char *fmt, ...)
 {
     out->verdict = v;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(out->feedback, sizeof out->feedback, fmt, ap);
+    int n = vsnprintf(out->feedback, sizeof out->feedback, fmt, ap);
     va_end(ap);
+    if (n > 0)
+        mark_cut(out->feedback, sizeof out->feedback, (size_t)n);
     return 0;
 }
 
-/* A free port chosen by the OS. Another process could take it before the
- * submission binds it; on loopback of a grading machine that race is rare
- * and shows as NOT-READY with the submission's own bind error. */
-static int pick_port(void)
+void rl_grade_feedback_append(rl_scenario_result *out, const char *text)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = 0};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof sa;
-    int port = -1;
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
-        port = ntohs(sa.sin_port);
-    close(fd);
-    return port;
+    size_t n = strlen(out->feedback);
+    if (n >= sizeof out->feedback - 1)
+        return; /* full, and already marked */
+    int m = snprintf(out->feedback + n, sizeof out->feedback - n, "%s%s", n ? "; " : "", text);
+    if (m > 0)
+        mark_cut(out->feedback, sizeof out->feedback, n + (size_t)m);
 }
 
 static bool tcp_accepts(int port)
@@ -291,7 +306,7 @@ int rl_grade_run_count(rl_grade_ctx *ctx)
 
 bool rl_grade_interrupted(rl_grade_ctx *ctx)
 {
-    return interrupted || ctx->watchdog_fired;
+    return interrupted || rl_watchdog_fired(&ctx->wd);
 }
 
 /* ---- baseline ---- */
@@ -314,6 +329,7 @@ static int start_baseline(rl_grade_ctx *ctx, const char *listen, const char *con
         return RL_ESYS;
     }
     ctx->have_baseline = true;
+    rl_watchdog_guard(&ctx->wd, RL_WATCHDOG_BASELINE, ctx->baseline.pid);
     char line[256];
     int rc = rl_proc_wait_line(&ctx->baseline, "listening on ", BASELINE_READY_MS, line, sizeof line);
     if (rc != RL_OK) {
@@ -337,6 +353,7 @@ static void stop_baseline(rl_grade_ctx *ctx)
         grpc_channel_destroy(ctx->baseline_ch);
     ctx->baseline_ch = NULL;
     if (ctx->have_baseline) {
+        rl_watchdog_release(&ctx->wd, RL_WATCHDOG_BASELINE);
         rl_proc_stop(&ctx->baseline, BASELINE_GRACE_MS);
         rl_proc_fini(&ctx->baseline);
     }
@@ -348,10 +365,29 @@ int rl_grade_restart_baseline(rl_grade_ctx *ctx, const char *const *extra_argv, 
     char listen[64];
     snprintf(listen, sizeof listen, "127.0.0.1:%d", ctx->baseline_port);
     stop_baseline(ctx);
+    /* After the watchdog fired, a new baseline would outlive its kills. */
+    if (rl_grade_interrupted(ctx)) {
+        snprintf(err, errlen, "the scenario was stopped (grader watchdog or signal)");
+        return RL_ECHILD;
+    }
     return start_baseline(ctx, listen, extra_argv, err, errlen);
 }
 
 /* ---- submission ---- */
+
+/* Stops a submission started on a clashing port, without judging it. */
+static void discard_submission(rl_grade_ctx *ctx)
+{
+    if (ctx->sub_ch)
+        grpc_channel_destroy(ctx->sub_ch);
+    ctx->sub_ch = NULL;
+    if (ctx->have_sub) {
+        rl_watchdog_release(&ctx->wd, RL_WATCHDOG_SUBMISSION);
+        rl_proc_stop(&ctx->sub, DISCARD_GRACE_MS);
+        rl_proc_fini(&ctx->sub);
+    }
+    ctx->have_sub = false;
+}
 
 static uint64_t nproc_limit(void)
 {
@@ -378,15 +414,33 @@ static bool starts_with_assignment(const char *cmd)
     return *cmd == '=';
 }
 
-/* Starts the submission and waits for it to listen. Returns RL_PASS when it
- * is ready, else the verdict to record with |out| filled. */
-static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
+/* True when a socket of another process holds |port| (only listeners if
+ * |listeners_only|): then the submission is not what answers there, or
+ * could not bind, and nothing it did is to be judged. */
+static bool port_clash(rl_grade_ctx *ctx, int port, bool listeners_only)
 {
-    int port = pick_port();
-    if (port <= 0) {
+    int ours, foreign;
+    pid_t except = ctx->have_baseline ? ctx->baseline.pid : 0;
+    if (rl_ports_holders(port, listeners_only, ctx->sub.pid, except, &ours, &foreign) != RL_OK)
+        return false;
+    if (foreign)
+        RL_DEBUG("port %d: %d socket(s) of another process, %d of the submission", port, foreign, ours);
+    return foreign > 0;
+}
+
+/* One start of the submission on a fresh port (|first|: the first of this
+ * run), up to readiness. Returns RL_PASS when it is ready, else the verdict
+ * to record with |out| filled. Sets *clash, with the submission still
+ * running, when another process held the port: then nothing is judged. */
+static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *out, bool *clash)
+{
+    *clash = false;
+    int port;
+    if (rl_ports_pick(first, &port) != RL_OK) {
         rl_grade_result(out, RL_ERROR, "cannot find a free port: %s", strerror(errno));
         return RL_ERROR;
     }
+    ctx->sub_port = port;
     snprintf(ctx->sub_addr, sizeof ctx->sub_addr, "127.0.0.1:%d", port);
     char env_listen[96], env_baseline[96];
     snprintf(env_listen, sizeof env_listen, "RELAYLAB_LISTEN=%s", ctx->sub_addr);
@@ -415,6 +469,7 @@ static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
         return RL_ERROR;
     }
     ctx->have_sub = true;
+    rl_watchdog_guard(&ctx->wd, RL_WATCHDOG_SUBMISSION, ctx->sub.pid);
 
     int64_t t0 = rl_now_ns();
     int64_t until = t0 + ctx->opt->ready_timeout_ms * RL_NS_PER_MS;
@@ -426,10 +481,28 @@ static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
             break;
         sleep_ms(20);
     }
+    /* Whatever accepted must be the submission's: another program's server
+     * on this port would be graded in its place. */
+    if (accepts && port_clash(ctx, port, true)) {
+        *clash = true;
+        return RL_ERROR;
+    }
     if (accepts) {
         ctx->sub_ch = rl_grade_channel_create(ctx, ctx->sub_addr, NULL);
-        if (channel_ready(ctx->sub_ch, until, &ctx->sub))
-            return RL_PASS;
+        if (channel_ready(ctx->sub_ch, until, &ctx->sub)) {
+            /* Again: a second listener (SO_REUSEPORT, which gRPC servers
+             * set) may have joined while the channel connected. */
+            if (!port_clash(ctx, port, true))
+                return RL_PASS;
+            *clash = true;
+            return RL_ERROR;
+        }
+    }
+    /* A submission that could not bind because another socket held the
+     * port is not NOT-READY: check before judging. */
+    if (!interrupted && port_clash(ctx, port, false)) {
+        *clash = true;
+        return RL_ERROR;
     }
     char tail[600], lines[240];
     rl_proc_output_tail(&ctx->sub, tail, sizeof tail);
@@ -458,15 +531,35 @@ static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
     return RL_NOT_READY;
 }
 
+/* Starts the submission on a fresh port until no other process holds the
+ * port (a clash with a program started at the same moment, e.g. another
+ * grader), at most PORT_TRIES times. Returns RL_PASS when it is ready, else
+ * the verdict to record with |out| filled. */
+static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    for (int i = 0; i < PORT_TRIES; i++) {
+        bool clash;
+        rl_verdict v = start_once(ctx, i == 0, out, &clash);
+        if (!clash)
+            return v;
+        ctx->port_clashes++;
+        RL_DEBUG("port %d was taken by another process; restarting the submission on another port", ctx->sub_port);
+        discard_submission(ctx);
+        if (interrupted) {
+            rl_grade_result(out, RL_ERROR, "interrupted while waiting for the submission to listen");
+            return RL_ERROR;
+        }
+    }
+    rl_grade_result(out, RL_ERROR,
+                    "another process held the submission's port in %d starts in a row (the last %d): a clash between "
+                    "programs on this machine, not the submission's fault",
+                    ctx->port_clashes, ctx->sub_port);
+    return RL_ERROR;
+}
+
 /* Output above this earns a note: a server that floods its log fills disks. */
 #define OUTPUT_NOTE_BYTES (1024 * 1024)
 
-static void add_note(rl_scenario_result *res, const char *note)
-{
-    size_t n = strlen(res->feedback);
-    if (n < sizeof res->feedback - 1)
-        snprintf(res->feedback + n, sizeof res->feedback - n, "%s%s", n ? "; " : "", note);
-}
 
 /* Stops the submission. What a well-behaved server would not have needed
  * (SIGKILL after SIGTERM, megabytes of output) is noted in |res|' feedback;
@@ -477,6 +570,7 @@ static void stop_submission(rl_grade_ctx *ctx, rl_scenario_result *res)
         grpc_channel_destroy(ctx->sub_ch);
     ctx->sub_ch = NULL;
     if (ctx->have_sub) {
+        rl_watchdog_release(&ctx->wd, RL_WATCHDOG_SUBMISSION);
         char tail[2];
         uint64_t written = rl_proc_output_tail(&ctx->sub, tail, sizeof tail);
         bool was_alive = rl_proc_alive(&ctx->sub);
@@ -486,71 +580,22 @@ static void stop_submission(rl_grade_ctx *ctx, rl_scenario_result *res)
         if (was_alive && killed) {
             snprintf(note, sizeof note, "note: it did not exit within %d ms of SIGTERM and was killed",
                      SUBMISSION_GRACE_MS);
-            add_note(res, note);
+            rl_grade_feedback_append(res, note);
+        }
+        if (ctx->port_clashes) {
+            snprintf(note, sizeof note,
+                     "note: another process held the port of %d earlier start(s); the submission was restarted on "
+                     "a fresh port and judged there",
+                     ctx->port_clashes);
+            rl_grade_feedback_append(res, note);
         }
         if (written > OUTPUT_NOTE_BYTES) {
             snprintf(note, sizeof note, "note: it wrote %.1f MiB of output (the grader keeps the first and last 4 KiB)",
                      (double)written / (1024 * 1024));
-            add_note(res, note);
+            rl_grade_feedback_append(res, note);
         }
     }
     ctx->have_sub = false;
-}
-
-/* ---- watchdog ---- */
-
-typedef struct watchdog {
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cond;
-    bool done;
-    rl_grade_ctx *ctx;
-} watchdog;
-
-static void *watchdog_main(void *arg)
-{
-    watchdog *w = arg;
-    int64_t until = rl_now_ns() + WATCHDOG_MS * RL_NS_PER_MS;
-    struct timespec ts = {.tv_sec = until / RL_NS_PER_SEC, .tv_nsec = (long)(until % RL_NS_PER_SEC)};
-    pthread_mutex_lock(&w->mu);
-    while (!w->done)
-        if (pthread_cond_timedwait(&w->cond, &w->mu, &ts) == ETIMEDOUT)
-            break;
-    bool fire = !w->done;
-    pthread_mutex_unlock(&w->mu);
-    if (fire) {
-        /* Kill the children: the scenario's calls then fail at once. */
-        w->ctx->watchdog_fired = 1;
-        if (w->ctx->have_sub)
-            kill(-w->ctx->sub.pid, SIGKILL);
-        if (w->ctx->have_baseline)
-            kill(-w->ctx->baseline.pid, SIGKILL);
-    }
-    return NULL;
-}
-
-static bool watchdog_start(watchdog *w, rl_grade_ctx *ctx)
-{
-    memset(w, 0, sizeof *w);
-    w->ctx = ctx;
-    pthread_mutex_init(&w->mu, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&w->cond, &ca);
-    pthread_condattr_destroy(&ca);
-    return pthread_create(&w->thread, NULL, watchdog_main, w) == 0;
-}
-
-static void watchdog_stop(watchdog *w)
-{
-    pthread_mutex_lock(&w->mu);
-    w->done = true;
-    pthread_cond_signal(&w->cond);
-    pthread_mutex_unlock(&w->mu);
-    pthread_join(w->thread, NULL);
-    pthread_cond_destroy(&w->cond);
-    pthread_mutex_destroy(&w->mu);
 }
 
 /* ---- one run of one scenario ---- */
@@ -563,6 +608,7 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
     ctx->sc = sc;
     ctx->opt = opt;
     ctx->run_index = run_index;
+    rl_watchdog_init(&ctx->wd);
     snprintf(ctx->tag, sizeof ctx->tag, "%s.%s.%d.%ld", ex->name, sc->id, run_index, (long)getpid());
     memset(res, 0, sizeof *res);
     output[0] = '\0';
@@ -585,18 +631,22 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
     if (ex->kind == RL_SUBMISSION_COMMAND && start_submission(ctx, res) != RL_PASS)
         goto teardown;
 
-    watchdog wd;
-    bool wd_on = watchdog_start(&wd, ctx);
+    /* The watchdog kills the children: the scenario's calls then fail at once. */
+    bool wd_on = rl_watchdog_arm(&ctx->wd, WATCHDOG_MS) == RL_OK;
     int rc = sc->run(ctx, res);
     if (wd_on)
-        watchdog_stop(&wd);
-    if (rc < 0 && res->verdict != RL_ERROR)
+        rl_watchdog_disarm(&ctx->wd);
+    if (rc < 0 && res->verdict != RL_ERROR) {
+        /* A copy: the feedback is both an argument and the destination. */
+        char *said = rl_xstrdup(res->feedback);
         rl_grade_result(res, RL_ERROR, "the grader failed in this scenario (%s)%s%s", rl_strerror(rc),
-                        res->feedback[0] ? ": " : "", res->feedback);
+                        said[0] ? ": " : "", said);
+        free(said);
+    }
 
     if (interrupted) {
         rl_grade_result(res, RL_ERROR, "interrupted: the grader was asked to stop");
-    } else if (ctx->watchdog_fired) {
+    } else if (rl_watchdog_fired(&ctx->wd)) {
         rl_grade_result(res, RL_ERROR, "the scenario did not finish within %d s (grader watchdog)", WATCHDOG_MS / 1000);
     } else if (ctx->have_sub && res->verdict != RL_CRASH && res->verdict != RL_ERROR && !rl_proc_alive(&ctx->sub)) {
         /* Dead at the end is a crash whatever the scenario concluded: an
@@ -619,6 +669,7 @@ teardown:
     int orphans = rl_proc_reap_orphans(NULL, 0, 3000);
     if (orphans)
         RL_DEBUG("killed %d escaped process(es) after %s/%s", orphans, ex->name, sc->id);
+    rl_watchdog_fini(&ctx->wd);
     free(ctx);
 }
 

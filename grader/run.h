@@ -100,9 +100,17 @@ int rl_grade_run_count(rl_grade_ctx *ctx);
 bool rl_grade_interrupted(rl_grade_ctx *ctx);
 
 /* Fills |out| with |v| and a printf-formatted feedback line; returns 0 so a
- * scenario can `return rl_grade_result(...)`. */
+ * scenario can `return rl_grade_result(...)`. Text longer than
+ * RL_FEEDBACK_MAX - 1 is cut and ends with RL_FEEDBACK_CUT, so a reader
+ * knows something is missing. */
 int rl_grade_result(rl_scenario_result *out, rl_verdict v, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+#define RL_FEEDBACK_CUT " [... feedback cut]"
+
+/* Appends "; " and |text| to |out|'s feedback, with the same marking when
+ * it does not fit. */
+void rl_grade_feedback_append(rl_scenario_result *out, const char *text);
 
 /* ---- the driver (main.c) ---- */
 
@@ -121,7 +129,7 @@ typedef struct rl_grade_outcome {
     const rl_scenario *scenario;
     int runs, passed;          /* runs done, runs that passed */
     rl_verdict verdict;        /* the worst run's */
-    char feedback[512];        /* the worst run's feedback */
+    char feedback[RL_FEEDBACK_MAX]; /* the worst run's feedback */
     char output[1024];         /* the submission's last output, when the
                                 * worst run was CRASH or NOT-READY */
     double seconds;            /* wall time over all runs */

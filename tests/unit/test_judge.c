@@ -228,6 +228,22 @@ static void rubric_scores_each_scenario(void **state)
     unlink(path);
 }
 
+/* No client deadline, DEADLINE_EXCEEDED anyway: the feedback names the
+ * hop that never arrived and the no-deadline mistake. */
+static void no_deadline_expiry_names_the_mistake(void **state)
+{
+    (void)state;
+    char buf[1024];
+    rl_judge_no_deadline_expired_feedback(2, 0, 0, buf, sizeof buf);
+    assert_non_null(strstr(buf, "with no deadline from the client"));
+    assert_non_null(strstr(buf, "never reached Lookup"));
+    assert_non_null(strstr(buf, "time_remaining()"));
+    assert_non_null(strstr(buf, "no deadline either"));
+    rl_judge_no_deadline_expired_feedback(60, 1, 0, buf, sizeof buf);
+    assert_non_null(strstr(buf, "never reached Work"));
+    assert_non_null(strstr(buf, "1 Lookup and 0 Work"));
+}
+
 static void rubric_errors_are_clear(void **state)
 {
     (void)state;
@@ -267,6 +283,7 @@ int main(void)
         cmocka_unit_test(worst_run_wins),
         cmocka_unit_test(points_only_when_every_run_passed),
         cmocka_unit_test(rubric_scores_each_scenario),
+        cmocka_unit_test(no_deadline_expiry_names_the_mistake),
         cmocka_unit_test(rubric_errors_are_clear),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
