@@ -76,6 +76,13 @@ static int start_and_reach(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag,
     snprintf(what, sizeof what, "before %s started", method);
     if (rl_grade_crash_check(ctx, c->done ? 1000 : 100, what, out))
         return 1;
+    if (c->done && c->status == GRPC_STATUS_DEADLINE_EXCEEDED) {
+        /* Every call start_and_reach makes has no deadline: this status is
+         * the relay's own doing (judge.h). */
+        char fb[RL_FEEDBACK_MAX];
+        rl_judge_no_deadline_expired_feedback(rl_ms_between(c->start_ns, c->end_ns), nl, nw, fb, sizeof fb);
+        return rl_grade_result(out, RL_FAIL, "%s", fb) + 1;
+    }
     if (c->done) {
         char st[200];
         rl_process_status_text(c, st, sizeof st);

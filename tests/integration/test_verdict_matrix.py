@@ -36,6 +36,10 @@ def test_every_scenario_gets_its_verdict(row, exercise, want):
         exp = selftest.expected(want, sid)
         if verdicts != [exp]:
             wrong.append(f"{sid}: want {exp}, got {verdicts[0]}: {feedback[(sid, verdicts[0])]}")
+    for key, phrase in row.get("says", {}).items():
+        ex, _, sid = key.partition("/")
+        if ex == exercise and sid in got and phrase not in feedback[(sid, got[sid][0])]:
+            wrong.append(f"{sid}: the feedback does not say {phrase!r}: {feedback[(sid, got[sid][0])]}")
     assert not wrong, "\n".join(wrong)
     every_pass = all(v == ["PASS"] for v in got.values())
     assert code == (0 if every_pass else 1), f"exit {code} for {'all PASS' if every_pass else 'a non-PASS'}"
