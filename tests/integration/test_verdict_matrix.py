@@ -25,11 +25,13 @@ def sanitized(path):
 
 @pytest.mark.parametrize("row,exercise,want", CELLS, ids=[f"{r['name']}-{ex}" for r, ex, _ in CELLS])
 def test_every_scenario_gets_its_verdict(row, exercise, want):
-    if row["run"].startswith("bin:") and exercise == "flow" and sanitized(bin_path("streamer")):
-        # RLIMIT_DATA stops an ASan binary before it listens; test_streamer.py
-        # covers the sanitized streamer.
-        pytest.skip("an ASan streamer cannot run under the grader's RLIMIT_DATA")
-    code, got, feedback, err = selftest.grade(row["run"], exercise, 1, timeout_s=600, args=row.get("args", ()))
+    args = list(row.get("args", ()))
+    if row["run"].startswith("bin:") and sanitized(bin_path("grader")):
+        # RLIMIT_DATA stops an ASan binary before it listens, and its shadow
+        # and quarantine are not the memory the lab measures; test_relay.py
+        # and test_streamer.py cover the sanitized builds.
+        pytest.skip("the matrix judges the reference programs' real build, not the ASan one")
+    code, got, feedback, err = selftest.grade(row["run"], exercise, 1, timeout_s=600, args=args)
     assert got, f"the grader printed no runs (exit {code}):\n{err[-3000:]}"
     wrong = []
     for sid, verdicts in got.items():
