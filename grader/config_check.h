@@ -44,7 +44,7 @@ void rl_config_close(rl_config_env *env);
 const char *rl_config_world_name(const rl_config_env *env, char *buf, size_t len);
 
 /* The notes in one short clause ("your $.intermediary, $.calls are ignored:
- * the exercise fixes the world"), or "" when there are none. */
+ * the exercise sets the world"), or "" when there are none. */
 const char *rl_config_notes(const rl_config_env *env, char *buf, size_t len);
 
 /* The `check` scenario of |exercise|. */
