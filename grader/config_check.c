@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The retry exercise waits for a call and then for the observer; a call
- * deadline above this would risk the scenario watchdog (60 s). */
-#define RETRY_MAX_DEADLINE_MS 20000
+/* The retry exercise waits for a call (its deadline + 2 s) and then for the
+ * observer (2 s); a longer deadline would risk the scenario watchdog (60 s). */
+#define RETRY_MAX_DEADLINE_MS 30000
 
 int rl_config_world(const char *exercise, const char *world_file, const char *variant, rl_chancfg_world *out,
                     char *err, size_t errlen)

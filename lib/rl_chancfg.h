@@ -211,15 +211,19 @@ int rl_chancfg_method_config(const rl_chancfg *cfg, const char *service, const c
  *    "deployments": [{"name": "azure-lb", "description": "...",
  *                     "intermediary": {"kind": "l4-lb", "idle_timeout_ms": 240000},
  *                     "calls": {"longest_deadline_ms": 120000},
- *                     "server": {"grpc.http2.min_ping_interval_without_data_ms": 120000}}, ...]}
+ *                     "server": {"grpc.http2.min_ping_interval_without_data_ms": 120000},
+ *                     "backend": {"unavailable_in_a_row": 3}}, ...]}
  *
  * A deployment's intermediary, calls and server sections follow the channel
- * config format and must pass its rules; every section is optional. */
+ * config format and must pass its rules; every section is optional. backend
+ * is the world's alone: how many attempts in a row a restarting backend fails
+ * with UNAVAILABLE before it answers (1..4), which a retry policy must outlast. */
 typedef struct rl_chancfg_world {
     char name[64];          /* the deployment's name: [a-z0-9._-], 1..63 bytes */
     char description[256];  /* one line, control bytes replaced; may be "" */
     size_t index, count;    /* which deployment of how many in the file */
     bool by_seed;           /* picked by hashing the variant (not by name or default) */
+    int unavailable_in_a_row; /* backend.unavailable_in_a_row; 0: not stated */
     rl_chancfg *deployment; /* owned: a config holding only the world's sections */
 } rl_chancfg_world;
 

@@ -16,7 +16,7 @@
 #define MAX_DEPLOYMENTS 64
 
 static const char *const file_keys[] = {"description", "default", "deployments"};
-static const char *const deployment_keys[] = {"name", "description", "intermediary", "calls", "server"};
+static const char *const deployment_keys[] = {"name", "description", "intermediary", "calls", "server", "backend"};
 /* The sections of a deployment that are also sections of a channel config. */
 static const char *const world_sections[] = {"intermediary", "calls", "server"};
 
@@ -99,7 +99,8 @@ static int deployment_check(const json_t *d, const char *where, bool need_name, 
     json_object_foreach((json_t *)d, key, v) {
         if (!one_of(key, deployment_keys, NELEM(deployment_keys)))
             return fail(err, errlen, RL_EINVAL,
-                        "%s has a field \"%.60s\"; a deployment has name, description, intermediary, calls, server",
+                        "%s has a field \"%.60s\"; a deployment has name, description, intermediary, calls, server, "
+                        "backend",
                         where, key);
     }
     v = json_object_get(d, "name");
@@ -108,6 +109,15 @@ static int deployment_check(const json_t *d, const char *where, bool need_name, 
     v = json_object_get(d, "description");
     if (v && !json_is_string(v))
         return fail(err, errlen, RL_EINVAL, "%s: description must be a string", where);
+    v = json_object_get(d, "backend");
+    if (v) {
+        const json_t *run = json_object_get(v, "unavailable_in_a_row");
+        /* At most 4: gRPC clamps maxAttempts to 5, so a fifth failure in a
+         * row could not be outlasted by any config. */
+        if (!json_is_object(v) || json_object_size(v) != 1 || !json_is_integer(run) ||
+            json_integer_value(run) < 1 || json_integer_value(run) > 4)
+            return fail(err, errlen, RL_EINVAL, "%s: backend must be {\"unavailable_in_a_row\": 1..4}", where);
+    }
     rl_chancfg *c = sections_of(d);
     if (!c)
         return fail(err, errlen, RL_ENOMEM, "out of memory");
@@ -215,6 +225,8 @@ int rl_chancfg_world_load(const char *path, const char *variant, rl_chancfg_worl
     const json_t *desc = json_object_get(picked, "description");
     copy_line(out->name, sizeof out->name, json_is_string(name) ? json_string_value(name) : "world");
     copy_line(out->description, sizeof out->description, json_is_string(desc) ? json_string_value(desc) : "");
+    const json_t *run = json_object_get(json_object_get(picked, "backend"), "unavailable_in_a_row");
+    out->unavailable_in_a_row = json_is_integer(run) ? (int)json_integer_value(run) : 0;
     out->deployment = sections_of(picked);
     if (!out->deployment)
         rc = fail(err, errlen, RL_ENOMEM, "out of memory");
@@ -274,6 +286,9 @@ void rl_chancfg_world_describe(const rl_chancfg_world *w, char *buf, size_t len)
         cc_buf_puts(&b, "no intermediary on the path");
     if (rl_chancfg_calls_deadline(w->deployment, &deadline) == 0)
         cc_buf_printf(&b, "; calls run up to %lld ms", (long long)deadline);
+    if (w->unavailable_in_a_row)
+        cc_buf_printf(&b, "; a restarting backend fails up to %d attempt%s in a row UNAVAILABLE", w->unavailable_in_a_row,
+                      w->unavailable_in_a_row == 1 ? "" : "s");
     const json_t *srv = cc_section(w->deployment, "server");
     if (srv && json_object_size(srv)) {
         cc_buf_puts(&b, "; the platform fixes the servers'");

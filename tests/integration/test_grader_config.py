@@ -35,9 +35,10 @@ def cfg(rel):
     return os.path.join(CONFIGS, rel)
 
 
-@pytest.mark.parametrize("config", [LAB, cfg("good/lab-retry.json")], ids=["lab.json", "lab-retry.json"])
-def test_reference_configs_pass_retry(tmp_path, config):
-    g = grade(tmp_path, "retry", config)
+@pytest.mark.parametrize("config,world", [(LAB, LAB_WORLD), (cfg("good/lab-retry.json"), ())],
+                         ids=["lab.json", "lab-retry.json"])
+def test_reference_configs_pass_retry(tmp_path, config, world):
+    g = grade(tmp_path, "retry", config, *world)
     assert g.rc == 0, g.out
     assert g.failing() == set()
     assert g.results["score"] == g.results["max_score"]

@@ -219,13 +219,31 @@ def test_retry_judges_in_its_own_world(tmp_path):
     with open(RETRY_WORLD) as f:
         deadline = json.load(f)["calls"]["longest_deadline_ms"]
     assert f"calls run up to {deadline} ms" in feedback
+    assert "a restarting backend fails up to 3 attempts in a row UNAVAILABLE" in feedback
+
+
+def test_the_worked_example_fails_retry_in_the_graded_world(tmp_path):
+    # lab.json's maxAttempts 3 outlasts its own world's 2 failures in a row,
+    # not the graded world's 3.
+    with open(RETRY_WORLD) as f:
+        run = json.load(f)["backend"]["unavailable_in_a_row"]
+    g = grade(tmp_path, "retry", LAB, "--only", "retries-unavailable")
+    verdict, feedback = g.verdicts()["retries-unavailable"]
+    assert verdict.startswith("FAIL")
+    assert f"UNAVAILABLE {run} times in a row" in feedback
+    assert f"saw 3 attempts and the client got UNAVAILABLE; expected {run + 1} attempts" in feedback
+    assert "maxAttempts is 3" in feedback
+    g = grade(tmp_path, "retry", LAB, "--only", "retries-unavailable", "--world", LAB_WORLD)
+    verdict, feedback = g.verdicts()["retries-unavailable"]
+    assert verdict.startswith("PASS"), feedback
+    assert "UNAVAILABLE 2 times in a row, then OK: 3 attempts" in feedback
 
 
 def test_retry_world_deadline_must_be_one_the_grader_can_wait_for(tmp_path):
     g = grade(tmp_path, "retry", LAB, "--world",
               write(tmp_path, "slow.json", {"calls": {"longest_deadline_ms": 60000}}))
     assert g.rc == 2
-    assert "100..20000 ms" in g.results["output"]
+    assert "100..30000 ms" in g.results["output"]
 
 
 # ---- the known-bad configs whose rule needs their own world ----

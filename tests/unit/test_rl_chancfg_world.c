@@ -136,6 +136,34 @@ static void test_a_single_deployment_file_is_the_world(void **state)
     rl_chancfg_world_fini(&w);
 }
 
+static void test_backend_states_the_failures_in_a_row(void **state)
+{
+    (void)state;
+    rl_chancfg_world w;
+    char err[256], desc[256];
+    assert_int_equal(load_text("{\"name\": \"r\", \"backend\": {\"unavailable_in_a_row\": 3}}", NULL, &w, err,
+                               sizeof err),
+                     0);
+    assert_int_equal(w.unavailable_in_a_row, 3);
+    rl_chancfg_world_describe(&w, desc, sizeof desc);
+    assert_string_equal(desc, "r: no intermediary on the path; a restarting backend fails up to 3 attempts in a row "
+                              "UNAVAILABLE");
+    /* Not a config section: the config put into the world does not carry it. */
+    rl_chancfg *cfg = parse_ok("{}"), *out;
+    assert_int_equal(rl_chancfg_in_world(cfg, &w, &out, NULL), 0);
+    rl_chancfg_report rep;
+    rl_chancfg_report_init(&rep);
+    assert_int_equal(rl_chancfg_check(out, &rep), 0);
+    assert_int_equal(rep.nfindings, 0);
+    rl_chancfg_report_fini(&rep);
+    rl_chancfg_free(out);
+    rl_chancfg_free(cfg);
+    rl_chancfg_world_fini(&w);
+    assert_int_equal(load_text("{\"name\": \"r\"}", NULL, &w, err, sizeof err), 0);
+    assert_int_equal(w.unavailable_in_a_row, 0);
+    rl_chancfg_world_fini(&w);
+}
+
 static void test_describe_states_the_numbers(void **state)
 {
     (void)state;
@@ -185,6 +213,9 @@ static void test_malformed_worlds_are_refused_with_a_reason(void **state)
     refused("{\"name\": \"a\", \"intermediary\": {\"kind\": \"nat\"}}", NULL, RL_EINVAL, "error[schema.required]");
     refused("{\"name\": \"a\", \"server\": {\"grpc.enable_retries\": 1}}", NULL, RL_EINVAL, "error[arg.wrong-side]");
     refused("{\"name\": \"a\",}", NULL, RL_EPARSE, "invalid JSON");
+    /* gRPC clamps maxAttempts to 5: a fifth failure in a row is unbeatable. */
+    refused("{\"backend\": {\"unavailable_in_a_row\": 5}}", NULL, RL_EINVAL, "backend must be");
+    refused("{\"backend\": {\"unavailable_in_a_row\": 2, \"x\": 1}}", NULL, RL_EINVAL, "backend must be");
     rl_chancfg_world w;
     char err[256];
     assert_int_equal(rl_chancfg_world_load("/nonexistent/world.json", NULL, &w, err, sizeof err), RL_ENOTFOUND);
@@ -415,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_variant_naming_a_deployment_picks_it),
         cmocka_unit_test(test_seed_picks_by_fnv1a64_and_covers_every_deployment),
         cmocka_unit_test(test_a_single_deployment_file_is_the_world),
+        cmocka_unit_test(test_backend_states_the_failures_in_a_row),
         cmocka_unit_test(test_describe_states_the_numbers),
         cmocka_unit_test(test_malformed_worlds_are_refused_with_a_reason),
         cmocka_unit_test(test_a_world_alone_breaks_no_combining_rule),
