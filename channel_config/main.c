@@ -18,7 +18,8 @@ enum {
 
 static void usage(FILE *f)
 {
-    fputs("usage: channel-config check [--strict] [--no-grpc] [--timeout-ms N] FILE\n"
+    fputs("usage: channel-config check [--strict] [--no-grpc] [--timeout-ms N]\n"
+          "                            [--world WORLD [--variant SEED]] FILE\n"
           "       channel-config args [--format python|node] [--side client|server] FILE\n"
           "       channel-config rules\n"
           "\n"
@@ -26,6 +27,9 @@ static void usage(FILE *f)
           "        warnings, then gRPC's own verdict on the client args (\"gRPC: accepted\" or\n"
           "        \"gRPC: rejected: <reason>\"); --no-grpc skips asking gRPC, --strict counts\n"
           "        warnings as errors, --timeout-ms bounds gRPC's probe call (default 1000).\n"
+          "        --world judges FILE in the deployment of a world file (an exercise's:\n"
+          "        grader/worlds/keepalive.json), --variant picks one of its deployments by\n"
+          "        name or seed; what FILE declares of the world is then ignored (a warning).\n"
           "args    prints the channel options of one side (default client) for Python\n"
           "        grpcio (options=[...], the default) or grpc-js (--format node); refuses a\n"
           "        config with errors.\n"
@@ -74,15 +78,20 @@ static int cmd_check(int argc, char **argv)
         {"strict", no_argument, NULL, 's'},
         {"no-grpc", no_argument, NULL, 'n'},
         {"timeout-ms", required_argument, NULL, 't'},
+        {"world", required_argument, NULL, 'w'},
+        {"variant", required_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     bool strict = false, ask_grpc = true;
+    const char *world_path = NULL, *variant = NULL;
     int timeout_ms = 1000, c;
     while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
         switch (c) {
         case 's': strict = true; break;
         case 'n': ask_grpc = false; break;
+        case 'w': world_path = optarg; break;
+        case 'v': variant = optarg; break;
         case 't': {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -102,6 +111,10 @@ static int cmd_check(int argc, char **argv)
         usage(stderr);
         return EXIT_USAGE;
     }
+    if (variant && !world_path) {
+        fprintf(stderr, "channel-config check: --variant picks a deployment of a --world file\n");
+        return EXIT_USAGE;
+    }
     const char *path = argv[optind];
     rl_chancfg *cfg;
     int ex = load(path, &cfg);
@@ -110,6 +123,30 @@ static int cmd_check(int argc, char **argv)
 
     rl_chancfg_report rep;
     rl_chancfg_report_init(&rep);
+    if (world_path) {
+        /* The config's choices in the world's deployment: what it declares
+         * of the world itself becomes a world.ignored warning. */
+        rl_chancfg_world world;
+        char err[512], desc[512];
+        int rc = rl_chancfg_world_load(world_path, variant, &world, err, sizeof err);
+        if (rc != 0) {
+            fprintf(stderr, "channel-config: world %s\n", err);
+            rl_chancfg_free(cfg);
+            return rc == RL_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
+        }
+        rl_chancfg_world_describe(&world, desc, sizeof desc);
+        printf("world: %s%s\n", desc, world.by_seed ? " (picked by --variant's seed)" : "");
+        rl_chancfg *judged;
+        rc = rl_chancfg_in_world(cfg, &world, &judged, &rep);
+        rl_chancfg_world_fini(&world);
+        rl_chancfg_free(cfg);
+        cfg = judged;
+        if (rc != 0) {
+            fprintf(stderr, "channel-config: %s: out of memory while applying the world\n", path);
+            ex = EXIT_INTERNAL;
+            goto out;
+        }
+    }
     if (rl_chancfg_check(cfg, &rep) != 0) {
         fprintf(stderr, "channel-config: %s: out of memory while checking\n", path);
         ex = EXIT_INTERNAL;

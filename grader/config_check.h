@@ -1,6 +1,13 @@
-/* config_check: the `check` scenario both config exercises (keepalive,
- * retry) open with: the file loads, bin/channel-config's rules find no error,
- * and gRPC itself accepts the client args. */
+/* config_check: what both config exercises (keepalive, retry) share: the
+ * world they judge in, the submission put into it, and the `check` scenario
+ * they open with (the file loads, bin/channel-config's rules find no error in
+ * that world, and gRPC itself accepts the client args).
+ *
+ * The world (intermediary, call deadline, server args a platform fixes)
+ * belongs to the exercise: grader/worlds/EXERCISE.json unless the instructor
+ * gives --world FILE, one deployment of it picked by --variant SEED. A
+ * submission only makes choices; whatever world it declares itself is
+ * replaced, and the feedback says so. */
 #ifndef RL_GRADER_CONFIG_CHECK_H
 #define RL_GRADER_CONFIG_CHECK_H
 
@@ -8,11 +15,39 @@
 #include "rl_chancfg.h"
 #include "run.h"
 
-/* Loads the submitted config. Returns 0 with *out (free with
- * rl_chancfg_free), or fills |res| with FAIL and the reason and returns -1. */
-int rl_config_load(rl_grade_ctx *ctx, rl_chancfg **out, rl_scenario_result *res);
+#include <stddef.h>
 
-/* The `check` scenario. */
-int rl_config_check_run(rl_grade_ctx *ctx, rl_scenario_result *out);
+/* Loads the world exercise |exercise| is judged in: |world_file| or the
+ * exercise's own file, the deployment |variant| picks (NULL: the default).
+ * Also checks what the exercise needs of it (keepalive: an intermediary;
+ * retry: a call deadline the grader can wait for). Returns 0 with |*out|
+ * (rl_chancfg_world_fini), or an RL_E code with one line in |err|. */
+int rl_config_world(const char *exercise, const char *world_file, const char *variant, rl_chancfg_world *out,
+                    char *err, size_t errlen);
+
+/* A submission as the exercise judges it. */
+typedef struct rl_config_env {
+    rl_chancfg *cfg;         /* the submission put into the world */
+    rl_chancfg_world world;
+    rl_chancfg_report notes; /* world.ignored: what the submission declared in vain */
+    char variant[72];        /* the --variant that picked the world by seed, or "" */
+} rl_config_env;
+
+/* Loads the submitted file and puts it into |exercise|'s world. Returns 0
+ * with |env| filled, or -1 with |res| filled (FAIL when the file is not
+ * valid JSON, ERROR when the world cannot be loaded). Release |env| with
+ * rl_config_close either way. */
+int rl_config_open(rl_grade_ctx *ctx, const char *exercise, rl_config_env *env, rl_scenario_result *res);
+void rl_config_close(rl_config_env *env);
+
+/* "world azure-lb" or "world aws-nlb (picked by variant \"s42\")". */
+const char *rl_config_world_name(const rl_config_env *env, char *buf, size_t len);
+
+/* The notes in one short clause ("your $.intermediary, $.calls are ignored:
+ * the exercise sets the world"), or "" when there are none. */
+const char *rl_config_notes(const rl_config_env *env, char *buf, size_t len);
+
+/* The `check` scenario of |exercise|. */
+int rl_config_check_run(rl_grade_ctx *ctx, const char *exercise, rl_scenario_result *out);
 
 #endif

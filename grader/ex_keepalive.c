@@ -1,11 +1,12 @@
-/* ex_keepalive: the keepalive exercise. The submission is a channel config.
- * Its rules are checked first; then live runs on the lab's clock: a baseline
- * with the config's server args, behind an intermediary that silently stops
- * forwarding a connection idle for LAB_IDLE_MS, and a C-core client with the
- * config's client args. A config written for a slower intermediary (the
- * field's 350 s) has every duration scaled down by the same factor, so the
- * ratios that decide the rules hold; feedback quotes the config's own
- * numbers. */
+/* ex_keepalive: the keepalive exercise. The submission is a channel config,
+ * judged in the exercise's world (config_check.h): the world's intermediary,
+ * call deadline and fixed server args, whatever the file declares. Its rules
+ * are checked first; then live runs on the lab's clock: a baseline with the
+ * server args, behind an intermediary that silently stops forwarding a
+ * connection idle for LAB_IDLE_MS, and a C-core client with the client args.
+ * A world with a slower intermediary (the field's minutes) has every
+ * keepalive duration scaled down by the same factor, so the ratios that
+ * decide the rules hold; feedback quotes the config's own numbers. */
 #include "config_check.h"
 #include "exercise.h"
 #include "intermediary.h"
@@ -24,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LAB_IDLE_MS 4000      /* the lab NAT's idle timeout (the handout's) */
+#define LAB_IDLE_MS 4000      /* the lab NAT's idle timeout: a world's slower one is scaled to it */
 #define QUIET_MS 10000        /* idle gap, and the silent call's length */
 #define FAST_MS 1000          /* a call after the idle gap must finish within this */
 #define GOAWAY_RUN_MS 15000   /* how long no-goaway keeps the connection busy and idle */
@@ -138,9 +139,11 @@ static void call_baseline(grpc_channel *ch, const char *method, const ProtobufCM
 /* One live run's setup: the restarted baseline with the server args, the
  * lab NAT in front of it, the client channel, and the log hook. */
 typedef struct live_env {
-    rl_chancfg *cfg;
-    double k;                /* config time / lab time, >= 1 */
-    int64_t idle_ms;         /* the config's own intermediary timeout */
+    rl_config_env ce;        /* the submission in the exercise's world */
+    rl_chancfg *cfg;         /* ce.cfg */
+    double k;                /* world time / lab time, >= 1 */
+    int64_t idle_ms;         /* the world's intermediary timeout */
+    int64_t nat_ms;          /* the lab NAT's: idle_ms / k */
     const char *kind;
     rl_intermediary *im;
     grpc_channel *ch;
@@ -150,12 +153,13 @@ typedef struct live_env {
 static int live_open(rl_grade_ctx *ctx, live_env *env, rl_scenario_result *out)
 {
     memset(env, 0, sizeof *env);
-    if (rl_config_load(ctx, &env->cfg, out))
+    if (rl_config_open(ctx, "keepalive", &env->ce, out))
         return -1;
-    env->idle_ms = LAB_IDLE_MS;
-    env->kind = "intermediary";
+    env->cfg = env->ce.cfg;
+    /* rl_config_world made sure the world has an intermediary. */
     rl_chancfg_intermediary(env->cfg, &env->idle_ms, &env->kind);
     env->k = env->idle_ms > LAB_IDLE_MS ? (double)env->idle_ms / LAB_IDLE_MS : 1.0;
+    env->nat_ms = env->idle_ms > LAB_IDLE_MS ? LAB_IDLE_MS : env->idle_ms;
     env->real_ka = INT_MAX;
     rl_chancfg_effective_int(env->cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_time_ms", &env->real_ka, NULL);
 
@@ -175,7 +179,7 @@ static int live_open(rl_grade_ctx *ctx, live_env *env, rl_scenario_result *out)
     if (rl_grade_restart_baseline(ctx, argv, err, sizeof err) != RL_OK)
         return rl_grade_result(out, RL_ERROR, "cannot restart the baseline with the server args: %s", err) - 1;
     const char *baddr = rl_grade_baseline_addr(ctx);
-    if (rl_intermediary_start(atoi(strrchr(baddr, ':') + 1), LAB_IDLE_MS, &env->im, err, sizeof err) != RL_OK)
+    if (rl_intermediary_start(atoi(strrchr(baddr, ':') + 1), env->nat_ms, &env->im, err, sizeof err) != RL_OK)
         return rl_grade_result(out, RL_ERROR, "%s", err) - 1;
 
     grpc_arg cargs[NCLIENT];
@@ -209,7 +213,13 @@ static void live_close(live_env *env, rl_intermediary_stats *st)
         env->im = NULL;
     }
     env->ch = NULL;
-    /* env->cfg stays for the verdict's wording; the scenario frees it. */
+    /* env->ce stays for the verdict's wording; the scenario releases it. */
+}
+
+static void live_release(live_env *env)
+{
+    rl_config_close(&env->ce);
+    env->cfg = NULL;
 }
 
 static void lookup(live_env *env, rl_grade_ctx *ctx, const char *suffix, uint32_t delay_ms, live_call *out)
@@ -232,14 +242,16 @@ static const char *ka_text(const live_env *env, char *buf, size_t len)
     return buf;
 }
 
-/* " (time scaled 1:87)" when the config was written for a slower NAT. */
+/* " (world azure-lb: its l4-lb's 240000 ms scaled 1:60 to the lab's 4000 ms)". */
 static const char *scale_note(const live_env *env, char *buf, size_t len)
 {
+    char world[144];
+    rl_config_world_name(&env->ce, world, sizeof world);
     if (env->k > 1.0)
-        snprintf(buf, len, " (the config's %lld ms %s, scaled 1:%.0f to the lab's %d ms)", (long long)env->idle_ms,
-                 env->kind, env->k, LAB_IDLE_MS);
+        snprintf(buf, len, " (%s: its %s's %lld ms scaled 1:%.0f to the lab's %d ms)", world, env->kind,
+                 (long long)env->idle_ms, env->k, LAB_IDLE_MS);
     else
-        buf[0] = '\0';
+        snprintf(buf, len, " (%s: its %s's %lld ms, unscaled)", world, env->kind, (long long)env->idle_ms);
     return buf;
 }
 
@@ -272,7 +284,7 @@ static int idle(rl_grade_ctx *ctx, rl_scenario_result *out)
     live_env env;
     if (live_open(ctx, &env, out)) {
         live_close(&env, NULL);
-        rl_chancfg_free(env.cfg);
+        live_release(&env);
         return 0;
     }
     live_call first, second;
@@ -283,7 +295,7 @@ static int idle(rl_grade_ctx *ctx, rl_scenario_result *out)
     }
     rl_intermediary_stats st;
     live_close(&env, &st);
-    char ka[32], note[160];
+    char ka[32], note[256];
     ka_text(&env, ka, sizeof ka);
     scale_note(&env, note, sizeof note);
     if (first.status != GRPC_STATUS_OK)
@@ -296,13 +308,13 @@ static int idle(rl_grade_ctx *ctx, rl_scenario_result *out)
         char why[200];
         why_dropped(&env, true, why, sizeof why);
         rl_grade_result(out, RL_FAIL,
-                        "client rule broke: after %d ms with no call, the NAT (idle %d ms) dropped %d connection%s "
+                        "client rule broke: after %d ms with no call, the NAT (idle %lld ms) dropped %d connection%s "
                         "and the next call %s after %lld ms: %s%s",
-                        QUIET_MS, LAB_IDLE_MS, st.dropped, st.dropped == 1 ? "" : "s",
+                        QUIET_MS, (long long)env.nat_ms, st.dropped, st.dropped == 1 ? "" : "s",
                         second.status == GRPC_STATUS_OK ? "succeeded only" : rl_status_name(second.status),
                         (long long)second.ms, why, note);
     }
-    rl_chancfg_free(env.cfg);
+    live_release(&env);
     return 0;
 }
 
@@ -311,14 +323,14 @@ static int quiet_call(rl_grade_ctx *ctx, rl_scenario_result *out)
     live_env env;
     if (live_open(ctx, &env, out)) {
         live_close(&env, NULL);
-        rl_chancfg_free(env.cfg);
+        live_release(&env);
         return 0;
     }
     live_call call;
     lookup(&env, ctx, "quiet", QUIET_MS, &call);
     rl_intermediary_stats st;
     live_close(&env, &st);
-    char ka[32], note[160];
+    char ka[32], note[256];
     ka_text(&env, ka, sizeof ka);
     scale_note(&env, note, sizeof note);
     if (call.status == GRPC_STATUS_OK && st.dropped == 0)
@@ -332,11 +344,11 @@ static int quiet_call(rl_grade_ctx *ctx, rl_scenario_result *out)
         why_dropped(&env, false, why, sizeof why);
         rl_grade_result(out, RL_FAIL,
                         "client rule broke: a %d ms call that sent nothing ended %s after %lld ms; the NAT (idle "
-                        "%d ms) dropped %d connection%s: %s%s",
-                        QUIET_MS, rl_status_name(call.status), (long long)call.ms, LAB_IDLE_MS, st.dropped,
+                        "%lld ms) dropped %d connection%s: %s%s",
+                        QUIET_MS, rl_status_name(call.status), (long long)call.ms, (long long)env.nat_ms, st.dropped,
                         st.dropped == 1 ? "" : "s", why, note);
     }
-    rl_chancfg_free(env.cfg);
+    live_release(&env);
     return 0;
 }
 
@@ -345,7 +357,7 @@ static int no_goaway(rl_grade_ctx *ctx, rl_scenario_result *out)
     live_env env;
     if (live_open(ctx, &env, out)) {
         live_close(&env, NULL);
-        rl_chancfg_free(env.cfg);
+        live_release(&env);
         return 0;
     }
     /* Calls and idle gaps, a third each, so pings go out both with a call
@@ -368,7 +380,7 @@ static int no_goaway(rl_grade_ctx *ctx, rl_scenario_result *out)
     rl_chancfg_effective_int(env.cfg, RL_CHANCFG_SERVER, "grpc.http2.max_ping_strikes", &strikes, NULL);
     rl_intermediary_stats st;
     live_close(&env, &st);
-    char ka[32], note[160];
+    char ka[32], note[256];
     ka_text(&env, ka, sizeof ka);
     scale_note(&env, note, sizeof note);
     if (atomic_load(&too_many_pings))
@@ -382,12 +394,17 @@ static int no_goaway(rl_grade_ctx *ctx, rl_scenario_result *out)
     else
         rl_grade_result(out, RL_PASS, "%d calls and idle gaps over %d ms: no too_many_pings, %d connection%s%s",
                         calls, GOAWAY_RUN_MS, st.connections, st.connections == 1 ? "" : "s", note);
-    rl_chancfg_free(env.cfg);
+    live_release(&env);
     return 0;
 }
 
+static int check(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    return rl_config_check_run(ctx, "keepalive", out);
+}
+
 static const rl_scenario scenarios[] = {
-    {"check", "the config's rules, and gRPC accepts it", rl_config_check_run},
+    {"check", "the config's rules in the exercise's world, and gRPC accepts it", check},
     {"idle", "a call after 10 s idle, on a live connection", idle},
     {"quiet-call", "a 10 s call that sends nothing survives the NAT", quiet_call},
     {"no-goaway", "no too_many_pings over calls and idle gaps", no_goaway},

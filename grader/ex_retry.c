@@ -4,7 +4,8 @@
  * possible at all), and counts the attempts the baseline saw. The rules
  * (gRFC A6): retry what can succeed on a retry, as often as maxAttempts says
  * (clamped to 5), and never once the call has committed (a response message
- * went out). */
+ * went out). The caller's deadline is the exercise's world's
+ * (grader/worlds/retry.json, calls.longest_deadline_ms), not the file's. */
 #include "config_check.h"
 #include "exercise.h"
 #include "relaylab.pb-c.h"
@@ -20,16 +21,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The caller's deadline covers every attempt and every backoff; the handout
- * promises 2 s, so a policy whose waits do not fit fails gives-up. */
-#define CALL_BUDGET_MS 2000
+/* The caller's deadline covers every attempt and every backoff; it comes
+ * from the world (the handout's 2 s is the default world's), so a policy
+ * whose waits do not fit fails gives-up. This one applies when the world
+ * states no deadline. */
+#define DEFAULT_BUDGET_MS 2000
+/* UNAVAILABLEs in a row before the baseline answers, when the world states
+ * none (backend.unavailable_in_a_row). */
+#define DEFAULT_RUN 2
 #define OBSERVER_MS 2000
 
 /* What one scenario needs: the loaded config, and a channel to the baseline
  * carrying the config's service config exactly as written (unchecked, so
  * gRPC's own reaction to a bad one is what the student sees). */
 typedef struct retry_env {
-    rl_chancfg *cfg;
+    rl_config_env ce;         /* the submission in the exercise's world */
+    rl_chancfg *cfg;          /* ce.cfg */
+    int64_t budget_ms;        /* the caller's deadline */
     grpc_channel *ch;
     rl_chancfg_method method; /* relaylab.Baseline/Lookup as gRPC sees it */
     bool has_method;
@@ -39,8 +47,11 @@ typedef struct retry_env {
 static int env_open(rl_grade_ctx *ctx, const char *rpc, retry_env *env, rl_scenario_result *out)
 {
     memset(env, 0, sizeof *env);
-    if (rl_config_load(ctx, &env->cfg, out))
+    if (rl_config_open(ctx, "retry", &env->ce, out))
         return -1;
+    env->cfg = env->ce.cfg;
+    if (rl_chancfg_calls_deadline(env->cfg, &env->budget_ms) != RL_OK)
+        env->budget_ms = DEFAULT_BUDGET_MS;
     char *sc = NULL;
     if (rl_chancfg_service_config(env->cfg, &sc) != RL_OK || !sc) {
         free(sc);
@@ -70,7 +81,8 @@ static void env_close(retry_env *env)
 {
     if (env->ch)
         grpc_channel_destroy(env->ch);
-    rl_chancfg_free(env->cfg);
+    rl_config_close(&env->ce);
+    env->cfg = NULL;
 }
 
 /* Why |code| would not be retried under the config, for feedback. */
@@ -100,8 +112,8 @@ static int call_attempts(rl_grade_ctx *ctx, retry_env *env, const char *rpc, con
     snprintf(method, sizeof method, "/relaylab.Baseline/%s", rpc);
     memset(c, 0, sizeof *c);
     if (rl_probe_call_start(c, env->ch, method, work ? &wreq.base : &lreq.base,
-                            rl_now_ns() + CALL_BUDGET_MS * RL_NS_PER_MS) != RL_OK ||
-        rl_probe_call_wait(c, rl_now_ns() + (CALL_BUDGET_MS + 2000) * RL_NS_PER_MS) != RL_OK)
+                            rl_now_ns() + env->budget_ms * RL_NS_PER_MS) != RL_OK ||
+        rl_probe_call_wait(c, rl_now_ns() + (env->budget_ms + 2000) * RL_NS_PER_MS) != RL_OK)
         return rl_grade_result(out, RL_ERROR, "the %s call did not complete", rpc) - 1;
     /* An attempt still in flight at the deadline ends right after it. */
     if (rl_observe(rl_grade_baseline_channel(ctx), tag, OBSERVER_MS, obs) != RL_OK)
@@ -166,26 +178,44 @@ static void faulted_close(faulted *f)
     env_close(&f->env);
 }
 
+/* How many UNAVAILABLEs in a row the world's restarting backend sends. The
+ * world is loaded again by faulted_call; this only needs the number first. */
+static int world_run(rl_grade_ctx *ctx)
+{
+    rl_chancfg_world w;
+    char err[256];
+    int run = DEFAULT_RUN;
+    if (rl_config_world("retry", rl_grade_world_path(ctx), rl_grade_variant(ctx), &w, err, sizeof err) == RL_OK) {
+        if (w.unavailable_in_a_row)
+            run = w.unavailable_in_a_row;
+        rl_chancfg_world_fini(&w);
+    }
+    return run;
+}
+
 static int unavailable_then_ok(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
     faulted f;
-    if (faulted_call(ctx, "Lookup", 2, GRPC_STATUS_UNAVAILABLE, &f, out) == 0) {
+    int run = world_run(ctx);
+    if (faulted_call(ctx, "Lookup", (uint32_t)run, GRPC_STATUS_UNAVAILABLE, &f, out) == 0) {
         size_t n = f.n;
         char why[160];
         why_not_retried(&f.env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
-        if (f.c.status == GRPC_STATUS_OK && n == 3 && attempts_numbered(f.obs))
-            rl_grade_result(out, RL_PASS, "UNAVAILABLE twice, then OK: 3 attempts, the client got OK in %lld ms",
+        if (f.c.status == GRPC_STATUS_OK && n == (size_t)run + 1 && attempts_numbered(f.obs))
+            rl_grade_result(out, RL_PASS, "UNAVAILABLE %d time%s in a row, then OK: %d attempts, the client got OK "
+                            "in %lld ms", run, run == 1 ? "" : "s", run + 1,
                             (long long)((f.c.end_ns - f.c.start_ns) / RL_NS_PER_MS));
         else if (f.c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
             rl_grade_result(out, RL_FAIL,
-                            "the retries did not finish within the %d s deadline (%zu attempts seen): the backoff "
-                            "is too long for the caller's deadline",
-                            CALL_BUDGET_MS / 1000, n);
+                            "the retries did not finish within the caller's %lld ms deadline (%zu attempts seen): "
+                            "the backoff is too long for it",
+                            (long long)f.env.budget_ms, n);
         else
             rl_grade_result(out, RL_FAIL,
-                            "UNAVAILABLE twice, then OK: the baseline saw %zu attempt%s and the client got %s; "
-                            "expected 3 attempts and OK: %s",
-                            n, n == 1 ? "" : "s", rl_status_name(f.c.status), why);
+                            "UNAVAILABLE %d time%s in a row (the world's restarting backend), then OK: the baseline "
+                            "saw %zu attempt%s and the client got %s; expected %d attempts and OK: %s",
+                            run, run == 1 ? "" : "s", n, n == 1 ? "" : "s", rl_status_name(f.c.status), run + 1,
+                            why);
     }
     faulted_close(&f);
     return 0;
@@ -247,9 +277,9 @@ static int persistent(rl_grade_ctx *ctx, rl_scenario_result *out)
         size_t want = retries ? (size_t)f.env.method.max_attempts : 1;
         if (f.c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
             rl_grade_result(out, RL_FAIL,
-                            "a persistent UNAVAILABLE: %zu attempts did not finish within %d s: the backoff is too "
-                            "long for a call's deadline",
-                            n, CALL_BUDGET_MS / 1000);
+                            "a persistent UNAVAILABLE: %zu attempts did not finish within the caller's %lld ms "
+                            "deadline: the backoff is too long for it",
+                            n, (long long)f.env.budget_ms);
         else if (n == want && f.c.status == GRPC_STATUS_UNAVAILABLE)
             rl_grade_result(out, RL_PASS, "a persistent UNAVAILABLE: %zu attempts (maxAttempts %d%s), then UNAVAILABLE",
                             n, retries ? f.env.method.max_attempts : 1, retries ? ", at most 5" : "");
@@ -282,11 +312,11 @@ static bool next_event(grpc_completion_queue *cq, void *tag, int64_t until_ns)
     return ev.type == GRPC_OP_COMPLETE;
 }
 
-static void fetch_all(grpc_channel *ch, const char *tag, uint32_t count, fetch_result *res)
+static void fetch_all(grpc_channel *ch, const char *tag, uint32_t count, int64_t budget_ms, fetch_result *res)
 {
     memset(res, 0, sizeof *res);
     res->status = GRPC_STATUS_UNKNOWN;
-    int64_t until = rl_now_ns() + CALL_BUDGET_MS * RL_NS_PER_MS;
+    int64_t until = rl_now_ns() + budget_ms * RL_NS_PER_MS;
     grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
     grpc_call *call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
                                                grpc_slice_from_static_string("/relaylab.Baseline/Fetch"), NULL,
@@ -365,7 +395,7 @@ static int committed_stream(rl_grade_ctx *ctx, rl_scenario_result *out)
         return rl_grade_result(out, RL_ERROR, "the baseline refused the fault injection");
     }
     fetch_result res;
-    fetch_all(env.ch, rl_grade_tag(ctx), 3, &res);
+    fetch_all(env.ch, rl_grade_tag(ctx), 3, env.budget_ms, &res);
     Relaylab__ObserveReply *obs = NULL;
     if (rl_observe(rl_grade_baseline_channel(ctx), rl_grade_tag(ctx), OBSERVER_MS, &obs) != RL_OK) {
         env_close(&env);
@@ -405,9 +435,14 @@ static int work_once(rl_grade_ctx *ctx, rl_scenario_result *out)
     return 0;
 }
 
+static int check(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    return rl_config_check_run(ctx, "retry", out);
+}
+
 static const rl_scenario scenarios[] = {
-    {"check", "the config's rules, and gRPC accepts it", rl_config_check_run},
-    {"retries-unavailable", "UNAVAILABLE twice, then OK", unavailable_then_ok},
+    {"check", "the config's rules in the exercise's world, and gRPC accepts it", check},
+    {"retries-unavailable", "UNAVAILABLE as often as the world's backend restarts, then OK", unavailable_then_ok},
     {"gives-up", "a persistent failure stops at maxAttempts", persistent},
     {"not-an-answer", "an answer (INVALID_ARGUMENT, ...) is not retried", non_retryable},
     {"work-once", "Work is never retried", work_once},

@@ -3,6 +3,7 @@
  *
  * Exit status: 0 every scenario passed, 1 some did not, 2 usage or grader
  * error (including an interrupted run). Results are written even then. */
+#include "config_check.h"
 #include "exercise.h"
 #include "report.h"
 #include "rl_deadline.h"
@@ -41,6 +42,10 @@ static void usage(FILE *f)
             "  --memory-limit MB  private memory the submission may use (RLIMIT_DATA, default\n"
             "                     1024; 0: no limit, e.g. for sanitizer builds)\n"
             "  --rubric FILE      points per scenario (default: grader/rubric.json next to bin/)\n"
+            "  --world FILE       config exercises: the deployment to judge in (default:\n"
+            "                     grader/worlds/EXERCISE.json); the submission's own is ignored\n"
+            "  --variant SEED     config exercises: pick one of the world file's deployments by\n"
+            "                     name, or by a seed such as a student id (FNV-1a-64 mod count)\n"
             "  --quiet            no progress lines\n"
             "  --verbose          a progress line per run even when stderr is not a terminal\n"
             "  --help             this text\n"
@@ -121,7 +126,7 @@ static int parse_positive(const char *s, long max, long *out)
 int main(int argc, char **argv)
 {
     rl_log_init("grader");
-    enum { OPT_SUBMISSION = 256, OPT_JSON, OPT_RUNS, OPT_READY, OPT_RUBRIC, OPT_QUIET, OPT_ONLY, OPT_VERBOSE, OPT_MEMORY, OPT_HELP };
+    enum { OPT_SUBMISSION = 256, OPT_JSON, OPT_RUNS, OPT_READY, OPT_RUBRIC, OPT_QUIET, OPT_ONLY, OPT_VERBOSE, OPT_MEMORY, OPT_HELP, OPT_WORLD, OPT_VARIANT };
     static const struct option longopts[] = {
         {"submission", required_argument, NULL, OPT_SUBMISSION},
         {"json", required_argument, NULL, OPT_JSON},
@@ -133,6 +138,8 @@ int main(int argc, char **argv)
         {"verbose", no_argument, NULL, OPT_VERBOSE},
         {"memory-limit", required_argument, NULL, OPT_MEMORY},
         {"help", no_argument, NULL, OPT_HELP},
+        {"world", required_argument, NULL, OPT_WORLD},
+        {"variant", required_argument, NULL, OPT_VARIANT},
         {NULL, 0, NULL, 0},
     };
     rl_grade_options opt = {.runs = 1, .ready_timeout_ms = 15000, .data_limit_mb = 1024};
@@ -177,6 +184,12 @@ int main(int argc, char **argv)
         case OPT_QUIET:
             quiet = true;
             break;
+        case OPT_WORLD:
+            opt.world = optarg;
+            break;
+        case OPT_VARIANT:
+            opt.variant = optarg;
+            break;
         case OPT_VERBOSE:
             verbose = true;
             break;
@@ -200,6 +213,8 @@ int main(int argc, char **argv)
         return usage_error(argc, argv, "no exercise '%s'", name);
     if (optind < argc)
         return usage_error(argc, argv, "unexpected argument '%s'", argv[optind]);
+    if ((opt.world || opt.variant) && ex->kind != RL_SUBMISSION_CONFIG)
+        return usage_error(argc, argv, "--world and --variant are for the config exercises, not %s", name);
     if (!opt.submission || !*opt.submission)
         return usage_error(argc, argv, "%s needs --submission %s", name,
                            ex->kind == RL_SUBMISSION_CONFIG ? "FILE" : "'COMMAND'");
@@ -248,6 +263,15 @@ int main(int argc, char **argv)
         error = err;
         bad_submission = true;
         goto report;
+    }
+    if (ex->kind == RL_SUBMISSION_CONFIG) {
+        /* A world the grader cannot use is the instructor's error: say so once. */
+        rl_chancfg_world w;
+        if (rl_config_world(ex->name, opt.world, opt.variant, &w, err, sizeof err) != RL_OK) {
+            error = err;
+            goto report;
+        }
+        rl_chancfg_world_fini(&w);
     }
     if (rl_grade_install_guards() != RL_OK) {
         snprintf(err, sizeof err, "cannot install signal handlers or become a subreaper");

@@ -240,6 +240,16 @@ const char *rl_grade_config_path(rl_grade_ctx *ctx)
     return ctx->ex->kind == RL_SUBMISSION_CONFIG ? ctx->opt->submission : NULL;
 }
 
+const char *rl_grade_world_path(rl_grade_ctx *ctx)
+{
+    return ctx->opt->world;
+}
+
+const char *rl_grade_variant(rl_grade_ctx *ctx)
+{
+    return ctx->opt->variant;
+}
+
 bool rl_grade_submission_alive(rl_grade_ctx *ctx)
 {
     return ctx->have_sub && rl_proc_alive(&ctx->sub);

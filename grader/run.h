@@ -47,6 +47,11 @@ grpc_channel *rl_grade_channel_create(rl_grade_ctx *ctx, const char *target, con
  * command exercises. */
 const char *rl_grade_config_path(rl_grade_ctx *ctx);
 
+/* --world FILE and --variant SEED as given (NULL when not), for config
+ * exercises (config_check.c resolves the exercise's default world). */
+const char *rl_grade_world_path(rl_grade_ctx *ctx);
+const char *rl_grade_variant(rl_grade_ctx *ctx);
+
 /* Kills the baseline and starts a new one on the same port (so a running
  * submission keeps finding it) with |extra_argv| appended to its command line
  * (NULL-terminated; may be NULL), waits for its readiness line and recreates
@@ -122,6 +127,8 @@ typedef struct rl_grade_options {
     int64_t ready_timeout_ms; /* submission readiness bound */
     int64_t data_limit_mb;    /* RLIMIT_DATA of the submission; 0: none */
     bool progress;            /* progress lines on stderr */
+    const char *world;        /* config exercises: --world FILE, or NULL: the exercise's own */
+    const char *variant;      /* config exercises: --variant SEED, or NULL: the world's default */
 } rl_grade_options;
 
 /* The outcome of one scenario over all its runs. */

@@ -196,6 +196,71 @@ typedef struct rl_chancfg_method {
 int rl_chancfg_method_config(const rl_chancfg *cfg, const char *service, const char *method,
                              rl_chancfg_method *out);
 
+/* ---- the world a config is judged in ---------------------------------- */
+
+/* A config states choices: both sides' args and the service config. What
+ * surrounds the connection is not a choice: the intermediary on the path and
+ * its idle timeout, the longest deadline calls get, and server args a platform
+ * team fixes. A config may describe that world itself (its `intermediary`
+ * and `calls` sections, for a tool run on a real deployment); an exercise
+ * states it instead, in a world file, and judges every submission in it.
+ *
+ * A world file is one deployment, or several of which a variant picks one:
+ *
+ *   {"description": "...", "default": "azure-lb",
+ *    "deployments": [{"name": "azure-lb", "description": "...",
+ *                     "intermediary": {"kind": "l4-lb", "idle_timeout_ms": 240000},
+ *                     "calls": {"longest_deadline_ms": 120000},
+ *                     "server": {"grpc.http2.min_ping_interval_without_data_ms": 120000},
+ *                     "backend": {"unavailable_in_a_row": 3}}, ...]}
+ *
+ * A deployment's intermediary, calls and server sections follow the channel
+ * config format and must pass its rules; every section is optional. backend
+ * is the world's alone: how many attempts in a row a restarting backend fails
+ * with UNAVAILABLE before it answers (1..4), which a retry policy must outlast. */
+typedef struct rl_chancfg_world {
+    char name[64];          /* the deployment's name: [a-z0-9._-], 1..63 bytes */
+    char description[256];  /* one line, control bytes replaced; may be "" */
+    size_t index, count;    /* which deployment of how many in the file */
+    bool by_seed;           /* picked by hashing the variant (not by name or default) */
+    int unavailable_in_a_row; /* backend.unavailable_in_a_row; 0: not stated */
+    rl_chancfg *deployment; /* owned: a config holding only the world's sections */
+} rl_chancfg_world;
+
+/* Loads the world file |path| and picks one deployment: the one named
+ * |variant|, else (|variant| a seed such as a student id) the one at
+ * FNV-1a-64(variant) mod count, else (|variant| NULL or "") the file's
+ * "default" or its first. The pick depends on the seed and the list only, so
+ * one seed keeps its deployment on every machine. Returns 0 with |*out|
+ * filled (release with rl_chancfg_world_fini), or RL_ENOTFOUND/RL_ESYS/
+ * RL_EPARSE/RL_EINVAL (a malformed world) /RL_ENOMEM with one line in |err|. */
+int rl_chancfg_world_load(const char *path, const char *variant, rl_chancfg_world *out, char *err,
+                          size_t errlen);
+
+/* Frees what |w| owns; accepts a zeroed or finalised world. */
+void rl_chancfg_world_fini(rl_chancfg_world *w);
+
+/* One line for people: "azure-lb: an l4-lb that drops connections idle for
+ * 240000 ms; calls run up to 120000 ms; the servers' ping policy is fixed:
+ * grpc.http2.min_ping_interval_without_data_ms 120000". Always terminated. */
+void rl_chancfg_world_describe(const rl_chancfg_world *w, char *buf, size_t len);
+
+/* The config |cfg| as it stands in |w|: a new config (free with
+ * rl_chancfg_free) whose intermediary and calls are the world's (absent when
+ * the world has none) and whose server args are |cfg|'s with the world's
+ * fixed ones in their place. Everything |cfg| declared that the world
+ * replaces with something else (an intermediary, a call deadline, a fixed
+ * server arg set to another value) is appended to |notes| as a warning
+ * "world.ignored" at its path. A |cfg| that is not a JSON object, or whose
+ * server section is not one, is copied as it is (the checker reports it).
+ * Returns 0 or RL_ENOMEM (nothing allocated in |*out|). */
+int rl_chancfg_in_world(const rl_chancfg *cfg, const rl_chancfg_world *w, rl_chancfg **out,
+                        rl_chancfg_report *notes);
+
+/* The calls section's longest_deadline_ms. Returns 0, or RL_ENOTFOUND when
+ * the config has none (or it is invalid). */
+int rl_chancfg_calls_deadline(const rl_chancfg *cfg, int64_t *ms);
+
 /* ---- gRPC's own verdict ----------------------------------------------- */
 
 typedef struct rl_chancfg_verdict {

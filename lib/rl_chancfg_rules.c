@@ -60,6 +60,7 @@ static const rl_chancfg_rule g_rules[] = {
     {"retry.throttling", RL_CHANCFG_ERROR, "retryThrottling outside gRFC A6's limits"},
     {"retry.per-attempt-ignored", RL_CHANCFG_WARNING, "perAttemptRecvTimeout without grpc.experimental.enable_hedging: ignored"},
     {"grpc.rejected", RL_CHANCFG_ERROR, "gRPC itself refused the client args (reported by the CLI)"},
+    {"world.ignored", RL_CHANCFG_WARNING, "the config declares a world (intermediary, call deadline, a server arg the platform fixes) other than the one it is judged in: ignored"},
 };
 
 const rl_chancfg_rule *rl_chancfg_rules(size_t *n)

@@ -40,6 +40,11 @@ def findings(stdout):
     return out
 
 
+def world_args(e):
+    """--world for a config whose manifest entry names the world it is checked in."""
+    return ["--world", os.path.join(CONFIGS, e["world"])] if "world" in e else []
+
+
 def rule_ids():
     p = run("rules")
     assert p.returncode == 0
@@ -70,7 +75,7 @@ def test_config_gets_its_exit_code_rule_and_path(name):
     # gRPC's verdict is asked only where it is the point (a probe costs a
     # few hundred ms); the checker's own rules are exercised for all.
     ask_grpc = e.get("rule") == "grpc.rejected"
-    p = run("check", *([] if ask_grpc else ["--no-grpc"]), os.path.join(CONFIGS, name))
+    p = run("check", *([] if ask_grpc else ["--no-grpc"]), *world_args(e), os.path.join(CONFIGS, name))
     assert p.returncode == e["exit"], p.stdout + p.stderr
     found = findings(p.stdout)
     if "rule" not in e:
@@ -95,7 +100,7 @@ def test_config_gets_its_exit_code_rule_and_path(name):
 
 @pytest.mark.parametrize("name", sorted(n for n in EXPECT if n.startswith("warn/")))
 def test_strict_turns_warnings_into_exit_1(name):
-    p = run("check", "--no-grpc", "--strict", os.path.join(CONFIGS, name))
+    p = run("check", "--no-grpc", "--strict", *world_args(EXPECT[name]), os.path.join(CONFIGS, name))
     assert p.returncode == 1, p.stdout
 
 
