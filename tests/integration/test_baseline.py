@@ -4,6 +4,7 @@
 # records, so they are checked against the client's own clock here.
 import json
 import signal
+import subprocess
 import time
 
 import grpc
@@ -233,3 +234,35 @@ def test_record_file_has_one_json_object_per_call(start_program, tmp_path):
     assert lk["end_ns"] - lk["arrival_ns"] >= 5 * NS_PER_MS
     assert (wk["seq"], wk["tag"], wk["method"], wk["deadline_ms"], wk["steps_done"]) == (2, "j2", "Work", None, 3)
     assert (wk["cancelled"], wk["attempt"], wk["faulted"]) == (False, 1, False)
+
+
+def test_config_server_section_applies_to_the_listener(start_program, tmp_path):
+    # A 4 KiB receive limit from the config: 5,000 bytes of tag are refused,
+    # 1,000 go through (the baseline's own limit is 64 KiB).
+    path = tmp_path / "channel.json"
+    path.write_text(json.dumps({"server": {"grpc.max_receive_message_length": 4096}}))
+    prog = start_program([bin_path("baseline"), "--listen", "127.0.0.1:0", "--config", str(path)])
+    ch = channel(prog.addr)
+    stub = BaselineStub(ch)
+    with pytest.raises(grpc.RpcError) as err:
+        stub.Lookup(pb.LookupRequest(tag="x" * 5000), timeout=5)
+    assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert stub.Lookup(pb.LookupRequest(tag="y" * 1000), timeout=5).tag == "y" * 1000
+    ch.close()
+
+
+def test_config_errors_exit_2(tmp_path):
+    def run(*args):
+        return subprocess.run([bin_path("baseline"), "--listen", "127.0.0.1:0", *args], capture_output=True,
+                              text=True, timeout=20, stdin=subprocess.DEVNULL)
+
+    r = run("--config", str(tmp_path / "none.json"))
+    assert r.returncode == 2 and "none.json: cannot open" in r.stderr, r.stderr
+    good = tmp_path / "good.json"
+    good.write_text("{}")
+    r = run("--config", str(good), "--arg", "grpc.http2.max_ping_strikes=2")
+    assert r.returncode == 2 and "usage: baseline" in r.stderr, r.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"server": {"grpc.keepalive_time_ms": 1}}')
+    r = run("--config", str(bad))
+    assert r.returncode == 2 and "breaks" in r.stderr, r.stderr

@@ -7,9 +7,11 @@ in Python), so the client's own deadline instant can be compared with the
 baseline's arrival_ns. Teardown stops both servers by pid with SIGTERM and
 checks they exit 0 (under ASan that is also the leak check).
 """
+import json
 import os
 import select
 import signal
+import socket
 import subprocess
 import time
 import uuid
@@ -433,3 +435,120 @@ def test_mistake_call_twice_calls_work_twice(start_stack):
     recs = st.wait_for(tag, lambda r: sum(1 for x in r if x.method == "Work" and x.ended) >= 2, 5, "two Work calls")
     assert len([r for r in recs if r.method == "Work"]) == 2
     assert len([r for r in recs if r.method == "Lookup"]) == 1
+
+
+# ---- --threads, --config, an unreachable baseline ----
+
+
+def loop_threads(pid):
+    """Threads of |pid| named like the program itself. gRPC names each of its
+    own threads (default-executor, timer_manager, event_engine, ...), so what
+    keeps the program's name is the main thread and the server loops."""
+    names = []
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                names.append(f.read().strip())
+        except OSError:
+            pass
+    return names.count("relay") - 1
+
+
+@pytest.mark.parametrize("threads", [1, 3])
+def test_threads_sets_the_number_of_server_loops(start_stack, threads):
+    st = start_stack("--threads", str(threads))
+    # Concurrent calls, each answered, on however many loops.
+    futs = [st.stub.Process.future(pb.ProcessRequest(tag=f"th-{i}", steps=2, step_ms=5), timeout=10) for i in range(8)]
+    assert [f.result().steps_done for f in futs] == [2] * 8
+    assert loop_threads(st.relay.proc.pid) == threads
+
+
+@pytest.mark.parametrize("value", ["0", "257", "two"])
+def test_threads_out_of_range_exits_2(value):
+    r = run_relay("--baseline", "127.0.0.1:1", "--threads", value)
+    assert r.returncode == 2
+    assert f"--threads wants a number from 1 to 256, not '{value}'" in r.stderr
+
+
+def write_config(tmp_path, config):
+    path = tmp_path / "channel.json"
+    path.write_text(json.dumps(config))
+    return str(path)
+
+
+RETRY_LOOKUP = {
+    "client": {
+        "service_config": {
+            "methodConfig": [{
+                "name": [{"service": "relaylab.Baseline", "method": "Lookup"}],
+                "retryPolicy": {"maxAttempts": 4, "initialBackoff": "0.01s", "maxBackoff": "0.05s",
+                                "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]},
+            }]
+        }
+    }
+}
+
+
+def test_config_client_section_shapes_the_channel_to_the_baseline(start_stack, tmp_path):
+    # The client section's retry policy makes the relay's Lookup survive two
+    # UNAVAILABLE answers, which the baseline records as three attempts.
+    st = start_stack("--config", write_config(tmp_path, RETRY_LOOKUP))
+    st.observer.SetFault(pb.FaultRequest(method="Lookup", fail_first=2, status=grpc.StatusCode.UNAVAILABLE.value[0]))
+    tag = new_tag()
+    assert st.stub.Process(pb.ProcessRequest(tag=tag, steps=1, step_ms=1), timeout=10).steps_done == 1
+    recs = st.wait_for(tag, ended("Work"), 5, "Work to end")
+    lookups = [(r.attempt, r.faulted, r.status) for r in recs if r.method == "Lookup"]
+    assert lookups == [(1, True, 14), (2, True, 14), (3, False, 0)], list(map(fmt, recs))
+
+
+def test_without_config_the_same_fault_reaches_the_client(stack):
+    stack.observer.SetFault(pb.FaultRequest(method="Lookup", fail_first=1, status=grpc.StatusCode.UNAVAILABLE.value[0]))
+    with pytest.raises(grpc.RpcError) as e:
+        stack.stub.Process(pb.ProcessRequest(tag=new_tag()), timeout=10)
+    assert e.value.code() == grpc.StatusCode.UNAVAILABLE
+
+
+def test_config_server_section_shapes_the_listener(start_stack, tmp_path):
+    # A 4 KiB receive limit on the listener: 5,000 bytes of tag are refused,
+    # 1,000 go through (the relay's own limit is 64 KiB).
+    st = start_stack("--config", write_config(tmp_path, {"server": {"grpc.max_receive_message_length": 4096}}))
+    with pytest.raises(grpc.RpcError) as e:
+        st.stub.Process(pb.ProcessRequest(tag="x" * 5000), timeout=10)
+    assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert st.stub.Process(pb.ProcessRequest(tag="y" * 1000), timeout=10).tag == "y" * 1000
+
+
+def test_config_missing_or_breaking_rules_exits_2(tmp_path):
+    r = run_relay("--baseline", "127.0.0.1:1", "--config", str(tmp_path / "none.json"))
+    assert r.returncode == 2
+    assert "none.json: cannot open" in r.stderr
+    bad = write_config(tmp_path, {"client": {"grpc.keepalive_time_ms": 1}})
+    r = run_relay("--baseline", "127.0.0.1:1", "--config", bad)
+    assert r.returncode == 2
+    assert "breaks" in r.stderr and "keepalive" in r.stderr and "bin/channel-config check" in r.stderr
+
+
+def test_unreachable_baseline_is_unavailable_at_once_and_the_relay_keeps_serving(start_program, tmp_path):
+    # A port bound but never listened on refuses connections, and stays ours
+    # for the whole test, so nothing else can appear there.
+    with socket.socket() as hole:
+        hole.bind(("127.0.0.1", 0))
+        addr = "127.0.0.1:%d" % hole.getsockname()[1]
+        relay = Server([os.path.join(BIN, "relay"), "--listen", "127.0.0.1:0", "--baseline", addr], "relay",
+                       tmp_path / "relay.stderr")
+        ch = grpc.insecure_channel(relay.addr)
+        try:
+            stub = pbg.RelayStub(ch)
+            for _ in range(2):
+                t0 = time.monotonic()
+                with pytest.raises(grpc.RpcError) as e:
+                    stub.Process(pb.ProcessRequest(tag=new_tag()), timeout=20)
+                # Not a hang until the client's deadline: the relay's Lookup
+                # fails fast (no wait-for-ready) and its code is passed on.
+                assert e.value.code() == grpc.StatusCode.UNAVAILABLE, e.value
+                assert time.monotonic() - t0 < 20 / 2
+                assert "Lookup failed" in e.value.details(), e.value.details()
+        finally:
+            ch.close()
+            rc = relay.stop()
+        assert rc == 0, relay.stderr()
