@@ -387,3 +387,22 @@ def test_interrupted_grader_kills_children_and_writes_results(tmp_path):
     assert results["tests"][0]["output"].startswith("ERROR")
     left = processes_with_marker(marker)
     assert not left, left
+
+
+def test_memory_limit_stops_a_submission_that_exceeds_it(tmp_path):
+    # RLIMIT_DATA in action: the Python producer that queues every chunk
+    # (~190 MiB for the stall scenario) cannot get that memory under a
+    # 256 MB limit, and grpcio aborts on the failed allocation; without a
+    # limit the same producer runs on and fails on its RSS growth instead.
+    unbounded = py("streamer_unbounded")
+    g = grade(tmp_path, "flow", unbounded, "--only", "stall", "--memory-limit", "256")
+    assert g.rc == 1, g.out + g.err
+    verdict, feedback = g.verdicts()["stall"]
+    assert verdict == "CRASH" and "SIGABRT" in feedback, g.out
+    g = grade(tmp_path, "flow", unbounded, "--only", "stall", "--memory-limit", "0")
+    verdict, feedback = g.verdicts()["stall"]
+    assert verdict == "FAIL" and "RSS grew" in feedback, g.out
+    # A paced producer stays far below even a 96 MB limit and passes.
+    g = grade(tmp_path, "flow", py("streamer_good"), "--only", "stall", "--memory-limit", "96")
+    assert g.rc == 0, g.out + g.err
+    assert g.verdicts()["stall"][0] == "PASS", g.out
