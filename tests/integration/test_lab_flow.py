@@ -42,7 +42,11 @@ def growth_by_producer(table):
 def test_compare_memory_table_and_plot(tmp_path):
     svg = tmp_path / "rss.svg"
     sub = f"{PYTHON} {SUBMISSIONS}/streamer_good.py"
-    proc = subprocess.run([bin_path("lab"), "compare-memory", "--seconds", "1.5", "--svg", str(svg),
+    # The unbounded producer's thread grows the RSS for as long as the reader
+    # stalls, at whatever speed the machine gives it: with both cores busy it
+    # reached only 59 MiB in 1.5 s. 3 s (the demo's stall) keeps it over the
+    # budget with room to spare on a loaded machine.
+    proc = subprocess.run([bin_path("lab"), "compare-memory", "--seconds", "3", "--svg", str(svg),
                            "--submission", sub], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
     out = proc.stdout.decode(errors="replace")
     assert proc.returncode == 0, out + proc.stderr.decode(errors="replace")
@@ -50,10 +54,12 @@ def test_compare_memory_table_and_plot(tmp_path):
     assert len(rows) == 3, out
     paced = [g for label, g in rows.items() if label.startswith("streamer (paced")]
     unbounded = [g for label, g in rows.items() if label.startswith("streamer --unbounded")]
-    # Measured: paced ~1 MiB, unbounded 185-198 MiB for 3000 x 64 KiB
-    # (bench/results/streamer.md); a third of the budget and three budgets.
+    # The paced one holds a window (measured ~1 MiB): a third of the budget
+    # leaves room. The unbounded one is over the budget, which is what the
+    # table claims (its "OVER" checked above); how far over depends on the
+    # machine's speed during the stall, so that is not asserted.
     assert paced and paced[0] < BUDGET_MIB / 3, out
-    assert unbounded and unbounded[0] > 3 * BUDGET_MIB, out
+    assert unbounded and unbounded[0] > BUDGET_MIB, out
     root = ET.parse(svg).getroot()
     assert root.tag == SVG_NS + "svg"
     assert len(root.findall(f"{SVG_NS}polyline")) == 3
@@ -71,8 +77,8 @@ def test_demo_flow_shows_both_producers():
     assert len(rows) == 2, out
     paced = [g for label, g in rows.items() if label.startswith("streamer (paced")]
     unbounded = [g for label, g in rows.items() if label.startswith("streamer --unbounded")]
-    # The paced producer well within the budget and the unbounded one far
-    # over it, each on its own row (growth_by_producer checked the verdict
-    # words); the same margins as compare-memory above.
+    # The paced producer well within the budget and the unbounded one over
+    # it, each on its own row (growth_by_producer checked the verdict words);
+    # the same bounds as compare-memory above.
     assert paced and paced[0] < BUDGET_MIB / 3, out
-    assert unbounded and unbounded[0] > 3 * BUDGET_MIB, out
+    assert unbounded and unbounded[0] > BUDGET_MIB, out
