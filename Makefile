@@ -123,14 +123,15 @@ unit: $(UNIT_BINS)
 	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; ./$$t; done
 	@echo "unit: $(words $(UNIT_BINS)) cmocka suites passed"
 
-# -rs prints why a test was skipped (no npm registry, an ASan build, ...).
+# -rs prints why a test was skipped (an ASan build, no valgrind).
 integration: build node-deps
 	RELAYLAB_BIN=$(abspath $(BIN)) PYTHONPATH=$(abspath $(PYGEN)) \
 	  $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests/integration
 
 # The Node (@grpc/grpc-js) submissions' packages: `npm ci` when node_modules is
-# missing or older than package-lock.json. Never fatal: without npm or the
-# registry, the Node tests skip and print npm's error (build/node-deps.log).
+# missing or older than package-lock.json. Fatal when it fails: the Node tests
+# are part of the suite, so the script prints npm's error and how to fix it
+# (npm's whole output stays in build/node-deps.log) and `make test` stops.
 node-deps: $(DEPS_STAMP)
 	@sh scripts/node-deps.sh
 

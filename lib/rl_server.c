@@ -200,16 +200,6 @@ int rl_server_port(const rl_server *s)
     return s->port;
 }
 
-size_t rl_server_nloops(const rl_server *s)
-{
-    return s->nloops;
-}
-
-rl_loop *rl_server_loop(rl_server *s, size_t i)
-{
-    return &s->loops[i];
-}
-
 static bool another_signal(void)
 {
     sigset_t set;

@@ -53,8 +53,6 @@ int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, si
 
 /* The bound port. */
 int rl_server_port(const rl_server *s);
-size_t rl_server_nloops(const rl_server *s);
-rl_loop *rl_server_loop(rl_server *s, size_t i);
 
 /* Blocks until SIGTERM or SIGINT, then drains: stops accepting, lets calls
  * finish for the grace period (a second signal cuts it short), cancels the

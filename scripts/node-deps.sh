@@ -1,8 +1,9 @@
 #!/bin/sh
 # Installs the Node submissions' packages (tests/submissions/node) with `npm ci`,
 # only when node_modules is missing or older than package-lock.json.
-# Never fails the build: without node, npm or the registry it says why, keeps
-# npm's output in build/node-deps.log, and the Node tests skip with that reason.
+# The Node submission tests are part of the suite, so a missing package is a
+# failure, not a skip: without node, npm or the registry it says why and how
+# to fix it, keeps npm's output in build/node-deps.log, and exits 1.
 # npm is bounded by RELAYLAB_NPM_TIMEOUT seconds (default 120) so a registry
 # that drops packets costs minutes at worst, not npm's own 5-minute timeouts.
 set -u
@@ -19,8 +20,8 @@ fi
 mkdir -p build
 for tool in node npm; do
     if ! command -v "$tool" >/dev/null 2>&1; then
-        echo "relaylab: $tool is not on PATH, so the Node submission tests will be skipped" | tee "$log"
-        exit 0
+        echo "relaylab: $tool is not on PATH; the Node submission tests need it (scripts/install-deps.sh installs Debian's nodejs and npm)" | tee "$log" >&2
+        exit 1
     fi
 done
 
@@ -37,7 +38,10 @@ case $rc in
 124 | 137) echo "npm error npm ci did not finish within $limit s (RELAYLAB_NPM_TIMEOUT): is the npm registry reachable?" >>"$log" ;;
 esac
 # npm's own summary lines, without its stack trace.
-echo "relaylab: npm ci failed (exit $rc), so the Node submission tests will be skipped:"
-grep '^npm error' "$log" | grep -v '^npm error  *at ' | head -n 6
-echo "relaylab: npm's whole output is in $log"
-exit 0
+{
+    echo "relaylab: npm ci failed (exit $rc) in $dir; the Node submission tests need its packages:"
+    grep '^npm error' "$log" | grep -v '^npm error  *at ' | head -n 6
+    echo "relaylab: npm's whole output is in $log. Check that the npm registry is reachable"
+    echo "relaylab: (npm config get registry; a proxy goes in HTTPS_PROXY), then run \`make node-deps\` again."
+} >&2
+exit 1

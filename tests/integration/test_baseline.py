@@ -4,6 +4,7 @@
 # records, so they are checked against the client's own clock here.
 import json
 import signal
+import subprocess
 import time
 
 import grpc
@@ -12,26 +13,38 @@ import pytest
 import relaylab_pb2 as pb
 from relaylab_pb2_grpc import BaselineStub
 from conftest import bin_path, channel, ended, fmt_record
+from tolerances import CANCEL_MS, EXPIRE_MS, SCHED_MS, wire_rounding_ms
 
-# grpc-core-facts.md: a deadline arrived up to ~9 ms early and once 8 ms late.
-ARRIVAL_SLACK_MS = 20
-# Work/Lookup must react to a cancel or a deadline within this.
-REACT_MS = 100
+# The grader judges relays by these records, so they are checked with the
+# grader's own tolerances (tolerances.py, from grader/judge.h): a recorded
+# deadline is what the client had left at arrival within the wire rounding,
+# the client's own time before the call arrived (grpcio fixes its deadline a
+# little after the test reads the clock) and SCHED_MS, which covers the
+# baseline's floor to whole ms and C-core's cached clock (measured: a
+# deadline arrived up to ~9 ms early and once 8 ms late). The baseline must
+# end a cancelled call within the cancel judge's allowance, and a call whose
+# deadline passed within the expiry judge's.
 NS_PER_MS = 1_000_000
 # `bin/baseline --help`: the keys of each --record JSON line.
 RECORD_KEYS = {"seq", "tag", "method", "deadline_ms", "arrival_ns", "end_ns", "steps_done", "status", "status_name",
                "cancelled", "attempt", "faulted"}
 
 
-def wire_rounding_ms(ms):
-    """The most grpc-timeout encoding can round |ms| up (timeout_encoding.cc)."""
-    if ms < 1000:
-        return 0
-    if ms < 10_000:
-        return 10
-    if ms < 100_000:
-        return 100
-    return 1000
+def check_recorded_deadline(rec, t0_ns, timeout_ms):
+    """|rec| was a call the client started at |t0_ns| with |timeout_ms|: its
+    recorded deadline must be what was left at arrival, by the client's clock."""
+    assert rec.has_deadline, fmt_record(rec)
+    left_ms, upper = one_hop_bounds(rec.arrival_ns, t0_ns, timeout_ms)
+    assert left_ms - SCHED_MS <= rec.deadline_ms <= upper, f"{fmt_record(rec)}; {left_ms:.1f} ms were left"
+
+
+def one_hop_bounds(arrival_ns, t0_ns, timeout_ms):
+    """(what was left at arrival, the largest deadline a record may show) for
+    a call straight from the client: the grader's deadline bound with one hop
+    of wire rounding, the client standing in for the relay."""
+    client_ms = (arrival_ns - t0_ns) / NS_PER_MS
+    left_ms = timeout_ms - client_ms
+    return left_ms, left_ms + wire_rounding_ms(timeout_ms) + client_ms + SCHED_MS
 
 
 def code_value(code):
@@ -77,10 +90,7 @@ def test_records_the_deadline_the_client_set(baseline_stub, observer, timeout_ms
     t0 = time.monotonic_ns()
     baseline_stub.Lookup(pb.LookupRequest(tag="dl"), timeout=timeout_ms / 1000)
     rec = only(observer.wait_for(ended(1), 2, tag="dl"))
-    assert rec.has_deadline
-    # What was really left when the call arrived, by the client's clock.
-    left_ms = timeout_ms - (rec.arrival_ns - t0) / NS_PER_MS
-    assert left_ms - ARRIVAL_SLACK_MS <= rec.deadline_ms <= left_ms + wire_rounding_ms(timeout_ms) + ARRIVAL_SLACK_MS, fmt_record(rec)
+    check_recorded_deadline(rec, t0, timeout_ms)
 
 
 def test_records_no_deadline(baseline_stub, observer):
@@ -96,7 +106,7 @@ def test_cancelled_work_stops_promptly(baseline_stub, observer):
     future.cancel()
     rec = only(observer.wait_for(ended(1), 2, tag="cw"))
     assert rec.cancelled, fmt_record(rec)
-    assert rec.end_ns - t_cancel <= REACT_MS * NS_PER_MS, fmt_record(rec)
+    assert rec.end_ns - t_cancel <= CANCEL_MS * NS_PER_MS, fmt_record(rec)
     # No step may start after the cancel: bounded by the steps that fit
     # between arrival and the cancel, plus the one in progress.
     assert 2 <= rec.steps_done <= (t_cancel - rec.arrival_ns) // (20 * NS_PER_MS) + 1, fmt_record(rec)
@@ -108,8 +118,11 @@ def test_deadline_during_work_ends_it_on_time(baseline_stub, observer):
     assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     rec = only(observer.wait_for(ended(1), 2, tag="dw"))
     assert rec.status == code_value(grpc.StatusCode.DEADLINE_EXCEEDED), fmt_record(rec)
+    # The recorded deadline is floored to whole ms and read with C-core's
+    # cached clock, so the instant it implies may sit up to SCHED_MS either
+    # side of the timer the baseline really ran on.
     due_ns = rec.arrival_ns + rec.deadline_ms * NS_PER_MS
-    assert due_ns - 5 * NS_PER_MS <= rec.end_ns <= due_ns + REACT_MS * NS_PER_MS, fmt_record(rec)
+    assert due_ns - SCHED_MS * NS_PER_MS <= rec.end_ns <= due_ns + EXPIRE_MS * NS_PER_MS, fmt_record(rec)
     assert rec.steps_done <= rec.deadline_ms // 20 + 1, fmt_record(rec)
 
 
@@ -196,6 +209,7 @@ def test_record_file_has_one_json_object_per_call(start_program, tmp_path):
     prog = start_program([bin_path("baseline"), "--listen", "127.0.0.1:0", "--record", str(path)])
     ch = channel(prog.addr)
     stub = BaselineStub(ch)
+    t0 = time.monotonic_ns()
     stub.Lookup(pb.LookupRequest(tag="j1", delay_ms=5), timeout=5)
     stub.Work(pb.WorkRequest(tag="j2", steps=3, step_ms=1))
     ch.close()
@@ -212,7 +226,43 @@ def test_record_file_has_one_json_object_per_call(start_program, tmp_path):
         assert RECORD_KEYS <= set(o), sorted(o)
     lk, wk = objs
     assert (lk["seq"], lk["tag"], lk["method"], lk["status"], lk["status_name"]) == (1, "j1", "Lookup", 0, "OK")
-    assert 0 < lk["deadline_ms"] <= 5000
+    # The file carries the same deadline as the observer: what was left of
+    # the client's 5 s at arrival (the file has no has_deadline; null is none).
+    left_ms, upper = one_hop_bounds(lk["arrival_ns"], t0, 5000)
+    assert isinstance(lk["deadline_ms"], int), lk
+    assert left_ms - SCHED_MS <= lk["deadline_ms"] <= upper, (lk, left_ms)
     assert lk["end_ns"] - lk["arrival_ns"] >= 5 * NS_PER_MS
     assert (wk["seq"], wk["tag"], wk["method"], wk["deadline_ms"], wk["steps_done"]) == (2, "j2", "Work", None, 3)
     assert (wk["cancelled"], wk["attempt"], wk["faulted"]) == (False, 1, False)
+
+
+def test_config_server_section_applies_to_the_listener(start_program, tmp_path):
+    # A 4 KiB receive limit from the config: 5,000 bytes of tag are refused,
+    # 1,000 go through (the baseline's own limit is 64 KiB).
+    path = tmp_path / "channel.json"
+    path.write_text(json.dumps({"server": {"grpc.max_receive_message_length": 4096}}))
+    prog = start_program([bin_path("baseline"), "--listen", "127.0.0.1:0", "--config", str(path)])
+    ch = channel(prog.addr)
+    stub = BaselineStub(ch)
+    with pytest.raises(grpc.RpcError) as err:
+        stub.Lookup(pb.LookupRequest(tag="x" * 5000), timeout=5)
+    assert err.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert stub.Lookup(pb.LookupRequest(tag="y" * 1000), timeout=5).tag == "y" * 1000
+    ch.close()
+
+
+def test_config_errors_exit_2(tmp_path):
+    def run(*args):
+        return subprocess.run([bin_path("baseline"), "--listen", "127.0.0.1:0", *args], capture_output=True,
+                              text=True, timeout=20, stdin=subprocess.DEVNULL)
+
+    r = run("--config", str(tmp_path / "none.json"))
+    assert r.returncode == 2 and "none.json: cannot open" in r.stderr, r.stderr
+    good = tmp_path / "good.json"
+    good.write_text("{}")
+    r = run("--config", str(good), "--arg", "grpc.http2.max_ping_strikes=2")
+    assert r.returncode == 2 and "usage: baseline" in r.stderr, r.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"server": {"grpc.keepalive_time_ms": 1}}')
+    r = run("--config", str(bad))
+    assert r.returncode == 2 and "breaks" in r.stderr, r.stderr

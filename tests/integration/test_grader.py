@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 import uuid
 
@@ -61,13 +62,15 @@ def sanitizer_build():
     return os.sep + "address" + os.sep in bin_path("grader")
 
 
-def grade(tmp_path, exercise, submission, *args, timeout=240, env_extra=None):
+def grade(tmp_path, exercise, submission, *args, timeout=240, env_extra=None, marker=None):
     """Runs the grader to completion and checks the invariants every run must
-    keep: JSON written and well-formed, nothing of the submission left."""
+    keep: JSON written and well-formed, nothing of the submission left.
+    |marker| names the environment variable that tags every process of this
+    run (a fresh one when None)."""
     if sanitizer_build():
         # ASan reserves ~15 TB of shadow memory, which RLIMIT_DATA counts.
         args = ("--memory-limit", "0", *args)
-    marker = "RL_GRADER_TEST_" + uuid.uuid4().hex
+    marker = marker or "RL_GRADER_TEST_" + uuid.uuid4().hex
     env = dict(os.environ, **{marker: "1"}, **(env_extra or {}))
     out_json = tmp_path / f"{exercise}-{uuid.uuid4().hex[:8]}.json"
     t0 = time.monotonic()
@@ -191,22 +194,32 @@ def test_hang_is_timeout(tmp_path):
     assert g.verdicts()["during-work"][0] == "TIMEOUT", g.out
 
 
+# The grader's default --ready-timeout (grader --help).
+DEFAULT_READY_S = 15
+
+
 def test_never_listens_is_not_ready_quickly(tmp_path):
     g = grade(tmp_path, "deadline", py("relay_never_listens"), "--only", "shrinks", "--ready-timeout", "2")
     assert g.rc == 1
     verdict, feedback = g.verdicts()["shrinks"]
     assert verdict == "NOT-READY", g.out
     assert "did not listen on" in feedback and "relay starting" in feedback
-    # 2 s of waiting plus start-up and teardown, not the default 15 s.
-    assert g.seconds < 8, g.seconds
+    # What is tested is that the 2 s given were used, not the default 15 s:
+    # a grader that ignored --ready-timeout takes at least 15 s, one that
+    # honoured it 2 s plus start-up and teardown. The bound sits between the
+    # two, so start-up on a loaded machine (up to seconds) cannot trip it.
+    assert 2 <= g.seconds < DEFAULT_READY_S, g.seconds
 
 
 def test_exit_before_listening_is_not_ready_with_status(tmp_path):
-    g = grade(tmp_path, "deadline", "echo oops >&2; exit 3", "--only", "once", "--ready-timeout", "5")
+    # A submission that exits is reported at once, not after the readiness
+    # wait: with a 60 s wait, any run under 60 s proves it, while start-up
+    # on a loaded machine costs seconds at most.
+    g = grade(tmp_path, "deadline", "echo oops >&2; exit 3", "--only", "once", "--ready-timeout", "60")
     verdict, feedback = g.verdicts()["once"]
     assert verdict == "NOT-READY"
     assert "exited with status 3" in feedback and "oops" in feedback
-    assert g.seconds < 5
+    assert g.seconds < 60, g.seconds
 
 
 def test_command_with_leading_assignment_starts_and_crash_is_named(tmp_path):
@@ -242,14 +255,47 @@ def test_escaped_process_is_killed(tmp_path):
     g = grade(tmp_path, "deadline", cmd, "--only", "once")
     assert g.rc == 0, g.out
     pid = int(pidfile.read_text())
-    assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+    assert not alive(pid), f"the escaped daemon {pid} is still running"
+
+
+def alive(pid):
+    """True while |pid| exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def test_forked_helper_does_not_survive(tmp_path):
-    g = grade(tmp_path, "cancel", py("relay_forks_child"), "--only", "keeps-serving")
+    # The helper ("sleep 600") carries this run's marker like every process
+    # the grader starts. A watcher records its pid while the grade runs, so
+    # the test knows the helper really ran and can check that very pid after.
+    marker = "RL_GRADER_TEST_" + uuid.uuid4().hex
+    helpers = set()
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            for pid in processes_with_marker(marker):
+                try:
+                    with open(f"/proc/{pid}/cmdline", "rb") as f:
+                        if f.read().split(b"\0")[:2] == [b"sleep", b"600"]:
+                            helpers.add(pid)
+                except OSError:
+                    pass
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        g = grade(tmp_path, "cancel", py("relay_forks_child"), "--only", "keeps-serving", marker=marker)
+    finally:
+        stop.set()
+        watcher.join(10)
     assert g.rc == 0, g.out
-    # grade() already checked that no process with its marker is left; the
-    # helper also printed its pid, which must be gone.
+    assert helpers, "the submission's helper was never seen running: the test did not exercise the sweep"
+    assert not [pid for pid in helpers if alive(pid)], f"helper pids still alive: {helpers}"
 
 
 def test_runs_report_pass_rate(tmp_path):
@@ -341,3 +387,71 @@ def test_interrupted_grader_kills_children_and_writes_results(tmp_path):
     assert results["tests"][0]["output"].startswith("ERROR")
     left = processes_with_marker(marker)
     assert not left, left
+
+
+def test_memory_limit_stops_a_submission_that_exceeds_it(tmp_path):
+    # RLIMIT_DATA in action: the Python producer that queues every chunk
+    # (~190 MiB for the stall scenario) cannot get that memory under a
+    # 256 MB limit, and grpcio aborts on the failed allocation; without a
+    # limit the same producer runs on and fails on its RSS growth instead.
+    unbounded = py("streamer_unbounded")
+    g = grade(tmp_path, "flow", unbounded, "--only", "stall", "--memory-limit", "256")
+    assert g.rc == 1, g.out + g.err
+    verdict, feedback = g.verdicts()["stall"]
+    assert verdict == "CRASH" and "SIGABRT" in feedback, g.out
+    g = grade(tmp_path, "flow", unbounded, "--only", "stall", "--memory-limit", "0")
+    verdict, feedback = g.verdicts()["stall"]
+    assert verdict == "FAIL" and "RSS grew" in feedback, g.out
+    # A paced producer stays far below even a 96 MB limit and passes.
+    g = grade(tmp_path, "flow", py("streamer_good"), "--only", "stall", "--memory-limit", "96")
+    assert g.rc == 0, g.out + g.err
+    assert g.verdicts()["stall"][0] == "PASS", g.out
+
+
+# ---- a grader that cannot deliver: results it cannot write, a rubric it cannot read ----
+
+
+def run_grader(*args, timeout=120):
+    return subprocess.run([bin_path("grader"), *args], capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("where", ["missing-dir", "a-directory"])
+def test_unwritable_json_is_exit_2_with_a_clear_message(tmp_path, where):
+    target = tmp_path / "no" / "such" / "r.json" if where == "missing-dir" else tmp_path
+    p = run_grader("deadline", "--submission", relay(), "--only", "once", "--json", str(target), "--quiet")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert f"cannot write {target}" in p.stderr, p.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="grader edges (issue 7 item 5b): today the grader runs every scenario "
+                                       "before it finds it cannot write --json")
+def test_unwritable_json_is_found_before_any_submission_runs(tmp_path):
+    # Grading takes minutes; a results file that cannot be written should
+    # stop the grader before it starts the submission, not after.
+    ran = tmp_path / "ran"
+    cmd = f"touch {ran}; exec {relay()}"
+    p = run_grader("deadline", "--submission", cmd, "--only", "once", "--json", str(tmp_path / "no" / "r.json"),
+                   "--quiet")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert not ran.exists(), "the submission was started although the results could not be written"
+
+
+@pytest.mark.parametrize("content,message", [
+    (None, "cannot read the rubric"),
+    ("{", "is not valid JSON"),
+])
+def test_missing_or_broken_rubric_is_exit_2_and_results_say_so(tmp_path, content, message):
+    rubric = tmp_path / "rubric.json"
+    if content is not None:
+        rubric.write_text(content)
+    out_json = tmp_path / "r.json"
+    ran = tmp_path / "ran"
+    p = run_grader("deadline", "--submission", f"touch {ran}; exec {relay()}", "--rubric", str(rubric),
+                   "--json", str(out_json), "--quiet")
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert message in p.stderr and str(rubric) in p.stderr, p.stderr
+    assert not ran.exists(), "the submission ran although there was no rubric to score it"
+    results = json.loads(out_json.read_text())
+    assert "Grader error" in results["output"] and message in results["output"], results
+    assert results["score"] == 0

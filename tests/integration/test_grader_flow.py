@@ -27,12 +27,17 @@ def grade(tmp_path, submission, only=None):
     if only:
         argv += ["--only", ",".join(only)]
     proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=180)
-    assert proc.returncode in (0, 1), proc.stdout.decode(errors="replace")
+    text = proc.stdout.decode(errors="replace")
     results = json.loads(out.read_text())
     verdicts = {}
     for t in results["tests"]:
         sid = t["name"].split(":")[0].split("/")[1]
         verdicts[sid] = (t["status"], t["output"])
+    # The exit status follows the verdicts: 0 when every scenario passed, 1
+    # when any failed (2 is a grader error, never a verdict).
+    assert verdicts, text
+    want = 0 if all(status == "passed" for status, _ in verdicts.values()) else 1
+    assert proc.returncode == want, f"exit {proc.returncode} for verdicts {verdicts}:\n{text}"
     return verdicts
 
 

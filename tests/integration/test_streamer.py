@@ -23,6 +23,9 @@ MIB = 1024 * 1024
 # (sometimes 127) chunks of 64 KiB; bench-streamer saw up to 147. Anything
 # near the whole 3000 means it did not stop.
 MAX_WINDOW_CHUNKS = 400
+# The same bound in bytes, for chunks of other sizes: what a paced producer
+# may have sent beyond what the reader took.
+MAX_WINDOW_BYTES = MAX_WINDOW_CHUNKS * 64 * KIB
 
 STATS_RE = re.compile(r"stats \(SIGUSR1\) active=(\d+) calls=(\d+) sent=(\d+) queued=(\d+) "
                       r"allocated=(-?\d+) resident=(-?\d+) rss=(-?\d+)")
@@ -145,7 +148,9 @@ def test_cancel_stops_production(streamer):
         assert c.seq == i
     call.cancel()
     s = streamer.wait_stats(lambda s: s["active"] == 0, 5)
-    assert s["sent"] < 200_000
+    # Paced by the window: no more than the 50 chunks read plus one window
+    # (measured 50-586 chunks of 1 KiB, n=8), far from the 200,000 asked.
+    assert 50 <= s["sent"] <= 50 + MAX_WINDOW_BYTES // 1024, s
     time.sleep(0.3)  # a window in which a producer that missed the cancel would go on
     assert streamer.stats()["sent"] == s["sent"]
     check_chunks(streamer.stub.Produce(pb.ProduceRequest(count=3, size=100), timeout=10), 3, 100)
@@ -210,3 +215,56 @@ def test_sigterm_after_cancelled_and_stalled_calls_exits_zero(start_program, mod
     s.channel.close()
     s.program.signal(signal.SIGTERM)
     assert s.program.wait_exit(15) == 0, s.program.stderr()
+
+
+def stats_lines(program, why):
+    """The figures lines logged for |why| ("periodic", "SIGUSR1")."""
+    pattern = re.compile(STATS_RE.pattern.replace("SIGUSR1", re.escape(why)))
+    return list(pattern.finditer(program.stderr(tail=None)))
+
+
+CALL_RE = re.compile(r"call tag=(\S+) count=(\d+) size=(\d+) sent=(\d+) status=(\S+) ms=(\d+) "
+                     r"allocated=(-?\d+) resident=(-?\d+) rss=(-?\d+)")
+
+
+def wait_for_stderr(program, pattern, n, timeout):
+    """The first |n| matches of |pattern| in |program|'s stderr, waited for."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = list(pattern.finditer(program.stderr(tail=None)))
+        if len(found) >= n:
+            return found
+        assert time.monotonic() < deadline, f"fewer than {n} lines like {pattern.pattern!r}:\n{program.stderr()}"
+        time.sleep(0.05)
+
+
+def test_stats_logs_every_call_end_and_periodic_figures(start_program):
+    p = start_program([bin_path("streamer"), "--threads", "2", "--stats"])
+    s = Streamer(p)
+    check_chunks(s.stub.Produce(pb.ProduceRequest(tag="st-ok", count=5, size=100), timeout=10), 5, 100)
+    call = s.stub.Produce(pb.ProduceRequest(tag="st-cancel", count=200_000, size=1024), timeout=60)
+    next(call)
+    call.cancel()
+    calls = {m.group(1): m for m in wait_for_stderr(p, CALL_RE, 2, 10)}
+    ok, cancelled = calls["st-ok"], calls["st-cancel"]
+    assert ok.group(2, 3, 4, 5) == ("5", "100", "5", "OK"), ok.group(0)
+    assert cancelled.group(2, 3, 5) == ("200000", "1024", "CANCELLED"), cancelled.group(0)
+    assert 1 <= int(cancelled.group(4)) <= 1 + MAX_WINDOW_BYTES // 1024, cancelled.group(0)
+    assert int(ok.group(9)) > 0  # the RSS is always known (from /proc)
+    # The periodic line comes about once a second without any signal; two of
+    # them show it repeats. Its counters agree with the calls made.
+    wait_for_stderr(p, re.compile(r"stats \(periodic\)"), 2, 10)
+    last = stats_lines(p, "periodic")[-1]
+    active, calls_n, sent = map(int, last.group(1, 2, 3))
+    assert calls_n == 2 and active == 0 and sent >= 6, last.group(0)
+    s.channel.close()
+
+
+def test_without_stats_a_call_end_is_not_logged(streamer):
+    # The counterpart: the same call leaves no INFO line, and a SIGUSR1 line
+    # (waited for) is the only figures line, so the periodic logger is off.
+    check_chunks(streamer.stub.Produce(pb.ProduceRequest(tag="quiet", count=5, size=100), timeout=10), 5, 100)
+    streamer.wait_stats(lambda st: st["active"] == 0 and st["calls"] == 1, 5)
+    err = streamer.program.stderr(tail=None)
+    assert not CALL_RE.search(err), err
+    assert not stats_lines(streamer.program, "periodic"), err

@@ -117,8 +117,14 @@ static void timer_fires_not_before_due(void **state)
     probe a = {.id = 7};
     int64_t due = rl_now_ns() + 30 * RL_NS_PER_MS;
     rl_timer_start(&loop, &a.timer, due, record_fire);
-    while (nfired == 0)
+    /* Bounded: a timer that never fires fails the test instead of hanging it.
+     * 10 s is hundreds of times the 30 ms wait, even on a loaded machine. */
+    int64_t give_up = due + 10 * RL_NS_PER_SEC;
+    while (nfired == 0) {
         assert_true(rl_loop_run_until(&loop, rl_now_ns() + RL_NS_PER_MS));
+        if (rl_now_ns() > give_up)
+            fail_msg("the timer due in 30 ms had not fired after 10 s");
+    }
     assert_true(rl_now_ns() >= due);
     drain(&loop);
 }

@@ -441,17 +441,31 @@ static bool full_pass(const char *text, bool clean)
 static void sweep(const char *text, bool clean)
 {
     rl_chancfg_set_alloc_funcs(failing_malloc, counting_free);
+    /* A pass without a failure counts the allocations, |total|. The passes
+     * are deterministic, so failing at index |total| changes nothing and the
+     * sweep must end there: a sweep still going past it is a failure, not a
+     * loop without end. */
+    g_fail_at = -1;
+    g_allocs = 0;
+    g_live = 0;
+    assert_true(full_pass(text, clean));
+    assert_int_equal(g_live, 0);
+    long total = g_allocs;
     long passes = 0;
-    for (g_fail_at = 0;; g_fail_at++, passes++) {
+    bool done = false;
+    for (g_fail_at = 0; g_fail_at <= total && !done; g_fail_at++, passes++) {
         g_allocs = 0;
         g_live = 0;
         bool ok = full_pass(text, clean);
         if (g_live != 0)
             fail_msg("%ld allocations leaked when allocation %ld failed", g_live, g_fail_at);
-        if (ok && g_allocs <= g_fail_at)
-            break; /* the failure point is past the last allocation */
+        done = ok && g_allocs <= g_fail_at; /* the failure point is past the last allocation */
     }
     rl_chancfg_set_alloc_funcs(NULL, NULL);
+    g_fail_at = -1;
+    if (!done)
+        fail_msg("failing allocation %ld still changed the outcome, but an unfailing pass made only %ld", total,
+                 total);
     assert_true(passes > 20); /* it really went through many allocations */
 }
 

@@ -1,0 +1,75 @@
+# Timing tolerances for the integration tests, taken from the grader's own
+# judges so a test and a verdict never disagree about what "on time" means.
+#
+# The numbers are read from grader/judge.h, where each is derived from
+# measurements (grader/judge.c explains how): a test that wants "the relay
+# passed the time that was left" uses the same bound as the grader's
+# deadline judge, and "a cancel reached the baseline promptly" the same
+# allowance as the grader's cancel judge. None of them is a speed goal; speed
+# goals are benchmarks (bench/). What each allowance covers:
+#   SCHED_MS   the baseline's floor to whole ms and C-core's cached clock, on
+#              top of the grpc-timeout wire rounding and the time a relay or
+#              client itself spent before the call arrived (measured: W - T
+#              up to +42 ms for bin/relay with a core busy, of which 20 ms is
+#              the rounding of two hops);
+#   CANCEL_MS  a client's cancel to the end of the downstream call (measured
+#              0..64 ms, the worst under other builds on both cores);
+#   EXPIRE_MS  a deadline to the status that reports it;
+#   LATE_CALL_WINDOW_MS  how long to watch for a call that must not come (a
+#              relay that makes it anyway does so within a few ms).
+import os
+import re
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def _judge_constants():
+    path = os.path.join(REPO, "grader", "judge.h")
+    with open(path) as f:
+        text = f.read()
+    found = {m.group(1): int(m.group(2)) for m in re.finditer(r"#define RL_JUDGE_(\w+)\s+(\d+)", text)}
+    need = ("SCHED_MS", "MARGIN_MIN_MS", "MARGIN_FRAC", "EXPIRE_MS", "CANCEL_MS", "LATE_CALL_WINDOW_MS")
+    missing = [n for n in need if n not in found]
+    assert not missing, f"{path} no longer defines RL_JUDGE_{missing}: update tests/integration/tolerances.py"
+    return found
+
+
+_J = _judge_constants()
+SCHED_MS = _J["SCHED_MS"]
+MARGIN_MIN_MS = _J["MARGIN_MIN_MS"]
+MARGIN_FRAC = _J["MARGIN_FRAC"]
+EXPIRE_MS = _J["EXPIRE_MS"]
+CANCEL_MS = _J["CANCEL_MS"]
+LATE_CALL_WINDOW_MS = _J["LATE_CALL_WINDOW_MS"]
+
+
+def wire_rounding_ms(ms):
+    """The most grpc-timeout's encoding rounds |ms| up: exact below 1 s, then
+    10 ms steps below 10 s, 100 ms below 100 s (lib/rl_deadline.c)."""
+    if ms < 1000:
+        return 0
+    if ms < 10_000:
+        return 10
+    if ms < 100_000:
+        return 100
+    return 1000
+
+
+def deadline_upper_ms(budget_ms, true_ms, relay_ms):
+    """The largest received deadline a correct hop may show, as the grader's
+    rl_judge_deadline_upper: what truly remained, plus the rounding of both
+    hops, plus |relay_ms| (time spent before the call arrived, outside any
+    downstream call: a runtime may re-anchor the deadline that late), plus
+    SCHED_MS."""
+    relay_ms = max(relay_ms, 0)
+    round1 = wire_rounding_ms(budget_ms)
+    round2 = wire_rounding_ms(true_ms + round1 + relay_ms + SCHED_MS)
+    return true_ms + round1 + round2 + relay_ms + SCHED_MS
+
+
+def deadline_lower_ms(true_ms):
+    """The smallest received deadline a correct relay may show, as the
+    grader's rl_judge_deadline_lower: a relay may keep back a safety margin of
+    max(MARGIN_MIN_MS, MARGIN_FRAC % of what remained)."""
+    margin = max(MARGIN_MIN_MS, true_ms * MARGIN_FRAC / 100)
+    return max(true_ms - margin, 0)
