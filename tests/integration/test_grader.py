@@ -17,7 +17,7 @@ from conftest import PYTHON, SUBMISSIONS, bin_path
 
 ALL = {
     "deadline": ["shrinks", "none", "expires-in-lookup", "once"],
-    "cancel": ["during-work", "during-lookup", "keeps-serving"],
+    "cancel": ["during-work", "during-lookup", "keeps-serving", "no-leak"],
 }
 
 
@@ -114,64 +114,9 @@ def test_reference_relay_passes_everything(tmp_path, exercise):
     assert all(t["status"] == "passed" for t in g.results["tests"])
 
 
-# bin/relay's mistakes: which scenarios each must fail, and a phrase its
-# feedback must contain.
-RELAY_MISTAKES = [
-    ("forward-timeout", "deadline", {"shrinks"}, "the original timeout was forwarded unchanged"),
-    ("drop-deadline", "deadline", {"shrinks"}, "the deadline was dropped"),
-    ("huge-timeout", "deadline", {"none"}, "a huge finite timeout was sent instead of none"),
-    ("call-twice", "deadline", {"once"}, "Work was called 2 times for one Process"),
-    ("ignore-cancel", "cancel", {"during-work", "during-lookup"}, "cancellation is not propagated"),
-]
-
-
-@pytest.mark.parametrize("mistake,exercise,failing,phrase", RELAY_MISTAKES, ids=[m[0] for m in RELAY_MISTAKES])
-def test_relay_mistake_fails_exactly_its_scenarios(tmp_path, mistake, exercise, failing, phrase):
-    g = grade(tmp_path, exercise, relay(mistake))
-    assert g.rc == 1, g.out + g.err
-    assert g.failing() == failing, g.out
-    v = g.verdicts()
-    for sid in failing:
-        assert v[sid][0] == "FAIL", g.out
-        assert phrase in v[sid][1], g.out
-    assert g.results["score"] < g.results["max_score"]
-
-
-@pytest.mark.parametrize("mistake", ["forward-timeout", "drop-deadline", "huge-timeout", "call-twice"])
-def test_deadline_mistakes_pass_cancel(tmp_path, mistake):
-    # Each mistake breaks one rule only: the cancel exercise still passes.
-    g = grade(tmp_path, "cancel", relay(mistake))
-    assert g.rc == 0, g.out
-
-
-# Python submissions: (file, exercise) -> scenarios that must fail, verdict,
-# phrase; per tests/submissions/README.md.
-PY_CASES = [
-    ("relay_good", "deadline", set(), None, None),
-    ("relay_good", "cancel", set(), None, None),
-    ("relay_forward_timeout", "deadline", {"shrinks"}, "FAIL", "forwarded unchanged"),
-    ("relay_drop_deadline", "deadline", {"shrinks"}, "FAIL", "the deadline was dropped"),
-    ("relay_huge_timeout", "deadline", {"none"}, "FAIL", "a huge finite timeout was sent instead of none"),
-    ("relay_call_twice", "deadline", {"once"}, "FAIL", "Work was called 2 times for one Process"),
-    ("relay_ignore_cancel", "cancel", {"during-work", "during-lookup"}, "FAIL", "cancellation is not propagated"),
-    ("relay_ignore_cancel", "deadline", set(), None, None),
-    ("relay_floods_output", "deadline", set(), None, None),
-    ("relay_ignores_sigterm", "cancel", set(), None, None),
-    ("relay_forks_child", "deadline", set(), None, None),
-]
-
-
-@pytest.mark.parametrize("name,exercise,failing,verdict,phrase", PY_CASES, ids=[f"{c[0]}-{c[1]}" for c in PY_CASES])
-def test_python_submission(tmp_path, name, exercise, failing, verdict, phrase):
-    g = grade(tmp_path, exercise, py(name))
-    assert g.failing() == failing, g.out
-    assert g.rc == (1 if failing else 0), g.out + g.err
-    v = g.verdicts()
-    for sid in failing:
-        assert v[sid][0] == verdict, g.out
-        assert phrase in v[sid][1], g.out
-    if name == "relay_ignore_cancel" and exercise == "cancel":
-        assert "a cancelled Process must start no further call" in v["during-lookup"][1]
+# Which scenarios each known submission passes and fails, and what its
+# feedback says, is the verdict matrix's (tests/verdicts.json,
+# test_verdict_matrix.py); the tests here are about the grader itself.
 
 
 def test_crash_names_the_signal(tmp_path):
@@ -424,8 +369,6 @@ def test_unwritable_json_is_exit_2_with_a_clear_message(tmp_path, where):
     assert f"cannot write {target}" in p.stderr, p.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="grader edges (issue 7 item 5b): today the grader runs every scenario "
-                                       "before it finds it cannot write --json")
 def test_unwritable_json_is_found_before_any_submission_runs(tmp_path):
     # Grading takes minutes; a results file that cannot be written should
     # stop the grader before it starts the submission, not after.

@@ -69,12 +69,12 @@ def python_submission(name):
 
 
 @pytest.mark.parametrize("submission", ["streamer", "python:streamer_good.py"])
-def test_paced_producers_pass_every_scenario(tmp_path, submission):
+def test_paced_producers_stall_far_below_the_budget(tmp_path, submission):
+    # Every scenario's verdict is the matrix's (tests/verdicts.json); here,
+    # the margin behind the stall verdict.
     cmd = c_streamer() if submission == "streamer" else python_submission(submission.split(":")[1])
-    v = grade(tmp_path, cmd)
-    assert set(v) == {"stall", "resume", "cancel", "slow-reader"}
-    for sid, (status, output) in v.items():
-        assert status == "passed", f"{sid}: {output}"
+    v = grade(tmp_path, cmd, only=["stall"])
+    assert v["stall"][0] == "passed", v["stall"][1]
     assert growth(v["stall"][1]) < BUDGET_MIB / 4  # measured ~1 MiB
 
 
@@ -84,15 +84,13 @@ def test_unbounded_queues_fail_stall_by_a_wide_margin(tmp_path, submission):
         cmd = python_submission(submission.split(":")[1])
     else:
         cmd = c_streamer() + " --unbounded"
-    v = grade(tmp_path, cmd, only=["stall", "resume", "slow-reader"])
+    v = grade(tmp_path, cmd, only=["stall", "slow-reader"])
     status, output = v["stall"]
     assert status == "failed", output
     assert growth(output) > WIDE_MIB, output
     assert "unbounded queue" in output
     assert v["slow-reader"][0] == "failed", v["slow-reader"][1]
     assert growth(v["slow-reader"][1]) > WIDE_MIB
-    # The data are right: only the memory is wrong.
-    assert v["resume"][0] == "passed", v["resume"][1]
 
 
 def test_producer_ignoring_cancel_fails_cancel(tmp_path):
@@ -103,13 +101,3 @@ def test_producer_ignoring_cancel_fails_cancel(tmp_path):
     status, output = v["cancel"]
     assert status == "failed", output
     assert "goes on after the client cancelled" in output or "nothing left for the cancel to stop" in output, output
-
-
-def test_filler_never_told_of_the_cancel_fails_no_leak(tmp_path):
-    # A bounded queue keeps memory and CPU flat, so only the leak check sees
-    # the thread each cancelled call leaves blocked on a full queue.
-    v = grade(tmp_path, python_submission("streamer_bounded_nocancel.py"), only=["cancel", "no-leak"])
-    assert v["cancel"][0] == "passed", v["cancel"][1]
-    status, output = v["no-leak"]
-    assert status == "failed", output
-    assert re.search(r"kept \d+ more threads \((0\.[89]\d|1\.\d\d) per call", output), output

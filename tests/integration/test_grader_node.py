@@ -28,7 +28,6 @@ NODE_DIR = os.path.join(SUBMISSIONS, "node")
 NODE_STAMP = os.path.join(NODE_DIR, "node_modules", ".relaylab-npm-ci")
 NODE_LOG = os.path.join(REPO, "build", "node-deps.log")
 
-FLOW = ["stall", "resume", "cancel", "slow-reader"]
 BUDGET_MIB = 48  # grader/ex_flow.h RL_FLOW_BUDGET_MIB
 GROWTH_RE = re.compile(r"RSS grew ([0-9.]+) MiB")
 
@@ -82,40 +81,13 @@ def growth(feedback):
     return float(m.group(1))
 
 
-# (file, exercise) -> scenarios that must fail (all FAIL) and a phrase each
-# failing feedback must contain; per tests/submissions/README.md.
-RELAY_CASES = [
-    ("relay_good", "deadline", set(), None),
-    ("relay_good", "cancel", set(), None),
-    ("relay_propagate", "deadline", set(), None),
-    ("relay_propagate", "cancel", set(), None),
-    ("relay_forward_timeout", "deadline", {"shrinks"}, "the original timeout was forwarded unchanged"),
-    ("relay_no_cancel", "cancel", {"during-work", "during-lookup"}, "cancellation is not propagated"),
-    ("relay_no_cancel", "deadline", set(), None),
-]
+# The Node submissions' verdicts per scenario are the verdict matrix's
+# (tests/verdicts.json); here, the figures behind them.
 
 
-@pytest.mark.parametrize("name,exercise,failing,phrase", RELAY_CASES, ids=[f"{c[0]}-{c[1]}" for c in RELAY_CASES])
-def test_node_relay(tmp_path, name, exercise, failing, phrase):
-    g = grade(tmp_path, exercise, node(name))
-    assert set(g.verdicts()) == set(ALL[exercise]), g.out
-    assert g.failing() == failing, g.out
-    assert g.rc == (1 if failing else 0), g.out + g.err
+def test_node_streamer_paced_stalls_within_half_the_budget(tmp_path):
+    g = grade(tmp_path, "flow", node("streamer_good"), "--only", "stall")
     v = g.verdicts()
-    for sid in failing:
-        assert v[sid][0] == "FAIL", g.out
-        assert phrase in v[sid][1], g.out
-    if name == "relay_no_cancel" and exercise == "cancel":
-        # Work was started after the client had left, not only left running.
-        assert "a cancelled Process must start no further call" in v["during-lookup"][1], g.out
-    if not failing:
-        assert g.results["score"] == g.results["max_score"] > 0
-
-
-def test_node_streamer_paced_passes_flow(tmp_path):
-    g = grade(tmp_path, "flow", node("streamer_good"))
-    v = g.verdicts()
-    assert set(v) == set(FLOW), g.out
     assert g.failing() == set(), g.out
     assert g.rc == 0, g.out + g.err
     # One window plus grpc-js's 16-message buffer and V8's uncollected
@@ -127,7 +99,7 @@ def test_node_streamer_paced_passes_flow(tmp_path):
 def test_node_streamer_unbounded_fails_stall_by_a_wide_margin(tmp_path):
     # Without `cancel`: the mistake fails it too, but spends ~3 s of a core
     # and ~500 MB queueing 1,000,000 chunks first.
-    g = grade(tmp_path, "flow", node("streamer_unbounded"), "--only", "stall,resume,slow-reader")
+    g = grade(tmp_path, "flow", node("streamer_unbounded"), "--only", "stall,slow-reader")
     v = g.verdicts()
     assert g.rc == 1, g.out + g.err
     verdict, feedback = v["stall"]
@@ -136,8 +108,6 @@ def test_node_streamer_unbounded_fails_stall_by_a_wide_margin(tmp_path):
     assert growth(feedback) > 3 * BUDGET_MIB, g.out
     assert "does not wait for the flow-control window" in feedback, g.out
     assert v["slow-reader"][0] == "FAIL", g.out
-    # The data are right: only the memory is wrong.
-    assert v["resume"][0] == "PASS", g.out
 
 
 def test_no_node_process_outlives_the_grader(tmp_path):
