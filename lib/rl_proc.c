@@ -305,13 +305,24 @@ int rl_proc_spawn(rl_proc *p, const rl_proc_options *opt)
         goto fail_pipe;
     char **env = build_env(opt->setenv);
     pid_t parent = getpid();
+    /* Until child_exec has put every handler back to default, the child is
+     * a copy of us with our handlers: a SIGTERM that reaches it that early
+     * (the grader stops a submission it has just started when another
+     * program holds its port) would run our handler in the child, and the
+     * grader's handler kills every group it knows -- its baseline too.
+     * So signals stay blocked across fork; the child unblocks them after
+     * the reset, and takes any that arrived with default actions. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     pid_t pid = fork();
+    if (pid == 0)
+        child_exec(opt, env, fds[1], devnull, parent);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
         free(env);
         goto fail_devnull;
     }
-    if (pid == 0)
-        child_exec(opt, env, fds[1], devnull, parent);
     /* Both sides set the group so neither a signal nor the child's exec can
      * observe it outside its own group. EACCES after exec is harmless. */
     setpgid(pid, pid);
