@@ -12,7 +12,7 @@ import uuid
 
 import pytest
 
-from conftest import PYTHON, SUBMISSIONS, bin_path
+from conftest import PYTHON, REPO, SUBMISSIONS, bin_path
 
 CLASH_HOOK = "RELAYLAB_GRADER_TEST_PORT_CLASH"  # test hook, see grader/ports.h
 
@@ -132,8 +132,11 @@ def test_check_feedback_keeps_every_broken_rule(tmp_path):
             }
         )
     )
-    # What the checker itself finds: every "error[RULE] PATH: WHY" line.
-    c = subprocess.run([bin_path("channel-config"), "check", str(cfg)], capture_output=True, text=True, timeout=60)
+    # What the checker itself finds in the exercise's world (the grader's
+    # default): every "error[RULE] PATH: WHY" line.
+    world = os.path.join(REPO, "grader", "worlds", "keepalive.json")
+    c = subprocess.run([bin_path("channel-config"), "check", "--world", world, str(cfg)], capture_output=True,
+                       text=True, timeout=60)
     errors = re.findall(r"error\[([^\]]+)\] (\S+): (.*)$", c.stdout, re.M)
     assert len(errors) >= 2, c.stdout
     out = tmp_path / "r.json"
