@@ -71,6 +71,11 @@ struct rl_grade_ctx {
     bool have_baseline;
     int baseline_port;
     char baseline_addr[64];
+    /* The grader's private folder (0700) for this run and, in it, the unix
+     * socket where the baseline serves the Observer to the grader alone;
+     * the baseline channel uses it. Empty when none could be made. */
+    char private_dir[128];
+    char observer_addr[192];
     grpc_channel *baseline_ch;
 
     rl_proc sub;
@@ -320,9 +325,14 @@ static int start_baseline(rl_grade_ctx *ctx, const char *listen, const char *con
     argv[n++] = path;
     argv[n++] = "--listen";
     argv[n++] = listen;
+    argv[n++] = "--observer";
+    argv[n++] = ctx->observer_addr;
     for (size_t i = 0; extra && extra[i] && n < 31; i++)
         argv[n++] = extra[i];
     argv[n] = NULL;
+    /* A socket file left by a previous baseline of this run would make
+     * the bind fail. */
+    unlink(ctx->observer_addr + strlen("unix:"));
     rl_proc_options po = {.argv = argv, .kill_with_parent = true};
     if (rl_proc_spawn(&ctx->baseline, &po) != RL_OK) {
         snprintf(err, errlen, "cannot start %s: %s", path, strerror(errno));
@@ -343,7 +353,9 @@ static int start_baseline(rl_grade_ctx *ctx, const char *listen, const char *con
     snprintf(ctx->baseline_addr, sizeof ctx->baseline_addr, "%s", addr);
     const char *colon = strrchr(ctx->baseline_addr, ':');
     ctx->baseline_port = colon ? atoi(colon + 1) : 0;
-    ctx->baseline_ch = rl_grade_channel_create(ctx, ctx->baseline_addr, NULL);
+    /* Observer and faults go through the private socket only: the
+     * submission is given the TCP address, where Observer refuses. */
+    ctx->baseline_ch = rl_grade_channel_create(ctx, ctx->observer_addr, NULL);
     return RL_OK;
 }
 
@@ -598,6 +610,37 @@ static void stop_submission(rl_grade_ctx *ctx, rl_scenario_result *res)
     ctx->have_sub = false;
 }
 
+/* ---- the grader's private folder ---- */
+
+/* Makes this run's private folder (mkdtemp: mode 0700, owned by the
+ * grader) under $TMPDIR or /tmp, and the observer socket's address in it.
+ * A unix socket path has room for 107 bytes, so a long $TMPDIR falls back
+ * to /tmp. */
+static int make_private_dir(rl_grade_ctx *ctx, char *err, size_t errlen)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp || strlen(tmp) > 60)
+        tmp = "/tmp";
+    snprintf(ctx->private_dir, sizeof ctx->private_dir, "%s/relaylab-grader-XXXXXX", tmp);
+    if (!mkdtemp(ctx->private_dir)) {
+        snprintf(err, errlen, "cannot create the grader's private folder in %s: %s", tmp, strerror(errno));
+        ctx->private_dir[0] = '\0';
+        return RL_ESYS;
+    }
+    snprintf(ctx->observer_addr, sizeof ctx->observer_addr, "unix:%s/observer.sock", ctx->private_dir);
+    return RL_OK;
+}
+
+static void remove_private_dir(rl_grade_ctx *ctx)
+{
+    if (!ctx->private_dir[0])
+        return;
+    unlink(ctx->observer_addr + strlen("unix:"));
+    if (rmdir(ctx->private_dir) != 0)
+        RL_DEBUG("cannot remove %s: %s", ctx->private_dir, strerror(errno));
+    ctx->private_dir[0] = '\0';
+}
+
 /* ---- one run of one scenario ---- */
 
 static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grade_options *opt, int run_index,
@@ -614,6 +657,10 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
     output[0] = '\0';
 
     char err[512];
+    if (ex->needs_baseline && make_private_dir(ctx, err, sizeof err) != RL_OK) {
+        rl_grade_result(res, RL_ERROR, "%s", err);
+        goto teardown;
+    }
     if (ex->needs_baseline) {
         /* One retry: a baseline that fails to start is the grader's problem
          * (seen while bin/ was being rebuilt), never the submission's. */
@@ -669,6 +716,7 @@ teardown:
     int orphans = rl_proc_reap_orphans(NULL, 0, 3000);
     if (orphans)
         RL_DEBUG("killed %d escaped process(es) after %s/%s", orphans, ex->name, sc->id);
+    remove_private_dir(ctx);
     rl_watchdog_fini(&ctx->wd);
     free(ctx);
 }

@@ -33,8 +33,10 @@ const char *rl_grade_baseline_addr(rl_grade_ctx *ctx);
  * NULL for config exercises. */
 grpc_channel *rl_grade_submission_channel(rl_grade_ctx *ctx);
 
-/* A channel to the baseline (the Observer service lives there too), same
- * isolation; owned by the driver. Recreated by rl_grade_restart_baseline. */
+/* A channel to the baseline through the grader's private unix socket, the
+ * only place its Observer (records, Reset, faults) answers; same isolation;
+ * owned by the driver. Recreated by rl_grade_restart_baseline. The
+ * submission knows only the TCP address, where Observer refuses. */
 grpc_channel *rl_grade_baseline_channel(rl_grade_ctx *ctx);
 
 /* Creates a new channel to |target| with the local subchannel pool plus
