@@ -85,6 +85,10 @@ struct rl_grade_ctx {
     int port_clashes; /* starts abandoned because another process held the port */
     grpc_channel *sub_ch;
 
+    /* Tags the grader sent in this run (rl_grade_note_tag). */
+    char **tags;
+    size_t ntags, captags;
+
     /* Holds the groups above while they may be killed: each is published
      * right after its spawn and released before its leader is reaped. */
     rl_watchdog wd;
@@ -297,6 +301,25 @@ size_t rl_grade_submission_output_tail(rl_grade_ctx *ctx, char *buf, size_t len)
 const char *rl_grade_tag(rl_grade_ctx *ctx)
 {
     return ctx->tag;
+}
+
+void rl_grade_note_tag(rl_grade_ctx *ctx, const char *tag)
+{
+    if (rl_grade_tag_sent(ctx, tag))
+        return;
+    if (ctx->ntags == ctx->captags) {
+        ctx->captags = ctx->captags ? 2 * ctx->captags : 16;
+        ctx->tags = rl_xrealloc(ctx->tags, ctx->captags * sizeof *ctx->tags);
+    }
+    ctx->tags[ctx->ntags++] = rl_xstrdup(tag);
+}
+
+bool rl_grade_tag_sent(rl_grade_ctx *ctx, const char *tag)
+{
+    for (size_t i = 0; i < ctx->ntags; i++)
+        if (strcmp(ctx->tags[i], tag) == 0)
+            return true;
+    return false;
 }
 
 int rl_grade_run_index(rl_grade_ctx *ctx)
@@ -717,6 +740,9 @@ teardown:
     if (orphans)
         RL_DEBUG("killed %d escaped process(es) after %s/%s", orphans, ex->name, sc->id);
     remove_private_dir(ctx);
+    for (size_t i = 0; i < ctx->ntags; i++)
+        free(ctx->tags[i]);
+    free(ctx->tags);
     rl_watchdog_fini(&ctx->wd);
     free(ctx);
 }

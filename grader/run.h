@@ -92,6 +92,16 @@ size_t rl_grade_submission_output_tail(rl_grade_ctx *ctx, char *buf, size_t len)
  * baseline records it caused. */
 const char *rl_grade_tag(rl_grade_ctx *ctx);
 
+/* Remembers |tag| (copied) as one the grader itself sent in this run. A
+ * scenario that reads the baseline's records must count every record of
+ * the run, not only those with its tag: a submission can put its calls under
+ * any tag. Records with a tag the grader never sent belong to whichever call
+ * is being judged (rl_process_observe does this). */
+void rl_grade_note_tag(rl_grade_ctx *ctx, const char *tag);
+
+/* True when |tag| was noted by rl_grade_note_tag in this run. */
+bool rl_grade_tag_sent(rl_grade_ctx *ctx, const char *tag);
+
 /* 1-based index of this run (--runs N) and the total. */
 int rl_grade_run_index(rl_grade_ctx *ctx);
 int rl_grade_run_count(rl_grade_ctx *ctx);
