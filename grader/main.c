@@ -41,6 +41,10 @@ static void usage(FILE *f)
             "  --memory-limit MB  private memory the submission may use (RLIMIT_DATA, default\n"
             "                     1024; 0: no limit, e.g. for sanitizer builds)\n"
             "  --rubric FILE      points per scenario (default: grader/rubric.json next to bin/)\n"
+            "  --sandbox          experimental: the submission runs as nobody, with no new\n"
+            "                     privileges, a clean environment, in its own PID and mount\n"
+            "                     namespace and cgroup (pids, memory), and the grader in a\n"
+            "                     loopback-only network namespace (docs/sandbox.md)\n"
             "  --quiet            no progress lines\n"
             "  --verbose          a progress line per run even when stderr is not a terminal\n"
             "  --help             this text\n"
@@ -121,7 +125,7 @@ static int parse_positive(const char *s, long max, long *out)
 int main(int argc, char **argv)
 {
     rl_log_init("grader");
-    enum { OPT_SUBMISSION = 256, OPT_JSON, OPT_RUNS, OPT_READY, OPT_RUBRIC, OPT_QUIET, OPT_ONLY, OPT_VERBOSE, OPT_MEMORY, OPT_HELP };
+    enum { OPT_SUBMISSION = 256, OPT_JSON, OPT_RUNS, OPT_READY, OPT_RUBRIC, OPT_QUIET, OPT_ONLY, OPT_VERBOSE, OPT_MEMORY, OPT_SANDBOX, OPT_HELP };
     static const struct option longopts[] = {
         {"submission", required_argument, NULL, OPT_SUBMISSION},
         {"json", required_argument, NULL, OPT_JSON},
@@ -132,6 +136,7 @@ int main(int argc, char **argv)
         {"quiet", no_argument, NULL, OPT_QUIET},
         {"verbose", no_argument, NULL, OPT_VERBOSE},
         {"memory-limit", required_argument, NULL, OPT_MEMORY},
+        {"sandbox", no_argument, NULL, OPT_SANDBOX},
         {"help", no_argument, NULL, OPT_HELP},
         {NULL, 0, NULL, 0},
     };
@@ -173,6 +178,9 @@ int main(int argc, char **argv)
             break;
         case OPT_ONLY:
             opt.only = optarg;
+            break;
+        case OPT_SANDBOX:
+            opt.sandbox = true;
             break;
         case OPT_QUIET:
             quiet = true;
@@ -255,6 +263,10 @@ int main(int argc, char **argv)
         goto report;
     }
     opt.progress = verbose || (!quiet && isatty(STDERR_FILENO));
+    if (opt.sandbox && rl_grade_sandbox_enter(err, sizeof err) != RL_OK) {
+        error = err;
+        goto report;
+    }
 
     grpc_init();
     int rc = rl_grade_run_exercise(ex, &opt, outcomes, &n, err, sizeof err);

@@ -134,6 +134,8 @@ typedef struct rl_grade_options {
     int64_t ready_timeout_ms; /* submission readiness bound */
     int64_t data_limit_mb;    /* RLIMIT_DATA of the submission; 0: none */
     bool progress;            /* progress lines on stderr */
+    bool sandbox;             /* run the submission in the sandbox (sandbox.md);
+                               * rl_grade_sandbox_enter must have succeeded */
 } rl_grade_options;
 
 /* The outcome of one scenario over all its runs. */
@@ -159,6 +161,14 @@ int rl_grade_run_exercise(const rl_exercise *ex, const rl_grade_options *opt, rl
  * once and mark the run interrupted, and makes the grader a child subreaper
  * so escaped processes come back to it. Call once from main. */
 int rl_grade_install_guards(void);
+
+/* Puts the whole grader into a network namespace of its own with only
+ * loopback up (its submissions then reach nothing outside it and no other
+ * grader's ports), and checks that the rest of the sandbox can be built:
+ * root, util-linux unshare, the cgroup v1 pids and memory controllers.
+ * Call before grpc_init (no threads yet). Returns 0, or RL_ESYS with the
+ * reason in |err|. */
+int rl_grade_sandbox_enter(char *err, size_t errlen);
 
 /* True once an interrupting signal arrived. */
 bool rl_grade_was_interrupted(void);
