@@ -35,7 +35,10 @@ static void usage(FILE *f)
             "  --arg KEY=VALUE a server channel arg (integer if VALUE is one, else string);\n"
             "                  repeatable, e.g. --arg grpc.http2.max_ping_strikes=2\n"
             "  --config FILE   the server section of a channel config (channel_config/README.md);\n"
-            "                  not together with --arg\n");
+            "                  not together with --arg\n"
+            "  --observer unix:PATH  serve relaylab.Observer only on this unix socket (the\n"
+            "                  grader's private channel); elsewhere it answers PERMISSION_DENIED.\n"
+            "                  Without it, Observer is served on --listen like every method\n");
 }
 
 #define MAX_ARGS 32
@@ -67,6 +70,7 @@ int main(int argc, char **argv)
     const char *listen = getenv("RELAYLAB_LISTEN");
     const char *record = NULL;
     const char *config = NULL;
+    const char *observer = NULL;
     int threads = 0;
     long grace_ms = 10000;
     grpc_arg arg_slots[MAX_ARGS];
@@ -75,11 +79,11 @@ int main(int argc, char **argv)
         {"listen", required_argument, NULL, 'l'}, {"threads", required_argument, NULL, 't'},
         {"record", required_argument, NULL, 'r'}, {"grace-ms", required_argument, NULL, 'g'},
         {"arg", required_argument, NULL, 'a'},      {"config", required_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},
+        {"observer", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int opt;
-    while ((opt = getopt_long(argc, argv, "l:t:r:g:a:c:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "l:t:r:g:a:c:o:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'l': listen = optarg; break;
         case 't': threads = atoi(optarg); break;
@@ -92,6 +96,7 @@ int main(int argc, char **argv)
             }
             break;
         case 'c': config = optarg; break;
+        case 'o': observer = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -117,12 +122,12 @@ int main(int argc, char **argv)
     }
     bl_method lookup = {store, &bl_lookup_kind}, work = {store, &bl_work_kind}, plain = {store, NULL};
     const rl_method methods[] = {
-        {"/relaylab.Baseline/Lookup", bl_timed_start, &lookup},
-        {"/relaylab.Baseline/Work", bl_timed_start, &work},
-        {"/relaylab.Baseline/Fetch", bl_fetch_start, &plain},
-        {"/relaylab.Observer/Observe", bl_observe_start, &plain},
-        {"/relaylab.Observer/Reset", bl_reset_start, &plain},
-        {"/relaylab.Observer/SetFault", bl_set_fault_start, &plain},
+        {"/relaylab.Baseline/Lookup", bl_timed_start, &lookup, false},
+        {"/relaylab.Baseline/Work", bl_timed_start, &work, false},
+        {"/relaylab.Baseline/Fetch", bl_fetch_start, &plain, false},
+        {"/relaylab.Observer/Observe", bl_observe_start, &plain, true},
+        {"/relaylab.Observer/Reset", bl_reset_start, &plain, true},
+        {"/relaylab.Observer/SetFault", bl_set_fault_start, &plain, true},
     };
     grpc_init();
     rl_server_options so = {
@@ -133,6 +138,7 @@ int main(int argc, char **argv)
         .nmethods = sizeof methods / sizeof *methods,
         .grace_ms = grace_ms,
         .args = config_args ? config_args : args.num_args ? &args : NULL,
+        .private_listen = observer,
     };
     rl_server *server;
     if (rl_server_start(&so, &server, err, sizeof err) != 0) {

@@ -61,7 +61,7 @@ static int start_and_reach(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag,
     }
     running_wait w = {.method = method, .min_steps = strcmp(method, "Work") == 0 ? 1 : 0, .call = c};
     Relaylab__ObserveReply *obs = NULL;
-    int rc = rl_observe_until(rl_grade_baseline_channel(ctx), tag, is_running, &w, c->start_ns + REACH_MS * MS, 2,
+    int rc = rl_process_observe_until(ctx, tag, is_running, &w, c->start_ns + REACH_MS * MS, 2,
                               &obs);
     const Relaylab__CallRecord *rec = rl_observe_find(obs, method, 0);
     bool running = rc == RL_OK && rec && !rec->ended && !c->done;
@@ -107,7 +107,7 @@ static int cancel_and_judge(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag
     int64_t cn = rl_probe_call_cancel(c);
     *cancel_ns = cn;
     Relaylab__ObserveReply *obs = NULL;
-    int rc = rl_observe_until(rl_grade_baseline_channel(ctx), tag, has_ended, (void *)method,
+    int rc = rl_process_observe_until(ctx, tag, has_ended, (void *)method,
                               cn + (full_ms + 1000) * MS, 5, &obs);
     int64_t seen = rl_now_ns();
     rl_probe_call_wait(c, rl_now_ns() + 1000 * MS);
@@ -164,7 +164,7 @@ static int during_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
      * catches it with a wide margin. */
     int64_t from = end ? end : rl_now_ns();
     Relaylab__ObserveReply *obs = NULL;
-    int rc = rl_observe_until(rl_grade_baseline_channel(ctx), tag, work_seen, NULL,
+    int rc = rl_process_observe_until(ctx, tag, work_seen, NULL,
                               from + RL_JUDGE_LATE_CALL_WINDOW_MS * MS, 5, &obs);
     if (rc == RL_EGRPC) {
         rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer");
@@ -244,7 +244,7 @@ static int cancelled_process(rl_grade_ctx *ctx, int i, rl_scenario_result *out)
         int64_t cn = rl_probe_call_cancel(&c);
         rl_probe_call_wait(&c, rl_now_ns() + 1000 * MS);
         Relaylab__ObserveReply *obs = NULL;
-        rc = rl_observe_until(rl_grade_baseline_channel(ctx), tag, has_ended, (void *)"Work",
+        rc = rl_process_observe_until(ctx, tag, has_ended, (void *)"Work",
                               cn + (LEAK_STEPS * 10 + 1000) * MS, 5, &obs);
         if (obs)
             relaylab__observe_reply__free_unpacked(obs, NULL);

@@ -222,7 +222,7 @@ static int expires_in_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
         goto done;
     /* The baseline ends Lookup by itself after 1000 ms at the latest, so
      * waiting until 1.5 s past that cannot cut a real Lookup short. */
-    rc = rl_observe_until(rl_grade_baseline_channel(ctx), tag, lookup_ended, NULL,
+    rc = rl_process_observe_until(ctx, tag, lookup_ended, NULL,
                           c.start_ns + (lookup + 1500) * MS, 5, &obs);
     if (rc == RL_EGRPC) {
         rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer");
@@ -253,7 +253,7 @@ static int expires_in_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
     bool lookup_cancelled = lk->cancelled;
     relaylab__observe_reply__free_unpacked(obs, NULL);
     obs = NULL;
-    rc = rl_observe_until(rl_grade_baseline_channel(ctx), tag, work_seen, NULL,
+    rc = rl_process_observe_until(ctx, tag, work_seen, NULL,
                           lookup_end + RL_JUDGE_LATE_CALL_WINDOW_MS * MS, 5, &obs);
     if (rc == RL_EGRPC) {
         rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer");
@@ -312,7 +312,7 @@ static int once(rl_grade_ctx *ctx, rl_scenario_result *out)
     /* A second copy is started together with the first (hedging) or right
      * after the first failed (a retry loop): 300 ms after the answer
      * covers both with room to spare. */
-    rc = rl_observe_until(rl_grade_baseline_channel(ctx), tag, extra_calls, NULL, rl_now_ns() + 300 * MS, 10, &obs);
+    rc = rl_process_observe_until(ctx, tag, extra_calls, NULL, rl_now_ns() + 300 * MS, 10, &obs);
     if (rc == RL_EGRPC || !obs) {
         rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer");
         goto done;

@@ -46,6 +46,10 @@ static void usage(FILE *f)
             "                     grader/worlds/EXERCISE.json); the submission's own is ignored\n"
             "  --variant SEED     config exercises: pick one of the world file's deployments by\n"
             "                     name, or by a seed such as a student id (FNV-1a-64 mod count)\n"
+            "  --sandbox          experimental: the submission runs as nobody, with no new\n"
+            "                     privileges, a clean environment, in its own PID and mount\n"
+            "                     namespace and cgroup (pids, memory), and the grader in a\n"
+            "                     loopback-only network namespace (docs/sandbox.md)\n"
             "  --quiet            no progress lines\n"
             "  --verbose          a progress line per run even when stderr is not a terminal\n"
             "  --help             this text\n"
@@ -126,7 +130,7 @@ static int parse_positive(const char *s, long max, long *out)
 int main(int argc, char **argv)
 {
     rl_log_init("grader");
-    enum { OPT_SUBMISSION = 256, OPT_JSON, OPT_RUNS, OPT_READY, OPT_RUBRIC, OPT_QUIET, OPT_ONLY, OPT_VERBOSE, OPT_MEMORY, OPT_HELP, OPT_WORLD, OPT_VARIANT };
+    enum { OPT_SUBMISSION = 256, OPT_JSON, OPT_RUNS, OPT_READY, OPT_RUBRIC, OPT_QUIET, OPT_ONLY, OPT_VERBOSE, OPT_MEMORY, OPT_HELP, OPT_WORLD, OPT_VARIANT, OPT_SANDBOX };
     static const struct option longopts[] = {
         {"submission", required_argument, NULL, OPT_SUBMISSION},
         {"json", required_argument, NULL, OPT_JSON},
@@ -137,6 +141,7 @@ int main(int argc, char **argv)
         {"quiet", no_argument, NULL, OPT_QUIET},
         {"verbose", no_argument, NULL, OPT_VERBOSE},
         {"memory-limit", required_argument, NULL, OPT_MEMORY},
+        {"sandbox", no_argument, NULL, OPT_SANDBOX},
         {"help", no_argument, NULL, OPT_HELP},
         {"world", required_argument, NULL, OPT_WORLD},
         {"variant", required_argument, NULL, OPT_VARIANT},
@@ -180,6 +185,9 @@ int main(int argc, char **argv)
             break;
         case OPT_ONLY:
             opt.only = optarg;
+            break;
+        case OPT_SANDBOX:
+            opt.sandbox = true;
             break;
         case OPT_QUIET:
             quiet = true;
@@ -279,6 +287,10 @@ int main(int argc, char **argv)
         goto report;
     }
     opt.progress = verbose || (!quiet && isatty(STDERR_FILENO));
+    if (opt.sandbox && rl_grade_sandbox_enter(err, sizeof err) != RL_OK) {
+        error = err;
+        goto report;
+    }
 
     grpc_init();
     int rc = rl_grade_run_exercise(ex, &opt, outcomes, &n, err, sizeof err);

@@ -14,13 +14,53 @@ int rl_process_start(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, uint3
     req.lookup_delay_ms = lookup_delay_ms;
     req.steps = steps;
     req.step_ms = step_ms;
+    rl_grade_note_tag(ctx, tag);
     return rl_probe_call_start(c, rl_grade_submission_channel(ctx), "/relaylab.Relay/Process", &req.base,
                                deadline_ns);
 }
 
+/* Drops from |r| the records that belong to another call of the grader's. */
+static void keep_records_of(rl_grade_ctx *ctx, const char *tag, Relaylab__ObserveReply *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_calls; i++) {
+        Relaylab__CallRecord *rec = r->calls[i];
+        if (strcmp(rec->tag, tag) == 0 || !rl_grade_tag_sent(ctx, rec->tag))
+            r->calls[n++] = rec;
+        else
+            relaylab__call_record__free_unpacked(rec, NULL);
+    }
+    r->n_calls = n;
+}
+
+typedef struct filtered_pred {
+    rl_grade_ctx *ctx;
+    const char *tag;
+    rl_observe_pred pred;
+    void *user;
+} filtered_pred;
+
+/* Filters the fresh reply (owned by rl_observe_until, which hands this very
+ * reply back) before the scenario's condition sees it. */
+static bool filtered(const Relaylab__ObserveReply *r, void *user)
+{
+    filtered_pred *f = user;
+    keep_records_of(f->ctx, f->tag, (Relaylab__ObserveReply *)r);
+    return f->pred(r, f->user);
+}
+
+int rl_process_observe_until(rl_grade_ctx *ctx, const char *tag, rl_observe_pred pred, void *user, int64_t until_ns,
+                             int64_t poll_ms, Relaylab__ObserveReply **out)
+{
+    filtered_pred f = {ctx, tag, pred, user};
+    return rl_observe_until(rl_grade_baseline_channel(ctx), "", filtered, &f, until_ns, poll_ms, out);
+}
+
 int rl_process_observe(rl_grade_ctx *ctx, const char *tag, Relaylab__ObserveReply **out, rl_scenario_result *res)
 {
-    int rc = rl_observe(rl_grade_baseline_channel(ctx), tag, 3000, out);
+    int rc = rl_observe(rl_grade_baseline_channel(ctx), "", 3000, out);
+    if (rc == RL_OK)
+        keep_records_of(ctx, tag, *out);
     if (rc != RL_OK)
         rl_grade_result(res, RL_ERROR, "the baseline's observer did not answer (%s)", rl_strerror(rc));
     return rc;

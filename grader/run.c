@@ -27,7 +27,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
+#include <net/if.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -58,6 +63,13 @@
  * so it can only stop a fork bomb if set above what the user already runs. */
 #define SUB_NPROC_HEADROOM 512
 
+/* The unprivileged user the sandboxed submission runs as: nobody/nogroup
+ * on Debian and Ubuntu. */
+#define SANDBOX_UID 65534
+#define SANDBOX_GID 65534
+#define RL_STR_(x) #x
+#define RL_STR(x) RL_STR_(x)
+
 static volatile sig_atomic_t interrupted;
 
 struct rl_grade_ctx {
@@ -71,6 +83,11 @@ struct rl_grade_ctx {
     bool have_baseline;
     int baseline_port;
     char baseline_addr[64];
+    /* The grader's private folder (0700) for this run and, in it, the unix
+     * socket where the baseline serves the Observer to the grader alone;
+     * the baseline channel uses it. Empty when none could be made. */
+    char private_dir[128];
+    char observer_addr[192];
     grpc_channel *baseline_ch;
 
     rl_proc sub;
@@ -79,6 +96,15 @@ struct rl_grade_ctx {
     int sub_port;
     int port_clashes; /* starts abandoned because another process held the port */
     grpc_channel *sub_ch;
+
+    /* Sandbox (opt->sandbox): the submission's cgroups, "" when none, and
+     * its scratch HOME, owned by the sandbox user. */
+    char cg_pids[256], cg_mem[256];
+    char scratch[128];
+
+    /* Tags the grader sent in this run (rl_grade_note_tag). */
+    char **tags;
+    size_t ntags, captags;
 
     /* Holds the groups above while they may be killed: each is published
      * right after its spawn and released before its leader is reaped. */
@@ -304,6 +330,25 @@ const char *rl_grade_tag(rl_grade_ctx *ctx)
     return ctx->tag;
 }
 
+void rl_grade_note_tag(rl_grade_ctx *ctx, const char *tag)
+{
+    if (rl_grade_tag_sent(ctx, tag))
+        return;
+    if (ctx->ntags == ctx->captags) {
+        ctx->captags = ctx->captags ? 2 * ctx->captags : 16;
+        ctx->tags = rl_xrealloc(ctx->tags, ctx->captags * sizeof *ctx->tags);
+    }
+    ctx->tags[ctx->ntags++] = rl_xstrdup(tag);
+}
+
+bool rl_grade_tag_sent(rl_grade_ctx *ctx, const char *tag)
+{
+    for (size_t i = 0; i < ctx->ntags; i++)
+        if (strcmp(ctx->tags[i], tag) == 0)
+            return true;
+    return false;
+}
+
 int rl_grade_run_index(rl_grade_ctx *ctx)
 {
     return ctx->run_index;
@@ -330,9 +375,14 @@ static int start_baseline(rl_grade_ctx *ctx, const char *listen, const char *con
     argv[n++] = path;
     argv[n++] = "--listen";
     argv[n++] = listen;
+    argv[n++] = "--observer";
+    argv[n++] = ctx->observer_addr;
     for (size_t i = 0; extra && extra[i] && n < 31; i++)
         argv[n++] = extra[i];
     argv[n] = NULL;
+    /* A socket file left by a previous baseline of this run would make
+     * the bind fail. */
+    unlink(ctx->observer_addr + strlen("unix:"));
     rl_proc_options po = {.argv = argv, .kill_with_parent = true};
     if (rl_proc_spawn(&ctx->baseline, &po) != RL_OK) {
         snprintf(err, errlen, "cannot start %s: %s", path, strerror(errno));
@@ -353,7 +403,9 @@ static int start_baseline(rl_grade_ctx *ctx, const char *listen, const char *con
     snprintf(ctx->baseline_addr, sizeof ctx->baseline_addr, "%s", addr);
     const char *colon = strrchr(ctx->baseline_addr, ':');
     ctx->baseline_port = colon ? atoi(colon + 1) : 0;
-    ctx->baseline_ch = rl_grade_channel_create(ctx, ctx->baseline_addr, NULL);
+    /* Observer and faults go through the private socket only: the
+     * submission is given the TCP address, where Observer refuses. */
+    ctx->baseline_ch = rl_grade_channel_create(ctx, ctx->observer_addr, NULL);
     return RL_OK;
 }
 
@@ -463,7 +515,26 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
     char *cmd = rl_xmalloc(strlen(sub) + 16);
     bool simple = strpbrk(sub, ";&|()`\n") == NULL && strncmp(sub, "exec ", 5) != 0;
     sprintf(cmd, "%s%s", !simple ? "" : starts_with_assignment(sub) ? "exec env " : "exec ", sub);
-    const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    const char *plain_argv[] = {"/bin/sh", "-c", cmd, NULL};
+    /* In the sandbox, util-linux unshare (as root) makes a PID and mount
+     * namespace with its own /proc, sets nobody's ids with no
+     * supplementary groups, and runs the command as the namespace's init;
+     * --kill-child ends that init, and with it every process in the
+     * namespace, when unshare dies, which PR_SET_PDEATHSIG does when the
+     * grader dies, however it dies. */
+    const char *sandbox_argv[] = {"/usr/bin/unshare", "--pid", "--fork", "--kill-child", "--mount-proc",
+                                  "--setgid", RL_STR(SANDBOX_GID), "--setuid", RL_STR(SANDBOX_UID),
+                                  "--", "/bin/sh", "-c", cmd, NULL};
+    const char *const *argv = ctx->opt->sandbox ? sandbox_argv : plain_argv;
+    char env_home[160], env_tmp[160], procs_pids[320], procs_mem[320];
+    snprintf(env_home, sizeof env_home, "HOME=%s", ctx->scratch);
+    snprintf(env_tmp, sizeof env_tmp, "TMPDIR=%s", ctx->scratch);
+    snprintf(procs_pids, sizeof procs_pids, "%s/cgroup.procs", ctx->cg_pids);
+    snprintf(procs_mem, sizeof procs_mem, "%s/cgroup.procs", ctx->cg_mem);
+    /* Only what a server needs: nothing of the grader's environment. */
+    const char *sandbox_env[] = {env_listen, env_baseline, "PATH=/usr/local/bin:/usr/bin:/bin", env_home, env_tmp,
+                                 "LANG=C.UTF-8", NULL};
+    const char *cgroups[] = {procs_pids, procs_mem, NULL};
     rl_proc_limits lim = {
         .data_bytes = (uint64_t)ctx->opt->data_limit_mb << 20,
         .cpu_seconds = SUB_CPU_SECONDS,
@@ -472,6 +543,15 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
         .fsize_bytes = SUB_FSIZE_BYTES,
     };
     rl_proc_options po = {.argv = argv, .setenv = env, .limits = &lim, .kill_with_parent = true};
+    if (ctx->opt->sandbox) {
+        po.setenv = sandbox_env;
+        po.clean_env = true;
+        po.no_new_privs = true;
+        po.join_cgroups = cgroups;
+        /* RLIMIT_NPROC would count nobody's tasks machine-wide; the pids
+         * cgroup is the limit here. */
+        lim.nproc = 0;
+    }
     int src = rl_proc_spawn(&ctx->sub, &po);
     free(cmd);
     if (src != RL_OK) {
@@ -480,6 +560,10 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
     }
     ctx->have_sub = true;
     rl_watchdog_guard(&ctx->wd, RL_WATCHDOG_SUBMISSION, ctx->sub.pid);
+    /* Measured per cgroup: a process that left the group (setsid) still
+     * counts; unshare itself is not the submission. */
+    if (ctx->opt->sandbox)
+        rl_proc_sample_by_cgroup(ctx->sub.pid, procs_pids, ctx->sub.pid);
 
     int64_t t0 = rl_now_ns();
     int64_t until = t0 + ctx->opt->ready_timeout_ms * RL_NS_PER_MS;
@@ -608,6 +692,226 @@ static void stop_submission(rl_grade_ctx *ctx, rl_scenario_result *res)
     ctx->have_sub = false;
 }
 
+/* ---- the grader's private folder ---- */
+
+/* Makes this run's private folder (mkdtemp: mode 0700, owned by the
+ * grader) under $TMPDIR or /tmp, and the observer socket's address in it.
+ * A unix socket path has room for 107 bytes, so a long $TMPDIR falls back
+ * to /tmp. */
+static int make_private_dir(rl_grade_ctx *ctx, char *err, size_t errlen)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp || strlen(tmp) > 60)
+        tmp = "/tmp";
+    snprintf(ctx->private_dir, sizeof ctx->private_dir, "%s/relaylab-grader-XXXXXX", tmp);
+    if (!mkdtemp(ctx->private_dir)) {
+        snprintf(err, errlen, "cannot create the grader's private folder in %s: %s", tmp, strerror(errno));
+        ctx->private_dir[0] = '\0';
+        return RL_ESYS;
+    }
+    snprintf(ctx->observer_addr, sizeof ctx->observer_addr, "unix:%s/observer.sock", ctx->private_dir);
+    return RL_OK;
+}
+
+static void remove_private_dir(rl_grade_ctx *ctx)
+{
+    if (!ctx->private_dir[0])
+        return;
+    unlink(ctx->observer_addr + strlen("unix:"));
+    if (rmdir(ctx->private_dir) != 0)
+        RL_DEBUG("cannot remove %s: %s", ctx->private_dir, strerror(errno));
+    ctx->private_dir[0] = '\0';
+}
+
+
+/* ---- sandbox (docs/sandbox.md) ---- */
+
+/* Tasks (processes and threads) the submission may have: grpcio and
+ * grpc-js run 20-40 threads; a fork bomb stops here, also as root. */
+#define SANDBOX_PIDS_MAX 512
+
+/* "/sys/fs/cgroup/CTRL" + this process's own cgroup under it (cgroup v1),
+ * so a grader confined by its own cgroup nests its submissions inside. */
+static int cgroup_base(const char *ctrl, char *buf, size_t len)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f)
+        return RL_ESYS;
+    char line[512];
+    int rc = RL_ENOTFOUND;
+    while (fgets(line, sizeof line, f)) {
+        /* "4:memory:/some/path" */
+        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+        if (!b)
+            continue;
+        *b = '\0';
+        bool match = false;
+        for (char *save = NULL, *c = strtok_r(a + 1, ",", &save); c; c = strtok_r(NULL, ",", &save))
+            match = match || strcmp(c, ctrl) == 0;
+        if (!match)
+            continue;
+        b[1 + strcspn(b + 1, "\n")] = '\0';
+        snprintf(buf, len, "/sys/fs/cgroup/%s%s", ctrl, strcmp(b + 1, "/") == 0 ? "" : b + 1);
+        rc = RL_OK;
+        break;
+    }
+    fclose(f);
+    struct stat st;
+    if (rc == RL_OK && stat(buf, &st) != 0)
+        rc = RL_ENOTFOUND;
+    return rc;
+}
+
+static int write_file(const char *dir, const char *name, const char *value)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "we");
+    if (!f)
+        return RL_ESYS;
+    int ok = fputs(value, f) >= 0;
+    ok = (fclose(f) == 0) && ok;
+    return ok ? RL_OK : RL_ESYS;
+}
+
+/* Brings up loopback in the grader's new network namespace. */
+static int loopback_up(void)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return RL_ESYS;
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    int rc = ioctl(fd, SIOCGIFFLAGS, &ifr);
+    if (rc == 0) {
+        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+        rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
+    }
+    close(fd);
+    return rc == 0 ? RL_OK : RL_ESYS;
+}
+
+int rl_grade_sandbox_enter(char *err, size_t errlen)
+{
+    char base[300];
+    if (geteuid() != 0) {
+        snprintf(err, errlen, "--sandbox needs root (unprivileged user namespaces are not supported yet)");
+        return RL_ESYS;
+    }
+    if (access("/usr/bin/unshare", X_OK) != 0) {
+        snprintf(err, errlen, "--sandbox needs util-linux's /usr/bin/unshare: %s", strerror(errno));
+        return RL_ESYS;
+    }
+    if (cgroup_base("pids", base, sizeof base) != RL_OK || cgroup_base("memory", base, sizeof base) != RL_OK) {
+        snprintf(err, errlen, "--sandbox needs the cgroup v1 pids and memory controllers (cgroup v2 is not "
+                              "supported yet)");
+        return RL_ESYS;
+    }
+    if (unshare(CLONE_NEWNET) != 0) {
+        snprintf(err, errlen, "--sandbox: the kernel refused a network namespace: %s", strerror(errno));
+        return RL_ESYS;
+    }
+    if (loopback_up() != RL_OK) {
+        snprintf(err, errlen, "--sandbox: cannot bring up loopback in the new network namespace: %s",
+                 strerror(errno));
+        return RL_ESYS;
+    }
+    return RL_OK;
+}
+
+/* Creates this run's cgroups and scratch folder. */
+static int sandbox_prepare(rl_grade_ctx *ctx, char *err, size_t errlen)
+{
+    char base[300];
+    static int serial;
+    int id = ++serial;
+    if (cgroup_base("pids", base, sizeof base) != RL_OK)
+        goto fail;
+    snprintf(ctx->cg_pids, sizeof ctx->cg_pids, "%.200s/relaylab-%ld-%d", base, (long)getpid(), id);
+    if (mkdir(ctx->cg_pids, 0755) != 0) {
+        ctx->cg_pids[0] = '\0';
+        goto fail;
+    }
+    char v[32];
+    snprintf(v, sizeof v, "%d", SANDBOX_PIDS_MAX);
+    if (write_file(ctx->cg_pids, "pids.max", v) != RL_OK)
+        goto fail;
+    if (cgroup_base("memory", base, sizeof base) != RL_OK)
+        goto fail;
+    snprintf(ctx->cg_mem, sizeof ctx->cg_mem, "%.200s/relaylab-%ld-%d", base, (long)getpid(), id);
+    if (mkdir(ctx->cg_mem, 0755) != 0) {
+        ctx->cg_mem[0] = '\0';
+        goto fail;
+    }
+    /* The memory cgroup counts what RLIMIT_DATA misses: MAP_SHARED and
+     * tmpfs pages the submission touched. */
+    if (ctx->opt->data_limit_mb) {
+        snprintf(v, sizeof v, "%lld", (long long)ctx->opt->data_limit_mb << 20);
+        if (write_file(ctx->cg_mem, "memory.limit_in_bytes", v) != RL_OK)
+            goto fail;
+    }
+    snprintf(ctx->scratch, sizeof ctx->scratch, "/tmp/relaylab-home-XXXXXX");
+    if (!mkdtemp(ctx->scratch) || chown(ctx->scratch, SANDBOX_UID, SANDBOX_GID) != 0) {
+        ctx->scratch[0] = '\0';
+        goto fail;
+    }
+    return RL_OK;
+fail:
+    snprintf(err, errlen, "cannot set up the sandbox (cgroups in %s, scratch folder): %s", base, strerror(errno));
+    return RL_ESYS;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* Kills every process left in the run's pids cgroup (a PID namespace
+ * already took them when its init died; this catches the rest), then
+ * removes the cgroups and the scratch folder. */
+static void sandbox_teardown(rl_grade_ctx *ctx)
+{
+    rl_proc_sample_by_cgroup(0, NULL, 0);
+    if (ctx->cg_pids[0]) {
+        char procs[320];
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", ctx->cg_pids);
+        int64_t until = rl_now_ns() + 3000 * RL_NS_PER_MS;
+        for (;;) {
+            FILE *f = fopen(procs, "re");
+            long pid;
+            int n = 0;
+            while (f && fscanf(f, "%ld", &pid) == 1) {
+                kill((pid_t)pid, SIGKILL);
+                n++;
+            }
+            if (f)
+                fclose(f);
+            /* Our own children among them are reaped by rl_proc_reap_orphans. */
+            rl_proc_reap_orphans(NULL, 0, 0);
+            if (!n || rl_now_ns() > until)
+                break;
+            sleep_ms(10);
+        }
+        if (rmdir(ctx->cg_pids) != 0)
+            RL_DEBUG("cannot remove %s: %s", ctx->cg_pids, strerror(errno));
+        ctx->cg_pids[0] = '\0';
+    }
+    if (ctx->cg_mem[0]) {
+        if (rmdir(ctx->cg_mem) != 0)
+            RL_DEBUG("cannot remove %s: %s", ctx->cg_mem, strerror(errno));
+        ctx->cg_mem[0] = '\0';
+    }
+    if (ctx->scratch[0]) {
+        nftw(ctx->scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+        ctx->scratch[0] = '\0';
+    }
+}
+
 /* ---- one run of one scenario ---- */
 
 static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grade_options *opt, int run_index,
@@ -624,6 +928,10 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
     output[0] = '\0';
 
     char err[512];
+    if (ex->needs_baseline && make_private_dir(ctx, err, sizeof err) != RL_OK) {
+        rl_grade_result(res, RL_ERROR, "%s", err);
+        goto teardown;
+    }
     if (ex->needs_baseline) {
         /* One retry: a baseline that fails to start is the grader's problem
          * (seen while bin/ was being rebuilt), never the submission's. */
@@ -637,6 +945,10 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
             rl_grade_result(res, RL_ERROR, "%s", err);
             goto teardown;
         }
+    }
+    if (ex->kind == RL_SUBMISSION_COMMAND && opt->sandbox && sandbox_prepare(ctx, err, sizeof err) != RL_OK) {
+        rl_grade_result(res, RL_ERROR, "%s", err);
+        goto teardown;
     }
     if (ex->kind == RL_SUBMISSION_COMMAND && start_submission(ctx, res) != RL_PASS)
         goto teardown;
@@ -676,9 +988,14 @@ teardown:
     stop_baseline(ctx);
     /* Whatever escaped the groups (setsid, double fork) came back to us as
      * subreaper: nothing of a submission may outlive its scenario. */
+    sandbox_teardown(ctx);
     int orphans = rl_proc_reap_orphans(NULL, 0, 3000);
     if (orphans)
         RL_DEBUG("killed %d escaped process(es) after %s/%s", orphans, ex->name, sc->id);
+    remove_private_dir(ctx);
+    for (size_t i = 0; i < ctx->ntags; i++)
+        free(ctx->tags[i]);
+    free(ctx->tags);
     rl_watchdog_fini(&ctx->wd);
     free(ctx);
 }

@@ -33,8 +33,10 @@ const char *rl_grade_baseline_addr(rl_grade_ctx *ctx);
  * NULL for config exercises. */
 grpc_channel *rl_grade_submission_channel(rl_grade_ctx *ctx);
 
-/* A channel to the baseline (the Observer service lives there too), same
- * isolation; owned by the driver. Recreated by rl_grade_restart_baseline. */
+/* A channel to the baseline through the grader's private unix socket, the
+ * only place its Observer (records, Reset, faults) answers; same isolation;
+ * owned by the driver. Recreated by rl_grade_restart_baseline. The
+ * submission knows only the TCP address, where Observer refuses. */
 grpc_channel *rl_grade_baseline_channel(rl_grade_ctx *ctx);
 
 /* Creates a new channel to |target| with the local subchannel pool plus
@@ -95,6 +97,16 @@ size_t rl_grade_submission_output_tail(rl_grade_ctx *ctx, char *buf, size_t len)
  * baseline records it caused. */
 const char *rl_grade_tag(rl_grade_ctx *ctx);
 
+/* Remembers |tag| (copied) as one the grader itself sent in this run. A
+ * scenario that reads the baseline's records must count every record of
+ * the run, not only those with its tag: a submission can put its calls under
+ * any tag. Records with a tag the grader never sent belong to whichever call
+ * is being judged (rl_process_observe does this). */
+void rl_grade_note_tag(rl_grade_ctx *ctx, const char *tag);
+
+/* True when |tag| was noted by rl_grade_note_tag in this run. */
+bool rl_grade_tag_sent(rl_grade_ctx *ctx, const char *tag);
+
 /* 1-based index of this run (--runs N) and the total. */
 int rl_grade_run_index(rl_grade_ctx *ctx);
 int rl_grade_run_count(rl_grade_ctx *ctx);
@@ -129,6 +141,8 @@ typedef struct rl_grade_options {
     bool progress;            /* progress lines on stderr */
     const char *world;        /* config exercises: --world FILE, or NULL: the exercise's own */
     const char *variant;      /* config exercises: --variant SEED, or NULL: the world's default */
+    bool sandbox;             /* run the submission in the sandbox (sandbox.md);
+                               * rl_grade_sandbox_enter must have succeeded */
 } rl_grade_options;
 
 /* The outcome of one scenario over all its runs. */
@@ -154,6 +168,14 @@ int rl_grade_run_exercise(const rl_exercise *ex, const rl_grade_options *opt, rl
  * once and mark the run interrupted, and makes the grader a child subreaper
  * so escaped processes come back to it. Call once from main. */
 int rl_grade_install_guards(void);
+
+/* Puts the whole grader into a network namespace of its own with only
+ * loopback up (its submissions then reach nothing outside it and no other
+ * grader's ports), and checks that the rest of the sandbox can be built:
+ * root, util-linux unshare, the cgroup v1 pids and memory controllers.
+ * Call before grpc_init (no threads yet). Returns 0, or RL_ESYS with the
+ * reason in |err|. */
+int rl_grade_sandbox_enter(char *err, size_t errlen);
 
 /* True once an interrupting signal arrived. */
 bool rl_grade_was_interrupted(void);

@@ -192,10 +192,10 @@ static void *reader_main(void *arg)
 
 /* ---- spawn ---- */
 
-static char **build_env(const char *const *add)
+static char **build_env(const char *const *add, bool clean)
 {
     size_t n = 0, nadd = 0;
-    while (environ[n])
+    while (!clean && environ[n])
         n++;
     while (add && add[nadd])
         nadd++;
@@ -247,6 +247,13 @@ static void child_fail(const char *what, const char *arg)
 static void child_exec(const rl_proc_options *opt, char **env, int out_w, int devnull, pid_t parent)
 {
     setpgid(0, 0);
+    /* First, so nothing the child does escapes the cgroup's accounting. */
+    for (size_t i = 0; opt->join_cgroups && opt->join_cgroups[i]; i++) {
+        int fd = open(opt->join_cgroups[i], O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, "0", 1) != 1)
+            child_fail("cannot join the cgroup ", opt->join_cgroups[i]);
+        close(fd);
+    }
     if (opt->kill_with_parent) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
@@ -284,6 +291,8 @@ static void child_exec(const rl_proc_options *opt, char **env, int out_w, int de
         if (l->fsize_bytes)
             set_limit(RLIMIT_FSIZE, l->fsize_bytes, l->fsize_bytes);
     }
+    if (opt->no_new_privs && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+        child_fail("cannot set ", "no_new_privs");
     const char *prog = opt->argv[0];
     if (strchr(prog, '/'))
         execve(prog, (char *const *)opt->argv, env);
@@ -303,7 +312,7 @@ int rl_proc_spawn(rl_proc *p, const rl_proc_options *opt)
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (devnull < 0)
         goto fail_pipe;
-    char **env = build_env(opt->setenv);
+    char **env = build_env(opt->setenv, opt->clean_env);
     pid_t parent = getpid();
     /* Until child_exec has put every handler back to default, the child is
      * a copy of us with our handlers: a SIGTERM that reaches it that early
@@ -636,10 +645,53 @@ static int count_fds(const char *pid)
     return n;
 }
 
+/* The one cgroup registration (rl_proc_sample_by_cgroup). */
+static pthread_mutex_t cg_mu = PTHREAD_MUTEX_INITIALIZER;
+static pid_t cg_pgid, cg_exclude;
+static char cg_path[512];
+
+void rl_proc_sample_by_cgroup(pid_t pgid, const char *procs_path, pid_t exclude)
+{
+    pthread_mutex_lock(&cg_mu);
+    cg_pgid = procs_path ? pgid : 0;
+    cg_exclude = exclude;
+    snprintf(cg_path, sizeof cg_path, "%s", procs_path ? procs_path : "");
+    pthread_mutex_unlock(&cg_mu);
+}
+
+#define CG_MAX_PIDS 4096
+
+/* Reads the registered cgroup's members for |pgid| into |pids|; returns
+ * how many, or -1 when |pgid| is not registered. */
+static int cgroup_members(pid_t pgid, pid_t *pids, int max)
+{
+    pthread_mutex_lock(&cg_mu);
+    if (!cg_pgid || cg_pgid != pgid) {
+        pthread_mutex_unlock(&cg_mu);
+        return -1;
+    }
+    int n = 0;
+    FILE *f = fopen(cg_path, "re");
+    long v;
+    while (f && n < max && fscanf(f, "%ld", &v) == 1)
+        if ((pid_t)v != cg_exclude)
+            pids[n++] = (pid_t)v;
+    if (f)
+        fclose(f);
+    pthread_mutex_unlock(&cg_mu);
+    return n;
+}
+
 int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
 {
     memset(out, 0, sizeof *out);
+    pid_t *members = rl_xcalloc(CG_MAX_PIDS, sizeof *members);
+    int nmembers = cgroup_members(pgid, members, CG_MAX_PIDS);
     DIR *d = opendir("/proc");
+    if (!d) {
+        free(members);
+        return RL_ESYS;
+    }
     if (!d)
         return RL_ESYS;
     long ticks = sysconf(_SC_CLK_TCK);
@@ -654,7 +706,17 @@ int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
          * f[13]=cutime(16) f[14]=cstime(17) f[17]=num_threads(20)
          * f[21]=rss(24) */
         /* Zombies hold no memory and run no more: they are not the group. */
-        if (split_fields(rest, f, 24) < 22 || atol(f[2]) != (long)pgid || f[0][0] == 'Z')
+        if (split_fields(rest, f, 24) < 22 || f[0][0] == 'Z')
+            continue;
+        bool member = false;
+        if (nmembers < 0) {
+            member = atol(f[2]) == (long)pgid;
+        } else {
+            pid_t pid = (pid_t)atol(e->d_name);
+            for (int i = 0; i < nmembers && !member; i++)
+                member = members[i] == pid;
+        }
+        if (!member)
             continue;
         out->nprocs++;
         out->nthreads += atoi(f[17]);
@@ -667,6 +729,7 @@ int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
         out->cpu_ns += t * (RL_NS_PER_SEC / ticks);
     }
     closedir(d);
+    free(members);
     return out->nprocs ? RL_OK : RL_ENOTFOUND;
 }
 

@@ -48,6 +48,13 @@ typedef struct rl_proc_options {
                                 * environment; NULL-terminated; may be NULL */
     const rl_proc_limits *limits; /* may be NULL */
     bool kill_with_parent;     /* PR_SET_PDEATHSIG SIGKILL on the leader */
+    bool clean_env;            /* the environment is |setenv| alone */
+    bool no_new_privs;         /* PR_SET_NO_NEW_PRIVS before exec */
+    const char *const *join_cgroups; /* cgroup.procs files the child writes
+                                * itself into before exec (so it and all it
+                                * starts are counted there); NULL-terminated;
+                                * may be NULL. A failed write fails the start
+                                * (exit status 127 with the reason). */
 } rl_proc_options;
 
 typedef struct rl_proc {
@@ -132,9 +139,17 @@ typedef struct rl_proc_sample {
 } rl_proc_sample;
 
 /* Sums RSS, CPU time, threads and open descriptors over every process whose
- * process group is |pgid| (from /proc/PID/stat and /proc/PID/fd). Returns 0, or RL_ENOTFOUND when no process of the
- * group exists any more. */
+ * process group is |pgid| (from /proc/PID/stat and /proc/PID/fd), or, when
+ * rl_proc_sample_by_cgroup registered |pgid|, over every process in that
+ * cgroup: a member that left the group (setsid) still counts. Returns 0, or
+ * RL_ENOTFOUND when no member exists any more. */
 int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out);
+
+/* From now on rl_proc_group_sample(|pgid|) counts the processes listed in
+ * |procs_path| (a cgroup.procs file, copied) other than |exclude| (a
+ * wrapper that is not the measured program; 0: none). |procs_path| NULL
+ * removes the registration. One registration at a time. */
+void rl_proc_sample_by_cgroup(pid_t pgid, const char *procs_path, pid_t exclude);
 
 /* ---- escaped processes ---- */
 

@@ -66,13 +66,11 @@ static void reject_done(rl_tag *tag, bool ok)
     free(r);
 }
 
-static void reject(grpc_call *call, const char *method)
+static void reject(grpc_call *call, grpc_status_code code, const char *msg)
 {
     reject_state *r = rl_xcalloc(1, sizeof *r);
     r->tag.done = reject_done;
     r->call = call;
-    char msg[256];
-    snprintf(msg, sizeof msg, "method %s is not served here", method);
     r->detail = grpc_slice_from_copied_string(msg);
     grpc_op ops[3];
     memset(ops, 0, sizeof ops);
@@ -80,13 +78,23 @@ static void reject(grpc_call *call, const char *method)
     ops[1].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
     ops[1].data.recv_close_on_server.cancelled = &r->cancelled;
     ops[2].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-    ops[2].data.send_status_from_server.status = GRPC_STATUS_UNIMPLEMENTED;
+    ops[2].data.send_status_from_server.status = code;
     ops[2].data.send_status_from_server.status_details = &r->detail;
     if (grpc_call_start_batch(call, ops, 3, &r->tag, NULL) != GRPC_CALL_OK)
         reject_done(&r->tag, false);
 }
 
 static void accept_arm(accept_state *a);
+
+/* True when |call| came through the private listener: the only unix-socket
+ * listener, so its peers are the only ones gRPC names "unix:...". */
+static bool from_private(grpc_call *call)
+{
+    char *peer = grpc_call_get_peer(call);
+    bool ok = peer && strncmp(peer, "unix:", 5) == 0;
+    gpr_free(peer);
+    return ok;
+}
 
 static void accept_done(rl_tag *tag, bool ok)
 {
@@ -104,11 +112,16 @@ static void accept_done(rl_tag *tag, bool ok)
     for (size_t i = 0; i < opt->nmethods; i++)
         if (strcmp(opt->methods[i].path, method) == 0)
             m = &opt->methods[i];
-    if (m) {
+    char msg[300];
+    if (m && m->private_only && opt->private_listen && !from_private(a->call)) {
+        snprintf(msg, sizeof msg, "method %s is served only to the grader", method);
+        reject(a->call, GRPC_STATUS_PERMISSION_DENIED, msg);
+    } else if (m) {
         rl_call_info info = {method, a->details.deadline, &a->metadata, rl_now_ns()};
         m->start(a->loop, a->call, &info, m->user);
     } else {
-        reject(a->call, method);
+        snprintf(msg, sizeof msg, "method %s is not served here", method);
+        reject(a->call, GRPC_STATUS_UNIMPLEMENTED, msg);
     }
     gpr_free(method);
     grpc_call_details_destroy(&a->details);
@@ -154,16 +167,33 @@ int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, si
     s->nloops = opt->threads > 0 ? (size_t)opt->threads : (size_t)(cores > 0 ? cores : 1);
     s->loops = rl_xcalloc(s->nloops, sizeof *s->loops);
     s->threads = rl_xcalloc(s->nloops, sizeof *s->threads);
-    s->server = grpc_server_create(opt->args, NULL);
+    /* The caller's args without any reuseport setting, then reuseport off. */
+    size_t nin = opt->args ? opt->args->num_args : 0, nargs = 0;
+    grpc_arg *argv = rl_xcalloc(nin + 1, sizeof *argv);
+    for (size_t i = 0; i < nin; i++)
+        if (strcmp(opt->args->args[i].key, GRPC_ARG_ALLOW_REUSEPORT) != 0)
+            argv[nargs++] = opt->args->args[i];
+    argv[nargs].type = GRPC_ARG_INTEGER;
+    argv[nargs].key = (char *)GRPC_ARG_ALLOW_REUSEPORT;
+    argv[nargs++].value.integer = 0;
+    grpc_channel_args args = {.num_args = nargs, .args = argv};
+    s->server = grpc_server_create(&args, NULL);
+    free(argv);
     for (size_t i = 0; i < s->nloops; i++) {
         rl_loop_init(&s->loops[i]);
         grpc_server_register_completion_queue(s->server, s->loops[i].cq, NULL);
     }
     grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
     s->port = grpc_server_add_http2_port(s->server, opt->listen, creds);
+    const char *bad = s->port <= 0 ? opt->listen : NULL;
+    if (!bad && opt->private_listen &&
+        (strncmp(opt->private_listen, "unix:", 5) != 0 ||
+         grpc_server_add_http2_port(s->server, opt->private_listen, creds) <= 0))
+        bad = opt->private_listen;
     grpc_server_credentials_release(creds);
-    if (s->port <= 0) {
-        snprintf(err, errlen, "cannot listen on %s: the address is in use or invalid", opt->listen);
+    if (bad) {
+        snprintf(err, errlen, "cannot listen on %s: the address is in use or invalid%s", bad,
+                 bad == opt->private_listen ? " (the private listener must be unix:PATH)" : "");
         grpc_server_destroy(s->server);
         for (size_t i = 0; i < s->nloops; i++)
             rl_loop_fini(&s->loops[i]);

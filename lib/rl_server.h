@@ -11,6 +11,7 @@
 #include "rl_loop.h"
 
 #include <grpc/grpc.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,9 @@ typedef struct rl_method {
     const char *path;
     rl_method_start start;
     void *user;
+    /* Served only to callers on rl_server_options.private_listen when that
+     * is set (answered PERMISSION_DENIED elsewhere); ignored without it. */
+    bool private_only;
 } rl_method;
 
 typedef struct rl_server_options {
@@ -42,8 +46,15 @@ typedef struct rl_server_options {
     size_t nmethods;
     const grpc_channel_args *args;      /* server channel args, may be NULL */
     int64_t grace_ms;                   /* drain time after SIGTERM; <0: 10 s */
+    /* A second listener, "unix:PATH", for callers the server trusts (the
+     * grader): the methods marked private_only answer only there. The
+     * folder's permissions decide who may connect. NULL: none. */
+    const char *private_listen;
 } rl_server_options;
 
+/* Every listener is bound with GRPC_ARG_ALLOW_REUSEPORT 0, whatever
+ * |args| says: with gRPC's default (on) another process could bind the same
+ * port and be handed part of the connections meant for this server. */
 /* Binds, starts the loops and prints "NAME listening on HOST:PORT" on stdout
  * (flushed), the readiness line that tests and the grader wait for. Blocks
  * SIGTERM, SIGINT and SIGPIPE in every thread first. grpc_init() must have

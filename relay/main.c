@@ -107,7 +107,7 @@ int main(int argc, char **argv)
 
     relay_ctx ctx;
     relay_ctx_init(&ctx, channel, mistake);
-    const rl_method methods[] = {{RELAY_PROCESS_PATH, relay_process_start, &ctx}};
+    const rl_method methods[] = {{RELAY_PROCESS_PATH, relay_process_start, &ctx, false}};
     rl_server_options opt = {
         .name = "relay",
         .listen = listen,

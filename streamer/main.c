@@ -111,7 +111,7 @@ int main(int argc, char **argv)
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
     grpc_init();
-    const rl_method methods[] = {{"/relaylab.Streamer/Produce", rl_produce_start, &cfg}};
+    const rl_method methods[] = {{"/relaylab.Streamer/Produce", rl_produce_start, &cfg, false}};
     rl_server_options opt = {
         .name = "streamer",
         .listen = listen,
