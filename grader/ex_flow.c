@@ -313,17 +313,40 @@ done:
 }
 
 /* One Produce(LEAK_COUNT x LEAK_SIZE), one chunk read, cancelled, its
- * status awaited (an rl_leak_call_fn). */
-static int cancelled_produce(rl_grade_ctx *ctx, int i, rl_scenario_result *out)
+ * status awaited (an rl_leak_call_fn). While it waits for the chunk it
+ * watches the group: one that runs away from |start| fails there. */
+static int cancelled_produce(rl_grade_ctx *ctx, int i, const rl_proc_sample *start, rl_scenario_result *out)
 {
     rl_stream s;
-    char what[96], err[300];
+    char what[96], err[400];
     snprintf(what, sizeof what, "cancelled Produce %d of %d", i + 1, RL_LEAK_WARMUP_CALLS + RL_LEAK_CALLS);
     int rc = rl_stream_open(&s, rl_grade_submission_channel(ctx), rl_grade_tag(ctx), LEAK_COUNT, LEAK_SIZE,
                             INT64_MAX);
-    bool end = false;
-    if (rc == RL_OK)
-        rc = rl_stream_next(&s, rl_now_ns() + 10000 * MS, &end);
+    bool end = false, ran_away = false;
+    int64_t until = rl_now_ns() + 10000 * MS;
+    if (rc == RL_OK) {
+        do {
+            int64_t step = rl_now_ns() + 50 * MS;
+            rc = rl_stream_next(&s, step < until ? step : until, &end);
+            rl_proc_sample now;
+            if (rc == RL_ETIMEOUT && rl_proc_group_sample(rl_grade_submission_pgid(ctx), &now) == RL_OK &&
+                rl_leak_runaway(start, &now)) {
+                ran_away = true;
+                snprintf(err, sizeof err,
+                         "while Produce(%u x %u) %d of %d had sent nothing yet, RSS grew %.1f MiB (%.1f -> %.1f MiB): "
+                         "the producer makes the whole response before it sends any of it -- make each chunk when "
+                         "the window lets the last one go",
+                         (unsigned)LEAK_COUNT, (unsigned)LEAK_SIZE, i + 1, RL_LEAK_WARMUP_CALLS + RL_LEAK_CALLS,
+                         ((double)now.rss_bytes - (double)start->rss_bytes) / RL_MIB,
+                         (double)start->rss_bytes / RL_MIB, (double)now.rss_bytes / RL_MIB);
+            }
+        } while (rc == RL_ETIMEOUT && !ran_away && rl_now_ns() < until);
+    }
+    if (ran_away) {
+        rl_grade_result(out, RL_FAIL, "%s", err);
+        rl_stream_fini(&s);
+        return 1;
+    }
     if (rc == RL_OK && end) {
         rl_stream_wait_status(&s, rl_now_ns() + 1000 * MS);
         snprintf(err, sizeof err, "the stream ended before its first chunk with %s", rl_status_name(s.status));

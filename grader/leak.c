@@ -149,7 +149,7 @@ static int run_calls(rl_grade_ctx *ctx, rl_leak_call_fn call, int from, int to, 
                      const char *calls_what, rl_scenario_result *out)
 {
     for (int i = from; i < to; i++) {
-        if (call(ctx, i, out) != 0)
+        if (call(ctx, i, start, out) != 0)
             return 1;
         rl_proc_sample now;
         if (rl_proc_group_sample(rl_grade_submission_pgid(ctx), &now) != RL_OK)

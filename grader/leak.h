@@ -75,9 +75,14 @@ int rl_leak_settle(pid_t pgid, const rl_proc_sample *start, const rl_proc_sample
                    rl_proc_sample *after);
 
 /* Makes call number |i| (0-based over warm-up and batch) and ends it by a
- * cancel, waiting for its status. Returns 0, or 1 with |out| filled with
- * the verdict (the call could not be made: FAIL, TIMEOUT, CRASH, ERROR). */
-typedef int (*rl_leak_call_fn)(rl_grade_ctx *ctx, int i, rl_scenario_result *out);
+ * cancel, waiting for its status. |start| is the group before the first
+ * call: a call that waits on the submission checks rl_leak_runaway
+ * against it meanwhile, so a producer that makes a whole response before
+ * sending any of it fails at the same point on any machine instead of
+ * dying of the data limit at a moment that depends on its speed. Returns
+ * 0, or 1 with |out| filled with the verdict (the call could not be made,
+ * or the group ran away: FAIL, TIMEOUT, CRASH, ERROR). */
+typedef int (*rl_leak_call_fn)(rl_grade_ctx *ctx, int i, const rl_proc_sample *start, rl_scenario_result *out);
 
 /* The no-leak scenario both exercises run: RL_LEAK_WARMUP_CALLS calls,
  * a sample once the group is steady, RL_LEAK_CALLS more, then the judge
