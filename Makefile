@@ -158,14 +158,16 @@ bench: deps
 	./$(BIN)/bench-relay
 
 # The verdict matrix: every known submission on every exercise it belongs to,
-# RUNS runs each (default 20), with a CPU hog on every core when LOAD=1;
-# expected against got per scenario (tests/verdicts.json). REPORT=FILE keeps
-# it as Markdown. Too long for `make test`, which runs each row once.
+# RUNS runs each (default 20), with a CPU hog on every core when LOAD=1,
+# JOBS graders at once; expected against got per scenario
+# (tests/verdicts.json). REPORT=FILE keeps it as Markdown. Too long for
+# `make test`, which runs each row once.
 RUNS ?= 20
 LOAD ?= 0
+JOBS ?= 1
 selftest: deps
 	@$(MAKE) --no-print-directory build node-deps
-	RUNS=$(RUNS) LOAD=$(LOAD) $(PYTHON) scripts/selftest.py $(if $(REPORT),--report $(REPORT))
+	RUNS=$(RUNS) LOAD=$(LOAD) JOBS=$(JOBS) $(PYTHON) scripts/selftest.py $(if $(REPORT),--report $(REPORT))
 
 # libFuzzer on the channel-config library (without its gRPC probe): clang
 # with ASan+UBSan, bounded by FUZZ_TIME seconds; new inputs go to

@@ -3,8 +3,8 @@
 every exercise it belongs to, N runs each, optionally with a CPU hog on every
 core, and prints expected against got for every scenario.
 
-    scripts/selftest.py [--runs N] [--load] [--only TEXT] [--exercise EX]
-                        [--report FILE] [--json FILE]
+    scripts/selftest.py [--runs N] [--load] [--jobs N] [--only TEXT]
+                        [--exercise EX] [--report FILE] [--json FILE]
 
 A cell is right only when every run got the expected verdict (read from the
 grader's per-run progress lines, so 19 FAILs and one CRASH are not taken for
@@ -13,6 +13,7 @@ the matrix could not be run (a grader that would not start, a bad matrix)."""
 
 import argparse
 import collections
+import concurrent.futures
 import json
 import os
 import re
@@ -90,6 +91,12 @@ def grade(run, exercise, runs, timeout_s=None, args=()):
         return p.returncode, verdicts, feedback, err
 
 
+def timed_grade(row, exercise, runs):
+    t0 = time.monotonic()
+    result = grade(row["run"], exercise, runs, args=row.get("args", ()))
+    return result, time.monotonic() - t0
+
+
 class Hog:
     """One busy loop per core, so that the matrix also runs on a machine with
     every core taken; stopped (by pid) on exit."""
@@ -114,6 +121,8 @@ def main():
     ap.add_argument("--runs", type=int, default=int(os.environ.get("RUNS", "1")))
     ap.add_argument("--load", action="store_true", default=os.environ.get("LOAD", "0") == "1",
                     help="a CPU hog on every core while grading (also LOAD=1)")
+    ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS", "1")),
+                    help="graders at once (each cell is still graded by one grader, its runs in order)")
     ap.add_argument("--only", help="rows whose name contains this text")
     ap.add_argument("--exercise", help="only this exercise")
     ap.add_argument("--report", help="also write the matrix as Markdown here")
@@ -130,12 +139,13 @@ def main():
         return 2
     rows, bad, t0 = [], 0, time.monotonic()
     print(f"verdict matrix: {len(cells)} submission x exercise cells, {a.runs} run(s) each"
-          f"{', every core loaded' if a.load else ''}", flush=True)
-    with Hog(a.load):
-        for row, ex, want in cells:
-            g0 = time.monotonic()
+          f"{', every core loaded' if a.load else ''}{f', {a.jobs} graders at once' if a.jobs > 1 else ''}",
+          flush=True)
+    with Hog(a.load), concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
+        jobs = [(row, ex, want, pool.submit(timed_grade, row, ex, a.runs)) for row, ex, want in cells]
+        for row, ex, want, job in jobs:
             try:
-                code, got, feedback, err = grade(row["run"], ex, a.runs, args=row.get("args", ()))
+                (code, got, feedback, err), secs = job.result()
             except subprocess.TimeoutExpired:
                 print(f"selftest: the grader did not finish: {row['name']} {ex}", file=sys.stderr)
                 return 2
@@ -155,22 +165,23 @@ def main():
                              "got": dict(counts), "runs": len(vs), "ok": ok, "feedback": worst})
                 print(f"{'ok ' if ok else 'BAD'} {row['name'][:34]:34} {ex:9} {sid:18} want {exp:9} got {gotstr}"
                       + ("" if ok else f"\n    {worst}"), flush=True)
-            print(f"    ({time.monotonic() - g0:.0f} s)", flush=True)
+            print(f"    ({secs:.0f} s)", flush=True)
     secs = time.monotonic() - t0
     print(f"{len(rows) - bad} right, {bad} wrong of {len(rows)} scenario cells in {secs:.0f} s")
     if a.report:
-        write_report(a.report, rows, a.runs, a.load, secs)
+        write_report(a.report, rows, a.runs, a.load, a.jobs, secs)
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"runs": a.runs, "load": a.load, "seconds": round(secs), "cells": rows}, f, indent=1)
     return 0 if bad == 0 else 1
 
 
-def write_report(path, rows, runs, load, secs):
+def write_report(path, rows, runs, load, jobs, secs):
     with open(path, "w") as f:
         f.write(f"# Verdict matrix: {runs} run(s) per scenario, {'every core loaded' if load else 'quiet'}\n\n")
         f.write(f"Recorded {time.strftime('%Y-%m-%d')} by `scripts/selftest.py --runs {runs}"
-                f"{' --load' if load else ''}` in {secs:.0f} s on a {os.cpu_count()}-core machine.\n\n")
+                f"{' --load' if load else ''}{f' --jobs {jobs}' if jobs > 1 else ''}` in {secs:.0f} s on a "
+                f"{os.cpu_count()}-core machine.\n\n")
         f.write("| submission | exercise | scenario | expected | got | right |\n|---|---|---|---|---|---|\n")
         for r in rows:
             got = ", ".join(f"{v} {c}/{r['runs']}" for v, c in r["got"].items())
