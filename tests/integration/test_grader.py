@@ -131,14 +131,6 @@ def test_crash_names_the_signal(tmp_path):
     assert g.verdicts()["during-work"][0] == "CRASH", g.out
 
 
-def test_hang_is_timeout(tmp_path):
-    g = grade(tmp_path, "deadline", py("relay_hang"), "--only", "shrinks,none,expires-in-lookup")
-    assert g.rc == 1
-    assert {v for v, _ in g.verdicts().values()} == {"TIMEOUT"}, g.out
-    g = grade(tmp_path, "cancel", py("relay_hang"), "--only", "during-work")
-    assert g.verdicts()["during-work"][0] == "TIMEOUT", g.out
-
-
 # The grader's default --ready-timeout (grader --help).
 DEFAULT_READY_S = 15
 

@@ -44,11 +44,8 @@ def test_reference_configs_pass_retry(tmp_path, config, world):
     assert g.results["score"] == g.results["max_score"]
 
 
-def test_lab_config_passes_keepalive(tmp_path):
-    g = grade(tmp_path, "keepalive", LAB, *LAB_WORLD)
-    assert g.rc == 0, g.out
-    assert g.failing() == set()
-    assert "scaled 1:88" in g.verdicts()["idle"][1]
+# channel_config/lab.json passing keepalive live in its own world is a row of
+# the verdict matrix (tests/verdicts.json).
 
 
 @pytest.mark.parametrize("bad", BAD)
