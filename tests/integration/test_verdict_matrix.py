@@ -5,7 +5,7 @@
 # submission is caught. `make selftest` runs the same matrix 20 times per
 # cell, quiet or with every core loaded (LOAD=1).
 #
-# The cells are graded two at a time, the first time a cell's test asks:
+# The cells are graded three at a time, the first time a cell's test asks:
 # most of a scenario is waiting (for a stall to go flat, a deadline, a
 # readiness bound), and a verdict has to hold on a busy machine anyway --
 # `make selftest LOAD=1` shows it holds with a CPU hog on every core.
@@ -23,7 +23,7 @@ selftest = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(selftest)
 
 CELLS = selftest.load_matrix()
-JOBS = 2
+JOBS = 3
 
 
 def sanitized(path):
