@@ -236,7 +236,7 @@ done:
  * still holds, which is not a leak. */
 static int cancelled_process(rl_grade_ctx *ctx, int i, const rl_proc_sample *start, rl_scenario_result *out)
 {
-    (void)start; /* a relay's memory is not what no-leak can run away on */
+    (void)start; /* a relay answers or fails each call by itself; rl_leak_scenario checks for a runaway between calls */
     char tag[200];
     snprintf(tag, sizeof tag, "%s.%d", rl_grade_tag(ctx), i);
     rl_probe_call c;
