@@ -11,6 +11,7 @@
 #include "rl_log.h"
 #include "rl_path.h"
 #include "run.h"
+#include "sandbox.h"
 
 #include <getopt.h>
 #include <grpc/grpc.h>
@@ -46,10 +47,19 @@ static void usage(FILE *f)
             "                     grader/worlds/EXERCISE.json); the submission's own is ignored\n"
             "  --variant SEED     config exercises: pick one of the world file's deployments by\n"
             "                     name, or by a seed such as a student id (FNV-1a-64 mod count)\n"
-            "  --sandbox          experimental: the submission runs as nobody, with no new\n"
-            "                     privileges, a clean environment, in its own PID and mount\n"
-            "                     namespace and cgroup (pids, memory), and the grader in a\n"
-            "                     loopback-only network namespace (docs/sandbox.md)\n"
+            "  --dir DIR          the submission's folder, the one the sandbox shows it\n"
+            "                     (default: the folder of the command's script or program)\n"
+            "  --unsafe           grade even where the sandbox cannot be built (not root, no\n"
+            "                     namespaces or cgroups): only for your own code, on your own\n"
+            "                     machine; the report says it was unsandboxed\n"
+            "  --no-sandbox       never sandbox (debugging the grader); the report says so\n"
+            "\n"
+            "A command submission runs sandboxed (docs/sandbox.md): as nobody, with no new\n"
+            "privileges and a clean environment, in its own PID and mount namespace (a\n"
+            "read-only view in which the kit is hidden but its folder is shown, and a 64 MiB\n"
+            "tmpfs /tmp), in its own cgroups (pids, memory, cpuacct), and the grader and its\n"
+            "baselines in a network namespace with loopback alone. Without it, a submission\n"
+            "could reach the grader's instruments.\n"
             "  --quiet            no progress lines\n"
             "  --verbose          a progress line per run even when stderr is not a terminal\n"
             "  --help             this text\n"
@@ -127,10 +137,28 @@ static int parse_positive(const char *s, long max, long *out)
     return RL_OK;
 }
 
+/* Builds the submission's view (its folder: |dir|, else the command's) and
+ * enters the sandbox. Returns 0, or an error with the reason in |err|. */
+static int sandbox_up(rl_sandbox_view *view, const char *dir, const char *rubric_path, const rl_grade_options *opt,
+                      char *err, size_t errlen)
+{
+    char sub_dir[PATH_MAX];
+    if (dir)
+        snprintf(sub_dir, sizeof sub_dir, "%s", dir);
+    else if (rl_sandbox_submission_dir(opt->submission, sub_dir, sizeof sub_dir) != RL_OK) {
+        snprintf(err, errlen, "cannot find the submission's folder: %s", strerror(errno));
+        return RL_ESYS;
+    }
+    const char *private_files[] = {rubric_path, NULL};
+    if (rl_sandbox_view_init(view, opt->bin_dir, sub_dir, private_files, err, errlen) != RL_OK)
+        return RL_EINVAL;
+    return rl_sandbox_enter(view, err, errlen);
+}
+
 int main(int argc, char **argv)
 {
     rl_log_init("grader");
-    enum { OPT_SUBMISSION = 256, OPT_JSON, OPT_RUNS, OPT_READY, OPT_RUBRIC, OPT_QUIET, OPT_ONLY, OPT_VERBOSE, OPT_MEMORY, OPT_HELP, OPT_WORLD, OPT_VARIANT, OPT_SANDBOX };
+    enum { OPT_SUBMISSION = 256, OPT_JSON, OPT_RUNS, OPT_READY, OPT_RUBRIC, OPT_QUIET, OPT_ONLY, OPT_VERBOSE, OPT_MEMORY, OPT_HELP, OPT_WORLD, OPT_VARIANT, OPT_SANDBOX, OPT_NO_SANDBOX, OPT_UNSAFE, OPT_DIR };
     static const struct option longopts[] = {
         {"submission", required_argument, NULL, OPT_SUBMISSION},
         {"json", required_argument, NULL, OPT_JSON},
@@ -142,14 +170,17 @@ int main(int argc, char **argv)
         {"verbose", no_argument, NULL, OPT_VERBOSE},
         {"memory-limit", required_argument, NULL, OPT_MEMORY},
         {"sandbox", no_argument, NULL, OPT_SANDBOX},
+        {"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
+        {"unsafe", no_argument, NULL, OPT_UNSAFE},
+        {"dir", required_argument, NULL, OPT_DIR},
         {"help", no_argument, NULL, OPT_HELP},
         {"world", required_argument, NULL, OPT_WORLD},
         {"variant", required_argument, NULL, OPT_VARIANT},
         {NULL, 0, NULL, 0},
     };
     rl_grade_options opt = {.runs = 1, .ready_timeout_ms = 15000, .data_limit_mb = 1024};
-    const char *json_path = NULL, *rubric_path = NULL;
-    bool quiet = false, verbose = false;
+    const char *json_path = NULL, *rubric_path = NULL, *dir = NULL;
+    bool quiet = false, verbose = false, no_sandbox = false, unsafe = false;
     int c;
     long v;
     opterr = 0;
@@ -187,7 +218,17 @@ int main(int argc, char **argv)
             opt.only = optarg;
             break;
         case OPT_SANDBOX:
-            opt.sandbox = true;
+            /* The default since the sandbox left its experiment; accepted
+             * so that scripts which asked for it keep working. */
+            break;
+        case OPT_NO_SANDBOX:
+            no_sandbox = true;
+            break;
+        case OPT_UNSAFE:
+            unsafe = true;
+            break;
+        case OPT_DIR:
+            dir = optarg;
             break;
         case OPT_QUIET:
             quiet = true;
@@ -237,7 +278,9 @@ int main(int argc, char **argv)
     }
 
     int64_t t0 = rl_now_ns();
-    char bin[PATH_MAX], rubric_buf[PATH_MAX + 64], err[512] = "";
+    char bin[PATH_MAX], rubric_buf[PATH_MAX + 64], err[512] = "", note_buf[1024];
+    const char *note = NULL;
+    rl_sandbox_view view = {0};
     rl_grade_outcome *outcomes = calloc(ex->nscenarios ? ex->nscenarios : 1, sizeof *outcomes);
     size_t n = 0;
     rl_rubric *rubric = NULL;
@@ -287,9 +330,26 @@ int main(int argc, char **argv)
         goto report;
     }
     opt.progress = verbose || (!quiet && isatty(STDERR_FILENO));
-    if (opt.sandbox && rl_grade_sandbox_enter(err, sizeof err) != RL_OK) {
-        error = err;
-        goto report;
+    if (ex->kind == RL_SUBMISSION_COMMAND) {
+        if (no_sandbox) {
+            note = "graded without the sandbox (--no-sandbox, for debugging): the submission could have reached "
+                   "the grader's instruments";
+        } else if (sandbox_up(&view, dir, rubric_path, &opt, err, sizeof err) == RL_OK) {
+            opt.sandbox = &view;
+        } else if (unsafe) {
+            snprintf(note_buf, sizeof note_buf, "graded WITHOUT the sandbox (--unsafe), which cannot be built here: %s",
+                     err);
+            note = note_buf;
+            if (!quiet)
+                fprintf(stderr, "grader: %s\n", note);
+        } else {
+            snprintf(note_buf, sizeof note_buf,
+                     "%s. Submissions are graded only in the sandbox; to grade your own code on your own machine "
+                     "without it, add --unsafe",
+                     err);
+            error = note_buf;
+            goto report;
+        }
     }
 
     grpc_init();
@@ -315,6 +375,7 @@ report:;
         .runs = opt.runs,
         .seconds = (double)(rl_now_ns() - t0) / 1e9,
         .error = error,
+        .note = note,
     };
     /* The file before the table: a closed stdout must not cost the results. */
     if (json_path) {
@@ -343,6 +404,7 @@ report:;
                 status = 2;
     }
     rl_rubric_free(rubric);
+    rl_sandbox_view_fini(&view);
     free(outcomes);
     return status;
 }

@@ -139,6 +139,8 @@ static void verdict_text(const rl_report *r, const rl_grade_outcome *o, char *bu
 void rl_report_table(FILE *f, const rl_report *r)
 {
     fprintf(f, "%s: %s\n", r->ex->name, r->ex->summary);
+    if (r->note)
+        fprintf(f, "note: %s\n", r->note);
     fprintf(f, "%-20s %-14s %-7s %s\n", "SCENARIO", "VERDICT", "POINTS", "FEEDBACK");
     for (size_t i = 0; i < r->noutcomes; i++) {
         const rl_grade_outcome *o = &r->outcomes[i];
@@ -208,13 +210,13 @@ int rl_report_json(const char *path, const rl_report *r, char *err, size_t errle
     json_object_set_new(root, "score", json_real(score));
     json_object_set_new(root, "max_score", json_real(max));
     json_object_set_new(root, "execution_time", json_integer((json_int_t)(r->seconds + 0.5)));
-    char summary[1024];
+    char summary[2048];
     int passed_all = 0;
     for (size_t i = 0; i < r->noutcomes; i++)
         passed_all += r->outcomes[i].runs > 0 && r->outcomes[i].passed == r->outcomes[i].runs;
-    snprintf(summary, sizeof summary, "%s (%s): %d of %zu scenarios passed%s%s%s", r->ex->name, r->ex->summary,
+    snprintf(summary, sizeof summary, "%s (%s): %d of %zu scenarios passed%s%s%s%s%s", r->ex->name, r->ex->summary,
              passed_all, r->noutcomes, r->runs > 1 ? " in every run" : "", r->error ? ". Grader error: " : "",
-             r->error ? r->error : "");
+             r->error ? r->error : "", r->note ? ". Note: " : "", r->note ? r->note : "");
     set_string(root, "output", summary);
     json_t *tests = json_array();
     for (size_t i = 0; i < r->noutcomes; i++) {

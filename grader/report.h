@@ -35,6 +35,8 @@ typedef struct rl_report {
     int runs;
     double seconds;                   /* wall time of the whole grading */
     const char *error;                /* a grader error to report, or NULL */
+    const char *note;                 /* how it was graded, when the reader must
+                                       * know (no sandbox), or NULL */
 } rl_report;
 
 /* Sum of points earned and available over the report's outcomes. */

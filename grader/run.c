@@ -14,6 +14,7 @@
 #include "rl_log.h"
 #include "rl_proc.h"
 #include "ports.h"
+#include "sandbox.h"
 #include "watchdog.h"
 
 #include <grpc/grpc_security.h>
@@ -63,12 +64,6 @@
  * so it can only stop a fork bomb if set above what the user already runs. */
 #define SUB_NPROC_HEADROOM 512
 
-/* The unprivileged user the sandboxed submission runs as: nobody/nogroup
- * on Debian and Ubuntu. */
-#define SANDBOX_UID 65534
-#define SANDBOX_GID 65534
-#define RL_STR_(x) #x
-#define RL_STR(x) RL_STR_(x)
 
 static volatile sig_atomic_t interrupted;
 
@@ -97,10 +92,9 @@ struct rl_grade_ctx {
     int port_clashes; /* starts abandoned because another process held the port */
     grpc_channel *sub_ch;
 
-    /* Sandbox (opt->sandbox): the submission's cgroups, "" when none, and
-     * its scratch HOME, owned by the sandbox user. */
-    char cg_pids[256], cg_mem[256];
-    char scratch[128];
+    /* The submission's sandbox (opt->sandbox), valid while |sandboxed|. */
+    rl_sandbox_run sb;
+    bool sandboxed;
 
     /* Tags the grader sent in this run (rl_grade_note_tag). */
     char **tags;
@@ -516,25 +510,11 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
     bool simple = strpbrk(sub, ";&|()`\n") == NULL && strncmp(sub, "exec ", 5) != 0;
     sprintf(cmd, "%s%s", !simple ? "" : starts_with_assignment(sub) ? "exec env " : "exec ", sub);
     const char *plain_argv[] = {"/bin/sh", "-c", cmd, NULL};
-    /* In the sandbox, util-linux unshare (as root) makes a PID and mount
-     * namespace with its own /proc, sets nobody's ids with no
-     * supplementary groups, and runs the command as the namespace's init;
-     * --kill-child ends that init, and with it every process in the
-     * namespace, when unshare dies, which PR_SET_PDEATHSIG does when the
-     * grader dies, however it dies. */
-    const char *sandbox_argv[] = {"/usr/bin/unshare", "--pid", "--fork", "--kill-child", "--mount-proc",
-                                  "--setgid", RL_STR(SANDBOX_GID), "--setuid", RL_STR(SANDBOX_UID),
-                                  "--", "/bin/sh", "-c", cmd, NULL};
-    const char *const *argv = ctx->opt->sandbox ? sandbox_argv : plain_argv;
-    char env_home[160], env_tmp[160], procs_pids[320], procs_mem[320];
-    snprintf(env_home, sizeof env_home, "HOME=%s", ctx->scratch);
-    snprintf(env_tmp, sizeof env_tmp, "TMPDIR=%s", ctx->scratch);
-    snprintf(procs_pids, sizeof procs_pids, "%s/cgroup.procs", ctx->cg_pids);
-    snprintf(procs_mem, sizeof procs_mem, "%s/cgroup.procs", ctx->cg_mem);
-    /* Only what a server needs: nothing of the grader's environment. */
-    const char *sandbox_env[] = {env_listen, env_baseline, "PATH=/usr/local/bin:/usr/bin:/bin", env_home, env_tmp,
-                                 "LANG=C.UTF-8", NULL};
-    const char *cgroups[] = {procs_pids, procs_mem, NULL};
+    /* Only what a server needs in the sandbox: nothing of the grader's
+     * environment; HOME and TMPDIR are the view's scratch tmpfs. */
+    const char *sandbox_env[] = {env_listen, env_baseline, "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp",
+                                 "TMPDIR=/tmp", "LANG=C.UTF-8", NULL};
+    char **sandbox_argv = ctx->opt->sandbox ? rl_sandbox_argv(ctx->opt->sandbox, cmd) : NULL;
     rl_proc_limits lim = {
         .data_bytes = (uint64_t)ctx->opt->data_limit_mb << 20,
         .cpu_seconds = SUB_CPU_SECONDS,
@@ -542,28 +522,41 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
         .nproc = nproc_limit(),
         .fsize_bytes = SUB_FSIZE_BYTES,
     };
-    rl_proc_options po = {.argv = argv, .setenv = env, .limits = &lim, .kill_with_parent = true};
+    rl_proc_options po = {.argv = plain_argv, .setenv = env, .limits = &lim, .kill_with_parent = true};
     if (ctx->opt->sandbox) {
+        po.argv = (const char *const *)sandbox_argv;
         po.setenv = sandbox_env;
         po.clean_env = true;
         po.no_new_privs = true;
-        po.join_cgroups = cgroups;
+        po.join_cgroups = ctx->sb.joins;
+        po.fd3 = ctx->sb.status_w;
         /* RLIMIT_NPROC would count nobody's tasks machine-wide; the pids
          * cgroup is the limit here. */
         lim.nproc = 0;
     }
     int src = rl_proc_spawn(&ctx->sub, &po);
+    int spawn_errno = errno;
     free(cmd);
+    rl_sandbox_argv_free(sandbox_argv);
     if (src != RL_OK) {
-        rl_grade_result(out, RL_ERROR, "cannot start the submission: %s", strerror(errno));
+        rl_grade_result(out, RL_ERROR, "cannot start the submission: %s", strerror(spawn_errno));
         return RL_ERROR;
     }
     ctx->have_sub = true;
     rl_watchdog_guard(&ctx->wd, RL_WATCHDOG_SUBMISSION, ctx->sub.pid);
-    /* Measured per cgroup: a process that left the group (setsid) still
-     * counts; unshare itself is not the submission. */
-    if (ctx->opt->sandbox)
-        rl_proc_sample_by_cgroup(ctx->sub.pid, procs_pids, ctx->sub.pid);
+    if (ctx->opt->sandbox) {
+        rl_sandbox_spawned(&ctx->sb);
+        /* The jail says whether it ran the command: its failure is the
+         * sandbox's, never the submission's NOT-READY. */
+        char why[512];
+        if (rl_sandbox_wait_started(&ctx->sb, ctx->opt->ready_timeout_ms, why, sizeof why) != RL_OK) {
+            rl_grade_result(out, RL_ERROR, "%s", why);
+            return RL_ERROR;
+        }
+        /* Measured per cgroup: a process that left the group (setsid)
+         * still counts; unshare itself is not the submission. */
+        rl_proc_sample_by_cgroup(ctx->sub.pid, ctx->sb.join[0], ctx->sub.pid, ctx->sb.cpu_usage);
+    }
 
     int64_t t0 = rl_now_ns();
     int64_t until = t0 + ctx->opt->ready_timeout_ms * RL_NS_PER_MS;
@@ -724,194 +717,6 @@ static void remove_private_dir(rl_grade_ctx *ctx)
 }
 
 
-/* ---- sandbox (docs/sandbox.md) ---- */
-
-/* Tasks (processes and threads) the submission may have: grpcio and
- * grpc-js run 20-40 threads; a fork bomb stops here, also as root. */
-#define SANDBOX_PIDS_MAX 512
-
-/* "/sys/fs/cgroup/CTRL" + this process's own cgroup under it (cgroup v1),
- * so a grader confined by its own cgroup nests its submissions inside. */
-static int cgroup_base(const char *ctrl, char *buf, size_t len)
-{
-    FILE *f = fopen("/proc/self/cgroup", "re");
-    if (!f)
-        return RL_ESYS;
-    char line[512];
-    int rc = RL_ENOTFOUND;
-    while (fgets(line, sizeof line, f)) {
-        /* "4:memory:/some/path" */
-        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-        if (!b)
-            continue;
-        *b = '\0';
-        bool match = false;
-        for (char *save = NULL, *c = strtok_r(a + 1, ",", &save); c; c = strtok_r(NULL, ",", &save))
-            match = match || strcmp(c, ctrl) == 0;
-        if (!match)
-            continue;
-        b[1 + strcspn(b + 1, "\n")] = '\0';
-        snprintf(buf, len, "/sys/fs/cgroup/%s%s", ctrl, strcmp(b + 1, "/") == 0 ? "" : b + 1);
-        rc = RL_OK;
-        break;
-    }
-    fclose(f);
-    struct stat st;
-    if (rc == RL_OK && stat(buf, &st) != 0)
-        rc = RL_ENOTFOUND;
-    return rc;
-}
-
-static int write_file(const char *dir, const char *name, const char *value)
-{
-    char path[400];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "we");
-    if (!f)
-        return RL_ESYS;
-    int ok = fputs(value, f) >= 0;
-    ok = (fclose(f) == 0) && ok;
-    return ok ? RL_OK : RL_ESYS;
-}
-
-/* Brings up loopback in the grader's new network namespace. */
-static int loopback_up(void)
-{
-    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return RL_ESYS;
-    struct ifreq ifr;
-    memset(&ifr, 0, sizeof ifr);
-    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
-    int rc = ioctl(fd, SIOCGIFFLAGS, &ifr);
-    if (rc == 0) {
-        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
-        rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
-    }
-    close(fd);
-    return rc == 0 ? RL_OK : RL_ESYS;
-}
-
-int rl_grade_sandbox_enter(char *err, size_t errlen)
-{
-    char base[300];
-    if (geteuid() != 0) {
-        snprintf(err, errlen, "--sandbox needs root (unprivileged user namespaces are not supported yet)");
-        return RL_ESYS;
-    }
-    if (access("/usr/bin/unshare", X_OK) != 0) {
-        snprintf(err, errlen, "--sandbox needs util-linux's /usr/bin/unshare: %s", strerror(errno));
-        return RL_ESYS;
-    }
-    if (cgroup_base("pids", base, sizeof base) != RL_OK || cgroup_base("memory", base, sizeof base) != RL_OK) {
-        snprintf(err, errlen, "--sandbox needs the cgroup v1 pids and memory controllers (cgroup v2 is not "
-                              "supported yet)");
-        return RL_ESYS;
-    }
-    if (unshare(CLONE_NEWNET) != 0) {
-        snprintf(err, errlen, "--sandbox: the kernel refused a network namespace: %s", strerror(errno));
-        return RL_ESYS;
-    }
-    if (loopback_up() != RL_OK) {
-        snprintf(err, errlen, "--sandbox: cannot bring up loopback in the new network namespace: %s",
-                 strerror(errno));
-        return RL_ESYS;
-    }
-    return RL_OK;
-}
-
-/* Creates this run's cgroups and scratch folder. */
-static int sandbox_prepare(rl_grade_ctx *ctx, char *err, size_t errlen)
-{
-    char base[300];
-    static int serial;
-    int id = ++serial;
-    if (cgroup_base("pids", base, sizeof base) != RL_OK)
-        goto fail;
-    snprintf(ctx->cg_pids, sizeof ctx->cg_pids, "%.200s/relaylab-%ld-%d", base, (long)getpid(), id);
-    if (mkdir(ctx->cg_pids, 0755) != 0) {
-        ctx->cg_pids[0] = '\0';
-        goto fail;
-    }
-    char v[32];
-    snprintf(v, sizeof v, "%d", SANDBOX_PIDS_MAX);
-    if (write_file(ctx->cg_pids, "pids.max", v) != RL_OK)
-        goto fail;
-    if (cgroup_base("memory", base, sizeof base) != RL_OK)
-        goto fail;
-    snprintf(ctx->cg_mem, sizeof ctx->cg_mem, "%.200s/relaylab-%ld-%d", base, (long)getpid(), id);
-    if (mkdir(ctx->cg_mem, 0755) != 0) {
-        ctx->cg_mem[0] = '\0';
-        goto fail;
-    }
-    /* The memory cgroup counts what RLIMIT_DATA misses: MAP_SHARED and
-     * tmpfs pages the submission touched. */
-    if (ctx->opt->data_limit_mb) {
-        snprintf(v, sizeof v, "%lld", (long long)ctx->opt->data_limit_mb << 20);
-        if (write_file(ctx->cg_mem, "memory.limit_in_bytes", v) != RL_OK)
-            goto fail;
-    }
-    snprintf(ctx->scratch, sizeof ctx->scratch, "/tmp/relaylab-home-XXXXXX");
-    if (!mkdtemp(ctx->scratch) || chown(ctx->scratch, SANDBOX_UID, SANDBOX_GID) != 0) {
-        ctx->scratch[0] = '\0';
-        goto fail;
-    }
-    return RL_OK;
-fail:
-    snprintf(err, errlen, "cannot set up the sandbox (cgroups in %s, scratch folder): %s", base, strerror(errno));
-    return RL_ESYS;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    remove(path);
-    return 0;
-}
-
-/* Kills every process left in the run's pids cgroup (a PID namespace
- * already took them when its init died; this catches the rest), then
- * removes the cgroups and the scratch folder. */
-static void sandbox_teardown(rl_grade_ctx *ctx)
-{
-    rl_proc_sample_by_cgroup(0, NULL, 0);
-    if (ctx->cg_pids[0]) {
-        char procs[320];
-        snprintf(procs, sizeof procs, "%s/cgroup.procs", ctx->cg_pids);
-        int64_t until = rl_now_ns() + 3000 * RL_NS_PER_MS;
-        for (;;) {
-            FILE *f = fopen(procs, "re");
-            long pid;
-            int n = 0;
-            while (f && fscanf(f, "%ld", &pid) == 1) {
-                kill((pid_t)pid, SIGKILL);
-                n++;
-            }
-            if (f)
-                fclose(f);
-            /* Our own children among them are reaped by rl_proc_reap_orphans. */
-            rl_proc_reap_orphans(NULL, 0, 0);
-            if (!n || rl_now_ns() > until)
-                break;
-            sleep_ms(10);
-        }
-        if (rmdir(ctx->cg_pids) != 0)
-            RL_DEBUG("cannot remove %s: %s", ctx->cg_pids, strerror(errno));
-        ctx->cg_pids[0] = '\0';
-    }
-    if (ctx->cg_mem[0]) {
-        if (rmdir(ctx->cg_mem) != 0)
-            RL_DEBUG("cannot remove %s: %s", ctx->cg_mem, strerror(errno));
-        ctx->cg_mem[0] = '\0';
-    }
-    if (ctx->scratch[0]) {
-        nftw(ctx->scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-        ctx->scratch[0] = '\0';
-    }
-}
-
 /* ---- one run of one scenario ---- */
 
 static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grade_options *opt, int run_index,
@@ -946,9 +751,12 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
             goto teardown;
         }
     }
-    if (ex->kind == RL_SUBMISSION_COMMAND && opt->sandbox && sandbox_prepare(ctx, err, sizeof err) != RL_OK) {
-        rl_grade_result(res, RL_ERROR, "%s", err);
-        goto teardown;
+    if (ex->kind == RL_SUBMISSION_COMMAND && opt->sandbox) {
+        ctx->sandboxed = true;
+        if (rl_sandbox_prepare(&ctx->sb, (uint64_t)opt->data_limit_mb << 20, err, sizeof err) != RL_OK) {
+            rl_grade_result(res, RL_ERROR, "%s", err);
+            goto teardown;
+        }
     }
     if (ex->kind == RL_SUBMISSION_COMMAND && start_submission(ctx, res) != RL_PASS)
         goto teardown;
@@ -988,7 +796,10 @@ teardown:
     stop_baseline(ctx);
     /* Whatever escaped the groups (setsid, double fork) came back to us as
      * subreaper: nothing of a submission may outlive its scenario. */
-    sandbox_teardown(ctx);
+    if (ctx->sandboxed) {
+        rl_proc_sample_by_cgroup(0, NULL, 0, NULL);
+        rl_sandbox_teardown(&ctx->sb);
+    }
     int orphans = rl_proc_reap_orphans(NULL, 0, 3000);
     if (orphans)
         RL_DEBUG("killed %d escaped process(es) after %s/%s", orphans, ex->name, sc->id);

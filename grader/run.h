@@ -141,8 +141,9 @@ typedef struct rl_grade_options {
     bool progress;            /* progress lines on stderr */
     const char *world;        /* config exercises: --world FILE, or NULL: the exercise's own */
     const char *variant;      /* config exercises: --variant SEED, or NULL: the world's default */
-    bool sandbox;             /* run the submission in the sandbox (sandbox.md);
-                               * rl_grade_sandbox_enter must have succeeded */
+    const struct rl_sandbox_view *sandbox; /* command submissions run in the
+                               * sandbox with this view (sandbox.h), once
+                               * rl_sandbox_enter succeeded; NULL: unsandboxed */
 } rl_grade_options;
 
 /* The outcome of one scenario over all its runs. */
@@ -168,14 +169,6 @@ int rl_grade_run_exercise(const rl_exercise *ex, const rl_grade_options *opt, rl
  * once and mark the run interrupted, and makes the grader a child subreaper
  * so escaped processes come back to it. Call once from main. */
 int rl_grade_install_guards(void);
-
-/* Puts the whole grader into a network namespace of its own with only
- * loopback up (its submissions then reach nothing outside it and no other
- * grader's ports), and checks that the rest of the sandbox can be built:
- * root, util-linux unshare, the cgroup v1 pids and memory controllers.
- * Call before grpc_init (no threads yet). Returns 0, or RL_ESYS with the
- * reason in |err|. */
-int rl_grade_sandbox_enter(char *err, size_t errlen);
 
 /* True once an interrupting signal arrived. */
 bool rl_grade_was_interrupted(void);

@@ -270,9 +270,16 @@ static void child_exec(const rl_proc_options *opt, char **env, int out_w, int de
 
     if (dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(out_w, 2) < 0)
         _exit(127);
+    int first_closed = 3;
+    if (opt->fd3 > 0) {
+        /* dup2 onto itself would keep O_CLOEXEC: clear it instead. */
+        if ((opt->fd3 == 3 ? fcntl(3, F_SETFD, 0) : dup2(opt->fd3, 3)) < 0)
+            _exit(127);
+        first_closed = 4;
+    }
     /* Nothing of the parent's (gRPC sockets, epoll, other pipes) leaks in. */
-    if (close_range(3, ~0U, 0) != 0)
-        for (int fd = 3; fd < 4096; fd++)
+    if (close_range((unsigned)first_closed, ~0U, 0) != 0)
+        for (int fd = first_closed; fd < 4096; fd++)
             close(fd);
 
     const rl_proc_limits *l = opt->limits;
@@ -648,15 +655,32 @@ static int count_fds(const char *pid)
 /* The one cgroup registration (rl_proc_sample_by_cgroup). */
 static pthread_mutex_t cg_mu = PTHREAD_MUTEX_INITIALIZER;
 static pid_t cg_pgid, cg_exclude;
-static char cg_path[512];
+static char cg_path[512], cg_cpu_path[512];
 
-void rl_proc_sample_by_cgroup(pid_t pgid, const char *procs_path, pid_t exclude)
+void rl_proc_sample_by_cgroup(pid_t pgid, const char *procs_path, pid_t exclude, const char *cpu_usage_path)
 {
     pthread_mutex_lock(&cg_mu);
     cg_pgid = procs_path ? pgid : 0;
     cg_exclude = exclude;
     snprintf(cg_path, sizeof cg_path, "%s", procs_path ? procs_path : "");
+    snprintf(cg_cpu_path, sizeof cg_cpu_path, "%s", procs_path && cpu_usage_path ? cpu_usage_path : "");
     pthread_mutex_unlock(&cg_mu);
+}
+
+/* The registered cgroup's CPU time in ns, or -1 when |pgid| has none. */
+static int64_t cgroup_cpu_ns(pid_t pgid)
+{
+    pthread_mutex_lock(&cg_mu);
+    long long v = -1;
+    if (cg_pgid && cg_pgid == pgid && cg_cpu_path[0]) {
+        FILE *f = fopen(cg_cpu_path, "re");
+        if (!f || fscanf(f, "%lld", &v) != 1)
+            v = -1;
+        if (f)
+            fclose(f);
+    }
+    pthread_mutex_unlock(&cg_mu);
+    return (int64_t)v;
 }
 
 #define CG_MAX_PIDS 4096
@@ -692,8 +716,6 @@ int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
         free(members);
         return RL_ESYS;
     }
-    if (!d)
-        return RL_ESYS;
     long ticks = sysconf(_SC_CLK_TCK);
     long page = sysconf(_SC_PAGESIZE);
     struct dirent *e;
@@ -730,6 +752,9 @@ int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
     }
     closedir(d);
     free(members);
+    int64_t cg_cpu = cgroup_cpu_ns(pgid);
+    if (cg_cpu >= 0)
+        out->cpu_ns = cg_cpu;
     return out->nprocs ? RL_OK : RL_ENOTFOUND;
 }
 

@@ -55,6 +55,10 @@ typedef struct rl_proc_options {
                                 * starts are counted there); NULL-terminated;
                                 * may be NULL. A failed write fails the start
                                 * (exit status 127 with the reason). */
+    int fd3;                   /* when > 0, the child gets this descriptor as
+                                * its fd 3 (every other one above 2 is
+                                * closed): a private line back from what it
+                                * execs; 0: none */
 } rl_proc_options;
 
 typedef struct rl_proc {
@@ -147,9 +151,11 @@ int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out);
 
 /* From now on rl_proc_group_sample(|pgid|) counts the processes listed in
  * |procs_path| (a cgroup.procs file, copied) other than |exclude| (a
- * wrapper that is not the measured program; 0: none). |procs_path| NULL
- * removes the registration. One registration at a time. */
-void rl_proc_sample_by_cgroup(pid_t pgid, const char *procs_path, pid_t exclude);
+ * wrapper that is not the measured program; 0: none), and takes cpu_ns from
+ * |cpu_usage_path| (a cpuacct.usage file, in ns, which also counts members
+ * that already exited) unless it is NULL. |procs_path| NULL removes the
+ * registration. One registration at a time. */
+void rl_proc_sample_by_cgroup(pid_t pgid, const char *procs_path, pid_t exclude, const char *cpu_usage_path);
 
 /* ---- escaped processes ---- */
 

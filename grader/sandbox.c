@@ -1,0 +1,461 @@
+/* sandbox: the grader's side of the submission's sandbox; see sandbox.h
+ * and docs/sandbox.md for what each piece defends against. */
+#include "sandbox.h"
+
+#include "rl_alloc.h"
+#include "rl_deadline.h"
+#include "rl_err.h"
+#include "rl_log.h"
+#include "rl_proc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define UNSHARE "/usr/bin/unshare"
+#define RL_STR_(x) #x
+#define RL_STR(x) RL_STR_(x)
+
+/* ---- the view ---- */
+
+static char *absolute(const char *path)
+{
+    char buf[PATH_MAX];
+    return realpath(path, buf) ? rl_xstrdup(buf) : NULL;
+}
+
+int rl_sandbox_submission_dir(const char *cmd, char *buf, size_t len)
+{
+    /* Words split on blanks and shell punctuation: enough for "python3
+     * relay.py", "/usr/bin/python3 x/relay.py --flag" or "./bin/relay"; the
+     * last word that names a file is the submission's (the interpreter
+     * comes before its script). A quoted path with spaces falls back to the
+     * working directory, as does a command of words alone. */
+    char found[PATH_MAX] = "";
+    const char *p = cmd;
+    while (*p) {
+        size_t n = strcspn(p, " \t\n;&|<>()'\"`");
+        if (n && n < PATH_MAX) {
+            char word[PATH_MAX], real[PATH_MAX];
+            memcpy(word, p, n);
+            word[n] = '\0';
+            struct stat st;
+            if (stat(word, &st) == 0 && S_ISREG(st.st_mode) && realpath(word, real))
+                memcpy(found, real, sizeof found);
+        }
+        p += n ? n : 1;
+    }
+    if (found[0]) {
+        *strrchr(found, '/') = '\0';
+        snprintf(buf, len, "%s", found[0] ? found : "/");
+        return RL_OK;
+    }
+    return getcwd(buf, len) ? RL_OK : RL_ESYS;
+}
+
+int rl_sandbox_view_init(rl_sandbox_view *v, const char *bin_dir, const char *submission_dir,
+                         const char *const *private_files, char *err, size_t errlen)
+{
+    memset(v, 0, sizeof *v);
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/jail", bin_dir);
+    v->jail = rl_xstrdup(path);
+    /* The kit: bin/.. for bin/, build/SAN/bin/../../.. for a sanitizer build. */
+    snprintf(path, sizeof path, "%s/..", bin_dir);
+    char *kit = absolute(path);
+    snprintf(path, sizeof path, "%s/../../../grader", bin_dir);
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        free(kit);
+        snprintf(path, sizeof path, "%s/../../..", bin_dir);
+        kit = absolute(path);
+    }
+    char *sub = absolute(submission_dir);
+    if (kit && sub && strcmp(kit, sub) == 0) {
+        snprintf(err, errlen, "the submission is in the kit's own folder %s: put it in a folder of its own", kit);
+        free(kit);
+        free(sub);
+        rl_sandbox_view_fini(v);
+        return RL_EINVAL;
+    }
+    if (kit) {
+        v->hide[v->nhide++] = kit;
+        /* Public parts a submission may use: the protocol (proto/) and
+         * the stubs generated from it (build/gen). */
+        static const char *const public_parts[] = {"proto", "build/gen"};
+        for (size_t i = 0; i < sizeof public_parts / sizeof *public_parts; i++) {
+            snprintf(path, sizeof path, "%s/%s", kit, public_parts[i]);
+            if (stat(path, &st) == 0)
+                v->show[v->nshow++] = rl_xstrdup(path);
+        }
+    }
+    for (size_t i = 0; private_files && private_files[i] && v->nhide < 16; i++) {
+        char *f = absolute(private_files[i]);
+        if (f)
+            v->hide[v->nhide++] = f;
+    }
+    if (sub)
+        v->show[v->nshow++] = sub;
+    return RL_OK;
+}
+
+void rl_sandbox_view_fini(rl_sandbox_view *v)
+{
+    free(v->jail);
+    for (size_t i = 0; i < v->nhide; i++)
+        free(v->hide[i]);
+    for (size_t i = 0; i < v->nshow; i++)
+        free(v->show[i]);
+    memset(v, 0, sizeof *v);
+}
+
+char **rl_sandbox_argv(const rl_sandbox_view *v, const char *cmd)
+{
+    size_t max = 16 + 2 * (v->nhide + v->nshow) + 12;
+    char **a = rl_xcalloc(max, sizeof *a);
+    size_t n = 0;
+#define ARG(s) (a[n++] = rl_xstrdup(s))
+    /* --kill-child: the namespace's init (and so every process in it) dies
+     * when unshare does, which PR_SET_PDEATHSIG makes happen when the
+     * grader dies, however it dies. */
+    ARG(UNSHARE);
+    ARG("--pid");
+    ARG("--fork");
+    ARG("--kill-child");
+    ARG("--mount-proc");
+    ARG("--");
+    ARG(v->jail);
+    ARG("--status-fd");
+    ARG("3");
+    ARG("--user");
+    ARG(RL_STR(RL_SANDBOX_UID) ":" RL_STR(RL_SANDBOX_GID));
+    ARG("--scratch-mb");
+    ARG(RL_STR(RL_SANDBOX_SCRATCH_MB));
+    for (size_t i = 0; i < v->nhide; i++) {
+        ARG("--hide");
+        ARG(v->hide[i]);
+    }
+    for (size_t i = 0; i < v->nshow; i++) {
+        ARG("--show");
+        ARG(v->show[i]);
+    }
+    static const char *const scratch[] = {"/tmp", "/var/tmp", "/dev/shm"};
+    for (size_t i = 0; i < sizeof scratch / sizeof *scratch; i++) {
+        ARG("--scratch");
+        ARG(scratch[i]);
+    }
+    ARG("--");
+    ARG("/bin/sh");
+    ARG("-c");
+    ARG(cmd);
+#undef ARG
+    return a;
+}
+
+void rl_sandbox_argv_free(char **argv)
+{
+    for (size_t i = 0; argv && argv[i]; i++)
+        free(argv[i]);
+    free(argv);
+}
+
+/* ---- cgroups (v1) ---- */
+
+/* "/sys/fs/cgroup/CTRL" + this process's own cgroup under it, so a grader
+ * confined by its own cgroup nests its submissions inside. */
+static int cgroup_base(const char *ctrl, char *buf, size_t len)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f)
+        return RL_ESYS;
+    char line[512];
+    int rc = RL_ENOTFOUND;
+    while (fgets(line, sizeof line, f)) {
+        /* "4:memory:/some/path" or "2:cpu,cpuacct:/" */
+        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+        if (!b)
+            continue;
+        *b = '\0';
+        bool match = false;
+        for (char *save = NULL, *c = strtok_r(a + 1, ",", &save); c; c = strtok_r(NULL, ",", &save))
+            match = match || strcmp(c, ctrl) == 0;
+        if (!match)
+            continue;
+        b[1 + strcspn(b + 1, "\n")] = '\0';
+        snprintf(buf, len, "/sys/fs/cgroup/%s%s", ctrl, strcmp(b + 1, "/") == 0 ? "" : b + 1);
+        rc = RL_OK;
+        break;
+    }
+    fclose(f);
+    struct stat st;
+    if (rc == RL_OK && stat(buf, &st) != 0)
+        rc = RL_ENOTFOUND;
+    return rc;
+}
+
+static int write_file(const char *dir, const char *name, const char *value)
+{
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "we");
+    if (!f)
+        return RL_ESYS;
+    int ok = fputs(value, f) >= 0;
+    ok = (fclose(f) == 0) && ok;
+    return ok ? RL_OK : RL_ESYS;
+}
+
+/* Makes |out| a new cgroup under controller |ctrl|, named for this grader
+ * and run. */
+static int make_cgroup(const char *ctrl, int id, char *out, size_t len)
+{
+    char base[300];
+    if (cgroup_base(ctrl, base, sizeof base) != RL_OK)
+        return RL_ENOTFOUND;
+    snprintf(out, len, "%.200s/relaylab-%ld-%d", base, (long)getpid(), id);
+    if (mkdir(out, 0755) != 0) {
+        out[0] = '\0';
+        return RL_ESYS;
+    }
+    return RL_OK;
+}
+
+/* ---- entering ---- */
+
+/* Brings up loopback in the grader's new network namespace. */
+static int loopback_up(void)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return RL_ESYS;
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    int rc = ioctl(fd, SIOCGIFFLAGS, &ifr);
+    if (rc == 0) {
+        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+        rc = ioctl(fd, SIOCSIFFLAGS, &ifr);
+    }
+    close(fd);
+    return rc == 0 ? RL_OK : RL_ESYS;
+}
+
+/* Reads the jail's status line from |fd| until |until_ns|. Returns 0 for
+ * "ok", else RL_ESYS with the reason in |err|. */
+static int read_status(int fd, int64_t until_ns, char *err, size_t errlen)
+{
+    char line[320];
+    size_t n = 0;
+    while (n < sizeof line - 1 && !memchr(line, '\n', n)) {
+        int64_t left = (until_ns - rl_now_ns()) / RL_NS_PER_MS;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+            break;
+        ssize_t r = read(fd, line + n, sizeof line - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    line[n] = '\0';
+    line[strcspn(line, "\n")] = '\0';
+    if (strcmp(line, "ok") == 0)
+        return RL_OK;
+    snprintf(err, errlen, "%s", line[0] ? line : "the jail did not report (util-linux unshare failed to start it)");
+    return RL_ESYS;
+}
+
+/* Runs `true` through unshare and the jail with the real view: whatever
+ * stops the sandbox (no namespaces, a kernel without mount_setattr, a
+ * submission folder nobody cannot read) is found before any grading. */
+static int probe(const rl_sandbox_view *v, char *err, size_t errlen)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return RL_ESYS;
+    char **argv = rl_sandbox_argv(v, "exec true");
+    pid_t pid = fork();
+    if (pid == 0) {
+        int devnull = open("/dev/null", O_RDWR);
+        if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0 ||
+            dup2(fds[1], 3) < 0)
+            _exit(127);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    rl_sandbox_argv_free(argv);
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        return RL_ESYS;
+    }
+    char why[512];
+    int rc = read_status(fds[0], rl_now_ns() + 10 * RL_NS_PER_SEC, why, sizeof why);
+    close(fds[0]);
+    int64_t until = rl_now_ns() + 5 * RL_NS_PER_SEC;
+    int st;
+    while (waitpid(pid, &st, WNOHANG) == 0) {
+        if (rl_now_ns() > until) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &st, 0);
+            break;
+        }
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (rc != RL_OK)
+        snprintf(err, errlen, "the sandbox cannot start a program: %s", why);
+    return rc;
+}
+
+int rl_sandbox_enter(const rl_sandbox_view *v, char *err, size_t errlen)
+{
+    char base[300];
+    if (geteuid() != 0) {
+        snprintf(err, errlen, "the sandbox needs root (unprivileged user namespaces are not supported yet)");
+        return RL_ESYS;
+    }
+    if (access(UNSHARE, X_OK) != 0) {
+        snprintf(err, errlen, "the sandbox needs util-linux's %s: %s", UNSHARE, strerror(errno));
+        return RL_ESYS;
+    }
+    if (access(v->jail, X_OK) != 0) {
+        snprintf(err, errlen, "the sandbox needs %s: %s (run make)", v->jail, strerror(errno));
+        return RL_ESYS;
+    }
+    if (cgroup_base("pids", base, sizeof base) != RL_OK || cgroup_base("memory", base, sizeof base) != RL_OK ||
+        cgroup_base("cpuacct", base, sizeof base) != RL_OK) {
+        snprintf(err, errlen, "the sandbox needs the cgroup v1 pids, memory and cpuacct controllers (cgroup v2 is "
+                              "not supported yet)");
+        return RL_ESYS;
+    }
+    if (probe(v, err, errlen) != RL_OK)
+        return RL_ESYS;
+    if (unshare(CLONE_NEWNET) != 0) {
+        snprintf(err, errlen, "the kernel refused the sandbox a network namespace: %s", strerror(errno));
+        return RL_ESYS;
+    }
+    if (loopback_up() != RL_OK) {
+        snprintf(err, errlen, "cannot bring up loopback in the sandbox's network namespace: %s", strerror(errno));
+        return RL_ESYS;
+    }
+    return RL_OK;
+}
+
+/* ---- one run ---- */
+
+int rl_sandbox_prepare(rl_sandbox_run *r, uint64_t mem_limit_bytes, char *err, size_t errlen)
+{
+    static int serial;
+    int id = ++serial;
+    memset(r, 0, sizeof *r);
+    r->status_r = r->status_w = -1;
+    const char *what = "pids";
+    char v[32];
+    if (make_cgroup("pids", id, r->cg_pids, sizeof r->cg_pids) != RL_OK)
+        goto fail;
+    snprintf(v, sizeof v, "%d", RL_SANDBOX_PIDS_MAX);
+    if (write_file(r->cg_pids, "pids.max", v) != RL_OK)
+        goto fail;
+    what = "memory";
+    if (make_cgroup("memory", id, r->cg_mem, sizeof r->cg_mem) != RL_OK)
+        goto fail;
+    if (mem_limit_bytes) {
+        snprintf(v, sizeof v, "%llu", (unsigned long long)mem_limit_bytes);
+        if (write_file(r->cg_mem, "memory.limit_in_bytes", v) != RL_OK)
+            goto fail;
+    }
+    what = "cpuacct";
+    if (make_cgroup("cpuacct", id, r->cg_cpu, sizeof r->cg_cpu) != RL_OK)
+        goto fail;
+    snprintf(r->cpu_usage, sizeof r->cpu_usage, "%s/cpuacct.usage", r->cg_cpu);
+    snprintf(r->join[0], sizeof r->join[0], "%s/cgroup.procs", r->cg_pids);
+    snprintf(r->join[1], sizeof r->join[1], "%s/cgroup.procs", r->cg_mem);
+    snprintf(r->join[2], sizeof r->join[2], "%s/cgroup.procs", r->cg_cpu);
+    for (int i = 0; i < 3; i++)
+        r->joins[i] = r->join[i];
+    r->joins[3] = NULL;
+    what = "status pipe";
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        goto fail;
+    r->status_r = fds[0];
+    r->status_w = fds[1];
+    return RL_OK;
+fail:
+    snprintf(err, errlen, "cannot set up the sandbox (%s cgroup): %s", what, strerror(errno));
+    return RL_ESYS;
+}
+
+void rl_sandbox_spawned(rl_sandbox_run *r)
+{
+    if (r->status_w >= 0)
+        close(r->status_w);
+    r->status_w = -1;
+}
+
+int rl_sandbox_wait_started(rl_sandbox_run *r, int64_t timeout_ms, char *err, size_t errlen)
+{
+    char why[512];
+    if (read_status(r->status_r, rl_now_ns() + timeout_ms * RL_NS_PER_MS, why, sizeof why) == RL_OK)
+        return RL_OK;
+    snprintf(err, errlen, "the sandbox failed to start the submission: %s", why);
+    return RL_ESYS;
+}
+
+static void remove_cgroup(char *dir)
+{
+    if (dir[0] && rmdir(dir) != 0)
+        RL_DEBUG("cannot remove %s: %s", dir, strerror(errno));
+    dir[0] = '\0';
+}
+
+void rl_sandbox_teardown(rl_sandbox_run *r)
+{
+    if (r->cg_pids[0]) {
+        char procs[320];
+        snprintf(procs, sizeof procs, "%s/cgroup.procs", r->cg_pids);
+        int64_t until = rl_now_ns() + 3000 * RL_NS_PER_MS;
+        for (;;) {
+            FILE *f = fopen(procs, "re");
+            long pid;
+            int n = 0;
+            while (f && fscanf(f, "%ld", &pid) == 1) {
+                kill((pid_t)pid, SIGKILL);
+                n++;
+            }
+            if (f)
+                fclose(f);
+            /* Our own children among them are reaped here; the rest are
+             * the namespace's, reaped by its init's death. */
+            rl_proc_reap_orphans(NULL, 0, 0);
+            if (!n || rl_now_ns() > until)
+                break;
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    remove_cgroup(r->cg_pids);
+    remove_cgroup(r->cg_mem);
+    remove_cgroup(r->cg_cpu);
+    if (r->status_r >= 0)
+        close(r->status_r);
+    if (r->status_w >= 0)
+        close(r->status_w);
+    r->status_r = r->status_w = -1;
+}

@@ -1,0 +1,98 @@
+/* sandbox: the world a command submission is graded in (docs/sandbox.md).
+ *
+ * The grader enters a network namespace with loopback alone; every run of a
+ * submission gets fresh cgroups (pids, memory, cpuacct) and starts through
+ * util-linux unshare (its own PID and mount namespace) and bin/jail, which
+ * builds a read-only view with the kit's private parts hidden, drops to
+ * nobody and execs the command. This module holds the grader's side: the
+ * check that the sandbox can be built, the per-run cgroups, the argv and
+ * the jail's status line. Needs root and cgroup v1 (cgroup v2 and
+ * unprivileged user namespaces are not supported yet: the grader then says
+ * so and grades only with --unsafe). */
+#ifndef RL_GRADER_SANDBOX_H
+#define RL_GRADER_SANDBOX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The unprivileged user the submission runs as: nobody/nogroup on Debian. */
+#define RL_SANDBOX_UID 65534
+#define RL_SANDBOX_GID 65534
+/* Tasks (processes and threads) a submission may have: grpcio and grpc-js
+ * run 20-40 threads; a fork bomb stops here, also as root. */
+#define RL_SANDBOX_PIDS_MAX 512
+/* Size of each writable tmpfs (/tmp, /var/tmp, /dev/shm); the memory
+ * cgroup counts its pages too. */
+#define RL_SANDBOX_SCRATCH_MB 64
+
+/* What the submission sees: the jail's --hide and --show paths. Owns its
+ * strings; rl_sandbox_view_fini frees them. */
+typedef struct rl_sandbox_view {
+    char *jail;     /* bin/jail */
+    char *hide[16]; /* made empty in the view */
+    size_t nhide;
+    char *show[8];  /* visible (read-only) even under a hidden path */
+    size_t nshow;
+} rl_sandbox_view;
+
+/* Builds the view for a submission graded by the kit whose programs are in
+ * |bin_dir|: the kit's folder (bin/.., with its rubric, worlds, sources and
+ * model solutions) and every file of |private_files| (NULL-terminated, may
+ * hold NULLs to skip: --rubric, --world) are hidden; the kit's protocol
+ * (proto/, and the stubs generated from it in build/gen) and
+ * |submission_dir| stay visible. Returns 0,
+ * or RL_EINVAL when |submission_dir| is the kit's folder itself (message in
+ * |err|: a submission must be in a folder of its own). */
+int rl_sandbox_view_init(rl_sandbox_view *v, const char *bin_dir, const char *submission_dir,
+                         const char *const *private_files, char *err, size_t errlen);
+void rl_sandbox_view_fini(rl_sandbox_view *v);
+
+/* The folder a command submission lives in: the folder of the last word of
+ * |cmd| that names an existing file (the script after its interpreter, or
+ * the program), else the working directory. Writes an absolute path to
+ * |buf|. Returns 0 or RL_ESYS. */
+int rl_sandbox_submission_dir(const char *cmd, char *buf, size_t len);
+
+/* Checks that the sandbox can be built here and moves the whole grader into
+ * a network namespace of its own with only loopback up: its submissions
+ * reach nothing outside, and no other grader's ports exist. Call before
+ * grpc_init (no threads yet). Returns 0, or RL_ESYS with the reason in
+ * |err| (nothing changed then). */
+int rl_sandbox_enter(const rl_sandbox_view *v, char *err, size_t errlen);
+
+/* One run's sandbox: its cgroups and the jail's status pipe. Caller memory;
+ * rl_sandbox_prepare fills it, and rl_sandbox_teardown releases it after
+ * any prepare, failed or not (and only then). */
+typedef struct rl_sandbox_run {
+    char cg_pids[256], cg_mem[256], cg_cpu[256]; /* the cgroups' folders, "" when none */
+    char join[3][320];  /* their cgroup.procs files, for rl_proc's join_cgroups */
+    const char *joins[4]; /* NULL-terminated pointers into |join| */
+    char cpu_usage[320];  /* cpuacct.usage of the run, "" when none */
+    int status_r;         /* read end of the jail's status pipe, -1 when none */
+    int status_w;         /* write end, the child's fd 3; closed after the spawn */
+} rl_sandbox_run;
+
+/* Initialises |r|, then creates the run's cgroups (pids.max RL_SANDBOX_PIDS_MAX; memory limited
+ * to |mem_limit_bytes| unless 0, which counts MAP_SHARED and tmpfs pages
+ * too) and the status pipe. Returns 0 or RL_ESYS with |err|. */
+int rl_sandbox_prepare(rl_sandbox_run *r, uint64_t mem_limit_bytes, char *err, size_t errlen);
+
+/* The argv that runs `/bin/sh -c |cmd|` in the sandbox: unshare, then the
+ * jail with |v|. Heap array of heap strings; free with rl_sandbox_argv_free. */
+char **rl_sandbox_argv(const rl_sandbox_view *v, const char *cmd);
+void rl_sandbox_argv_free(char **argv);
+
+/* Call after spawning the argv: closes the grader's copy of the write end. */
+void rl_sandbox_spawned(rl_sandbox_run *r);
+
+/* Waits up to |timeout_ms| for the jail's status line. Returns 0 once it
+ * ran the command, or RL_ESYS with the jail's reason (or "the jail did not
+ * report") in |err|: a failure of the sandbox, never of the submission. */
+int rl_sandbox_wait_started(rl_sandbox_run *r, int64_t timeout_ms, char *err, size_t errlen);
+
+/* Kills every process left in the run's pids cgroup (its PID namespace took
+ * them when its init died; this catches anything else), removes the
+ * cgroups and closes the pipe. */
+void rl_sandbox_teardown(rl_sandbox_run *r);
+
+#endif
