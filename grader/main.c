@@ -143,14 +143,13 @@ static int sandbox_up(rl_sandbox_view *view, const char *dir, const char *rubric
                       char *err, size_t errlen)
 {
     char sub_dir[PATH_MAX];
+    bool have_dir = true;
     if (dir)
         snprintf(sub_dir, sizeof sub_dir, "%s", dir);
-    else if (rl_sandbox_submission_dir(opt->submission, sub_dir, sizeof sub_dir) != RL_OK) {
-        snprintf(err, errlen, "cannot find the submission's folder: %s", strerror(errno));
-        return RL_ESYS;
-    }
+    else
+        have_dir = rl_sandbox_submission_dir(opt->submission, sub_dir, sizeof sub_dir) == RL_OK;
     const char *private_files[] = {rubric_path, NULL};
-    if (rl_sandbox_view_init(view, opt->bin_dir, sub_dir, private_files, err, errlen) != RL_OK)
+    if (rl_sandbox_view_init(view, opt->bin_dir, have_dir ? sub_dir : NULL, private_files, err, errlen) != RL_OK)
         return RL_EINVAL;
     return rl_sandbox_enter(view, err, errlen);
 }
@@ -267,6 +266,9 @@ int main(int argc, char **argv)
     if (!opt.submission || !*opt.submission)
         return usage_error(argc, argv, "%s needs --submission %s", name,
                            ex->kind == RL_SUBMISSION_CONFIG ? "FILE" : "'COMMAND'");
+    char only_err[256];
+    if (rl_grade_check_only(ex, opt.only, only_err, sizeof only_err) != RL_OK)
+        return usage_error(argc, argv, "%s", only_err);
     /* Before any grading: a results file that cannot be written would lose
      * the whole run, and nothing else can be written in its place. */
     if (json_path) {
@@ -330,12 +332,16 @@ int main(int argc, char **argv)
         goto report;
     }
     opt.progress = verbose || (!quiet && isatty(STDERR_FILENO));
+    int src;
     if (ex->kind == RL_SUBMISSION_COMMAND) {
         if (no_sandbox) {
             note = "graded without the sandbox (--no-sandbox, for debugging): the submission could have reached "
                    "the grader's instruments";
-        } else if (sandbox_up(&view, dir, rubric_path, &opt, err, sizeof err) == RL_OK) {
+        } else if ((src = sandbox_up(&view, dir, rubric_path, &opt, err, sizeof err)) == RL_OK) {
             opt.sandbox = &view;
+        } else if (src == RL_EINVAL) {
+            error = err; /* where the submission is, not what the machine can do */
+            goto report;
         } else if (unsafe) {
             snprintf(note_buf, sizeof note_buf, "graded WITHOUT the sandbox (--unsafe), which cannot be built here: %s",
                      err);

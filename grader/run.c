@@ -719,6 +719,29 @@ static void remove_private_dir(rl_grade_ctx *ctx)
 
 /* ---- one run of one scenario ---- */
 
+/* The baseline died during the scenario, and the grader did not kill it. A
+ * crash (SIGSEGV, SIGABRT, an exit) is the grader's own fault. A sent
+ * signal is too in the sandbox, where the submission can neither see nor
+ * signal the baseline; without it, the submission may have sent it, and a
+ * submission that kills its downstream to turn its failures into grader
+ * errors must not be excused: it fails, and the feedback says why. */
+static void judge_dead_baseline(rl_grade_ctx *ctx, rl_scenario_result *res)
+{
+    char how[96];
+    rl_proc_describe(&ctx->baseline, how, sizeof how);
+    int sig = rl_proc_death_signal(&ctx->baseline);
+    bool sent = sig == SIGKILL || sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT ||
+                sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGALRM || sig == SIGPIPE;
+    if (sent && !ctx->opt->sandbox)
+        rl_grade_result(res, RL_FAIL,
+                        "the baseline %s during the scenario; graded without the sandbox, the grader cannot tell "
+                        "who sent it, and a submission that kills its downstream is not excused",
+                        how);
+    else
+        rl_grade_result(res, RL_ERROR, "the grader's baseline %s during the scenario (not the submission's fault)",
+                        how);
+}
+
 static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grade_options *opt, int run_index,
                      rl_scenario_result *res, char *output, size_t outlen)
 {
@@ -783,10 +806,7 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
          * answer followed by an exit is not a working server. */
         crash_feedback(ctx, "during the scenario", res);
     } else if (ctx->have_baseline && !rl_proc_alive(&ctx->baseline)) {
-        char how[96];
-        rl_proc_describe(&ctx->baseline, how, sizeof how);
-        rl_grade_result(res, RL_ERROR, "the grader's baseline %s during the scenario (not the submission's fault)",
-                        how);
+        judge_dead_baseline(ctx, res);
     }
 
 teardown:
@@ -828,26 +848,32 @@ static bool selected(const char *only, const char *id)
     return false;
 }
 
+int rl_grade_check_only(const rl_exercise *ex, const char *only, char *err, size_t errlen)
+{
+    if (!only)
+        return RL_OK;
+    char *copy = rl_xstrdup(only);
+    char *save = NULL;
+    int rc = RL_OK;
+    for (char *id = strtok_r(copy, ",", &save); id && rc == RL_OK; id = strtok_r(NULL, ",", &save)) {
+        bool found = false;
+        for (size_t i = 0; i < ex->nscenarios && !found; i++)
+            found = strcmp(ex->scenarios[i].id, id) == 0;
+        if (!found) {
+            snprintf(err, errlen, "exercise %s has no scenario '%s'", ex->name, id);
+            rc = RL_EINVAL;
+        }
+    }
+    free(copy);
+    return rc;
+}
+
 int rl_grade_run_exercise(const rl_exercise *ex, const rl_grade_options *opt, rl_grade_outcome *outcomes,
                           size_t *noutcomes, char *err, size_t errlen)
 {
     *noutcomes = 0;
-    /* Every --only id must exist: a typo must not silently grade nothing. */
-    if (opt->only) {
-        char *copy = rl_xstrdup(opt->only);
-        char *save = NULL;
-        for (char *id = strtok_r(copy, ",", &save); id; id = strtok_r(NULL, ",", &save)) {
-            bool found = false;
-            for (size_t i = 0; i < ex->nscenarios && !found; i++)
-                found = strcmp(ex->scenarios[i].id, id) == 0;
-            if (!found) {
-                snprintf(err, errlen, "exercise %s has no scenario '%s'", ex->name, id);
-                free(copy);
-                return RL_EINVAL;
-            }
-        }
-        free(copy);
-    }
+    if (rl_grade_check_only(ex, opt->only, err, errlen) != RL_OK)
+        return RL_EINVAL;
     for (size_t i = 0; i < ex->nscenarios; i++) {
         const rl_scenario *sc = &ex->scenarios[i];
         if (!selected(opt->only, sc->id))

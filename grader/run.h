@@ -157,6 +157,11 @@ typedef struct rl_grade_outcome {
     double seconds;            /* wall time over all runs */
 } rl_grade_outcome;
 
+/* Checks that every comma-separated id of |only| (NULL: all) names a
+ * scenario of |ex|: a typo must not silently grade nothing. Returns 0, or
+ * RL_EINVAL with the message in |err|. */
+int rl_grade_check_only(const rl_exercise *ex, const char *only, char *err, size_t errlen);
+
 /* Runs every selected scenario of |ex| |opt->runs| times. |outcomes| has
  * room for ex->nscenarios entries; *noutcomes is set to the number filled
  * (scenarios not reached after an interruption are ERROR "interrupted").

@@ -59,12 +59,11 @@ int rl_sandbox_submission_dir(const char *cmd, char *buf, size_t len)
         }
         p += n ? n : 1;
     }
-    if (found[0]) {
-        *strrchr(found, '/') = '\0';
-        snprintf(buf, len, "%s", found[0] ? found : "/");
-        return RL_OK;
-    }
-    return getcwd(buf, len) ? RL_OK : RL_ESYS;
+    if (!found[0])
+        return RL_ENOTFOUND;
+    *strrchr(found, '/') = '\0';
+    snprintf(buf, len, "%s", found[0] ? found : "/");
+    return RL_OK;
 }
 
 int rl_sandbox_view_init(rl_sandbox_view *v, const char *bin_dir, const char *submission_dir,
@@ -84,7 +83,7 @@ int rl_sandbox_view_init(rl_sandbox_view *v, const char *bin_dir, const char *su
         snprintf(path, sizeof path, "%s/../../..", bin_dir);
         kit = absolute(path);
     }
-    char *sub = absolute(submission_dir);
+    char *sub = submission_dir ? absolute(submission_dir) : NULL;
     if (kit && sub && strcmp(kit, sub) == 0) {
         snprintf(err, errlen, "the submission is in the kit's own folder %s: put it in a folder of its own", kit);
         free(kit);

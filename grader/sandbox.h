@@ -40,7 +40,7 @@ typedef struct rl_sandbox_view {
  * model solutions) and every file of |private_files| (NULL-terminated, may
  * hold NULLs to skip: --rubric, --world) are hidden; the kit's protocol
  * (proto/, and the stubs generated from it in build/gen) and
- * |submission_dir| stay visible. Returns 0,
+ * |submission_dir| (NULL: none) stay visible. Returns 0,
  * or RL_EINVAL when |submission_dir| is the kit's folder itself (message in
  * |err|: a submission must be in a folder of its own). */
 int rl_sandbox_view_init(rl_sandbox_view *v, const char *bin_dir, const char *submission_dir,
@@ -49,8 +49,8 @@ void rl_sandbox_view_fini(rl_sandbox_view *v);
 
 /* The folder a command submission lives in: the folder of the last word of
  * |cmd| that names an existing file (the script after its interpreter, or
- * the program), else the working directory. Writes an absolute path to
- * |buf|. Returns 0 or RL_ESYS. */
+ * the program). Writes an absolute path to |buf|. Returns 0, or
+ * RL_ENOTFOUND when no word names a file (a command of shell words alone). */
 int rl_sandbox_submission_dir(const char *cmd, char *buf, size_t len);
 
 /* Checks that the sandbox can be built here and moves the whole grader into

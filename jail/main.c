@@ -3,12 +3,14 @@
  * util-linux unshare); it builds the submission's view of the filesystem --
  * everything read-only, the kit's private parts hidden, the submission's own
  * folder shown, a small tmpfs for scratch -- then becomes an unprivileged
- * user with no way back and execs the submission. It reports one line, "ok"
+ * user with no way back and runs the submission as its child (see init). It
+ * reports one line, "ok"
  * or why it failed, on a status descriptor that the submission never holds, so a
  * sandbox failure can never pass for the submission's own. */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_PATHS 32
@@ -211,6 +214,41 @@ static void drop_privileges(const jail_opts *o)
     }
 }
 
+/* The jail stays as the namespace's init, with the command as its child.
+ * The kernel shields a PID namespace's init from every signal it has no
+ * handler for, so a command run as init would ignore the grader's SIGTERM
+ * and abort() would end in SIGSEGV. Signals to the process group reach the
+ * command directly; the jail keeps them blocked (delivering none to itself
+ * and forwarding none, so none arrives twice), reaps what is re-parented to
+ * it, and exits as the command did: its status, or 128 + the signal that
+ * killed it, which the grader reads as that signal. When it exits, the
+ * kernel kills whatever is left in the namespace. */
+static int init(char **argv)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    pid_t child = fork();
+    if (child < 0)
+        fail("cannot fork the command");
+    if (child == 0) {
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        execvp(argv[0], argv);
+        fprintf(stderr, "jail: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    for (;;) {
+        int st;
+        pid_t pid = waitpid(-1, &st, 0);
+        if (pid < 0 && errno == EINTR)
+            continue;
+        if (pid < 0)
+            return 127;
+        if (pid == child)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    }
+}
+
 int main(int argc, char **argv)
 {
     jail_opts o;
@@ -265,6 +303,6 @@ int main(int argc, char **argv)
     errno = 0;
     if (write(status_fd, "ok\n", 3) != 3)
         fail("cannot report to the grader");
-    execvp(o.argv[0], o.argv);
-    fail("cannot run %s", o.argv[0]);
+    close(status_fd);
+    return init(o.argv);
 }

@@ -438,8 +438,9 @@ int rl_proc_death_signal(const rl_proc *p)
         return 0;
     if (p->term_sig)
         return p->term_sig;
-    /* A shell that ran the program as its child (rather than exec'ing it)
-     * reports the child's death by signal N as exit status 128+N. */
+    /* A shell that ran the program as its child (rather than exec'ing it),
+     * or an init such as the grader's sandbox, reports the child's death by
+     * signal N as exit status 128+N. */
     if (p->exit_code > 128 && p->exit_code < 128 + 32)
         return p->exit_code - 128;
     return 0;
@@ -452,7 +453,7 @@ void rl_proc_describe(const rl_proc *p, char *buf, size_t len)
     else if (p->term_sig)
         snprintf(buf, len, "was killed by %s", rl_signal_name(p->term_sig));
     else if (rl_proc_death_signal(p))
-        snprintf(buf, len, "was killed by %s (its shell exited with status %d)",
+        snprintf(buf, len, "was killed by %s (its parent, a shell or init, exited with status %d)",
                  rl_signal_name(rl_proc_death_signal(p)), p->exit_code);
     else
         snprintf(buf, len, "exited with status %d", p->exit_code);

@@ -21,23 +21,54 @@ ALL = {
 }
 
 
-def processes_with_marker(marker):
-    """Pids whose environment holds |marker| (the grader passes its own
-    environment on to the baseline, the submission and their children)."""
-    found = []
-    needle = marker.encode()
+def _proc_table():
+    """{pid: (ppid, state)} of every process now."""
+    table = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         try:
-            with open(f"/proc/{d}/environ", "rb") as f:
+            with open(f"/proc/{d}/stat") as s:
+                fields = s.read().rsplit(")", 1)[1].split()
+            table[int(d)] = (int(fields[1]), fields[0])
+        except (OSError, IndexError, ValueError):
+            pass
+    return table
+
+
+def processes_with_marker(marker, grader_pid=None):
+    """Live pids of a grading run: those whose environment holds |marker|
+    (the grader passes its own environment on to the baseline and, without
+    the sandbox, to the submission and its children), their descendants
+    (the sandboxed submission, whose environment is clean, runs under the
+    grader), and, with |grader_pid|, every process still in one of that
+    grader's sandbox cgroups ("relaylab-PID-N"), which is where a sandboxed
+    process would be left after its grader exited."""
+    table = _proc_table()
+    marked = set()
+    needle = marker.encode()
+    cgroup = f"/relaylab-{grader_pid}-" if grader_pid else None
+    for pid in table:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
                 if needle in f.read():
-                    with open(f"/proc/{d}/stat") as s:
-                        state = s.read().rsplit(")", 1)[1].split()[0]
-                    if state != "Z":
-                        found.append(int(d))
+                    marked.add(pid)
+                    continue
+            if cgroup:
+                with open(f"/proc/{pid}/cgroup") as f:
+                    if cgroup in f.read():
+                        marked.add(pid)
         except OSError:
             pass
+    found = []
+    for pid, (ppid, state) in table.items():
+        if state == "Z":
+            continue
+        p, hops = pid, 0
+        while p and p not in marked and hops < 64:
+            p, hops = table.get(p, (0, ""))[0], hops + 1
+        if p in marked:
+            found.append(pid)
     return found
 
 
@@ -74,14 +105,21 @@ def grade(tmp_path, exercise, submission, *args, timeout=240, env_extra=None, ma
     env = dict(os.environ, **{marker: "1"}, **(env_extra or {}))
     out_json = tmp_path / f"{exercise}-{uuid.uuid4().hex[:8]}.json"
     t0 = time.monotonic()
-    p = subprocess.run(
+    proc = subprocess.Popen(
         [bin_path("grader"), exercise, "--submission", submission, "--json", str(out_json), "--quiet", *args],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=timeout,
         env=env,
         stdin=subprocess.DEVNULL,
     )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    p = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
     seconds = time.monotonic() - t0
     with open(out_json) as f:
         results = json.load(f)
@@ -90,7 +128,7 @@ def grade(tmp_path, exercise, submission, *args, timeout=240, env_extra=None, ma
     for t in results["tests"]:
         assert set(t) >= {"name", "score", "max_score", "status", "output"}
         assert t["status"] in ("passed", "failed")
-    left = processes_with_marker(marker)
+    left = processes_with_marker(marker, grader_pid=proc.pid)
     assert not left, f"processes left behind by the grader: {left}\n{p.stdout}"
     return Graded(p.returncode, p.stdout, p.stderr, results, seconds)
 
@@ -185,11 +223,12 @@ def test_passing_submission_is_told_about_sigterm_and_floods(tmp_path):
 
 
 def test_escaped_process_is_killed(tmp_path):
-    # A daemon that leaves the group with setsid: only the subreaper sweep
-    # finds it. It writes its pid so the test can check it is gone.
+    # A daemon that leaves the group with setsid: without the sandbox (whose
+    # PID namespace takes everything down) only the subreaper sweep finds
+    # it. It writes its pid so the test can check it is gone.
     pidfile = tmp_path / "daemon.pid"
     cmd = f"setsid sh -c 'echo $$ > {pidfile}; exec sleep 600' & exec {relay()}"
-    g = grade(tmp_path, "deadline", cmd, "--only", "once")
+    g = grade(tmp_path, "deadline", cmd, "--only", "once", "--no-sandbox")
     assert g.rc == 0, g.out
     pid = int(pidfile.read_text())
     assert not alive(pid), f"the escaped daemon {pid} is still running"
@@ -322,7 +361,7 @@ def test_interrupted_grader_kills_children_and_writes_results(tmp_path):
     assert "interrupted" in err
     results = json.load(open(out_json))
     assert results["tests"][0]["output"].startswith("ERROR")
-    left = processes_with_marker(marker)
+    left = processes_with_marker(marker, grader_pid=proc.pid)
     assert not left, left
 
 

@@ -177,7 +177,9 @@ def test_port_clash_is_not_the_submissions_not_ready(tmp_path, holder):
     """The hook makes the grader give the submission a port this test holds:
     a plain listener makes grpcio's bind fail (the relay exits), one with
     SO_REUSEPORT lets the relay bind beside it and share the connections.
-    Either way the grader must restart it elsewhere and judge it there."""
+    Either way the grader must restart it elsewhere and judge it there.
+    In the sandbox no other process shares the grader's network namespace,
+    so clashes are for --no-sandbox and --unsafe runs, tested here."""
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
         if holder == "reuseport-listener":
@@ -187,7 +189,8 @@ def test_port_clash_is_not_the_submissions_not_ready(tmp_path, holder):
         port = s.getsockname()[1]
         out = tmp_path / "r.json"
         p = run_grader(
-            ["deadline", "--submission", py("relay_good"), "--only", "shrinks", "--json", str(out), "--quiet"],
+            ["deadline", "--submission", py("relay_good"), "--only", "shrinks", "--json", str(out), "--quiet",
+             "--no-sandbox"],
             env_extra={CLASH_HOOK: str(port)},
         )
     finally:

@@ -143,7 +143,7 @@ def test_no_node_process_outlives_the_grader(tmp_path):
             p.wait()
     assert p.returncode == 0, out
     assert seen, "no node process with the marker was seen while the grader ran"
-    left = processes_with_marker(marker)
+    left = processes_with_marker(marker, grader_pid=p.pid)
     assert not left, f"left behind: {left}"
 
 

@@ -1,18 +1,22 @@
 # Integration tests for the grader's defences against a hostile submission
 # (docs/sandbox.md). Each attack in tests/submissions/hostile/ must get its
-# honest verdict. Without --sandbox: the Observer answers only on the
-# grader's private unix socket, no listener shares its port, and records
-# under tags the grader never sent count. With --sandbox (root, cgroup v1,
-# util-linux unshare; skipped elsewhere): the attacks that need to see or
-# signal other processes, write the grader's files or escape the measured
-# group fail, and nothing of the submission outlives the grader, even one
-# killed with SIGKILL. Every attack ends itself within two minutes and
-# talks to loopback only.
+# honest verdict. Always on, also under --no-sandbox: the Observer answers
+# only on the grader's private unix socket, no listener shares its port, and
+# records under tags the grader never sent count. In the sandbox (the
+# default; root, cgroup v1, util-linux unshare; skipped elsewhere): the
+# attacks that need to see or signal other processes, read the kit, write
+# the grader's files, reach outside loopback or escape the measured group
+# fail, and nothing of the submission outlives the grader, even one killed
+# with SIGKILL. Where the sandbox cannot be built, the grader refuses unless
+# told --unsafe. Every attack ends itself within two minutes and talks to
+# loopback only.
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import uuid
 
@@ -31,21 +35,26 @@ def sandbox_available():
         os.geteuid() == 0
         and os.path.isdir("/sys/fs/cgroup/pids")
         and os.path.isdir("/sys/fs/cgroup/memory")
+        and os.path.isdir("/sys/fs/cgroup/cpuacct")
         and os.access("/usr/bin/unshare", os.X_OK)
     )
 
 
-needs_sandbox = pytest.mark.skipif(not sandbox_available(), reason="--sandbox needs root, cgroup v1 and unshare")
+needs_sandbox = pytest.mark.skipif(not sandbox_available(),
+                                   reason="the sandbox needs root, cgroup v1 (pids, memory, cpuacct) and unshare")
 
 
 def hostile(name, *args):
     return " ".join([PYTHON, os.path.join(HOSTILE, name + ".py"), *args])
 
 
-def grade(exercise, submission, tmp_path, *extra, timeout=240):
+def grade(exercise, submission, tmp_path, *extra, timeout=240, user=()):
+    """Grades with the hostile submissions' folder shown: they reuse the
+    known relays one folder up."""
     out = tmp_path / "results.json"
     proc = subprocess.run(
-        [bin_path("grader"), exercise, "--quiet", "--json", str(out), "--submission", submission, *extra],
+        [*user, bin_path("grader"), exercise, "--quiet", "--json", str(out), "--dir", SUBMISSIONS,
+         "--submission", submission, *extra],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -84,7 +93,7 @@ def wait_no_survivors(marker, seconds):
     return survivors(marker)
 
 
-# ---- without the sandbox ----
+# ---- always on ----
 
 
 def test_observer_answers_only_on_the_private_socket(tmp_path):
@@ -121,33 +130,43 @@ def test_no_second_socket_joins_the_baselines_port():
 
 
 def test_calls_under_another_tag_count(tmp_path):
-    proc, results, v = grade("deadline", hostile("hide_under_tag"), tmp_path)
+    proc, results, v = grade("deadline", hostile("hide_under_tag"), tmp_path, "--no-sandbox")
     assert verdict_of(v, "shrinks")["status"] == "failed", proc.stdout
     assert "Work was called 3 times" in verdict_of(v, "once")["output"], proc.stdout
     assert results["score"] < 10
 
 
-# ---- with the sandbox ----
+def test_killing_the_baseline_outside_the_sandbox_fails(tmp_path):
+    # Unsandboxed it can kill the baseline; the grader cannot tell who did,
+    # and does not excuse it.
+    proc, results, v = grade("deadline", hostile("kill_baseline"), tmp_path, "--no-sandbox", "--only", "shrinks")
+    shrinks = verdict_of(v, "shrinks")
+    assert shrinks["status"] == "failed", proc.stdout
+    assert "cannot tell who sent it" in shrinks["output"] or "forwarded unchanged" in shrinks["output"], proc.stdout
+    assert "ERROR" not in proc.stdout, proc.stdout
+    assert "graded without the sandbox" in results["output"]
+
+
+# ---- in the sandbox ----
 
 
 @needs_sandbox
 def test_good_relay_passes_in_the_sandbox(tmp_path):
-    proc, results, v = grade("deadline", f"{PYTHON} {os.path.join(SUBMISSIONS, 'relay_good.py')}", tmp_path,
-                             "--sandbox")
+    proc, results, v = grade("deadline", f"{PYTHON} {os.path.join(SUBMISSIONS, 'relay_good.py')}", tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert results["score"] == results["max_score"] == 10
 
 
 @needs_sandbox
 def test_reset_from_the_submission_erases_nothing(tmp_path):
-    proc, results, v = grade("deadline", hostile("erase_evidence"), tmp_path, "--sandbox")
+    proc, results, v = grade("deadline", hostile("erase_evidence"), tmp_path)
     assert verdict_of(v, "shrinks")["status"] == "failed", proc.stdout
     assert verdict_of(v, "once")["status"] == "failed", proc.stdout
 
 
 @needs_sandbox
 def test_forged_results_and_sigkill_do_not_reach_the_grader(tmp_path):
-    proc, results, v = grade("deadline", hostile("forge_grade"), tmp_path, "--sandbox")
+    proc, results, v = grade("deadline", hostile("forge_grade"), tmp_path)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert results["score"] == 6 and results.get("output") != "forged"
     assert verdict_of(v, "shrinks")["status"] == "failed"
@@ -155,7 +174,7 @@ def test_forged_results_and_sigkill_do_not_reach_the_grader(tmp_path):
 
 @needs_sandbox
 def test_killing_the_baseline_is_impossible(tmp_path):
-    proc, results, v = grade("deadline", hostile("kill_baseline"), tmp_path, "--sandbox")
+    proc, results, v = grade("deadline", hostile("kill_baseline"), tmp_path)
     assert "ERROR" not in proc.stdout, proc.stdout
     assert verdict_of(v, "shrinks")["status"] == "failed", proc.stdout
     assert results["score"] == 6
@@ -164,7 +183,7 @@ def test_killing_the_baseline_is_impossible(tmp_path):
 @needs_sandbox
 def test_nothing_outlives_the_grader(tmp_path):
     marker = f"relaylab-outlive-{uuid.uuid4().hex}"
-    proc, results, v = grade("deadline", hostile("outlive", marker), tmp_path, "--sandbox")
+    proc, results, v = grade("deadline", hostile("outlive", marker), tmp_path)
     assert results["score"] == 10, proc.stdout
     assert wait_no_survivors(marker, 5) == []
 
@@ -173,7 +192,7 @@ def test_nothing_outlives_the_grader(tmp_path):
 def test_nothing_outlives_a_sigkilled_grader(tmp_path):
     marker = f"relaylab-outlive-{uuid.uuid4().hex}"
     grader = subprocess.Popen(
-        [bin_path("grader"), "deadline", "--quiet", "--sandbox", "--submission", hostile("outlive", marker)],
+        [bin_path("grader"), "deadline", "--quiet", "--dir", SUBMISSIONS, "--submission", hostile("outlive", marker)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
     )
     try:
@@ -189,6 +208,93 @@ def test_nothing_outlives_a_sigkilled_grader(tmp_path):
 
 @needs_sandbox
 def test_setsid_does_not_leave_the_measured_cgroup(tmp_path):
-    proc, results, v = grade("flow", hostile("setsid_streamer"), tmp_path, "--sandbox")
+    proc, results, v = grade("flow", hostile("setsid_streamer"), tmp_path)
     for scenario in ("stall", "cancel", "slow-reader"):
         assert verdict_of(v, scenario)["status"] == "failed", proc.stdout
+
+
+@needs_sandbox
+def test_no_way_out_of_the_sandbox_works(tmp_path):
+    # A listener on the host's loopback, outside the grader's network
+    # namespace: the probe must not reach it.
+    outside = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    outside.bind(("127.0.0.1", 0))
+    outside.listen(8)
+    try:
+        port = outside.getsockname()[1]
+        proc, results, v = grade("deadline", hostile("escape_probe", str(port)), tmp_path, "--only", "once")
+        assert verdict_of(v, "once")["status"] == "passed", proc.stdout
+        assert "note:" not in proc.stdout
+    finally:
+        outside.close()
+
+
+def test_the_escape_probe_sees_escapes_without_the_sandbox(tmp_path):
+    # The same probe unsandboxed, as the grader's own user: it must say what
+    # it reached, or its PASS above would prove nothing.
+    outside = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    outside.bind(("127.0.0.1", 0))
+    outside.listen(8)
+    try:
+        port = outside.getsockname()[1]
+        proc, results, v = grade("deadline", hostile("escape_probe", str(port)), tmp_path, "--only", "once",
+                                 "--no-sandbox")
+        out = verdict_of(v, "once")["output"]
+        assert "escaped: read the model solution bin/relay" in out, out
+        assert f"escaped: reached a listener outside its network namespace (127.0.0.1:{port})" in out, out
+        if os.geteuid() == 0:
+            assert "escaped: started 600 processes" in out, out
+    finally:
+        outside.close()
+
+
+@needs_sandbox
+def test_shared_memory_counts_against_the_limit(tmp_path):
+    proc, results, v = grade("deadline", hostile("shared_memory", "384"), tmp_path, "--only", "once",
+                             "--memory-limit", "256")
+    once = verdict_of(v, "once")
+    assert once["status"] == "failed", proc.stdout
+    assert "SIGKILL" in once["output"], proc.stdout
+
+
+@needs_sandbox
+def test_a_folder_nobody_can_read_is_a_sandbox_error_not_not_ready(tmp_path):
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    script = private / "relay.py"
+    script.write_text("import sys\nsys.exit(0)\n")
+    out = tmp_path / "results.json"
+    proc = subprocess.run([bin_path("grader"), "deadline", "--quiet", "--json", str(out), "--submission",
+                           f"{PYTHON} {script}"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    results = json.load(open(out))
+    assert results["tests"] == []
+    assert f"{private} is not readable by uid 65534" in results["output"]
+    assert "NOT-READY" not in proc.stdout
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the grader as another user")
+def test_without_a_sandbox_the_grader_refuses_unless_unsafe(tmp_path):
+    # As nobody, the grader cannot build the sandbox: it must refuse, say
+    # why in results.json, and grade only when told --unsafe.
+    shared = tempfile.mkdtemp(prefix="relaylab-unsafe-")
+    try:
+        os.chmod(shared, 0o777)
+        nobody = ["/usr/bin/setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+        out = os.path.join(shared, "results.json")
+        good = f"{PYTHON} {os.path.join(SUBMISSIONS, 'relay_good.py')}"
+        argv = [*nobody, bin_path("grader"), "deadline", "--quiet", "--json", out, "--only", "once",
+                "--submission", good]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        results = json.load(open(out))
+        assert results["tests"] == [] and "the sandbox needs root" in results["output"]
+        assert "--unsafe" in results["output"]
+        proc = subprocess.run([*argv, "--unsafe"], capture_output=True, text=True, timeout=120,
+                              stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        results = json.load(open(out))
+        assert results["score"] == 2
+        assert "graded WITHOUT the sandbox (--unsafe)" in results["output"]
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)

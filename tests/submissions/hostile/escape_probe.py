@@ -1,0 +1,137 @@
+# escape_probe (hostile): a correct relay that first tries every way out of
+# the sandbox a student could try, and crashes, naming each one that worked:
+# a grader variable in its environment, another process (the grader) in its
+# /proc, root, reading /etc/shadow, the rubric or the model solution
+# (bin/relay), writing into the kit, a file or /tmp beyond the scratch
+# limit, a listener outside the grader's network namespace (the port given
+# as argv[1], on the host's loopback), more processes than the pids limit.
+#
+# Must get, under `grader deadline` (sandboxed, the default): every scenario
+# PASS: no escape worked. Under --no-sandbox as root it escapes and CRASHes
+# with "escaped:" lines, which shows the probe can tell. Bounded: at most
+# 600 sleeping children for a moment, 80 MiB of scratch, one connect with a
+# 1 s timeout to loopback; everything it made is removed before it serves.
+import os
+import signal
+import socket
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+KIT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
+sys.path.insert(0, os.path.join(HERE, ".."))
+
+ALLOWED_ENV = {"RELAYLAB_LISTEN", "RELAYLAB_BASELINE", "PATH", "HOME", "TMPDIR", "LANG", "PWD", "SHLVL", "_"}
+
+
+def readable(path):
+    try:
+        with open(path, "rb") as f:
+            return len(f.read(16)) > 0
+    except OSError:
+        return False
+
+
+def writes(paths, nbytes):
+    """True if |nbytes| could be written at each of |paths| at once (all
+    removed afterwards)."""
+    chunk = b"x" * (1 << 20)
+    try:
+        for path in paths:
+            with open(path, "wb") as f:
+                for _ in range(0, nbytes, len(chunk)):
+                    f.write(chunk[: min(nbytes, len(chunk))])
+                f.flush()
+                os.fsync(f.fileno())
+        return True
+    except OSError:
+        return False
+    finally:
+        for path in paths:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+
+def other_processes():
+    me = os.getpid()
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit() and int(entry) != me:
+            try:
+                argv = open(f"/proc/{entry}/cmdline", "rb").read().split(b"\0")
+            except OSError:
+                continue
+            if os.path.basename(argv[0]) in (b"grader", b"baseline"):
+                found.append(b" ".join(argv).decode(errors="replace").strip())
+    return found
+
+
+def forks(count):
+    """How many sleeping children could be started, up to |count|."""
+    pids = []
+    try:
+        for _ in range(count):
+            pid = os.fork()
+            if pid == 0:
+                time.sleep(30)
+                os._exit(0)
+            pids.append(pid)
+    except OSError:
+        pass
+    finally:
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        for pid in pids:
+            os.waitpid(pid, 0)
+    return len(pids)
+
+
+def connects(port):
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def escapes(outside_port):
+    found = []
+    extra = sorted(set(os.environ) - ALLOWED_ENV)
+    if extra:
+        found.append(f"the grader's environment leaked in: {', '.join(extra[:5])}")
+    if os.getuid() == 0:
+        found.append("runs as root")
+    seen = other_processes()
+    if seen:
+        found.append(f"sees the grader's processes: {seen[0][:80]}")
+    for path, what in (("/etc/shadow", "/etc/shadow"), (os.path.join(KIT, "grader", "rubric.json"), "the rubric"),
+                       (os.path.join(KIT, "bin", "relay"), "the model solution bin/relay"),
+                       (os.path.join(KIT, "grader", "run.c"), "the grader's sources")):
+        if readable(path):
+            found.append(f"read {what}")
+    if writes([os.path.join(HERE, "escape-probe.tmp")], 1):
+        found.append("wrote into its own folder in the kit")
+    if writes(["/var/lib/escape-probe.tmp"], 1):
+        found.append("wrote into /var/lib")
+    if writes(["/tmp/escape-probe-1.tmp", "/tmp/escape-probe-2.tmp"], 40 << 20):
+        found.append("wrote 80 MiB to /tmp, over the 64 MiB scratch")
+    if outside_port and connects(outside_port):
+        found.append(f"reached a listener outside its network namespace (127.0.0.1:{outside_port})")
+    n = forks(600)
+    if n >= 600:
+        found.append(f"started {n} processes, over the pids limit")
+    return found
+
+
+if __name__ == "__main__":
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    found = escapes(port)
+    if found:
+        for line in found:
+            print(f"escaped: {line}", flush=True)
+        sys.exit(3)
+    from relay_good import serve  # noqa: E402
+
+    serve()
