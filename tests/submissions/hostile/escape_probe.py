@@ -7,8 +7,9 @@
 # as argv[1], on the host's loopback), more processes than the pids limit.
 #
 # Must get, under `grader deadline` (sandboxed, the default): every scenario
-# PASS: no escape worked. Under --no-sandbox as root it escapes and CRASHes
-# with "escaped:" lines, which shows the probe can tell. Bounded: at most
+# PASS: no escape worked. Under --no-sandbox as root it escapes, exits 3
+# before it listens (NOT-READY) and prints an "escaped:" line for each way
+# out, which shows the probe can tell. Bounded: at most
 # 600 sleeping children for a moment, 80 MiB of scratch, one connect with a
 # 1 s timeout to loopback; everything it made is removed before it serves.
 import os

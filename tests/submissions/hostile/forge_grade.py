@@ -3,7 +3,7 @@
 # in /proc, writes a full-score results.json there and SIGKILLs that
 # process (the grader), so the forged file is what remains.
 #
-# Must get, under `grader deadline --sandbox`: deadline/shrinks FAIL, the
+# Must get, under `grader deadline` (sandboxed, the default): deadline/shrinks FAIL, the
 # grader finishes and writes its own results.json (score 6 of 10): in its
 # PID namespace the submission sees only its own processes, and as nobody
 # it could neither write the file nor signal the grader. Bounded: one pass

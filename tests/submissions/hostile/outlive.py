@@ -4,7 +4,7 @@
 # as the first argument on its command line, so a test can look for
 # survivors.
 #
-# Must get, under `grader deadline --sandbox`: PASS on every scenario (the
+# Must get, under `grader deadline` (sandboxed, the default): PASS on every scenario (the
 # relay is correct) and no process with the marker left when the grader has
 # exited, also when the grader is killed with SIGKILL: the chain lives in
 # the submission's PID namespace, which dies with it. Bounded: a link lives

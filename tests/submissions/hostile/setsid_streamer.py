@@ -2,7 +2,7 @@
 # calls setsid(), so the process that grows is outside the process group
 # the grader started; the leader only waits for it.
 #
-# Must get, under `grader flow --sandbox`: the verdicts of
+# Must get, under `grader flow` (sandboxed, the default): the verdicts of
 # streamer_unbounded.py (stall, cancel, slow-reader FAIL; resume, no-leak
 # PASS), because the sandbox measures the submission's cgroup, not its
 # process group. Bounded: the child dies with the sandbox; loopback only.
