@@ -275,6 +275,18 @@ bool rl_grade_submission_alive(rl_grade_ctx *ctx)
     return ctx->have_sub && rl_proc_alive(&ctx->sub);
 }
 
+/* How the submission ended, naming the sandbox's memory limit when its
+ * cgroup killed it (a SIGKILL alone would not say why). */
+static void describe_submission(rl_grade_ctx *ctx, char *how, size_t howlen)
+{
+    rl_proc_describe(&ctx->sub, how, howlen);
+    if (ctx->sandboxed && rl_proc_death_signal(&ctx->sub) == SIGKILL && rl_sandbox_oom_kills(&ctx->sb) > 0) {
+        size_t n = strlen(how);
+        snprintf(how + n, howlen - n, " at the sandbox's memory limit of %lld MiB",
+                 (long long)ctx->opt->data_limit_mb);
+    }
+}
+
 bool rl_grade_submission_died(rl_grade_ctx *ctx, int64_t wait_ms, char *how, size_t howlen)
 {
     if (!ctx->have_sub)
@@ -282,15 +294,15 @@ bool rl_grade_submission_died(rl_grade_ctx *ctx, int64_t wait_ms, char *how, siz
     if (!rl_proc_wait_exit(&ctx->sub, wait_ms))
         return false;
     if (how)
-        rl_proc_describe(&ctx->sub, how, howlen);
+        describe_submission(ctx, how, howlen);
     return true;
 }
 
 /* "CRASH (SIGSEGV)"-style feedback for a dead submission. */
 static void crash_feedback(rl_grade_ctx *ctx, const char *what, rl_scenario_result *out)
 {
-    char how[96], tail[600], lines[200];
-    rl_proc_describe(&ctx->sub, how, sizeof how);
+    char how[192], tail[600], lines[200];
+    describe_submission(ctx, how, sizeof how);
     rl_proc_output_tail(&ctx->sub, tail, sizeof tail);
     last_lines(tail, lines, sizeof lines, 160);
     rl_grade_result(out, RL_CRASH, "the submission %s %s%s%s", how, what, lines[0] ? "; last output: " : "", lines);
@@ -600,8 +612,8 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
         return RL_ERROR;
     }
     if (!rl_proc_alive(&ctx->sub)) {
-        char how[96];
-        rl_proc_describe(&ctx->sub, how, sizeof how);
+        char how[192];
+        describe_submission(ctx, how, sizeof how);
         rl_verdict v = rl_proc_death_signal(&ctx->sub) ? RL_CRASH : RL_NOT_READY;
         rl_grade_result(out, v, "the submission %s before it listened on %s%s%s", how, ctx->sub_addr, sep, lines);
         return v;

@@ -417,6 +417,20 @@ int rl_sandbox_wait_started(rl_sandbox_run *r, int64_t timeout_ms, char *err, si
     return RL_ESYS;
 }
 
+int rl_sandbox_oom_kills(const rl_sandbox_run *r)
+{
+    char path[320], line[128];
+    snprintf(path, sizeof path, "%s/memory.oom_control", r->cg_mem);
+    FILE *f = r->cg_mem[0] ? fopen(path, "re") : NULL;
+    int n = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "oom_kill %d", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
 static void remove_cgroup(char *dir)
 {
     if (dir[0] && rmdir(dir) != 0)

@@ -90,6 +90,10 @@ void rl_sandbox_spawned(rl_sandbox_run *r);
  * report") in |err|: a failure of the sandbox, never of the submission. */
 int rl_sandbox_wait_started(rl_sandbox_run *r, int64_t timeout_ms, char *err, size_t errlen);
 
+/* How many of the run's processes the memory cgroup's OOM killer ended
+ * (memory.oom_control's oom_kill); 0 when unknown. */
+int rl_sandbox_oom_kills(const rl_sandbox_run *r);
+
 /* Kills every process left in the run's pids cgroup (its PID namespace took
  * them when its init died; this catches anything else), removes the
  * cgroups and closes the pipe. */

@@ -254,7 +254,7 @@ def test_shared_memory_counts_against_the_limit(tmp_path):
                              "--memory-limit", "256")
     once = verdict_of(v, "once")
     assert once["status"] == "failed", proc.stdout
-    assert "SIGKILL" in once["output"], proc.stdout
+    assert "SIGKILL" in once["output"] and "at the sandbox's memory limit of 256 MiB" in once["output"], proc.stdout
 
 
 @needs_sandbox
