@@ -172,13 +172,29 @@ void rl_sandbox_argv_free(char **argv)
     free(argv);
 }
 
-/* ---- cgroups (v1) ---- */
+/* ---- cgroups ----
+ *
+ * cgroup v1 (this machine: one hierarchy per controller) is used when the
+ * pids, memory and cpuacct hierarchies exist; else cgroup v2 (Debian 12's
+ * default: one hierarchy) when its root offers pids, memory and cpu. The
+ * files differ (pids.max is the same; memory.limit_in_bytes or memory.max;
+ * cpuacct.usage in ns or cpu.stat's usage_usec; memory.oom_control or
+ * memory.events), so each run records which it got. */
 
-/* "/sys/fs/cgroup/CTRL" + this process's own cgroup under it, so a grader
+static char cg_root[256] = "/sys/fs/cgroup";
+static char cg_self[256] = "/proc/self/cgroup";
+
+void rl_sandbox_set_cgroup_paths(const char *root, const char *self)
+{
+    snprintf(cg_root, sizeof cg_root, "%s", root ? root : "/sys/fs/cgroup");
+    snprintf(cg_self, sizeof cg_self, "%s", self ? self : "/proc/self/cgroup");
+}
+
+/* cgroup v1: ROOT/CTRL + this process's own cgroup under it, so a grader
  * confined by its own cgroup nests its submissions inside. */
 static int cgroup_base(const char *ctrl, char *buf, size_t len)
 {
-    FILE *f = fopen("/proc/self/cgroup", "re");
+    FILE *f = fopen(cg_self, "re");
     if (!f)
         return RL_ESYS;
     char line[512];
@@ -195,7 +211,7 @@ static int cgroup_base(const char *ctrl, char *buf, size_t len)
         if (!match)
             continue;
         b[1 + strcspn(b + 1, "\n")] = '\0';
-        snprintf(buf, len, "/sys/fs/cgroup/%s%s", ctrl, strcmp(b + 1, "/") == 0 ? "" : b + 1);
+        snprintf(buf, len, "%s/%s%s", cg_root, ctrl, strcmp(b + 1, "/") == 0 ? "" : b + 1);
         rc = RL_OK;
         break;
     }
@@ -204,6 +220,35 @@ static int cgroup_base(const char *ctrl, char *buf, size_t len)
     if (rc == RL_OK && stat(buf, &st) != 0)
         rc = RL_ENOTFOUND;
     return rc;
+}
+
+static bool have_v1(void)
+{
+    char base[300];
+    return cgroup_base("pids", base, sizeof base) == RL_OK && cgroup_base("memory", base, sizeof base) == RL_OK &&
+           cgroup_base("cpuacct", base, sizeof base) == RL_OK;
+}
+
+/* True when |word| is one of the blank-separated words of |list|. */
+static bool has_word(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)); p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' ' || p[n] == '\n'))
+            return true;
+    return false;
+}
+
+static int read_line(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return RL_ESYS;
+    if (!fgets(buf, (int)len, f))
+        buf[0] = '\0';
+    fclose(f);
+    buf[strcspn(buf, "\n")] = '\0';
+    return RL_OK;
 }
 
 static int write_file(const char *dir, const char *name, const char *value)
@@ -218,19 +263,71 @@ static int write_file(const char *dir, const char *name, const char *value)
     return ok ? RL_OK : RL_ESYS;
 }
 
-/* Makes |out| a new cgroup under controller |ctrl|, named for this grader
- * and run. */
-static int make_cgroup(const char *ctrl, int id, char *out, size_t len)
+static const char *const v2_needs[] = {"pids", "memory", "cpu"};
+
+/* cgroup v2: the runs' cgroups are made under the hierarchy's root, the
+ * one place (besides a delegated subtree) where a process may enable
+ * controllers for its children while processes live in it. Returns 0 once
+ * pids, memory and cpu are enabled for the root's children, else an error
+ * with the reason in |err|. */
+static int v2_ready(char *err, size_t errlen)
 {
-    char base[300];
-    if (cgroup_base(ctrl, base, sizeof base) != RL_OK)
-        return RL_ENOTFOUND;
+    char path[300], line[256];
+    snprintf(path, sizeof path, "%s/cgroup.controllers", cg_root);
+    if (read_line(path, line, sizeof line) != RL_OK) {
+        snprintf(err, errlen, "the sandbox needs cgroups: neither the v1 pids, memory and cpuacct hierarchies nor "
+                              "a cgroup v2 hierarchy at %s",
+                 cg_root);
+        return RL_ESYS;
+    }
+    for (size_t i = 0; i < 3; i++)
+        if (!has_word(line, v2_needs[i])) {
+            snprintf(err, errlen, "the sandbox needs the %s controller, which cgroup v2 at %s does not offer (%s)",
+                     v2_needs[i], cg_root, line);
+            return RL_ESYS;
+        }
+    snprintf(path, sizeof path, "%s/cgroup.subtree_control", cg_root);
+    if (read_line(path, line, sizeof line) != RL_OK)
+        line[0] = '\0';
+    for (size_t i = 0; i < 3; i++) {
+        if (has_word(line, v2_needs[i]))
+            continue;
+        char on[32];
+        snprintf(on, sizeof on, "+%s", v2_needs[i]);
+        if (write_file(cg_root, "cgroup.subtree_control", on) != RL_OK) {
+            snprintf(err, errlen, "cannot enable the %s controller in %s/cgroup.subtree_control: %s", v2_needs[i],
+                     cg_root, strerror(errno));
+            return RL_ESYS;
+        }
+    }
+    return RL_OK;
+}
+
+/* Which cgroups the sandbox uses here; 0 when none (reason in |err|). */
+static int cgroup_version(char *err, size_t errlen)
+{
+    if (have_v1())
+        return 1;
+    return v2_ready(err, errlen) == RL_OK ? 2 : 0;
+}
+
+/* Makes |out| a new cgroup for run |id| under |base|. */
+static int make_cgroup_in(const char *base, int id, char *out, size_t len)
+{
     snprintf(out, len, "%.200s/relaylab-%ld-%d", base, (long)getpid(), id);
     if (mkdir(out, 0755) != 0) {
         out[0] = '\0';
         return RL_ESYS;
     }
     return RL_OK;
+}
+
+static int make_cgroup(const char *ctrl, int id, char *out, size_t len)
+{
+    char base[300];
+    if (cgroup_base(ctrl, base, sizeof base) != RL_OK)
+        return RL_ENOTFOUND;
+    return make_cgroup_in(base, id, out, len);
 }
 
 /* ---- entering ---- */
@@ -324,7 +421,6 @@ static int probe(const rl_sandbox_view *v, char *err, size_t errlen)
 
 int rl_sandbox_enter(const rl_sandbox_view *v, char *err, size_t errlen)
 {
-    char base[300];
     if (geteuid() != 0) {
         snprintf(err, errlen, "the sandbox needs root (unprivileged user namespaces are not supported yet)");
         return RL_ESYS;
@@ -337,12 +433,8 @@ int rl_sandbox_enter(const rl_sandbox_view *v, char *err, size_t errlen)
         snprintf(err, errlen, "the sandbox needs %s: %s (run make)", v->jail, strerror(errno));
         return RL_ESYS;
     }
-    if (cgroup_base("pids", base, sizeof base) != RL_OK || cgroup_base("memory", base, sizeof base) != RL_OK ||
-        cgroup_base("cpuacct", base, sizeof base) != RL_OK) {
-        snprintf(err, errlen, "the sandbox needs the cgroup v1 pids, memory and cpuacct controllers (cgroup v2 is "
-                              "not supported yet)");
+    if (cgroup_version(err, errlen) == 0)
         return RL_ESYS;
-    }
     if (probe(v, err, errlen) != RL_OK)
         return RL_ESYS;
     if (unshare(CLONE_NEWNET) != 0) {
@@ -358,37 +450,75 @@ int rl_sandbox_enter(const rl_sandbox_view *v, char *err, size_t errlen)
 
 /* ---- one run ---- */
 
-int rl_sandbox_prepare(rl_sandbox_run *r, uint64_t mem_limit_bytes, char *err, size_t errlen)
+/* cgroup v1: one cgroup per controller. */
+static int prepare_v1(rl_sandbox_run *r, int id, uint64_t mem_limit_bytes, const char **what)
 {
-    static int serial;
-    int id = ++serial;
-    memset(r, 0, sizeof *r);
-    r->status_r = r->status_w = -1;
-    const char *what = "pids";
     char v[32];
+    *what = "pids";
     if (make_cgroup("pids", id, r->cg_pids, sizeof r->cg_pids) != RL_OK)
-        goto fail;
+        return RL_ESYS;
     snprintf(v, sizeof v, "%d", RL_SANDBOX_PIDS_MAX);
     if (write_file(r->cg_pids, "pids.max", v) != RL_OK)
-        goto fail;
-    what = "memory";
+        return RL_ESYS;
+    *what = "memory";
     if (make_cgroup("memory", id, r->cg_mem, sizeof r->cg_mem) != RL_OK)
-        goto fail;
+        return RL_ESYS;
     if (mem_limit_bytes) {
         snprintf(v, sizeof v, "%llu", (unsigned long long)mem_limit_bytes);
         if (write_file(r->cg_mem, "memory.limit_in_bytes", v) != RL_OK)
-            goto fail;
+            return RL_ESYS;
     }
-    what = "cpuacct";
+    *what = "cpuacct";
     if (make_cgroup("cpuacct", id, r->cg_cpu, sizeof r->cg_cpu) != RL_OK)
-        goto fail;
+        return RL_ESYS;
     snprintf(r->cpu_usage, sizeof r->cpu_usage, "%s/cpuacct.usage", r->cg_cpu);
     snprintf(r->join[0], sizeof r->join[0], "%s/cgroup.procs", r->cg_pids);
     snprintf(r->join[1], sizeof r->join[1], "%s/cgroup.procs", r->cg_mem);
     snprintf(r->join[2], sizeof r->join[2], "%s/cgroup.procs", r->cg_cpu);
     for (int i = 0; i < 3; i++)
         r->joins[i] = r->join[i];
-    r->joins[3] = NULL;
+    return RL_OK;
+}
+
+/* cgroup v2: one cgroup for all three, under the hierarchy's root. */
+static int prepare_v2(rl_sandbox_run *r, int id, uint64_t mem_limit_bytes, const char **what)
+{
+    char v[32];
+    *what = "v2";
+    if (make_cgroup_in(cg_root, id, r->cg_pids, sizeof r->cg_pids) != RL_OK)
+        return RL_ESYS;
+    snprintf(v, sizeof v, "%d", RL_SANDBOX_PIDS_MAX);
+    if (write_file(r->cg_pids, "pids.max", v) != RL_OK)
+        return RL_ESYS;
+    if (mem_limit_bytes) {
+        snprintf(v, sizeof v, "%llu", (unsigned long long)mem_limit_bytes);
+        if (write_file(r->cg_pids, "memory.max", v) != RL_OK)
+            return RL_ESYS;
+        /* Swap would let memory.max be exceeded; a kernel without swap
+         * accounting has no such file, which is fine. */
+        if (write_file(r->cg_pids, "memory.swap.max", "0") != RL_OK && errno != ENOENT)
+            return RL_ESYS;
+    }
+    r->v2 = true;
+    snprintf(r->cpu_usage, sizeof r->cpu_usage, "%s/cpu.stat", r->cg_pids);
+    snprintf(r->join[0], sizeof r->join[0], "%s/cgroup.procs", r->cg_pids);
+    r->joins[0] = r->join[0];
+    return RL_OK;
+}
+
+int rl_sandbox_prepare(rl_sandbox_run *r, uint64_t mem_limit_bytes, char *err, size_t errlen)
+{
+    static int serial;
+    int id = ++serial;
+    memset(r, 0, sizeof *r);
+    r->status_r = r->status_w = -1;
+    const char *what = "cgroup";
+    int version = cgroup_version(err, errlen);
+    if (version == 0)
+        return RL_ESYS;
+    if ((version == 1 ? prepare_v1(r, id, mem_limit_bytes, &what) : prepare_v2(r, id, mem_limit_bytes, &what)) !=
+        RL_OK)
+        goto fail;
     what = "status pipe";
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
@@ -420,8 +550,9 @@ int rl_sandbox_wait_started(rl_sandbox_run *r, int64_t timeout_ms, char *err, si
 int rl_sandbox_oom_kills(const rl_sandbox_run *r)
 {
     char path[320], line[128];
-    snprintf(path, sizeof path, "%s/memory.oom_control", r->cg_mem);
-    FILE *f = r->cg_mem[0] ? fopen(path, "re") : NULL;
+    const char *dir = r->v2 ? r->cg_pids : r->cg_mem;
+    snprintf(path, sizeof path, "%s/%s", dir, r->v2 ? "memory.events" : "memory.oom_control");
+    FILE *f = dir[0] ? fopen(path, "re") : NULL;
     int n = 0;
     while (f && fgets(line, sizeof line, f))
         if (sscanf(line, "oom_kill %d", &n) == 1)

@@ -6,12 +6,13 @@
  * builds a read-only view with the kit's private parts hidden, drops to
  * nobody and execs the command. This module holds the grader's side: the
  * check that the sandbox can be built, the per-run cgroups, the argv and
- * the jail's status line. Needs root and cgroup v1 (cgroup v2 and
- * unprivileged user namespaces are not supported yet: the grader then says
- * so and grades only with --unsafe). */
+ * the jail's status line. Needs root and cgroups, v1 or v2 (unprivileged
+ * user namespaces are not supported yet: the grader then says so and grades
+ * only with --unsafe). */
 #ifndef RL_GRADER_SANDBOX_H
 #define RL_GRADER_SANDBOX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -70,11 +71,19 @@ typedef struct rl_sandbox_run {
     char cpu_usage[320];  /* cpuacct.usage of the run, "" when none */
     int status_r;         /* read end of the jail's status pipe, -1 when none */
     int status_w;         /* write end, the child's fd 3; closed after the spawn */
+    bool v2;              /* cgroup v2: cg_pids is the one cgroup (cg_mem and
+                           * cg_cpu ""), cpu_usage is its cpu.stat */
 } rl_sandbox_run;
 
-/* Initialises |r|, then creates the run's cgroups (pids.max RL_SANDBOX_PIDS_MAX; memory limited
- * to |mem_limit_bytes| unless 0, which counts MAP_SHARED and tmpfs pages
- * too) and the status pipe. Returns 0 or RL_ESYS with |err|. */
+/* Where the cgroup hierarchies are mounted and where this process's own
+ * cgroups are listed: /sys/fs/cgroup and /proc/self/cgroup unless a unit
+ * test points them at a fake tree (NULL: back to those). */
+void rl_sandbox_set_cgroup_paths(const char *root, const char *self);
+
+/* Initialises |r|, then creates the run's cgroups (pids.max
+ * RL_SANDBOX_PIDS_MAX; memory limited to |mem_limit_bytes| unless 0, which
+ * counts MAP_SHARED and tmpfs pages too; CPU accounted) and the status
+ * pipe. Returns 0 or RL_ESYS with |err|. */
 int rl_sandbox_prepare(rl_sandbox_run *r, uint64_t mem_limit_bytes, char *err, size_t errlen);
 
 /* The argv that runs `/bin/sh -c |cmd|` in the sandbox: unshare, then the

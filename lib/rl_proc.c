@@ -668,15 +668,26 @@ void rl_proc_sample_by_cgroup(pid_t pgid, const char *procs_path, pid_t exclude,
     pthread_mutex_unlock(&cg_mu);
 }
 
-/* The registered cgroup's CPU time in ns, or -1 when |pgid| has none. */
+/* The registered cgroup's CPU time in ns, or -1 when |pgid| has none: a
+ * cgroup v1 cpuacct.usage holds ns, a v2 cpu.stat a "usage_usec N" line. */
 static int64_t cgroup_cpu_ns(pid_t pgid)
 {
     pthread_mutex_lock(&cg_mu);
     long long v = -1;
     if (cg_pgid && cg_pgid == pgid && cg_cpu_path[0]) {
         FILE *f = fopen(cg_cpu_path, "re");
-        if (!f || fscanf(f, "%lld", &v) != 1)
-            v = -1;
+        char line[128];
+        while (f && fgets(line, sizeof line, f)) {
+            long long n;
+            if (sscanf(line, "usage_usec %lld", &n) == 1) {
+                v = n * 1000;
+                break;
+            }
+            if (sscanf(line, "%lld", &n) == 1) {
+                v = n;
+                break;
+            }
+        }
         if (f)
             fclose(f);
     }

@@ -152,8 +152,8 @@ int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out);
 /* From now on rl_proc_group_sample(|pgid|) counts the processes listed in
  * |procs_path| (a cgroup.procs file, copied) other than |exclude| (a
  * wrapper that is not the measured program; 0: none), and takes cpu_ns from
- * |cpu_usage_path| (a cpuacct.usage file, in ns, which also counts members
- * that already exited) unless it is NULL. |procs_path| NULL removes the
+ * |cpu_usage_path| (cgroup v1 cpuacct.usage in ns, or v2 cpu.stat's
+ * usage_usec; either counts members that already exited) unless NULL. |procs_path| NULL removes the
  * registration. One registration at a time. */
 void rl_proc_sample_by_cgroup(pid_t pgid, const char *procs_path, pid_t exclude, const char *cpu_usage_path);
 

@@ -328,6 +328,42 @@ static void data_limit_stops_a_big_allocation(void **state)
     rl_proc_fini(&p);
 }
 
+/* A registered cgroup is counted by its member list, and its CPU read from
+ * the accounting file in either format: cgroup v1's bare nanoseconds or
+ * v2's cpu.stat (microseconds). */
+static void cgroup_sample_reads_members_and_cpu_files(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/relaylab-proc-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char procs[64], cpu[64];
+    snprintf(procs, sizeof procs, "%s/cgroup.procs", dir);
+    snprintf(cpu, sizeof cpu, "%s/cpu", dir);
+    FILE *f = fopen(procs, "w");
+    fprintf(f, "%ld\n", (long)getpid());
+    fclose(f);
+    f = fopen(cpu, "w");
+    fputs("usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n", f);
+    fclose(f);
+    pid_t pg = 424242; /* no real group: only the registration can find us */
+    rl_proc_sample_by_cgroup(pg, procs, 0, cpu);
+    rl_proc_sample s;
+    assert_int_equal(rl_proc_group_sample(pg, &s), RL_OK);
+    assert_int_equal(s.nprocs, 1);
+    assert_true(s.rss_bytes > 0);
+    assert_int_equal(s.cpu_ns, 1500000);
+    f = fopen(cpu, "w");
+    fputs("123456789\n", f);
+    fclose(f);
+    assert_int_equal(rl_proc_group_sample(pg, &s), RL_OK);
+    assert_int_equal(s.cpu_ns, 123456789);
+    rl_proc_sample_by_cgroup(0, NULL, 0, NULL);
+    assert_int_equal(rl_proc_group_sample(pg, &s), RL_ENOTFOUND);
+    unlink(procs);
+    unlink(cpu);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -345,6 +381,7 @@ int main(void)
         cmocka_unit_test(signal_all_reaches_live_groups),
         cmocka_unit_test(environment_is_added),
         cmocka_unit_test(data_limit_stops_a_big_allocation),
+        cmocka_unit_test(cgroup_sample_reads_members_and_cpu_files),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,248 @@
+/* Unit tests for the grader's sandbox module, the parts that need no root:
+ * the submission's folder found in its command, the view (kit hidden, the
+ * protocol and the submission shown, the kit itself refused), the jail's
+ * argv, and the per-run cgroups written into a fake cgroup tree, v1 and v2
+ * (so the v2 path, which this machine's kernel cannot run, is at least held
+ * to the files it must write), with OOM kills read from either. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rl_err.h"
+#include "sandbox.h"
+
+static char tmp[128];
+
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void dir(const char *path)
+{
+    assert_true(mkdir(path, 0755) == 0 || errno == EEXIST);
+}
+
+/* The first line of DIR/NAME, or "" when there is none. */
+static const char *got(const char *d, const char *name)
+{
+    static char line[256];
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/%s", d, name);
+    line[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (!fgets(line, sizeof line, f))
+            line[0] = '\0';
+        fclose(f);
+    }
+    line[strcspn(line, "\n")] = '\0';
+    return line;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmp, sizeof tmp, "/tmp/relaylab-sandbox-test-XXXXXX");
+    assert_non_null(mkdtemp(tmp));
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    rl_sandbox_set_cgroup_paths(NULL, NULL);
+    nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    return 0;
+}
+
+static void finds_the_submission_folder_in_its_command(void **state)
+{
+    (void)state;
+    char sub[PATH_MAX + 16], script[PATH_MAX + 32], cmd[3 * PATH_MAX], out[PATH_MAX];
+    snprintf(sub, sizeof sub, "%s/student", tmp);
+    dir(sub);
+    snprintf(script, sizeof script, "%s/relay.py", sub);
+    put(script, "");
+    /* The script after its interpreter, with arguments after it. */
+    snprintf(cmd, sizeof cmd, "/bin/sh %s --port 5", script);
+    assert_int_equal(rl_sandbox_submission_dir(cmd, out, sizeof out), RL_OK);
+    assert_string_equal(out, sub);
+    /* The last word naming a file wins; shell punctuation splits words. */
+    snprintf(cmd, sizeof cmd, "cd /; exec %s", script);
+    assert_int_equal(rl_sandbox_submission_dir(cmd, out, sizeof out), RL_OK);
+    assert_string_equal(out, sub);
+    assert_int_equal(rl_sandbox_submission_dir("echo oops >&2; exit 3", out, sizeof out), RL_ENOTFOUND);
+}
+
+static void view_hides_the_kit_and_shows_the_submission(void **state)
+{
+    (void)state;
+    char kit[PATH_MAX], path[PATH_MAX + 32], err[256];
+    snprintf(kit, sizeof kit, "%s/kit", tmp);
+    dir(kit);
+    const char *parts[] = {"bin", "proto", "build", "build/gen", "grader", "tests"};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        snprintf(path, sizeof path, "%s/%s", kit, parts[i]);
+        dir(path);
+    }
+    char bin[PATH_MAX + 8], sub[PATH_MAX + 16], rubric[PATH_MAX + 16];
+    snprintf(bin, sizeof bin, "%s/bin", kit);
+    snprintf(sub, sizeof sub, "%s/tests", kit);
+    snprintf(rubric, sizeof rubric, "%s/rubric.json", tmp);
+    put(rubric, "{}");
+    const char *private_files[] = {rubric, NULL};
+    rl_sandbox_view v;
+    assert_int_equal(rl_sandbox_view_init(&v, bin, sub, private_files, err, sizeof err), RL_OK);
+    assert_int_equal(v.nhide, 2);
+    assert_string_equal(v.hide[0], kit);
+    assert_string_equal(v.hide[1], rubric);
+    assert_int_equal(v.nshow, 3);
+    snprintf(path, sizeof path, "%s/proto", kit);
+    assert_string_equal(v.show[0], path);
+    snprintf(path, sizeof path, "%s/build/gen", kit);
+    assert_string_equal(v.show[1], path);
+    assert_string_equal(v.show[2], sub);
+
+    /* The argv: unshare, then the jail as nobody with the view. */
+    char **argv = rl_sandbox_argv(&v, "exec relay");
+    assert_string_equal(argv[0], "/usr/bin/unshare");
+    bool kill_child = false, user = false, hides_kit = false;
+    size_t n = 0;
+    for (; argv[n]; n++) {
+        kill_child = kill_child || strcmp(argv[n], "--kill-child") == 0;
+        user = user || (strcmp(argv[n], "--user") == 0 && argv[n + 1] && strcmp(argv[n + 1], "65534:65534") == 0);
+        hides_kit = hides_kit || (strcmp(argv[n], "--hide") == 0 && argv[n + 1] && strcmp(argv[n + 1], kit) == 0);
+    }
+    assert_true(kill_child && user && hides_kit);
+    assert_string_equal(argv[n - 1], "exec relay");
+    assert_string_equal(argv[n - 3], "/bin/sh");
+    rl_sandbox_argv_free(argv);
+    rl_sandbox_view_fini(&v);
+
+    /* The kit itself as the submission's folder would show it all. */
+    assert_int_equal(rl_sandbox_view_init(&v, bin, kit, NULL, err, sizeof err), RL_EINVAL);
+    assert_non_null(strstr(err, "folder of its own"));
+}
+
+static void v1_run_gets_a_cgroup_per_controller(void **state)
+{
+    (void)state;
+    char root[PATH_MAX + 8], self[PATH_MAX + 8], path[PATH_MAX + 32], err[256];
+    snprintf(root, sizeof root, "%s/cg", tmp);
+    dir(root);
+    const char *ctrls[] = {"pids", "memory", "cpuacct"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", root, ctrls[i]);
+        dir(path);
+    }
+    snprintf(path, sizeof path, "%s/memory/grader", root);
+    dir(path);
+    snprintf(self, sizeof self, "%s/self", tmp);
+    put(self, "8:pids:/\n4:memory:/grader\n2:cpuacct,cpu:/\n0::/\n");
+    rl_sandbox_set_cgroup_paths(root, self);
+
+    rl_sandbox_run r;
+    assert_int_equal(rl_sandbox_prepare(&r, UINT64_C(256) << 20, err, sizeof err), RL_OK);
+    assert_false(r.v2);
+    assert_string_equal(got(r.cg_pids, "pids.max"), "512");
+    /* Nested in the grader's own memory cgroup. */
+    snprintf(path, sizeof path, "%s/memory/grader/relaylab-", root);
+    assert_memory_equal(r.cg_mem, path, strlen(path));
+    assert_string_equal(got(r.cg_mem, "memory.limit_in_bytes"), "268435456");
+    assert_non_null(strstr(r.cpu_usage, "/cpuacct/relaylab-"));
+    assert_non_null(strstr(r.cpu_usage, "cpuacct.usage"));
+    assert_non_null(r.joins[2]);
+    assert_null(r.joins[3]);
+    assert_int_equal(rl_sandbox_oom_kills(&r), 0);
+    put(strcat(strcpy(path, r.cg_mem), "/memory.oom_control"), "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
+    assert_int_equal(rl_sandbox_oom_kills(&r), 3);
+    rl_sandbox_teardown(&r);
+}
+
+static void v2_run_gets_one_cgroup_under_the_root(void **state)
+{
+    (void)state;
+    char root[PATH_MAX + 8], self[PATH_MAX + 8], path[PATH_MAX + 32], err[256];
+    snprintf(root, sizeof root, "%s/cg2", tmp);
+    dir(root);
+    snprintf(path, sizeof path, "%s/cgroup.controllers", root);
+    put(path, "cpuset cpu io memory hugetlb pids rdma misc\n");
+    snprintf(path, sizeof path, "%s/cgroup.subtree_control", root);
+    put(path, "memory\n");
+    snprintf(self, sizeof self, "%s/self2", tmp);
+    put(self, "0::/user.slice/session-1.scope\n");
+    rl_sandbox_set_cgroup_paths(root, self);
+
+    rl_sandbox_run r;
+    assert_int_equal(rl_sandbox_prepare(&r, UINT64_C(64) << 20, err, sizeof err), RL_OK);
+    assert_true(r.v2);
+    /* The controllers that were not on yet were asked for (the fake file
+     * keeps the last write; the kernel's would add it to the list). */
+    assert_string_equal(got(root, "cgroup.subtree_control"), "+cpu");
+    snprintf(path, sizeof path, "%s/relaylab-", root);
+    assert_memory_equal(r.cg_pids, path, strlen(path));
+    assert_string_equal(got(r.cg_pids, "pids.max"), "512");
+    assert_string_equal(got(r.cg_pids, "memory.max"), "67108864");
+    assert_string_equal(got(r.cg_pids, "memory.swap.max"), "0");
+    assert_non_null(strstr(r.cpu_usage, "/cpu.stat"));
+    assert_null(r.joins[1]);
+    put(strcat(strcpy(path, r.cg_pids), "/memory.events"), "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n");
+    assert_int_equal(rl_sandbox_oom_kills(&r), 1);
+    rl_sandbox_teardown(&r);
+}
+
+static void v2_without_a_controller_says_which(void **state)
+{
+    (void)state;
+    char root[PATH_MAX + 8], self[PATH_MAX + 8], path[PATH_MAX + 32], err[256];
+    snprintf(root, sizeof root, "%s/cg3", tmp);
+    dir(root);
+    snprintf(path, sizeof path, "%s/cgroup.controllers", root);
+    put(path, "cpuset io memory hugetlb\n"); /* no pids, no cpu: "cpuset" must not count as cpu */
+    snprintf(self, sizeof self, "%s/self3", tmp);
+    put(self, "0::/\n");
+    rl_sandbox_set_cgroup_paths(root, self);
+    rl_sandbox_run r;
+    assert_int_equal(rl_sandbox_prepare(&r, 0, err, sizeof err), RL_ESYS);
+    assert_non_null(strstr(err, "pids controller"));
+    put(path, "cpuset io memory pids\n");
+    assert_int_equal(rl_sandbox_prepare(&r, 0, err, sizeof err), RL_ESYS);
+    assert_non_null(strstr(err, "cpu controller"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(finds_the_submission_folder_in_its_command, setup, teardown),
+        cmocka_unit_test_setup_teardown(view_hides_the_kit_and_shows_the_submission, setup, teardown),
+        cmocka_unit_test_setup_teardown(v1_run_gets_a_cgroup_per_controller, setup, teardown),
+        cmocka_unit_test_setup_teardown(v2_run_gets_one_cgroup_under_the_root, setup, teardown),
+        cmocka_unit_test_setup_teardown(v2_without_a_controller_says_which, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
