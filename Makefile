@@ -41,9 +41,10 @@ LDLIBS  := $(shell pkg-config --libs $(PKGS) 2>/dev/null) $(JEMALLOC) -lpthread 
 CMOCKA  := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 # Programs: bin name = folder (channel_config -> channel-config, bench/x -> bench-x).
-PROGRAM_DIRS := $(sort $(patsubst %/main.c,%,$(wildcard */main.c bench/*/main.c)))
+# jail/ is the exception: see its rule below.
+PROGRAM_DIRS := $(filter-out jail,$(sort $(patsubst %/main.c,%,$(wildcard */main.c bench/*/main.c))))
 prog_name = $(subst /,-,$(subst _,-,$(1)))
-PROGRAMS := $(foreach d,$(PROGRAM_DIRS),$(BIN)/$(call prog_name,$(d)))
+PROGRAMS := $(foreach d,$(PROGRAM_DIRS),$(BIN)/$(call prog_name,$(d))) $(BIN)/jail
 
 LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(GEN)/relaylab.pb-c.o
@@ -99,6 +100,16 @@ $(BIN)/$(call prog_name,$(1)): $$($(1)_OBJS) $(LIBRL)
 	$(Q)$(CC) $(LDFLAGS) -o $$@ $$($(1)_OBJS) $(LIBRL) $(LDLIBS)
 endef
 $(foreach d,$(PROGRAM_DIRS),$(eval $(call PROGRAM_RULE,$(d))))
+
+# The jail starts inside the submission's limits (RLIMIT_DATA among them),
+# where a sanitizer's terabytes of shadow memory cannot be reserved: it is
+# built without one, also in a sanitizer build, and links libc alone (it
+# runs before every submission; nothing of gRPC belongs in it).
+$(BUILD)/jail/%.o: CFLAGS := -std=c11 $(OPT) $(WARN) -MMD -MP
+$(BIN)/jail: $(BUILD)/jail/main.o
+	@mkdir -p $(BIN)
+	$(if $(Q),@echo "  LINK    $@")
+	$(Q)$(CC) -o $@ $^
 
 # Unit tests: tests/unit/test_X.c tests lib/rl_X.c, or module X.c of a program
 # folder, whose objects other than main.o it links against.

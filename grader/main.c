@@ -339,6 +339,9 @@ int main(int argc, char **argv)
                    "the grader's instruments";
         } else if ((src = sandbox_up(&view, dir, rubric_path, &opt, err, sizeof err)) == RL_OK) {
             opt.sandbox = &view;
+        } else if (rl_grade_was_interrupted()) {
+            error = "interrupted: the grader was asked to stop before it finished";
+            goto report;
         } else if (src == RL_EINVAL) {
             error = err; /* where the submission is, not what the machine can do */
             goto report;

@@ -359,7 +359,12 @@ static int read_status(int fd, int64_t until_ns, char *err, size_t errlen)
     while (n < sizeof line - 1 && !memchr(line, '\n', n)) {
         int64_t left = (until_ns - rl_now_ns()) / RL_NS_PER_MS;
         struct pollfd p = {.fd = fd, .events = POLLIN};
-        if (left <= 0 || poll(&p, 1, (int)left) <= 0)
+        if (left <= 0)
+            break;
+        int pr = poll(&p, 1, (int)left);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr <= 0)
             break;
         ssize_t r = read(fd, line + n, sizeof line - 1 - n);
         if (r < 0 && errno == EINTR)

@@ -344,17 +344,26 @@ def test_interrupted_grader_kills_children_and_writes_results(tmp_path):
         text=True,
         env=dict(os.environ, **{marker: "1"}),
     )
-    # Wait until the submission runs (it carries the marker), then interrupt.
-    # Judge the scan that ended the wait: a second scan could land between
-    # two scenarios, when the submission is being restarted.
+    # Wait until the submission runs (a process of this run running
+    # relay_hang.py), then interrupt. Judge the scan that ended the wait: a
+    # second scan could land between two scenarios, when the submission is
+    # being restarted.
     deadline = time.monotonic() + 20
     seen = []
+
+    def runs_the_submission(pid):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                return b"relay_hang.py" in f.read()
+        except OSError:
+            return False
+
     while time.monotonic() < deadline:
         seen = processes_with_marker(marker)
-        if len(seen) >= 3:  # grader, baseline, submission
+        if any(runs_the_submission(pid) for pid in seen):
             break
         time.sleep(0.05)
-    assert len(seen) >= 3, seen
+    assert any(runs_the_submission(pid) for pid in seen), seen
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 2, out + err
