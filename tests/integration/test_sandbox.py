@@ -241,6 +241,8 @@ def test_the_escape_probe_sees_escapes_without_the_sandbox(tmp_path):
                                  "--no-sandbox")
         out = verdict_of(v, "once")["output"]
         assert "escaped: read the model solution bin/relay" in out, out
+        if [name for _, name in socket.if_nameindex() if name != "lo"]:
+            assert "escaped: has network interfaces besides loopback" in out, out
         assert f"escaped: reached a listener outside its network namespace (127.0.0.1:{port})" in out, out
         if os.geteuid() == 0:
             assert "escaped: started 600 processes" in out, out

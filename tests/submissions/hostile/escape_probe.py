@@ -3,8 +3,9 @@
 # a grader variable in its environment, another process (the grader) in its
 # /proc, root, reading /etc/shadow, the rubric or the model solution
 # (bin/relay), writing into the kit, a file or /tmp beyond the scratch
-# limit, a listener outside the grader's network namespace (the port given
-# as argv[1], on the host's loopback), more processes than the pids limit.
+# limit, a network interface besides loopback (0.0.0.0 would reach it), a
+# listener outside the grader's network namespace (the port given as
+# argv[1], on the host's loopback), more processes than the pids limit.
 #
 # Must get, under `grader deadline` (sandboxed, the default): every scenario
 # PASS: no escape worked. Under --no-sandbox as root it escapes, exits 3
@@ -118,6 +119,9 @@ def escapes(outside_port):
         found.append("wrote into /var/lib")
     if writes(["/tmp/escape-probe-1.tmp", "/tmp/escape-probe-2.tmp"], 40 << 20):
         found.append("wrote 80 MiB to /tmp, over the 64 MiB scratch")
+    others = [name for _, name in socket.if_nameindex() if name != "lo"]
+    if others:
+        found.append(f"has network interfaces besides loopback, so 0.0.0.0 is more than loopback: {others[:3]}")
     if outside_port and connects(outside_port):
         found.append(f"reached a listener outside its network namespace (127.0.0.1:{outside_port})")
     n = forks(600)
