@@ -213,41 +213,38 @@ def test_setsid_does_not_leave_the_measured_cgroup(tmp_path):
         assert verdict_of(v, scenario)["status"] == "failed", proc.stdout
 
 
-@needs_sandbox
-def test_no_way_out_of_the_sandbox_works(tmp_path):
-    # A listener on the host's loopback, outside the grader's network
-    # namespace: the probe must not reach it.
+@pytest.fixture
+def outside_port():
+    """A listener on the host's loopback, outside any network namespace the
+    grader makes: the escape probe must not reach it from the sandbox."""
     outside = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     outside.bind(("127.0.0.1", 0))
     outside.listen(8)
     try:
-        port = outside.getsockname()[1]
-        proc, results, v = grade("deadline", hostile("escape_probe", str(port)), tmp_path, "--only", "once")
-        assert verdict_of(v, "once")["status"] == "passed", proc.stdout
-        assert "note:" not in proc.stdout
+        yield outside.getsockname()[1]
     finally:
         outside.close()
 
 
-def test_the_escape_probe_sees_escapes_without_the_sandbox(tmp_path):
+@needs_sandbox
+def test_no_way_out_of_the_sandbox_works(tmp_path, outside_port):
+    proc, results, v = grade("deadline", hostile("escape_probe", str(outside_port)), tmp_path, "--only", "once")
+    assert verdict_of(v, "once")["status"] == "passed", proc.stdout
+    assert "note:" not in proc.stdout
+
+
+def test_the_escape_probe_sees_escapes_without_the_sandbox(tmp_path, outside_port):
     # The same probe unsandboxed, as the grader's own user: it must say what
     # it reached, or its PASS above would prove nothing.
-    outside = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    outside.bind(("127.0.0.1", 0))
-    outside.listen(8)
-    try:
-        port = outside.getsockname()[1]
-        proc, results, v = grade("deadline", hostile("escape_probe", str(port)), tmp_path, "--only", "once",
-                                 "--no-sandbox")
-        out = verdict_of(v, "once")["output"]
-        assert "escaped: read the model solution bin/relay" in out, out
-        if [name for _, name in socket.if_nameindex() if name != "lo"]:
-            assert "escaped: has network interfaces besides loopback" in out, out
-        assert f"escaped: reached a listener outside its network namespace (127.0.0.1:{port})" in out, out
-        if os.geteuid() == 0:
-            assert "escaped: started 600 processes" in out, out
-    finally:
-        outside.close()
+    proc, results, v = grade("deadline", hostile("escape_probe", str(outside_port)), tmp_path, "--only", "once",
+                             "--no-sandbox")
+    out = verdict_of(v, "once")["output"]
+    assert "escaped: read the model solution bin/relay" in out, out
+    assert f"escaped: reached a listener outside its network namespace (127.0.0.1:{outside_port})" in out, out
+    if [name for _, name in socket.if_nameindex() if name != "lo"]:
+        assert "escaped: has network interfaces besides loopback" in out, out
+    if os.geteuid() == 0:
+        assert "escaped: started 600 processes" in out, out
 
 
 @needs_sandbox
