@@ -352,11 +352,14 @@ def test_interrupted_grader_kills_children_and_writes_results(tmp_path):
     seen = []
 
     def runs_the_submission(pid):
+        # The Python process itself: the grader's own command line and the
+        # sandbox's wrappers name the script too.
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                return b"relay_hang.py" in f.read()
+                argv = f.read().split(b"\0")
         except OSError:
             return False
+        return os.path.basename(argv[0]).startswith(b"python") and any(a.endswith(b"relay_hang.py") for a in argv)
 
     while time.monotonic() < deadline:
         seen = processes_with_marker(marker)
