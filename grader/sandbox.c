@@ -132,6 +132,10 @@ char **rl_sandbox_argv(const rl_sandbox_view *v, const char *cmd)
      * when unshare does, which PR_SET_PDEATHSIG makes happen when the
      * grader dies, however it dies. */
     ARG(UNSHARE);
+    /* Its own System V IPC and POSIX message queues too: nothing shared
+     * with the grader or with a neighbour's sandbox, which runs as the
+     * same user. */
+    ARG("--ipc");
     ARG("--pid");
     ARG("--fork");
     ARG("--kill-child");
