@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void usage(FILE *f)
@@ -266,6 +267,9 @@ int main(int argc, char **argv)
     if (!opt.submission || !*opt.submission)
         return usage_error(argc, argv, "%s needs --submission %s", name,
                            ex->kind == RL_SUBMISSION_CONFIG ? "FILE" : "'COMMAND'");
+    struct stat dir_st;
+    if (dir && (stat(dir, &dir_st) != 0 || !S_ISDIR(dir_st.st_mode)))
+        return usage_error(argc, argv, "--dir %s is not a folder", dir);
     char only_err[256];
     if (rl_grade_check_only(ex, opt.only, only_err, sizeof only_err) != RL_OK)
         return usage_error(argc, argv, "%s", only_err);

@@ -55,6 +55,7 @@ USAGE_ERRORS = [
     (["deadline", "--runs", "0", "--submission", "x"], [], "--runs takes a number"),
     (["deadline"], [], "needs --submission"),
     (["deadline", "--submission", "x", "--bogus"], [], "unknown or incomplete option"),
+    (["deadline", "--submission", "x", "--dir", "/nonexistent/relaylab"], [], "--dir /nonexistent/relaylab is not"),
 ]
 
 
