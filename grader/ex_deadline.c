@@ -270,14 +270,15 @@ static int expires_in_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
     }
     char st[200];
     rl_process_status_text(&c, st, sizeof st);
+    /* How late the status came is not judged: the client's own deadline
+     * timer ends the call whatever the relay does, so lateness measures the
+     * grader's scheduling alone (134 ms was seen once in 20 runs of a
+     * correct relay with two graders on 2 cores). It is reported. */
     int64_t late = rl_ms_between(d, c.end_ns);
     if (c.status != GRPC_STATUS_DEADLINE_EXCEEDED)
         rl_grade_result(out, RL_FAIL, "Process ended with %s %lld ms after the start; expected DEADLINE_EXCEEDED at "
                         "its %lld ms deadline",
                         st, (long long)rl_ms_between(c.start_ns, c.end_ns), (long long)budget);
-    else if (!rl_judge_expiry_on_time(late))
-        rl_grade_result(out, RL_FAIL, "DEADLINE_EXCEEDED came %lld ms after the deadline (at most %d ms expected)",
-                        (long long)late, RL_JUDGE_EXPIRE_MS);
     else
         rl_grade_result(out, RL_PASS,
                         "DEADLINE_EXCEEDED %lld ms after the deadline; Lookup %s after %lld ms; no Work in the %d ms "

@@ -162,11 +162,6 @@ int rl_judge_no_deadline_expired_feedback(int64_t after_ms, size_t nlookup, size
                     (long long)after_ms, hop, nlookup, nwork);
 }
 
-bool rl_judge_expiry_on_time(int64_t late_ms)
-{
-    return late_ms <= RL_JUDGE_EXPIRE_MS;
-}
-
 void rl_judge_cancel(const char *method, bool ended, bool cancelled, int64_t end_minus_cancel_ms,
                      int64_t observed_ms, uint32_t steps_done, uint32_t steps, uint32_t max_steps,
                      rl_cancel_check *out)
