@@ -59,6 +59,8 @@
  * needs; both pass every scenario under it. */
 #define SUB_CPU_SECONDS 60
 #define SUB_NOFILE 1024
+/* How long a starting submission may keep hitting its memory limit. */
+#define MEMORY_THRASH_MS 1000
 #define SUB_FSIZE_BYTES (UINT64_C(64) << 20)
 /* RLIMIT_NPROC counts the user's threads system-wide (and root is exempt),
  * so it can only stop a fork bomb if set above what the user already runs. */
@@ -95,6 +97,7 @@ struct rl_grade_ctx {
     /* The submission's sandbox (opt->sandbox), valid while |sandboxed|. */
     rl_sandbox_run sb;
     bool sandboxed;
+    bool killed_at_memory_limit; /* the grader ended a start thrashing at it */
 
     /* Tags the grader sent in this run (rl_grade_note_tag). */
     char **tags;
@@ -280,7 +283,11 @@ bool rl_grade_submission_alive(rl_grade_ctx *ctx)
 static void describe_submission(rl_grade_ctx *ctx, char *how, size_t howlen)
 {
     rl_proc_describe(&ctx->sub, how, howlen);
-    if (ctx->sandboxed && rl_proc_death_signal(&ctx->sub) == SIGKILL && rl_sandbox_oom_kills(&ctx->sb) > 0) {
+    if (ctx->killed_at_memory_limit) {
+        size_t n = strlen(how);
+        snprintf(how + n, howlen - n, " (by the grader, after %d ms of hitting the sandbox's memory limit of %lld MiB)",
+                 MEMORY_THRASH_MS, (long long)ctx->opt->data_limit_mb);
+    } else if (ctx->sandboxed && rl_proc_death_signal(&ctx->sub) == SIGKILL && rl_sandbox_oom_kills(&ctx->sb) > 0) {
         size_t n = strlen(how);
         snprintf(how + n, howlen - n, " at the sandbox's memory limit of %lld MiB",
                  (long long)ctx->opt->data_limit_mb);
@@ -573,11 +580,30 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
     int64_t t0 = rl_now_ns();
     int64_t until = t0 + ctx->opt->ready_timeout_ms * RL_NS_PER_MS;
     bool accepts = false;
+    /* A start that keeps hitting the sandbox's memory limit can thrash for
+     * many seconds (no swap: the cgroup evicts the program's own code pages
+     * and reads them back) before the kernel's OOM killer ends it, so its
+     * verdict would depend on the machine. One second of it ends the start,
+     * as the OOM killer would have. */
+    uint64_t hits = 0, seen_hits = 0;
+    int64_t hitting_since = 0;
     while (!interrupted && rl_now_ns() < until) {
         if (!rl_proc_alive(&ctx->sub))
             break;
         if ((accepts = tcp_accepts(port)))
             break;
+        if (ctx->sandboxed && rl_sandbox_memory_hits(&ctx->sb, &hits) == RL_OK) {
+            if (hits == seen_hits)
+                hitting_since = 0;
+            else if (!hitting_since)
+                hitting_since = rl_now_ns();
+            seen_hits = hits;
+            if (hitting_since && rl_now_ns() - hitting_since >= MEMORY_THRASH_MS * RL_NS_PER_MS) {
+                ctx->killed_at_memory_limit = true;
+                rl_proc_stop(&ctx->sub, 0);
+                break;
+            }
+        }
         sleep_ms(20);
     }
     /* Whatever accepted must be the submission's: another program's server

@@ -8,6 +8,7 @@
 #include "rl_log.h"
 #include "rl_proc.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -307,6 +308,45 @@ static int v2_ready(char *err, size_t errlen)
     return RL_OK;
 }
 
+/* Removes the empty cgroups "relaylab-PID-N" under |base| whose grader PID
+ * is gone: a grader killed with SIGKILL could not remove its own. A
+ * cgroup that still holds a task, or whose PID lives (perhaps reused), is
+ * left alone. */
+static void sweep_stale(const char *base)
+{
+    DIR *d = opendir(base);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        long pid;
+        int n, used = 0;
+        if (sscanf(e->d_name, "relaylab-%ld-%d%n", &pid, &n, &used) != 2 || e->d_name[used] != '\0' || pid <= 0 ||
+            pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", base, e->d_name);
+        if (rmdir(path) == 0)
+            RL_DEBUG("removed %s, left by a grader that is gone", path);
+    }
+    closedir(d);
+}
+
+void rl_sandbox_sweep_stale(void)
+{
+    char err[256];
+    int version = have_v1() ? 1 : v2_ready(err, sizeof err) == RL_OK ? 2 : 0;
+    if (version == 2) {
+        sweep_stale(cg_root);
+        return;
+    }
+    static const char *const ctrls[] = {"pids", "memory", "cpuacct"};
+    char base[300];
+    for (size_t i = 0; i < 3; i++)
+        if (cgroup_base(ctrls[i], base, sizeof base) == RL_OK)
+            sweep_stale(base);
+}
+
 /* Which cgroups the sandbox uses here; 0 when none (reason in |err|). */
 static int cgroup_version(char *err, size_t errlen)
 {
@@ -442,8 +482,11 @@ int rl_sandbox_enter(const rl_sandbox_view *v, char *err, size_t errlen)
         snprintf(err, errlen, "the sandbox needs %s: %s (run make)", v->jail, strerror(errno));
         return RL_ESYS;
     }
-    if (cgroup_version(err, errlen) == 0)
+    int version = cgroup_version(err, errlen);
+    if (version == 0)
         return RL_ESYS;
+    (void)version;
+    rl_sandbox_sweep_stale();
     if (probe(v, err, errlen) != RL_OK)
         return RL_ESYS;
     if (unshare(CLONE_NEWNET) != 0) {
@@ -569,6 +612,24 @@ int rl_sandbox_oom_kills(const rl_sandbox_run *r)
     if (f)
         fclose(f);
     return n;
+}
+
+int rl_sandbox_memory_hits(const rl_sandbox_run *r, uint64_t *hits)
+{
+    char path[320], line[128];
+    const char *dir = r->v2 ? r->cg_pids : r->cg_mem;
+    snprintf(path, sizeof path, "%s/%s", dir, r->v2 ? "memory.events" : "memory.failcnt");
+    FILE *f = dir[0] ? fopen(path, "re") : NULL;
+    int rc = RL_ESYS;
+    unsigned long long n;
+    while (f && rc != RL_OK && fgets(line, sizeof line, f))
+        if (sscanf(line, r->v2 ? "max %llu" : "%llu", &n) == 1)
+            rc = RL_OK;
+    if (f)
+        fclose(f);
+    if (rc == RL_OK)
+        *hits = n;
+    return rc;
 }
 
 static void remove_cgroup(char *dir)

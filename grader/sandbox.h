@@ -80,6 +80,11 @@ typedef struct rl_sandbox_run {
  * test points them at a fake tree (NULL: back to those). */
 void rl_sandbox_set_cgroup_paths(const char *root, const char *self);
 
+/* Removes the empty cgroups a grader that is gone left behind (one killed
+ * with SIGKILL cannot remove its own): "relaylab-PID-N" where no process
+ * PID exists. rl_sandbox_enter calls it. */
+void rl_sandbox_sweep_stale(void);
+
 /* Initialises |r|, then creates the run's cgroups (pids.max
  * RL_SANDBOX_PIDS_MAX; memory limited to |mem_limit_bytes| unless 0, which
  * counts MAP_SHARED and tmpfs pages too; CPU accounted) and the status
@@ -102,6 +107,11 @@ int rl_sandbox_wait_started(rl_sandbox_run *r, int64_t timeout_ms, char *err, si
 /* How many of the run's processes the memory cgroup's OOM killer ended
  * (memory.oom_control's oom_kill); 0 when unknown. */
 int rl_sandbox_oom_kills(const rl_sandbox_run *r);
+
+/* How many times the run's memory cgroup hit its limit so far
+ * (memory.failcnt, or memory.events' max on v2), in |*hits|. Returns 0, or
+ * RL_ESYS when it cannot be read. */
+int rl_sandbox_memory_hits(const rl_sandbox_run *r, uint64_t *hits);
 
 /* Kills every process left in the run's pids cgroup (its PID namespace took
  * them when its init died; this catches anything else), removes the

@@ -181,6 +181,11 @@ static void v1_run_gets_a_cgroup_per_controller(void **state)
     assert_int_equal(rl_sandbox_oom_kills(&r), 0);
     put(strcat(strcpy(path, r.cg_mem), "/memory.oom_control"), "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
     assert_int_equal(rl_sandbox_oom_kills(&r), 3);
+    uint64_t hits = 99;
+    assert_int_equal(rl_sandbox_memory_hits(&r, &hits), RL_ESYS); /* no file yet: unknown, not 0 */
+    put(strcat(strcpy(path, r.cg_mem), "/memory.failcnt"), "17\n");
+    assert_int_equal(rl_sandbox_memory_hits(&r, &hits), RL_OK);
+    assert_int_equal(hits, 17);
     rl_sandbox_teardown(&r);
 }
 
@@ -213,7 +218,50 @@ static void v2_run_gets_one_cgroup_under_the_root(void **state)
     assert_null(r.joins[1]);
     put(strcat(strcpy(path, r.cg_pids), "/memory.events"), "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n");
     assert_int_equal(rl_sandbox_oom_kills(&r), 1);
+    uint64_t hits = 0;
+    assert_int_equal(rl_sandbox_memory_hits(&r, &hits), RL_OK);
+    assert_int_equal(hits, 4);
     rl_sandbox_teardown(&r);
+}
+
+static void stale_cgroups_of_a_gone_grader_are_swept(void **state)
+{
+    (void)state;
+    char root[256], self[256], path[512];
+    snprintf(root, sizeof root, "%s/cg4", tmp);
+    dir(root);
+    const char *ctrls[] = {"pids", "memory", "cpuacct"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", root, ctrls[i]);
+        dir(path);
+    }
+    snprintf(self, sizeof self, "%s/self4", tmp);
+    put(self, "8:pids:/\n4:memory:/\n2:cpuacct:/\n");
+    rl_sandbox_set_cgroup_paths(root, self);
+    /* pid_max is at most 4194304: no process 9999999 exists. */
+    const char *gone[] = {"pids/relaylab-9999999-1", "memory/relaylab-9999999-1", "cpuacct/relaylab-9999999-2"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", root, gone[i]);
+        dir(path);
+    }
+    char mine[320], busy[320], other[320];
+    snprintf(mine, sizeof mine, "%s/pids/relaylab-%ld-1", root, (long)getpid()); /* a live grader's: kept */
+    dir(mine);
+    snprintf(busy, sizeof busy, "%s/memory/relaylab-9999999-3", root); /* not empty: kept */
+    dir(busy);
+    snprintf(path, sizeof path, "%s/cgroup.procs", busy);
+    put(path, "1\n");
+    snprintf(other, sizeof other, "%s/pids/someone-else", root); /* not ours: kept */
+    dir(other);
+    rl_sandbox_sweep_stale();
+    struct stat st;
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", root, gone[i]);
+        assert_int_not_equal(stat(path, &st), 0);
+    }
+    assert_int_equal(stat(mine, &st), 0);
+    assert_int_equal(stat(busy, &st), 0);
+    assert_int_equal(stat(other, &st), 0);
 }
 
 static void v2_without_a_controller_says_which(void **state)
@@ -243,6 +291,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(v1_run_gets_a_cgroup_per_controller, setup, teardown),
         cmocka_unit_test_setup_teardown(v2_run_gets_one_cgroup_under_the_root, setup, teardown),
         cmocka_unit_test_setup_teardown(v2_without_a_controller_says_which, setup, teardown),
+        cmocka_unit_test_setup_teardown(stale_cgroups_of_a_gone_grader_are_swept, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
