@@ -44,7 +44,7 @@
  * already dead: RL_SCENARIO_CRASH_LOOK_MS, kept short because a scenario
  * may still have a timed window to watch after it. Both are the longest
  * of the waits the exercises used before they shared this check. */
-#define RL_SCENARIO_EXIT_LAG_MS 1000
+#define RL_SCENARIO_EXIT_LAG_MS   1000
 #define RL_SCENARIO_CRASH_LOOK_MS 200
 
 /* Fills |out| like rl_grade_result and returns RL_SCENARIO_DECIDED, so a

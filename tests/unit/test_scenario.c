@@ -208,9 +208,9 @@ static void call_to_a_refusing_port_ends_unavailable(void **state)
     rl_probe_call c;
     rl_scenario_result out;
     memset(&out, 0, sizeof out);
-    assert_int_equal(rl_scenario_call(&c, p->ch, "/relaylab.Baseline/Lookup", &req.base,
-                                      rl_now_ns() + 5000 * RL_NS_PER_MS, &out),
-                     0);
+    assert_int_equal(
+        rl_scenario_call(&c, p->ch, "/relaylab.Baseline/Lookup", &req.base, rl_now_ns() + 5000 * RL_NS_PER_MS, &out),
+        0);
     assert_true(c.done);
     assert_int_equal(c.status, GRPC_STATUS_UNAVAILABLE);
     assert_true(rl_scenario_status_says_dead(c.status));
@@ -234,9 +234,9 @@ static void cancel_collects_the_status(void **state)
     silent_peer *p = *state;
     Relaylab__LookupRequest req = RELAYLAB__LOOKUP_REQUEST__INIT;
     rl_probe_call c;
-    assert_int_equal(rl_probe_call_start(&c, p->ch, "/relaylab.Baseline/Lookup", &req.base,
-                                         rl_now_ns() + 30000 * RL_NS_PER_MS),
-                     RL_OK);
+    assert_int_equal(
+        rl_probe_call_start(&c, p->ch, "/relaylab.Baseline/Lookup", &req.base, rl_now_ns() + 30000 * RL_NS_PER_MS),
+        RL_OK);
     assert_true(rl_scenario_cancel(&c) > 0);
     assert_true(c.done);
     assert_int_equal(c.status, GRPC_STATUS_CANCELLED);
