@@ -4,6 +4,7 @@
 
 #include "rl_err.h"
 #include "rl_path.h"
+#include "scenario.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -88,7 +89,7 @@ int rl_config_open(rl_grade_ctx *ctx, const char *exercise, rl_config_env *env, 
     char err[480];
     const char *variant = rl_grade_variant(ctx);
     if (rl_config_world(exercise, rl_grade_world_path(ctx), variant, &env->world, err, sizeof err) != RL_OK)
-        return rl_grade_result(res, RL_ERROR, "%s", err) - 1;
+        return rl_scenario_decide(res, RL_ERROR, "%s", err);
     if (env->world.by_seed) {
         /* Quoted in feedback: printable and short. */
         snprintf(env->variant, sizeof env->variant, "%.40s", variant);
@@ -102,16 +103,15 @@ int rl_config_open(rl_grade_ctx *ctx, const char *exercise, rl_config_env *env, 
     int rc = rl_chancfg_load(rl_grade_config_path(ctx), &sub, &diag);
     if (rc != RL_OK) {
         if (diag.line)
-            rl_grade_result(res, RL_FAIL, "the config is not valid JSON: line %d, column %d: %s", diag.line,
-                            diag.column, diag.text);
-        else
-            rl_grade_result(res, RL_FAIL, "the config cannot be loaded: %s", diag.text[0] ? diag.text : rl_strerror(rc));
-        return -1;
+            return rl_scenario_decide(res, RL_FAIL, "the config is not valid JSON: line %d, column %d: %s", diag.line,
+                                      diag.column, diag.text);
+        return rl_scenario_decide(res, RL_FAIL, "the config cannot be loaded: %s",
+                                  diag.text[0] ? diag.text : rl_strerror(rc));
     }
     rc = rl_chancfg_in_world(sub, &env->world, &env->cfg, &env->notes);
     rl_chancfg_free(sub);
     if (rc != RL_OK)
-        return rl_grade_result(res, RL_ERROR, "out of memory putting the config into its world") - 1;
+        return rl_scenario_decide(res, RL_ERROR, "out of memory putting the config into its world");
     return 0;
 }
 

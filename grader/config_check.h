@@ -34,9 +34,9 @@ typedef struct rl_config_env {
 } rl_config_env;
 
 /* Loads the submitted file and puts it into |exercise|'s world. Returns 0
- * with |env| filled, or -1 with |res| filled (FAIL when the file is not
- * valid JSON, ERROR when the world cannot be loaded). Release |env| with
- * rl_config_close either way. */
+ * with |env| filled, or RL_SCENARIO_DECIDED (scenario.h) with |res| filled
+ * (FAIL when the file is not valid JSON, ERROR when the world cannot be
+ * loaded). Release |env| with rl_config_close either way. */
 int rl_config_open(rl_grade_ctx *ctx, const char *exercise, rl_config_env *env, rl_scenario_result *res);
 void rl_config_close(rl_config_env *env);
 

@@ -10,11 +10,10 @@
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "run.h"
+#include "scenario.h"
 
 #include <stdio.h>
 #include <string.h>
-
-#define MS RL_NS_PER_MS
 
 /* How long the relay may take to reach the downstream call: a Python relay
  * starts in well under a second; 3 s also absorbs a loaded machine. */
@@ -49,57 +48,61 @@ static bool work_seen(const Relaylab__ObserveReply *r, void *user)
     return rl_observe_count(r, "Work") > 0;
 }
 
-/* Starts Process (no deadline) and waits until |method| runs on the
- * baseline. Returns 0 when it does (C not yet taken); otherwise fills |out|
- * (TIMEOUT, CRASH, FAIL or ERROR) and returns 1. */
-static int start_and_reach(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
-                           uint32_t lookup_ms, uint32_t steps, rl_scenario_result *out)
+/* Judges a Process call that ended, or a relay that never reached |method|
+ * within REACH_MS, from |nl| Lookup and |nw| Work records. Returns
+ * RL_SCENARIO_DECIDED. */
+static int not_reached(rl_grade_ctx *ctx, const rl_probe_call *c, const char *method, size_t nl, size_t nw,
+                       rl_scenario_result *out)
 {
-    if (rl_process_start(ctx, c, tag, lookup_ms, steps, 10, RL_NO_DEADLINE) != RL_OK) {
-        rl_grade_result(out, RL_ERROR, "cannot start the Process call");
-        return 1;
-    }
-    running_wait w = {.method = method, .min_steps = strcmp(method, "Work") == 0 ? 1 : 0, .call = c};
-    Relaylab__ObserveReply *obs = NULL;
-    int rc = rl_process_observe_until(ctx, tag, is_running, &w, c->start_ns + REACH_MS * MS, 2,
-                              &obs);
-    const Relaylab__CallRecord *rec = rl_observe_find(obs, method, 0);
-    bool running = rc == RL_OK && rec && !rec->ended && !c->done;
-    size_t nl = rl_observe_count(obs, "Lookup"), nw = rl_observe_count(obs, "Work");
-    if (obs)
-        relaylab__observe_reply__free_unpacked(obs, NULL);
-    if (running)
-        return 0;
-    if (rc == RL_EGRPC)
-        return rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer") + 1;
     char what[96];
     snprintf(what, sizeof what, "before %s started", method);
-    if (rl_grade_crash_check(ctx, c->done ? 1000 : 100, what, out))
-        return 1;
+    /* A call that ended before the relay got there is a sign of death. */
+    if (rl_scenario_crash_check(ctx, c->done, what, out))
+        return RL_SCENARIO_DECIDED;
     if (c->done && c->status == GRPC_STATUS_DEADLINE_EXCEEDED) {
         /* Every call start_and_reach makes has no deadline: this status is
          * the relay's own doing (judge.h). */
         char fb[RL_FEEDBACK_MAX];
         rl_judge_no_deadline_expired_feedback(rl_ms_between(c->start_ns, c->end_ns), nl, nw, fb, sizeof fb);
-        return rl_grade_result(out, RL_FAIL, "%s", fb) + 1;
+        return rl_scenario_decide(out, RL_FAIL, "%s", fb);
     }
     if (c->done) {
         char st[200];
         rl_process_status_text(c, st, sizeof st);
-        return rl_grade_result(out, RL_FAIL,
-                               "Process returned %s before %s ran (the baseline saw %zu Lookup and %zu Work calls)", st,
-                               method, nl, nw) +
-               1;
+        return rl_scenario_decide(out, RL_FAIL,
+                                  "Process returned %s before %s ran (the baseline saw %zu Lookup and %zu Work calls)",
+                                  st, method, nl, nw);
     }
-    return rl_grade_result(out, RL_TIMEOUT, "%s never started within %d ms of the Process call (the baseline saw %zu "
-                           "Lookup and %zu Work calls) and Process did not answer",
-                           method, REACH_MS, nl, nw) +
-           1;
+    return rl_scenario_decide(out, RL_TIMEOUT,
+                              "%s never started within %d ms of the Process call (the baseline saw %zu Lookup and "
+                              "%zu Work calls) and Process did not answer",
+                              method, REACH_MS, nl, nw);
+}
+
+/* Starts Process (no deadline) and waits until |method| runs on the
+ * baseline. Returns 0 when it does (C not yet taken), or
+ * RL_SCENARIO_DECIDED (TIMEOUT, CRASH, FAIL or ERROR). */
+static int start_and_reach(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
+                           uint32_t lookup_ms, uint32_t steps, rl_scenario_result *out)
+{
+    if (rl_process_start(ctx, c, tag, lookup_ms, steps, 10, RL_NO_DEADLINE, out))
+        return RL_SCENARIO_DECIDED;
+    running_wait w = {.method = method, .min_steps = strcmp(method, "Work") == 0 ? 1 : 0, .call = c};
+    Relaylab__ObserveReply *obs = NULL;
+    int rc = rl_process_observe_until(ctx, tag, is_running, &w, c->start_ns + REACH_MS * RL_NS_PER_MS, 2, &obs);
+    const Relaylab__CallRecord *rec = rl_observe_find(obs, method, 0);
+    bool running = rc == RL_OK && rec && !rec->ended && !c->done;
+    size_t nl = rl_observe_count(obs, "Lookup"), nw = rl_observe_count(obs, "Work");
+    int decided = rl_scenario_observed(rc, obs, out);
+    rl_scenario_free_obs(&obs);
+    if (running || decided)
+        return decided;
+    return not_reached(ctx, c, method, nl, nw, out);
 }
 
 /* Cancels, waits for |method| to end (up to |full_ms| + 1 s: long enough to
  * see a relay that lets it run to its natural end) and judges it. Fills
- * *cc; returns 0, or 1 with |out| filled when the scenario is over. */
+ * *cc; returns 0, or RL_SCENARIO_DECIDED. */
 static int cancel_and_judge(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
                             int64_t full_ms, uint32_t steps, int64_t *cancel_ns, int64_t *end_ns,
                             rl_cancel_check *cc, rl_scenario_result *out)
@@ -107,28 +110,24 @@ static int cancel_and_judge(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag
     int64_t cn = rl_probe_call_cancel(c);
     *cancel_ns = cn;
     Relaylab__ObserveReply *obs = NULL;
-    int rc = rl_process_observe_until(ctx, tag, has_ended, (void *)method,
-                              cn + (full_ms + 1000) * MS, 5, &obs);
+    int rc = rl_process_observe_until(ctx, tag, has_ended, (void *)method, cn + (full_ms + 1000) * RL_NS_PER_MS, 5,
+                                      &obs);
     int64_t seen = rl_now_ns();
-    rl_probe_call_wait(c, rl_now_ns() + 1000 * MS);
+    rl_probe_call_wait(c, rl_now_ns() + RL_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
     const Relaylab__CallRecord *rec = rl_observe_find(obs, method, 0);
-    if (rc == RL_EGRPC || !rec) {
-        if (obs)
-            relaylab__observe_reply__free_unpacked(obs, NULL);
-        return rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer") + 1;
+    /* The record of a call the observer showed running cannot be missing
+     * unless the observer failed. */
+    int decided = rl_scenario_observed(rc, rec ? obs : NULL, out);
+    if (!decided)
+        decided = rl_scenario_crash_check(ctx, false, "after the cancel", out);
+    if (!decided) {
+        *end_ns = rec->ended ? rec->end_ns : 0;
+        uint32_t max_steps = steps ? rl_judge_max_steps(rl_ms_between(rec->arrival_ns, cn), 10, steps) : 0;
+        rl_judge_cancel(method, rec->ended, rec->cancelled, rec->ended ? rl_ms_between(cn, rec->end_ns) : -1,
+                        rl_ms_between(cn, seen), rec->steps_done, steps, max_steps, cc);
     }
-    char what[96];
-    snprintf(what, sizeof what, "after the cancel");
-    if (rl_grade_crash_check(ctx, 100, what, out)) {
-        relaylab__observe_reply__free_unpacked(obs, NULL);
-        return 1;
-    }
-    *end_ns = rec->ended ? rec->end_ns : 0;
-    uint32_t max_steps = steps ? rl_judge_max_steps(rl_ms_between(rec->arrival_ns, cn), 10, steps) : 0;
-    rl_judge_cancel(method, rec->ended, rec->cancelled, rec->ended ? rl_ms_between(cn, rec->end_ns) : -1,
-                    rl_ms_between(cn, seen), rec->steps_done, steps, max_steps, cc);
-    relaylab__observe_reply__free_unpacked(obs, NULL);
-    return 0;
+    rl_scenario_free_obs(&obs);
+    return decided;
 }
 
 /* during-work: cancel while Work (200 x 10 ms) runs. */
@@ -138,14 +137,14 @@ static int during_work(rl_grade_ctx *ctx, rl_scenario_result *out)
     rl_probe_call c;
     int64_t cn, end;
     rl_cancel_check cc;
-    if (start_and_reach(ctx, &c, tag, "Work", 0, 200, out) == 0 &&
-        cancel_and_judge(ctx, &c, tag, "Work", 2000, 200, &cn, &end, &cc, out) == 0) {
-        char fb[256];
-        rl_judge_cancel_feedback(&cc, fb, sizeof fb);
-        rl_grade_result(out, cc.pass ? RL_PASS : RL_FAIL, "%s", fb);
-    }
-    rl_probe_call_fini(&c);
-    return 0;
+    if (start_and_reach(ctx, &c, tag, "Work", 0, 200, out) ||
+        cancel_and_judge(ctx, &c, tag, "Work", 2000, 200, &cn, &end, &cc, out))
+        goto done;
+    char fb[256];
+    rl_judge_cancel_feedback(&cc, fb, sizeof fb);
+    rl_grade_result(out, cc.pass ? RL_PASS : RL_FAIL, "%s", fb);
+done:
+    return rl_scenario_done(&c, NULL);
 }
 
 /* during-lookup: cancel while Lookup (2000 ms) runs; Work must not follow. */
@@ -153,37 +152,32 @@ static int during_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
     const char *tag = rl_grade_tag(ctx);
     rl_probe_call c;
+    Relaylab__ObserveReply *obs = NULL;
     int64_t cn, end;
     rl_cancel_check cc;
-    if (start_and_reach(ctx, &c, tag, "Lookup", 2000, 1, out) != 0 ||
-        cancel_and_judge(ctx, &c, tag, "Lookup", 2000, 0, &cn, &end, &cc, out) != 0)
+    if (start_and_reach(ctx, &c, tag, "Lookup", 2000, 1, out) ||
+        cancel_and_judge(ctx, &c, tag, "Lookup", 2000, 0, &cn, &end, &cc, out))
         goto done;
     /* As in deadline/expires-in-lookup: a relay that misses the cancel calls
      * Work right after Lookup returns, within ms (tens on a loaded
      * machine); 500 ms past Lookup's end (or past now, if it never ended)
      * catches it with a wide margin. */
     int64_t from = end ? end : rl_now_ns();
-    Relaylab__ObserveReply *obs = NULL;
-    int rc = rl_process_observe_until(ctx, tag, work_seen, NULL,
-                              from + RL_JUDGE_LATE_CALL_WINDOW_MS * MS, 5, &obs);
-    if (rc == RL_EGRPC) {
-        rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer");
-    } else {
-        char fb[256];
-        rl_judge_cancel_feedback(&cc, fb, sizeof fb);
-        const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
-        if (wk)
-            rl_grade_result(out, RL_FAIL, "Work was still called %lld ms after the cancel: a cancelled Process must "
-                            "start no further call; %s",
-                            (long long)rl_ms_between(cn, wk->arrival_ns), fb);
-        else
-            rl_grade_result(out, cc.pass ? RL_PASS : RL_FAIL, "%s%s", fb, cc.pass ? "; no Work after it" : "");
-    }
-    if (obs)
-        relaylab__observe_reply__free_unpacked(obs, NULL);
+    int rc = rl_process_observe_until(ctx, tag, work_seen, NULL, from + RL_JUDGE_LATE_CALL_WINDOW_MS * RL_NS_PER_MS,
+                                      5, &obs);
+    if (rl_scenario_observed(rc, obs, out))
+        goto done;
+    char fb[256];
+    rl_judge_cancel_feedback(&cc, fb, sizeof fb);
+    const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
+    if (wk)
+        rl_grade_result(out, RL_FAIL, "Work was still called %lld ms after the cancel: a cancelled Process must "
+                        "start no further call; %s",
+                        (long long)rl_ms_between(cn, wk->arrival_ns), fb);
+    else
+        rl_grade_result(out, cc.pass ? RL_PASS : RL_FAIL, "%s%s", fb, cc.pass ? "; no Work after it" : "");
 done:
-    rl_probe_call_fini(&c);
-    return 0;
+    return rl_scenario_done(&c, &obs);
 }
 
 /* keeps-serving: after a cancelled Process, a normal one succeeds. */
@@ -192,24 +186,15 @@ static int keeps_serving(rl_grade_ctx *ctx, rl_scenario_result *out)
     const char *tag = rl_grade_tag(ctx);
     rl_probe_call c, c2;
     memset(&c2, 0, sizeof c2);
-    if (start_and_reach(ctx, &c, tag, "Work", 0, 200, out) != 0)
+    if (start_and_reach(ctx, &c, tag, "Work", 0, 200, out))
         goto done;
-    rl_probe_call_cancel(&c);
-    rl_probe_call_wait(&c, rl_now_ns() + 1000 * MS);
+    rl_scenario_cancel(&c);
 
     char tag2[200];
     snprintf(tag2, sizeof tag2, "%s.after", tag);
-    int64_t d = rl_now_ns() + 5000 * MS;
-    if (rl_process_start(ctx, &c2, tag2, 0, 1, 10, d) != RL_OK) {
-        rl_grade_result(out, RL_ERROR, "cannot start the second Process call");
-        goto done;
-    }
-    if (rl_probe_call_wait(&c2, d + 2000 * MS) != RL_OK) {
-        rl_grade_result(out, RL_ERROR, "the client call had no status 2 s after its own deadline");
-        goto done;
-    }
-    if (c2.status != GRPC_STATUS_OK &&
-        rl_grade_crash_check(ctx, c2.status == GRPC_STATUS_UNAVAILABLE ? 1000 : 200, "after a cancelled Process", out))
+    int64_t d = rl_now_ns() + 5000 * RL_NS_PER_MS;
+    if (rl_process_start(ctx, &c2, tag2, 0, 1, 10, d, out) || rl_scenario_wait(&c2, out) ||
+        rl_scenario_crash_after(ctx, &c2, "after a cancelled Process", out))
         goto done;
     char why[256];
     if (!rl_process_reply_ok(&c2, tag2, why, sizeof why))
@@ -218,9 +203,8 @@ static int keeps_serving(rl_grade_ctx *ctx, rl_scenario_result *out)
         rl_grade_result(out, RL_PASS, "after a cancelled Process, the next one succeeded in %lld ms",
                         (long long)rl_ms_between(c2.start_ns, c2.end_ns));
 done:
-    rl_probe_call_fini(&c2);
-    rl_probe_call_fini(&c);
-    return 0;
+    rl_scenario_done(&c2, NULL);
+    return rl_scenario_done(&c, NULL);
 }
 
 /* no-leak: Work steps of the cancelled calls: a relay that ignores the
@@ -240,21 +224,16 @@ static int cancelled_process(rl_grade_ctx *ctx, int i, const rl_proc_sample *sta
     char tag[200];
     snprintf(tag, sizeof tag, "%s.%d", rl_grade_tag(ctx), i);
     rl_probe_call c;
-    int rc = start_and_reach(ctx, &c, tag, "Work", 0, LEAK_STEPS, out);
-    if (rc == 0) {
-        int64_t cn = rl_probe_call_cancel(&c);
-        rl_probe_call_wait(&c, rl_now_ns() + 1000 * MS);
-        Relaylab__ObserveReply *obs = NULL;
-        rc = rl_process_observe_until(ctx, tag, has_ended, (void *)"Work",
-                              cn + (LEAK_STEPS * 10 + 1000) * MS, 5, &obs);
-        if (obs)
-            relaylab__observe_reply__free_unpacked(obs, NULL);
-        if (rc == RL_EGRPC)
-            rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer");
-        rc = rc == RL_EGRPC;
+    Relaylab__ObserveReply *obs = NULL;
+    int decided = start_and_reach(ctx, &c, tag, "Work", 0, LEAK_STEPS, out);
+    if (!decided) {
+        int64_t cn = rl_scenario_cancel(&c);
+        int rc = rl_process_observe_until(ctx, tag, has_ended, (void *)"Work",
+                                          cn + (LEAK_STEPS * 10 + 1000) * RL_NS_PER_MS, 5, &obs);
+        decided = rl_scenario_observed(rc, obs, out);
     }
-    rl_probe_call_fini(&c);
-    return rc;
+    rl_scenario_done(&c, &obs);
+    return decided;
 }
 
 /* no-leak: Process calls cancelled during Work leave nothing behind. */

@@ -10,45 +10,20 @@
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "run.h"
+#include "scenario.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#define MS RL_NS_PER_MS
-
-/* Waits for the call; its own deadline ends it at D, so a missing status
- * |grace_ms| after that is the grader's problem, not the submission's. */
-static int wait_with_deadline(rl_probe_call *c, int64_t grace_ms, rl_scenario_result *out)
-{
-    if (rl_probe_call_wait(c, c->deadline_ns + grace_ms * MS) == RL_OK)
-        return RL_OK;
-    rl_grade_result(out, RL_ERROR, "the client call had no status %lld ms after its own deadline",
-                    (long long)grace_ms);
-    return RL_ETIMEOUT;
-}
-
-/* Starts Process with |tag| and deadline |d| (RL_NO_DEADLINE: none) and
- * waits for its status, bounded by the deadline plus 2 s. Returns 0 with |c|
- * done; otherwise |out| says why and |c| is already finished. */
+/* Starts Process with |tag| and deadline |d| and waits for its status, then
+ * checks that a failed status was not the submission dying. Returns 0 with
+ * |c| done and the submission alive, or RL_SCENARIO_DECIDED. */
 static int call_process(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_ms, uint32_t steps,
                         int64_t d, rl_scenario_result *out)
 {
-    int rc = rl_process_start(ctx, c, tag, lookup_ms, steps, 10, d);
-    if (rc == RL_OK)
-        rc = wait_with_deadline(c, 2000, out);
-    else
-        rl_grade_result(out, RL_ERROR, "cannot start the Process call");
-    if (rc != RL_OK)
-        rl_probe_call_fini(c);
-    return rc;
-}
-
-/* CRASH if the submission died; true when |out| was filled. An UNAVAILABLE
- * status usually means it did, a moment before its exit is visible. */
-static bool crashed(rl_grade_ctx *ctx, const rl_probe_call *c, const char *what, rl_scenario_result *out)
-{
-    int64_t wait = c->status == GRPC_STATUS_UNAVAILABLE ? 1000 : 200;
-    return c->status != GRPC_STATUS_OK && rl_grade_crash_check(ctx, wait, what, out);
+    if (rl_process_start(ctx, c, tag, lookup_ms, steps, 10, d, out) || rl_scenario_wait(c, out))
+        return RL_SCENARIO_DECIDED;
+    return rl_scenario_crash_after(ctx, c, "during Process", out);
 }
 
 /* shrinks: 2000 ms for Lookup (500 ms) then Work (2 x 10 ms). */
@@ -57,12 +32,9 @@ static int shrinks(rl_grade_ctx *ctx, rl_scenario_result *out)
     const int64_t budget = 2000;
     const char *tag = rl_grade_tag(ctx);
     rl_probe_call c;
-    int64_t d = rl_now_ns() + budget * MS; /* D, fixed before the call starts */
-    int rc = call_process(ctx, &c, tag, 500, 2, d, out);
-    if (rc != RL_OK)
-        return rc;
     Relaylab__ObserveReply *obs = NULL;
-    if (crashed(ctx, &c, "during Process", out) || rl_process_observe(ctx, tag, &obs, out) != RL_OK)
+    int64_t d = rl_now_ns() + budget * RL_NS_PER_MS; /* D, fixed before the call starts */
+    if (call_process(ctx, &c, tag, 500, 2, d, out) || rl_process_observe(ctx, tag, &obs, out))
         goto done;
 
     const Relaylab__CallRecord *lk = rl_observe_find(obs, "Lookup", 0);
@@ -122,10 +94,7 @@ static int shrinks(rl_grade_ctx *ctx, rl_scenario_result *out)
     rl_grade_result(out, RL_PASS, "%s; %s", fw, fl);
 
 done:
-    if (obs)
-        relaylab__observe_reply__free_unpacked(obs, NULL);
-    rl_probe_call_fini(&c);
-    return 0;
+    return rl_scenario_done(&c, &obs);
 }
 
 /* none: no client deadline, so none downstream either. */
@@ -136,20 +105,17 @@ static int none(rl_grade_ctx *ctx, rl_scenario_result *out)
     const int64_t bound_ms = 5000;
     const char *tag = rl_grade_tag(ctx);
     rl_probe_call c;
-    if (rl_process_start(ctx, &c, tag, 50, 1, 10, RL_NO_DEADLINE) != RL_OK) {
-        rl_probe_call_fini(&c);
-        return rl_grade_result(out, RL_ERROR, "cannot start the Process call");
-    }
     Relaylab__ObserveReply *obs = NULL;
-    if (rl_probe_call_wait(&c, c.start_ns + bound_ms * MS) != RL_OK) {
-        rl_probe_call_cancel(&c);
-        rl_probe_call_wait(&c, rl_now_ns() + 1000 * MS);
-        if (!rl_grade_crash_check(ctx, 200, "during Process", out))
+    if (rl_process_start(ctx, &c, tag, 50, 1, 10, RL_NO_DEADLINE, out))
+        goto done;
+    if (rl_probe_call_wait(&c, c.start_ns + bound_ms * RL_NS_PER_MS) != RL_OK) {
+        rl_scenario_cancel(&c);
+        if (!rl_scenario_crash_check(ctx, false, "during Process", out))
             rl_grade_result(out, RL_TIMEOUT, "Process did not answer within %lld ms (expected about 60 ms)",
                             (long long)bound_ms);
         goto done;
     }
-    if (crashed(ctx, &c, "during Process", out) || rl_process_observe(ctx, tag, &obs, out) != RL_OK)
+    if (rl_scenario_crash_after(ctx, &c, "during Process", out) || rl_process_observe(ctx, tag, &obs, out))
         goto done;
     const Relaylab__CallRecord *lk = rl_observe_find(obs, "Lookup", 0);
     const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
@@ -188,10 +154,7 @@ static int none(rl_grade_ctx *ctx, rl_scenario_result *out)
             rl_grade_result(out, RL_PASS, "Lookup and Work arrived with no deadline, as the client set none");
     }
 done:
-    if (obs)
-        relaylab__observe_reply__free_unpacked(obs, NULL);
-    rl_probe_call_fini(&c);
-    return 0;
+    return rl_scenario_done(&c, &obs);
 }
 
 static bool lookup_ended(const Relaylab__ObserveReply *r, void *user)
@@ -213,21 +176,16 @@ static int expires_in_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
     const int64_t budget = 300, lookup = 1000;
     const char *tag = rl_grade_tag(ctx);
     rl_probe_call c;
-    int64_t d = rl_now_ns() + budget * MS;
-    int rc = call_process(ctx, &c, tag, (uint32_t)lookup, 1, d, out);
-    if (rc != RL_OK)
-        return rc;
     Relaylab__ObserveReply *obs = NULL;
-    if (crashed(ctx, &c, "during Process", out))
+    int64_t d = rl_now_ns() + budget * RL_NS_PER_MS;
+    if (call_process(ctx, &c, tag, (uint32_t)lookup, 1, d, out))
         goto done;
     /* The baseline ends Lookup by itself after 1000 ms at the latest, so
      * waiting until 1.5 s past that cannot cut a real Lookup short. */
-    rc = rl_process_observe_until(ctx, tag, lookup_ended, NULL,
-                          c.start_ns + (lookup + 1500) * MS, 5, &obs);
-    if (rc == RL_EGRPC) {
-        rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer");
+    int rc = rl_process_observe_until(ctx, tag, lookup_ended, NULL, c.start_ns + (lookup + 1500) * RL_NS_PER_MS, 5,
+                                      &obs);
+    if (rl_scenario_observed(rc, obs, out))
         goto done;
-    }
     const Relaylab__CallRecord *lk = rl_observe_find(obs, "Lookup", 0);
     if (!lk) {
         char st[200];
@@ -251,14 +209,11 @@ static int expires_in_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
     int64_t lookup_end = lk->ended ? lk->end_ns : rl_now_ns();
     int64_t lookup_ms = rl_ms_between(lk->arrival_ns, lookup_end);
     bool lookup_cancelled = lk->cancelled;
-    relaylab__observe_reply__free_unpacked(obs, NULL);
-    obs = NULL;
-    rc = rl_process_observe_until(ctx, tag, work_seen, NULL,
-                          lookup_end + RL_JUDGE_LATE_CALL_WINDOW_MS * MS, 5, &obs);
-    if (rc == RL_EGRPC) {
-        rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer");
+    rl_scenario_free_obs(&obs);
+    rc = rl_process_observe_until(ctx, tag, work_seen, NULL, lookup_end + RL_JUDGE_LATE_CALL_WINDOW_MS * RL_NS_PER_MS,
+                                  5, &obs);
+    if (rl_scenario_observed(rc, obs, out))
         goto done;
-    }
     const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
     if (wk) {
         rl_grade_result(out, RL_FAIL,
@@ -286,10 +241,7 @@ static int expires_in_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
                         (long long)late, lookup_cancelled ? "was cancelled" : "ended", (long long)lookup_ms,
                         RL_JUDGE_LATE_CALL_WINDOW_MS);
 done:
-    if (obs)
-        relaylab__observe_reply__free_unpacked(obs, NULL);
-    rl_probe_call_fini(&c);
-    return 0;
+    return rl_scenario_done(&c, &obs);
 }
 
 static bool extra_calls(const Relaylab__ObserveReply *r, void *user)
@@ -303,21 +255,16 @@ static int once(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
     const char *tag = rl_grade_tag(ctx);
     rl_probe_call c;
-    int64_t d = rl_now_ns() + 5000 * MS;
-    int rc = call_process(ctx, &c, tag, 0, 1, d, out);
-    if (rc != RL_OK)
-        return rc;
     Relaylab__ObserveReply *obs = NULL;
-    if (crashed(ctx, &c, "during Process", out))
+    int64_t d = rl_now_ns() + 5000 * RL_NS_PER_MS;
+    if (call_process(ctx, &c, tag, 0, 1, d, out))
         goto done;
     /* A second copy is started together with the first (hedging) or right
      * after the first failed (a retry loop): 300 ms after the answer
      * covers both with room to spare. */
-    rc = rl_process_observe_until(ctx, tag, extra_calls, NULL, rl_now_ns() + 300 * MS, 10, &obs);
-    if (rc == RL_EGRPC || !obs) {
-        rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer");
+    int rc = rl_process_observe_until(ctx, tag, extra_calls, NULL, rl_now_ns() + 300 * RL_NS_PER_MS, 10, &obs);
+    if (rl_scenario_observed(rc, obs, out))
         goto done;
-    }
     size_t nl = rl_observe_count(obs, "Lookup"), nw = rl_observe_count(obs, "Work");
     char why[256];
     if (nw > 1)
@@ -338,10 +285,7 @@ static int once(rl_grade_ctx *ctx, rl_scenario_result *out)
         rl_grade_result(out, RL_PASS, "one Lookup and one Work, answered in %lld ms",
                         (long long)rl_ms_between(c.start_ns, c.end_ns));
 done:
-    if (obs)
-        relaylab__observe_reply__free_unpacked(obs, NULL);
-    rl_probe_call_fini(&c);
-    return 0;
+    return rl_scenario_done(&c, &obs);
 }
 
 static const rl_scenario scenarios[] = {

@@ -14,12 +14,10 @@
 #include "rl_probe.h"
 #include "rl_proc.h"
 #include "run.h"
+#include "scenario.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
-
-#define MS RL_NS_PER_MS
 
 /* The lab's request: 3000 x 64 KiB = 187.5 MiB, far above any budget. */
 #define STALL_COUNT 3000
@@ -78,48 +76,63 @@ bool rl_flow_judge_cancel_cpu(int64_t cpu_ms, int64_t window_ms)
     return cpu_ms * RL_FLOW_CANCEL_WINDOW_MS <= RL_FLOW_CANCEL_CPU_MS * window_ms;
 }
 
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
 /* Turns a failed rl_flow_* step into a verdict: CRASH when the submission
- * died, else TIMEOUT, FAIL or ERROR by |rc|. Returns 0 so callers can
- * `return failed(...)`. */
+ * died, else TIMEOUT, FAIL or ERROR by |rc|. Returns RL_SCENARIO_DECIDED. */
 static int failed(rl_grade_ctx *ctx, int rc, const rl_stream *s, const char *err, const char *what,
                   rl_scenario_result *out)
 {
-    bool unavailable = s->status_done && s->status == GRPC_STATUS_UNAVAILABLE;
-    if (rl_grade_crash_check(ctx, unavailable || rc == RL_ENOTFOUND ? 1000 : 100, what, out))
-        return 0;
+    /* A closed connection or a group gone from /proc: signs of death. */
+    bool likely_dead = (s->status_done && rl_scenario_status_says_dead(s->status)) || rc == RL_ENOTFOUND;
+    if (rl_scenario_crash_check(ctx, likely_dead, what, out))
+        return RL_SCENARIO_DECIDED;
     switch (rc) {
-    case RL_ETIMEOUT: return rl_grade_result(out, RL_TIMEOUT, "%s: %s", what, err);
-    case RL_EINVAL: return rl_grade_result(out, RL_FAIL, "%s: %s", what, err);
-    case RL_EGRPC: return rl_grade_result(out, s->call ? RL_FAIL : RL_ERROR, "%s: %s", what, err);
-    default: return rl_grade_result(out, RL_ERROR, "%s: %s", what, err);
+    case RL_ETIMEOUT: return rl_scenario_decide(out, RL_TIMEOUT, "%s: %s", what, err);
+    case RL_EINVAL: return rl_scenario_decide(out, RL_FAIL, "%s: %s", what, err);
+    case RL_EGRPC: return rl_scenario_decide(out, s->call ? RL_FAIL : RL_ERROR, "%s: %s", what, err);
+    default: return rl_scenario_decide(out, RL_ERROR, "%s: %s", what, err);
     }
 }
 
-/* Starts the group watch and the stalled (or slow) read. Returns 0, or 1
- * with |out| filled. */
-static int watch(rl_grade_ctx *ctx, const rl_flow_stall_opts *o, rl_memwatch *w, rl_stream *s,
-                 rl_flow_stall_result *res, rl_scenario_result *out)
+/* The submission's processes could not be read: CRASH when it died (a
+ * group gone from /proc is a sign of death), else ERROR. Returns
+ * RL_SCENARIO_DECIDED. */
+static int unreadable(rl_grade_ctx *ctx, const char *what, rl_scenario_result *out)
 {
-    if (rl_memwatch_start(w, rl_grade_submission_pgid(ctx), FLAT_TOL_BYTES, false) != RL_OK) {
-        if (!rl_grade_crash_check(ctx, 1000, "before Produce", out))
-            rl_grade_result(out, RL_ERROR, "cannot read the submission's processes from /proc");
-        return 1;
-    }
+    if (rl_scenario_crash_check(ctx, true, what, out))
+        return RL_SCENARIO_DECIDED;
+    return rl_scenario_decide(out, RL_ERROR, "cannot read the submission's processes from /proc");
+}
+
+/* One watched Produce: its options, the group's RSS watch, the stream. */
+typedef struct watched {
+    rl_flow_stall_opts o;
+    rl_memwatch w;
+    rl_stream s;
+    rl_flow_stall_result res;
+} watched;
+
+/* Starts the group watch and the stalled (or slow) read |wa->o| describes.
+ * Returns 0, or RL_SCENARIO_DECIDED. Finish |wa| with unwatch either way. */
+static int watch(rl_grade_ctx *ctx, watched *wa, rl_scenario_result *out)
+{
+    memset(&wa->w, 0, sizeof wa->w);
+    memset(&wa->s, 0, sizeof wa->s);
+    if (rl_memwatch_start(&wa->w, rl_grade_submission_pgid(ctx), FLAT_TOL_BYTES, false) != RL_OK)
+        return unreadable(ctx, "before Produce", out);
     char err[400];
     char what[96];
-    snprintf(what, sizeof what, "Produce(%u x %u)", o->count, o->size);
-    int rc = rl_flow_stall(rl_grade_submission_channel(ctx), rl_grade_tag(ctx), o, w, s, res, err, sizeof err);
+    snprintf(what, sizeof what, "Produce(%u x %u)", wa->o.count, wa->o.size);
+    int rc = rl_flow_stall(rl_grade_submission_channel(ctx), rl_grade_tag(ctx), &wa->o, &wa->w, &wa->s, &wa->res,
+                           err, sizeof err);
     if (rc == RL_OK)
         return 0;
-    failed(ctx, rc, s, err, what, out);
-    return 1;
+    return failed(ctx, rc, &wa->s, err, what, out);
+}
+
+static void unwatch(watched *wa)
+{
+    rl_stream_fini(&wa->s);
+    rl_memwatch_fini(&wa->w);
 }
 
 static void stall_opts(rl_flow_stall_opts *o)
@@ -130,95 +143,86 @@ static void stall_opts(rl_flow_stall_opts *o)
     o->give_up_growth = GIVE_UP_BYTES;
 }
 
-/* Runs the watch |o| describes and judges the group's RSS growth against
- * |budget_mib|. A reader that stops (read_every_ms 0) and one that keeps
- * reading slowly differ only in |o|. */
-static int memory_scenario(rl_grade_ctx *ctx, rl_flow_stall_opts *o, double budget_mib, rl_scenario_result *out)
+/* Runs the watch |wa->o| describes and judges the group's RSS growth
+ * against |budget_mib|. A reader that stops (read_every_ms 0) and one that
+ * keeps reading slowly differ only in the options. */
+static int memory_scenario(rl_grade_ctx *ctx, watched *wa, double budget_mib, rl_scenario_result *out)
 {
-    rl_memwatch w;
-    rl_stream s;
-    rl_flow_stall_result res;
-    memset(&s, 0, sizeof s);
-    memset(&w, 0, sizeof w);
-    if (watch(ctx, o, &w, &s, &res, out) == 0) {
-        rl_flow_mem_check c;
-        rl_flow_judge_memory(w.base_rss, w.peak_rss, res.read, o->count, res.watched_ms, res.settled, budget_mib,
-                             &c);
-        char what[128], fb[400];
-        if (o->read_every_ms)
-            snprintf(what, sizeof what, "with a reader taking one chunk every %d ms (%llu read, all right)",
-                     (int)o->read_every_ms, (unsigned long long)res.read);
-        else
-            snprintf(what, sizeof what, "while the reader was stalled after 1 chunk");
-        rl_flow_memory_feedback(&c, what, fb, sizeof fb);
-        rl_grade_result(out, c.pass ? RL_PASS : RL_FAIL, "%s", fb);
-    }
-    rl_stream_fini(&s);
-    rl_memwatch_fini(&w);
+    if (watch(ctx, wa, out))
+        goto done;
+    const rl_flow_stall_opts *o = &wa->o;
+    rl_flow_mem_check c;
+    rl_flow_judge_memory(wa->w.base_rss, wa->w.peak_rss, wa->res.read, o->count, wa->res.watched_ms,
+                         wa->res.settled, budget_mib, &c);
+    char what[128], fb[400];
+    if (o->read_every_ms)
+        snprintf(what, sizeof what, "with a reader taking one chunk every %d ms (%llu read, all right)",
+                 (int)o->read_every_ms, (unsigned long long)wa->res.read);
+    else
+        snprintf(what, sizeof what, "while the reader was stalled after 1 chunk");
+    rl_flow_memory_feedback(&c, what, fb, sizeof fb);
+    rl_grade_result(out, c.pass ? RL_PASS : RL_FAIL, "%s", fb);
+done:
+    unwatch(wa);
     return 0;
 }
 
 /* stall: read 1 chunk of 3000 x 64 KiB, stop reading, watch the RSS. */
 static int stall(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
-    rl_flow_stall_opts o;
-    stall_opts(&o);
-    return memory_scenario(ctx, &o, RL_FLOW_BUDGET_MIB, out);
+    watched wa;
+    stall_opts(&wa.o);
+    return memory_scenario(ctx, &wa, RL_FLOW_BUDGET_MIB, out);
 }
 
 /* resume: the same stall, then read the rest: every chunk, in order, right. */
 static int resume(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
-    rl_flow_stall_opts o;
-    stall_opts(&o);
-    rl_memwatch w;
-    rl_stream s;
-    rl_flow_stall_result res;
-    memset(&s, 0, sizeof s);
-    memset(&w, 0, sizeof w);
-    if (watch(ctx, &o, &w, &s, &res, out) == 0) {
-        char err[400];
-        int64_t t0 = rl_now_ns();
-        int rc = rl_flow_read_rest(&s, t0 + RESUME_MS * MS, err, sizeof err);
-        if (rc != RL_OK) {
-            char what[128];
-            snprintf(what, sizeof what, "reading again after a %.1f s stall", res.watched_ms / 1000.0);
-            failed(ctx, rc, &s, err, what, out);
-        } else {
-            rl_grade_result(out, RL_PASS,
-                            "after a %.1f s stall all %u chunks (%.1f MiB) arrived in order with every byte right, "
-                            "the rest in %lld ms",
-                            res.watched_ms / 1000.0, o.count, (double)s.bytes / RL_MIB,
-                            (long long)((rl_now_ns() - t0) / MS));
-        }
+    watched wa;
+    stall_opts(&wa.o);
+    if (watch(ctx, &wa, out))
+        goto done;
+    char err[400];
+    int64_t t0 = rl_now_ns();
+    int rc = rl_flow_read_rest(&wa.s, t0 + RESUME_MS * RL_NS_PER_MS, err, sizeof err);
+    if (rc != RL_OK) {
+        char what[128];
+        snprintf(what, sizeof what, "reading again after a %.1f s stall", wa.res.watched_ms / 1000.0);
+        failed(ctx, rc, &wa.s, err, what, out);
+        goto done;
     }
-    rl_stream_fini(&s);
-    rl_memwatch_fini(&w);
+    rl_grade_result(out, RL_PASS,
+                    "after a %.1f s stall all %u chunks (%.1f MiB) arrived in order with every byte right, the rest "
+                    "in %lld ms",
+                    wa.res.watched_ms / 1000.0, wa.o.count, (double)wa.s.bytes / RL_MIB,
+                    (long long)((rl_now_ns() - t0) / RL_NS_PER_MS));
+done:
+    unwatch(&wa);
     return 0;
 }
 
 /* slow-reader: take one chunk every 5 ms; memory must stay bounded too. */
 static int slow_reader(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
-    rl_flow_stall_opts o;
-    stall_opts(&o);
-    o.read_every_ms = SLOW_EVERY_MS;
-    o.min_ms = 2000;
-    o.max_ms = 3000;
-    return memory_scenario(ctx, &o, RL_FLOW_SLOW_BUDGET_MIB, out);
+    watched wa;
+    stall_opts(&wa.o);
+    wa.o.read_every_ms = SLOW_EVERY_MS;
+    wa.o.min_ms = 2000;
+    wa.o.max_ms = 3000;
+    return memory_scenario(ctx, &wa, RL_FLOW_SLOW_BUDGET_MIB, out);
 }
 
 /* Samples |w| every 50 ms for |ms|. Returns 0 or RL_ENOTFOUND. */
 static int watch_for(rl_memwatch *w, int64_t ms)
 {
-    int64_t until = rl_now_ns() + ms * MS;
+    int64_t until = rl_now_ns() + ms * RL_NS_PER_MS;
     for (;;) {
         if (rl_memwatch_sample(w) != RL_OK)
             return RL_ENOTFOUND;
         int64_t left = until - rl_now_ns();
         if (left <= 0)
             return RL_OK;
-        sleep_ms(left < 50 * MS ? left / MS + 1 : 50);
+        rl_sleep_ms(left < 50 * RL_NS_PER_MS ? left / RL_NS_PER_MS + 1 : 50, NULL);
     }
 }
 
@@ -236,21 +240,19 @@ static int watch_for(rl_memwatch *w, int64_t ms)
 static int cancel(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
     grpc_channel *ch = rl_grade_submission_channel(ctx);
-    rl_flow_stall_opts o;
-    stall_opts(&o);
-    o.count = CANCEL_COUNT;
-    o.size = CANCEL_SIZE;
-    rl_memwatch w;
-    rl_stream s, s2;
-    rl_flow_stall_result res;
-    memset(&w, 0, sizeof w);
-    memset(&s, 0, sizeof s);
+    watched wa;
+    stall_opts(&wa.o);
+    wa.o.count = CANCEL_COUNT;
+    wa.o.size = CANCEL_SIZE;
+    rl_memwatch *w = &wa.w;
+    const rl_flow_stall_result *res = &wa.res;
+    rl_stream s2;
     memset(&s2, 0, sizeof s2);
     char err[400];
-    if (watch(ctx, &o, &w, &s, &res, out) != 0)
+    if (watch(ctx, &wa, out))
         goto done;
     rl_flow_mem_check c;
-    rl_flow_judge_memory(w.base_rss, w.peak_rss, res.read, o.count, res.watched_ms, res.settled,
+    rl_flow_judge_memory(w->base_rss, w->peak_rss, res->read, wa.o.count, res->watched_ms, res->settled,
                          RL_FLOW_BUDGET_MIB, &c);
     if (!c.pass) {
         rl_grade_result(out, RL_FAIL,
@@ -258,22 +260,20 @@ static int cancel(rl_grade_ctx *ctx, rl_scenario_result *out)
                         "%.1f MiB, budget %.0f MiB): the producer made chunks nobody had asked for, so there was "
                         "nothing left for the cancel to stop -- make each chunk when the window lets the last one "
                         "go (see `stall`), and stop when the call ends",
-                        (unsigned long long)res.read, c.growth_mib, c.base_mib, c.peak_mib, c.budget_mib);
+                        (unsigned long long)res->read, c.growth_mib, c.base_mib, c.peak_mib, c.budget_mib);
         goto done;
     }
-    rl_stream_cancel(&s);
-    rl_stream_wait_status(&s, rl_now_ns() + 1000 * MS);
+    rl_scenario_cancel_stream(&wa.s);
     rl_proc_sample a, b;
     int64_t t0 = 0;
-    if (watch_for(&w, CANCEL_SETTLE_MS) != RL_OK || rl_proc_group_sample(w.pgid, &a) != RL_OK ||
-        (t0 = rl_now_ns(), watch_for(&w, RL_FLOW_CANCEL_WINDOW_MS)) != RL_OK ||
-        rl_proc_group_sample(w.pgid, &b) != RL_OK) {
-        if (!rl_grade_crash_check(ctx, 1000, "after the cancel", out))
-            rl_grade_result(out, RL_ERROR, "cannot read the submission's processes from /proc");
+    if (watch_for(w, CANCEL_SETTLE_MS) != RL_OK || rl_proc_group_sample(w->pgid, &a) != RL_OK ||
+        (t0 = rl_now_ns(), watch_for(w, RL_FLOW_CANCEL_WINDOW_MS)) != RL_OK ||
+        rl_proc_group_sample(w->pgid, &b) != RL_OK) {
+        unreadable(ctx, "after the cancel", out);
         goto done;
     }
-    int64_t window_ms = (rl_now_ns() - t0) / MS;
-    int64_t cpu_ms = (b.cpu_ns - a.cpu_ns) / MS;
+    int64_t window_ms = (rl_now_ns() - t0) / RL_NS_PER_MS;
+    int64_t cpu_ms = (b.cpu_ns - a.cpu_ns) / RL_NS_PER_MS;
     if (!rl_flow_judge_cancel_cpu(cpu_ms, window_ms)) {
         rl_grade_result(out, RL_FAIL,
                         "the submission used %lld ms of CPU in the %lld ms starting %d ms after the cancel (allowed "
@@ -283,7 +283,8 @@ static int cancel(rl_grade_ctx *ctx, rl_scenario_result *out)
                         RL_FLOW_CANCEL_WINDOW_MS);
         goto done;
     }
-    rl_flow_judge_memory(w.base_rss, w.peak_rss, res.read, o.count, res.watched_ms, true, RL_FLOW_BUDGET_MIB, &c);
+    rl_flow_judge_memory(w->base_rss, w->peak_rss, res->read, wa.o.count, res->watched_ms, true, RL_FLOW_BUDGET_MIB,
+                         &c);
     if (!c.pass) {
         rl_grade_result(out, RL_FAIL,
                         "after the cancel RSS went on growing to %.1f MiB (%.1f MiB over the start, budget %.0f "
@@ -292,9 +293,9 @@ static int cancel(rl_grade_ctx *ctx, rl_scenario_result *out)
         goto done;
     }
     /* Keeps serving: a fresh small call on the same connection. */
-    int rc = rl_stream_open(&s2, ch, rl_grade_tag(ctx), 5, 1000, rl_now_ns() + 5000 * MS);
+    int rc = rl_stream_open(&s2, ch, rl_grade_tag(ctx), 5, 1000, rl_now_ns() + 5000 * RL_NS_PER_MS);
     if (rc == RL_OK)
-        rc = rl_flow_read_rest(&s2, rl_now_ns() + 6000 * MS, err, sizeof err);
+        rc = rl_flow_read_rest(&s2, rl_now_ns() + 6000 * RL_NS_PER_MS, err, sizeof err);
     else
         snprintf(err, sizeof err, "cannot start the call");
     if (rc != RL_OK) {
@@ -304,11 +305,10 @@ static int cancel(rl_grade_ctx *ctx, rl_scenario_result *out)
     rl_grade_result(out, RL_PASS,
                     "stalled after %llu chunk(s), RSS grew %.1f MiB; after the cancel the submission used %lld ms of "
                     "CPU in %lld ms, and a new Produce(5 x 1000) succeeded",
-                    (unsigned long long)res.read, c.growth_mib, (long long)cpu_ms, (long long)window_ms);
+                    (unsigned long long)res->read, c.growth_mib, (long long)cpu_ms, (long long)window_ms);
 done:
     rl_stream_fini(&s2);
-    rl_stream_fini(&s);
-    rl_memwatch_fini(&w);
+    unwatch(&wa);
     return 0;
 }
 
@@ -323,10 +323,10 @@ static int cancelled_produce(rl_grade_ctx *ctx, int i, const rl_proc_sample *sta
     int rc = rl_stream_open(&s, rl_grade_submission_channel(ctx), rl_grade_tag(ctx), LEAK_COUNT, LEAK_SIZE,
                             INT64_MAX);
     bool end = false, ran_away = false;
-    int64_t until = rl_now_ns() + 10000 * MS;
+    int64_t until = rl_now_ns() + 10000 * RL_NS_PER_MS;
     if (rc == RL_OK) {
         do {
-            int64_t step = rl_now_ns() + 50 * MS;
+            int64_t step = rl_now_ns() + 50 * RL_NS_PER_MS;
             rc = rl_stream_next(&s, step < until ? step : until, &end);
             rl_proc_sample now;
             if (rc == RL_ETIMEOUT && rl_proc_group_sample(rl_grade_submission_pgid(ctx), &now) == RL_OK &&
@@ -343,12 +343,11 @@ static int cancelled_produce(rl_grade_ctx *ctx, int i, const rl_proc_sample *sta
         } while (rc == RL_ETIMEOUT && !ran_away && rl_now_ns() < until);
     }
     if (ran_away) {
-        rl_grade_result(out, RL_FAIL, "%s", err);
         rl_stream_fini(&s);
-        return 1;
+        return rl_scenario_decide(out, RL_FAIL, "%s", err);
     }
     if (rc == RL_OK && end) {
-        rl_stream_wait_status(&s, rl_now_ns() + 1000 * MS);
+        rl_stream_wait_status(&s, rl_now_ns() + 1000 * RL_NS_PER_MS);
         snprintf(err, sizeof err, "the stream ended before its first chunk with %s", rl_status_name(s.status));
         rc = RL_EGRPC;
     } else if (rc == RL_ETIMEOUT) {
@@ -356,14 +355,13 @@ static int cancelled_produce(rl_grade_ctx *ctx, int i, const rl_proc_sample *sta
     } else if (rc != RL_OK) {
         snprintf(err, sizeof err, "%s", s.error[0] ? s.error : "the call failed");
     }
-    if (rc == RL_OK) {
-        rl_stream_cancel(&s);
-        rl_stream_wait_status(&s, rl_now_ns() + 1000 * MS);
-    } else {
-        failed(ctx, rc, &s, err, what, out);
-    }
+    int decided = 0;
+    if (rc == RL_OK)
+        rl_scenario_cancel_stream(&s);
+    else
+        decided = failed(ctx, rc, &s, err, what, out);
     rl_stream_fini(&s);
-    return rc == RL_OK ? 0 : 1;
+    return decided;
 }
 
 /* no-leak: cancelled Produce calls leave nothing behind (leak.h). */

@@ -17,6 +17,7 @@
 #include "rl_log.h"
 #include "rl_probe.h"
 #include "run.h"
+#include "scenario.h"
 
 #include <grpc/support/log.h>
 #include <limits.h>
@@ -126,11 +127,10 @@ static void call_baseline(grpc_channel *ch, const char *method, const ProtobufCM
                           live_call *out)
 {
     rl_probe_call c;
-    memset(&c, 0, sizeof c);
     out->status = GRPC_STATUS_UNKNOWN;
     out->details[0] = '\0';
-    if (rl_probe_call_start(&c, ch, method, req, rl_now_ns() + budget_ms * RL_NS_PER_MS) == RL_OK &&
-        rl_probe_call_wait(&c, rl_now_ns() + (budget_ms + 2000) * RL_NS_PER_MS) == RL_OK) {
+    /* No verdict from the call itself: the scenario judges its status. */
+    if (rl_scenario_call(&c, ch, method, req, rl_now_ns() + budget_ms * RL_NS_PER_MS, NULL) == 0) {
         out->status = c.status;
         rl_probe_call_details(&c, out->details, sizeof out->details);
     }
@@ -153,11 +153,13 @@ typedef struct live_env {
     int64_t real_ka;         /* config's client keepalive time, INT_MAX: off */
 } live_env;
 
+/* Sets up |env|. Returns 0, or RL_SCENARIO_DECIDED. End it with
+ * live_done either way. */
 static int live_open(rl_grade_ctx *ctx, live_env *env, rl_scenario_result *out)
 {
     memset(env, 0, sizeof *env);
     if (rl_config_open(ctx, "keepalive", &env->ce, out))
-        return -1;
+        return RL_SCENARIO_DECIDED;
     env->cfg = env->ce.cfg;
     /* rl_config_world made sure the world has an intermediary. */
     rl_chancfg_intermediary(env->cfg, &env->idle_ms, &env->kind);
@@ -180,10 +182,10 @@ static int live_open(rl_grade_ctx *ctx, live_env *env, rl_scenario_result *out)
     argv[na] = NULL;
     char err[256];
     if (rl_grade_restart_baseline(ctx, argv, err, sizeof err) != RL_OK)
-        return rl_grade_result(out, RL_ERROR, "cannot restart the baseline with the server args: %s", err) - 1;
+        return rl_scenario_decide(out, RL_ERROR, "cannot restart the baseline with the server args: %s", err);
     const char *baddr = rl_grade_baseline_addr(ctx);
     if (rl_intermediary_start(atoi(strrchr(baddr, ':') + 1), env->nat_ms, &env->im, err, sizeof err) != RL_OK)
-        return rl_grade_result(out, RL_ERROR, "%s", err) - 1;
+        return rl_scenario_decide(out, RL_ERROR, "%s", err);
 
     grpc_arg cargs[NCLIENT];
     size_t nc = 0;
@@ -204,6 +206,9 @@ static int live_open(rl_grade_ctx *ctx, live_env *env, rl_scenario_result *out)
     return 0;
 }
 
+/* Ends the live run (the channel, the NAT, the log hook), keeping what the
+ * verdict quotes; |st| (may be NULL) gets the NAT's figures. Safe to call
+ * again. */
 static void live_close(live_env *env, rl_intermediary_stats *st)
 {
     if (env->ch)
@@ -219,10 +224,14 @@ static void live_close(live_env *env, rl_intermediary_stats *st)
     /* env->ce stays for the verdict's wording; the scenario releases it. */
 }
 
-static void live_release(live_env *env)
+/* The end of a keepalive scenario: closes what is still open, releases
+ * the config, and returns 0. */
+static int live_done(live_env *env)
 {
+    live_close(env, NULL);
     rl_config_close(&env->ce);
     env->cfg = NULL;
+    return 0;
 }
 
 static void lookup(live_env *env, rl_grade_ctx *ctx, const char *suffix, uint32_t delay_ms, live_call *out)
@@ -282,87 +291,85 @@ static void why_dropped(const live_env *env, bool between_calls, char *buf, size
                  env->kind);
 }
 
+/* What every live scenario's verdict quotes once the run is over. */
+typedef struct live_result {
+    rl_intermediary_stats st; /* the NAT's figures */
+    char ka[32];              /* ka_text */
+    char note[256];           /* scale_note */
+} live_result;
+
+/* Ends the live run (live_close) and fills |r|. */
+static void live_end(live_env *env, live_result *r)
+{
+    live_close(env, &r->st);
+    ka_text(env, r->ka, sizeof r->ka);
+    scale_note(env, r->note, sizeof r->note);
+}
+
 static int idle(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
     live_env env;
-    if (live_open(ctx, &env, out)) {
-        live_close(&env, NULL);
-        live_release(&env);
-        return 0;
-    }
+    if (live_open(ctx, &env, out))
+        return live_done(&env);
     live_call first, second;
     lookup(&env, ctx, "before-idle", 0, &first);
     if (first.status == GRPC_STATUS_OK) {
         idle_for(env.ch, QUIET_MS);
         lookup(&env, ctx, "after-idle", 0, &second);
     }
-    rl_intermediary_stats st;
-    live_close(&env, &st);
-    char ka[32], note[256];
-    ka_text(&env, ka, sizeof ka);
-    scale_note(&env, note, sizeof note);
+    live_result r;
+    live_end(&env, &r);
     if (first.status != GRPC_STATUS_OK)
         rl_grade_result(out, RL_FAIL, "the first call failed %s (%s): the client args do not work at all%s",
-                        rl_status_name(first.status), first.details, note);
-    else if (second.status == GRPC_STATUS_OK && second.ms <= FAST_MS && st.dropped == 0)
+                        rl_status_name(first.status), first.details, r.note);
+    else if (second.status == GRPC_STATUS_OK && second.ms <= FAST_MS && r.st.dropped == 0)
         rl_grade_result(out, RL_PASS, "after %d ms with no call the next call took %lld ms; the NAT dropped nothing%s",
-                        QUIET_MS, (long long)second.ms, note);
+                        QUIET_MS, (long long)second.ms, r.note);
     else {
         char why[200];
         why_dropped(&env, true, why, sizeof why);
         rl_grade_result(out, RL_FAIL,
                         "client rule broke: after %d ms with no call, the NAT (idle %lld ms) dropped %d connection%s "
                         "and the next call %s after %lld ms: %s%s",
-                        QUIET_MS, (long long)env.nat_ms, st.dropped, st.dropped == 1 ? "" : "s",
+                        QUIET_MS, (long long)env.nat_ms, r.st.dropped, r.st.dropped == 1 ? "" : "s",
                         second.status == GRPC_STATUS_OK ? "succeeded only" : rl_status_name(second.status),
-                        (long long)second.ms, why, note);
+                        (long long)second.ms, why, r.note);
     }
-    live_release(&env);
-    return 0;
+    return live_done(&env);
 }
 
 static int quiet_call(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
     live_env env;
-    if (live_open(ctx, &env, out)) {
-        live_close(&env, NULL);
-        live_release(&env);
-        return 0;
-    }
+    if (live_open(ctx, &env, out))
+        return live_done(&env);
     live_call call;
     lookup(&env, ctx, "quiet", QUIET_MS, &call);
-    rl_intermediary_stats st;
-    live_close(&env, &st);
-    char ka[32], note[256];
-    ka_text(&env, ka, sizeof ka);
-    scale_note(&env, note, sizeof note);
-    if (call.status == GRPC_STATUS_OK && st.dropped == 0)
+    live_result r;
+    live_end(&env, &r);
+    if (call.status == GRPC_STATUS_OK && r.st.dropped == 0)
         rl_grade_result(out, RL_PASS, "a %d ms call that sent nothing succeeded; the NAT dropped nothing%s", QUIET_MS,
-                        note);
+                        r.note);
     else if (atomic_load(&too_many_pings))
         rl_grade_result(out, RL_FAIL, "server rule broke: the server answered the pings with GOAWAY too_many_pings "
-                                      "during a silent call (client keepalive %s)%s", ka, note);
+                                      "during a silent call (client keepalive %s)%s", r.ka, r.note);
     else {
         char why[200];
         why_dropped(&env, false, why, sizeof why);
         rl_grade_result(out, RL_FAIL,
                         "client rule broke: a %d ms call that sent nothing ended %s after %lld ms; the NAT (idle "
                         "%lld ms) dropped %d connection%s: %s%s",
-                        QUIET_MS, rl_status_name(call.status), (long long)call.ms, (long long)env.nat_ms, st.dropped,
-                        st.dropped == 1 ? "" : "s", why, note);
+                        QUIET_MS, rl_status_name(call.status), (long long)call.ms, (long long)env.nat_ms, r.st.dropped,
+                        r.st.dropped == 1 ? "" : "s", why, r.note);
     }
-    live_release(&env);
-    return 0;
+    return live_done(&env);
 }
 
 static int no_goaway(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
     live_env env;
-    if (live_open(ctx, &env, out)) {
-        live_close(&env, NULL);
-        live_release(&env);
-        return 0;
-    }
+    if (live_open(ctx, &env, out))
+        return live_done(&env);
     /* Calls and idle gaps, a third each, so pings go out both with a call
      * in flight and with none. */
     int64_t until = rl_now_ns() + GOAWAY_RUN_MS * RL_NS_PER_MS;
@@ -381,24 +388,20 @@ static int no_goaway(rl_grade_ctx *ctx, rl_scenario_result *out)
     rl_chancfg_effective_int(env.cfg, RL_CHANCFG_SERVER, "grpc.http2.min_ping_interval_without_data_ms", &min_ms,
                              NULL);
     rl_chancfg_effective_int(env.cfg, RL_CHANCFG_SERVER, "grpc.http2.max_ping_strikes", &strikes, NULL);
-    rl_intermediary_stats st;
-    live_close(&env, &st);
-    char ka[32], note[256];
-    ka_text(&env, ka, sizeof ka);
-    scale_note(&env, note, sizeof note);
+    live_result r;
+    live_end(&env, &r);
     if (atomic_load(&too_many_pings))
         rl_grade_result(out, RL_FAIL,
                         "server rule broke: GOAWAY too_many_pings within %d ms: the client pings every %s, the "
                         "server allows one every %lld ms (and between calls only if it permits pings without "
                         "calls) and strikes out after %lld%s",
-                        GOAWAY_RUN_MS, ka, (long long)min_ms, (long long)strikes, note);
+                        GOAWAY_RUN_MS, r.ka, (long long)min_ms, (long long)strikes, r.note);
     else if (failed)
-        rl_grade_result(out, RL_FAIL, "%d of %d calls failed, first %s%s", failed, calls, first_failure, note);
+        rl_grade_result(out, RL_FAIL, "%d of %d calls failed, first %s%s", failed, calls, first_failure, r.note);
     else
         rl_grade_result(out, RL_PASS, "%d calls and idle gaps over %d ms: no too_many_pings, %d connection%s%s",
-                        calls, GOAWAY_RUN_MS, st.connections, st.connections == 1 ? "" : "s", note);
-    live_release(&env);
-    return 0;
+                        calls, GOAWAY_RUN_MS, r.st.connections, r.st.connections == 1 ? "" : "s", r.note);
+    return live_done(&env);
 }
 
 static int check(rl_grade_ctx *ctx, rl_scenario_result *out)

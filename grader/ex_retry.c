@@ -15,6 +15,7 @@
 #include "rl_pb.h"
 #include "rl_probe.h"
 #include "run.h"
+#include "scenario.h"
 
 #include <grpc/grpc.h>
 #include <stdio.h>
@@ -29,7 +30,6 @@
 /* UNAVAILABLEs in a row before the baseline answers, when the world states
  * none (backend.unavailable_in_a_row). */
 #define DEFAULT_RUN 2
-#define OBSERVER_MS 2000
 
 /* What one scenario needs: the loaded config, and a channel to the baseline
  * carrying the config's service config exactly as written (unchecked, so
@@ -48,15 +48,14 @@ static int env_open(rl_grade_ctx *ctx, const char *rpc, retry_env *env, rl_scena
 {
     memset(env, 0, sizeof *env);
     if (rl_config_open(ctx, "retry", &env->ce, out))
-        return -1;
+        return RL_SCENARIO_DECIDED;
     env->cfg = env->ce.cfg;
     if (rl_chancfg_calls_deadline(env->cfg, &env->budget_ms) != RL_OK)
         env->budget_ms = DEFAULT_BUDGET_MS;
     char *sc = NULL;
     if (rl_chancfg_service_config(env->cfg, &sc) != RL_OK || !sc) {
         free(sc);
-        return rl_grade_result(out, RL_FAIL,
-                               "the config has no client.service_config, so no call is ever retried") - 1;
+        return rl_scenario_decide(out, RL_FAIL, "the config has no client.service_config, so no call is ever retried");
     }
     grpc_arg arg[2] = {{.type = GRPC_ARG_STRING, .key = (char *)GRPC_ARG_SERVICE_CONFIG, .value.string = sc}};
     grpc_channel_args args = {1, arg};
@@ -100,7 +99,8 @@ static void why_not_retried(const retry_env *env, const char *rpc, int code, cha
 }
 
 /* Calls Baseline/|rpc| with |tag| (Lookup with no delay, Work with no
- * steps) and collects the baseline's attempts for it. */
+ * steps) and collects the baseline's attempts for it. Returns 0, or
+ * RL_SCENARIO_DECIDED (ERROR). */
 static int call_attempts(rl_grade_ctx *ctx, retry_env *env, const char *rpc, const char *tag, rl_probe_call *c,
                          Relaylab__ObserveReply **obs, rl_scenario_result *out)
 {
@@ -110,30 +110,26 @@ static int call_attempts(rl_grade_ctx *ctx, retry_env *env, const char *rpc, con
     bool work = strcmp(rpc, "Work") == 0;
     char method[64];
     snprintf(method, sizeof method, "/relaylab.Baseline/%s", rpc);
-    memset(c, 0, sizeof *c);
-    if (rl_probe_call_start(c, env->ch, method, work ? &wreq.base : &lreq.base,
-                            rl_now_ns() + env->budget_ms * RL_NS_PER_MS) != RL_OK ||
-        rl_probe_call_wait(c, rl_now_ns() + (env->budget_ms + 2000) * RL_NS_PER_MS) != RL_OK)
-        return rl_grade_result(out, RL_ERROR, "the %s call did not complete", rpc) - 1;
+    if (rl_scenario_call(c, env->ch, method, work ? &wreq.base : &lreq.base,
+                         rl_now_ns() + env->budget_ms * RL_NS_PER_MS, out))
+        return RL_SCENARIO_DECIDED;
     /* An attempt still in flight at the deadline ends right after it. */
-    if (rl_observe(rl_grade_baseline_channel(ctx), tag, OBSERVER_MS, obs) != RL_OK)
-        return rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer") - 1;
-    return 0;
+    return rl_scenario_observe(ctx, tag, obs, out);
 }
 
 /* A lame channel (gRPC refused the service config) fails every call with
- * INVALID_ARGUMENT before anything reaches the baseline. */
-static bool lame(const rl_probe_call *c, const Relaylab__ObserveReply *obs, rl_scenario_result *out)
+ * INVALID_ARGUMENT before anything reaches the baseline: FAIL, and
+ * RL_SCENARIO_DECIDED; else 0. */
+static int lame(const rl_probe_call *c, const Relaylab__ObserveReply *obs, rl_scenario_result *out)
 {
     if (rl_observe_count(obs, NULL) > 0 || c->status != GRPC_STATUS_INVALID_ARGUMENT)
-        return false;
+        return 0;
     char details[256];
     rl_probe_call_details(c, details, sizeof details);
-    rl_grade_result(out, RL_FAIL,
-                    "gRPC refused the service config: every call fails INVALID_ARGUMENT (\"%s\") before it is "
-                    "sent; run bin/channel-config check for the reason",
-                    details);
-    return true;
+    return rl_scenario_decide(out, RL_FAIL,
+                              "gRPC refused the service config: every call fails INVALID_ARGUMENT (\"%s\") before "
+                              "it is sent; run bin/channel-config check for the reason",
+                              details);
 }
 
 /* Checks that attempt k carried grpc-previous-rpc-attempts k-1. */
@@ -145,41 +141,56 @@ static bool attempts_numbered(const Relaylab__ObserveReply *obs)
     return true;
 }
 
+/* Makes the baseline fail the first |fail_first| attempts of |rpc| with
+ * |code| (after the first message when |after_first_message|). Returns 0,
+ * or RL_SCENARIO_DECIDED (ERROR). */
+static int arm_fault(rl_grade_ctx *ctx, const char *rpc, uint32_t fail_first, int code, bool after_first_message,
+                     rl_scenario_result *out)
+{
+    if (rl_observer_set_fault(rl_grade_baseline_channel(ctx), rpc, fail_first, code, after_first_message,
+                              RL_SCENARIO_OBSERVER_MS) != RL_OK)
+        return rl_scenario_decide(out, RL_ERROR, "the baseline refused the fault injection");
+    return 0;
+}
+
 /* One faulted call and what the baseline saw of it. */
 typedef struct faulted {
     retry_env env;
     rl_probe_call c;
     Relaylab__ObserveReply *obs; /* the attempts, NULL until observed */
     size_t n;                    /* how many attempts of the method */
+    int fail_first;              /* attempts the baseline failed on purpose */
+    grpc_status_code code;       /* with this status */
 } faulted;
 
-/* Arms the fault, calls |rpc| once through the config's channel, and
- * collects the attempts. Returns 0, or -1 with |out| filled. Finish |f| with
- * faulted_close either way. */
-static int faulted_call(rl_grade_ctx *ctx, const char *rpc, uint32_t fail_first, int code, faulted *f,
-                        rl_scenario_result *out)
-{
-    memset(f, 0, sizeof *f);
-    if (env_open(ctx, rpc, &f->env, out))
-        return -1;
-    if (rl_observer_set_fault(rl_grade_baseline_channel(ctx), rpc, fail_first, code, false, OBSERVER_MS))
-        return rl_grade_result(out, RL_ERROR, "the baseline refused the fault injection") - 1;
-    if (call_attempts(ctx, &f->env, rpc, rl_grade_tag(ctx), &f->c, &f->obs, out))
-        return -1;
-    f->n = rl_observe_count(f->obs, rpc);
-    return lame(&f->c, f->obs, out) ? -1 : 0;
-}
+/* Writes the verdict on a faulted call that gRPC sent. */
+typedef void (*faulted_judge)(const faulted *f, rl_scenario_result *out);
 
-static void faulted_close(faulted *f)
+/* A scenario made of one call of |rpc| through the config's channel, the
+ * baseline failing its first |fail_first| attempts with |code|: |judge|
+ * decides from the attempts, unless a step before it already did. */
+static int faulted_scenario(rl_grade_ctx *ctx, const char *rpc, int fail_first, grpc_status_code code,
+                            faulted_judge judge, rl_scenario_result *out)
 {
-    if (f->obs)
-        relaylab__observe_reply__free_unpacked(f->obs, NULL);
-    rl_probe_call_fini(&f->c);
-    env_close(&f->env);
+    faulted f;
+    memset(&f, 0, sizeof f);
+    f.fail_first = fail_first;
+    f.code = code;
+    if (env_open(ctx, rpc, &f.env, out) || arm_fault(ctx, rpc, (uint32_t)fail_first, code, false, out) ||
+        call_attempts(ctx, &f.env, rpc, rl_grade_tag(ctx), &f.c, &f.obs, out))
+        goto done;
+    f.n = rl_observe_count(f.obs, rpc);
+    if (!lame(&f.c, f.obs, out))
+        judge(&f, out);
+done:
+    rl_scenario_done(&f.c, &f.obs);
+    env_close(&f.env);
+    return 0;
 }
 
 /* How many UNAVAILABLEs in a row the world's restarting backend sends. The
- * world is loaded again by faulted_call; this only needs the number first. */
+ * world is loaded again by faulted_scenario; this only needs the number
+ * first. */
 static int world_run(rl_grade_ctx *ctx)
 {
     rl_chancfg_world w;
@@ -193,32 +204,32 @@ static int world_run(rl_grade_ctx *ctx)
     return run;
 }
 
+/* UNAVAILABLE fail_first times, then OK: one attempt more, numbered. */
+static void judge_retried_to_ok(const faulted *f, rl_scenario_result *out)
+{
+    int run = f->fail_first;
+    size_t n = f->n;
+    char why[160];
+    why_not_retried(&f->env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
+    if (f->c.status == GRPC_STATUS_OK && n == (size_t)run + 1 && attempts_numbered(f->obs))
+        rl_grade_result(out, RL_PASS, "UNAVAILABLE %d time%s in a row, then OK: %d attempts, the client got OK "
+                        "in %lld ms", run, run == 1 ? "" : "s", run + 1,
+                        (long long)((f->c.end_ns - f->c.start_ns) / RL_NS_PER_MS));
+    else if (f->c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
+        rl_grade_result(out, RL_FAIL,
+                        "the retries did not finish within the caller's %lld ms deadline (%zu attempts seen): "
+                        "the backoff is too long for it",
+                        (long long)f->env.budget_ms, n);
+    else
+        rl_grade_result(out, RL_FAIL,
+                        "UNAVAILABLE %d time%s in a row (the world's restarting backend), then OK: the baseline "
+                        "saw %zu attempt%s and the client got %s; expected %d attempts and OK: %s",
+                        run, run == 1 ? "" : "s", n, n == 1 ? "" : "s", rl_status_name(f->c.status), run + 1, why);
+}
+
 static int unavailable_then_ok(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
-    faulted f;
-    int run = world_run(ctx);
-    if (faulted_call(ctx, "Lookup", (uint32_t)run, GRPC_STATUS_UNAVAILABLE, &f, out) == 0) {
-        size_t n = f.n;
-        char why[160];
-        why_not_retried(&f.env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
-        if (f.c.status == GRPC_STATUS_OK && n == (size_t)run + 1 && attempts_numbered(f.obs))
-            rl_grade_result(out, RL_PASS, "UNAVAILABLE %d time%s in a row, then OK: %d attempts, the client got OK "
-                            "in %lld ms", run, run == 1 ? "" : "s", run + 1,
-                            (long long)((f.c.end_ns - f.c.start_ns) / RL_NS_PER_MS));
-        else if (f.c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
-            rl_grade_result(out, RL_FAIL,
-                            "the retries did not finish within the caller's %lld ms deadline (%zu attempts seen): "
-                            "the backoff is too long for it",
-                            (long long)f.env.budget_ms, n);
-        else
-            rl_grade_result(out, RL_FAIL,
-                            "UNAVAILABLE %d time%s in a row (the world's restarting backend), then OK: the baseline "
-                            "saw %zu attempt%s and the client got %s; expected %d attempts and OK: %s",
-                            run, run == 1 ? "" : "s", n, n == 1 ? "" : "s", rl_status_name(f.c.status), run + 1,
-                            why);
-    }
-    faulted_close(&f);
-    return 0;
+    return faulted_scenario(ctx, "Lookup", world_run(ctx), GRPC_STATUS_UNAVAILABLE, judge_retried_to_ok, out);
 }
 
 /* Codes that are answers, not blips: the same request gets them again. */
@@ -246,55 +257,57 @@ static grpc_status_code answer_to_inject(rl_grade_ctx *ctx)
     return code;
 }
 
+/* An answer code once: one attempt, and the code reaches the caller. */
+static void judge_answer_not_retried(const faulted *f, rl_scenario_result *out)
+{
+    const char *name = rl_status_name(f->code);
+    size_t n = f->n;
+    if (n == 1 && f->c.status == f->code)
+        rl_grade_result(out, RL_PASS, "%s: 1 attempt, not retried", name);
+    else if (n == 1)
+        rl_grade_result(out, RL_FAIL, "%s: 1 attempt, but the client got %s", name, rl_status_name(f->c.status));
+    else
+        rl_grade_result(out, RL_FAIL,
+                        "%s was tried %zu times: a request the server rejects fails the same way every time; "
+                        "keep such codes out of retryableStatusCodes",
+                        name, n);
+}
+
 static int non_retryable(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
-    faulted f;
-    grpc_status_code code = answer_to_inject(ctx);
-    const char *name = rl_status_name(code);
-    if (faulted_call(ctx, "Lookup", 1, code, &f, out) == 0) {
-        size_t n = f.n;
-        if (n == 1 && f.c.status == code)
-            rl_grade_result(out, RL_PASS, "%s: 1 attempt, not retried", name);
-        else if (n == 1)
-            rl_grade_result(out, RL_FAIL, "%s: 1 attempt, but the client got %s", name, rl_status_name(f.c.status));
-        else
-            rl_grade_result(out, RL_FAIL,
-                            "%s was tried %zu times: a request the server rejects fails the same way every time; "
-                            "keep such codes out of retryableStatusCodes",
-                            name, n);
+    return faulted_scenario(ctx, "Lookup", 1, answer_to_inject(ctx), judge_answer_not_retried, out);
+}
+
+/* UNAVAILABLE every time: maxAttempts attempts (1 without a policy for
+ * it), then UNAVAILABLE within the caller's deadline. */
+static void judge_gives_up(const faulted *f, rl_scenario_result *out)
+{
+    size_t n = f->n;
+    bool retries = f->env.has_method && f->env.method.has_retry &&
+                   (f->env.method.retryable_codes & (1u << GRPC_STATUS_UNAVAILABLE));
+    size_t want = retries ? (size_t)f->env.method.max_attempts : 1;
+    if (f->c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
+        rl_grade_result(out, RL_FAIL,
+                        "a persistent UNAVAILABLE: %zu attempts did not finish within the caller's %lld ms "
+                        "deadline: the backoff is too long for it",
+                        n, (long long)f->env.budget_ms);
+    else if (n == want && f->c.status == GRPC_STATUS_UNAVAILABLE)
+        rl_grade_result(out, RL_PASS, "a persistent UNAVAILABLE: %zu attempts (maxAttempts %d%s), then UNAVAILABLE",
+                        n, retries ? f->env.method.max_attempts : 1, retries ? ", at most 5" : "");
+    else {
+        char why[160];
+        why_not_retried(&f->env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
+        rl_grade_result(out, RL_FAIL,
+                        "a persistent UNAVAILABLE: the baseline saw %zu attempt%s, expected %zu; the client got "
+                        "%s%s%s",
+                        n, n == 1 ? "" : "s", want, rl_status_name(f->c.status), n < want ? ": " : "",
+                        n < want ? why : "");
     }
-    faulted_close(&f);
-    return 0;
 }
 
 static int persistent(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
-    faulted f;
-    if (faulted_call(ctx, "Lookup", 100, GRPC_STATUS_UNAVAILABLE, &f, out) == 0) {
-        size_t n = f.n;
-        bool retries = f.env.has_method && f.env.method.has_retry &&
-                       (f.env.method.retryable_codes & (1u << GRPC_STATUS_UNAVAILABLE));
-        size_t want = retries ? (size_t)f.env.method.max_attempts : 1;
-        if (f.c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
-            rl_grade_result(out, RL_FAIL,
-                            "a persistent UNAVAILABLE: %zu attempts did not finish within the caller's %lld ms "
-                            "deadline: the backoff is too long for it",
-                            n, (long long)f.env.budget_ms);
-        else if (n == want && f.c.status == GRPC_STATUS_UNAVAILABLE)
-            rl_grade_result(out, RL_PASS, "a persistent UNAVAILABLE: %zu attempts (maxAttempts %d%s), then UNAVAILABLE",
-                            n, retries ? f.env.method.max_attempts : 1, retries ? ", at most 5" : "");
-        else {
-            char why[160];
-            why_not_retried(&f.env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
-            rl_grade_result(out, RL_FAIL,
-                            "a persistent UNAVAILABLE: the baseline saw %zu attempt%s, expected %zu; the client got "
-                            "%s%s%s",
-                            n, n == 1 ? "" : "s", want, rl_status_name(f.c.status), n < want ? ": " : "",
-                            n < want ? why : "");
-        }
-    }
-    faulted_close(&f);
-    return 0;
+    return faulted_scenario(ctx, "Lookup", 100, GRPC_STATUS_UNAVAILABLE, judge_gives_up, out);
 }
 
 /* A server-streaming Fetch read to its end on a private queue. The batch
@@ -385,22 +398,13 @@ static void fetch_all(grpc_channel *ch, const char *tag, uint32_t count, int64_t
 static int committed_stream(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
     retry_env env;
-    if (env_open(ctx, "Fetch", &env, out)) {
-        env_close(&env);
-        return 0;
-    }
-    if (rl_observer_set_fault(rl_grade_baseline_channel(ctx), "Fetch", 1, GRPC_STATUS_UNAVAILABLE, true,
-                              OBSERVER_MS)) {
-        env_close(&env);
-        return rl_grade_result(out, RL_ERROR, "the baseline refused the fault injection");
-    }
-    fetch_result res;
-    fetch_all(env.ch, rl_grade_tag(ctx), 3, env.budget_ms, &res);
     Relaylab__ObserveReply *obs = NULL;
-    if (rl_observe(rl_grade_baseline_channel(ctx), rl_grade_tag(ctx), OBSERVER_MS, &obs) != RL_OK) {
-        env_close(&env);
-        return rl_grade_result(out, RL_ERROR, "the baseline's observer did not answer");
-    }
+    fetch_result res;
+    if (env_open(ctx, "Fetch", &env, out) || arm_fault(ctx, "Fetch", 1, GRPC_STATUS_UNAVAILABLE, true, out))
+        goto done;
+    fetch_all(env.ch, rl_grade_tag(ctx), 3, env.budget_ms, &res);
+    if (rl_scenario_observe(ctx, rl_grade_tag(ctx), &obs, out))
+        goto done;
     size_t n = rl_observe_count(obs, "Fetch");
     if (n == 0 && res.status == GRPC_STATUS_INVALID_ARGUMENT)
         rl_grade_result(out, RL_FAIL, "gRPC refused the service config: the Fetch call failed INVALID_ARGUMENT "
@@ -413,26 +417,27 @@ static int committed_stream(rl_grade_ctx *ctx, rl_scenario_result *out)
                         "a stream that failed after its first message: %zu attempts, %d messages (%d repeated), "
                         "status %s; a committed call must not be retried",
                         n, res.messages, res.duplicates, rl_status_name(res.status));
-    relaylab__observe_reply__free_unpacked(obs, NULL);
+done:
+    rl_scenario_free_obs(&obs);
     env_close(&env);
     return 0;
 }
 
+/* Work failed once: never retried, whatever the policy says of the code. */
+static void judge_work_once(const faulted *f, rl_scenario_result *out)
+{
+    if (f->n == 1 && f->c.status == GRPC_STATUS_UNAVAILABLE)
+        rl_grade_result(out, RL_PASS, "Work failed UNAVAILABLE once: 1 attempt, the failure reached the caller");
+    else
+        rl_grade_result(out, RL_FAIL,
+                        "Work was tried %zu times (client got %s): Work has effects and must run at most once; "
+                        "give the retryPolicy to Lookup only",
+                        f->n, rl_status_name(f->c.status));
+}
+
 static int work_once(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
-    faulted f;
-    if (faulted_call(ctx, "Work", 1, GRPC_STATUS_UNAVAILABLE, &f, out) == 0) {
-        size_t n = f.n;
-        if (n == 1 && f.c.status == GRPC_STATUS_UNAVAILABLE)
-            rl_grade_result(out, RL_PASS, "Work failed UNAVAILABLE once: 1 attempt, the failure reached the caller");
-        else
-            rl_grade_result(out, RL_FAIL,
-                            "Work was tried %zu times (client got %s): Work has effects and must run at most once; "
-                            "give the retryPolicy to Lookup only",
-                            n, rl_status_name(f.c.status));
-    }
-    faulted_close(&f);
-    return 0;
+    return faulted_scenario(ctx, "Work", 1, GRPC_STATUS_UNAVAILABLE, judge_work_once, out);
 }
 
 static int check(rl_grade_ctx *ctx, rl_scenario_result *out)

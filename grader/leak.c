@@ -4,19 +4,12 @@
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "run.h"
+#include "scenario.h"
 
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #define MIB (1024.0 * 1024.0)
-
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
 
 static int count_tolerance(int calls)
 {
@@ -121,7 +114,7 @@ int rl_leak_settle(pid_t pgid, const rl_proc_sample *start, const rl_proc_sample
             return rc;
         if (settled(before, after, calls) || rl_leak_runaway(start, after) || rl_now_ns() >= until_ns)
             return RL_OK;
-        sleep_ms(50);
+        rl_sleep_ms(50, NULL);
     }
 }
 
@@ -131,7 +124,7 @@ static int steady(pid_t pgid, int64_t until_ns, rl_proc_sample *out)
 {
     int rc = rl_proc_group_sample(pgid, out);
     while (rc == RL_OK && rl_now_ns() < until_ns) {
-        sleep_ms(100);
+        rl_sleep_ms(100, NULL);
         rl_proc_sample again;
         if ((rc = rl_proc_group_sample(pgid, &again)) != RL_OK)
             break;
@@ -143,58 +136,67 @@ static int steady(pid_t pgid, int64_t until_ns, rl_proc_sample *out)
     return rc;
 }
 
+/* The group could not be sampled: CRASH when the submission died (a group
+ * gone from /proc is a sign of death), else ERROR. Returns
+ * RL_SCENARIO_DECIDED. */
+static int gone(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    if (rl_scenario_crash_check(ctx, true, "during the cancelled calls", out))
+        return RL_SCENARIO_DECIDED;
+    return rl_scenario_decide(out, RL_ERROR, "cannot read the submission's processes from /proc");
+}
+
 /* Runs calls |from| to |to| (exclusive), checking after each that the group
- * has not run away from |start|. Returns 0, or 1 with |out| filled. */
+ * has not run away from |start|. Returns 0, or RL_SCENARIO_DECIDED. */
 static int run_calls(rl_grade_ctx *ctx, rl_leak_call_fn call, int from, int to, const rl_proc_sample *start,
                      const char *calls_what, rl_scenario_result *out)
 {
     for (int i = from; i < to; i++) {
-        if (call(ctx, i, start, out) != 0)
-            return 1;
+        if (call(ctx, i, start, out))
+            return RL_SCENARIO_DECIDED;
         rl_proc_sample now;
         if (rl_proc_group_sample(rl_grade_submission_pgid(ctx), &now) != RL_OK)
-            return -1;
+            return gone(ctx, out);
         if (rl_leak_runaway(start, &now)) {
             char fb[400];
             rl_leak_runaway_feedback(start, &now, i + 1, calls_what, fb, sizeof fb);
-            rl_grade_result(out, RL_FAIL, "%s", fb);
-            return 1;
+            return rl_scenario_decide(out, RL_FAIL, "%s", fb);
         }
     }
     return 0;
 }
 
-int rl_leak_scenario(rl_grade_ctx *ctx, rl_leak_call_fn call, const char *calls_what, rl_scenario_result *out)
+/* The whole no-leak scenario; always decides, so it returns
+ * RL_SCENARIO_DECIDED. */
+static int judge_batch(rl_grade_ctx *ctx, rl_leak_call_fn call, const char *calls_what, rl_scenario_result *out)
 {
     pid_t pgid = rl_grade_submission_pgid(ctx);
     const int total = RL_LEAK_WARMUP_CALLS + RL_LEAK_CALLS;
     rl_proc_sample start, before, after;
     char fb[480];
-    int rc;
     if (rl_proc_group_sample(pgid, &start) != RL_OK)
-        goto gone;
-    if ((rc = run_calls(ctx, call, 0, RL_LEAK_WARMUP_CALLS, &start, calls_what, out)) != 0)
-        goto ended;
+        return gone(ctx, out);
+    if (run_calls(ctx, call, 0, RL_LEAK_WARMUP_CALLS, &start, calls_what, out))
+        return RL_SCENARIO_DECIDED;
     if (steady(pgid, rl_now_ns() + RL_LEAK_SETTLE_MS * RL_NS_PER_MS, &before) != RL_OK)
-        goto gone;
-    if ((rc = run_calls(ctx, call, RL_LEAK_WARMUP_CALLS, total, &start, calls_what, out)) != 0)
-        goto ended;
+        return gone(ctx, out);
+    if (run_calls(ctx, call, RL_LEAK_WARMUP_CALLS, total, &start, calls_what, out))
+        return RL_SCENARIO_DECIDED;
     if (rl_leak_settle(pgid, &start, &before, RL_LEAK_CALLS, rl_now_ns() + RL_LEAK_SETTLE_MS * RL_NS_PER_MS,
                        &after) != RL_OK)
-        goto gone;
+        return gone(ctx, out);
     if (rl_leak_runaway(&start, &after)) {
         rl_leak_runaway_feedback(&start, &after, total, calls_what, fb, sizeof fb);
-        return rl_grade_result(out, RL_FAIL, "%s", fb);
+        return rl_scenario_decide(out, RL_FAIL, "%s", fb);
     }
     rl_leak_check lc;
     rl_leak_judge(&before, &after, RL_LEAK_CALLS, &lc);
     rl_leak_feedback(&lc, calls_what, fb, sizeof fb);
-    return rl_grade_result(out, lc.pass ? RL_PASS : RL_FAIL, "%s", fb);
-ended:
-    if (rc > 0)
-        return 0;
-gone:
-    if (!rl_grade_crash_check(ctx, 1000, "during the cancelled calls", out))
-        rl_grade_result(out, RL_ERROR, "cannot read the submission's processes from /proc");
+    return rl_scenario_decide(out, lc.pass ? RL_PASS : RL_FAIL, "%s", fb);
+}
+
+int rl_leak_scenario(rl_grade_ctx *ctx, rl_leak_call_fn call, const char *calls_what, rl_scenario_result *out)
+{
+    judge_batch(ctx, call, calls_what, out);
     return 0;
 }

@@ -80,8 +80,8 @@ int rl_leak_settle(pid_t pgid, const rl_proc_sample *start, const rl_proc_sample
  * against it meanwhile, so a producer that makes a whole response before
  * sending any of it fails at the same point on any machine instead of
  * dying of the data limit at a moment that depends on its speed. Returns
- * 0, or 1 with |out| filled with the verdict (the call could not be made,
- * or the group ran away: FAIL, TIMEOUT, CRASH, ERROR). */
+ * 0, or RL_SCENARIO_DECIDED with the verdict in |out| (the call could not
+ * be made, or the group ran away: FAIL, TIMEOUT, CRASH, ERROR). */
 typedef int (*rl_leak_call_fn)(rl_grade_ctx *ctx, int i, const rl_proc_sample *start, rl_scenario_result *out);
 
 /* The no-leak scenario both exercises run: RL_LEAK_WARMUP_CALLS calls,

@@ -7,7 +7,7 @@
 #include <string.h>
 
 int rl_process_start(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_delay_ms, uint32_t steps,
-                     uint32_t step_ms, int64_t deadline_ns)
+                     uint32_t step_ms, int64_t deadline_ns, rl_scenario_result *res)
 {
     Relaylab__ProcessRequest req = RELAYLAB__PROCESS_REQUEST__INIT;
     req.tag = (char *)tag;
@@ -15,8 +15,10 @@ int rl_process_start(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, uint3
     req.steps = steps;
     req.step_ms = step_ms;
     rl_grade_note_tag(ctx, tag);
-    return rl_probe_call_start(c, rl_grade_submission_channel(ctx), "/relaylab.Relay/Process", &req.base,
-                               deadline_ns);
+    if (rl_probe_call_start(c, rl_grade_submission_channel(ctx), "/relaylab.Relay/Process", &req.base,
+                            deadline_ns) != RL_OK)
+        return rl_scenario_decide(res, RL_ERROR, "cannot start the Process call");
+    return 0;
 }
 
 /* Drops from |r| the records that belong to another call of the grader's. */
@@ -58,12 +60,10 @@ int rl_process_observe_until(rl_grade_ctx *ctx, const char *tag, rl_observe_pred
 
 int rl_process_observe(rl_grade_ctx *ctx, const char *tag, Relaylab__ObserveReply **out, rl_scenario_result *res)
 {
-    int rc = rl_observe(rl_grade_baseline_channel(ctx), "", 3000, out);
-    if (rc == RL_OK)
-        keep_records_of(ctx, tag, *out);
-    if (rc != RL_OK)
-        rl_grade_result(res, RL_ERROR, "the baseline's observer did not answer (%s)", rl_strerror(rc));
-    return rc;
+    if (rl_scenario_observe(ctx, "", out, res))
+        return RL_SCENARIO_DECIDED;
+    keep_records_of(ctx, tag, *out);
+    return 0;
 }
 
 void rl_process_status_text(const rl_probe_call *c, char *buf, size_t len)

@@ -7,26 +7,29 @@
 #include "exercise.h"
 #include "rl_probe.h"
 #include "run.h"
+#include "scenario.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* Starts Process{tag, lookup_delay_ms, steps, step_ms} on the submission
- * (noting |tag| as the grader's, rl_grade_note_tag) with absolute deadline |deadline_ns| (RL_NO_DEADLINE: none). |c| must be
- * finished with rl_probe_call_fini whatever this returns. Returns 0 or
- * RL_EGRPC. */
+ * (noting |tag| as the grader's, rl_grade_note_tag) with absolute deadline
+ * |deadline_ns| (RL_NO_DEADLINE: none). |c| must be finished with
+ * rl_probe_call_fini whatever this returns. Returns 0, or
+ * RL_SCENARIO_DECIDED with ERROR "cannot start the Process call" in |res|. */
 int rl_process_start(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_delay_ms, uint32_t steps,
-                     uint32_t step_ms, int64_t deadline_ns);
+                     uint32_t step_ms, int64_t deadline_ns, rl_scenario_result *res);
 
 /* Observes what the call tagged |tag| caused on the baseline: every record
  * of the run whose tag is |tag| or one the grader never sent (a submission
  * choosing the tags of its downstream calls cannot hide them), without the
- * records of the grader's other calls. Returns 0 with *out, or fills |res|
- * with ERROR and returns the RL_E code. */
+ * records of the grader's other calls. Returns 0 with *out, or
+ * RL_SCENARIO_DECIDED with the observer's ERROR in |res| (scenario.h). */
 int rl_process_observe(rl_grade_ctx *ctx, const char *tag, Relaylab__ObserveReply **out, rl_scenario_result *res);
 
-/* rl_observe_until on the same records as rl_process_observe. */
+/* rl_observe_until on the same records as rl_process_observe; judge its
+ * result with rl_scenario_observed. */
 int rl_process_observe_until(rl_grade_ctx *ctx, const char *tag, rl_observe_pred pred, void *user, int64_t until_ns,
                              int64_t poll_ms, Relaylab__ObserveReply **out);
 

@@ -110,13 +110,6 @@ struct rl_grade_ctx {
 
 /* ---- small helpers ---- */
 
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR && !interrupted)
-        ;
-}
-
 /* Ends |fb| (of |size| bytes) with RL_FEEDBACK_CUT when |needed| bytes of
  * text did not fit. */
 static void mark_cut(char *fb, size_t size, size_t needed)
@@ -604,7 +597,7 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
                 break;
             }
         }
-        sleep_ms(20);
+        rl_sleep_ms(20, &interrupted);
     }
     /* Whatever accepted must be the submission's: another program's server
      * on this port would be graded in its place. */
@@ -804,7 +797,7 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
         int brc = start_baseline(ctx, "127.0.0.1:0", NULL, err, sizeof err);
         if (brc != RL_OK && !interrupted) {
             stop_baseline(ctx);
-            sleep_ms(500);
+            rl_sleep_ms(500, &interrupted);
             brc = start_baseline(ctx, "127.0.0.1:0", NULL, err, sizeof err);
         }
         if (brc != RL_OK) {

@@ -3,6 +3,7 @@
 
 #include "rl_err.h"
 
+#include <errno.h>
 #include <time.h>
 
 int64_t rl_now_ns(void)
@@ -10,6 +11,15 @@ int64_t rl_now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * RL_NS_PER_SEC + ts.tv_nsec;
+}
+
+void rl_sleep_ms(int64_t ms, const volatile sig_atomic_t *stop)
+{
+    if (ms <= 0)
+        return;
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR && !(stop && *stop))
+        ;
 }
 
 bool rl_deadline_is_infinite(gpr_timespec d)

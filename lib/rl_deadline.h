@@ -7,6 +7,7 @@
 #define RL_DEADLINE_H
 
 #include <grpc/support/time.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -15,6 +16,12 @@
 
 /* The current CLOCK_MONOTONIC instant in nanoseconds. */
 int64_t rl_now_ns(void);
+
+/* Sleeps |ms| milliseconds (none when |ms| <= 0), going back to sleep for
+ * the rest after a signal handler ran, unless |*stop| (may be NULL) became
+ * non-zero meanwhile: a handler that asks the program to stop is obeyed at
+ * once instead of after the sleep. */
+void rl_sleep_ms(int64_t ms, const volatile sig_atomic_t *stop);
 
 /* True when |d| is gRPC's "no deadline" (infinite future on any clock). */
 bool rl_deadline_is_infinite(gpr_timespec d);

@@ -53,13 +53,6 @@ void rl_proc_signal_all(int sig)
     }
 }
 
-static void sleep_ms(int64_t ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-        ;
-}
-
 /* ---- capture ---- */
 
 void rl_capture_add(rl_capture *cap, const char *data, size_t n)
@@ -408,7 +401,7 @@ bool rl_proc_wait_exit(rl_proc *p, int64_t timeout_ms)
             return true;
         if (rl_now_ns() >= until)
             return false;
-        sleep_ms(2);
+        rl_sleep_ms(2, NULL);
     }
 }
 
@@ -560,7 +553,7 @@ int rl_proc_wait_line(rl_proc *p, const char *needle, int64_t timeout_ms, char *
         pthread_mutex_unlock(&p->mu);
         if (!rl_proc_alive(p)) {
             /* Let the reader collect the last bytes; search once more. */
-            sleep_ms(20);
+            rl_sleep_ms(20, NULL);
             leader_gone = true;
         }
         pthread_mutex_lock(&p->mu);
@@ -823,7 +816,7 @@ int rl_proc_reap_orphans(const pid_t *keep, size_t nkeep, int64_t timeout_ms)
                 pid_t r = waitpid(kids[i], NULL, WNOHANG);
                 if (r == kids[i] || (r < 0 && errno == ECHILD))
                     break;
-                sleep_ms(1);
+                rl_sleep_ms(1, NULL);
             }
         }
     }

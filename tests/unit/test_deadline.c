@@ -1,6 +1,7 @@
 /* Unit tests for rl_deadline: "no deadline" stays distinct from every finite
- * one, remaining time rounds down and never goes negative, and the wire
- * rounding steps match gRPC's grpc-timeout encoding. */
+ * one, remaining time rounds down and never goes negative, the wire
+ * rounding steps match gRPC's grpc-timeout encoding, and a sleep outlasts
+ * signals unless one asks it to stop. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,10 @@
 
 #include "rl_deadline.h"
 #include "rl_err.h"
+
+#include <signal.h>
+#include <string.h>
+#include <sys/time.h>
 
 static void infinite_deadline_has_no_remaining_time(void **state)
 {
@@ -76,6 +81,63 @@ static void wire_rounding_steps(void **state)
     assert_int_equal(rl_wire_rounding_ms(100000), 1000);
 }
 
+static volatile sig_atomic_t alarms;
+static volatile sig_atomic_t stop;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    alarms++;
+    stop = 1;
+}
+
+/* SIGALRM every |every_ms| (0: off), without SA_RESTART, so each one
+ * interrupts nanosleep. */
+static void alarm_every(int64_t every_ms)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = every_ms ? on_alarm : SIG_DFL;
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval it = {{0, (long)every_ms * 1000}, {0, (long)every_ms * 1000}};
+    setitimer(ITIMER_REAL, &it, NULL);
+}
+
+static void sleep_outlasts_signals(void **state)
+{
+    (void)state;
+    alarms = 0;
+    alarm_every(10);
+    int64_t t0 = rl_now_ns();
+    rl_sleep_ms(100, NULL);
+    int64_t slept = rl_now_ns() - t0;
+    alarm_every(0);
+    assert_true(alarms > 0);
+    assert_true(slept >= 100 * RL_NS_PER_MS);
+}
+
+static void sleep_ends_when_asked_to_stop(void **state)
+{
+    (void)state;
+    stop = 0;
+    alarm_every(20);
+    int64_t t0 = rl_now_ns();
+    rl_sleep_ms(60000, &stop);
+    int64_t slept = rl_now_ns() - t0;
+    alarm_every(0);
+    assert_true(stop);
+    assert_true(slept < 30000 * RL_NS_PER_MS); /* far less than asked */
+}
+
+static void sleep_of_nothing_returns(void **state)
+{
+    (void)state;
+    int64_t t0 = rl_now_ns();
+    rl_sleep_ms(0, NULL);
+    rl_sleep_ms(-5, NULL);
+    assert_true(rl_now_ns() - t0 < 1000 * RL_NS_PER_MS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -85,6 +147,9 @@ int main(void)
         cmocka_unit_test(ns_round_trip),
         cmocka_unit_test(deadline_after_is_on_the_monotonic_clock),
         cmocka_unit_test(wire_rounding_steps),
+        cmocka_unit_test(sleep_outlasts_signals),
+        cmocka_unit_test(sleep_ends_when_asked_to_stop),
+        cmocka_unit_test(sleep_of_nothing_returns),
     };
     return cmocka_run_group_tests_name("rl_deadline", tests, NULL, NULL);
 }
