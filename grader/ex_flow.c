@@ -27,6 +27,8 @@
 /* Stop watching past this growth: the verdict is clear and the machine is
  * shared (the driver's RLIMIT_DATA is 1 GiB). */
 #define GIVE_UP_BYTES (UINT64_C(512) << 20)
+/* How long an undecided watch may go on (stall_opts). */
+#define UNDECIDED_MAX_MS 30000
 /* Reading 187.5 MiB from a Python producer takes under 2 s here. */
 #define RESUME_MS 30000
 /* The slow reader takes a chunk every 5 ms (12.5 MiB/s) for 2-3 s. */
@@ -135,12 +137,23 @@ static void unwatch(watched *wa)
     rl_memwatch_fini(&wa->w);
 }
 
-static void stall_opts(rl_flow_stall_opts *o)
+/* The watch for a memory budget of |budget_mib|. A producer that respects
+ * the window goes flat well under its budget; one that does not grows
+ * past it -- given the CPU to make chunks. On a machine so loaded that an
+ * unbounded producer had made only 80 MiB of queue in slow-reader's 3 s
+ * (seen once, load average 21 on 2 cores), a fixed watch passed it. So a
+ * watch that ends with the RSS still moving, past half the budget but not
+ * past the budget, is not judged yet: it goes on until the RSS is flat or
+ * past the budget (at most 30 s). */
+static void stall_opts(rl_flow_stall_opts *o, double budget_mib)
 {
     rl_flow_stall_defaults(o);
     o->count = STALL_COUNT;
     o->size = STALL_SIZE;
     o->give_up_growth = GIVE_UP_BYTES;
+    o->undecided_lo = (uint64_t)(budget_mib / 2 * RL_MIB);
+    o->undecided_hi = (uint64_t)(budget_mib * RL_MIB);
+    o->undecided_max_ms = UNDECIDED_MAX_MS;
 }
 
 /* Runs the watch |wa->o| describes and judges the group's RSS growth
@@ -171,7 +184,7 @@ done:
 static int stall(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
     watched wa;
-    stall_opts(&wa.o);
+    stall_opts(&wa.o, RL_FLOW_BUDGET_MIB);
     return memory_scenario(ctx, &wa, RL_FLOW_BUDGET_MIB, out);
 }
 
@@ -179,7 +192,7 @@ static int stall(rl_grade_ctx *ctx, rl_scenario_result *out)
 static int resume(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
     watched wa;
-    stall_opts(&wa.o);
+    stall_opts(&wa.o, RL_FLOW_BUDGET_MIB);
     if (watch(ctx, &wa, out))
         goto done;
     char err[400];
@@ -205,7 +218,7 @@ done:
 static int slow_reader(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
     watched wa;
-    stall_opts(&wa.o);
+    stall_opts(&wa.o, RL_FLOW_SLOW_BUDGET_MIB);
     wa.o.read_every_ms = SLOW_EVERY_MS;
     wa.o.min_ms = 2000;
     wa.o.max_ms = 3000;
@@ -241,7 +254,7 @@ static int cancel(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
     grpc_channel *ch = rl_grade_submission_channel(ctx);
     watched wa;
-    stall_opts(&wa.o);
+    stall_opts(&wa.o, RL_FLOW_BUDGET_MIB);
     wa.o.count = CANCEL_COUNT;
     wa.o.size = CANCEL_SIZE;
     rl_memwatch *w = &wa.w;

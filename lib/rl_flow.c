@@ -165,8 +165,13 @@ int rl_flow_stall(grpc_channel *ch, const char *tag, const rl_flow_stall_opts *o
     for (;;) {
         int64_t now = rl_now_ns();
         int64_t watched = now - t0;
-        if (watched >= o->max_ms * RL_NS_PER_MS)
-            break;
+        if (watched >= o->max_ms * RL_NS_PER_MS) {
+            uint64_t g = rl_memwatch_growth(w);
+            bool undecided = o->undecided_hi && g > o->undecided_lo && g <= o->undecided_hi &&
+                             watched < o->undecided_max_ms * RL_NS_PER_MS;
+            if (!undecided)
+                break;
+        }
         if (watched >= o->min_ms * RL_NS_PER_MS && rl_memwatch_flat_ns(w) >= o->flat_ms * RL_NS_PER_MS) {
             out->settled = true;
             break;

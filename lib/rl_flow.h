@@ -68,7 +68,13 @@ typedef struct rl_flow_stall_opts {
     int64_t period_ms;      /* sampling period */
     int64_t min_ms;         /* never judge before this long */
     int64_t flat_ms;        /* stop once flat this long (after min_ms) */
-    int64_t max_ms;         /* stop at this bound whatever happens */
+    int64_t max_ms;         /* stop at this bound, unless undecided (below) */
+    uint64_t undecided_lo, undecided_hi; /* at max_ms, an RSS still moving
+                             * whose growth is in (lo, hi] is undecided: a
+                             * starved producer may be slow to show what it
+                             * does, so the watch goes on while it stays so,
+                             * up to |undecided_max_ms|; hi 0: never */
+    int64_t undecided_max_ms;
     uint64_t give_up_growth; /* stop at once past this growth (protects the
                              * machine); 0: no such stop */
     int64_t first_timeout_ms; /* bound for the first chunk to arrive */
