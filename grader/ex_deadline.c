@@ -171,34 +171,67 @@ static bool work_seen(const Relaylab__ObserveReply *r, void *user)
 }
 
 /* expires-in-lookup: 300 ms deadline, Lookup takes 1000 ms. */
+/* The client's deadline in expires-in-lookup, per try. The rule needs the
+ * deadline to pass while Lookup (1000 ms) runs, so the relay must reach
+ * Lookup first: a relay starved of CPU may not within 300 ms (a correct
+ * grpcio relay did not once, under make check on a machine with every core
+ * busy), and that try tested nothing. So a try in which no Lookup came and
+ * the client's deadline ended the call is tried again with more time; only
+ * a relay that reaches Lookup in none of them is judged TIMEOUT. */
+static const int64_t expiry_budgets_ms[] = {300, 600, 900};
+
 static int expires_in_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
 {
-    const int64_t budget = 300, lookup = 1000;
-    const char *tag = rl_grade_tag(ctx);
+    const int64_t lookup = 1000;
+    const size_t ntries = sizeof expiry_budgets_ms / sizeof *expiry_budgets_ms;
     rl_probe_call c;
     Relaylab__ObserveReply *obs = NULL;
-    int64_t d = rl_now_ns() + budget * RL_NS_PER_MS;
-    if (call_process(ctx, &c, tag, (uint32_t)lookup, 1, d, out))
-        goto done;
-    /* The baseline ends Lookup by itself after 1000 ms at the latest, so
-     * waiting until 1.5 s past that cannot cut a real Lookup short. */
-    int rc = rl_process_observe_until(ctx, tag, lookup_ended, NULL, c.start_ns + (lookup + 1500) * RL_NS_PER_MS, 5,
-                                      &obs);
-    if (rl_scenario_observed(rc, obs, out))
-        goto done;
-    const Relaylab__CallRecord *lk = rl_observe_find(obs, "Lookup", 0);
-    if (!lk) {
+    const Relaylab__CallRecord *lk = NULL;
+    int64_t budget = 0, d = 0;
+    char tag[200];
+    memset(&c, 0, sizeof c);
+    for (size_t try = 0; try < ntries && !lk; try++) {
+        budget = expiry_budgets_ms[try];
+        /* Each try its own tag: a late Lookup of an earlier try is not
+         * this one's. */
+        if (try == 0)
+            snprintf(tag, sizeof tag, "%s", rl_grade_tag(ctx));
+        else
+            snprintf(tag, sizeof tag, "%s.try%zu", rl_grade_tag(ctx), try + 1);
+        if (try > 0) {
+            rl_scenario_free_obs(&obs);
+            rl_probe_call_fini(&c);
+            memset(&c, 0, sizeof c);
+        }
+        d = rl_now_ns() + budget * RL_NS_PER_MS;
+        if (call_process(ctx, &c, tag, (uint32_t)lookup, 1, d, out))
+            goto done;
+        /* The baseline ends Lookup by itself after 1000 ms at the latest, so
+         * waiting until 1.5 s past that cannot cut a real Lookup short. */
+        int rc = rl_process_observe_until(ctx, tag, lookup_ended, NULL, c.start_ns + (lookup + 1500) * RL_NS_PER_MS,
+                                          5, &obs);
+        if (rl_scenario_observed(rc, obs, out))
+            goto done;
+        lk = rl_observe_find(obs, "Lookup", 0);
+        if (lk)
+            break;
         char st[200];
         rl_process_status_text(&c, st, sizeof st);
-        if (rl_observe_count(obs, "Work"))
+        if (rl_observe_count(obs, "Work")) {
             rl_grade_result(out, RL_FAIL, "Work was called without a Lookup first");
-        else if (c.status != GRPC_STATUS_DEADLINE_EXCEEDED || c.end_ns < d)
+            goto done;
+        }
+        if (c.status != GRPC_STATUS_DEADLINE_EXCEEDED || c.end_ns < d) {
             rl_grade_result(out, RL_FAIL, "Process returned %s after %lld ms without calling Lookup", st,
                             (long long)rl_ms_between(c.start_ns, c.end_ns));
-        else
-            rl_grade_result(out, RL_TIMEOUT,
-                            "the relay never called Lookup and did not answer before the client's %lld ms deadline",
-                            (long long)budget);
+            goto done;
+        }
+    }
+    if (!lk) {
+        rl_grade_result(out, RL_TIMEOUT,
+                        "the relay never called Lookup and did not answer before the client's deadline, in %zu tries "
+                        "of %lld to %lld ms",
+                        ntries, (long long)expiry_budgets_ms[0], (long long)expiry_budgets_ms[ntries - 1]);
         goto done;
     }
     /* A relay that ignores the deadline calls Work as soon as Lookup
@@ -210,7 +243,7 @@ static int expires_in_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
     int64_t lookup_ms = rl_ms_between(lk->arrival_ns, lookup_end);
     bool lookup_cancelled = lk->cancelled;
     rl_scenario_free_obs(&obs);
-    rc = rl_process_observe_until(ctx, tag, work_seen, NULL, lookup_end + RL_JUDGE_LATE_CALL_WINDOW_MS * RL_NS_PER_MS,
+    int rc = rl_process_observe_until(ctx, tag, work_seen, NULL, lookup_end + RL_JUDGE_LATE_CALL_WINDOW_MS * RL_NS_PER_MS,
                                   5, &obs);
     if (rl_scenario_observed(rc, obs, out))
         goto done;
