@@ -13,6 +13,8 @@
 # out, which shows the probe can tell. Bounded: at most
 # 600 sleeping children for a moment, 80 MiB of scratch, one connect with a
 # 1 s timeout to loopback; everything it made is removed before it serves.
+# All that takes seconds before it listens, many on a loaded machine (over
+# 15 s at load 21, seen 8 of 20), so it is graded with --ready-timeout 60.
 import os
 import signal
 import socket
