@@ -149,22 +149,34 @@ static void view_hides_the_kit_and_shows_the_submission(void **state)
     assert_non_null(strstr(err, "folder of its own"));
 }
 
-static void v1_run_gets_a_cgroup_per_controller(void **state)
+/* A fake cgroup v1 tree TMP/|name| with the pids, memory and cpuacct
+ * hierarchies (and |memory_sub| under memory, unless NULL), and a fake
+ * /proc/self/cgroup holding |self_text|; the sandbox module is pointed at
+ * both. The tree's root goes to |root|. */
+static void fake_v1(const char *name, const char *memory_sub, const char *self_text, char *root, size_t len)
 {
-    (void)state;
-    char root[PATH_MAX + 8], self[PATH_MAX + 8], path[PATH_MAX + 32], err[256];
-    snprintf(root, sizeof root, "%s/cg", tmp);
+    char path[512], self[256];
+    snprintf(root, len, "%s/%s", tmp, name);
     dir(root);
     const char *ctrls[] = {"pids", "memory", "cpuacct"};
     for (size_t i = 0; i < 3; i++) {
         snprintf(path, sizeof path, "%s/%s", root, ctrls[i]);
         dir(path);
     }
-    snprintf(path, sizeof path, "%s/memory/grader", root);
-    dir(path);
-    snprintf(self, sizeof self, "%s/self", tmp);
-    put(self, "8:pids:/\n4:memory:/grader\n2:cpuacct,cpu:/\n0::/\n");
+    if (memory_sub) {
+        snprintf(path, sizeof path, "%s/memory/%s", root, memory_sub);
+        dir(path);
+    }
+    snprintf(self, sizeof self, "%s/%s.self", tmp, name);
+    put(self, self_text);
     rl_sandbox_set_cgroup_paths(root, self);
+}
+
+static void v1_run_gets_a_cgroup_per_controller(void **state)
+{
+    (void)state;
+    char root[256], path[512], err[256];
+    fake_v1("cg", "grader", "8:pids:/\n4:memory:/grader\n2:cpuacct,cpu:/\n0::/\n", root, sizeof root);
 
     rl_sandbox_run r;
     assert_int_equal(rl_sandbox_prepare(&r, UINT64_C(256) << 20, err, sizeof err), RL_OK);
@@ -227,17 +239,8 @@ static void v2_run_gets_one_cgroup_under_the_root(void **state)
 static void stale_cgroups_of_a_gone_grader_are_swept(void **state)
 {
     (void)state;
-    char root[256], self[256], path[512];
-    snprintf(root, sizeof root, "%s/cg4", tmp);
-    dir(root);
-    const char *ctrls[] = {"pids", "memory", "cpuacct"};
-    for (size_t i = 0; i < 3; i++) {
-        snprintf(path, sizeof path, "%s/%s", root, ctrls[i]);
-        dir(path);
-    }
-    snprintf(self, sizeof self, "%s/self4", tmp);
-    put(self, "8:pids:/\n4:memory:/\n2:cpuacct:/\n");
-    rl_sandbox_set_cgroup_paths(root, self);
+    char root[256], path[512];
+    fake_v1("cg4", NULL, "8:pids:/\n4:memory:/\n2:cpuacct:/\n", root, sizeof root);
     /* pid_max is at most 4194304: no process 9999999 exists. */
     const char *gone[] = {"pids/relaylab-9999999-1", "memory/relaylab-9999999-1", "cpuacct/relaylab-9999999-2"};
     for (size_t i = 0; i < 3; i++) {
