@@ -106,7 +106,7 @@ $(foreach d,$(PROGRAM_DIRS),$(eval $(call PROGRAM_RULE,$(d))))
 # built without one, also in a sanitizer build, and links libc alone (it
 # runs before every submission; nothing of gRPC belongs in it).
 $(BUILD)/jail/%.o: CFLAGS := -std=c11 $(OPT) $(WARN) -MMD -MP
-$(BIN)/jail: $(BUILD)/jail/main.o
+$(BIN)/jail: $(BUILD)/jail/main.o $(BUILD)/jail/confine.o
 	@mkdir -p $(BIN)
 	$(if $(Q),@echo "  LINK    $@")
 	$(Q)$(CC) -o $@ $^

@@ -565,9 +565,9 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
             rl_grade_result(out, RL_ERROR, "%s", why);
             return RL_ERROR;
         }
-        /* Measured per cgroup: a process that left the group (setsid)
+        /* Measured per sandbox: a process that left the group (setsid)
          * still counts; unshare itself is not the submission. */
-        rl_proc_sample_by_cgroup(ctx->sub.pid, ctx->sb.join[0], ctx->sub.pid, ctx->sb.cpu_usage);
+        rl_sandbox_measure(&ctx->sb, ctx->sub.pid);
     }
 
     int64_t t0 = rl_now_ns();
