@@ -61,6 +61,7 @@
 #define SUB_NOFILE 1024
 /* How long a starting submission may keep hitting its memory limit. */
 #define MEMORY_THRASH_MS 1000
+#define MEMORY_HIT_GAP_MS 250
 #define SUB_FSIZE_BYTES (UINT64_C(64) << 20)
 /* RLIMIT_NPROC counts the user's threads system-wide (and root is exempt),
  * so it can only stop a fork bomb if set above what the user already runs. */
@@ -577,19 +578,25 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
      * many seconds (no swap: the cgroup evicts the program's own code pages
      * and reads them back) before the kernel's OOM killer ends it, so its
      * verdict would depend on the machine. One second of it ends the start,
-     * as the OOM killer would have. */
+     * as the OOM killer would have. "Of it": new hits with no pause longer
+     * than MEMORY_HIT_GAP_MS, since on a loaded machine a thrashing program
+     * is not scheduled in every 20 ms sample and then adds no hit there. */
     uint64_t hits = 0, seen_hits = 0;
-    int64_t hitting_since = 0;
+    int64_t hitting_since = 0, last_hit = 0;
     while (!interrupted && rl_now_ns() < until) {
         if (!rl_proc_alive(&ctx->sub))
             break;
         if ((accepts = tcp_accepts(port)))
             break;
         if (ctx->sandboxed && rl_sandbox_memory_hits(&ctx->sb, &hits) == RL_OK) {
-            if (hits == seen_hits)
+            int64_t now = rl_now_ns();
+            if (hits != seen_hits) {
+                last_hit = now;
+                if (!hitting_since)
+                    hitting_since = now;
+            } else if (hitting_since && now - last_hit > MEMORY_HIT_GAP_MS * RL_NS_PER_MS) {
                 hitting_since = 0;
-            else if (!hitting_since)
-                hitting_since = rl_now_ns();
+            }
             seen_hits = hits;
             if (hitting_since && rl_now_ns() - hitting_since >= MEMORY_THRASH_MS * RL_NS_PER_MS) {
                 ctx->killed_at_memory_limit = true;

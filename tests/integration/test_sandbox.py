@@ -261,6 +261,18 @@ def test_shared_memory_counts_against_the_limit(tmp_path):
 
 
 @needs_sandbox
+def test_a_start_thrashing_at_the_memory_limit_is_ended(tmp_path):
+    # It never listens and is never OOM-killed (its page cache can always be
+    # reclaimed): the grader ends it after one second at the limit, with
+    # gaps tolerated, instead of waiting out the readiness bound.
+    proc, results, v = grade("deadline", hostile("thrash_at_limit", "140"), tmp_path, "--only", "once",
+                             "--memory-limit", "160", "--ready-timeout", "60")
+    once = verdict_of(v, "once")
+    assert once["status"] == "failed", proc.stdout
+    assert "after 1000 ms of hitting the sandbox's memory limit of 160 MiB" in once["output"], proc.stdout
+
+
+@needs_sandbox
 def test_a_folder_nobody_can_read_is_a_sandbox_error_not_not_ready(tmp_path):
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
