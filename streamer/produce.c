@@ -8,11 +8,11 @@
 #include "produce.h"
 
 #include "chunkq.h"
-#include "memstats.h"
 #include "rl_alloc.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_log.h"
+#include "rl_memstats.h"
 #include "rl_payload.h"
 #include "rl_unary.h"
 
