@@ -36,7 +36,7 @@ def bin_path(name):
 
 def channel(addr):
     # A local subchannel pool keeps one test's dead server from leaking into
-    # the next test's connections (grpc-core-facts.md, shutdown).
+    # the next test's connections (docs/grpc-facts.md, client calls).
     return grpc.insecure_channel(addr, options=[("grpc.use_local_subchannel_pool", 1)])
 
 
