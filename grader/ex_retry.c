@@ -312,7 +312,7 @@ static int persistent(rl_grade_ctx *ctx, rl_scenario_result *out)
 
 /* A server-streaming Fetch read to its end on a private queue. The batch
  * that starts it asks for initial metadata: with retries active, a batch
- * without it may never see its status (facts file). */
+ * without it may never see its status (docs/grpc-facts.md). */
 typedef struct fetch_result {
     int messages, duplicates;
     grpc_status_code status;

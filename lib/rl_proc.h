@@ -146,8 +146,8 @@ typedef struct rl_proc_sample {
  * process group is |pgid| (from /proc/PID/stat and /proc/PID/fd), or, when
  * rl_proc_sample_by_cgroup or rl_proc_sample_by_pidns registered |pgid|,
  * over every process in that cgroup or PID namespace: a member that left
- * the group (setsid) still counts. Returns 0, or
- * RL_ENOTFOUND when no member exists any more. */
+ * the group (setsid) still counts. Returns 0, RL_ENOTFOUND when no member
+ * exists any more, or RL_ESYS when /proc cannot be read. */
 int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out);
 
 /* From now on rl_proc_group_sample(|pgid|) counts the processes listed in
