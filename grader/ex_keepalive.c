@@ -183,8 +183,10 @@ static int live_open(rl_grade_ctx *ctx, live_env *env, rl_scenario_result *out)
     char err[256];
     if (rl_grade_restart_baseline(ctx, 0, argv, err, sizeof err) != RL_OK)
         return rl_scenario_decide(out, RL_ERROR, "cannot restart the baseline with the server args: %s", err);
-    const char *baddr = rl_grade_baseline_addr(ctx, 0);
-    if (rl_intermediary_start(atoi(strrchr(baddr, ':') + 1), env->nat_ms, &env->im, err, sizeof err) != RL_OK)
+    /* The NAT: the intermediary with the baseline as its one upstream. */
+    int port = atoi(strrchr(rl_grade_baseline_addr(ctx, 0), ':') + 1);
+    rl_intermediary_options nat = {.upstream_ports = &port, .nupstreams = 1, .idle_drop_ms = env->nat_ms};
+    if (rl_intermediary_start(&nat, &env->im, err, sizeof err) != RL_OK)
         return rl_scenario_decide(out, RL_ERROR, "%s", err);
 
     grpc_arg cargs[NCLIENT];
