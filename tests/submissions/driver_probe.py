@@ -1,14 +1,23 @@
-# driver_spread: not a lab submission: the grader's own test of a run with
-# several baselines (the hidden driver-test exercise,
-# tests/integration/test_grader_driver.py). relay_good, except that each
-# Process goes to the next baseline of $RELAYLAB_BASELINES in turn.
+# driver_probe: not a lab submission: the grader's own test of its driver
+# (the hidden driver-test exercise, tests/integration/test_grader_driver.py).
+# relay_good, except that
+# - each Process goes to the next baseline of $RELAYLAB_BASELINES in turn,
+#   so every baseline of the run serves some of the calls;
+# - on SIGTERM it prints "draining", waits 300 ms, prints "bye" and exits
+#   with status 7: a known status after a delay the grader's measure of the
+#   time to exit must cover.
 import itertools
 import os
+import signal
 import threading
+import time
 
 import grpc
 
 from relay_good import Downstream, Relay, lookup_request, pb, pb_grpc, serve, time_left, work_request
+
+EXIT_DELAY_S = 0.3
+EXIT_STATUS = 7
 
 
 class Spread(Relay):
@@ -29,5 +38,13 @@ class Spread(Relay):
         return pb.ProcessReply(tag=work.tag, steps_done=work.steps_done)
 
 
+def on_term(*_):
+    print("draining", flush=True)
+    time.sleep(EXIT_DELAY_S)
+    print("bye", flush=True)
+    os._exit(EXIT_STATUS)
+
+
 if __name__ == "__main__":
+    signal.signal(signal.SIGTERM, on_term)
     serve(Spread)
