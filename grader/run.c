@@ -635,7 +635,8 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
     snprintf(env_baseline, sizeof env_baseline, "RELAYLAB_BASELINE=%s", ctx->nbaselines ? ctx->baselines[0].addr : "");
     size_t o = (size_t)snprintf(env_baselines, sizeof env_baselines, "RELAYLAB_BASELINES=");
     for (int i = 0; i < ctx->nbaselines; i++)
-        o += (size_t)snprintf(env_baselines + o, sizeof env_baselines - o, "%s%s", i ? "," : "", ctx->baselines[i].addr);
+        o += (size_t)snprintf(env_baselines + o, sizeof env_baselines - o, "%s%s", i ? "," : "",
+                              ctx->baselines[i].addr);
     const char *env[] = {env_listen, env_baseline, env_baselines, NULL};
     /* A simple command is exec'd by the shell, so the submission itself
      * leads the group and its exit status or signal reaches us unaltered.
