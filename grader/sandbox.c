@@ -23,6 +23,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -733,6 +734,100 @@ static void remove_cgroup(char *dir)
     if (dir[0] && rmdir(dir) != 0)
         RL_DEBUG("cannot remove %s: %s", dir, strerror(errno));
     dir[0] = '\0';
+}
+
+/* ---- the command's process ---- */
+
+/* The parent of |pid| (/proc/PID/stat's 4th field), 0 when it is gone. */
+static pid_t parent_pid(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* The name in parentheses may hold anything, spaces and ')' included. */
+    const char *rp = strrchr(buf, ')');
+    char state;
+    long ppid;
+    if (!rp || sscanf(rp + 1, " %c %ld", &state, &ppid) != 2)
+        return 0;
+    return (pid_t)ppid;
+}
+
+/* The pid of |pid| in its own (innermost) PID namespace: the last number
+ * of /proc/PID/status's NSpid line; 0 when it is gone. */
+static long own_ns_pid(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    long last = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "NSpid:", 6) != 0)
+            continue;
+        char *p = line + 6, *end;
+        for (;;) {
+            long v = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            last = v;
+            p = end;
+        }
+        break;
+    }
+    fclose(f);
+    return last;
+}
+
+/* The child of |parent| that is pid |ns_pid| in its namespace, or 0. */
+static pid_t child_with_ns_pid(pid_t parent, long ns_pid)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    pid_t found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        if (parent_pid((pid_t)pid) == parent && own_ns_pid((pid_t)pid) == ns_pid)
+            found = (pid_t)pid;
+    }
+    closedir(d);
+    return found;
+}
+
+int rl_sandbox_signal_command(pid_t launcher, int sig)
+{
+    /* unshare --fork made the jail pid 1 of the new namespace, and the
+     * jail's one fork, the command, is pid 2 there (the jail never forks
+     * again; orphans it adopts have other numbers). */
+    pid_t jail = child_with_ns_pid(launcher, 1);
+    pid_t cmd = jail ? child_with_ns_pid(jail, 2) : 0;
+    if (!cmd)
+        return RL_ENOTFOUND;
+    int fd = (int)syscall(SYS_pidfd_open, cmd, 0);
+    if (fd < 0)
+        return errno == ESRCH ? RL_ENOTFOUND : RL_ESYS;
+    int rc = RL_OK;
+    /* Checked after the pidfd is open: from here on it names one process,
+     * which these checks show is still the command. */
+    if (parent_pid(cmd) != jail || own_ns_pid(cmd) != 2 || parent_pid(jail) != launcher)
+        rc = RL_ENOTFOUND;
+    else if (syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) != 0)
+        rc = errno == ESRCH ? RL_ENOTFOUND : RL_ESYS;
+    close(fd);
+    return rc;
 }
 
 void rl_sandbox_teardown(rl_sandbox_run *r)

@@ -141,6 +141,16 @@ int rl_sandbox_oom_kills(const rl_sandbox_run *r);
  * RL_ESYS when it cannot be read. */
 int rl_sandbox_memory_hits(const rl_sandbox_run *r, uint64_t *hits);
 
+/* Sends |sig| to the command of a sandboxed run: the process the jail
+ * started (pid 2 of the run's PID namespace), whose parent is the jail
+ * (pid 1 there), whose parent is |launcher|, the unshare process the grader
+ * spawned and has not reaped. Only that process, not its group: as a
+ * platform stops a server. Through a pidfd that is checked, once open, to
+ * still be that process, so a pid reused meanwhile is never signalled.
+ * Returns 0, RL_ENOTFOUND when the command is gone (or the chain is not
+ * there yet), or RL_ESYS. */
+int rl_sandbox_signal_command(pid_t launcher, int sig);
+
 /* Kills every process left in the run's pids cgroup (its PID namespace took
  * them when its init died; this catches anything else), removes the
  * cgroups and closes the pipe. */

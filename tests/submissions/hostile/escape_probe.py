@@ -25,7 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KIT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-ALLOWED_ENV = {"RELAYLAB_LISTEN", "RELAYLAB_BASELINE", "PATH", "HOME", "TMPDIR", "LANG", "PWD", "SHLVL", "_"}
+ALLOWED_ENV = {"RELAYLAB_LISTEN", "RELAYLAB_BASELINE", "RELAYLAB_BASELINES", "PATH", "HOME", "TMPDIR", "LANG", "PWD",
+               "SHLVL", "_"}
 
 
 def readable(path):
