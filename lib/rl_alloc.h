@@ -17,4 +17,11 @@ char *rl_xstrdup_at(const char *s, const char *file, int line);
 #define rl_xrealloc(p, n) rl_xrealloc_at((p), (n), __FILE__, __LINE__)
 #define rl_xstrdup(s) rl_xstrdup_at((s), __FILE__, __LINE__)
 
+/* Lets the allocator return freed memory to the kernel from a thread of its
+ * own, a second after it was freed, even while the program is idle (see
+ * rl_alloc.c for what that was measured to change). Starts a thread: call
+ * it once the program may have threads. Returns 0, or -1 when the
+ * allocator refused; a no-op without jemalloc (sanitizer builds). */
+int rl_alloc_purge_in_background(void);
+
 #endif

@@ -158,6 +158,9 @@ int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, si
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* A server's bursts of calls must not leave their memory behind. */
+    if (rl_alloc_purge_in_background() != 0)
+        RL_WARN("the allocator would not purge in the background: freed memory returns only while calls come");
 
     rl_server *s = rl_xcalloc(1, sizeof *s);
     s->opt = *opt;
