@@ -332,6 +332,19 @@ static void await(int fd, const char *what)
     close(fd);
 }
 
+/* Blocks every signal in the jail (see reap_until), keeping the mask the
+ * command gets back in |old|, and forks the command's process. */
+static pid_t fork_command(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, old);
+    pid_t child = fork();
+    if (child < 0)
+        jail_fail("cannot fork the command");
+    return child;
+}
+
 /* As root (the grader is root): the view is made read-only, the jail itself
  * becomes the unprivileged user, filters its system calls and forks the
  * command, which inherits all of it. */
@@ -340,12 +353,8 @@ static int confine_as_user(const jail_opts *o, const char *cwd)
     read_only_except_scratch(o);
     confine_become_user(o->uid, o->gid);
     confine_syscalls();
-    sigset_t all, old;
-    sigfillset(&all);
-    sigprocmask(SIG_BLOCK, &all, &old);
-    pid_t child = fork();
-    if (child < 0)
-        jail_fail("cannot fork the command");
+    sigset_t old;
+    pid_t child = fork_command(&old);
     if (child == 0)
         run_command(o, cwd, &old);
     return reap_until(child);
@@ -365,12 +374,8 @@ static int confine_in_user_namespace(const jail_opts *o, const char *cwd)
     int up[2], down[2];
     if (pipe2(up, O_CLOEXEC) != 0 || pipe2(down, O_CLOEXEC) != 0)
         jail_fail("cannot make the jail's pipes");
-    sigset_t all, old;
-    sigfillset(&all);
-    sigprocmask(SIG_BLOCK, &all, &old);
-    pid_t child = fork();
-    if (child < 0)
-        jail_fail("cannot fork the command");
+    sigset_t old;
+    pid_t child = fork_command(&old);
     if (child == 0) {
         close(up[0]);
         close(down[1]);

@@ -188,11 +188,14 @@ def test_nothing_outlives_the_grader(tmp_path):
     assert wait_no_survivors(marker, 5) == []
 
 
-@needs_sandbox
-def test_nothing_outlives_a_sigkilled_grader(tmp_path):
+def check_nothing_outlives_a_sigkilled_grader(user=(), json_dir=None):
+    """Starts the fork chain under the grader (as |user|), SIGKILLs the
+    grader once three links run, and expects none left after 5 s."""
     marker = f"relaylab-outlive-{uuid.uuid4().hex}"
+    out = ["--json", os.path.join(json_dir, "r.json")] if json_dir else []
     grader = subprocess.Popen(
-        [bin_path("grader"), "deadline", "--quiet", "--dir", SUBMISSIONS, "--submission", hostile("outlive", marker)],
+        [*user, bin_path("grader"), "deadline", "--quiet", "--dir", SUBMISSIONS, *out, "--submission",
+         hostile("outlive", marker)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
     )
     try:
@@ -204,6 +207,11 @@ def test_nothing_outlives_a_sigkilled_grader(tmp_path):
         grader.send_signal(signal.SIGKILL)
         grader.wait(timeout=30)
     assert wait_no_survivors(marker, 5) == []
+
+
+@needs_sandbox
+def test_nothing_outlives_a_sigkilled_grader(tmp_path):
+    check_nothing_outlives_a_sigkilled_grader()
 
 
 @needs_sandbox
@@ -367,21 +375,7 @@ def test_unprivileged_baseline_and_grader_are_out_of_reach(nobody_dir):
 
 @needs_userns
 def test_unprivileged_nothing_outlives_a_sigkilled_grader(nobody_dir):
-    marker = f"relaylab-outlive-{uuid.uuid4().hex}"
-    grader = subprocess.Popen(
-        [*NOBODY, bin_path("grader"), "deadline", "--quiet", "--dir", SUBMISSIONS, "--json",
-         os.path.join(nobody_dir, "r.json"), "--submission", hostile("outlive", marker)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-    )
-    try:
-        until = time.monotonic() + 60
-        while len(survivors(marker)) < 3 and time.monotonic() < until and grader.poll() is None:
-            time.sleep(0.05)
-        assert len(survivors(marker)) >= 3, "the chain never started"
-    finally:
-        grader.send_signal(signal.SIGKILL)
-        grader.wait(timeout=30)
-    assert wait_no_survivors(marker, 5) == []
+    check_nothing_outlives_a_sigkilled_grader(NOBODY, nobody_dir)
 
 
 @needs_userns
