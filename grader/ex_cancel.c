@@ -19,23 +19,6 @@
  * starts in well under a second; 3 s also absorbs a loaded machine. */
 #define REACH_MS 3000
 
-typedef struct running_wait {
-    const char *method;
-    uint32_t min_steps;  /* Work: steps it must have done */
-    rl_probe_call *call; /* stop waiting when the Process call ended */
-} running_wait;
-
-static bool is_running(const Relaylab__ObserveReply *r, void *user)
-{
-    running_wait *w = user;
-    const Relaylab__CallRecord *rec = rl_observe_find(r, w->method, 0);
-    /* Work counts as running once a step is done: the cancel then lands in
-     * the middle of real work, not in the relay's call set-up. */
-    if (rec && !rec->ended && (w->min_steps == 0 || rec->steps_done >= w->min_steps))
-        return true;
-    return rl_probe_call_wait(w->call, 0) == RL_OK; /* non-blocking check */
-}
-
 static bool has_ended(const Relaylab__ObserveReply *r, void *user)
 {
     const Relaylab__CallRecord *rec = rl_observe_find(r, (const char *)user, 0);
@@ -48,56 +31,12 @@ static bool work_seen(const Relaylab__ObserveReply *r, void *user)
     return rl_observe_count(r, "Work") > 0;
 }
 
-/* Judges a Process call that ended, or a relay that never reached |method|
- * within REACH_MS, from |nl| Lookup and |nw| Work records. Returns
- * RL_SCENARIO_DECIDED. */
-static int not_reached(rl_grade_ctx *ctx, const rl_probe_call *c, const char *method, size_t nl, size_t nw,
-                       rl_scenario_result *out)
-{
-    char what[96];
-    snprintf(what, sizeof what, "before %s started", method);
-    /* A call that ended before the relay got there is a sign of death. */
-    if (rl_scenario_crash_check(ctx, c->done, what, out))
-        return RL_SCENARIO_DECIDED;
-    if (c->done && c->status == GRPC_STATUS_DEADLINE_EXCEEDED) {
-        /* Every call start_and_reach makes has no deadline: this status is
-         * the relay's own doing (judge.h). */
-        char fb[RL_FEEDBACK_MAX];
-        rl_judge_no_deadline_expired_feedback(rl_ms_between(c->start_ns, c->end_ns), nl, nw, fb, sizeof fb);
-        return rl_scenario_decide(out, RL_FAIL, "%s", fb);
-    }
-    if (c->done) {
-        char st[200];
-        rl_process_status_text(c, st, sizeof st);
-        return rl_scenario_decide(out, RL_FAIL,
-                                  "Process returned %s before %s ran (the baseline saw %zu Lookup and %zu Work calls)",
-                                  st, method, nl, nw);
-    }
-    return rl_scenario_decide(out, RL_TIMEOUT,
-                              "%s never started within %d ms of the Process call (the baseline saw %zu Lookup and "
-                              "%zu Work calls) and Process did not answer",
-                              method, REACH_MS, nl, nw);
-}
-
 /* Starts Process (no deadline) and waits until |method| runs on the
- * baseline. Returns 0 when it does (C not yet taken), or
- * RL_SCENARIO_DECIDED (TIMEOUT, CRASH, FAIL or ERROR). */
+ * baseline (process.h). */
 static int start_and_reach(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
                            uint32_t lookup_ms, uint32_t steps, rl_scenario_result *out)
 {
-    if (rl_process_start(ctx, c, tag, lookup_ms, steps, 10, RL_NO_DEADLINE, out))
-        return RL_SCENARIO_DECIDED;
-    running_wait w = {.method = method, .min_steps = strcmp(method, "Work") == 0 ? 1 : 0, .call = c};
-    Relaylab__ObserveReply *obs = NULL;
-    int rc = rl_process_observe_until(ctx, tag, is_running, &w, c->start_ns + REACH_MS * RL_NS_PER_MS, 2, &obs);
-    const Relaylab__CallRecord *rec = rl_observe_find(obs, method, 0);
-    bool running = rc == RL_OK && rec && !rec->ended && !c->done;
-    size_t nl = rl_observe_count(obs, "Lookup"), nw = rl_observe_count(obs, "Work");
-    int decided = rl_scenario_observed(rc, obs, out);
-    rl_scenario_free_obs(&obs);
-    if (running || decided)
-        return decided;
-    return not_reached(ctx, c, method, nl, nw, out);
+    return rl_process_start_and_reach(ctx, c, tag, method, lookup_ms, steps, 10, REACH_MS, out);
 }
 
 /* Cancels, waits for |method| to end (up to |full_ms| + 1 s: long enough to

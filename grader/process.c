@@ -1,6 +1,8 @@
 /* process: Process calls and observations shared by scenarios; see process.h. */
 #include "process.h"
 
+#include "judge.h"
+#include "rl_deadline.h"
 #include "rl_err.h"
 
 #include <stdio.h>
@@ -97,3 +99,73 @@ bool rl_process_reply_ok(const rl_probe_call *c, const char *tag, char *why, siz
     protobuf_c_message_free_unpacked(m, NULL);
     return ok;
 }
+
+/* ---- starting a call and reaching a downstream method ---- */
+
+typedef struct running_wait {
+    const char *method;
+    uint32_t min_steps;  /* Work: steps it must have done */
+    rl_probe_call *call; /* stop waiting when the Process call ended */
+} running_wait;
+
+static bool is_running(const Relaylab__ObserveReply *r, void *user)
+{
+    running_wait *w = user;
+    const Relaylab__CallRecord *rec = rl_observe_find(r, w->method, 0);
+    /* Work counts as running once a step is done: the cancel then lands in
+     * the middle of real work, not in the relay's call set-up. */
+    if (rec && !rec->ended && (w->min_steps == 0 || rec->steps_done >= w->min_steps))
+        return true;
+    return rl_probe_call_wait(w->call, 0) == RL_OK; /* non-blocking check */
+}
+
+/* Judges a Process call that ended, or a relay that never reached |method|
+ * within |reach_ms|, from |nl| Lookup and |nw| Work records. Returns
+ * RL_SCENARIO_DECIDED. */
+static int not_reached(rl_grade_ctx *ctx, const rl_probe_call *c, const char *method, int64_t reach_ms, size_t nl,
+                       size_t nw, rl_scenario_result *out)
+{
+    char what[96];
+    snprintf(what, sizeof what, "before %s started", method);
+    /* A call that ended before the relay got there is a sign of death. */
+    if (rl_scenario_crash_check(ctx, c->done, what, out))
+        return RL_SCENARIO_DECIDED;
+    if (c->done && c->status == GRPC_STATUS_DEADLINE_EXCEEDED) {
+        /* Every call start_and_reach makes has no deadline: this status is
+         * the relay's own doing (judge.h). */
+        char fb[RL_FEEDBACK_MAX];
+        rl_judge_no_deadline_expired_feedback(rl_ms_between(c->start_ns, c->end_ns), nl, nw, fb, sizeof fb);
+        return rl_scenario_decide(out, RL_FAIL, "%s", fb);
+    }
+    if (c->done) {
+        char st[200];
+        rl_process_status_text(c, st, sizeof st);
+        return rl_scenario_decide(out, RL_FAIL,
+                                  "Process returned %s before %s ran (the baseline saw %zu Lookup and %zu Work calls)",
+                                  st, method, nl, nw);
+    }
+    return rl_scenario_decide(out, RL_TIMEOUT,
+                              "%s never started within %lld ms of the Process call (the baseline saw %zu Lookup and "
+                              "%zu Work calls) and Process did not answer",
+                              method, (long long)reach_ms, nl, nw);
+}
+
+int rl_process_start_and_reach(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
+                               uint32_t lookup_ms, uint32_t steps, uint32_t step_ms, int64_t reach_ms,
+                               rl_scenario_result *out)
+{
+    if (rl_process_start(ctx, c, tag, lookup_ms, steps, step_ms, RL_NO_DEADLINE, out))
+        return RL_SCENARIO_DECIDED;
+    running_wait w = {.method = method, .min_steps = strcmp(method, "Work") == 0 ? 1 : 0, .call = c};
+    Relaylab__ObserveReply *obs = NULL;
+    int rc = rl_process_observe_until(ctx, tag, is_running, &w, c->start_ns + reach_ms * RL_NS_PER_MS, 2, &obs);
+    const Relaylab__CallRecord *rec = rl_observe_find(obs, method, 0);
+    bool running = rc == RL_OK && rec && !rec->ended && !c->done;
+    size_t nl = rl_observe_count(obs, "Lookup"), nw = rl_observe_count(obs, "Work");
+    int decided = rl_scenario_observed(rc, obs, out);
+    rl_scenario_free_obs(&obs);
+    if (running || decided)
+        return decided;
+    return not_reached(ctx, c, method, reach_ms, nl, nw, out);
+}
+

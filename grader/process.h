@@ -1,6 +1,7 @@
-/* process: what the deadline and cancel scenarios share: starting a
- * relaylab.Relay/Process call on the submission and reading the baseline's
- * records for its tag, with the failure wording both exercises use. */
+/* process: what the relay exercises' scenarios (deadline, cancel,
+ * shutdown) share: starting a relaylab.Relay/Process call on the
+ * submission, waiting for it to reach the baseline, and reading the
+ * baseline's records for its tag, with the failure wording they all use. */
 #ifndef RL_GRADER_PROCESS_H
 #define RL_GRADER_PROCESS_H
 
@@ -32,6 +33,17 @@ int rl_process_observe(rl_grade_ctx *ctx, const char *tag, Relaylab__ObserveRepl
  * result with rl_scenario_observed. */
 int rl_process_observe_until(rl_grade_ctx *ctx, const char *tag, rl_observe_pred pred, void *user, int64_t until_ns,
                              int64_t poll_ms, Relaylab__ObserveReply **out);
+
+/* Starts Process{tag, lookup_ms, steps, step_ms} with no deadline and
+ * waits until the baseline shows |method| ("Lookup" or "Work") running (Work
+ * with a step done, so what comes next lands in real work), at most
+ * |reach_ms| after the start. Returns 0 when it runs, or
+ * RL_SCENARIO_DECIDED: CRASH, FAIL (Process ended first, naming its status
+ * and what the baseline saw), TIMEOUT (neither happened) or the observer's
+ * ERROR. |c| must be finished with rl_probe_call_fini either way. */
+int rl_process_start_and_reach(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
+                               uint32_t lookup_ms, uint32_t steps, uint32_t step_ms, int64_t reach_ms,
+                               rl_scenario_result *out);
 
 /* "UNAVAILABLE (Socket closed)": the status and its message. */
 void rl_process_status_text(const rl_probe_call *c, char *buf, size_t len);
