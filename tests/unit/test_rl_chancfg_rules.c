@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "rl_chancfg.h"
+#include "chancfg/rl_chancfg.h"
 
 static rl_chancfg_report g_rep;
 
