@@ -9,6 +9,7 @@
 
 #include "judge.h"
 #include "rl_alloc.h"
+#include "rl_channel.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_log.h"
@@ -159,19 +160,7 @@ static bool tcp_accepts(int port)
 grpc_channel *rl_grade_channel_create(rl_grade_ctx *ctx, const char *target, const grpc_channel_args *extra)
 {
     (void)ctx;
-    size_t n = extra ? extra->num_args : 0;
-    grpc_arg *args = rl_xcalloc(n + 1, sizeof *args);
-    for (size_t i = 0; i < n; i++)
-        args[i] = extra->args[i];
-    args[n].type = GRPC_ARG_INTEGER;
-    args[n].key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL;
-    args[n].value.integer = 1;
-    grpc_channel_args ca = {.num_args = n + 1, .args = args};
-    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-    grpc_channel *ch = grpc_channel_create(target, creds, &ca);
-    grpc_channel_credentials_release(creds);
-    free(args);
-    return ch;
+    return rl_channel_isolated(target, extra);
 }
 
 /* Waits until |ch| is READY or |until_ns|, kicking it to connect. */
@@ -396,8 +385,7 @@ static int start_baseline(rl_grade_ctx *ctx, const char *listen, const char *con
     }
     ctx->have_baseline = true;
     rl_watchdog_guard(&ctx->wd, RL_WATCHDOG_BASELINE, ctx->baseline.pid);
-    char line[256];
-    int rc = rl_proc_wait_line(&ctx->baseline, "listening on ", BASELINE_READY_MS, line, sizeof line);
+    int rc = rl_proc_wait_ready(&ctx->baseline, BASELINE_READY_MS, ctx->baseline_addr, sizeof ctx->baseline_addr);
     if (rc != RL_OK) {
         char tail[400], lines[240];
         rl_proc_output_tail(&ctx->baseline, tail, sizeof tail);
@@ -405,8 +393,6 @@ static int start_baseline(rl_grade_ctx *ctx, const char *listen, const char *con
         snprintf(err, errlen, "the baseline (%s) did not start: %s", path, lines[0] ? lines : rl_strerror(rc));
         return rc;
     }
-    const char *addr = strstr(line, "listening on ") + strlen("listening on ");
-    snprintf(ctx->baseline_addr, sizeof ctx->baseline_addr, "%s", addr);
     const char *colon = strrchr(ctx->baseline_addr, ':');
     ctx->baseline_port = colon ? atoi(colon + 1) : 0;
     /* Observer and faults go through the private socket only: the
