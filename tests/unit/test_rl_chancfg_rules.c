@@ -115,16 +115,22 @@ static void expect_clean(void)
 
 /* ---- the reference config ---- */
 
+/* Reads the repo file |path| (tests run from the repo root) into |buf|. */
+static void read_repo_file(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("run from the repo root: %s not found", path);
+    size_t n = fread(buf, 1, len - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+}
+
 static void test_lab_json_is_clean(void **state)
 {
     (void)state;
-    FILE *f = fopen("channel_config/lab.json", "r");
-    if (!f)
-        fail_msg("run from the repo root: channel_config/lab.json not found");
     char buf[8192];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
+    read_repo_file("channel_config/lab.json", buf, sizeof(buf));
     check(buf);
     expect_clean();
 }
@@ -615,13 +621,8 @@ static void test_sc_unknown_method(void **state)
 static void test_sc_knows_every_method_of_the_proto(void **state)
 {
     (void)state;
-    FILE *f = fopen("proto/relaylab.proto", "r");
-    if (!f)
-        fail_msg("run from the repo root: proto/relaylab.proto not found");
     char text[16384];
-    size_t n = fread(text, 1, sizeof(text) - 1, f);
-    fclose(f);
-    text[n] = '\0';
+    read_repo_file("proto/relaylab.proto", text, sizeof(text));
     char config[8192] = "{'client': {'service_config': {'methodConfig': [{'name': [";
     char service[64] = "", word[64];
     size_t nnames = 0, nservices = 0;
