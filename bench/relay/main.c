@@ -19,6 +19,7 @@
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -335,11 +336,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench-relay: a path did not complete cleanly (see above)\n");
 
     /* A server drains and exits 0 on SIGTERM (docs/DESIGN.md): anything
-     * else is worth a note. */
+     * else is worth a note. One SIGTERM to the leader, as a deployment would
+     * send: rl_proc_stop sends a second one (to the group and to the pid),
+     * which a relaylab server takes as "cut the drain short". */
     rl_proc *servers[] = {&relay, &baseline};
     const char *names[] = {"relay", "baseline"};
     for (size_t i = 0; i < 2; i++) {
-        rl_proc_stop(servers[i], 5000);
+        kill(servers[i]->pid, SIGTERM);
+        rl_proc_wait_exit(servers[i], 5000);
+        rl_proc_stop(servers[i], 0);
         if (servers[i]->exit_code != 0) {
             char how[64], tail[400];
             rl_proc_describe(servers[i], how, sizeof how);
