@@ -133,13 +133,14 @@ $(foreach d,$(PROGRAM_DIRS),$(eval $(call PROGRAM_RULE,$(d))))
 # built without one, also in a sanitizer build, and links libc alone (it
 # runs before every submission; nothing of gRPC belongs in it).
 $(BUILD)/jail/%.o: CFLAGS := -std=c11 $(OPT) $(WARN) -MMD -MP
-$(BIN)/jail: $(BUILD)/jail/main.o
+$(BIN)/jail: $(BUILD)/jail/main.o $(BUILD)/jail/confine.o
 	@mkdir -p $(BIN)
 	$(if $(Q),@echo "  LINK    $@")
 	$(Q)$(CC) -o $@ $^
 
 # Unit tests: tests/unit/test_X.c tests lib/rl_X.c (or lib/chancfg/), or module X.c of a program
-# folder, whose objects other than main.o it links against.
+# folder, whose objects other than main.o it links against. Each is compiled
+# with tests/unit/rl_test.h force-included: every test gets a time limit.
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 unit_mod   = $(patsubst test_%,%,$(notdir $(basename $(1))))
@@ -147,7 +148,7 @@ unit_dir   = $(patsubst %/,%,$(dir $(firstword $(filter-out lib/%,$(wildcard */$
 unit_objs  = $(if $(call unit_dir,$(1)),$(filter-out %/main.o,$(patsubst %.c,$(BUILD)/%.o,$(wildcard $(call unit_dir,$(1))/*.c))))
 
 define UNIT_RULE
-$(BUILD)/$(basename $(1)).o: CPPFLAGS += $(if $(call unit_dir,$(1)),-I$(call unit_dir,$(1)))
+$(BUILD)/$(basename $(1)).o: CPPFLAGS += -include tests/unit/rl_test.h $(if $(call unit_dir,$(1)),-I$(call unit_dir,$(1)))
 $(BUILD)/tests/$(notdir $(basename $(1))): $(BUILD)/$(basename $(1)).o $(call unit_objs,$(1)) $(LIBS)
 	@mkdir -p $$(dir $$@)
 	$(if $(Q),@echo "  LINK    $$@")

@@ -253,7 +253,7 @@ const rl_exercise rl_ex_cancel = {
     .name = "cancel",
     .summary = "cancellation propagates downstream",
     .kind = RL_SUBMISSION_COMMAND,
-    .needs_baseline = true,
+    .baselines = 1,
     .scenarios = scenarios,
     .nscenarios = sizeof scenarios / sizeof scenarios[0],
 };

@@ -332,7 +332,7 @@ const rl_exercise rl_ex_deadline = {
     .name = "deadline",
     .summary = "deadlines shrink along the chain",
     .kind = RL_SUBMISSION_COMMAND,
-    .needs_baseline = true,
+    .baselines = 1,
     .scenarios = scenarios,
     .nscenarios = sizeof scenarios / sizeof scenarios[0],
 };

@@ -395,7 +395,7 @@ const rl_exercise rl_ex_flow = {
     .name = "flow",
     .summary = "server streaming respects flow control",
     .kind = RL_SUBMISSION_COMMAND,
-    .needs_baseline = false,
+    .baselines = 0,
     .scenarios = scenarios,
     .nscenarios = sizeof scenarios / sizeof scenarios[0],
 };

@@ -181,10 +181,12 @@ static int live_open(rl_grade_ctx *ctx, live_env *env, rl_scenario_result *out)
     }
     argv[na] = NULL;
     char err[256];
-    if (rl_grade_restart_baseline(ctx, argv, err, sizeof err) != RL_OK)
+    if (rl_grade_restart_baseline(ctx, 0, argv, err, sizeof err) != RL_OK)
         return rl_scenario_decide(out, RL_ERROR, "cannot restart the baseline with the server args: %s", err);
-    const char *baddr = rl_grade_baseline_addr(ctx);
-    if (rl_intermediary_start(atoi(strrchr(baddr, ':') + 1), env->nat_ms, &env->im, err, sizeof err) != RL_OK)
+    /* The NAT: the intermediary with the baseline as its one upstream. */
+    int port = atoi(strrchr(rl_grade_baseline_addr(ctx, 0), ':') + 1);
+    rl_intermediary_options nat = {.upstream_ports = &port, .nupstreams = 1, .idle_drop_ms = env->nat_ms};
+    if (rl_intermediary_start(&nat, &env->im, err, sizeof err) != RL_OK)
         return rl_scenario_decide(out, RL_ERROR, "%s", err);
 
     grpc_arg cargs[NCLIENT];
@@ -420,7 +422,7 @@ const rl_exercise rl_ex_keepalive = {
     .name = "keepalive",
     .summary = "keepalive agrees with the server and the intermediary",
     .kind = RL_SUBMISSION_CONFIG,
-    .needs_baseline = true,
+    .baselines = 1,
     .scenarios = scenarios,
     .nscenarios = sizeof scenarios / sizeof scenarios[0],
 };

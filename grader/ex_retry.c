@@ -70,7 +70,7 @@ static int env_open(rl_grade_ctx *ctx, const char *rpc, retry_env *env, rl_scena
                                           .key = (char *)GRPC_ARG_ENABLE_RETRIES,
                                           .value.integer = enable ? 1 : 0};
     }
-    env->ch = rl_grade_channel_create(ctx, rl_grade_baseline_addr(ctx), &args);
+    env->ch = rl_grade_channel_create(ctx, rl_grade_baseline_addr(ctx, 0), &args);
     free(sc);
     env->has_method = rl_chancfg_method_config(env->cfg, "relaylab.Baseline", rpc, &env->method) == RL_OK;
     return 0;
@@ -147,7 +147,7 @@ static bool attempts_numbered(const Relaylab__ObserveReply *obs)
 static int arm_fault(rl_grade_ctx *ctx, const char *rpc, uint32_t fail_first, int code, bool after_first_message,
                      rl_scenario_result *out)
 {
-    if (rl_observer_set_fault(rl_grade_baseline_channel(ctx), rpc, fail_first, code, after_first_message,
+    if (rl_observer_set_fault(rl_grade_baseline_channel(ctx, 0), rpc, fail_first, code, after_first_message,
                               RL_SCENARIO_OBSERVER_MS) != RL_OK)
         return rl_scenario_decide(out, RL_ERROR, "the baseline refused the fault injection");
     return 0;
@@ -312,7 +312,7 @@ static int persistent(rl_grade_ctx *ctx, rl_scenario_result *out)
 
 /* A server-streaming Fetch read to its end on a private queue. The batch
  * that starts it asks for initial metadata: with retries active, a batch
- * without it may never see its status (facts file). */
+ * without it may never see its status (docs/grpc-facts.md). */
 typedef struct fetch_result {
     int messages, duplicates;
     grpc_status_code status;
@@ -458,7 +458,7 @@ const rl_exercise rl_ex_retry = {
     .name = "retry",
     .summary = "a retryPolicy retries only what can succeed, never after commit",
     .kind = RL_SUBMISSION_CONFIG,
-    .needs_baseline = true,
+    .baselines = 1,
     .scenarios = scenarios,
     .nscenarios = sizeof scenarios / sizeof scenarios[0],
 };

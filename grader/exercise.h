@@ -1,11 +1,11 @@
 /* exercise: what every graded exercise provides to the grader's driver.
  *
  * An exercise is a named list of scenarios. The driver (main.c, run.c) starts
- * a fresh baseline and, for command submissions, a fresh submission for every
- * scenario, calls the scenario's run function, and then kills both process
- * groups whatever happened. A scenario judges only what it measured and
- * reports a verdict with one line of feedback that names the numbers and the
- * likely mistake. Points come from the rubric file, never from code. */
+ * fresh baselines (as many as the exercise asks for) and, for command
+ * submissions, a fresh submission for every scenario, calls the scenario's
+ * run function, and then kills every process group whatever happened. A
+ * scenario judges only what it measured and reports a verdict with one line
+ * of feedback that names the numbers and the likely mistake. Points come from the rubric file, never from code. */
 #ifndef RL_GRADER_EXERCISE_H
 #define RL_GRADER_EXERCISE_H
 
@@ -37,6 +37,9 @@ typedef struct rl_scenario_result {
     char feedback[RL_FEEDBACK_MAX]; /* one line: measured numbers and the likely mistake */
 } rl_scenario_result;
 
+/* The most baselines one scenario run may have. */
+#define RL_MAX_BASELINES 8
+
 typedef struct rl_scenario {
     const char *id;    /* rubric key, e.g. "shrinks" */
     const char *title; /* shown in the table */
@@ -55,7 +58,9 @@ typedef struct rl_exercise {
     const char *name; /* "deadline", "cancel", "flow", "keepalive", "retry" */
     const char *summary;
     rl_submission_kind kind;
-    bool needs_baseline; /* start a baseline for each scenario */
+    int baselines; /* fresh baselines each scenario run gets, 0..RL_MAX_BASELINES;
+                    * the submission is given the first as RELAYLAB_BASELINE
+                    * and all of them as RELAYLAB_BASELINES */
     const rl_scenario *scenarios;
     size_t nscenarios;
 } rl_exercise;
@@ -63,7 +68,14 @@ typedef struct rl_exercise {
 /* The table of every exercise (exercises.c), NULL-terminated. */
 extern const rl_exercise *const rl_exercises[];
 
-/* The exercise called |name|, or NULL. */
+/* Test hook: with RL_TEST_EXERCISES_ENV set (non-empty) in the
+ * environment, rl_exercise_find also finds the grader's own test exercises
+ * (ex_driver_test.c: "driver-test"), which are in no table and no rubric.
+ * Never set it for real grading. */
+#define RL_TEST_EXERCISES_ENV "RELAYLAB_GRADER_TEST_EXERCISES"
+
+/* The exercise called |name| (a test exercise only under the hook), or
+ * NULL. */
 const rl_exercise *rl_exercise_find(const char *name);
 
 #endif

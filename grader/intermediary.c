@@ -1,6 +1,7 @@
-/* intermediary: an idle-dropping TCP relay for the keepalive lab; see
- * intermediary.h. A poll() loop over the listener, a wake-up pipe and every
- * connection's two sockets; the poll timeout is the next idle expiry. */
+/* intermediary: a TCP relay to N upstreams with a selection policy and an
+ * optional idle drop; see intermediary.h. A poll() loop over the listener,
+ * a wake-up pipe and every connection's two sockets; the poll timeout is
+ * the next idle expiry. */
 #include "intermediary.h"
 
 #include "rl_alloc.h"
@@ -25,6 +26,7 @@
 
 typedef struct conn {
     int fd[2];          /* [0] client side, [1] upstream side; -1 when closed */
+    size_t upstream;    /* index of the upstream it goes to */
     int64_t last_ns;    /* last byte either way */
     bool silent;        /* the mapping is "forgotten": drop everything */
 } conn;
@@ -32,22 +34,95 @@ typedef struct conn {
 struct rl_intermediary {
     int listen_fd;
     int wake[2];
-    int port, upstream_port;
-    int64_t idle_ns;
+    int port;
+    int64_t idle_ns; /* 0: never drop */
+    const rl_intermediary_policy *policy;
+    void *policy_state;
     pthread_t thread;
-    pthread_mutex_t mu; /* guards stats */
+    pthread_mutex_t mu; /* guards stats, whose upstream counts the thread
+                         * updates and the policy reads */
     rl_intermediary_stats stats;
     conn conns[MAX_CONNS];
     int nconns;
 };
 
-static void close_conn(conn *c)
+static void close_conn(rl_intermediary *im, conn *c)
 {
+    if (c->fd[0] < 0)
+        return;
     for (int i = 0; i < 2; i++)
         if (c->fd[i] >= 0)
             close(c->fd[i]);
     c->fd[0] = c->fd[1] = -1;
+    pthread_mutex_lock(&im->mu);
+    im->stats.upstreams[c->upstream].active--;
+    pthread_mutex_unlock(&im->mu);
+    if (im->policy->on_close)
+        im->policy->on_close(im->policy_state, c->upstream);
 }
+
+/* ---- policies ---- */
+
+typedef struct turn {
+    size_t next; /* where the next search starts */
+} turn;
+
+static int turn_init(void **state, size_t n)
+{
+    (void)n;
+    *state = rl_xcalloc(1, sizeof(turn));
+    return RL_OK;
+}
+
+static void turn_destroy(void *state)
+{
+    free(state);
+}
+
+static int round_robin_pick(void *state, const rl_intermediary_upstream *ups, const bool *tried, size_t n)
+{
+    (void)ups;
+    turn *t = state;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = (t->next + k) % n;
+        if (!tried[i]) {
+            t->next = i + 1;
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+static int least_connections_pick(void *state, const rl_intermediary_upstream *ups, const bool *tried, size_t n)
+{
+    turn *t = state;
+    int best = -1;
+    /* From the turn's start, so the first of equals is the next in turn. */
+    for (size_t k = 0; k < n; k++) {
+        size_t i = (t->next + k) % n;
+        if (!tried[i] && (best < 0 || ups[i].active < ups[best].active))
+            best = (int)i;
+    }
+    if (best >= 0)
+        t->next = (size_t)best + 1;
+    return best;
+}
+
+const rl_intermediary_policy rl_intermediary_round_robin = {
+    .name = "round-robin",
+    .init = turn_init,
+    .pick = round_robin_pick,
+    .destroy = turn_destroy,
+};
+
+const rl_intermediary_policy rl_intermediary_least_connections = {
+    .name = "least-connections",
+    .init = turn_init,
+    .pick = least_connections_pick,
+    .destroy = turn_destroy,
+};
+
+/* ---- the relay ---- */
 
 static int connect_upstream(int port)
 {
@@ -65,16 +140,48 @@ static int connect_upstream(int port)
     return fd;
 }
 
+/* Connects to the upstream the policy picks, skipping those that refuse.
+ * Returns the socket with *which set, or -1 when none took it. */
+static int connect_picked(rl_intermediary *im, size_t *which)
+{
+    size_t n = im->stats.nupstreams;
+    bool tried[RL_INTERMEDIARY_MAX_UPSTREAMS] = {false};
+    for (size_t attempt = 0; attempt < n; attempt++) {
+        rl_intermediary_upstream ups[RL_INTERMEDIARY_MAX_UPSTREAMS];
+        pthread_mutex_lock(&im->mu);
+        memcpy(ups, im->stats.upstreams, n * sizeof *ups);
+        pthread_mutex_unlock(&im->mu);
+        int i = im->policy->pick(im->policy_state, ups, tried, n);
+        if (i < 0 || (size_t)i >= n || tried[i])
+            return -1;
+        int fd = connect_upstream(ups[i].port);
+        if (fd >= 0) {
+            *which = (size_t)i;
+            return fd;
+        }
+        tried[i] = true;
+    }
+    return -1;
+}
+
 static void accept_one(rl_intermediary *im)
 {
     int fd = accept4(im->listen_fd, NULL, NULL, SOCK_CLOEXEC);
     if (fd < 0)
         return;
-    int up = connect_upstream(im->upstream_port);
-    if (up < 0 || im->nconns == MAX_CONNS) {
+    size_t which = 0;
+    int up = im->nconns < MAX_CONNS ? connect_picked(im, &which) : -1;
+    pthread_mutex_lock(&im->mu);
+    im->stats.connections++;
+    if (up < 0) {
+        im->stats.refused++;
+    } else {
+        im->stats.upstreams[which].active++;
+        im->stats.upstreams[which].opened++;
+    }
+    pthread_mutex_unlock(&im->mu);
+    if (up < 0) {
         close(fd);
-        if (up >= 0)
-            close(up);
         return;
     }
     int one = 1;
@@ -82,11 +189,9 @@ static void accept_one(rl_intermediary *im)
     conn *c = &im->conns[im->nconns++];
     c->fd[0] = fd;
     c->fd[1] = up;
+    c->upstream = which;
     c->last_ns = rl_now_ns();
     c->silent = false;
-    pthread_mutex_lock(&im->mu);
-    im->stats.connections++;
-    pthread_mutex_unlock(&im->mu);
 }
 
 /* Moves what |from| has to the other side (or drops it when silent).
@@ -127,6 +232,8 @@ static void *serve(void *arg)
         int64_t next = INT64_MAX;
         for (int i = 0; i < im->nconns; i++) {
             conn *c = &im->conns[i];
+            if (!im->idle_ns)
+                continue;
             if (!c->silent && now - c->last_ns >= im->idle_ns) {
                 c->silent = true;
                 pthread_mutex_lock(&im->mu);
@@ -156,7 +263,7 @@ static void *serve(void *arg)
                 if (pf[k + s].revents & (POLLIN | POLLHUP | POLLERR))
                     keep = pump(im, c, s);
             if (!keep)
-                close_conn(c);
+                close_conn(im, c);
         }
         /* Compact closed connections away. */
         int j = 0;
@@ -168,12 +275,25 @@ static void *serve(void *arg)
     return NULL;
 }
 
-int rl_intermediary_start(int upstream_port, int64_t idle_timeout_ms, rl_intermediary **out, char *err,
-                          size_t errlen)
+int rl_intermediary_start(const rl_intermediary_options *opt, rl_intermediary **out, char *err, size_t errlen)
 {
+    if (opt->nupstreams < 1 || opt->nupstreams > RL_INTERMEDIARY_MAX_UPSTREAMS) {
+        snprintf(err, errlen, "intermediary: %zu upstreams given, 1 to %d allowed", opt->nupstreams,
+                 RL_INTERMEDIARY_MAX_UPSTREAMS);
+        return RL_EINVAL;
+    }
     rl_intermediary *im = rl_xcalloc(1, sizeof *im);
-    im->upstream_port = upstream_port;
-    im->idle_ns = idle_timeout_ms * RL_NS_PER_MS;
+    im->idle_ns = opt->idle_drop_ms > 0 ? opt->idle_drop_ms * RL_NS_PER_MS : 0;
+    im->policy = opt->policy ? opt->policy : &rl_intermediary_round_robin;
+    im->stats.nupstreams = opt->nupstreams;
+    for (size_t i = 0; i < opt->nupstreams; i++)
+        im->stats.upstreams[i].port = opt->upstream_ports[i];
+    int prc = im->policy->init ? im->policy->init(&im->policy_state, opt->nupstreams) : RL_OK;
+    if (prc != RL_OK) {
+        snprintf(err, errlen, "intermediary: policy %s failed to start: %s", im->policy->name, rl_strerror(prc));
+        free(im);
+        return prc;
+    }
     pthread_mutex_init(&im->mu, NULL);
     im->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in a = {.sin_family = AF_INET};
@@ -186,6 +306,8 @@ int rl_intermediary_start(int upstream_port, int64_t idle_timeout_ms, rl_interme
         if (im->listen_fd >= 0)
             close(im->listen_fd);
         pthread_mutex_destroy(&im->mu);
+        if (im->policy->destroy)
+            im->policy->destroy(im->policy_state);
         free(im);
         return RL_ESYS;
     }
@@ -215,10 +337,12 @@ void rl_intermediary_stop(rl_intermediary *im)
     (void)w;
     pthread_join(im->thread, NULL);
     for (int i = 0; i < im->nconns; i++)
-        close_conn(&im->conns[i]);
+        close_conn(im, &im->conns[i]);
     close(im->listen_fd);
     close(im->wake[0]);
     close(im->wake[1]);
     pthread_mutex_destroy(&im->mu);
+    if (im->policy->destroy)
+        im->policy->destroy(im->policy_state);
     free(im);
 }

@@ -50,17 +50,19 @@ static void usage(FILE *f)
             "                     name, or by a seed such as a student id (FNV-1a-64 mod count)\n"
             "  --dir DIR          the submission's folder, the one the sandbox shows it\n"
             "                     (default: the folder of the command's script or program)\n"
-            "  --unsafe           grade even where the sandbox cannot be built (not root, no\n"
-            "                     namespaces or cgroups): only for your own code, on your own\n"
+            "  --unsafe           grade even where the sandbox cannot be built (no namespaces,\n"
+            "                     or root without cgroups): only for your own code, on your own\n"
             "                     machine; the report says it was unsandboxed\n"
             "  --no-sandbox       never sandbox (debugging the grader); the report says so\n"
             "\n"
             "A command submission runs sandboxed (docs/sandbox.md): as nobody, with no new\n"
-            "privileges and a clean environment, in its own PID and mount namespace (a\n"
-            "read-only view in which the kit is hidden but its folder is shown, and a 64 MiB\n"
-            "tmpfs /tmp), in its own cgroups (pids, memory, cpuacct), and the grader and its\n"
-            "baselines in a network namespace with loopback alone. Without it, a submission\n"
-            "could reach the grader's instruments.\n"
+            "privileges, no way to make namespaces and a clean environment, in its own PID and\n"
+            "mount namespace (a read-only view of the system's folders in which the kit is\n"
+            "hidden but its folder is shown, and a 64 MiB tmpfs /tmp), in its own cgroups\n"
+            "(pids, memory, cpuacct), and the grader and its baselines in a network namespace\n"
+            "with loopback alone. Not root, the grader makes a user namespace of its own\n"
+            "instead and goes without cgroups (a note says so). Without the sandbox, a\n"
+            "submission could reach the grader's instruments.\n"
             "  --quiet            no progress lines\n"
             "  --verbose          a progress line per run even when stderr is not a terminal\n"
             "  --help             this text\n"
@@ -343,6 +345,7 @@ int main(int argc, char **argv)
                    "the grader's instruments";
         } else if ((src = sandbox_up(&view, dir, rubric_path, &opt, err, sizeof err)) == RL_OK) {
             opt.sandbox = &view;
+            note = rl_sandbox_mode_note();
         } else if (rl_grade_was_interrupted()) {
             error = "interrupted: the grader was asked to stop before it finished";
             goto report;

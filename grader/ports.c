@@ -147,20 +147,29 @@ static pid_t parent_of(const proc_entry *t, size_t n, pid_t pid)
     return 0;
 }
 
+static bool excepted(pid_t pid, const pid_t *except, size_t nexcept)
+{
+    for (size_t i = 0; i < nexcept; i++)
+        if (except[i] == pid)
+            return true;
+    return false;
+}
+
 /* The submission's: in |pgid|, below a member of |pgid|, or below this
- * process without passing through |except|. */
-static bool is_submissions(const proc_entry *t, size_t n, const proc_entry *p, pid_t pgid, pid_t except)
+ * process without passing through one of |except|. */
+static bool is_submissions(const proc_entry *t, size_t n, const proc_entry *p, pid_t pgid, const pid_t *except,
+                           size_t nexcept)
 {
     if (p->pgrp == pgid)
         return true;
     pid_t self = getpid();
     pid_t cur = p->pid;
     for (int depth = 0; depth < 64 && cur > 1; depth++) {
-        if (cur == except)
+        if (excepted(cur, except, nexcept))
             return false;
         pid_t parent = parent_of(t, n, cur);
         if (parent == self)
-            return cur != except;
+            return true;
         for (size_t i = 0; i < n; i++)
             if (t[i].pid == parent && t[i].pgrp == pgid)
                 return true;
@@ -195,7 +204,8 @@ static void mark_fds(pid_t pid, const uint64_t *inodes, size_t ninodes, bool *fo
     closedir(d);
 }
 
-int rl_ports_holders(int port, bool listeners_only, pid_t pgid, pid_t except, int *ours, int *foreign)
+int rl_ports_holders(int port, bool listeners_only, pid_t pgid, const pid_t *except, size_t nexcept, int *ours,
+                     int *foreign)
 {
     *ours = *foreign = 0;
     size_t n = 0, cap = 16;
@@ -230,7 +240,7 @@ int rl_ports_holders(int port, bool listeners_only, pid_t pgid, pid_t except, in
         proc_entry *t;
         size_t np = proc_table(&t);
         for (size_t i = 0; i < np; i++)
-            if (is_submissions(t, np, &t[i], pgid, except))
+            if (is_submissions(t, np, &t[i], pgid, except, nexcept))
                 mark_fds(t[i].pid, inodes, n, found);
         for (size_t i = 0; i < n; i++) {
             if (found[i])

@@ -40,11 +40,13 @@ int rl_ports_parse_line(const char *line, int *port, int *state, uint64_t *inode
  * |listeners_only| looks at LISTEN sockets only. "Ours" are the sockets
  * held by the submission: processes in group |pgid|, their descendants, and
  * children of this process (escaped orphans come back to the subreaper)
- * other than |except| and its descendants (the baseline). Sets *ours and
+ * other than the |nexcept| pids of |except| and their descendants (the
+ * baselines). Sets *ours and
  * *foreign to the counts. Ownerless sockets (inode 0: TIME_WAIT, closed by
  * their process and still closing) are not counted: they are what is left
  * of connections already gone, including the grader's own probes of the
  * submission. Returns 0 or RL_ESYS when /proc/net/tcp cannot be read. */
-int rl_ports_holders(int port, bool listeners_only, pid_t pgid, pid_t except, int *ours, int *foreign);
+int rl_ports_holders(int port, bool listeners_only, pid_t pgid, const pid_t *except, size_t nexcept, int *ours,
+                     int *foreign);
 
 #endif

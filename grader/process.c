@@ -55,7 +55,7 @@ int rl_process_observe_until(rl_grade_ctx *ctx, const char *tag, rl_observe_pred
                              int64_t poll_ms, Relaylab__ObserveReply **out)
 {
     filtered_pred f = {ctx, tag, pred, user};
-    return rl_observe_until(rl_grade_baseline_channel(ctx), "", filtered, &f, until_ns, poll_ms, out);
+    return rl_observe_until(rl_grade_baseline_channel(ctx, 0), "", filtered, &f, until_ns, poll_ms, out);
 }
 
 int rl_process_observe(rl_grade_ctx *ctx, const char *tag, Relaylab__ObserveReply **out, rl_scenario_result *res)

@@ -1,6 +1,6 @@
-/* run: the grader's driver: for each scenario run a fresh baseline and a
+/* run: the grader's driver: for each scenario run fresh baselines and a
  * fresh submission, readiness, the scenario under a watchdog, then the kill
- * of both process groups and of anything that escaped them; see run.h.
+ * of every process group and of anything that escaped them; see run.h.
  *
  * Every wait here has a deadline. A signal to the grader kills every child
  * group from the handler itself, so the running scenario's calls fail within
@@ -62,13 +62,26 @@
 #define SUB_NOFILE 1024
 /* How long a starting submission may keep hitting its memory limit. */
 #define MEMORY_THRASH_MS 1000
+#define MEMORY_HIT_GAP_MS 250
 #define SUB_FSIZE_BYTES (UINT64_C(64) << 20)
 /* RLIMIT_NPROC counts the user's threads system-wide (and root is exempt),
  * so it can only stop a fork bomb if set above what the user already runs. */
 #define SUB_NPROC_HEADROOM 512
 
 
+_Static_assert(RL_MAX_BASELINES <= RL_WATCHDOG_MAX_BASELINES, "every baseline needs a watchdog slot");
+
 static volatile sig_atomic_t interrupted;
+
+/* One of the run's baselines. */
+typedef struct baseline {
+    rl_proc proc;
+    bool running;             /* |proc| was spawned and is not stopped yet */
+    int port;                 /* its TCP port, kept across a restart */
+    char addr[64];            /* "127.0.0.1:PORT", what the submission is given */
+    char observer_addr[192];  /* "unix:PRIVATE_DIR/observer-I.sock" */
+    grpc_channel *ch;         /* to |observer_addr|; NULL when not running */
+} baseline;
 
 struct rl_grade_ctx {
     const rl_exercise *ex;
@@ -77,16 +90,12 @@ struct rl_grade_ctx {
     int run_index;
     char tag[160];
 
-    rl_proc baseline;
-    bool have_baseline;
-    int baseline_port;
-    char baseline_addr[64];
-    /* The grader's private folder (0700) for this run and, in it, the unix
-     * socket where the baseline serves the Observer to the grader alone;
-     * the baseline channel uses it. Empty when none could be made. */
+    /* The run's baselines, ex->baselines of them. Each serves the Observer
+     * to the grader alone on a unix socket in the grader's private folder
+     * (0700) for this run; |private_dir| is empty when none was made. */
+    baseline baselines[RL_MAX_BASELINES];
+    int nbaselines;
     char private_dir[128];
-    char observer_addr[192];
-    grpc_channel *baseline_ch;
 
     rl_proc sub;
     bool have_sub;
@@ -94,6 +103,10 @@ struct rl_grade_ctx {
     int sub_port;
     int port_clashes; /* starts abandoned because another process held the port */
     grpc_channel *sub_ch;
+    /* The scenario signalled the submission (rl_grade_signal_submission):
+     * its exit is what the scenario asked for, not a crash. */
+    bool sub_signalled;
+    int64_t sub_signal_ns; /* when, CLOCK_MONOTONIC */
 
     /* The submission's sandbox (opt->sandbox), valid while |sandboxed|. */
     rl_sandbox_run sb;
@@ -225,9 +238,23 @@ const char *rl_grade_submission_addr(rl_grade_ctx *ctx)
     return ctx->have_sub ? ctx->sub_addr : NULL;
 }
 
-const char *rl_grade_baseline_addr(rl_grade_ctx *ctx)
+int rl_grade_baseline_count(rl_grade_ctx *ctx)
 {
-    return ctx->have_baseline ? ctx->baseline_addr : NULL;
+    return ctx->nbaselines;
+}
+
+/* Baseline |i| while it runs, else NULL. */
+static baseline *running_baseline(rl_grade_ctx *ctx, int i)
+{
+    if (i < 0 || i >= ctx->nbaselines || !ctx->baselines[i].running)
+        return NULL;
+    return &ctx->baselines[i];
+}
+
+const char *rl_grade_baseline_addr(rl_grade_ctx *ctx, int i)
+{
+    baseline *b = running_baseline(ctx, i);
+    return b ? b->addr : NULL;
 }
 
 grpc_channel *rl_grade_submission_channel(rl_grade_ctx *ctx)
@@ -235,9 +262,10 @@ grpc_channel *rl_grade_submission_channel(rl_grade_ctx *ctx)
     return ctx->sub_ch;
 }
 
-grpc_channel *rl_grade_baseline_channel(rl_grade_ctx *ctx)
+grpc_channel *rl_grade_baseline_channel(rl_grade_ctx *ctx, int i)
 {
-    return ctx->baseline_ch;
+    baseline *b = running_baseline(ctx, i);
+    return b ? b->ch : NULL;
 }
 
 const char *rl_grade_config_path(rl_grade_ctx *ctx)
@@ -305,6 +333,69 @@ bool rl_grade_crash_check(rl_grade_ctx *ctx, int64_t wait_ms, const char *what, 
     return true;
 }
 
+int rl_grade_signal_submission(rl_grade_ctx *ctx, int sig)
+{
+    if (!ctx->have_sub || sig <= 0 || sig >= NSIG)
+        return RL_EINVAL;
+    if (!rl_proc_alive(&ctx->sub))
+        return RL_ECHILD;
+    ctx->sub_signalled = true;
+    ctx->sub_signal_ns = rl_now_ns();
+    /* Unsandboxed, the leader is the program (the shell exec'd it; see
+     * start_once) and our unreaped child, so its pid cannot be reused. */
+    if (!ctx->sandboxed)
+        return kill(ctx->sub.pid, sig) == 0 ? RL_OK : RL_ESYS;
+    int rc = rl_sandbox_signal_command(ctx->sub.pid, sig);
+    /* Gone between the look and the signal: it exited on its own, and the
+     * wait will say how. */
+    return rc == RL_ENOTFOUND && !rl_proc_alive(&ctx->sub) ? RL_ECHILD : rc;
+}
+
+int rl_grade_await_submission_exit(rl_grade_ctx *ctx, int64_t within_ms, bool kill_at_deadline, rl_grade_exit *out)
+{
+    memset(out, 0, sizeof *out);
+    out->status = -1;
+    if (!ctx->have_sub)
+        return RL_EINVAL;
+    int64_t from = ctx->sub_signalled ? ctx->sub_signal_ns : rl_now_ns();
+    int64_t until = from + within_ms * RL_NS_PER_MS;
+    /* In slices, to notice an interruption (the watchdog's kill ends the
+     * wait at once anyway). */
+    for (;;) {
+        int64_t left_ms = (until - rl_now_ns()) / RL_NS_PER_MS;
+        if (left_ms <= 0 || rl_grade_interrupted(ctx) || rl_proc_wait_exit(&ctx->sub, left_ms < 50 ? left_ms : 50))
+            break;
+    }
+    out->exited = !rl_proc_alive(&ctx->sub);
+    if (!out->exited && kill_at_deadline && !rl_grade_interrupted(ctx)) {
+        /* The group and the leader, as rl_proc_stop does, without reaping:
+         * the leader keeps its pid (and the watchdog its slot) until the
+         * teardown. The sandbox's init dies with unshare's SIGKILL and takes
+         * the namespace along. */
+        kill(-ctx->sub.pid, SIGKILL);
+        kill(ctx->sub.pid, SIGKILL);
+        out->killed = rl_proc_wait_exit(&ctx->sub, 5000);
+    }
+    int64_t end = out->exited ? ctx->sub.exit_ns : rl_now_ns();
+    out->ms = (end - from) / RL_NS_PER_MS;
+    if (out->exited || out->killed) {
+        out->signal = rl_proc_death_signal(&ctx->sub);
+        out->status = out->signal ? -1 : ctx->sub.exit_code;
+        describe_submission(ctx, out->how, sizeof out->how);
+        /* The last bytes it wrote may still be in the pipe: let the reader
+         * reach the end (no line holds "\n", so this waits for the end of
+         * the output, or shortly after the exit when an orphan holds it). */
+        char none[2];
+        rl_proc_wait_line(&ctx->sub, "\n", 500, none, sizeof none);
+    } else {
+        snprintf(out->how, sizeof out->how, "still running");
+    }
+    char tail[sizeof out->output + 64];
+    rl_proc_output_tail(&ctx->sub, tail, sizeof tail);
+    last_lines(tail, out->output, sizeof out->output, sizeof out->output - 8);
+    return out->exited ? RL_OK : RL_ETIMEOUT;
+}
+
 pid_t rl_grade_submission_pgid(rl_grade_ctx *ctx)
 {
     return ctx->have_sub ? ctx->sub.pid : 0;
@@ -361,70 +452,96 @@ bool rl_grade_interrupted(rl_grade_ctx *ctx)
 
 /* ---- baseline ---- */
 
-static int start_baseline(rl_grade_ctx *ctx, const char *listen, const char *const *extra, char *err, size_t errlen)
+static int start_baseline(rl_grade_ctx *ctx, int i, const char *listen, const char *const *extra, char *err,
+                          size_t errlen)
 {
+    baseline *b = &ctx->baselines[i];
     char path[4096];
     snprintf(path, sizeof path, "%s/baseline", ctx->opt->bin_dir);
+    snprintf(b->observer_addr, sizeof b->observer_addr, "unix:%s/observer-%d.sock", ctx->private_dir, i);
     const char *argv[32];
     size_t n = 0;
     argv[n++] = path;
     argv[n++] = "--listen";
     argv[n++] = listen;
     argv[n++] = "--observer";
-    argv[n++] = ctx->observer_addr;
-    for (size_t i = 0; extra && extra[i] && n < 31; i++)
-        argv[n++] = extra[i];
+    argv[n++] = b->observer_addr;
+    for (size_t k = 0; extra && extra[k] && n < 31; k++)
+        argv[n++] = extra[k];
     argv[n] = NULL;
     /* A socket file left by a previous baseline of this run would make
      * the bind fail. */
-    unlink(ctx->observer_addr + strlen("unix:"));
+    unlink(b->observer_addr + strlen("unix:"));
     rl_proc_options po = {.argv = argv, .kill_with_parent = true};
-    if (rl_proc_spawn(&ctx->baseline, &po) != RL_OK) {
+    if (rl_proc_spawn(&b->proc, &po) != RL_OK) {
         snprintf(err, errlen, "cannot start %s: %s", path, strerror(errno));
         return RL_ESYS;
     }
-    ctx->have_baseline = true;
-    rl_watchdog_guard(&ctx->wd, RL_WATCHDOG_BASELINE, ctx->baseline.pid);
-    int rc = rl_proc_wait_ready(&ctx->baseline, BASELINE_READY_MS, ctx->baseline_addr, sizeof ctx->baseline_addr);
+    b->running = true;
+    rl_watchdog_guard(&ctx->wd, RL_WATCHDOG_BASELINE + i, b->proc.pid);
+    int rc = rl_proc_wait_ready(&b->proc, BASELINE_READY_MS, b->addr, sizeof b->addr);
     if (rc != RL_OK) {
         char tail[400], lines[240];
-        rl_proc_output_tail(&ctx->baseline, tail, sizeof tail);
+        rl_proc_output_tail(&b->proc, tail, sizeof tail);
         last_lines(tail, lines, sizeof lines, 200);
         snprintf(err, errlen, "the baseline (%s) did not start: %s", path, lines[0] ? lines : rl_strerror(rc));
         return rc;
     }
-    const char *colon = strrchr(ctx->baseline_addr, ':');
-    ctx->baseline_port = colon ? atoi(colon + 1) : 0;
+    const char *colon = strrchr(b->addr, ':');
+    b->port = colon ? atoi(colon + 1) : 0;
     /* Observer and faults go through the private socket only: the
      * submission is given the TCP address, where Observer refuses. */
-    ctx->baseline_ch = rl_grade_channel_create(ctx, ctx->observer_addr, NULL);
+    b->ch = rl_grade_channel_create(ctx, b->observer_addr, NULL);
     return RL_OK;
 }
 
-static void stop_baseline(rl_grade_ctx *ctx)
+static void stop_baseline(rl_grade_ctx *ctx, int i)
 {
-    if (ctx->baseline_ch)
-        grpc_channel_destroy(ctx->baseline_ch);
-    ctx->baseline_ch = NULL;
-    if (ctx->have_baseline) {
-        rl_watchdog_release(&ctx->wd, RL_WATCHDOG_BASELINE);
-        rl_proc_stop(&ctx->baseline, BASELINE_GRACE_MS);
-        rl_proc_fini(&ctx->baseline);
+    baseline *b = &ctx->baselines[i];
+    if (b->ch)
+        grpc_channel_destroy(b->ch);
+    b->ch = NULL;
+    if (b->running) {
+        rl_watchdog_release(&ctx->wd, RL_WATCHDOG_BASELINE + i);
+        rl_proc_stop(&b->proc, BASELINE_GRACE_MS);
+        rl_proc_fini(&b->proc);
     }
-    ctx->have_baseline = false;
+    b->running = false;
 }
 
-int rl_grade_restart_baseline(rl_grade_ctx *ctx, const char *const *extra_argv, char *err, size_t errlen)
+/* Starts every baseline of the run on a port of its own. A baseline that
+ * fails to start is the grader's problem (seen while bin/ was being
+ * rebuilt), never the submission's: each gets one retry. */
+static int start_baselines(rl_grade_ctx *ctx, char *err, size_t errlen)
 {
+    for (int i = 0; i < ctx->nbaselines; i++) {
+        int rc = start_baseline(ctx, i, "127.0.0.1:0", NULL, err, errlen);
+        if (rc != RL_OK && !interrupted) {
+            stop_baseline(ctx, i);
+            rl_sleep_ms(500, &interrupted);
+            rc = start_baseline(ctx, i, "127.0.0.1:0", NULL, err, errlen);
+        }
+        if (rc != RL_OK)
+            return rc;
+    }
+    return RL_OK;
+}
+
+int rl_grade_restart_baseline(rl_grade_ctx *ctx, int i, const char *const *extra_argv, char *err, size_t errlen)
+{
+    if (i < 0 || i >= ctx->nbaselines) {
+        snprintf(err, errlen, "this run has no baseline %d (it has %d)", i, ctx->nbaselines);
+        return RL_EINVAL;
+    }
     char listen[64];
-    snprintf(listen, sizeof listen, "127.0.0.1:%d", ctx->baseline_port);
-    stop_baseline(ctx);
+    snprintf(listen, sizeof listen, "127.0.0.1:%d", ctx->baselines[i].port);
+    stop_baseline(ctx, i);
     /* After the watchdog fired, a new baseline would outlive its kills. */
     if (rl_grade_interrupted(ctx)) {
         snprintf(err, errlen, "the scenario was stopped (grader watchdog or signal)");
         return RL_ECHILD;
     }
-    return start_baseline(ctx, listen, extra_argv, err, errlen);
+    return start_baseline(ctx, i, listen, extra_argv, err, errlen);
 }
 
 /* ---- submission ---- */
@@ -474,8 +591,12 @@ static bool starts_with_assignment(const char *cmd)
 static bool port_clash(rl_grade_ctx *ctx, int port, bool listeners_only)
 {
     int ours, foreign;
-    pid_t except = ctx->have_baseline ? ctx->baseline.pid : 0;
-    if (rl_ports_holders(port, listeners_only, ctx->sub.pid, except, &ours, &foreign) != RL_OK)
+    pid_t except[RL_MAX_BASELINES];
+    size_t nexcept = 0;
+    for (int i = 0; i < ctx->nbaselines; i++)
+        if (ctx->baselines[i].running)
+            except[nexcept++] = ctx->baselines[i].proc.pid;
+    if (rl_ports_holders(port, listeners_only, ctx->sub.pid, except, nexcept, &ours, &foreign) != RL_OK)
         return false;
     if (foreign)
         RL_DEBUG("port %d: %d socket(s) of another process, %d of the submission", port, foreign, ours);
@@ -496,10 +617,14 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
     }
     ctx->sub_port = port;
     snprintf(ctx->sub_addr, sizeof ctx->sub_addr, "127.0.0.1:%d", port);
-    char env_listen[96], env_baseline[96];
+    char env_listen[96], env_baseline[96], env_baselines[32 + RL_MAX_BASELINES * 64];
     snprintf(env_listen, sizeof env_listen, "RELAYLAB_LISTEN=%s", ctx->sub_addr);
-    snprintf(env_baseline, sizeof env_baseline, "RELAYLAB_BASELINE=%s", ctx->baseline_addr);
-    const char *env[] = {env_listen, env_baseline, NULL};
+    snprintf(env_baseline, sizeof env_baseline, "RELAYLAB_BASELINE=%s", ctx->nbaselines ? ctx->baselines[0].addr : "");
+    size_t o = (size_t)snprintf(env_baselines, sizeof env_baselines, "RELAYLAB_BASELINES=");
+    for (int i = 0; i < ctx->nbaselines; i++)
+        o += (size_t)snprintf(env_baselines + o, sizeof env_baselines - o, "%s%s", i ? "," : "",
+                              ctx->baselines[i].addr);
+    const char *env[] = {env_listen, env_baseline, env_baselines, NULL};
     /* A simple command is exec'd by the shell, so the submission itself
      * leads the group and its exit status or signal reaches us unaltered.
      * `exec` takes no leading VAR=value words, so those go through env(1). */
@@ -510,8 +635,8 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
     const char *plain_argv[] = {"/bin/sh", "-c", cmd, NULL};
     /* Only what a server needs in the sandbox: nothing of the grader's
      * environment; HOME and TMPDIR are the view's scratch tmpfs. */
-    const char *sandbox_env[] = {env_listen, env_baseline, "PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/tmp",
-                                 "TMPDIR=/tmp", "LANG=C.UTF-8", NULL};
+    const char *sandbox_env[] = {env_listen,  env_baseline,   env_baselines, "PATH=/usr/local/bin:/usr/bin:/bin",
+                                 "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8", NULL};
     char **sandbox_argv = ctx->opt->sandbox ? rl_sandbox_argv(ctx->opt->sandbox, cmd) : NULL;
     rl_proc_limits lim = {
         .data_bytes = (uint64_t)ctx->opt->data_limit_mb << 20,
@@ -551,9 +676,9 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
             rl_grade_result(out, RL_ERROR, "%s", why);
             return RL_ERROR;
         }
-        /* Measured per cgroup: a process that left the group (setsid)
+        /* Measured per sandbox: a process that left the group (setsid)
          * still counts; unshare itself is not the submission. */
-        rl_proc_sample_by_cgroup(ctx->sub.pid, ctx->sb.join[0], ctx->sub.pid, ctx->sb.cpu_usage);
+        rl_sandbox_measure(&ctx->sb, ctx->sub.pid);
     }
 
     int64_t t0 = rl_now_ns();
@@ -563,19 +688,25 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
      * many seconds (no swap: the cgroup evicts the program's own code pages
      * and reads them back) before the kernel's OOM killer ends it, so its
      * verdict would depend on the machine. One second of it ends the start,
-     * as the OOM killer would have. */
+     * as the OOM killer would have. "Of it": new hits with no pause longer
+     * than MEMORY_HIT_GAP_MS, since on a loaded machine a thrashing program
+     * is not scheduled in every 20 ms sample and then adds no hit there. */
     uint64_t hits = 0, seen_hits = 0;
-    int64_t hitting_since = 0;
+    int64_t hitting_since = 0, last_hit = 0;
     while (!interrupted && rl_now_ns() < until) {
         if (!rl_proc_alive(&ctx->sub))
             break;
         if ((accepts = tcp_accepts(port)))
             break;
         if (ctx->sandboxed && rl_sandbox_memory_hits(&ctx->sb, &hits) == RL_OK) {
-            if (hits == seen_hits)
+            int64_t now = rl_now_ns();
+            if (hits != seen_hits) {
+                last_hit = now;
+                if (!hitting_since)
+                    hitting_since = now;
+            } else if (hitting_since && now - last_hit > MEMORY_HIT_GAP_MS * RL_NS_PER_MS) {
                 hitting_since = 0;
-            else if (!hitting_since)
-                hitting_since = rl_now_ns();
+            }
             seen_hits = hits;
             if (hitting_since && rl_now_ns() - hitting_since >= MEMORY_THRASH_MS * RL_NS_PER_MS) {
                 ctx->killed_at_memory_limit = true;
@@ -705,9 +836,9 @@ static void stop_submission(rl_grade_ctx *ctx, rl_scenario_result *res)
 /* ---- the grader's private folder ---- */
 
 /* Makes this run's private folder (mkdtemp: mode 0700, owned by the
- * grader) under $TMPDIR or /tmp, and the observer socket's address in it.
- * A unix socket path has room for 107 bytes, so a long $TMPDIR falls back
- * to /tmp. */
+ * grader) under $TMPDIR or /tmp, for the baselines' observer sockets. A
+ * unix socket path has room for 107 bytes, so a long $TMPDIR falls back to
+ * /tmp. */
 static int make_private_dir(rl_grade_ctx *ctx, char *err, size_t errlen)
 {
     const char *tmp = getenv("TMPDIR");
@@ -719,7 +850,6 @@ static int make_private_dir(rl_grade_ctx *ctx, char *err, size_t errlen)
         ctx->private_dir[0] = '\0';
         return RL_ESYS;
     }
-    snprintf(ctx->observer_addr, sizeof ctx->observer_addr, "unix:%s/observer.sock", ctx->private_dir);
     return RL_OK;
 }
 
@@ -727,7 +857,9 @@ static void remove_private_dir(rl_grade_ctx *ctx)
 {
     if (!ctx->private_dir[0])
         return;
-    unlink(ctx->observer_addr + strlen("unix:"));
+    for (int i = 0; i < ctx->nbaselines; i++)
+        if (ctx->baselines[i].observer_addr[0])
+            unlink(ctx->baselines[i].observer_addr + strlen("unix:"));
     if (rmdir(ctx->private_dir) != 0)
         RL_DEBUG("cannot remove %s: %s", ctx->private_dir, strerror(errno));
     ctx->private_dir[0] = '\0';
@@ -742,21 +874,23 @@ static void remove_private_dir(rl_grade_ctx *ctx)
  * signal the baseline; without it, the submission may have sent it, and a
  * submission that kills its downstream to turn its failures into grader
  * errors must not be excused: it fails, and the feedback says why. */
-static void judge_dead_baseline(rl_grade_ctx *ctx, rl_scenario_result *res)
+static void judge_dead_baseline(rl_grade_ctx *ctx, int i, rl_scenario_result *res)
 {
-    char how[96];
-    rl_proc_describe(&ctx->baseline, how, sizeof how);
-    int sig = rl_proc_death_signal(&ctx->baseline);
+    char how[96], which[24] = "";
+    rl_proc_describe(&ctx->baselines[i].proc, how, sizeof how);
+    if (ctx->nbaselines > 1)
+        snprintf(which, sizeof which, " (%d of %d)", i + 1, ctx->nbaselines);
+    int sig = rl_proc_death_signal(&ctx->baselines[i].proc);
     bool sent = sig == SIGKILL || sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT ||
                 sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGALRM || sig == SIGPIPE;
     if (sent && !ctx->opt->sandbox)
         rl_grade_result(res, RL_FAIL,
-                        "the baseline %s during the scenario; graded without the sandbox, the grader cannot tell "
+                        "the baseline%s %s during the scenario; graded without the sandbox, the grader cannot tell "
                         "who sent it, and a submission that kills its downstream is not excused",
-                        how);
+                        which, how);
     else
-        rl_grade_result(res, RL_ERROR, "the grader's baseline %s during the scenario (not the submission's fault)",
-                        how);
+        rl_grade_result(res, RL_ERROR,
+                        "the grader's baseline%s %s during the scenario (not the submission's fault)", which, how);
 }
 
 static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grade_options *opt, int run_index,
@@ -773,23 +907,19 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
     output[0] = '\0';
 
     char err[512];
-    if (ex->needs_baseline && make_private_dir(ctx, err, sizeof err) != RL_OK) {
+    if (ex->baselines < 0 || ex->baselines > RL_MAX_BASELINES) {
+        rl_grade_result(res, RL_ERROR, "the exercise asks for %d baselines; the grader runs 0 to %d", ex->baselines,
+                        RL_MAX_BASELINES);
+        goto teardown;
+    }
+    ctx->nbaselines = ex->baselines;
+    if (ctx->nbaselines && make_private_dir(ctx, err, sizeof err) != RL_OK) {
         rl_grade_result(res, RL_ERROR, "%s", err);
         goto teardown;
     }
-    if (ex->needs_baseline) {
-        /* One retry: a baseline that fails to start is the grader's problem
-         * (seen while bin/ was being rebuilt), never the submission's. */
-        int brc = start_baseline(ctx, "127.0.0.1:0", NULL, err, sizeof err);
-        if (brc != RL_OK && !interrupted) {
-            stop_baseline(ctx);
-            rl_sleep_ms(500, &interrupted);
-            brc = start_baseline(ctx, "127.0.0.1:0", NULL, err, sizeof err);
-        }
-        if (brc != RL_OK) {
-            rl_grade_result(res, RL_ERROR, "%s", err);
-            goto teardown;
-        }
+    if (start_baselines(ctx, err, sizeof err) != RL_OK) {
+        rl_grade_result(res, RL_ERROR, "%s", err);
+        goto teardown;
     }
     if (ex->kind == RL_SUBMISSION_COMMAND && opt->sandbox) {
         ctx->sandboxed = true;
@@ -818,19 +948,26 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
         rl_grade_result(res, RL_ERROR, "interrupted: the grader was asked to stop");
     } else if (rl_watchdog_fired(&ctx->wd)) {
         rl_grade_result(res, RL_ERROR, "the scenario did not finish within %d s (grader watchdog)", WATCHDOG_MS / 1000);
-    } else if (ctx->have_sub && res->verdict != RL_CRASH && res->verdict != RL_ERROR && !rl_proc_alive(&ctx->sub)) {
+    } else if (ctx->have_sub && !ctx->sub_signalled && res->verdict != RL_CRASH && res->verdict != RL_ERROR &&
+               !rl_proc_alive(&ctx->sub)) {
         /* Dead at the end is a crash whatever the scenario concluded: an
-         * answer followed by an exit is not a working server. */
+         * answer followed by an exit is not a working server. (An exit the
+         * scenario asked for with a signal is its to judge.) */
         crash_feedback(ctx, "during the scenario", res);
-    } else if (ctx->have_baseline && !rl_proc_alive(&ctx->baseline)) {
-        judge_dead_baseline(ctx, res);
+    } else {
+        for (int i = 0; i < ctx->nbaselines; i++)
+            if (ctx->baselines[i].running && !rl_proc_alive(&ctx->baselines[i].proc)) {
+                judge_dead_baseline(ctx, i, res);
+                break;
+            }
     }
 
 teardown:
     if ((res->verdict == RL_CRASH || res->verdict == RL_NOT_READY) && ctx->have_sub)
         rl_proc_output_text(&ctx->sub, output, outlen);
     stop_submission(ctx, res);
-    stop_baseline(ctx);
+    for (int i = 0; i < ctx->nbaselines; i++)
+        stop_baseline(ctx, i);
     /* Whatever escaped the groups (setsid, double fork) came back to us as
      * subreaper: nothing of a submission may outlive its scenario. */
     if (ctx->sandboxed) {

@@ -1,9 +1,10 @@
 /* run: the grader's driver and the accessors a scenario uses.
  *
- * For every scenario run the driver starts a fresh baseline and (command
- * submissions) a fresh submission in its own process group, waits until the
- * submission listens, calls the scenario, then kills both groups and every
- * process that escaped them. A scenario reaches what it needs only through
+ * For every scenario run the driver starts fresh baselines (the exercise's
+ * count, each in its own process group) and (command submissions) a fresh
+ * submission in its own process group, waits until the submission listens,
+ * calls the scenario, then kills every group and every process that
+ * escaped them. A scenario reaches what it needs only through
  * the rl_grade_* accessors below, so exercises never touch processes. All
  * accessors are for the scenario's own thread; the driver owns every object
  * they return unless a comment says otherwise. */
@@ -23,9 +24,14 @@
  * NULL for config exercises. */
 const char *rl_grade_submission_addr(rl_grade_ctx *ctx);
 
-/* "127.0.0.1:PORT" of this scenario's baseline (RELAYLAB_BASELINE); NULL if
- * the exercise has needs_baseline false. */
-const char *rl_grade_baseline_addr(rl_grade_ctx *ctx);
+/* How many baselines this run has (the exercise's |baselines|). Baseline 0
+ * is the one the submission is given as RELAYLAB_BASELINE; all of them, in
+ * index order, are RELAYLAB_BASELINES ("HOST:PORT,HOST:PORT"). */
+int rl_grade_baseline_count(rl_grade_ctx *ctx);
+
+/* "127.0.0.1:PORT" of baseline |i| (0-based); NULL when there is no such
+ * baseline or it is not running (a failed restart). */
+const char *rl_grade_baseline_addr(rl_grade_ctx *ctx, int i);
 
 /* A channel to the submission, created once it was READY, with
  * GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL so no connection is shared with another
@@ -33,11 +39,12 @@ const char *rl_grade_baseline_addr(rl_grade_ctx *ctx);
  * NULL for config exercises. */
 grpc_channel *rl_grade_submission_channel(rl_grade_ctx *ctx);
 
-/* A channel to the baseline through the grader's private unix socket, the
- * only place its Observer (records, Reset, faults) answers; same isolation;
- * owned by the driver. Recreated by rl_grade_restart_baseline. The
- * submission knows only the TCP address, where Observer refuses. */
-grpc_channel *rl_grade_baseline_channel(rl_grade_ctx *ctx);
+/* A channel to baseline |i| through the grader's private unix socket (one
+ * per baseline), the only place its Observer (records, Reset, faults)
+ * answers; same isolation; owned by the driver. Recreated by
+ * rl_grade_restart_baseline. The submission knows only the TCP addresses,
+ * where Observer refuses. NULL as for rl_grade_baseline_addr. */
+grpc_channel *rl_grade_baseline_channel(rl_grade_ctx *ctx, int i);
 
 /* Creates a new channel to |target| with the local subchannel pool plus
  * |extra| (may be NULL; copied). The caller owns the result and destroys it
@@ -54,12 +61,13 @@ const char *rl_grade_config_path(rl_grade_ctx *ctx);
 const char *rl_grade_world_path(rl_grade_ctx *ctx);
 const char *rl_grade_variant(rl_grade_ctx *ctx);
 
-/* Kills the baseline and starts a new one on the same port (so a running
+/* Kills baseline |i| and starts a new one on the same port (so a running
  * submission keeps finding it) with |extra_argv| appended to its command line
  * (NULL-terminated; may be NULL), waits for its readiness line and recreates
- * the baseline channel (a pointer obtained before is invalid afterwards).
- * Returns 0, or RL_ECHILD / RL_ETIMEOUT with a reason in |err|. */
-int rl_grade_restart_baseline(rl_grade_ctx *ctx, const char *const *extra_argv, char *err, size_t errlen);
+ * its channel (a pointer obtained before is invalid afterwards). Returns 0,
+ * or RL_EINVAL (no baseline |i|) / RL_ECHILD / RL_ETIMEOUT with a reason in
+ * |err|. */
+int rl_grade_restart_baseline(rl_grade_ctx *ctx, int i, const char *const *extra_argv, char *err, size_t errlen);
 
 /* ---- the submission process ---- */
 
@@ -84,6 +92,45 @@ bool rl_grade_crash_check(rl_grade_ctx *ctx, int64_t wait_ms, const char *what, 
  * RSS and CPU time with rl_proc_group_sample; 0 for config exercises. The
  * group is killed after the scenario: never signal it yourself. */
 pid_t rl_grade_submission_pgid(rl_grade_ctx *ctx);
+
+/* ---- stopping the submission (graceful-shutdown scenarios) ---- */
+
+/* Sends |sig| to the submission's main process: the program its command
+ * started (the driver has the shell exec a simple command; a compound
+ * command's shell is what gets it, so such a command must end in `exec
+ * SERVER`); in the sandbox, the command the jail runs. Only that process,
+ * not its group: a platform stopping a server signals it, and the server
+ * decides what its children get. Remembers the instant, for
+ * rl_grade_await_submission_exit, and that the scenario asked for the
+ * exit: from now on the submission's death is the scenario's to judge, and
+ * the driver no longer calls it a crash. Returns 0, RL_ECHILD when it had
+ * already exited, RL_EINVAL for a config exercise or a bad signal number,
+ * RL_ESYS (errno) when the signal could not be sent. */
+int rl_grade_signal_submission(rl_grade_ctx *ctx, int sig);
+
+/* How the submission ended after rl_grade_signal_submission. */
+typedef struct rl_grade_exit {
+    bool exited;      /* it had exited on its own when the wait ended */
+    bool killed;      /* it had not, and the grader SIGKILLed its group */
+    int status;       /* its exit status; -1 when a signal ended it or it runs */
+    int signal;       /* the signal that ended it (the sandbox's 128+N read
+                       * as N), 0 when none */
+    int64_t ms;       /* from the signal (or the wait's start, when none was
+                       * sent) to the exit, or to the wait's end when it
+                       * did not exit */
+    char how[192];    /* "exited with status 0", "was killed by SIGTERM",
+                       * "still running" */
+    char output[480]; /* the last lines it printed, on one line */
+} rl_grade_exit;
+
+/* Waits until |within_ms| after the last rl_grade_signal_submission (after
+ * now when none was sent) for the submission's main process to exit, and
+ * fills |out|. When it has not exited by then and |kill_at_deadline|, the
+ * grader SIGKILLs its whole group (out->killed) and waits for that. The
+ * wait ends early when the grader is interrupted. Returns 0 when it exited
+ * on its own, RL_ETIMEOUT when it did not (|out| filled either way), or
+ * RL_EINVAL for a config exercise. */
+int rl_grade_await_submission_exit(rl_grade_ctx *ctx, int64_t within_ms, bool kill_at_deadline, rl_grade_exit *out);
 
 /* Copies the last |len|-1 bytes at most of the submission's captured
  * stdout+stderr into |buf| (NUL-terminated, non-printable bytes replaced).

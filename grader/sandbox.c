@@ -23,11 +23,16 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #define UNSHARE "/usr/bin/unshare"
+
+/* How this grader sandboxes, decided once by rl_sandbox_enter (or, for a
+ * unit test that prepares runs without entering, by the first prepare). */
+static rl_sandbox_mode mode = RL_SANDBOX_NONE;
 #define RL_STR_(x) #x
 #define RL_STR(x) RL_STR_(x)
 
@@ -145,8 +150,14 @@ char **rl_sandbox_argv(const rl_sandbox_view *v, const char *cmd)
     ARG(v->jail);
     ARG("--status-fd");
     ARG("3");
-    ARG("--user");
-    ARG(RL_STR(RL_SANDBOX_UID) ":" RL_STR(RL_SANDBOX_GID));
+    if (mode == RL_SANDBOX_USERNS) {
+        ARG("--userns");
+        ARG("--nproc");
+        ARG(RL_STR(RL_SANDBOX_PIDS_MAX));
+    } else {
+        ARG("--user");
+        ARG(RL_STR(RL_SANDBOX_UID) ":" RL_STR(RL_SANDBOX_GID));
+    }
     ARG("--scratch-mb");
     ARG(RL_STR(RL_SANDBOX_SCRATCH_MB));
     for (size_t i = 0; i < v->nhide; i++) {
@@ -189,10 +200,17 @@ void rl_sandbox_argv_free(char **argv)
 static char cg_root[256] = "/sys/fs/cgroup";
 static char cg_self[256] = "/proc/self/cgroup";
 
+
 void rl_sandbox_set_cgroup_paths(const char *root, const char *self)
 {
     snprintf(cg_root, sizeof cg_root, "%s", root ? root : "/sys/fs/cgroup");
     snprintf(cg_self, sizeof cg_self, "%s", self ? self : "/proc/self/cgroup");
+    mode = RL_SANDBOX_NONE;
+}
+
+rl_sandbox_mode rl_sandbox_get_mode(void)
+{
+    return mode;
 }
 
 /* cgroup v1: ROOT/CTRL + this process's own cgroup under it, so a grader
@@ -332,27 +350,32 @@ static void sweep_stale(const char *base)
     closedir(d);
 }
 
+/* Which cgroups the sandbox uses here; RL_SANDBOX_NONE when none (reason
+ * in |err|). Enabling v2's controllers is its one side effect. */
+static rl_sandbox_mode cgroup_mode(char *err, size_t errlen)
+{
+    if (have_v1())
+        return RL_SANDBOX_CGROUP_V1;
+    return v2_ready(err, errlen) == RL_OK ? RL_SANDBOX_CGROUP_V2 : RL_SANDBOX_NONE;
+}
+
 void rl_sandbox_sweep_stale(void)
 {
-    char err[256];
-    int version = have_v1() ? 1 : v2_ready(err, sizeof err) == RL_OK ? 2 : 0;
-    if (version == 2) {
+    if (mode == RL_SANDBOX_NONE) {
+        char err[256];
+        mode = cgroup_mode(err, sizeof err);
+    }
+    if (mode == RL_SANDBOX_CGROUP_V2) {
         sweep_stale(cg_root);
         return;
     }
+    if (mode != RL_SANDBOX_CGROUP_V1)
+        return;
     static const char *const ctrls[] = {"pids", "memory", "cpuacct"};
     char base[300];
     for (size_t i = 0; i < 3; i++)
         if (cgroup_base(ctrls[i], base, sizeof base) == RL_OK)
             sweep_stale(base);
-}
-
-/* Which cgroups the sandbox uses here; 0 when none (reason in |err|). */
-static int cgroup_version(char *err, size_t errlen)
-{
-    if (have_v1())
-        return 1;
-    return v2_ready(err, errlen) == RL_OK ? 2 : 0;
 }
 
 /* Makes |out| a new cgroup for run |id| under |base|. */
@@ -468,12 +491,60 @@ static int probe(const rl_sandbox_view *v, char *err, size_t errlen)
     return rc;
 }
 
-int rl_sandbox_enter(const rl_sandbox_view *v, char *err, size_t errlen)
+/* Writes |text| to /proc/self/|name| (one write: fclose flushes it). */
+static int write_self(const char *name, const char *text)
 {
-    if (geteuid() != 0) {
-        snprintf(err, errlen, "the sandbox needs root (unprivileged user namespaces are not supported yet)");
+    return write_file("/proc/self", name, text);
+}
+
+/* Moves the grader into a network namespace with loopback alone. */
+static int enter_network(int extra_flags, char *err, size_t errlen)
+{
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    if (unshare(CLONE_NEWNET | extra_flags) != 0) {
+        if (extra_flags & CLONE_NEWUSER)
+            snprintf(err, errlen,
+                     "the sandbox needs root or an unprivileged user namespace, which the kernel refused: %s",
+                     strerror(errno));
+        else
+            snprintf(err, errlen, "the kernel refused the sandbox a network namespace: %s", strerror(errno));
         return RL_ESYS;
     }
+    if (extra_flags & CLONE_NEWUSER) {
+        /* Root in the new namespace is the grader's own user outside,
+         * the only id an unprivileged process may map. */
+        char map[64];
+        int rc = write_self("setgroups", "deny");
+        snprintf(map, sizeof map, "0 %u 1", (unsigned)uid);
+        rc = rc == RL_OK ? write_self("uid_map", map) : rc;
+        snprintf(map, sizeof map, "0 %u 1", (unsigned)gid);
+        rc = rc == RL_OK ? write_self("gid_map", map) : rc;
+        if (rc != RL_OK) {
+            snprintf(err, errlen, "cannot map the grader's user in its user namespace: %s", strerror(errno));
+            return RL_ESYS;
+        }
+    }
+    if (loopback_up() != RL_OK) {
+        snprintf(err, errlen, "cannot bring up loopback in the sandbox's network namespace: %s", strerror(errno));
+        return RL_ESYS;
+    }
+    return RL_OK;
+}
+
+/* Makes and removes one cgroup of each kind the runs will need: a root
+ * whose cgroup folders exist but cannot be written (a container's) is
+ * found before grading, not at its first run. */
+static int try_cgroups(char *err, size_t errlen)
+{
+    rl_sandbox_run r;
+    int rc = rl_sandbox_prepare(&r, 0, err, errlen);
+    rl_sandbox_teardown(&r);
+    return rc;
+}
+
+int rl_sandbox_enter(const rl_sandbox_view *v, char *err, size_t errlen)
+{
     if (access(UNSHARE, X_OK) != 0) {
         snprintf(err, errlen, "the sandbox needs util-linux's %s: %s", UNSHARE, strerror(errno));
         return RL_ESYS;
@@ -482,22 +553,30 @@ int rl_sandbox_enter(const rl_sandbox_view *v, char *err, size_t errlen)
         snprintf(err, errlen, "the sandbox needs %s: %s (run make)", v->jail, strerror(errno));
         return RL_ESYS;
     }
-    int version = cgroup_version(err, errlen);
-    if (version == 0)
+    if (geteuid() != 0) {
+        /* Not root: a user namespace of the grader's own, where it is
+         * root over its network, mounts and PID namespaces but no cgroup
+         * can be made. The probe runs inside it (it needs it). */
+        mode = RL_SANDBOX_USERNS;
+        if (enter_network(CLONE_NEWUSER, err, errlen) != RL_OK || probe(v, err, errlen) != RL_OK)
+            return RL_ESYS;
+        return RL_OK;
+    }
+    mode = cgroup_mode(err, errlen);
+    if (mode == RL_SANDBOX_NONE)
         return RL_ESYS;
-    (void)version;
     rl_sandbox_sweep_stale();
-    if (probe(v, err, errlen) != RL_OK)
+    if (try_cgroups(err, errlen) != RL_OK || probe(v, err, errlen) != RL_OK)
         return RL_ESYS;
-    if (unshare(CLONE_NEWNET) != 0) {
-        snprintf(err, errlen, "the kernel refused the sandbox a network namespace: %s", strerror(errno));
-        return RL_ESYS;
-    }
-    if (loopback_up() != RL_OK) {
-        snprintf(err, errlen, "cannot bring up loopback in the sandbox's network namespace: %s", strerror(errno));
-        return RL_ESYS;
-    }
-    return RL_OK;
+    return enter_network(0, err, errlen);
+}
+
+const char *rl_sandbox_mode_note(void)
+{
+    if (mode != RL_SANDBOX_USERNS)
+        return NULL;
+    return "sandboxed without root (a user namespace of the grader's own user): no cgroups, so the memory limit is "
+           "RLIMIT_DATA (shared memory not counted) and the tasks limit RLIMIT_NPROC; grade as root for both";
 }
 
 /* ---- one run ---- */
@@ -565,11 +644,11 @@ int rl_sandbox_prepare(rl_sandbox_run *r, uint64_t mem_limit_bytes, char *err, s
     memset(r, 0, sizeof *r);
     r->status_r = r->status_w = -1;
     const char *what = "cgroup";
-    int version = cgroup_version(err, errlen);
-    if (version == 0)
+    if (mode == RL_SANDBOX_NONE && (mode = cgroup_mode(err, errlen)) == RL_SANDBOX_NONE)
         return RL_ESYS;
-    if ((version == 1 ? prepare_v1(r, id, mem_limit_bytes, &what) : prepare_v2(r, id, mem_limit_bytes, &what)) !=
-        RL_OK)
+    if (mode == RL_SANDBOX_CGROUP_V1 && prepare_v1(r, id, mem_limit_bytes, &what) != RL_OK)
+        goto fail;
+    if (mode == RL_SANDBOX_CGROUP_V2 && prepare_v2(r, id, mem_limit_bytes, &what) != RL_OK)
         goto fail;
     what = "status pipe";
     int fds[2];
@@ -597,6 +676,24 @@ int rl_sandbox_wait_started(rl_sandbox_run *r, int64_t timeout_ms, char *err, si
         return RL_OK;
     snprintf(err, errlen, "the sandbox failed to start the submission: %s", why);
     return RL_ESYS;
+}
+
+void rl_sandbox_measure(const rl_sandbox_run *r, pid_t pid)
+{
+    if (r->join[0][0]) {
+        rl_proc_sample_by_cgroup(pid, r->join[0], pid, r->cpu_usage);
+        return;
+    }
+    /* No cgroup: the PID namespace unshare made for its child holds the
+     * submission, whatever sessions or groups it makes (it cannot make a
+     * namespace of its own: the jail's filter refuses). */
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%ld/ns/pid_for_children", (long)pid);
+    if (stat(path, &st) == 0)
+        rl_proc_sample_by_pidns(pid, st.st_ino, pid);
+    else
+        RL_WARN("cannot find the sandbox's PID namespace (%s): measuring the process group alone", strerror(errno));
 }
 
 int rl_sandbox_oom_kills(const rl_sandbox_run *r)
@@ -637,6 +734,100 @@ static void remove_cgroup(char *dir)
     if (dir[0] && rmdir(dir) != 0)
         RL_DEBUG("cannot remove %s: %s", dir, strerror(errno));
     dir[0] = '\0';
+}
+
+/* ---- the command's process ---- */
+
+/* The parent of |pid| (/proc/PID/stat's 4th field), 0 when it is gone. */
+static pid_t parent_pid(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    /* The name in parentheses may hold anything, spaces and ')' included. */
+    const char *rp = strrchr(buf, ')');
+    char state;
+    long ppid;
+    if (!rp || sscanf(rp + 1, " %c %ld", &state, &ppid) != 2)
+        return 0;
+    return (pid_t)ppid;
+}
+
+/* The pid of |pid| in its own (innermost) PID namespace: the last number
+ * of /proc/PID/status's NSpid line; 0 when it is gone. */
+static long own_ns_pid(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    long last = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "NSpid:", 6) != 0)
+            continue;
+        char *p = line + 6, *end;
+        for (;;) {
+            long v = strtol(p, &end, 10);
+            if (end == p)
+                break;
+            last = v;
+            p = end;
+        }
+        break;
+    }
+    fclose(f);
+    return last;
+}
+
+/* The child of |parent| that is pid |ns_pid| in its namespace, or 0. */
+static pid_t child_with_ns_pid(pid_t parent, long ns_pid)
+{
+    DIR *d = opendir("/proc");
+    if (!d)
+        return 0;
+    pid_t found = 0;
+    struct dirent *e;
+    while (!found && (e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0)
+            continue;
+        if (parent_pid((pid_t)pid) == parent && own_ns_pid((pid_t)pid) == ns_pid)
+            found = (pid_t)pid;
+    }
+    closedir(d);
+    return found;
+}
+
+int rl_sandbox_signal_command(pid_t launcher, int sig)
+{
+    /* unshare --fork made the jail pid 1 of the new namespace, and the
+     * jail's one fork, the command, is pid 2 there (the jail never forks
+     * again; orphans it adopts have other numbers). */
+    pid_t jail = child_with_ns_pid(launcher, 1);
+    pid_t cmd = jail ? child_with_ns_pid(jail, 2) : 0;
+    if (!cmd)
+        return RL_ENOTFOUND;
+    int fd = (int)syscall(SYS_pidfd_open, cmd, 0);
+    if (fd < 0)
+        return errno == ESRCH ? RL_ENOTFOUND : RL_ESYS;
+    int rc = RL_OK;
+    /* Checked after the pidfd is open: from here on it names one process,
+     * which these checks show is still the command. */
+    if (parent_pid(cmd) != jail || own_ns_pid(cmd) != 2 || parent_pid(jail) != launcher)
+        rc = RL_ENOTFOUND;
+    else if (syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0) != 0)
+        rc = errno == ESRCH ? RL_ENOTFOUND : RL_ESYS;
+    close(fd);
+    return rc;
 }
 
 void rl_sandbox_teardown(rl_sandbox_run *r)

@@ -6,15 +6,17 @@
  * builds a read-only view with the kit's private parts hidden, drops to
  * nobody and execs the command. This module holds the grader's side: the
  * check that the sandbox can be built, the per-run cgroups, the argv and
- * the jail's status line. Needs root and cgroups, v1 or v2 (unprivileged
- * user namespaces are not supported yet: the grader then says so and grades
- * only with --unsafe). */
+ * the jail's status line. As root it needs cgroups, v1 or v2; not root, it
+ * needs unprivileged user namespaces and runs without cgroups (weaker
+ * memory and task limits, said in a note). Where neither works the grader
+ * says so and grades only with --unsafe. */
 #ifndef RL_GRADER_SANDBOX_H
 #define RL_GRADER_SANDBOX_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* The unprivileged user the submission runs as: nobody/nogroup on Debian. */
 #define RL_SANDBOX_UID 65534
@@ -25,6 +27,22 @@
 /* Size of each writable tmpfs (/tmp, /var/tmp, /dev/shm); the memory
  * cgroup counts its pages too. */
 #define RL_SANDBOX_SCRATCH_MB 64
+
+/* How the sandbox is built here. */
+typedef enum rl_sandbox_mode {
+    RL_SANDBOX_NONE = 0,      /* not decided, or impossible */
+    RL_SANDBOX_CGROUP_V1,     /* root; pids, memory, cpuacct hierarchies */
+    RL_SANDBOX_CGROUP_V2,     /* root; one cgroup per run under v2's root */
+    RL_SANDBOX_USERNS,        /* not root: the grader's own user namespace,
+                               * no cgroups; the jail gets --userns */
+} rl_sandbox_mode;
+
+/* The mode rl_sandbox_enter chose (RL_SANDBOX_NONE before). */
+rl_sandbox_mode rl_sandbox_get_mode(void);
+
+/* A note for the report when the mode is weaker than root's (the user
+ * namespace mode), else NULL. Static text. */
+const char *rl_sandbox_mode_note(void);
 
 /* What the submission sees: the jail's --hide and --show paths. Owns its
  * strings; rl_sandbox_view_fini frees them. */
@@ -54,11 +72,16 @@ void rl_sandbox_view_fini(rl_sandbox_view *v);
  * RL_ENOTFOUND when no word names a file (a command of shell words alone). */
 int rl_sandbox_submission_dir(const char *cmd, char *buf, size_t len);
 
-/* Checks that the sandbox can be built here and moves the whole grader into
- * a network namespace of its own with only loopback up: its submissions
- * reach nothing outside, and no other grader's ports exist. Call before
- * grpc_init (no threads yet). Returns 0, or RL_ESYS with the reason in
- * |err| (nothing changed then). */
+/* Checks that the sandbox can be built here (as root: cgroups that can be
+ * made; not root: a user namespace) and moves the whole grader into a
+ * network namespace of its own with only loopback up: its submissions
+ * reach nothing outside, and no other grader's ports exist. Not root, the
+ * grader first enters a user namespace where it is root (mapped to its own
+ * user). Call before grpc_init (no threads yet: the kernel refuses a user
+ * namespace to a threaded process). Returns 0, or RL_ESYS with the reason
+ * in |err|. As root nothing changed then; not root, the grader may be left
+ * in its own user and network namespaces, which only narrows what an
+ * --unsafe grading can reach. */
 int rl_sandbox_enter(const rl_sandbox_view *v, char *err, size_t errlen);
 
 /* One run's sandbox: its cgroups and the jail's status pipe. Caller memory;
@@ -104,6 +127,11 @@ void rl_sandbox_spawned(rl_sandbox_run *r);
  * report") in |err|: a failure of the sandbox, never of the submission. */
 int rl_sandbox_wait_started(rl_sandbox_run *r, int64_t timeout_ms, char *err, size_t errlen);
 
+/* Makes rl_proc_group_sample(|pid|) measure the whole sandbox of the run
+ * whose unshare is |pid|: its cgroup, or without cgroups its PID
+ * namespace. Call once the jail reported it started. */
+void rl_sandbox_measure(const rl_sandbox_run *r, pid_t pid);
+
 /* How many of the run's processes the memory cgroup's OOM killer ended
  * (memory.oom_control's oom_kill); 0 when unknown. */
 int rl_sandbox_oom_kills(const rl_sandbox_run *r);
@@ -112,6 +140,16 @@ int rl_sandbox_oom_kills(const rl_sandbox_run *r);
  * (memory.failcnt, or memory.events' max on v2), in |*hits|. Returns 0, or
  * RL_ESYS when it cannot be read. */
 int rl_sandbox_memory_hits(const rl_sandbox_run *r, uint64_t *hits);
+
+/* Sends |sig| to the command of a sandboxed run: the process the jail
+ * started (pid 2 of the run's PID namespace), whose parent is the jail
+ * (pid 1 there), whose parent is |launcher|, the unshare process the grader
+ * spawned and has not reaped. Only that process, not its group: as a
+ * platform stops a server. Through a pidfd that is checked, once open, to
+ * still be that process, so a pid reused meanwhile is never signalled.
+ * Returns 0, RL_ENOTFOUND when the command is gone (or the chain is not
+ * there yet), or RL_ESYS. */
+int rl_sandbox_signal_command(pid_t launcher, int sig);
 
 /* Kills every process left in the run's pids cgroup (its PID namespace took
  * them when its init died; this catches anything else), removes the

@@ -33,7 +33,7 @@ int rl_scenario_observer_failed(rl_scenario_result *out, int rc)
 int rl_scenario_observe(rl_grade_ctx *ctx, const char *tag, Relaylab__ObserveReply **obs, rl_scenario_result *out)
 {
     *obs = NULL;
-    int rc = rl_observe(rl_grade_baseline_channel(ctx), tag, RL_SCENARIO_OBSERVER_MS, obs);
+    int rc = rl_observe(rl_grade_baseline_channel(ctx, 0), tag, RL_SCENARIO_OBSERVER_MS, obs);
     if (rc == RL_OK)
         return 0;
     rl_scenario_free_obs(obs);

@@ -16,8 +16,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Slots: the submission's group and the baseline's. */
-enum { RL_WATCHDOG_SUBMISSION, RL_WATCHDOG_BASELINE, RL_WATCHDOG_NSLOTS };
+/* Slots: the submission's group, then one per baseline (baseline i is in
+ * slot RL_WATCHDOG_BASELINE + i, for i < RL_WATCHDOG_MAX_BASELINES). */
+#define RL_WATCHDOG_MAX_BASELINES 8
+enum {
+    RL_WATCHDOG_SUBMISSION,
+    RL_WATCHDOG_BASELINE,
+    RL_WATCHDOG_NSLOTS = RL_WATCHDOG_BASELINE + RL_WATCHDOG_MAX_BASELINES
+};
 
 typedef struct rl_watchdog {
     pthread_mutex_t mu;               /* guards groups, armed, stop */

@@ -1,15 +1,22 @@
 /* jail: the last step into the grader's sandbox (bin/jail, docs/sandbox.md).
  * The grader runs it as root inside a fresh PID and mount namespace (made by
  * util-linux unshare); it builds the submission's view of the filesystem --
- * everything read-only, the kit's private parts hidden, the submission's own
- * folder shown, a small tmpfs for scratch -- then becomes an unprivileged
- * user with no way back and runs the submission as its child (see init). It
- * reports one line, "ok"
- * or why it failed, on a status descriptor that the submission never holds, so a
- * sandbox failure can never pass for the submission's own. */
+ * everything read-only, only the system's folders and what it is shown
+ * visible, the kit's private parts hidden, a small tmpfs for scratch -- then
+ * confines itself (confine.h: an unprivileged user, or, under an
+ * unprivileged grader, a user namespace of its own without capabilities;
+ * then a system call filter) and runs the submission as its child (see
+ * init). It reports one line, "ok" or why it failed, on a status descriptor
+ * that the submission never holds, so a sandbox failure can never pass for
+ * the submission's own. */
+#include "confine.h"
+
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/magic.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -19,6 +26,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,8 +44,10 @@ typedef struct jail_opts {
     const char *scratch[MAX_PATHS]; /* fresh writable tmpfs, |scratch_mb| each */
     size_t nscratch;
     long scratch_mb;
-    uid_t uid;
+    uid_t uid;       /* --user: become this user (the grader is root) */
     gid_t gid;
+    bool userns;     /* --userns: the grader is not root; see confine.h */
+    long nproc;      /* --nproc: tasks of the submission's user namespace */
     int status_fd;
     char **argv; /* the command, after "--" */
 } jail_opts;
@@ -45,7 +55,7 @@ typedef struct jail_opts {
 static int status_fd = -1;
 
 /* Reports the failure on the status descriptor (and stderr) and exits. */
-__attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *fmt, ...)
+void jail_fail(const char *fmt, ...)
 {
     char msg[512];
     int e = errno;
@@ -71,10 +81,11 @@ __attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *fmt
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: jail --status-fd N --user UID:GID [--hide PATH]... [--show PATH]...\n"
-               "            [--scratch PATH]... [--scratch-mb N] -- COMMAND [ARG]...\n"
+    fprintf(f, "usage: jail --status-fd N (--user UID:GID | --userns [--nproc N]) [--hide PATH]...\n"
+               "            [--show PATH]... [--scratch PATH]... [--scratch-mb N] -- COMMAND [ARG]...\n"
                "Run as root in a new mount (and PID) namespace, by the grader: builds a read-only view\n"
-               "with PATHs hidden, shown and scratch, drops to UID:GID with no new privileges, runs COMMAND.\n");
+               "of the system's folders with PATHs hidden, shown and scratch, confines itself (UID:GID,\n"
+               "or a user namespace without capabilities) and runs COMMAND.\n");
 }
 
 static int parse(int argc, char **argv, jail_opts *o)
@@ -82,6 +93,7 @@ static int parse(int argc, char **argv, jail_opts *o)
     memset(o, 0, sizeof *o);
     o->status_fd = -1;
     o->scratch_mb = 64;
+    o->nproc = 512;
     bool have_user = false;
     int i = 1;
     for (; i < argc; i++) {
@@ -89,6 +101,10 @@ static int parse(int argc, char **argv, jail_opts *o)
         if (strcmp(a, "--") == 0) {
             i++;
             break;
+        }
+        if (strcmp(a, "--userns") == 0) {
+            o->userns = true;
+            continue;
         }
         if (i + 1 >= argc)
             return -1;
@@ -103,6 +119,10 @@ static int parse(int argc, char **argv, jail_opts *o)
         else if (strcmp(a, "--scratch-mb") == 0) {
             o->scratch_mb = strtol(v, &end, 10);
             if (*end || o->scratch_mb < 1 || o->scratch_mb > 65536)
+                return -1;
+        } else if (strcmp(a, "--nproc") == 0) {
+            o->nproc = strtol(v, &end, 10);
+            if (*end || o->nproc < 1 || o->nproc > 1000000)
                 return -1;
         } else if (strcmp(a, "--status-fd") == 0) {
             o->status_fd = (int)strtol(v, &end, 10);
@@ -121,7 +141,8 @@ static int parse(int argc, char **argv, jail_opts *o)
         } else
             return -1;
     }
-    if (i >= argc || !have_user || o->status_fd < 0)
+    /* Exactly one way to stop being root. */
+    if (i >= argc || have_user == o->userns || o->status_fd < 0)
         return -1;
     o->argv = argv + i;
     return 0;
@@ -135,7 +156,7 @@ static void make_parents(const char *path)
     for (char *p = buf + 1; (p = strchr(p, '/')); p++) {
         *p = '\0';
         if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            fail("cannot make %s for a shown path", buf);
+            jail_fail("cannot make %s for a shown path", buf);
         *p = '/';
     }
 }
@@ -147,21 +168,66 @@ static void hide(const char *path)
         return; /* nothing there to hide */
     if (S_ISDIR(st.st_mode)) {
         if (mount("relaylab-hidden", path, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=1m,mode=0755") != 0)
-            fail("cannot hide %s", path);
+            jail_fail("cannot hide %s", path);
     } else if (mount("/dev/null", path, NULL, MS_BIND, NULL) != 0) {
-        fail("cannot hide %s", path);
+        jail_fail("cannot hide %s", path);
     }
+}
+
+/* The top-level folders a program needs: the system's own. Everything
+ * else at / (home folders, /root, /srv, /mnt, /media, /var, /run with its
+ * daemons' sockets, a kit like /work) is hidden whole, so files the grader's
+ * user or anyone else left readable -- another student's submission among
+ * them -- are not in the view, and the sandbox does not depend on the
+ * permissions of folders it never heard of. Symbolic links at / stay: each
+ * leads into a folder that is shown or hidden on its own. */
+static const char *const system_dirs[] = {"bin", "dev",  "etc",    "lib", "lib32", "lib64",
+                                          "libx32", "opt", "proc", "sbin", "sys",  "tmp", "usr"};
+
+static void hide_all_but_the_system(void)
+{
+    DIR *d = opendir("/");
+    if (!d)
+        jail_fail("cannot list /");
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        bool keep = false;
+        for (size_t i = 0; i < sizeof system_dirs / sizeof *system_dirs && !keep; i++)
+            keep = strcmp(e->d_name, system_dirs[i]) == 0;
+        char path[300];
+        snprintf(path, sizeof path, "/%s", e->d_name);
+        struct stat st;
+        if (keep || lstat(path, &st) != 0 || S_ISLNK(st.st_mode))
+            continue;
+        hide(path);
+    }
+    closedir(d);
 }
 
 static void scratch(const char *path, long mb)
 {
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+    if (stat(path, &st) != 0) {
+        /* Under a hidden folder (/var/tmp under /var) it is made in the
+         * hiding tmpfs; on the real filesystem, never. */
+        char parent[4096];
+        snprintf(parent, sizeof parent, "%s", path);
+        char *slash = strrchr(parent, '/');
+        struct statfs fs;
+        if (!slash || slash == parent)
+            return;
+        *slash = '\0';
+        if (statfs(parent, &fs) != 0 || fs.f_type != TMPFS_MAGIC || mkdir(path, 0755) != 0)
+            return;
+    } else if (!S_ISDIR(st.st_mode)) {
         return;
+    }
     char opts[64];
     snprintf(opts, sizeof opts, "size=%ldm,mode=1777", mb);
     if (mount("relaylab-scratch", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) != 0)
-        fail("cannot mount a scratch tmpfs on %s", path);
+        jail_fail("cannot mount a scratch tmpfs on %s", path);
 }
 
 /* Puts |fd| (opened before the hiding) back at |path| if the path no longer
@@ -170,47 +236,35 @@ static void show(const char *path, int fd)
 {
     struct stat was, now;
     if (fstat(fd, &was) != 0)
-        fail("cannot stat %s", path);
+        jail_fail("cannot stat %s", path);
     if (stat(path, &now) == 0 && now.st_dev == was.st_dev && now.st_ino == was.st_ino)
         return;
     make_parents(path);
     if (S_ISDIR(was.st_mode)) {
         if (mkdir(path, 0755) != 0 && errno != EEXIST)
-            fail("cannot make %s to show it", path);
+            jail_fail("cannot make %s to show it", path);
     } else {
         int t = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
         if (t < 0)
-            fail("cannot make %s to show it", path);
+            jail_fail("cannot make %s to show it", path);
         close(t);
     }
     char src[64];
     snprintf(src, sizeof src, "/proc/self/fd/%d", fd);
     if (mount(src, path, NULL, MS_BIND | MS_REC, NULL) != 0)
-        fail("cannot show %s", path);
+        jail_fail("cannot show %s", path);
 }
 
 static void read_only_except_scratch(const jail_opts *o)
 {
     struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID};
     if (mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, &ro, sizeof ro) != 0)
-        fail("cannot make the filesystem read-only (mount_setattr needs Linux 5.12)");
+        jail_fail("cannot make the filesystem read-only (mount_setattr needs Linux 5.12)");
     struct mount_attr rw = {.attr_clr = MOUNT_ATTR_RDONLY};
     for (size_t i = 0; i < o->nscratch; i++) {
         struct stat st;
         if (stat(o->scratch[i], &st) == 0 && mount_setattr(AT_FDCWD, o->scratch[i], 0, &rw, sizeof rw) != 0)
-            fail("cannot make %s writable", o->scratch[i]);
-    }
-}
-
-static void drop_privileges(const jail_opts *o)
-{
-    if (setgroups(0, NULL) != 0 || setresgid(o->gid, o->gid, o->gid) != 0 || setresuid(o->uid, o->uid, o->uid) != 0)
-        fail("cannot become %u:%u", (unsigned)o->uid, (unsigned)o->gid);
-    /* setuid away from root cleared every capability; make sure it did,
-     * and that no setuid program can give one back. */
-    if (setuid(0) == 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
-        errno = 0;
-        fail("could not leave root for good");
+            jail_fail("cannot make %s writable", o->scratch[i]);
     }
 }
 
@@ -223,20 +277,8 @@ static void drop_privileges(const jail_opts *o)
  * it, and exits as the command did: its status, or 128 + the signal that
  * killed it, which the grader reads as that signal. When it exits, the
  * kernel kills whatever is left in the namespace. */
-static int init(char **argv)
+static int reap_until(pid_t child)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    sigprocmask(SIG_BLOCK, &all, &old);
-    pid_t child = fork();
-    if (child < 0)
-        fail("cannot fork the command");
-    if (child == 0) {
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        execvp(argv[0], argv);
-        fprintf(stderr, "jail: cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
     for (;;) {
         int st;
         pid_t pid = waitpid(-1, &st, 0);
@@ -247,6 +289,125 @@ static int init(char **argv)
         if (pid == child)
             return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     }
+}
+
+/* What is left to do in the command's process once it is confined: check
+ * that what it was shown can be read, enter the working folder, report
+ * "ok" and run the command. */
+static void run_command(const jail_opts *o, const char *cwd, const sigset_t *mask)
+{
+    /* Whatever it is given must be readable as the confined user: say so
+     * now, as the sandbox's failure, not later as the submission's. */
+    for (size_t i = 0; i < o->nshow; i++) {
+        struct stat st;
+        int mode = stat(o->show[i], &st) == 0 && S_ISDIR(st.st_mode) ? R_OK | X_OK : R_OK;
+        if (access(o->show[i], mode) != 0)
+            jail_fail("the submission's %s is not readable by %s in the sandbox: make it and the folders above it "
+                      "readable by others (chmod o+rX)",
+                      o->show[i], o->userns ? "the grader's user" : "uid 65534");
+    }
+    if (chdir(cwd) != 0 && chdir("/tmp") != 0)
+        jail_fail("cannot enter a working folder");
+    errno = 0;
+    if (write(status_fd, "ok\n", 3) != 3)
+        jail_fail("cannot report to the grader");
+    close(status_fd);
+    sigprocmask(SIG_SETMASK, mask, NULL);
+    execvp(o->argv[0], o->argv);
+    fprintf(stderr, "jail: cannot run %s: %s\n", o->argv[0], strerror(errno));
+    _exit(127);
+}
+
+/* Waits for one byte on |fd| (the other side's go-ahead). */
+static void await(int fd, const char *what)
+{
+    char c;
+    ssize_t n;
+    while ((n = read(fd, &c, 1)) < 0 && errno == EINTR)
+        ;
+    if (n != 1) {
+        errno = 0;
+        jail_fail("%s", what);
+    }
+    close(fd);
+}
+
+/* As root (the grader is root): the view is made read-only, the jail itself
+ * becomes the unprivileged user, filters its system calls and forks the
+ * command, which inherits all of it. */
+static int confine_as_user(const jail_opts *o, const char *cwd)
+{
+    read_only_except_scratch(o);
+    confine_become_user(o->uid, o->gid);
+    confine_syscalls();
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    pid_t child = fork();
+    if (child < 0)
+        jail_fail("cannot fork the command");
+    if (child == 0)
+        run_command(o, cwd, &old);
+    return reap_until(child);
+}
+
+/* Under an unprivileged grader, the jail is root only in the grader's user
+ * namespace, which maps that one user. The command's process moves into a
+ * user namespace of its own first, and the jail writes its id maps from
+ * outside: the process inside could not, once /proc is read-only, and
+ * /proc must be read-only before the command runs (its sysctls answer to
+ * the namespace's root). Then the jail makes the view read-only and lets
+ * the child confine itself; the jail drops its own capabilities and stops
+ * being dumpable, so the command, which runs as the same user outside,
+ * cannot trace it. */
+static int confine_in_user_namespace(const jail_opts *o, const char *cwd)
+{
+    int up[2], down[2];
+    if (pipe2(up, O_CLOEXEC) != 0 || pipe2(down, O_CLOEXEC) != 0)
+        jail_fail("cannot make the jail's pipes");
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    pid_t child = fork();
+    if (child < 0)
+        jail_fail("cannot fork the command");
+    if (child == 0) {
+        close(up[0]);
+        close(down[1]);
+        if (unshare(CLONE_NEWUSER) != 0)
+            jail_fail("cannot make the submission's user namespace");
+        if (write(up[1], "u", 1) != 1)
+            jail_fail("cannot tell the jail");
+        close(up[1]);
+        await(down[0], "the jail did not map the submission's user namespace");
+        confine_limit_tasks(o->nproc);
+        confine_drop_capabilities();
+        confine_syscalls();
+        run_command(o, cwd, &old);
+    }
+    close(up[1]);
+    close(down[0]);
+    await(up[0], "the submission's user namespace was not made");
+    static const char *const files[] = {"setgroups", "uid_map", "gid_map"};
+    static const char *const text[] = {"deny", "0 0 1", "0 0 1"};
+    for (int i = 0; i < 3; i++) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d/%s", (int)child, files[i]);
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        ssize_t n = (ssize_t)strlen(text[i]);
+        if (fd < 0 || write(fd, text[i], (size_t)n) != n)
+            jail_fail("cannot write %s", path);
+        close(fd);
+    }
+    read_only_except_scratch(o);
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+        jail_fail("cannot make the jail undumpable");
+    if (write(down[1], "g", 1) != 1)
+        jail_fail("cannot release the command");
+    close(down[1]);
+    /* The jail keeps no capability either: it only waits from here on. */
+    confine_drop_capabilities();
+    return reap_until(child);
 }
 
 int main(int argc, char **argv)
@@ -262,17 +423,21 @@ int main(int argc, char **argv)
     }
     status_fd = o.status_fd;
     if (fcntl(status_fd, F_SETFD, FD_CLOEXEC) != 0)
-        fail("no status descriptor %d", status_fd);
+        jail_fail("no status descriptor %d", status_fd);
     if (getuid() != 0)
-        fail("must start as root (the grader runs it)");
+        jail_fail("must start as root (the grader runs it)");
 
     /* Nothing we mount may propagate back to the grader's namespace. */
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
-        fail("cannot make the mounts private (not in a new mount namespace?)");
+        jail_fail("cannot make the mounts private (not in a new mount namespace?)");
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd))
+        snprintf(cwd, sizeof cwd, "/");
     int show_fd[MAX_PATHS];
     for (size_t i = 0; i < o.nshow; i++)
         if ((show_fd[i] = open(o.show[i], O_PATH | O_CLOEXEC)) < 0)
-            fail("cannot open %s to show it", o.show[i]);
+            jail_fail("cannot open %s to show it", o.show[i]);
+    hide_all_but_the_system();
     for (size_t i = 0; i < o.nhide; i++)
         hide(o.hide[i]);
     for (size_t i = 0; i < o.nscratch; i++)
@@ -281,28 +446,5 @@ int main(int argc, char **argv)
         show(o.show[i], show_fd[i]);
         close(show_fd[i]);
     }
-    read_only_except_scratch(&o);
-
-    char cwd[4096];
-    if (!getcwd(cwd, sizeof cwd))
-        snprintf(cwd, sizeof cwd, "/");
-    drop_privileges(&o);
-    /* Whatever it is given must be readable as the unprivileged user: say
-     * so now, as the sandbox's failure, not later as the submission's. */
-    for (size_t i = 0; i < o.nshow; i++) {
-        struct stat st;
-        int mode = stat(o.show[i], &st) == 0 && S_ISDIR(st.st_mode) ? R_OK | X_OK : R_OK;
-        if (access(o.show[i], mode) != 0)
-            fail("the submission's %s is not readable by uid %u in the sandbox: make it and the folders above it "
-                 "readable by others (chmod o+rX)",
-                 o.show[i], (unsigned)o.uid);
-    }
-    if (chdir(cwd) != 0 && chdir("/tmp") != 0)
-        fail("cannot enter a working folder");
-
-    errno = 0;
-    if (write(status_fd, "ok\n", 3) != 3)
-        fail("cannot report to the grader");
-    close(status_fd);
-    return init(o.argv);
+    return o.userns ? confine_in_user_namespace(&o, cwd) : confine_as_user(&o, cwd);
 }

@@ -3,12 +3,12 @@
  *
  * The whole call is one batch: send metadata, message and close; receive
  * metadata, message and status. Asking for the initial metadata keeps the
- * status visible when a retry policy is active. When the batch completes the
- * loop calls |done| on its thread; the owner then reads status, details and
- * the reply, and calls rl_client_fini.
+ * status visible when a retry policy is active (docs/grpc-facts.md,
+ * "Retries"). When the batch completes the loop calls |done|; the owner then
+ * reads status, details and the reply, and calls rl_client_fini.
  *
- * NOTE: this header was reconstructed from rl_client.c after it was
- * accidentally overwritten by the grader helper; its author should check it. */
+ * Threads: every function here and |done| run on the thread of the loop
+ * whose queue the call was created on (docs/DESIGN.md, "Threads"). */
 #ifndef RL_CLIENT_H
 #define RL_CLIENT_H
 
@@ -19,7 +19,9 @@
 #include <stdbool.h>
 
 typedef struct rl_client rl_client;
-/* The call's status arrived (or the batch failed: status UNKNOWN). */
+/* The call's status arrived (or the batch failed: status UNKNOWN, details
+ * "the client batch failed"). |c| is still the owner's: call rl_client_fini
+ * here or later. */
 typedef void (*rl_client_done)(rl_client *c);
 
 struct rl_client {
@@ -48,8 +50,9 @@ int rl_client_unpack(const rl_client *c, const ProtobufCMessageDescriptor *desc,
 /* Cancels the call if its batch is still in flight; |done| still runs. */
 void rl_client_cancel(rl_client *c);
 
-/* Releases the call and its buffers; call after |done| ran. Accepts a
- * finished struct. */
+/* Releases the call and its buffers; call after |done| ran (never while
+ * the batch is in flight: cancel and wait for |done| first). Accepts a
+ * zeroed or finished struct. */
 void rl_client_fini(rl_client *c);
 
 #endif

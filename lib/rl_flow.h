@@ -7,7 +7,10 @@
  * reading (or reads one chunk every few ms) while sampling, until the RSS
  * has been flat for a while or a bound is reached: a producer that respects
  * flow control stops after one window and its RSS goes flat within a
- * second; one that queues everything grows by count * size first. */
+ * second; one that queues everything grows by count * size first.
+ *
+ * Threads: these functions block their caller and use no loop: any thread,
+ * one thread at a time per rl_memwatch and rl_stream. */
 #ifndef RL_FLOW_H
 #define RL_FLOW_H
 

@@ -4,7 +4,12 @@
  * completes the loop calls tag->done(tag, ok) on the loop thread. Timers fire
  * on the same thread, so per-call state owned by a loop needs no locks. gRPC's
  * C API has no alarm, so the loop sleeps in grpc_completion_queue_next only
- * until the earliest timer is due. */
+ * until the earliest timer is due.
+ *
+ * Threads: the rule of docs/DESIGN.md ("Threads") starts here. rl_loop_init
+ * and rl_loop_fini run on any thread, before and after the loop runs;
+ * rl_loop_run(_until) makes the calling thread the loop's thread; the timer
+ * functions run on that thread only (the heap has no lock). */
 #ifndef RL_LOOP_H
 #define RL_LOOP_H
 

@@ -8,7 +8,10 @@
  * message and close; receive metadata, message and status), which keeps the
  * status visible when a retry policy is active. Instants are CLOCK_MONOTONIC
  * nanoseconds, like rl_deadline. (The relay's loop-driven downstream call is
- * rl_client; this one is for callers without a loop.) */
+ * rl_client; this one is for callers without a loop.)
+ *
+ * Threads: unlike the loop modules, any thread may use a call, one thread at
+ * a time; the Observer queries block the calling thread. */
 #ifndef RL_PROBE_H
 #define RL_PROBE_H
 
@@ -48,7 +51,8 @@ int rl_probe_call_start(rl_probe_call *c, grpc_channel *ch, const char *method, 
                         int64_t deadline_ns);
 
 /* Waits until the status arrived or |until_ns| passed. Returns 0 when done
- * (see c->status), RL_ETIMEOUT otherwise. */
+ * (see c->status), RL_ETIMEOUT when time ran out first, or RL_EINVAL when
+ * the call was never started (rl_probe_call_start failed). */
 int rl_probe_call_wait(rl_probe_call *c, int64_t until_ns);
 
 /* Cancels the call (grpc_call_cancel) and returns the instant it did so,

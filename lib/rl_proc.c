@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -697,9 +698,11 @@ static int count_fds(const char *pid)
     return n;
 }
 
-/* The one cgroup registration (rl_proc_sample_by_cgroup). */
+/* The one registration: a cgroup (rl_proc_sample_by_cgroup) or a PID
+ * namespace (rl_proc_sample_by_pidns, |cg_ns| non-zero). */
 static pthread_mutex_t cg_mu = PTHREAD_MUTEX_INITIALIZER;
 static pid_t cg_pgid, cg_exclude;
+static ino_t cg_ns;
 static char cg_path[512], cg_cpu_path[512];
 
 void rl_proc_sample_by_cgroup(pid_t pgid, const char *procs_path, pid_t exclude, const char *cpu_usage_path)
@@ -707,9 +710,30 @@ void rl_proc_sample_by_cgroup(pid_t pgid, const char *procs_path, pid_t exclude,
     pthread_mutex_lock(&cg_mu);
     cg_pgid = procs_path ? pgid : 0;
     cg_exclude = exclude;
+    cg_ns = 0;
     snprintf(cg_path, sizeof cg_path, "%s", procs_path ? procs_path : "");
     snprintf(cg_cpu_path, sizeof cg_cpu_path, "%s", procs_path && cpu_usage_path ? cpu_usage_path : "");
     pthread_mutex_unlock(&cg_mu);
+}
+
+void rl_proc_sample_by_pidns(pid_t pgid, ino_t pidns, pid_t exclude)
+{
+    pthread_mutex_lock(&cg_mu);
+    cg_pgid = pidns ? pgid : 0;
+    cg_exclude = exclude;
+    cg_ns = pidns;
+    cg_path[0] = cg_cpu_path[0] = '\0';
+    pthread_mutex_unlock(&cg_mu);
+}
+
+/* The PID namespace |pid| (a /proc entry) is in, or 0 when it cannot be
+ * read (gone, or not ours to look at). */
+static ino_t pidns_of(const char *pid)
+{
+    char path[300];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%s/ns/pid", pid);
+    return stat(path, &st) == 0 ? st.st_ino : 0;
 }
 
 /* The registered cgroup's CPU time in ns, or -1 when |pgid| has none: a
@@ -746,7 +770,7 @@ static int64_t cgroup_cpu_ns(pid_t pgid)
 static int cgroup_members(pid_t pgid, pid_t *pids, int max)
 {
     pthread_mutex_lock(&cg_mu);
-    if (!cg_pgid || cg_pgid != pgid) {
+    if (!cg_pgid || cg_pgid != pgid || cg_ns) {
         pthread_mutex_unlock(&cg_mu);
         return -1;
     }
@@ -767,6 +791,10 @@ int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
     memset(out, 0, sizeof *out);
     pid_t *members = rl_xcalloc(CG_MAX_PIDS, sizeof *members);
     int nmembers = cgroup_members(pgid, members, CG_MAX_PIDS);
+    pthread_mutex_lock(&cg_mu);
+    ino_t ns = cg_pgid == pgid ? cg_ns : 0;
+    pid_t ns_exclude = cg_exclude;
+    pthread_mutex_unlock(&cg_mu);
     DIR *d = opendir("/proc");
     if (!d) {
         free(members);
@@ -787,7 +815,9 @@ int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
         if (split_fields(rest, f, 24) < 22 || f[0][0] == 'Z')
             continue;
         bool member = false;
-        if (nmembers < 0) {
+        if (ns) {
+            member = pidns_of(e->d_name) == ns && atol(e->d_name) != (long)ns_exclude;
+        } else if (nmembers < 0) {
             member = atol(f[2]) == (long)pgid;
         } else {
             pid_t pid = (pid_t)atol(e->d_name);

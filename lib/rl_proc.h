@@ -162,9 +162,10 @@ typedef struct rl_proc_sample {
 
 /* Sums RSS, CPU time, threads and open descriptors over every process whose
  * process group is |pgid| (from /proc/PID/stat and /proc/PID/fd), or, when
- * rl_proc_sample_by_cgroup registered |pgid|, over every process in that
- * cgroup: a member that left the group (setsid) still counts. Returns 0, or
- * RL_ENOTFOUND when no member exists any more. */
+ * rl_proc_sample_by_cgroup or rl_proc_sample_by_pidns registered |pgid|,
+ * over every process in that cgroup or PID namespace: a member that left
+ * the group (setsid) still counts. Returns 0, RL_ENOTFOUND when no member
+ * exists any more, or RL_ESYS when /proc cannot be read. */
 int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out);
 
 /* From now on rl_proc_group_sample(|pgid|) counts the processes listed in
@@ -174,6 +175,14 @@ int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out);
  * usage_usec; either counts members that already exited) unless NULL. |procs_path| NULL removes the
  * registration. One registration at a time. */
 void rl_proc_sample_by_cgroup(pid_t pgid, const char *procs_path, pid_t exclude, const char *cpu_usage_path);
+
+/* From now on rl_proc_group_sample(|pgid|) counts every process in the PID
+ * namespace whose nsfs inode is |pidns| (stat of /proc/PID/ns/pid) other
+ * than |exclude|; cpu_ns then sums each live member's own time and that of
+ * the children it reaped (a member that exited before its parent reaped it
+ * is missed until then). Replaces any registration; rl_proc_sample_by_cgroup
+ * with NULL removes it. */
+void rl_proc_sample_by_pidns(pid_t pgid, ino_t pidns, pid_t exclude);
 
 /* ---- escaped processes ---- */
 

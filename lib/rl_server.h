@@ -4,7 +4,11 @@
  * whole life (and any client calls its handler starts on the same loop) stays
  * on one thread. Calls are dispatched by method path to a handler that takes
  * ownership of the grpc_call. SIGTERM or SIGINT starts a drain: no new calls,
- * in-flight calls finish, and after the grace period they are cancelled. */
+ * in-flight calls finish, and after the grace period they are cancelled.
+ *
+ * Threads: rl_server_start, _wait and _free run on the program's main thread
+ * (the one that owns the signals); handlers run on their loop's thread;
+ * rl_server_call_end may be called from any thread. */
 #ifndef RL_SERVER_H
 #define RL_SERVER_H
 

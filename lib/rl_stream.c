@@ -94,7 +94,7 @@ int rl_stream_open(rl_stream *s, grpc_channel *ch, const char *tag, uint32_t cou
     ops[1].data.send_message.send_message = s->send_buf;
     ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
     /* Without RECV_INITIAL_METADATA the retry machinery may hold the status
-     * back (grpc-core-facts.md). */
+     * back (docs/grpc-facts.md, client calls). */
     ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
     ops[3].data.recv_initial_metadata.recv_initial_metadata = &s->initial_md;
     if (grpc_call_start_batch(s->call, ops, 4, &s->start_tag, NULL) != GRPC_CALL_OK)

@@ -7,7 +7,10 @@
  * window the way a live but busy client does) without asking for a message.
  * That is the "reader stalled" of the flow-control lab: the application does
  * not read, the connection is healthy. Shared by the grader's flow exercise,
- * `lab compare-memory` and bin/bench-streamer. */
+ * `lab compare-memory` and bin/bench-streamer.
+ *
+ * Threads: unlike the loop modules, any thread may use a stream (its queue is
+ * private), one thread at a time. */
 #ifndef RL_STREAM_H
 #define RL_STREAM_H
 
@@ -51,7 +54,8 @@ int rl_stream_open(rl_stream *s, grpc_channel *ch, const char *tag, uint32_t cou
  * true when the stream is over (the status then follows: rl_stream_wait_status),
  * RL_ETIMEOUT when nothing came in time (the read stays posted and the next
  * call goes on waiting for it), or RL_EINVAL when the chunk was malformed,
- * out of order or had a wrong byte (s->error says which). */
+ * out of order or had a wrong byte (s->error says which), or RL_EGRPC when
+ * gRPC refused the read (s->error says so). */
 int rl_stream_next(rl_stream *s, int64_t until_ns, bool *end);
 
 /* Polls the call's queue until |until_ns| without asking for a message. A

@@ -10,6 +10,13 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Releases one batch's count; the last one frees everything and hands the
+ * struct back to its owner. Invariant: until the call is answered, the
+ * RECV_CLOSE_ON_SERVER batch holds a count (close_done answers before it
+ * releases it), so a count reaches zero only after the answer and never
+ * inside an rl_unary_* call made by the owner: the only settle() calls are at
+ * the end of a batch's done callback, and in rl_unary_start when gRPC refused
+ * both receive batches. */
 static void settle(rl_unary *u)
 {
     if (--u->pending)
@@ -51,9 +58,11 @@ static void recv_done(rl_tag *tag, bool ok)
 
 static void close_done(rl_tag *tag, bool ok)
 {
-    (void)ok;
     rl_unary *u = RL_CONTAINER_OF(tag, rl_unary, close_tag);
-    if (u->close_cancelled && !u->answered) {
+    /* A failed close batch (!ok) means the call is over just the same: it
+     * counts as cancelled, so the call is answered before this batch's
+     * count goes and the invariant at settle() holds. */
+    if ((u->close_cancelled || !ok) && !u->answered) {
         u->cancelled = true;
         if (u->ops->on_cancel)
             u->ops->on_cancel(u);
@@ -115,6 +124,14 @@ void rl_unary_start(rl_unary *u, rl_loop *loop, grpc_call *call, const ProtobufC
         RL_ERROR("cannot post RECV_CLOSE_ON_SERVER");
         u->pending--;
     }
+    if (u->pending < 2) {
+        /* A programming error (the call was used before, say). Without the
+         * close batch nothing would tell us the call ended: cancel it, and
+         * never show the handler a request it could not answer safely. */
+        grpc_call_cancel(call, NULL);
+        u->cancelled = u->answered = true;
+        u->status = GRPC_STATUS_CANCELLED;
+    }
     if (u->pending == 0) {
         u->pending = 1;
         settle(u);
@@ -123,7 +140,10 @@ void rl_unary_start(rl_unary *u, rl_loop *loop, grpc_call *call, const ProtobufC
 
 static int send_final(rl_unary *u, const ProtobufCMessage *reply, grpc_status_code code, const char *message)
 {
-    if (u->answered)
+    /* A second SEND_MESSAGE while a streamed one is in flight would be
+     * refused by gRPC (one op of a kind at a time): the caller waits for
+     * on_sent, as for rl_unary_send. */
+    if (u->answered || (reply && u->msg_buf))
         return RL_EINVAL;
     u->answered = true;
     u->status = code;
@@ -144,11 +164,14 @@ static int send_final(rl_unary *u, const ProtobufCMessage *reply, grpc_status_co
     ops[n].data.send_status_from_server.status = code;
     ops[n++].data.send_status_from_server.status_details = &u->detail;
     u->pending++;
-    if (grpc_call_start_batch(u->call, ops, n, &u->send_tag, NULL) != GRPC_CALL_OK) {
-        /* Only a programming error gets here. Undo the count; this may free
-         * |u| when nothing else is pending, so return without touching it. */
-        RL_ERROR("cannot send the final status");
-        settle(u);
+    grpc_call_error e = grpc_call_start_batch(u->call, ops, n, &u->send_tag, NULL);
+    if (e != GRPC_CALL_OK) {
+        /* Only a programming error gets here. The call still ends, with
+         * the status the handler chose; the close batch holds |u| (see
+         * settle), so the count goes without freeing anything here. */
+        RL_ERROR("cannot send the final status (grpc_call_error %d): cancelling the call", (int)e);
+        u->pending--;
+        grpc_call_cancel_with_status(u->call, code, message ? message : "", NULL);
         return RL_EGRPC;
     }
     return RL_OK;
@@ -177,11 +200,16 @@ int rl_unary_send_buffer(rl_unary *u, grpc_byte_buffer *buf)
     ops[n].op = GRPC_OP_SEND_MESSAGE;
     ops[n++].data.send_message.send_message = u->msg_buf;
     u->pending++;
-    if (grpc_call_start_batch(u->call, ops, n, &u->msg_tag, NULL) != GRPC_CALL_OK) {
-        RL_ERROR("cannot stream a message");
+    grpc_call_error e = grpc_call_start_batch(u->call, ops, n, &u->msg_tag, NULL);
+    if (e != GRPC_CALL_OK) {
+        /* Only a programming error gets here. Cancelling makes the call end
+         * the way a client's cancel would (on_cancel, then on_free), so the
+         * caller has one path to handle; the close batch holds |u|. */
+        RL_ERROR("cannot stream a message (grpc_call_error %d): cancelling the call", (int)e);
         grpc_byte_buffer_destroy(u->msg_buf);
         u->msg_buf = NULL;
         u->pending--;
+        grpc_call_cancel(u->call, NULL);
         return RL_EGRPC;
     }
     return RL_OK;

@@ -8,6 +8,7 @@
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_log.h"
+#include "rl_memstats.h"
 #include "rl_server.h"
 
 #include <grpc/grpc.h>
@@ -24,7 +25,8 @@ static void usage(FILE *f)
                "  --threads N      server loops (default: one per core)\n"
                "  --mistake NAME   behave like a classic broken relay; `--mistake list` shows them\n"
                "  --config FILE    a channel config (channel_config/README.md): its server section for\n"
-               "                   the listener, its client section for the channel to the baseline\n");
+               "                   the listener, its client section for the channel to the baseline\n"
+               "SIGUSR1 logs one line of memory figures; SIGTERM drains and exits.\n");
 }
 
 int main(int argc, char **argv)
@@ -97,6 +99,11 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    /* SIGUSR1 logs the relay's memory figures (how a burst's memory comes
+     * back is measured with them: bench/results/relay.md). */
+    rl_memstats_reporter *reporter = NULL;
+    if (rl_memstats_reporter_start(false, NULL, &reporter) != RL_OK)
+        RL_WARN("no memory figures on SIGUSR1: cannot start the reporter's thread");
     grpc_init();
     /* One channel shared by every loop: one HTTP/2 connection to the baseline.
      * Measured with bench-relay (2 cores, 64 in flight) against one channel per
@@ -127,9 +134,11 @@ int main(int argc, char **argv)
         rl_chancfg_args_free(server_args);
         rl_chancfg_args_free(client_args);
         grpc_shutdown();
+        rl_memstats_reporter_stop(reporter);
         return 1;
     }
     rl_server_wait(server);
+    rl_memstats_reporter_stop(reporter);
     rl_server_free(server);
     grpc_channel_destroy(channel);
     rl_chancfg_args_free(server_args);

@@ -1,7 +1,6 @@
 /* chunkq: producer thread + unbounded queue (the mistake); see chunkq.h. */
 #include "chunkq.h"
 
-#include "produce.h"
 #include "rl_alloc.h"
 
 #include <pthread.h>
@@ -19,6 +18,8 @@ struct rl_chunkq {
     chunk_node *head, *tail; /* guarded by mu */
     atomic_bool stop;        /* set by rl_chunkq_free; the thread polls it */
     uint32_t count, size;
+    rl_chunkq_build build;
+    atomic_int_fast64_t *queued; /* the caller's counter of bytes in the queue */
     pthread_t thread;
 };
 
@@ -28,9 +29,9 @@ static void *produce_all(void *arg)
     for (uint32_t seq = 0; seq < q->count && !atomic_load(&q->stop); seq++) {
         chunk_node *n = rl_xmalloc(sizeof *n);
         n->next = NULL;
-        n->buf = rl_produce_chunk(seq, q->size);
+        n->buf = q->build(seq, q->size);
         n->bytes = grpc_byte_buffer_length(n->buf);
-        rl_produce_stats_queued((int64_t)n->bytes);
+        atomic_fetch_add(q->queued, (int_fast64_t)n->bytes);
         pthread_mutex_lock(&q->mu);
         if (q->tail)
             q->tail->next = n;
@@ -42,13 +43,15 @@ static void *produce_all(void *arg)
     return NULL;
 }
 
-rl_chunkq *rl_chunkq_start(uint32_t count, uint32_t size)
+rl_chunkq *rl_chunkq_start(uint32_t count, uint32_t size, rl_chunkq_build build, atomic_int_fast64_t *queued)
 {
     rl_chunkq *q = rl_xcalloc(1, sizeof *q);
     pthread_mutex_init(&q->mu, NULL);
     atomic_init(&q->stop, false);
     q->count = count;
     q->size = size;
+    q->build = build;
+    q->queued = queued;
     if (pthread_create(&q->thread, NULL, produce_all, q) != 0)
         abort(); /* out of threads is as fatal as out of memory here */
     return q;
@@ -66,7 +69,7 @@ grpc_byte_buffer *rl_chunkq_pop(rl_chunkq *q)
     pthread_mutex_unlock(&q->mu);
     if (!n)
         return NULL;
-    rl_produce_stats_queued(-(int64_t)n->bytes);
+    atomic_fetch_sub(q->queued, (int_fast64_t)n->bytes);
     grpc_byte_buffer *buf = n->buf;
     free(n);
     return buf;

@@ -7,19 +7,28 @@
  * so a stalled reader leaves count * size bytes in the queue (3000 x 64 KiB:
  * about 190 MiB). The sender is the server's loop thread, which must never
  * block, so it polls with a non-blocking pop instead of waiting on a
- * condition variable. */
+ * condition variable. The queue knows nothing of the Streamer service: its
+ * caller (produce.c) hands it the function that builds a chunk. */
 #ifndef STREAMER_CHUNKQ_H
 #define STREAMER_CHUNKQ_H
 
 #include <grpc/byte_buffer.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 typedef struct rl_chunkq rl_chunkq;
 
-/* Starts the producer thread for chunks 0..|count|-1 of |size| bytes.
- * Free with rl_chunkq_free. */
-rl_chunkq *rl_chunkq_start(uint32_t count, uint32_t size);
+/* Builds chunk |seq| of |size| payload bytes, owned by the caller. Called on
+ * the queue's own thread: it must be thread-safe. */
+typedef grpc_byte_buffer *(*rl_chunkq_build)(uint64_t seq, uint32_t size);
+
+/* Starts the producer thread for chunks 0..|count|-1 of |size| bytes, each
+ * made by |build|. |queued| (borrowed, must outlive the queue) gets every
+ * chunk's bytes added while the chunk sits in the queue. Free with
+ * rl_chunkq_free. Pop and free are for one consumer thread (the call's
+ * loop); only the producer thread runs |build|. */
+rl_chunkq *rl_chunkq_start(uint32_t count, uint32_t size, rl_chunkq_build build, atomic_int_fast64_t *queued);
 
 /* Takes the next chunk off the queue without waiting: returns it (owned by
  * the caller), or NULL when the thread has not built it yet. */

@@ -6,10 +6,11 @@
  * mistake (a producer thread and an unbounded queue) for demonstrations.
  * Memory figures go to stderr on SIGUSR1, and with --stats every second and
  * at every call's end. */
-#include "memstats.h"
 #include "produce.h"
 #include "rl_deadline.h"
+#include "rl_err.h"
 #include "rl_log.h"
+#include "rl_memstats.h"
 #include "rl_server.h"
 
 #include <errno.h>
@@ -31,42 +32,13 @@ static void usage(FILE *f)
             "SIGUSR1 logs one line of memory figures; SIGTERM drains and exits.\n");
 }
 
-typedef struct stats_thread {
-    pthread_t thread;
-    atomic_bool stop;
-    bool periodic;
-} stats_thread;
-
-static void log_stats(const char *why)
+/* The producer's counters for the reporter's line. */
+static void produce_figures(char *buf, size_t len)
 {
-    rl_memstats m;
-    rl_memstats_read(&m);
     rl_produce_stats p;
     rl_produce_stats_get(&p);
-    RL_INFO("stats (%s) active=%llu calls=%llu sent=%llu queued=%llu allocated=%lld resident=%lld rss=%lld", why,
-            (unsigned long long)p.active, (unsigned long long)p.calls, (unsigned long long)p.sent,
-            (unsigned long long)p.queued_bytes, (long long)m.allocated, (long long)m.resident, (long long)m.rss);
-}
-
-/* Waits for SIGUSR1 (blocked in every thread, so only this one takes it);
- * wakes every 100 ms to notice the end and to keep the periodic line on time. */
-static void *stats_main(void *arg)
-{
-    stats_thread *st = arg;
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGUSR1);
-    int64_t next = rl_now_ns() + RL_NS_PER_SEC;
-    while (!atomic_load(&st->stop)) {
-        struct timespec wait = {0, 100 * RL_NS_PER_MS};
-        if (sigtimedwait(&set, NULL, &wait) == SIGUSR1)
-            log_stats("SIGUSR1");
-        if (st->periodic && rl_now_ns() >= next) {
-            log_stats("periodic");
-            next += RL_NS_PER_SEC;
-        }
-    }
-    return NULL;
+    snprintf(buf, len, "active=%llu calls=%llu sent=%llu queued=%llu", (unsigned long long)p.active,
+             (unsigned long long)p.calls, (unsigned long long)p.sent, (unsigned long long)p.queued_bytes);
 }
 
 int main(int argc, char **argv)
@@ -103,12 +75,11 @@ int main(int argc, char **argv)
         }
     }
 
-    /* Blocked before any thread exists, so every gRPC thread inherits it and
-     * only the stats thread's sigtimedwait takes the signal. */
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGUSR1);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    /* Before any other thread exists, so every gRPC thread inherits the
+     * blocked SIGUSR1 and only the reporter takes it. */
+    rl_memstats_reporter *reporter = NULL;
+    if (rl_memstats_reporter_start(cfg.log_calls, produce_figures, &reporter) != RL_OK)
+        RL_WARN("no memory figures on SIGUSR1: cannot start the reporter's thread");
 
     grpc_init();
     const rl_method methods[] = {{"/relaylab.Streamer/Produce", rl_produce_start, &cfg, false}};
@@ -130,13 +101,8 @@ int main(int argc, char **argv)
     }
     RL_INFO("producer: %s", cfg.unbounded ? "UNBOUNDED (thread + unbounded queue: the mistake)"
                                           : "paced by the flow-control window");
-    stats_thread st = {.periodic = cfg.log_calls};
-    atomic_init(&st.stop, false);
-    pthread_create(&st.thread, NULL, stats_main, &st);
-
     rl_server_wait(server);
-    atomic_store(&st.stop, true);
-    pthread_join(st.thread, NULL);
+    rl_memstats_reporter_stop(reporter);
     rl_server_free(server);
     grpc_shutdown();
     return 0;

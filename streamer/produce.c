@@ -8,11 +8,11 @@
 #include "produce.h"
 
 #include "chunkq.h"
-#include "memstats.h"
 #include "rl_alloc.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_log.h"
+#include "rl_memstats.h"
 #include "rl_payload.h"
 #include "rl_unary.h"
 
@@ -104,11 +104,6 @@ void rl_produce_stats_get(rl_produce_stats *out)
     out->queued_bytes = q > 0 ? (uint64_t)q : 0;
 }
 
-void rl_produce_stats_queued(int64_t delta)
-{
-    atomic_fetch_add(&stat_queued, delta);
-}
-
 static const char *status_name(grpc_status_code s)
 {
     switch (s) {
@@ -179,12 +174,10 @@ static void send_next(produce_call *c)
     } else {
         chunk = rl_produce_chunk(c->seq, c->size);
     }
-    if (rl_unary_send_buffer(&c->u, chunk) != RL_OK) {
-        /* Only a programming error gets here; the cancel ends the call
-         * through on_cancel like a client's would. */
+    /* Only a programming error fails here; rl_unary then cancels the call,
+     * which ends through on_cancel like a client's cancel. */
+    if (rl_unary_send_buffer(&c->u, chunk) != RL_OK)
         RL_ERROR("cannot send chunk %" PRIu64 " of call %s", c->seq, c->tag);
-        grpc_call_cancel(c->u.call, NULL);
-    }
 }
 
 static void on_sent(rl_unary *u, bool ok)
@@ -221,7 +214,7 @@ static void on_request(rl_unary *u, ProtobufCMessage *msg)
         rl_unary_finish(u, GRPC_STATUS_OK, NULL);
     } else {
         if (c->cfg->unbounded)
-            c->queue = rl_chunkq_start(c->count, c->size);
+            c->queue = rl_chunkq_start(c->count, c->size, rl_produce_chunk, &stat_queued);
         send_next(c);
     }
 }

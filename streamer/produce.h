@@ -10,7 +10,9 @@
  *
  * With |unbounded| set, chunks come instead from a thread that builds all of
  * them as fast as it can into an unbounded queue (chunkq.h): the classic
- * mistake the flow-control lab grades against. */
+ * mistake the flow-control lab grades against. produce uses chunkq, never
+ * the other way round: the queue gets the chunk builder and the counter of
+ * queued bytes from rl_chunkq_start. */
 #ifndef STREAMER_PRODUCE_H
 #define STREAMER_PRODUCE_H
 
@@ -59,8 +61,5 @@ void rl_produce_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, 
 
 /* A snapshot of the counters. */
 void rl_produce_stats_get(rl_produce_stats *out);
-
-/* Adds |delta| to the queued-bytes counter (the queue reports through it). */
-void rl_produce_stats_queued(int64_t delta);
 
 #endif

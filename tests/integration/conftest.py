@@ -26,6 +26,93 @@ READY_TIMEOUT_S = 10.0
 STDOUT_KEEP = 64 * 1024
 
 
+# Every test gets a time limit, as libuv's runner gives each one: a hung test
+# fails with a message naming its limit instead of stalling the suite, and its
+# fixtures still tear down (kill the programs they started). SIGALRM
+# interrupts the main thread, where pytest runs tests; the handler raises
+# pytest's Failed, which a test's `except Exception` cannot swallow, and the
+# traceback shows where the test was waiting. Setup and call share the limit,
+# TEST_LIMIT_S unless the test is marked @pytest.mark.timeout(seconds);
+# teardown gets TEARDOWN_LIMIT_S of its own. The slowest test took 36 s and
+# the next ones 15-28 s at load 3.5 on 2 cores (pytest --durations), so
+# 120 s holds under more than twice that load.
+# Sanitizer builds (`make check`) get twice the limits; RELAYLAB_TEST_LIMIT_SCALE
+# multiplies them (0: no limit, for a debugger).
+TEST_LIMIT_S = 120.0
+TEARDOWN_LIMIT_S = 60.0
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", f"timeout(seconds): the test's time limit instead of {TEST_LIMIT_S:.0f} s")
+
+
+def _limit_scale():
+    env = os.environ.get("RELAYLAB_TEST_LIMIT_SCALE")
+    if env:
+        return float(env)
+    return 2.0 if os.sep + "address" in os.environ.get("RELAYLAB_BIN", "") else 1.0
+
+
+def _run_phase_limited(item, phase, seconds, what):
+    """Runs the rest of a hook (the caller yields) under a SIGALRM after
+    |seconds|; returns a function that disarms it."""
+
+    def expired(signum, frame):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        pytest.fail(f"TIMEOUT: {item.nodeid} {phase} still running after {what}")
+
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
+
+    def disarm():
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+    return disarm
+
+
+def _limited(item, phase):
+    scale = _limit_scale()
+    if scale <= 0:
+        return lambda: None
+    if phase == "teardown":
+        limit = TEARDOWN_LIMIT_S * scale
+        return _run_phase_limited(item, phase, limit, f"its {limit:.0f} s limit for teardown")
+    marker = item.get_closest_marker("timeout")
+    limit = (float(marker.args[0]) if marker else TEST_LIMIT_S) * scale
+    if phase == "setup":
+        item._rl_deadline = time.monotonic() + limit
+    left = item._rl_deadline - time.monotonic()
+    return _run_phase_limited(item, phase, left, f"the test's {limit:.0f} s limit (setup and call)")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    disarm = _limited(item, "setup")
+    try:
+        yield
+    finally:
+        disarm()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item):
+    disarm = _limited(item, "call")
+    try:
+        yield
+    finally:
+        disarm()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item):
+    disarm = _limited(item, "teardown")
+    try:
+        yield
+    finally:
+        disarm()
+
+
 def bin_path(name):
     bindir = os.environ.get("RELAYLAB_BIN")
     assert bindir, "RELAYLAB_BIN is not set: run through `make integration`"
@@ -36,7 +123,7 @@ def bin_path(name):
 
 def channel(addr):
     # A local subchannel pool keeps one test's dead server from leaking into
-    # the next test's connections (grpc-core-facts.md, shutdown).
+    # the next test's connections (docs/grpc-facts.md, client calls).
     return grpc.insecure_channel(addr, options=[("grpc.use_local_subchannel_pool", 1)])
 
 

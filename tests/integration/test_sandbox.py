@@ -245,6 +245,10 @@ def test_the_escape_probe_sees_escapes_without_the_sandbox(tmp_path, outside_por
         assert "escaped: has network interfaces besides loopback" in out, out
     if os.geteuid() == 0:
         assert "escaped: started 600 processes" in out, out
+        assert "escaped: holds capabilities" in out, out
+        assert "escaped: made a user namespace of its own" in out, out
+    if any(os.listdir(d) for d in ("/home", "/root", "/run", "/srv", "/mnt") if os.path.isdir(d)):
+        assert "escaped: listed /" in out, out
 
 
 @needs_sandbox
@@ -254,6 +258,18 @@ def test_shared_memory_counts_against_the_limit(tmp_path):
     once = verdict_of(v, "once")
     assert once["status"] == "failed", proc.stdout
     assert "SIGKILL" in once["output"] and "at the sandbox's memory limit of 256 MiB" in once["output"], proc.stdout
+
+
+@needs_sandbox
+def test_a_start_thrashing_at_the_memory_limit_is_ended(tmp_path):
+    # It never listens and is never OOM-killed (its page cache can always be
+    # reclaimed): the grader ends it after one second at the limit, with
+    # gaps tolerated, instead of waiting out the readiness bound.
+    proc, results, v = grade("deadline", hostile("thrash_at_limit", "140"), tmp_path, "--only", "once",
+                             "--memory-limit", "160", "--ready-timeout", "60")
+    once = verdict_of(v, "once")
+    assert once["status"] == "failed", proc.stdout
+    assert "after 1000 ms of hitting the sandbox's memory limit of 160 MiB" in once["output"], proc.stdout
 
 
 @needs_sandbox
@@ -272,28 +288,122 @@ def test_a_folder_nobody_can_read_is_a_sandbox_error_not_not_ready(tmp_path):
     assert "NOT-READY" not in proc.stdout
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the grader as another user")
-def test_without_a_sandbox_the_grader_refuses_unless_unsafe(tmp_path):
-    # As nobody, the grader cannot build the sandbox: it must refuse, say
-    # why in results.json, and grade only when told --unsafe.
-    shared = tempfile.mkdtemp(prefix="relaylab-unsafe-")
+# ---- the unprivileged sandbox: the grader as nobody ----
+#
+# Not root, the grader makes a user namespace of its own (mapping itself to
+# root there) and its network namespace inside it; the jail gives the
+# submission a user namespace of its own without capabilities, and the
+# grader measures the submission's PID namespace, there being no cgroup.
+# Root runs the grader as nobody with setpriv to show it.
+
+NOBODY = ["/usr/bin/setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
+
+
+def userns_available():
+    if os.geteuid() != 0 or not os.access(NOBODY[0], os.X_OK) or not os.access("/usr/bin/unshare", os.X_OK):
+        return False
+    probe = subprocess.run([*NOBODY, "/usr/bin/unshare", "--user", "--map-root-user", "--net", "true"],
+                           capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+    return probe.returncode == 0
+
+
+needs_userns = pytest.mark.skipif(not userns_available(),
+                                  reason="needs root (to become nobody) and unprivileged user namespaces")
+
+
+@pytest.fixture
+def nobody_dir():
+    """A folder the grader, running as nobody, can write its results to."""
+    shared = tempfile.mkdtemp(prefix="relaylab-nobody-")
+    os.chmod(shared, 0o777)
     try:
-        os.chmod(shared, 0o777)
-        nobody = ["/usr/bin/setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups"]
-        out = os.path.join(shared, "results.json")
-        good = f"{PYTHON} {os.path.join(SUBMISSIONS, 'relay_good.py')}"
-        argv = [*nobody, bin_path("grader"), "deadline", "--quiet", "--json", out, "--only", "once",
-                "--submission", good]
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-        assert proc.returncode == 2, proc.stdout + proc.stderr
-        results = json.load(open(out))
-        assert results["tests"] == [] and "the sandbox needs root" in results["output"]
-        assert "--unsafe" in results["output"]
-        proc = subprocess.run([*argv, "--unsafe"], capture_output=True, text=True, timeout=120,
-                              stdin=subprocess.DEVNULL)
-        assert proc.returncode == 0, proc.stdout + proc.stderr
-        results = json.load(open(out))
-        assert results["score"] == 2
-        assert "graded WITHOUT the sandbox (--unsafe)" in results["output"]
+        yield shared
     finally:
         shutil.rmtree(shared, ignore_errors=True)
+
+
+def grade_as_nobody(exercise, submission, folder, *extra):
+    from pathlib import Path
+
+    return grade(exercise, submission, Path(folder), *extra, user=NOBODY)
+
+
+UNPRIVILEGED_NOTE = "sandboxed without root"
+
+
+@needs_userns
+def test_unprivileged_good_relay_passes_with_a_note(nobody_dir):
+    proc, results, v = grade_as_nobody("deadline", f"{PYTHON} {os.path.join(SUBMISSIONS, 'relay_good.py')}",
+                                       nobody_dir, "--only", "shrinks,once")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert results["score"] == 6, proc.stdout
+    assert UNPRIVILEGED_NOTE in results["output"] and "note:" in proc.stdout
+
+
+@needs_userns
+def test_unprivileged_no_way_out_works(nobody_dir, outside_port):
+    proc, results, v = grade_as_nobody("deadline", hostile("escape_probe", str(outside_port)), nobody_dir,
+                                       "--only", "once", "--ready-timeout", "60")
+    once = verdict_of(v, "once")
+    assert once["status"] == "passed", proc.stdout + once.get("output", "")
+
+
+@needs_userns
+def test_unprivileged_setsid_does_not_leave_the_measured_namespace(nobody_dir):
+    proc, results, v = grade_as_nobody("flow", hostile("setsid_streamer"), nobody_dir, "--only", "stall")
+    assert verdict_of(v, "stall")["status"] == "failed", proc.stdout
+
+
+@needs_userns
+def test_unprivileged_baseline_and_grader_are_out_of_reach(nobody_dir):
+    # Same user outside, but not in its PID namespace: kill_baseline finds
+    # nothing to kill, forge_grade no grader to read or kill.
+    proc, results, v = grade_as_nobody("deadline", hostile("kill_baseline"), nobody_dir, "--only", "shrinks")
+    assert "ERROR" not in proc.stdout and verdict_of(v, "shrinks")["status"] == "failed", proc.stdout
+    proc, results, v = grade_as_nobody("deadline", hostile("forge_grade"), nobody_dir, "--only", "shrinks")
+    assert proc.returncode == 1 and results.get("output") != "forged", proc.stdout + proc.stderr
+    assert verdict_of(v, "shrinks")["status"] == "failed", proc.stdout
+
+
+@needs_userns
+def test_unprivileged_nothing_outlives_a_sigkilled_grader(nobody_dir):
+    marker = f"relaylab-outlive-{uuid.uuid4().hex}"
+    grader = subprocess.Popen(
+        [*NOBODY, bin_path("grader"), "deadline", "--quiet", "--dir", SUBMISSIONS, "--json",
+         os.path.join(nobody_dir, "r.json"), "--submission", hostile("outlive", marker)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+    )
+    try:
+        until = time.monotonic() + 60
+        while len(survivors(marker)) < 3 and time.monotonic() < until and grader.poll() is None:
+            time.sleep(0.05)
+        assert len(survivors(marker)) >= 3, "the chain never started"
+    finally:
+        grader.send_signal(signal.SIGKILL)
+        grader.wait(timeout=30)
+    assert wait_no_survivors(marker, 5) == []
+
+
+@needs_userns
+def test_without_a_sandbox_the_grader_refuses_unless_unsafe(nobody_dir):
+    # Where the sandbox cannot be built the grader must refuse, say why in
+    # results.json, and grade only when told --unsafe. Made here as nobody
+    # inside a user namespace whose max_user_namespaces is 0: the grader is
+    # uid 0 there (so it tries cgroups, which it may not write) and may not
+    # make a user namespace either.
+    out = os.path.join(nobody_dir, "results.json")
+    good = f"{PYTHON} {os.path.join(SUBMISSIONS, 'relay_good.py')}"
+    grader = [bin_path("grader"), "deadline", "--quiet", "--json", out, "--only", "once", "--submission", good]
+    wrap = [*NOBODY, "/usr/bin/unshare", "--user", "--map-root-user", "--", "/bin/sh", "-c",
+            'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"', "sh"]
+    proc = subprocess.run([*wrap, *grader], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    results = json.load(open(out))
+    assert results["tests"] == [] and "cannot set up the sandbox" in results["output"], results["output"]
+    assert "--unsafe" in results["output"]
+    proc = subprocess.run([*wrap, *grader, "--unsafe"], capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    results = json.load(open(out))
+    assert results["score"] == 2
+    assert "graded WITHOUT the sandbox (--unsafe)" in results["output"]

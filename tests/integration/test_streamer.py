@@ -19,8 +19,8 @@ MAX_SIZE = 4 * 1024 * 1024 - 64
 MAX_COUNT = 1_000_000
 KIB = 1024
 MIB = 1024 * 1024
-# grpc-core-facts.md: a stalled reader stops a paced producer after 65-67
-# (sometimes 127) chunks of 64 KiB; bench-streamer saw up to 147. Anything
+# docs/grpc-facts.md (flow control): a stalled reader stops a paced producer
+# after 64 to 147 chunks of 64 KiB (bench/results/streamer.md). Anything
 # near the whole 3000 means it did not stop.
 MAX_WINDOW_CHUNKS = 400
 # The same bound in bytes, for chunks of other sizes: what a paced producer

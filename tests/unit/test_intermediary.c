@@ -1,7 +1,10 @@
 /* Unit tests for the grader's intermediary: bytes pass both ways while the
  * connection is busy; once it has been idle past the timeout it goes silent
  * without closing anything, as a NAT that forgot the mapping; a new
- * connection works again. The upstream is a small echo server on loopback. */
+ * connection works again. With several upstreams, the policies spread
+ * connections (round robin in turn, least connections to the emptiest), a
+ * dead upstream is skipped, and none alive refuses the connection. The
+ * upstreams are small echo servers on loopback. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +14,7 @@
 
 #include "intermediary.h"
 #include "rl_deadline.h"
+#include "rl_err.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -95,6 +99,29 @@ static ssize_t round_trip(int fd, const char *msg, int ms)
     return read(fd, buf, sizeof buf);
 }
 
+static void echo_start(echo *e)
+{
+    e->listen_fd = listen_loopback(&e->port);
+    pthread_create(&e->thread, NULL, echo_serve, e);
+}
+
+static void echo_stop(echo *e)
+{
+    shutdown(e->listen_fd, SHUT_RDWR);
+    close(e->listen_fd);
+    pthread_join(e->thread, NULL);
+}
+
+/* One upstream with an idle drop of |idle_ms|: the keepalive lab's NAT. */
+static rl_intermediary *nat_start(int port, int64_t idle_ms)
+{
+    rl_intermediary *im;
+    char err[128];
+    rl_intermediary_options o = {.upstream_ports = &port, .nupstreams = 1, .idle_drop_ms = idle_ms};
+    assert_int_equal(rl_intermediary_start(&o, &im, err, sizeof err), 0);
+    return im;
+}
+
 static void wait_dropped(rl_intermediary *im, int want)
 {
     rl_intermediary_stats st;
@@ -115,9 +142,7 @@ static void forwards_then_goes_silent_without_closing(void **state)
     echo e;
     e.listen_fd = listen_loopback(&e.port);
     pthread_create(&e.thread, NULL, echo_serve, &e);
-    rl_intermediary *im;
-    char err[128];
-    assert_int_equal(rl_intermediary_start(e.port, 150, &im, err, sizeof err), 0);
+    rl_intermediary *im = nat_start(e.port, 150);
 
     int fd = dial(rl_intermediary_port(im));
     assert_int_equal(round_trip(fd, "ping", 2000), 4);
@@ -146,9 +171,7 @@ static void traffic_keeps_the_mapping(void **state)
     echo e;
     e.listen_fd = listen_loopback(&e.port);
     pthread_create(&e.thread, NULL, echo_serve, &e);
-    rl_intermediary *im;
-    char err[128];
-    assert_int_equal(rl_intermediary_start(e.port, 500, &im, err, sizeof err), 0);
+    rl_intermediary *im = nat_start(e.port, 500);
     int fd = dial(rl_intermediary_port(im));
     /* Fifteen round trips 100 ms apart span three timeouts. */
     for (int i = 0; i < 15; i++) {
@@ -167,11 +190,218 @@ static void traffic_keeps_the_mapping(void **state)
     pthread_join(e.thread, NULL);
 }
 
+/* ---- the policies alone ---- */
+
+static int pick(const rl_intermediary_policy *p, void *st, const int *active, const bool *tried, size_t n)
+{
+    rl_intermediary_upstream ups[RL_INTERMEDIARY_MAX_UPSTREAMS] = {{0}};
+    for (size_t i = 0; i < n; i++)
+        ups[i].active = active[i];
+    return p->pick(st, ups, tried, n);
+}
+
+static void round_robin_takes_each_in_turn_and_skips_the_tried(void **state)
+{
+    (void)state;
+    const rl_intermediary_policy *p = &rl_intermediary_round_robin;
+    void *st = NULL;
+    assert_int_equal(p->init(&st, 3), 0);
+    int active[3] = {5, 0, 0}; /* loads do not matter to it */
+    bool none[3] = {false, false, false};
+    assert_int_equal(pick(p, st, active, none, 3), 0);
+    assert_int_equal(pick(p, st, active, none, 3), 1);
+    assert_int_equal(pick(p, st, active, none, 3), 2);
+    assert_int_equal(pick(p, st, active, none, 3), 0);
+    bool tried[3] = {false, true, false};
+    assert_int_equal(pick(p, st, active, tried, 3), 2);
+    bool all[3] = {true, true, true};
+    assert_int_equal(pick(p, st, active, all, 3), -1);
+    p->destroy(st);
+}
+
+static void least_connections_takes_the_emptiest_and_ties_in_turn(void **state)
+{
+    (void)state;
+    const rl_intermediary_policy *p = &rl_intermediary_least_connections;
+    void *st = NULL;
+    assert_int_equal(p->init(&st, 3), 0);
+    bool none[3] = {false, false, false};
+    int equal[3] = {0, 0, 0};
+    assert_int_equal(pick(p, st, equal, none, 3), 0);
+    assert_int_equal(pick(p, st, equal, none, 3), 1);
+    int loads[3] = {2, 3, 1};
+    assert_int_equal(pick(p, st, loads, none, 3), 2);
+    bool tried[3] = {false, false, true};
+    assert_int_equal(pick(p, st, loads, tried, 3), 0);
+    bool all[3] = {true, true, true};
+    assert_int_equal(pick(p, st, loads, all, 3), -1);
+    p->destroy(st);
+}
+
+/* ---- several upstreams ---- */
+
+static rl_intermediary *balancer_start(const int *ports, size_t n, const rl_intermediary_policy *policy)
+{
+    rl_intermediary *im;
+    char err[128];
+    rl_intermediary_options o = {.upstream_ports = ports, .nupstreams = n, .policy = policy};
+    assert_int_equal(rl_intermediary_start(&o, &im, err, sizeof err), 0);
+    return im;
+}
+
+/* Waits until upstream |i| has |want| open connections. */
+static void wait_active(rl_intermediary *im, size_t i, int want)
+{
+    rl_intermediary_stats st;
+    int64_t give_up = rl_now_ns() + 3 * RL_NS_PER_SEC;
+    do {
+        rl_intermediary_stats_get(im, &st);
+        if (st.upstreams[i].active == want)
+            return;
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    } while (rl_now_ns() < give_up);
+    fail_msg("upstream %zu has %d open connections, not %d", i, st.upstreams[i].active, want);
+}
+
+static void round_robin_spreads_connections_over_upstreams(void **state)
+{
+    (void)state;
+    echo e[2];
+    echo_start(&e[0]);
+    echo_start(&e[1]);
+    int ports[2] = {e[0].port, e[1].port};
+    rl_intermediary *im = balancer_start(ports, 2, NULL); /* round robin by default */
+    int fd[4];
+    for (int i = 0; i < 4; i++) {
+        fd[i] = dial(rl_intermediary_port(im));
+        /* The echo proves the connection reached an upstream. */
+        assert_int_equal(round_trip(fd[i], "rr", 2000), 2);
+    }
+    rl_intermediary_stats st;
+    rl_intermediary_stats_get(im, &st);
+    assert_int_equal(st.nupstreams, 2);
+    assert_int_equal(st.upstreams[0].opened, 2);
+    assert_int_equal(st.upstreams[1].opened, 2);
+    assert_int_equal(st.upstreams[0].active, 2);
+    assert_int_equal(st.refused, 0);
+    close(fd[0]);
+    wait_active(im, 0, 1);
+    for (int i = 1; i < 4; i++)
+        close(fd[i]);
+    rl_intermediary_stop(im);
+    echo_stop(&e[0]);
+    echo_stop(&e[1]);
+}
+
+static void least_connections_refills_the_upstream_that_emptied(void **state)
+{
+    (void)state;
+    echo e[2];
+    echo_start(&e[0]);
+    echo_start(&e[1]);
+    int ports[2] = {e[0].port, e[1].port};
+    rl_intermediary *im = balancer_start(ports, 2, &rl_intermediary_least_connections);
+    /* a -> 0, b -> 1, c -> 0 (a tie, in turn). */
+    int a = dial(rl_intermediary_port(im)), b = dial(rl_intermediary_port(im)), c = dial(rl_intermediary_port(im));
+    assert_int_equal(round_trip(a, "a", 2000), 1);
+    assert_int_equal(round_trip(b, "b", 2000), 1);
+    assert_int_equal(round_trip(c, "c", 2000), 1);
+    wait_active(im, 0, 2);
+    close(a);
+    close(c);
+    wait_active(im, 0, 0);
+    /* Upstream 0 is empty and 1 holds b: the next connection goes to 0,
+     * where round robin (next in turn: 1) would have sent it to 1. */
+    int d = dial(rl_intermediary_port(im));
+    assert_int_equal(round_trip(d, "d", 2000), 1);
+    rl_intermediary_stats st;
+    rl_intermediary_stats_get(im, &st);
+    assert_int_equal(st.upstreams[0].active, 1);
+    assert_int_equal(st.upstreams[1].active, 1);
+    assert_int_equal(st.upstreams[0].opened, 3);
+    close(b);
+    close(d);
+    rl_intermediary_stop(im);
+    echo_stop(&e[0]);
+    echo_stop(&e[1]);
+}
+
+/* A port nothing listens on: bound, then closed, so connects are refused. */
+static int dead_port(void)
+{
+    int port;
+    int fd = listen_loopback(&port);
+    close(fd);
+    return port;
+}
+
+static void a_dead_upstream_is_skipped(void **state)
+{
+    (void)state;
+    echo e;
+    echo_start(&e);
+    int ports[2] = {dead_port(), e.port};
+    rl_intermediary *im = balancer_start(ports, 2, NULL);
+    for (int i = 0; i < 2; i++) {
+        int fd = dial(rl_intermediary_port(im));
+        assert_int_equal(round_trip(fd, "up", 2000), 2);
+        close(fd);
+    }
+    rl_intermediary_stats st;
+    rl_intermediary_stats_get(im, &st);
+    assert_int_equal(st.upstreams[0].opened, 0);
+    assert_int_equal(st.upstreams[1].opened, 2);
+    assert_int_equal(st.refused, 0);
+    rl_intermediary_stop(im);
+    echo_stop(&e);
+}
+
+static void no_live_upstream_refuses_the_connection(void **state)
+{
+    (void)state;
+    int ports[2] = {dead_port(), dead_port()};
+    rl_intermediary *im = balancer_start(ports, 2, &rl_intermediary_least_connections);
+    int fd = dial(rl_intermediary_port(im));
+    /* Closed by the intermediary: end of file, not silence. */
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    assert_int_equal(poll(&pf, 1, 2000), 1);
+    char buf[8];
+    assert_int_equal(read(fd, buf, sizeof buf), 0);
+    rl_intermediary_stats st;
+    rl_intermediary_stats_get(im, &st);
+    assert_int_equal(st.connections, 1);
+    assert_int_equal(st.refused, 1);
+    close(fd);
+    rl_intermediary_stop(im);
+}
+
+static void bad_upstream_counts_are_refused(void **state)
+{
+    (void)state;
+    rl_intermediary *im = NULL;
+    char err[128];
+    int ports[RL_INTERMEDIARY_MAX_UPSTREAMS + 1] = {0};
+    rl_intermediary_options none = {.upstream_ports = ports, .nupstreams = 0};
+    assert_int_equal(rl_intermediary_start(&none, &im, err, sizeof err), RL_EINVAL);
+    rl_intermediary_options many = {.upstream_ports = ports, .nupstreams = RL_INTERMEDIARY_MAX_UPSTREAMS + 1};
+    assert_int_equal(rl_intermediary_start(&many, &im, err, sizeof err), RL_EINVAL);
+    assert_non_null(strstr(err, "upstreams"));
+    assert_null(im);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(forwards_then_goes_silent_without_closing),
         cmocka_unit_test(traffic_keeps_the_mapping),
+        cmocka_unit_test(round_robin_takes_each_in_turn_and_skips_the_tried),
+        cmocka_unit_test(least_connections_takes_the_emptiest_and_ties_in_turn),
+        cmocka_unit_test(round_robin_spreads_connections_over_upstreams),
+        cmocka_unit_test(least_connections_refills_the_upstream_that_emptied),
+        cmocka_unit_test(a_dead_upstream_is_skipped),
+        cmocka_unit_test(no_live_upstream_refuses_the_connection),
+        cmocka_unit_test(bad_upstream_counts_are_refused),
     };
     return cmocka_run_group_tests_name("grader intermediary", tests, NULL, NULL);
 }

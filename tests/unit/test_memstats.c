@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "memstats.h"
+#include "rl_memstats.h"
 
 static void rss_is_read(void **state)
 {

@@ -104,16 +104,16 @@ static void listener_is_ours_only_in_our_group(void **state)
     int fd = listen_loopback(&port);
     int ours, foreign;
     /* As if this process's group were the submission's. */
-    assert_int_equal(rl_ports_holders(port, true, getpgrp(), 0, &ours, &foreign), RL_OK);
+    assert_int_equal(rl_ports_holders(port, true, getpgrp(), NULL, 0, &ours, &foreign), RL_OK);
     assert_int_equal(ours, 1);
     assert_int_equal(foreign, 0);
     /* A submission in some other group: this listener is someone else's. */
-    assert_int_equal(rl_ports_holders(port, true, 0x7ffffff0, 0, &ours, &foreign), RL_OK);
+    assert_int_equal(rl_ports_holders(port, true, 0x7ffffff0, NULL, 0, &ours, &foreign), RL_OK);
     assert_int_equal(ours, 0);
     assert_int_equal(foreign, 1);
     close(fd);
     /* Closed: nobody holds it. */
-    assert_int_equal(rl_ports_holders(port, true, 0x7ffffff0, 0, &ours, &foreign), RL_OK);
+    assert_int_equal(rl_ports_holders(port, true, 0x7ffffff0, NULL, 0, &ours, &foreign), RL_OK);
     assert_int_equal(ours + foreign, 0);
 }
 

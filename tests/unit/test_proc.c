@@ -18,7 +18,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rl_deadline.h"
@@ -428,6 +431,43 @@ static void address_too_long_is_refused(void **state)
     rl_proc_fini(&p);
 }
 
+/* A registered PID namespace counts every process in it, also one that
+ * left the process group with setsid, and not the unshare outside it.
+ * Needs root for the PID namespace. */
+static void pidns_sample_counts_the_whole_namespace(void **state)
+{
+    (void)state;
+    if (geteuid() != 0)
+        skip();
+    rl_proc p;
+    const char *argv[] = {"/usr/bin/unshare", "--pid", "--fork", "--kill-child", "--", "/bin/sh", "-c",
+                          "setsid sleep 30 & exec sleep 30", NULL};
+    rl_proc_options o = {.argv = argv};
+    assert_int_equal(rl_proc_spawn(&p, &o), RL_OK);
+    struct stat mine, ns;
+    assert_int_equal(stat("/proc/self/ns/pid", &mine), 0);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%ld/ns/pid_for_children", (long)p.pid);
+    rl_proc_sample s = {0};
+    int64_t until = rl_now_ns() + 10 * RL_NS_PER_SEC;
+    bool seen = false;
+    while (!seen && rl_now_ns() < until) {
+        if (stat(path, &ns) == 0 && ns.st_ino != mine.st_ino) {
+            rl_proc_sample_by_pidns(p.pid, ns.st_ino, p.pid);
+            seen = rl_proc_group_sample(p.pid, &s) == RL_OK && s.nprocs == 2;
+        }
+        if (!seen) {
+            struct timespec ts = {0, 10 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    assert_true(seen);
+    assert_true(s.rss_bytes > 0);
+    rl_proc_sample_by_cgroup(0, NULL, 0, NULL);
+    rl_proc_stop(&p, 0);
+    rl_proc_fini(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,6 +490,7 @@ int main(void)
         cmocka_unit_test(server_that_exits_first_reports_its_output),
         cmocka_unit_test(silent_server_times_out),
         cmocka_unit_test(address_too_long_is_refused),
+        cmocka_unit_test(pidns_sample_counts_the_whole_namespace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

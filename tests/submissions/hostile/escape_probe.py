@@ -1,7 +1,7 @@
 # escape_probe (hostile): a correct relay that first tries every way out of
 # the sandbox a student could try, and crashes, naming each one that worked:
 # a grader variable in its environment, another process (the grader) in its
-# /proc, root, reading /etc/shadow, the rubric or the model solution
+# /proc, a capability, a user namespace of its own, reading /etc/shadow, the rubric or the model solution
 # (bin/relay), writing into the kit, a file or /tmp beyond the scratch
 # limit, a network interface besides loopback (0.0.0.0 would reach it), a
 # listener outside the grader's network namespace (the port given as
@@ -25,7 +25,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KIT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-ALLOWED_ENV = {"RELAYLAB_LISTEN", "RELAYLAB_BASELINE", "PATH", "HOME", "TMPDIR", "LANG", "PWD", "SHLVL", "_"}
+ALLOWED_ENV = {"RELAYLAB_LISTEN", "RELAYLAB_BASELINE", "RELAYLAB_BASELINES", "PATH", "HOME", "TMPDIR", "LANG", "PWD",
+               "SHLVL", "_"}
 
 
 def readable(path):
@@ -92,6 +93,39 @@ def forks(count):
     return len(pids)
 
 
+def listed(folder):
+    try:
+        return len(os.listdir(folder)) > 0
+    except OSError:
+        return False
+
+
+def capabilities():
+    """The effective capability mask when not empty. uid 0 alone is not
+    root: in the grader's unprivileged sandbox the submission is uid 0 of a
+    user namespace of its own, holding no capability."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("CapEff:"):
+                mask = line.split()[1]
+                return mask if int(mask, 16) else ""
+    return ""
+
+
+def makes_namespace():
+    """True if unshare(CLONE_NEWUSER) works: a process in a user namespace of
+    its own may make PID namespaces whose members the grader does not
+    measure. Done in a child, which exits at once."""
+    import ctypes
+
+    pid = os.fork()
+    if pid == 0:
+        libc = ctypes.CDLL(None, use_errno=True)
+        os._exit(0 if libc.unshare(0x10000000) == 0 else 1)
+    _, status = os.waitpid(pid, 0)
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+
+
 def connects(port):
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=1):
@@ -105,8 +139,11 @@ def escapes(outside_port):
     extra = sorted(set(os.environ) - ALLOWED_ENV)
     if extra:
         found.append(f"the grader's environment leaked in: {', '.join(extra[:5])}")
-    if os.getuid() == 0:
-        found.append("runs as root")
+    caps = capabilities()
+    if caps:
+        found.append(f"holds capabilities (CapEff {caps})")
+    if makes_namespace():
+        found.append("made a user namespace of its own (capabilities over whatever it creates next)")
     seen = other_processes()
     if seen:
         found.append(f"sees the grader's processes: {seen[0][:80]}")
@@ -115,6 +152,10 @@ def escapes(outside_port):
                        (os.path.join(KIT, "grader", "run.c"), "the grader's sources")):
         if readable(path):
             found.append(f"read {what}")
+    for folder in ("/home", "/root", "/run", "/srv", "/mnt"):
+        if listed(folder):
+            found.append(f"listed {folder}, outside the system's folders (another student's files could be there)")
+            break
     if writes([os.path.join(HERE, "escape-probe.tmp")], 1):
         found.append("wrote into its own folder in the kit")
     if writes(["/var/lib/escape-probe.tmp"], 1):

@@ -1,0 +1,79 @@
+# Integration tests for what the grader's driver gives the coming labs,
+# through the hidden driver-test exercise (grader/ex_driver_test.c, found
+# only with RELAYLAB_GRADER_TEST_EXERCISES set): a run with two baselines,
+# each observed on its own private channel, whose addresses the submission
+# gets in RELAYLAB_BASELINES; and SIGTERM sent to the submission mid-run,
+# with its exit status, the time it took and its last output, or the kill at
+# the deadline when it ignores the signal. Sandboxed and not: the signal has
+# to reach the program through unshare and the jail, or directly.
+import re
+import subprocess
+
+import pytest
+
+from conftest import PYTHON, SUBMISSIONS, bin_path
+from test_grader import grade
+
+HOOK = {"RELAYLAB_GRADER_TEST_EXERCISES": "1"}
+# ex_driver_test.c's SIGTERM_WITHIN_MS, and driver_probe.py's delay (ms) and
+# status on SIGTERM.
+WITHIN_MS = 2000
+PROBE_DELAY_MS = 300
+PROBE_STATUS = 7
+
+MODES = {"sandbox": (), "no-sandbox": ("--no-sandbox",)}
+
+
+def py(name):
+    return f"{PYTHON} {SUBMISSIONS}/{name}.py"
+
+
+def driver_test(tmp_path, submission, mode):
+    rubric = tmp_path / "rubric.json"
+    rubric.write_text('{"driver-test": {"baselines": 1, "sigterm": 1}}')
+    return grade(tmp_path, "driver-test", submission, "--rubric", str(rubric), *MODES[mode], env_extra=HOOK)
+
+
+def test_test_exercises_are_hidden_without_the_hook():
+    listed = subprocess.run([bin_path("grader"), "list"], capture_output=True, text=True, timeout=30)
+    assert listed.returncode == 0 and "driver-test" not in listed.stdout
+    r = subprocess.run([bin_path("grader"), "driver-test", "--submission", "true"], capture_output=True, text=True,
+                       timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode == 2 and "no exercise 'driver-test'" in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_two_baselines_and_a_sigterm_with_its_exit(tmp_path, mode):
+    g = driver_test(tmp_path, py("driver_probe"), mode)
+    v = g.verdicts()
+    assert g.rc == 0, g.out + g.err
+    # Each baseline served half the calls: two baselines on two ports, each
+    # observed on its own channel, and the submission was given both.
+    verdict, feedback = v["baselines"]
+    m = re.search(r"baseline 1 \((\S+)\) saw 2 Work and baseline 2 \((\S+)\) saw 2", feedback)
+    assert verdict == "PASS" and m and m.group(1) != m.group(2), g.out
+    # The program itself got SIGTERM (through unshare and the jail when
+    # sandboxed), ran its handler and exited with its own status; the time
+    # covers the handler's delay and the output its last lines.
+    verdict, feedback = v["sigterm"]
+    m = re.search(r"exited with status (\d+) after (\d+) ms; last output: .*draining \| bye", feedback)
+    assert verdict == "PASS" and m, g.out
+    assert int(m.group(1)) == PROBE_STATUS
+    assert PROBE_DELAY_MS <= int(m.group(2)) < WITHIN_MS, feedback
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_one_baseline_used_and_sigterm_ignored(tmp_path, mode):
+    # relay_ignores_sigterm calls RELAYLAB_BASELINE alone and ignores SIGTERM.
+    g = driver_test(tmp_path, py("relay_ignores_sigterm"), mode)
+    v = g.verdicts()
+    assert g.rc == 1, g.out + g.err
+    verdict, feedback = v["baselines"]
+    assert verdict == "FAIL" and re.search(r"baseline 1 \(\S+\) saw 4 Work and baseline 2 \(\S+\) saw 0", feedback)
+    # Not exited at the deadline: killed then, and said so; grade() checks
+    # that nothing of it is left.
+    verdict, feedback = v["sigterm"]
+    m = re.search(rf"did not exit within {WITHIN_MS} ms of SIGTERM \(was killed by SIGKILL after (\d+) ms\)", feedback)
+    assert verdict == "FAIL" and m, g.out
+    assert int(m.group(1)) >= WITHIN_MS
+    assert g.seconds >= WITHIN_MS / 1000
