@@ -3,9 +3,11 @@
 # (jemalloc off); `make demo` shows the reference relay passing and the
 # classic mistakes failing. Every target installs missing Debian packages first.
 #
-# Layout: lib/ is librelaylab (one module per concern), each program folder
-# holds its own sources with main() in main.c, and a program folder's other
-# objects are what its unit tests link against.
+# Layout: lib/ is librelaylab (one module per concern), lib/chancfg/ the
+# channel-config library with its own archive (it never aborts, and needs
+# nothing of lib/ but rl_err and the generated descriptors), each program
+# folder holds its own sources with main() in main.c, and a program folder's
+# other objects are what its unit tests link against.
 
 SANITIZER ?=
 ifeq ($(SANITIZER),)
@@ -50,6 +52,15 @@ LIB_SRCS := $(wildcard lib/*.c)
 LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(GEN)/relaylab.pb-c.o
 LIBRL    := $(BUILD)/librelaylab.a
 
+# The channel-config library: lib/chancfg/, archived on its own. Programs and
+# unit tests link it before librelaylab, which resolves its rl_err and
+# relaylab.pb-c references; it must not call anything else of lib/ (the fuzz
+# build below links it with rl_err and the descriptors alone, so it checks).
+CHANCFG_SRCS := $(wildcard lib/chancfg/*.c)
+CHANCFG_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CHANCFG_SRCS))
+LIBCHANCFG   := $(BUILD)/lib/librlchancfg.a
+LIBS         := $(LIBCHANCFG) $(LIBRL)
+
 # Generated code is compiled without -Werror on purpose: protoc-c's output is not ours.
 GEN_CFLAGS := -std=c11 $(OPT) $(SANFLAGS) -MMD -MP $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
 
@@ -87,17 +98,33 @@ $(BUILD)/%.o: %.c $(GEN)/relaylab.pb-c.h | $(DEPS_STAMP)
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
-$(LIBRL): $(LIB_OBJS)
+# The archives are made again when the Makefile changes, so a module that
+# moved out of one leaves no stale copy in it.
+$(LIBRL): $(LIB_OBJS) Makefile
 	@rm -f $@
-	ar rcs $@ $^
+	ar rcs $@ $(filter %.o,$^)
 
-# One rule per program: every .c in its folder, plus librelaylab.
+$(LIBCHANCFG): $(CHANCFG_OBJS) Makefile
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $(filter %.o,$^)
+
+# The services relaylab.proto defines, as a list of protobuf-c service
+# descriptors for the channel-config checker (names and methods are read
+# from the descriptors; protoc-c declares each one on a line of its own).
+$(GEN)/relaylab_services.inc: $(GEN)/relaylab.pb-c.h
+	sed -n 's/^extern const ProtobufCServiceDescriptor \([a-z0-9_]*\);$$/\&\1,/p' $< > $@.tmp
+	@test -s $@.tmp || { echo "no service descriptors in $<" >&2; rm -f $@.tmp; exit 1; }
+	@mv $@.tmp $@
+$(BUILD)/lib/chancfg/rl_chancfg_sc.o: $(GEN)/relaylab_services.inc
+
+# One rule per program: every .c in its folder, plus the two archives.
 define PROGRAM_RULE
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard $(1)/*.c))
-$(BIN)/$(call prog_name,$(1)): $$($(1)_OBJS) $(LIBRL)
+$(BIN)/$(call prog_name,$(1)): $$($(1)_OBJS) $(LIBS)
 	@mkdir -p $(BIN)
 	$(if $(Q),@echo "  LINK    $$@")
-	$(Q)$(CC) $(LDFLAGS) -o $$@ $$($(1)_OBJS) $(LIBRL) $(LDLIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $$@ $$($(1)_OBJS) $(LIBS) $(LDLIBS)
 endef
 $(foreach d,$(PROGRAM_DIRS),$(eval $(call PROGRAM_RULE,$(d))))
 
@@ -111,7 +138,7 @@ $(BIN)/jail: $(BUILD)/jail/main.o $(BUILD)/jail/confine.o
 	$(if $(Q),@echo "  LINK    $@")
 	$(Q)$(CC) -o $@ $^
 
-# Unit tests: tests/unit/test_X.c tests lib/rl_X.c, or module X.c of a program
+# Unit tests: tests/unit/test_X.c tests lib/rl_X.c (or lib/chancfg/), or module X.c of a program
 # folder, whose objects other than main.o it links against. Each is compiled
 # with tests/unit/rl_test.h force-included: every test gets a time limit.
 UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
@@ -122,7 +149,7 @@ unit_objs  = $(if $(call unit_dir,$(1)),$(filter-out %/main.o,$(patsubst %.c,$(B
 
 define UNIT_RULE
 $(BUILD)/$(basename $(1)).o: CPPFLAGS += -include tests/unit/rl_test.h $(if $(call unit_dir,$(1)),-I$(call unit_dir,$(1)))
-$(BUILD)/tests/$(notdir $(basename $(1))): $(BUILD)/$(basename $(1)).o $(call unit_objs,$(1)) $(LIBRL)
+$(BUILD)/tests/$(notdir $(basename $(1))): $(BUILD)/$(basename $(1)).o $(call unit_objs,$(1)) $(LIBS)
 	@mkdir -p $$(dir $$@)
 	$(if $(Q),@echo "  LINK    $$@")
 	$(Q)$(CC) $(LDFLAGS) -o $$@ $$^ $(LDLIBS) $(CMOCKA)
@@ -186,12 +213,18 @@ selftest: deps
 # build/fuzz/corpus, the seeds stay in fuzz/corpus.
 FUZZ_TIME ?= 60
 FUZZ_BIN  := build/fuzz/chancfg_fuzz
-FUZZ_SRCS := fuzz/chancfg_fuzz.c $(filter-out %/rl_chancfg_probe.c,$(wildcard lib/rl_chancfg*.c)) lib/rl_err.c
-$(FUZZ_BIN): $(FUZZ_SRCS) $(wildcard lib/rl_chancfg*.h) lib/rl_err.h | $(DEPS_STAMP)
+FUZZ_SRCS := fuzz/chancfg_fuzz.c $(filter-out %/rl_chancfg_probe.c,$(CHANCFG_SRCS)) lib/rl_err.c
+FUZZ_SAN  := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+# The generated descriptors, compiled apart: without -Werror (not our code).
+build/fuzz/relaylab.pb-c.o: $(GEN)/relaylab.pb-c.c
 	@mkdir -p $(dir $@)
-	clang -std=c11 -g -O1 $(WARN) -D_GNU_SOURCE -Ilib \
-	  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	  $(shell pkg-config --cflags grpc jansson) -o $@ $(FUZZ_SRCS) $(shell pkg-config --libs jansson)
+	clang -std=c11 -g -O1 $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(shell pkg-config --cflags libprotobuf-c) -c -o $@ $<
+$(FUZZ_BIN): $(FUZZ_SRCS) $(wildcard lib/chancfg/*.h) lib/rl_err.h build/fuzz/relaylab.pb-c.o \
+             $(GEN)/relaylab_services.inc | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	clang -std=c11 -g -O1 $(WARN) -D_GNU_SOURCE -Ilib -I$(GEN) -fsanitize=fuzzer $(FUZZ_SAN) \
+	  $(shell pkg-config --cflags grpc jansson libprotobuf-c) -o $@ $(FUZZ_SRCS) build/fuzz/relaylab.pb-c.o \
+	  $(shell pkg-config --libs jansson libprotobuf-c)
 fuzz: $(FUZZ_BIN)
 	@mkdir -p build/fuzz/corpus
 	./$(FUZZ_BIN) -max_total_time=$(FUZZ_TIME) -dict=fuzz/chancfg.dict -print_final_stats=1 \
@@ -201,10 +234,10 @@ clean:
 	rm -rf build bin
 
 lint:
-	clang-tidy $(LIB_SRCS) -- $(CPPFLAGS) -std=c11
-	cppcheck --quiet --error-exitcode=1 --enable=warning,performance -Ilib $(LIB_SRCS) $(foreach d,$(PROGRAM_DIRS),$(wildcard $(d)/*.c))
+	clang-tidy $(LIB_SRCS) $(CHANCFG_SRCS) -- $(CPPFLAGS) -std=c11
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance -Ilib $(LIB_SRCS) $(CHANCFG_SRCS) $(foreach d,$(PROGRAM_DIRS),$(wildcard $(d)/*.c))
 
 format:
-	clang-format -i $(wildcard lib/*.[ch] */*.[ch] bench/*/*.[ch] tests/unit/*.c)
+	clang-format -i $(wildcard lib/*.[ch] lib/chancfg/*.[ch] */*.[ch] bench/*/*.[ch] tests/unit/*.c)
 
 -include $(shell find build -name '*.d' 2>/dev/null)

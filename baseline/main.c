@@ -4,7 +4,7 @@
  * ended, how far it got and how it ended. relaylab.Observer hands those
  * records to the grader; --record also writes them as JSON lines. */
 #include "baseline.h"
-#include "rl_chancfg.h"
+#include "chancfg/rl_chancfg.h"
 #include "rl_deadline.h"
 #include "rl_log.h"
 #include "timed.h"

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rl_chancfg.h"
+#include "chancfg/rl_chancfg.h"
 
 enum {
     EXIT_CLEAN = 0,    /* no errors (warnings allowed unless --strict) */

@@ -10,7 +10,7 @@
 
 #include <jansson.h>
 
-#include "rl_chancfg.h"
+#include "chancfg/rl_chancfg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

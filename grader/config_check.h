@@ -12,7 +12,7 @@
 #define RL_GRADER_CONFIG_CHECK_H
 
 #include "exercise.h"
-#include "rl_chancfg.h"
+#include "chancfg/rl_chancfg.h"
 #include "run.h"
 
 #include <stddef.h>

@@ -11,7 +11,7 @@
 #include "exercise.h"
 #include "intermediary.h"
 #include "relaylab.pb-c.h"
-#include "rl_chancfg.h"
+#include "chancfg/rl_chancfg.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_log.h"

@@ -9,7 +9,7 @@
 #include "config_check.h"
 #include "exercise.h"
 #include "relaylab.pb-c.h"
-#include "rl_chancfg.h"
+#include "chancfg/rl_chancfg.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_pb.h"

@@ -9,6 +9,7 @@
 
 #include "judge.h"
 #include "rl_alloc.h"
+#include "rl_channel.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_log.h"
@@ -172,19 +173,7 @@ static bool tcp_accepts(int port)
 grpc_channel *rl_grade_channel_create(rl_grade_ctx *ctx, const char *target, const grpc_channel_args *extra)
 {
     (void)ctx;
-    size_t n = extra ? extra->num_args : 0;
-    grpc_arg *args = rl_xcalloc(n + 1, sizeof *args);
-    for (size_t i = 0; i < n; i++)
-        args[i] = extra->args[i];
-    args[n].type = GRPC_ARG_INTEGER;
-    args[n].key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL;
-    args[n].value.integer = 1;
-    grpc_channel_args ca = {.num_args = n + 1, .args = args};
-    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-    grpc_channel *ch = grpc_channel_create(target, creds, &ca);
-    grpc_channel_credentials_release(creds);
-    free(args);
-    return ch;
+    return rl_channel_isolated(target, extra);
 }
 
 /* Waits until |ch| is READY or |until_ns|, kicking it to connect. */
@@ -490,8 +479,7 @@ static int start_baseline(rl_grade_ctx *ctx, int i, const char *listen, const ch
     }
     b->running = true;
     rl_watchdog_guard(&ctx->wd, RL_WATCHDOG_BASELINE + i, b->proc.pid);
-    char line[256];
-    int rc = rl_proc_wait_line(&b->proc, "listening on ", BASELINE_READY_MS, line, sizeof line);
+    int rc = rl_proc_wait_ready(&b->proc, BASELINE_READY_MS, b->addr, sizeof b->addr);
     if (rc != RL_OK) {
         char tail[400], lines[240];
         rl_proc_output_tail(&b->proc, tail, sizeof tail);
@@ -499,8 +487,6 @@ static int start_baseline(rl_grade_ctx *ctx, int i, const char *listen, const ch
         snprintf(err, errlen, "the baseline (%s) did not start: %s", path, lines[0] ? lines : rl_strerror(rc));
         return rc;
     }
-    const char *addr = strstr(line, "listening on ") + strlen("listening on ");
-    snprintf(b->addr, sizeof b->addr, "%s", addr);
     const char *colon = strrchr(b->addr, ':');
     b->port = colon ? atoi(colon + 1) : 0;
     /* Observer and faults go through the private socket only: the

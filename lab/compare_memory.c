@@ -3,6 +3,7 @@
  * fixed watch, so the curves share a time axis and differ only by producer. */
 #include "compare_memory.h"
 
+#include "rl_channel.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_flow.h"
@@ -66,7 +67,7 @@ static void run_producer(producer *p, const cm_opts *o)
         rl_flow_server_stop(&fs);
         return;
     }
-    grpc_channel *ch = rl_flow_channel(fs.addr);
+    grpc_channel *ch = rl_channel_isolated(fs.addr, NULL);
     rl_flow_stall_opts so;
     rl_flow_stall_defaults(&so);
     so.count = o->count;

@@ -5,13 +5,13 @@
 #include "demo.h"
 
 #include "relaylab.pb-c.h"
+#include "rl_channel.h"
 #include "rl_deadline.h"
 #include "rl_path.h"
 #include "rl_probe.h"
 #include "rl_proc.h"
 
 #include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,16 +25,6 @@ typedef struct server_proc {
     char addr[64];
     grpc_channel *ch;
 } server_proc;
-
-static grpc_channel *channel_to(const char *addr)
-{
-    grpc_arg arg = {.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, .value.integer = 1};
-    grpc_channel_args args = {1, &arg};
-    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-    grpc_channel *ch = grpc_channel_create(addr, creds, &args);
-    grpc_channel_credentials_release(creds);
-    return ch;
-}
 
 /* Starts bin/|prog| with |args| and waits for its "listening on" line. */
 static int start_server(server_proc *s, const char *label, const char *prog, const char *const *args)
@@ -53,20 +43,14 @@ static int start_server(server_proc *s, const char *label, const char *prog, con
     memset(s, 0, sizeof *s);
     s->label = label;
     rl_proc_options opt = {.argv = argv, .kill_with_parent = true};
-    if (rl_proc_spawn(&s->proc, &opt)) {
-        fprintf(stderr, "lab: cannot start %s\n", path);
+    char err[512];
+    if (rl_proc_start_server(&s->proc, &opt, READY_MS, s->addr, sizeof s->addr, err, sizeof err)) {
+        fprintf(stderr, "lab: %s: %s; run 'make' first?\n", label, err);
+        rl_proc_stop(&s->proc, 0);
+        rl_proc_fini(&s->proc);
         return 1;
     }
-    char line[256];
-    if (rl_proc_wait_line(&s->proc, "listening on ", READY_MS, line, sizeof line)) {
-        char why[128];
-        rl_proc_describe(&s->proc, why, sizeof why);
-        fprintf(stderr, "lab: %s (%s) did not start listening within %d s (%s); run 'make' first?\n", label,
-                path, READY_MS / 1000, why);
-        return 1;
-    }
-    snprintf(s->addr, sizeof s->addr, "%s", strstr(line, "listening on ") + strlen("listening on "));
-    s->ch = channel_to(s->addr);
+    s->ch = rl_channel_isolated(s->addr, NULL);
     return 0;
 }
 

@@ -7,7 +7,6 @@
 #include "rl_proc.h"
 #include "rl_probe.h"
 
-#include <grpc/grpc_security.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,23 +247,7 @@ int rl_flow_server_start(rl_flow_server *fs, const char *const *argv, int64_t re
     memset(fs, 0, sizeof *fs);
     static const char *const env[] = {"RELAYLAB_LISTEN=127.0.0.1:0", NULL};
     rl_proc_options po = {.argv = argv, .setenv = env, .limits = NULL, .kill_with_parent = true};
-    if (rl_proc_spawn(&fs->proc, &po) != RL_OK) {
-        snprintf(err, errlen, "cannot start %s", argv[0]);
-        return RL_ECHILD;
-    }
-    char line[256];
-    int rc = rl_proc_wait_line(&fs->proc, " listening on ", ready_ms, line, sizeof line);
-    if (rc != RL_OK) {
-        char tail[300];
-        rl_proc_output_tail(&fs->proc, tail, sizeof tail);
-        snprintf(err, errlen, "%s did not print its readiness line (%s); its output ends: %s", argv[0],
-                 rc == RL_ETIMEOUT ? "timed out" : "it exited", tail);
-        return rc;
-    }
-    const char *a = strstr(line, " listening on ") + strlen(" listening on ");
-    snprintf(fs->addr, sizeof fs->addr, "%s", a);
-    fs->addr[strcspn(fs->addr, " \r\n")] = '\0';
-    return RL_OK;
+    return rl_proc_start_server(&fs->proc, &po, ready_ms, fs->addr, sizeof fs->addr, err, errlen);
 }
 
 void rl_flow_server_stop(rl_flow_server *fs)
@@ -272,14 +255,4 @@ void rl_flow_server_stop(rl_flow_server *fs)
     if (fs->proc.pid)
         rl_proc_stop(&fs->proc, 2000);
     rl_proc_fini(&fs->proc);
-}
-
-grpc_channel *rl_flow_channel(const char *addr)
-{
-    grpc_arg arg = {.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, .value.integer = 1};
-    grpc_channel_args args = {1, &arg};
-    grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-    grpc_channel *ch = grpc_channel_create(addr, creds, &args);
-    grpc_channel_credentials_release(creds);
-    return ch;
 }

@@ -119,17 +119,14 @@ typedef struct rl_flow_server {
 } rl_flow_server;
 
 /* Starts |argv| (argv[0] looked up in PATH; "/bin/sh -c CMD" for a command
- * line) with RELAYLAB_LISTEN=127.0.0.1:0, waits up to |ready_ms| for its
- * "listening on HOST:PORT" line. Returns 0, or RL_ECHILD / RL_ETIMEOUT with
- * the reason and the tail of its output in |err|. Stop it with
- * rl_flow_server_stop even on failure. */
+ * line) with RELAYLAB_LISTEN=127.0.0.1:0 and waits up to |ready_ms| for its
+ * "listening on HOST:PORT" line (rl_proc_start_server). Returns 0, or
+ * RL_ESYS / RL_ECHILD / RL_ETIMEOUT / RL_EINVAL with the reason and the tail
+ * of its output in |err|. Stop it with rl_flow_server_stop even on failure.
+ * Connect to it with rl_channel_isolated (rl_channel.h). */
 int rl_flow_server_start(rl_flow_server *fs, const char *const *argv, int64_t ready_ms, char *err, size_t errlen);
 
 /* SIGTERM, a short grace, SIGKILL; releases the capture. */
 void rl_flow_server_stop(rl_flow_server *fs);
-
-/* A new insecure channel to |addr| with its own subchannel pool, so no
- * connection (and no BDP history) is shared. The caller destroys it. */
-grpc_channel *rl_flow_channel(const char *addr);
 
 #endif

@@ -587,6 +587,57 @@ uint64_t rl_proc_output_text(rl_proc *p, char *buf, size_t len)
     return total;
 }
 
+/* ---- servers ---- */
+
+#define READY_WORDS "listening on "
+
+int rl_proc_wait_ready(rl_proc *p, int64_t timeout_ms, char *addr, size_t addrlen)
+{
+    char line[256];
+    int rc = rl_proc_wait_line(p, " " READY_WORDS, timeout_ms, line, sizeof line);
+    if (rc != RL_OK)
+        return rc;
+    const char *a = strstr(line, " " READY_WORDS) + strlen(" " READY_WORDS);
+    size_t n = strcspn(a, " \t\r");
+    if (n == 0 || n >= addrlen)
+        return RL_EINVAL;
+    memcpy(addr, a, n);
+    addr[n] = '\0';
+    return RL_OK;
+}
+
+int rl_proc_start_server(rl_proc *p, const rl_proc_options *opt, int64_t ready_ms, char *addr, size_t addrlen,
+                         char *err, size_t errlen)
+{
+    if (rl_proc_spawn(p, opt) != RL_OK) {
+        snprintf(err, errlen, "cannot start %s: %s", opt->argv[0], strerror(errno));
+        return RL_ESYS;
+    }
+    int rc = rl_proc_wait_ready(p, ready_ms, addr, addrlen);
+    if (rc == RL_OK)
+        return RL_OK;
+    char tail[300];
+    rl_proc_output_tail(p, tail, sizeof tail);
+    /* One line for the caller's message: the output's newlines become "; ". */
+    char flat[400];
+    size_t n = 0;
+    for (const char *t = tail; *t && n + 3 < sizeof flat; t++) {
+        if (*t != '\n') {
+            flat[n++] = *t;
+        } else if (t[1]) {
+            flat[n++] = ';';
+            flat[n++] = ' ';
+        }
+    }
+    flat[n] = '\0';
+    const char *why = rc == RL_ETIMEOUT ? "printed no readiness line in time"
+                      : rc == RL_EINVAL ? "printed a readiness line without a usable HOST:PORT"
+                                        : "exited before its readiness line";
+    snprintf(err, errlen, "%s %s (%d ms); its output ends: %s", opt->argv[0], why, (int)ready_ms,
+             flat[0] ? flat : "(nothing)");
+    return rc;
+}
+
 /* ---- /proc ---- */
 
 /* Reads /proc/|pid|/stat and returns the fields after the command name

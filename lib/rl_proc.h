@@ -130,6 +130,24 @@ uint64_t rl_proc_output_text(rl_proc *p, char *buf, size_t len);
 /* Appends |n| bytes to |cap| (exposed for unit tests). */
 void rl_capture_add(rl_capture *cap, const char *data, size_t n);
 
+/* ---- servers ---- */
+
+/* Waits up to |timeout_ms| for |p|'s readiness line, "NAME listening on
+ * HOST:PORT" (the convention every relaylab server follows; rl_server prints
+ * it), and copies HOST:PORT to |addr|. Returns 0, RL_ECHILD (the child
+ * exited or closed its output first), RL_ETIMEOUT, or RL_EINVAL (no address
+ * after the words, or one longer than |addrlen| - 1). */
+int rl_proc_wait_ready(rl_proc *p, int64_t timeout_ms, char *addr, size_t addrlen);
+
+/* Starts a server: rl_proc_spawn(|p|, |opt|), then rl_proc_wait_ready with
+ * |ready_ms|. Returns 0 with HOST:PORT in |addr|, or RL_ESYS / RL_ECHILD /
+ * RL_ETIMEOUT / RL_EINVAL with one line in |err|: what went wrong and the
+ * tail of the child's output. Whatever it returns, the caller stops and
+ * finalises |p| (rl_proc_stop, rl_proc_fini), which is safe after a failed
+ * spawn too. */
+int rl_proc_start_server(rl_proc *p, const rl_proc_options *opt, int64_t ready_ms, char *addr, size_t addrlen,
+                         char *err, size_t errlen);
+
 /* ---- /proc sampling ---- */
 
 typedef struct rl_proc_sample {

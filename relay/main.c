@@ -4,7 +4,7 @@
  * --mistake NAME turns it into one of the classic broken relays (see mistake.c). */
 #include "mistake.h"
 #include "process.h"
-#include "rl_chancfg.h"
+#include "chancfg/rl_chancfg.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_log.h"

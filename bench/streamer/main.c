@@ -8,6 +8,7 @@
  * chunks whose send completed before it stalled (the window), on WINDOWS
  * fresh connections. Figures go to stdout as Markdown for
  * bench/results/streamer.md. */
+#include "rl_channel.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_flow.h"
@@ -66,7 +67,7 @@ static int free_read(const bench_opts *o, const char *const *argv, const char *l
         rl_flow_server_stop(&fs);
         return 1;
     }
-    grpc_channel *ch = rl_flow_channel(fs.addr);
+    grpc_channel *ch = rl_channel_isolated(fs.addr, NULL);
     double mbs[64], cps[64];
     int n = 0;
     for (int r = 0; r < o->runs && r < 64; r++) {
@@ -109,7 +110,7 @@ static int stall(const bench_opts *o, const char *const *argv, const char *label
         rl_flow_server_stop(&fs);
         return 1;
     }
-    grpc_channel *ch = rl_flow_channel(fs.addr);
+    grpc_channel *ch = rl_channel_isolated(fs.addr, NULL);
     rl_flow_stall_opts so;
     rl_flow_stall_defaults(&so);
     so.count = o->count;
@@ -156,7 +157,7 @@ static int windows(const bench_opts *o, const char *const *argv)
     printf("Chunks sent before the stall, %d fresh connections (reader took 1, then idled 1 s):", o->windows);
     long long prev = 0;
     for (int i = 0; i < o->windows; i++) {
-        grpc_channel *ch = rl_flow_channel(fs.addr);
+        grpc_channel *ch = rl_channel_isolated(fs.addr, NULL);
         rl_stream s;
         bool end = false;
         int rc = rl_stream_open(&s, ch, "bench-window", o->count, o->size, INT64_MAX);

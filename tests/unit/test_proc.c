@@ -367,6 +367,70 @@ static void cgroup_sample_reads_members_and_cpu_files(void **state)
     rmdir(dir);
 }
 
+/* ---- servers: the readiness line ---- */
+
+static int start_sh_server(rl_proc *p, const char *script, int64_t ready_ms, char *addr, size_t addrlen, char *err,
+                           size_t errlen)
+{
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    rl_proc_options o = {.argv = argv};
+    return rl_proc_start_server(p, &o, ready_ms, addr, addrlen, err, errlen);
+}
+
+static void readiness_line_gives_the_address(void **state)
+{
+    (void)state;
+    rl_proc p;
+    char addr[64], err[256];
+    /* A log line before the readiness line, and a CR after the address. */
+    int rc = start_sh_server(&p, "echo 'starting up' >&2; printf 'srv listening on 127.0.0.1:4242\\r\\n'; exec sleep 30",
+                             5000, addr, sizeof addr, err, sizeof err);
+    assert_int_equal(rc, RL_OK);
+    assert_string_equal(addr, "127.0.0.1:4242");
+    rl_proc_stop(&p, 1000);
+    rl_proc_fini(&p);
+}
+
+static void server_that_exits_first_reports_its_output(void **state)
+{
+    (void)state;
+    rl_proc p;
+    char addr[64], err[256];
+    int rc = start_sh_server(&p, "echo 'cannot bind: boom' >&2; exit 3", 5000, addr, sizeof addr, err, sizeof err);
+    assert_int_equal(rc, RL_ECHILD);
+    assert_non_null(strstr(err, "exited before its readiness line"));
+    assert_non_null(strstr(err, "cannot bind: boom"));
+    assert_null(strchr(err, '\n'));
+    rl_proc_stop(&p, 1000);
+    rl_proc_fini(&p);
+}
+
+static void silent_server_times_out(void **state)
+{
+    (void)state;
+    rl_proc p;
+    char addr[64], err[256];
+    int64_t t0 = rl_now_ns();
+    int rc = start_sh_server(&p, "exec sleep 30", 300, addr, sizeof addr, err, sizeof err);
+    assert_int_equal(rc, RL_ETIMEOUT);
+    assert_true(rl_now_ns() - t0 >= 300 * RL_NS_PER_MS);
+    assert_non_null(strstr(err, "no readiness line"));
+    rl_proc_stop(&p, 1000);
+    rl_proc_fini(&p);
+}
+
+static void address_too_long_is_refused(void **state)
+{
+    (void)state;
+    rl_proc p;
+    char addr[8], err[256];
+    int rc = start_sh_server(&p, "echo 'srv listening on 127.0.0.1:4242'; exec sleep 30", 5000, addr, sizeof addr, err,
+                             sizeof err);
+    assert_int_equal(rc, RL_EINVAL);
+    rl_proc_stop(&p, 1000);
+    rl_proc_fini(&p);
+}
+
 /* A registered PID namespace counts every process in it, also one that
  * left the process group with setsid, and not the unshare outside it.
  * Needs root for the PID namespace. */
@@ -422,6 +486,10 @@ int main(void)
         cmocka_unit_test(environment_is_added),
         cmocka_unit_test(data_limit_stops_a_big_allocation),
         cmocka_unit_test(cgroup_sample_reads_members_and_cpu_files),
+        cmocka_unit_test(readiness_line_gives_the_address),
+        cmocka_unit_test(server_that_exits_first_reports_its_output),
+        cmocka_unit_test(silent_server_times_out),
+        cmocka_unit_test(address_too_long_is_refused),
         cmocka_unit_test(pidns_sample_counts_the_whole_namespace),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

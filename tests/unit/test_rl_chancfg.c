@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "rl_chancfg_int.h"
+#include "chancfg/rl_chancfg_int.h"
 
 static rl_chancfg *parse_ok(const char *text)
 {

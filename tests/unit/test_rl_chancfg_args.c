@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "rl_chancfg.h"
+#include "chancfg/rl_chancfg.h"
 
 static const char *const k_config =
     "{\"client\": {\"grpc.keepalive_time_ms\": 60000, \"grpc.keepalive_permit_without_calls\": true,"

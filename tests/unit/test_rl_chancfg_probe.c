@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "rl_chancfg.h"
+#include "chancfg/rl_chancfg.h"
 
 #define RETRY(fields)                                                                          \
     "{\"client\": {\"service_config\": {\"methodConfig\": [{\"name\": [{\"service\": "           \

@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "rl_chancfg.h"
+#include "chancfg/rl_chancfg.h"
 
 static rl_chancfg_report g_rep;
 
@@ -115,16 +115,22 @@ static void expect_clean(void)
 
 /* ---- the reference config ---- */
 
+/* Reads the repo file |path| (tests run from the repo root) into |buf|. */
+static void read_repo_file(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("run from the repo root: %s not found", path);
+    size_t n = fread(buf, 1, len - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+}
+
 static void test_lab_json_is_clean(void **state)
 {
     (void)state;
-    FILE *f = fopen("channel_config/lab.json", "r");
-    if (!f)
-        fail_msg("run from the repo root: channel_config/lab.json not found");
     char buf[8192];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
+    read_repo_file("channel_config/lab.json", buf, sizeof(buf));
     check(buf);
     expect_clean();
 }
@@ -609,6 +615,50 @@ static void test_sc_unknown_method(void **state)
     expect("sc.unknown-method", W, MC ".name[0]", "did you mean \"Lookup\"");
 }
 
+/* The checker's list of services comes from the generated descriptors; read
+ * relaylab.proto itself here, so a service or method the list lacks (or a
+ * build that generated no list) fails this test. */
+static void test_sc_knows_every_method_of_the_proto(void **state)
+{
+    (void)state;
+    char text[16384];
+    read_repo_file("proto/relaylab.proto", text, sizeof(text));
+    char config[8192] = "{'client': {'service_config': {'methodConfig': [{'name': [";
+    char service[64] = "", word[64];
+    size_t nnames = 0, nservices = 0;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        char *comment = strstr(line, "//");
+        if (comment)
+            *comment = '\0';
+        /* "service X {" and "rpc Y(" may share a line ("service Relay { rpc Process(...) }"). */
+        char *p = line;
+        int used;
+        while (sscanf(p, " %63[A-Za-z0-9_]%n", word, &used) == 1) {
+            p += used;
+            if (strcmp(word, "service") == 0 && sscanf(p, " %63[A-Za-z0-9_]%n", service, &used) == 1) {
+                p += used;
+                nservices++;
+            } else if (strcmp(word, "rpc") == 0 && service[0] &&
+                       sscanf(p, " %63[A-Za-z0-9_]%n", word, &used) == 1) {
+                p += used;
+                size_t len = strlen(config);
+                snprintf(config + len, sizeof(config) - len, "%s{'service': 'relaylab.%s', 'method': '%s'}",
+                         nnames++ ? ", " : "", service, word);
+            }
+            while (*p && !((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || *p == '_'))
+                p++;
+        }
+    }
+    assert_true(nservices >= 4); /* the proto's services today: the parse found them */
+    assert_true(nnames >= 8);
+    size_t len = strlen(config);
+    snprintf(config + len, sizeof(config) - len, "]}]}}}");
+    check(config);
+    expect_none("sc.unknown-service");
+    expect_none("sc.unknown-method");
+    expect_clean();
+}
+
 static void test_sc_timeout_duration(void **state)
 {
     (void)state;
@@ -966,6 +1016,7 @@ int main(void)
         cmocka_unit_test(test_sc_duplicate_name),
         cmocka_unit_test(test_sc_unknown_service_without_package),
         cmocka_unit_test(test_sc_unknown_method),
+        cmocka_unit_test(test_sc_knows_every_method_of_the_proto),
         cmocka_unit_test(test_sc_timeout_duration),
         cmocka_unit_test(test_sc_quoted_number_warns),
         cmocka_unit_test(test_sc_hedging_ignored),

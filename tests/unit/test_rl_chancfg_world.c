@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "rl_chancfg_int.h"
+#include "chancfg/rl_chancfg_int.h"
 
 static const char *const THREE =
     "{\"description\": \"three deployments\", \"default\": \"two\", \"deployments\": ["

@@ -9,11 +9,21 @@
  * rules are documented in channel_config/README.md.
  *
  * This library is meant for reuse: it never aborts on out-of-memory, it
- * returns RL_ENOMEM and leaves nothing allocated. It needs gRPC only for
- * rl_chancfg_grpc_verdict; everything else is plain C over jansson. A loaded
- * config is read-only: several threads may check it and build args from it at
- * once. Only rl_chancfg_set_alloc_funcs and rl_chancfg_grpc_verdict touch
- * process-wide state. Programs link this folder's objects other than main.o. */
+ * returns RL_ENOMEM and leaves nothing allocated. It lives in lib/chancfg/
+ * and is its own archive (librlchancfg.a): of librelaylab it uses rl_err
+ * alone, plus the protobuf-c descriptors of relaylab.proto (the services and
+ * methods a service config may name). It calls into gRPC only in
+ * rl_chancfg_grpc_verdict; everything else is plain C over jansson, and
+ * grpc_channel_args are only built. A loaded config is read-only: several
+ * threads may check it and build args from it at once. Only
+ * rl_chancfg_set_alloc_funcs and rl_chancfg_grpc_verdict touch process-wide
+ * state.
+ *
+ * Modules: rl_chancfg.c (loading, the arg catalogue, the report),
+ * rl_chancfg_rules.c and rl_chancfg_sc.c (the checker; the second judges the
+ * service config), rl_chancfg_values.c (reading values as gRPC does),
+ * rl_chancfg_args.c (building args), rl_chancfg_world.c (world files),
+ * rl_chancfg_probe.c (gRPC's own verdict). */
 #ifndef RL_CHANCFG_H
 #define RL_CHANCFG_H
 
@@ -63,9 +73,10 @@ int rl_chancfg_parse(const char *buf, size_t len, rl_chancfg **out, rl_chancfg_d
 void rl_chancfg_free(rl_chancfg *cfg);
 
 /* Replaces the allocator of this library (not jansson's: see
- * json_set_alloc_funcs). For tests that inject allocation failures and for
- * embedders with their own heap. Not thread-safe: call before any other
- * function; NULLs restore malloc and free. */
+ * json_set_alloc_funcs; the probe's gRPC objects are gRPC's). For tests that
+ * inject allocation failures and for embedders with their own heap. Not
+ * thread-safe: call before any other function; NULLs restore malloc and
+ * free. */
 void rl_chancfg_set_alloc_funcs(void *(*malloc_fn)(size_t), void (*free_fn)(void *));
 
 /* ---- checking --------------------------------------------------------- */

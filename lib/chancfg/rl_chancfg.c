@@ -1,6 +1,7 @@
 /* rl_chancfg: loading a channel config, the catalogue of gRPC channel args it
- * accepts, and the small helpers every module shares (allocation that can
- * fail, one-line message building, durations, status codes, did-you-mean).
+ * accepts, the report, and the small helpers every module shares (allocation
+ * that can fail, one-line message building, did-you-mean). Reading values
+ * out of a config is rl_chancfg_values.c's.
  *
  * The arg catalogue is built from gRPC's own macros, so a name here is by
  * construction the string gRPC 1.51 reads; the macro's spelling rides along
@@ -304,74 +305,6 @@ const cc_argdef *cc_argdef_find(const char *name)
     return NULL;
 }
 
-const json_t *cc_section(const rl_chancfg *cfg, const char *name)
-{
-    const json_t *s = json_is_object(cfg->root) ? json_object_get(cfg->root, name) : NULL;
-    return json_is_object(s) ? s : NULL;
-}
-
-bool cc_arg_value_ok(const cc_argdef *def, const json_t *v, int64_t *ival)
-{
-    switch (def->type) {
-    case CC_INT:
-        if (!json_is_integer(v) || json_integer_value(v) < def->min ||
-            json_integer_value(v) > def->max)
-            return false;
-        *ival = json_integer_value(v);
-        return true;
-    case CC_BOOL:
-        if (json_is_boolean(v)) {
-            *ival = json_is_true(v);
-            return true;
-        }
-        if (!json_is_integer(v) || (json_integer_value(v) != 0 && json_integer_value(v) != 1))
-            return false;
-        *ival = json_integer_value(v);
-        return true;
-    case CC_STRING:
-        if (!json_is_string(v))
-            return false;
-        if (def->choices) {
-            for (const char *const *c = def->choices; *c; c++)
-                if (strcmp(*c, json_string_value(v)) == 0)
-                    return true;
-            return false;
-        }
-        return true;
-    case CC_POINTER:
-        return false;
-    }
-    return false;
-}
-
-cc_state cc_arg_int(const rl_chancfg *cfg, unsigned side, const char *name, int64_t *value)
-{
-    const cc_argdef *def = cc_argdef_find(name);
-    *value = def ? (side == CC_SIDE_CLIENT ? def->def_client : def->def_server) : CC_NODEFAULT;
-    const json_t *sec = cc_section(cfg, side == CC_SIDE_CLIENT ? "client" : "server");
-    const json_t *v = sec ? json_object_get(sec, name) : NULL;
-    if (!v)
-        return CC_ABSENT;
-    int64_t iv = 0; /* string args are valid without a number */
-    if (!def || !(def->sides & side) || !cc_arg_value_ok(def, v, &iv))
-        return CC_INVALID;
-    *value = iv;
-    return CC_VALID;
-}
-
-int rl_chancfg_effective_int(const rl_chancfg *cfg, rl_chancfg_side side, const char *name,
-                             int64_t *value, bool *configured)
-{
-    unsigned s = side == RL_CHANCFG_CLIENT ? CC_SIDE_CLIENT : CC_SIDE_SERVER;
-    const cc_argdef *def = cc_argdef_find(name);
-    if (!def || !(def->sides & s) || (def->type != CC_INT && def->type != CC_BOOL))
-        return RL_ENOTFOUND;
-    cc_state st = cc_arg_int(cfg, s, name, value);
-    if (configured)
-        *configured = st == CC_VALID;
-    return 0;
-}
-
 /* ---- did you mean ----------------------------------------------------- */
 
 unsigned cc_edit_distance(const char *a, const char *b)
@@ -439,103 +372,6 @@ const char *cc_suggest(const char *word, const void *base, size_t n, size_t stri
         }
     }
     return best;
-}
-
-/* ---- durations and status codes --------------------------------------- */
-
-bool cc_parse_duration(const char *s, cc_duration *d, const char **why)
-{
-    const char *p = s;
-    int64_t secs = 0;
-    int32_t nanos = 0;
-    if (!isdigit((unsigned char)*p)) {
-        *why = *p == '-' ? "is negative" : "does not start with a digit";
-        return false;
-    }
-    for (; isdigit((unsigned char)*p); p++) {
-        if (secs > 315576000000LL) {
-            *why = "has more than 315576000000 seconds (the proto3 limit)";
-            return false;
-        }
-        secs = secs * 10 + (*p - '0');
-    }
-    if (*p == '.') {
-        p++;
-        int digits = 0;
-        for (; isdigit((unsigned char)*p); p++, digits++) {
-            if (digits == 9) {
-                *why = "has more than 9 digits after the point";
-                return false;
-            }
-            nanos = nanos * 10 + (*p - '0');
-        }
-        if (digits == 0) {
-            *why = "has no digits after the point";
-            return false;
-        }
-        for (; digits < 9; digits++)
-            nanos *= 10;
-    }
-    if (*p != 's' || p[1] != '\0') {
-        *why = *p == '\0' ? "has no \"s\" suffix (write \"0.1s\", not \"0.1\")"
-                          : "is not digits followed by \"s\" (write \"0.1s\" for 100 ms)";
-        return false;
-    }
-    if (secs > 315576000000LL) {
-        *why = "has more than 315576000000 seconds (the proto3 limit)";
-        return false;
-    }
-    d->seconds = secs;
-    d->nanos = nanos;
-    return true;
-}
-
-int64_t cc_duration_ms(const cc_duration *d)
-{
-    return d->seconds * 1000 + d->nanos / 1000000;
-}
-
-const char *const cc_status_names[17] = {
-    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-    "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-    "UNAUTHENTICATED",
-};
-
-const char *cc_status_name(int code)
-{
-    return code >= 0 && code <= 16 ? cc_status_names[code] : NULL;
-}
-
-int cc_status_from_name(const char *name)
-{
-    for (int i = 0; i <= 16; i++)
-        if (strcmp(cc_status_names[i], name) == 0)
-            return i;
-    return -1;
-}
-
-int cc_sc_number(const json_t *v, double *out)
-{
-    if (json_is_number(v)) {
-        *out = json_number_value(v);
-        return 1;
-    }
-    if (json_is_string(v)) {
-        /* gRPC 1.51's JSON loader reads "3" as 3 (proto3 JSON allows quoted
-         * numbers); accept what it accepts, the checker warns. */
-        const char *s = json_string_value(v);
-        char *end;
-        if (!*s || isspace((unsigned char)*s))
-            return 0;
-        errno = 0;
-        double d = strtod(s, &end);
-        if (*end || errno)
-            return 0;
-        *out = d;
-        return 2;
-    }
-    return 0;
 }
 
 /* ---- loading ---------------------------------------------------------- */
@@ -717,20 +553,4 @@ const rl_chancfg_finding *rl_chancfg_report_find(const rl_chancfg_report *report
         if (strcmp(report->findings[i].rule, rule) == 0)
             return &report->findings[i];
     return NULL;
-}
-
-/* ---- reading values --------------------------------------------------- */
-
-int rl_chancfg_intermediary(const rl_chancfg *cfg, int64_t *idle_timeout_ms, const char **kind)
-{
-    const json_t *im = cc_section(cfg, "intermediary");
-    const json_t *t = im ? json_object_get(im, "idle_timeout_ms") : NULL;
-    if (!json_is_integer(t) || json_integer_value(t) <= 0)
-        return RL_ENOTFOUND;
-    *idle_timeout_ms = json_integer_value(t);
-    if (kind) {
-        const json_t *k = json_object_get(im, "kind");
-        *kind = json_is_string(k) ? json_string_value(k) : "intermediary";
-    }
-    return 0;
 }

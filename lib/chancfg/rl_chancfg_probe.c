@@ -112,8 +112,9 @@ static int probe_call(grpc_channel *ch, int timeout_ms, grpc_status_code *status
     memset(ops, 0, sizeof(ops));
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
     ops[1].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-    /* With retries active a batch without RECV_INITIAL_METADATA may never
-     * see its status (grpc-core-facts). */
+    /* When gRPC's retry machinery is active (it is by default), a client
+     * batch that leaves out RECV_INITIAL_METADATA may never complete with
+     * its status, so ask for it (docs/grpc-facts.md). */
     ops[2].op = GRPC_OP_RECV_INITIAL_METADATA;
     ops[2].data.recv_initial_metadata.recv_initial_metadata = &im;
     ops[3].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
@@ -158,7 +159,9 @@ int rl_chancfg_grpc_verdict(const rl_chancfg *cfg, int timeout_ms, rl_chancfg_ve
     if (rc)
         return rc;
     /* The user's args first, then ours: a local subchannel pool keeps the
-     * probe away from any other channel of this process. */
+     * probe away from any other channel of this process. (Not lib/'s
+     * rl_channel_isolated: this archive uses nothing of lib/ but rl_err, and
+     * these args come from cc_malloc, which fails instead of aborting.) */
     grpc_arg *args = cc_malloc((user->num_args + 1) * sizeof(grpc_arg));
     if (!args) {
         rl_chancfg_args_free(user);
