@@ -67,6 +67,7 @@ static int add_arg(grpc_channel_args *args, grpc_arg *slots, char *kv)
 int main(int argc, char **argv)
 {
     rl_log_init("baseline");
+    rl_server_block_signals(); /* before any thread: rl_server.h */
     const char *listen = getenv("RELAYLAB_LISTEN");
     const char *record = NULL;
     const char *config = NULL;

@@ -150,7 +150,7 @@ static void *loop_thread(void *arg)
     return NULL;
 }
 
-int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, size_t errlen)
+void rl_server_block_signals(void)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -158,6 +158,11 @@ int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, si
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
+
+int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, size_t errlen)
+{
+    rl_server_block_signals();
     /* A server's bursts of calls must not leave their memory behind. */
     if (rl_alloc_purge_in_background() != 0)
         RL_WARN("the allocator would not purge in the background: freed memory returns only while calls come");

@@ -32,6 +32,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     rl_log_init("relay");
+    rl_server_block_signals(); /* before any thread: rl_server.h */
     const char *listen = getenv("RELAYLAB_LISTEN");
     const char *baseline = getenv("RELAYLAB_BASELINE");
     const relay_mistake *mistake = relay_mistake_default();

@@ -44,6 +44,7 @@ static void produce_figures(char *buf, size_t len)
 int main(int argc, char **argv)
 {
     rl_log_init("streamer");
+    rl_server_block_signals(); /* before any thread: rl_server.h */
     const char *listen = getenv("RELAYLAB_LISTEN");
     if (!listen || !*listen)
         listen = "127.0.0.1:0";
