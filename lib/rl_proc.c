@@ -480,7 +480,10 @@ bool rl_proc_stop(rl_proc *p, int64_t grace_ms)
     if (p->pid && !p->reaped) {
         if (!check_exit(p)) {
             kill(-p->pid, SIGTERM);
-            kill(p->pid, SIGTERM); /* in case it left its group */
+            /* In case it left its group; only then, since a second SIGTERM
+             * cuts a graceful server's drain short. */
+            if (getpgid(p->pid) != p->pid)
+                kill(p->pid, SIGTERM);
             rl_proc_wait_exit(p, grace_ms);
         }
         /* Whether or not the leader obeyed, nothing of its group may stay:
