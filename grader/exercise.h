@@ -39,6 +39,8 @@ typedef struct rl_scenario_result {
 
 /* The most baselines one scenario run may have. */
 #define RL_MAX_BASELINES 8
+/* The most instances of a command submission one scenario run may have. */
+#define RL_MAX_INSTANCES 4
 
 typedef struct rl_scenario {
     const char *id;    /* rubric key, e.g. "shrinks" */
@@ -61,6 +63,13 @@ typedef struct rl_exercise {
     int baselines; /* fresh baselines each scenario run gets, 0..RL_MAX_BASELINES;
                     * the submission is given the first as RELAYLAB_BASELINE
                     * and all of them as RELAYLAB_BASELINES */
+    int instances; /* command submissions: instances started for each
+                    * scenario run, each on its own port, 1..RL_MAX_INSTANCES
+                    * (0 means 1); instance 0 is the one the single-instance
+                    * accessors and the measurements (RSS, CPU) see */
+    const char *const *env; /* "NAME=value" strings the submission is given
+                             * too (NULL-terminated, may be NULL): what the
+                             * exercise promises it, e.g. its grace period */
     const rl_scenario *scenarios;
     size_t nscenarios;
 } rl_exercise;

@@ -23,7 +23,8 @@ const rl_exercise *const rl_exercises[] = {EXERCISES(ENTRY) NULL};
 #undef ENTRY
 
 extern const rl_exercise rl_ex_driver_test;
-static const rl_exercise *const test_exercises[] = {&rl_ex_driver_test, NULL};
+extern const rl_exercise rl_ex_driver_test_instances;
+static const rl_exercise *const test_exercises[] = {&rl_ex_driver_test, &rl_ex_driver_test_instances, NULL};
 
 const rl_exercise *rl_exercise_find(const char *name)
 {

@@ -83,6 +83,25 @@ typedef struct baseline {
     grpc_channel *ch;         /* to |observer_addr|; NULL when not running */
 } baseline;
 
+/* One instance of the submission. */
+typedef struct instance {
+    int index;
+    rl_proc proc;
+    bool have;  /* |proc| was spawned and is not stopped yet */
+    char addr[64];
+    int port;
+    int port_clashes; /* starts abandoned because another process held the port */
+    grpc_channel *ch;
+    /* The scenario signalled it (rl_grade_signal_submission): its exit is
+     * what the scenario asked for, not a crash. */
+    bool signalled;
+    int64_t signal_ns; /* when, CLOCK_MONOTONIC */
+    /* Its sandbox (opt->sandbox), valid while |sandboxed|. */
+    rl_sandbox_run sb;
+    bool sandboxed;
+    bool killed_at_memory_limit; /* the grader ended a start thrashing at it */
+} instance;
+
 struct rl_grade_ctx {
     const rl_exercise *ex;
     const rl_scenario *sc;
@@ -97,21 +116,10 @@ struct rl_grade_ctx {
     int nbaselines;
     char private_dir[128];
 
-    rl_proc sub;
-    bool have_sub;
-    char sub_addr[64];
-    int sub_port;
-    int port_clashes; /* starts abandoned because another process held the port */
-    grpc_channel *sub_ch;
-    /* The scenario signalled the submission (rl_grade_signal_submission):
-     * its exit is what the scenario asked for, not a crash. */
-    bool sub_signalled;
-    int64_t sub_signal_ns; /* when, CLOCK_MONOTONIC */
-
-    /* The submission's sandbox (opt->sandbox), valid while |sandboxed|. */
-    rl_sandbox_run sb;
-    bool sandboxed;
-    bool killed_at_memory_limit; /* the grader ended a start thrashing at it */
+    /* The instances of the submission, ex->instances of them (command
+     * exercises); the single-instance accessors mean instance 0. */
+    instance subs[RL_MAX_INSTANCES];
+    int ninstances;
 
     /* Tags the grader sent in this run (rl_grade_note_tag). */
     char **tags;
@@ -233,9 +241,28 @@ static void last_lines(const char *text, char *buf, size_t len, size_t max)
 
 /* ---- accessors ---- */
 
+/* Instance |i| while it was started and not stopped, else NULL. */
+static instance *started_instance(rl_grade_ctx *ctx, int i)
+{
+    if (i < 0 || i >= ctx->ninstances || !ctx->subs[i].have)
+        return NULL;
+    return &ctx->subs[i];
+}
+
+int rl_grade_instance_count(rl_grade_ctx *ctx)
+{
+    return ctx->ninstances;
+}
+
+const char *rl_grade_submission_addr_at(rl_grade_ctx *ctx, int i)
+{
+    instance *s = started_instance(ctx, i);
+    return s ? s->addr : NULL;
+}
+
 const char *rl_grade_submission_addr(rl_grade_ctx *ctx)
 {
-    return ctx->have_sub ? ctx->sub_addr : NULL;
+    return rl_grade_submission_addr_at(ctx, 0);
 }
 
 int rl_grade_baseline_count(rl_grade_ctx *ctx)
@@ -257,9 +284,15 @@ const char *rl_grade_baseline_addr(rl_grade_ctx *ctx, int i)
     return b ? b->addr : NULL;
 }
 
+grpc_channel *rl_grade_submission_channel_at(rl_grade_ctx *ctx, int i)
+{
+    instance *s = started_instance(ctx, i);
+    return s ? s->ch : NULL;
+}
+
 grpc_channel *rl_grade_submission_channel(rl_grade_ctx *ctx)
 {
-    return ctx->sub_ch;
+    return rl_grade_submission_channel_at(ctx, 0);
 }
 
 grpc_channel *rl_grade_baseline_channel(rl_grade_ctx *ctx, int i)
@@ -283,21 +316,27 @@ const char *rl_grade_variant(rl_grade_ctx *ctx)
     return ctx->opt->variant;
 }
 
-bool rl_grade_submission_alive(rl_grade_ctx *ctx)
+bool rl_grade_submission_alive_at(rl_grade_ctx *ctx, int i)
 {
-    return ctx->have_sub && rl_proc_alive(&ctx->sub);
+    instance *s = started_instance(ctx, i);
+    return s && rl_proc_alive(&s->proc);
 }
 
-/* How the submission ended, naming the sandbox's memory limit when its
- * cgroup killed it (a SIGKILL alone would not say why). */
-static void describe_submission(rl_grade_ctx *ctx, char *how, size_t howlen)
+bool rl_grade_submission_alive(rl_grade_ctx *ctx)
 {
-    rl_proc_describe(&ctx->sub, how, howlen);
-    if (ctx->killed_at_memory_limit) {
+    return rl_grade_submission_alive_at(ctx, 0);
+}
+
+/* How instance |s| ended, naming the sandbox's memory limit when its cgroup
+ * killed it (a SIGKILL alone would not say why). */
+static void describe_submission(rl_grade_ctx *ctx, instance *s, char *how, size_t howlen)
+{
+    rl_proc_describe(&s->proc, how, howlen);
+    if (s->killed_at_memory_limit) {
         size_t n = strlen(how);
         snprintf(how + n, howlen - n, " (by the grader, after %d ms of hitting the sandbox's memory limit of %lld MiB)",
                  MEMORY_THRASH_MS, (long long)ctx->opt->data_limit_mb);
-    } else if (ctx->sandboxed && rl_proc_death_signal(&ctx->sub) == SIGKILL && rl_sandbox_oom_kills(&ctx->sb) > 0) {
+    } else if (s->sandboxed && rl_proc_death_signal(&s->proc) == SIGKILL && rl_sandbox_oom_kills(&s->sb) > 0) {
         size_t n = strlen(how);
         snprintf(how + n, howlen - n, " at the sandbox's memory limit of %lld MiB",
                  (long long)ctx->opt->data_limit_mb);
@@ -306,109 +345,126 @@ static void describe_submission(rl_grade_ctx *ctx, char *how, size_t howlen)
 
 bool rl_grade_submission_died(rl_grade_ctx *ctx, int64_t wait_ms, char *how, size_t howlen)
 {
-    if (!ctx->have_sub)
-        return false;
-    if (!rl_proc_wait_exit(&ctx->sub, wait_ms))
+    instance *s = started_instance(ctx, 0);
+    if (!s || !rl_proc_wait_exit(&s->proc, wait_ms))
         return false;
     if (how)
-        describe_submission(ctx, how, howlen);
+        describe_submission(ctx, s, how, howlen);
     return true;
 }
 
-/* "CRASH (SIGSEGV)"-style feedback for a dead submission. */
-static void crash_feedback(rl_grade_ctx *ctx, const char *what, rl_scenario_result *out)
+/* "CRASH (SIGSEGV)"-style feedback for a dead instance; "the submission"
+ * when it is the only one, "instance 2 of the submission" otherwise. */
+static void crash_feedback(rl_grade_ctx *ctx, instance *s, const char *what, rl_scenario_result *out)
 {
-    char how[192], tail[600], lines[200];
-    describe_submission(ctx, how, sizeof how);
-    rl_proc_output_tail(&ctx->sub, tail, sizeof tail);
+    char how[192], tail[600], lines[200], who[48] = "the submission";
+    describe_submission(ctx, s, how, sizeof how);
+    rl_proc_output_tail(&s->proc, tail, sizeof tail);
     last_lines(tail, lines, sizeof lines, 160);
-    rl_grade_result(out, RL_CRASH, "the submission %s %s%s%s", how, what, lines[0] ? "; last output: " : "", lines);
+    if (ctx->ninstances > 1)
+        snprintf(who, sizeof who, "instance %d of the submission", s->index + 1);
+    rl_grade_result(out, RL_CRASH, "%s %s %s%s%s", who, how, what, lines[0] ? "; last output: " : "", lines);
 }
 
 bool rl_grade_crash_check(rl_grade_ctx *ctx, int64_t wait_ms, const char *what, rl_scenario_result *out)
 {
     if (!rl_grade_submission_died(ctx, wait_ms, NULL, 0))
         return false;
-    crash_feedback(ctx, what, out);
+    crash_feedback(ctx, &ctx->subs[0], what, out);
     return true;
+}
+
+int rl_grade_signal_submission_at(rl_grade_ctx *ctx, int i, int sig)
+{
+    instance *s = started_instance(ctx, i);
+    if (!s || sig <= 0 || sig >= NSIG)
+        return RL_EINVAL;
+    if (!rl_proc_alive(&s->proc))
+        return RL_ECHILD;
+    s->signalled = true;
+    s->signal_ns = rl_now_ns();
+    /* Unsandboxed, the leader is the program (the shell exec'd it; see
+     * start_once) and our unreaped child, so its pid cannot be reused. */
+    if (!s->sandboxed)
+        return kill(s->proc.pid, sig) == 0 ? RL_OK : RL_ESYS;
+    int rc = rl_sandbox_signal_command(s->proc.pid, sig);
+    /* Gone between the look and the signal: it exited on its own, and the
+     * wait will say how. */
+    return rc == RL_ENOTFOUND && !rl_proc_alive(&s->proc) ? RL_ECHILD : rc;
 }
 
 int rl_grade_signal_submission(rl_grade_ctx *ctx, int sig)
 {
-    if (!ctx->have_sub || sig <= 0 || sig >= NSIG)
-        return RL_EINVAL;
-    if (!rl_proc_alive(&ctx->sub))
-        return RL_ECHILD;
-    ctx->sub_signalled = true;
-    ctx->sub_signal_ns = rl_now_ns();
-    /* Unsandboxed, the leader is the program (the shell exec'd it; see
-     * start_once) and our unreaped child, so its pid cannot be reused. */
-    if (!ctx->sandboxed)
-        return kill(ctx->sub.pid, sig) == 0 ? RL_OK : RL_ESYS;
-    int rc = rl_sandbox_signal_command(ctx->sub.pid, sig);
-    /* Gone between the look and the signal: it exited on its own, and the
-     * wait will say how. */
-    return rc == RL_ENOTFOUND && !rl_proc_alive(&ctx->sub) ? RL_ECHILD : rc;
+    return rl_grade_signal_submission_at(ctx, 0, sig);
 }
 
-int rl_grade_await_submission_exit(rl_grade_ctx *ctx, int64_t within_ms, bool kill_at_deadline, rl_grade_exit *out)
+int rl_grade_await_submission_exit_at(rl_grade_ctx *ctx, int i, int64_t within_ms, bool kill_at_deadline,
+                                      rl_grade_exit *out)
 {
     memset(out, 0, sizeof *out);
     out->status = -1;
-    if (!ctx->have_sub)
+    instance *s = started_instance(ctx, i);
+    if (!s)
         return RL_EINVAL;
-    int64_t from = ctx->sub_signalled ? ctx->sub_signal_ns : rl_now_ns();
+    int64_t from = s->signalled ? s->signal_ns : rl_now_ns();
     int64_t until = from + within_ms * RL_NS_PER_MS;
     /* In slices, to notice an interruption (the watchdog's kill ends the
      * wait at once anyway). */
     for (;;) {
         int64_t left_ms = (until - rl_now_ns()) / RL_NS_PER_MS;
-        if (left_ms <= 0 || rl_grade_interrupted(ctx) || rl_proc_wait_exit(&ctx->sub, left_ms < 50 ? left_ms : 50))
+        if (left_ms <= 0 || rl_grade_interrupted(ctx) || rl_proc_wait_exit(&s->proc, left_ms < 50 ? left_ms : 50))
             break;
     }
-    out->exited = !rl_proc_alive(&ctx->sub);
+    out->exited = !rl_proc_alive(&s->proc);
     if (!out->exited && kill_at_deadline && !rl_grade_interrupted(ctx)) {
         /* The group and the leader, as rl_proc_stop does, without reaping:
          * the leader keeps its pid (and the watchdog its slot) until the
          * teardown. The sandbox's init dies with unshare's SIGKILL and takes
          * the namespace along. */
-        kill(-ctx->sub.pid, SIGKILL);
-        kill(ctx->sub.pid, SIGKILL);
-        out->killed = rl_proc_wait_exit(&ctx->sub, 5000);
+        kill(-s->proc.pid, SIGKILL);
+        kill(s->proc.pid, SIGKILL);
+        out->killed = rl_proc_wait_exit(&s->proc, 5000);
     }
-    int64_t end = out->exited ? ctx->sub.exit_ns : rl_now_ns();
+    int64_t end = out->exited ? s->proc.exit_ns : rl_now_ns();
     out->ms = (end - from) / RL_NS_PER_MS;
     if (out->exited || out->killed) {
-        out->signal = rl_proc_death_signal(&ctx->sub);
-        out->status = out->signal ? -1 : ctx->sub.exit_code;
-        describe_submission(ctx, out->how, sizeof out->how);
+        out->signal = rl_proc_death_signal(&s->proc);
+        out->status = out->signal ? -1 : s->proc.exit_code;
+        describe_submission(ctx, s, out->how, sizeof out->how);
         /* The last bytes it wrote may still be in the pipe: let the reader
          * reach the end (no line holds "\n", so this waits for the end of
          * the output, or shortly after the exit when an orphan holds it). */
         char none[2];
-        rl_proc_wait_line(&ctx->sub, "\n", 500, none, sizeof none);
+        rl_proc_wait_line(&s->proc, "\n", 500, none, sizeof none);
     } else {
         snprintf(out->how, sizeof out->how, "still running");
     }
     char tail[sizeof out->output + 64];
-    rl_proc_output_tail(&ctx->sub, tail, sizeof tail);
+    rl_proc_output_tail(&s->proc, tail, sizeof tail);
     last_lines(tail, out->output, sizeof out->output, sizeof out->output - 8);
     return out->exited ? RL_OK : RL_ETIMEOUT;
 }
 
+int rl_grade_await_submission_exit(rl_grade_ctx *ctx, int64_t within_ms, bool kill_at_deadline, rl_grade_exit *out)
+{
+    return rl_grade_await_submission_exit_at(ctx, 0, within_ms, kill_at_deadline, out);
+}
+
 pid_t rl_grade_submission_pgid(rl_grade_ctx *ctx)
 {
-    return ctx->have_sub ? ctx->sub.pid : 0;
+    instance *s = started_instance(ctx, 0);
+    return s ? s->proc.pid : 0;
 }
 
 size_t rl_grade_submission_output_tail(rl_grade_ctx *ctx, char *buf, size_t len)
 {
-    if (!ctx->have_sub) {
+    instance *s = started_instance(ctx, 0);
+    if (!s) {
         if (len)
             buf[0] = '\0';
         return 0;
     }
-    return (size_t)rl_proc_output_tail(&ctx->sub, buf, len);
+    return (size_t)rl_proc_output_tail(&s->proc, buf, len);
 }
 
 const char *rl_grade_tag(rl_grade_ctx *ctx)
@@ -547,17 +603,17 @@ int rl_grade_restart_baseline(rl_grade_ctx *ctx, int i, const char *const *extra
 /* ---- submission ---- */
 
 /* Stops a submission started on a clashing port, without judging it. */
-static void discard_submission(rl_grade_ctx *ctx)
+static void discard_submission(rl_grade_ctx *ctx, instance *s)
 {
-    if (ctx->sub_ch)
-        grpc_channel_destroy(ctx->sub_ch);
-    ctx->sub_ch = NULL;
-    if (ctx->have_sub) {
-        rl_watchdog_release(&ctx->wd, RL_WATCHDOG_SUBMISSION);
-        rl_proc_stop(&ctx->sub, DISCARD_GRACE_MS);
-        rl_proc_fini(&ctx->sub);
+    if (s->ch)
+        grpc_channel_destroy(s->ch);
+    s->ch = NULL;
+    if (s->have) {
+        rl_watchdog_release(&ctx->wd, RL_WATCHDOG_SUBMISSION + s->index);
+        rl_proc_stop(&s->proc, DISCARD_GRACE_MS);
+        rl_proc_fini(&s->proc);
     }
-    ctx->have_sub = false;
+    s->have = false;
 }
 
 static uint64_t nproc_limit(void)
@@ -588,7 +644,7 @@ static bool starts_with_assignment(const char *cmd)
 /* True when a socket of another process holds |port| (only listeners if
  * |listeners_only|): then the submission is not what answers there, or
  * could not bind, and nothing it did is to be judged. */
-static bool port_clash(rl_grade_ctx *ctx, int port, bool listeners_only)
+static bool port_clash(rl_grade_ctx *ctx, instance *s, int port, bool listeners_only)
 {
     int ours, foreign;
     pid_t except[RL_MAX_BASELINES];
@@ -596,35 +652,42 @@ static bool port_clash(rl_grade_ctx *ctx, int port, bool listeners_only)
     for (int i = 0; i < ctx->nbaselines; i++)
         if (ctx->baselines[i].running)
             except[nexcept++] = ctx->baselines[i].proc.pid;
-    if (rl_ports_holders(port, listeners_only, ctx->sub.pid, except, nexcept, &ours, &foreign) != RL_OK)
+    if (rl_ports_holders(port, listeners_only, s->proc.pid, except, nexcept, &ours, &foreign) != RL_OK)
         return false;
     if (foreign)
         RL_DEBUG("port %d: %d socket(s) of another process, %d of the submission", port, foreign, ours);
     return foreign > 0;
 }
 
-/* One start of the submission on a fresh port (|first|: the first of this
- * run), up to readiness. Returns RL_PASS when it is ready, else the verdict
+/* One start of instance |s| on a fresh port (|first|: the first of this
+ * run), or on |port| when it is not 0 (a restart), up to readiness. Returns RL_PASS when it is ready, else the verdict
  * to record with |out| filled. Sets *clash, with the submission still
  * running, when another process held the port: then nothing is judged. */
-static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *out, bool *clash)
+static rl_verdict start_once(rl_grade_ctx *ctx, instance *s, bool first, int port, rl_scenario_result *out,
+                             bool *clash)
 {
     *clash = false;
-    int port;
-    if (rl_ports_pick(first, &port) != RL_OK) {
+    if (!port && rl_ports_pick(first, &port) != RL_OK) {
         rl_grade_result(out, RL_ERROR, "cannot find a free port: %s", strerror(errno));
         return RL_ERROR;
     }
-    ctx->sub_port = port;
-    snprintf(ctx->sub_addr, sizeof ctx->sub_addr, "127.0.0.1:%d", port);
+    s->port = port;
+    snprintf(s->addr, sizeof s->addr, "127.0.0.1:%d", port);
     char env_listen[96], env_baseline[96], env_baselines[32 + RL_MAX_BASELINES * 64];
-    snprintf(env_listen, sizeof env_listen, "RELAYLAB_LISTEN=%s", ctx->sub_addr);
+    snprintf(env_listen, sizeof env_listen, "RELAYLAB_LISTEN=%s", s->addr);
     snprintf(env_baseline, sizeof env_baseline, "RELAYLAB_BASELINE=%s", ctx->nbaselines ? ctx->baselines[0].addr : "");
     size_t o = (size_t)snprintf(env_baselines, sizeof env_baselines, "RELAYLAB_BASELINES=");
     for (int i = 0; i < ctx->nbaselines; i++)
         o += (size_t)snprintf(env_baselines + o, sizeof env_baselines - o, "%s%s", i ? "," : "",
                               ctx->baselines[i].addr);
-    const char *env[] = {env_listen, env_baseline, env_baselines, NULL};
+    /* The exercise's own variables come after the address ones. */
+    const char *env[8 + 16] = {env_listen, env_baseline, env_baselines};
+    const char *sandbox_env[8 + 16] = {env_listen,  env_baseline,   env_baselines, "PATH=/usr/local/bin:/usr/bin:/bin",
+                                       "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"};
+    for (size_t k = 0, n = 3, m = 7; ctx->ex->env && ctx->ex->env[k] && k < 16; k++) {
+        env[n++] = ctx->ex->env[k];
+        sandbox_env[m++] = ctx->ex->env[k];
+    }
     /* A simple command is exec'd by the shell, so the submission itself
      * leads the group and its exit status or signal reaches us unaltered.
      * `exec` takes no leading VAR=value words, so those go through env(1). */
@@ -633,10 +696,9 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
     bool simple = strpbrk(sub, ";&|()`\n") == NULL && strncmp(sub, "exec ", 5) != 0;
     sprintf(cmd, "%s%s", !simple ? "" : starts_with_assignment(sub) ? "exec env " : "exec ", sub);
     const char *plain_argv[] = {"/bin/sh", "-c", cmd, NULL};
-    /* Only what a server needs in the sandbox: nothing of the grader's
-     * environment; HOME and TMPDIR are the view's scratch tmpfs. */
-    const char *sandbox_env[] = {env_listen,  env_baseline,   env_baselines, "PATH=/usr/local/bin:/usr/bin:/bin",
-                                 "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8", NULL};
+    /* In the sandbox (sandbox_env), only what a server needs: nothing of
+     * the grader's environment; HOME and TMPDIR are the view's scratch
+     * tmpfs. */
     char **sandbox_argv = ctx->opt->sandbox ? rl_sandbox_argv(ctx->opt->sandbox, cmd) : NULL;
     rl_proc_limits lim = {
         .data_bytes = (uint64_t)ctx->opt->data_limit_mb << 20,
@@ -651,13 +713,13 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
         po.setenv = sandbox_env;
         po.clean_env = true;
         po.no_new_privs = true;
-        po.join_cgroups = ctx->sb.joins;
-        po.fd3 = ctx->sb.status_w;
+        po.join_cgroups = s->sb.joins;
+        po.fd3 = s->sb.status_w;
         /* RLIMIT_NPROC would count nobody's tasks machine-wide; the pids
          * cgroup is the limit here. */
         lim.nproc = 0;
     }
-    int src = rl_proc_spawn(&ctx->sub, &po);
+    int src = rl_proc_spawn(&s->proc, &po);
     int spawn_errno = errno;
     free(cmd);
     rl_sandbox_argv_free(sandbox_argv);
@@ -665,20 +727,22 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
         rl_grade_result(out, RL_ERROR, "cannot start the submission: %s", strerror(spawn_errno));
         return RL_ERROR;
     }
-    ctx->have_sub = true;
-    rl_watchdog_guard(&ctx->wd, RL_WATCHDOG_SUBMISSION, ctx->sub.pid);
+    s->have = true;
+    rl_watchdog_guard(&ctx->wd, RL_WATCHDOG_SUBMISSION + s->index, s->proc.pid);
     if (ctx->opt->sandbox) {
-        rl_sandbox_spawned(&ctx->sb);
+        rl_sandbox_spawned(&s->sb);
         /* The jail says whether it ran the command: its failure is the
          * sandbox's, never the submission's NOT-READY. */
         char why[512];
-        if (rl_sandbox_wait_started(&ctx->sb, ctx->opt->ready_timeout_ms, why, sizeof why) != RL_OK) {
+        if (rl_sandbox_wait_started(&s->sb, ctx->opt->ready_timeout_ms, why, sizeof why) != RL_OK) {
             rl_grade_result(out, RL_ERROR, "%s", why);
             return RL_ERROR;
         }
         /* Measured per sandbox: a process that left the group (setsid)
-         * still counts; unshare itself is not the submission. */
-        rl_sandbox_measure(&ctx->sb, ctx->sub.pid);
+         * still counts; unshare itself is not the submission. Instance 0
+         * is the one measured. */
+        if (s->index == 0)
+            rl_sandbox_measure(&s->sb, s->proc.pid);
     }
 
     int64_t t0 = rl_now_ns();
@@ -694,11 +758,11 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
     uint64_t hits = 0, seen_hits = 0;
     int64_t hitting_since = 0, last_hit = 0;
     while (!interrupted && rl_now_ns() < until) {
-        if (!rl_proc_alive(&ctx->sub))
+        if (!rl_proc_alive(&s->proc))
             break;
         if ((accepts = tcp_accepts(port)))
             break;
-        if (ctx->sandboxed && rl_sandbox_memory_hits(&ctx->sb, &hits) == RL_OK) {
+        if (s->sandboxed && rl_sandbox_memory_hits(&s->sb, &hits) == RL_OK) {
             int64_t now = rl_now_ns();
             if (hits != seen_hits) {
                 last_hit = now;
@@ -709,8 +773,8 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
             }
             seen_hits = hits;
             if (hitting_since && rl_now_ns() - hitting_since >= MEMORY_THRASH_MS * RL_NS_PER_MS) {
-                ctx->killed_at_memory_limit = true;
-                rl_proc_stop(&ctx->sub, 0);
+                s->killed_at_memory_limit = true;
+                rl_proc_stop(&s->proc, 0);
                 break;
             }
         }
@@ -718,16 +782,16 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
     }
     /* Whatever accepted must be the submission's: another program's server
      * on this port would be graded in its place. */
-    if (accepts && port_clash(ctx, port, true)) {
+    if (accepts && port_clash(ctx, s, port, true)) {
         *clash = true;
         return RL_ERROR;
     }
     if (accepts) {
-        ctx->sub_ch = rl_grade_channel_create(ctx, ctx->sub_addr, NULL);
-        if (channel_ready(ctx->sub_ch, until, &ctx->sub)) {
+        s->ch = rl_grade_channel_create(ctx, s->addr, NULL);
+        if (channel_ready(s->ch, until, &s->proc)) {
             /* Again: a second listener (SO_REUSEPORT, which gRPC servers
              * set) may have joined while the channel connected. */
-            if (!port_clash(ctx, port, true))
+            if (!port_clash(ctx, s, port, true))
                 return RL_PASS;
             *clash = true;
             return RL_ERROR;
@@ -735,34 +799,37 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
     }
     /* A submission that could not bind because another socket held the
      * port is not NOT-READY: check before judging. */
-    if (!interrupted && port_clash(ctx, port, false)) {
+    if (!interrupted && port_clash(ctx, s, port, false)) {
         *clash = true;
         return RL_ERROR;
     }
     char tail[600], lines[240];
-    rl_proc_output_tail(&ctx->sub, tail, sizeof tail);
+    rl_proc_output_tail(&s->proc, tail, sizeof tail);
     last_lines(tail, lines, sizeof lines, 200);
     const char *sep = lines[0] ? "; last output: " : "; it printed nothing";
+    char who[48] = "the submission";
+    if (ctx->ninstances > 1)
+        snprintf(who, sizeof who, "instance %d of the submission", s->index + 1);
     if (interrupted) {
         rl_grade_result(out, RL_ERROR, "interrupted while waiting for the submission to listen");
         return RL_ERROR;
     }
-    if (!rl_proc_alive(&ctx->sub)) {
+    if (!rl_proc_alive(&s->proc)) {
         char how[192];
-        describe_submission(ctx, how, sizeof how);
-        rl_verdict v = rl_proc_death_signal(&ctx->sub) ? RL_CRASH : RL_NOT_READY;
-        rl_grade_result(out, v, "the submission %s before it listened on %s%s%s", how, ctx->sub_addr, sep, lines);
+        describe_submission(ctx, s, how, sizeof how);
+        rl_verdict v = rl_proc_death_signal(&s->proc) ? RL_CRASH : RL_NOT_READY;
+        rl_grade_result(out, v, "%s %s before it listened on %s%s%s", who, how, s->addr, sep, lines);
         return v;
     }
     double secs = (double)(rl_now_ns() - t0) / 1e9;
     if (accepts)
         rl_grade_result(out, RL_NOT_READY,
-                        "the submission accepted TCP connections on %s but no gRPC (HTTP/2) connection became ready "
-                        "within %.1f s%s%s",
-                        ctx->sub_addr, secs, sep, lines);
+                        "%s accepted TCP connections on %s but no gRPC (HTTP/2) connection became ready within "
+                        "%.1f s%s%s",
+                        who, s->addr, secs, sep, lines);
     else
-        rl_grade_result(out, RL_NOT_READY, "the submission did not listen on %s (RELAYLAB_LISTEN) within %.1f s%s%s",
-                        ctx->sub_addr, secs, sep, lines);
+        rl_grade_result(out, RL_NOT_READY, "%s did not listen on %s (RELAYLAB_LISTEN) within %.1f s%s%s", who,
+                        s->addr, secs, sep, lines);
     return RL_NOT_READY;
 }
 
@@ -770,16 +837,16 @@ static rl_verdict start_once(rl_grade_ctx *ctx, bool first, rl_scenario_result *
  * port (a clash with a program started at the same moment, e.g. another
  * grader), at most PORT_TRIES times. Returns RL_PASS when it is ready, else
  * the verdict to record with |out| filled. */
-static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
+static rl_verdict start_submission(rl_grade_ctx *ctx, instance *s, rl_scenario_result *out)
 {
     for (int i = 0; i < PORT_TRIES; i++) {
         bool clash;
-        rl_verdict v = start_once(ctx, i == 0, out, &clash);
+        rl_verdict v = start_once(ctx, s, i == 0 && s->index == 0, 0, out, &clash);
         if (!clash)
             return v;
-        ctx->port_clashes++;
-        RL_DEBUG("port %d was taken by another process; restarting the submission on another port", ctx->sub_port);
-        discard_submission(ctx);
+        s->port_clashes++;
+        RL_DEBUG("port %d was taken by another process; restarting the submission on another port", s->port);
+        discard_submission(ctx, s);
         if (interrupted) {
             rl_grade_result(out, RL_ERROR, "interrupted while waiting for the submission to listen");
             return RL_ERROR;
@@ -788,7 +855,7 @@ static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
     rl_grade_result(out, RL_ERROR,
                     "another process held the submission's port in %d starts in a row (the last %d): a clash between "
                     "programs on this machine, not the submission's fault",
-                    ctx->port_clashes, ctx->sub_port);
+                    s->port_clashes, s->port);
     return RL_ERROR;
 }
 
@@ -799,29 +866,29 @@ static rl_verdict start_submission(rl_grade_ctx *ctx, rl_scenario_result *out)
 /* Stops the submission. What a well-behaved server would not have needed
  * (SIGKILL after SIGTERM, megabytes of output) is noted in |res|' feedback;
  * the verdict stays the scenario's own. */
-static void stop_submission(rl_grade_ctx *ctx, rl_scenario_result *res)
+static void stop_submission(rl_grade_ctx *ctx, instance *s, rl_scenario_result *res)
 {
-    if (ctx->sub_ch)
-        grpc_channel_destroy(ctx->sub_ch);
-    ctx->sub_ch = NULL;
-    if (ctx->have_sub) {
-        rl_watchdog_release(&ctx->wd, RL_WATCHDOG_SUBMISSION);
+    if (s->ch)
+        grpc_channel_destroy(s->ch);
+    s->ch = NULL;
+    if (s->have) {
+        rl_watchdog_release(&ctx->wd, RL_WATCHDOG_SUBMISSION + s->index);
         char tail[2];
-        uint64_t written = rl_proc_output_tail(&ctx->sub, tail, sizeof tail);
-        bool was_alive = rl_proc_alive(&ctx->sub);
-        bool killed = rl_proc_stop(&ctx->sub, SUBMISSION_GRACE_MS);
-        rl_proc_fini(&ctx->sub);
+        uint64_t written = rl_proc_output_tail(&s->proc, tail, sizeof tail);
+        bool was_alive = rl_proc_alive(&s->proc);
+        bool killed = rl_proc_stop(&s->proc, SUBMISSION_GRACE_MS);
+        rl_proc_fini(&s->proc);
         char note[160];
         if (was_alive && killed) {
             snprintf(note, sizeof note, "note: it did not exit within %d ms of SIGTERM and was killed",
                      SUBMISSION_GRACE_MS);
             rl_grade_feedback_append(res, note);
         }
-        if (ctx->port_clashes) {
+        if (s->port_clashes) {
             snprintf(note, sizeof note,
                      "note: another process held the port of %d earlier start(s); the submission was restarted on "
                      "a fresh port and judged there",
-                     ctx->port_clashes);
+                     s->port_clashes);
             rl_grade_feedback_append(res, note);
         }
         if (written > OUTPUT_NOTE_BYTES) {
@@ -830,7 +897,45 @@ static void stop_submission(rl_grade_ctx *ctx, rl_scenario_result *res)
             rl_grade_feedback_append(res, note);
         }
     }
-    ctx->have_sub = false;
+    s->have = false;
+}
+
+int rl_grade_restart_submission(rl_grade_ctx *ctx, int i, rl_scenario_result *out)
+{
+    if (i < 0 || i >= ctx->ninstances)
+        return RL_EINVAL;
+    instance *s = &ctx->subs[i];
+    int port = s->port;
+    /* What the old one earned (a note for a SIGKILL) is not this
+     * scenario's verdict: the scenario judged its exit itself. */
+    rl_scenario_result scratch;
+    memset(&scratch, 0, sizeof scratch);
+    stop_submission(ctx, s, &scratch);
+    if (i == 0)
+        rl_proc_sample_by_cgroup(0, NULL, 0, NULL);
+    if (s->sandboxed)
+        rl_sandbox_teardown(&s->sb);
+    s->signalled = false;
+    s->killed_at_memory_limit = false;
+    s->port_clashes = 0;
+    if (rl_grade_interrupted(ctx)) {
+        rl_grade_result(out, RL_ERROR, "the scenario was stopped (grader watchdog or signal)");
+        return RL_ECHILD;
+    }
+    char err[512];
+    if (s->sandboxed && rl_sandbox_prepare(&s->sb, (uint64_t)ctx->opt->data_limit_mb << 20, err, sizeof err) != RL_OK) {
+        s->sandboxed = false;
+        rl_grade_result(out, RL_ERROR, "%s", err);
+        return RL_ECHILD;
+    }
+    bool clash;
+    rl_verdict v = start_once(ctx, s, false, port, out, &clash);
+    if (clash)
+        rl_grade_result(out, RL_ERROR,
+                        "another process took port %d of instance %d while it was replaced: a clash between programs "
+                        "on this machine, not the submission's fault",
+                        port, i + 1);
+    return v == RL_PASS && !clash ? RL_OK : RL_ECHILD;
 }
 
 /* ---- the grader's private folder ---- */
@@ -893,6 +998,18 @@ static void judge_dead_baseline(rl_grade_ctx *ctx, int i, rl_scenario_result *re
                         "the grader's baseline%s %s during the scenario (not the submission's fault)", which, how);
 }
 
+/* The first instance that died without the scenario asking it to (a
+ * signal), or NULL. */
+static instance *dead_instance(rl_grade_ctx *ctx)
+{
+    for (int i = 0; i < ctx->ninstances; i++) {
+        instance *s = &ctx->subs[i];
+        if (s->have && !s->signalled && !rl_proc_alive(&s->proc))
+            return s;
+    }
+    return NULL;
+}
+
 static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grade_options *opt, int run_index,
                      rl_scenario_result *res, char *output, size_t outlen)
 {
@@ -921,15 +1038,26 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
         rl_grade_result(res, RL_ERROR, "%s", err);
         goto teardown;
     }
-    if (ex->kind == RL_SUBMISSION_COMMAND && opt->sandbox) {
-        ctx->sandboxed = true;
-        if (rl_sandbox_prepare(&ctx->sb, (uint64_t)opt->data_limit_mb << 20, err, sizeof err) != RL_OK) {
-            rl_grade_result(res, RL_ERROR, "%s", err);
-            goto teardown;
-        }
-    }
-    if (ex->kind == RL_SUBMISSION_COMMAND && start_submission(ctx, res) != RL_PASS)
+    ctx->ninstances = ex->kind != RL_SUBMISSION_COMMAND ? 0 : ex->instances ? ex->instances : 1;
+    if (ctx->ninstances > RL_MAX_INSTANCES) {
+        rl_grade_result(res, RL_ERROR, "the exercise asks for %d instances; the grader runs 1 to %d", ctx->ninstances,
+                        RL_MAX_INSTANCES);
+        ctx->ninstances = 0;
         goto teardown;
+    }
+    for (int i = 0; i < ctx->ninstances; i++) {
+        instance *s = &ctx->subs[i];
+        s->index = i;
+        if (opt->sandbox) {
+            s->sandboxed = true;
+            if (rl_sandbox_prepare(&s->sb, (uint64_t)opt->data_limit_mb << 20, err, sizeof err) != RL_OK) {
+                rl_grade_result(res, RL_ERROR, "%s", err);
+                goto teardown;
+            }
+        }
+        if (start_submission(ctx, s, res) != RL_PASS)
+            goto teardown;
+    }
 
     /* The watchdog kills the children: the scenario's calls then fail at once. */
     bool wd_on = rl_watchdog_arm(&ctx->wd, WATCHDOG_MS) == RL_OK;
@@ -948,12 +1076,11 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
         rl_grade_result(res, RL_ERROR, "interrupted: the grader was asked to stop");
     } else if (rl_watchdog_fired(&ctx->wd)) {
         rl_grade_result(res, RL_ERROR, "the scenario did not finish within %d s (grader watchdog)", WATCHDOG_MS / 1000);
-    } else if (ctx->have_sub && !ctx->sub_signalled && res->verdict != RL_CRASH && res->verdict != RL_ERROR &&
-               !rl_proc_alive(&ctx->sub)) {
+    } else if (res->verdict != RL_CRASH && res->verdict != RL_ERROR && dead_instance(ctx)) {
         /* Dead at the end is a crash whatever the scenario concluded: an
          * answer followed by an exit is not a working server. (An exit the
          * scenario asked for with a signal is its to judge.) */
-        crash_feedback(ctx, "during the scenario", res);
+        crash_feedback(ctx, dead_instance(ctx), "during the scenario", res);
     } else {
         for (int i = 0; i < ctx->nbaselines; i++)
             if (ctx->baselines[i].running && !rl_proc_alive(&ctx->baselines[i].proc)) {
@@ -963,17 +1090,21 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
     }
 
 teardown:
-    if ((res->verdict == RL_CRASH || res->verdict == RL_NOT_READY) && ctx->have_sub)
-        rl_proc_output_text(&ctx->sub, output, outlen);
-    stop_submission(ctx, res);
+    for (int i = 0; i < ctx->ninstances; i++) {
+        instance *s = &ctx->subs[i];
+        /* The output of the first instance that crashed or never listened. */
+        if ((res->verdict == RL_CRASH || res->verdict == RL_NOT_READY) && s->have && !output[0])
+            rl_proc_output_text(&s->proc, output, outlen);
+        stop_submission(ctx, s, res);
+    }
     for (int i = 0; i < ctx->nbaselines; i++)
         stop_baseline(ctx, i);
     /* Whatever escaped the groups (setsid, double fork) came back to us as
      * subreaper: nothing of a submission may outlive its scenario. */
-    if (ctx->sandboxed) {
-        rl_proc_sample_by_cgroup(0, NULL, 0, NULL);
-        rl_sandbox_teardown(&ctx->sb);
-    }
+    rl_proc_sample_by_cgroup(0, NULL, 0, NULL);
+    for (int i = 0; i < ctx->ninstances; i++)
+        if (ctx->subs[i].sandboxed)
+            rl_sandbox_teardown(&ctx->subs[i].sb);
     int orphans = rl_proc_reap_orphans(NULL, 0, 3000);
     if (orphans)
         RL_DEBUG("killed %d escaped process(es) after %s/%s", orphans, ex->name, sc->id);

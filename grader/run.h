@@ -137,6 +137,38 @@ int rl_grade_await_submission_exit(rl_grade_ctx *ctx, int64_t within_ms, bool ki
  * Returns the total number of bytes it has written so far. */
 size_t rl_grade_submission_output_tail(rl_grade_ctx *ctx, char *buf, size_t len);
 
+/* ---- several instances (rl_exercise.instances) ----
+ *
+ * An exercise may run its submission as several instances, each in its own
+ * process group (and sandbox) on its own port. Every accessor above means
+ * instance 0; these take the index, 0 <= i < rl_grade_instance_count. */
+
+/* How many instances this run started (0 for config exercises). */
+int rl_grade_instance_count(rl_grade_ctx *ctx);
+
+/* Instance |i|'s address and the driver's channel to it, as
+ * rl_grade_submission_addr/_channel; NULL when |i| is out of range or the
+ * instance is not running. */
+const char *rl_grade_submission_addr_at(rl_grade_ctx *ctx, int i);
+grpc_channel *rl_grade_submission_channel_at(rl_grade_ctx *ctx, int i);
+
+/* rl_grade_submission_alive, rl_grade_signal_submission and
+ * rl_grade_await_submission_exit for instance |i|. */
+bool rl_grade_submission_alive_at(rl_grade_ctx *ctx, int i);
+int rl_grade_signal_submission_at(rl_grade_ctx *ctx, int i, int sig);
+int rl_grade_await_submission_exit_at(rl_grade_ctx *ctx, int i, int64_t within_ms, bool kill_at_deadline,
+                                      rl_grade_exit *out);
+
+/* Replaces instance |i|: stops what is left of it (SIGTERM, then SIGKILL
+ * after 2 s; normally the scenario has already signalled it and seen it
+ * exit), then starts a fresh one on the same port, in a fresh sandbox, and
+ * waits for it to listen, as a platform replaces a pod behind a fixed
+ * address. Channels to it obtained before are invalid afterwards. Returns
+ * 0 once it listens, or RL_ECHILD with |out| holding the verdict of the
+ * failed start (NOT-READY, CRASH or ERROR, naming the instance), or
+ * RL_EINVAL for an index out of range. */
+int rl_grade_restart_submission(rl_grade_ctx *ctx, int i, rl_scenario_result *out);
+
 /* ---- bookkeeping ---- */
 
 /* A tag unique to this scenario run, "EXERCISE.SCENARIO.RUN.PID"; stable

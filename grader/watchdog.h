@@ -16,12 +16,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Slots: the submission's group, then one per baseline (baseline i is in
- * slot RL_WATCHDOG_BASELINE + i, for i < RL_WATCHDOG_MAX_BASELINES). */
+/* Slots: one per instance of the submission (instance i is in slot
+ * RL_WATCHDOG_SUBMISSION + i, for i < RL_WATCHDOG_MAX_INSTANCES), then one
+ * per baseline (baseline i in slot RL_WATCHDOG_BASELINE + i, for i <
+ * RL_WATCHDOG_MAX_BASELINES). */
+#define RL_WATCHDOG_MAX_INSTANCES 4
 #define RL_WATCHDOG_MAX_BASELINES 8
 enum {
     RL_WATCHDOG_SUBMISSION,
-    RL_WATCHDOG_BASELINE,
+    RL_WATCHDOG_BASELINE = RL_WATCHDOG_SUBMISSION + RL_WATCHDOG_MAX_INSTANCES,
     RL_WATCHDOG_NSLOTS = RL_WATCHDOG_BASELINE + RL_WATCHDOG_MAX_BASELINES
 };
 

@@ -77,3 +77,19 @@ def test_one_baseline_used_and_sigterm_ignored(tmp_path, mode):
     assert verdict == "FAIL" and m, g.out
     assert int(m.group(1)) >= WITHIN_MS
     assert g.seconds >= WITHIN_MS / 1000
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_two_instances_one_replaced_on_its_port(tmp_path, mode):
+    # driver-test-instances: two instances on two ports both answer; the
+    # first gets SIGTERM, exits (driver_probe's status 7) and its
+    # replacement answers on the same port, the second throughout.
+    rubric = tmp_path / "rubric.json"
+    rubric.write_text('{"driver-test-instances": {"restart": 1}}')
+    g = grade(tmp_path, "driver-test-instances", py("driver_probe"), "--rubric", str(rubric), *MODES[mode],
+              env_extra=HOOK)
+    verdict, feedback = g.verdicts()["restart"]
+    assert verdict == "PASS", g.out
+    m = re.search(r"instance 1 exited with status 7 after \d+ ms; its replacement answered on (\S+), instance 2 on "
+                  r"(\S+)", feedback)
+    assert m and m.group(1) != m.group(2), feedback
