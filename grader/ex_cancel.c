@@ -182,10 +182,10 @@ static int no_leak(rl_grade_ctx *ctx, rl_scenario_result *out)
 }
 
 static const rl_scenario scenarios[] = {
-    {"during-work", "cancel during Work stops Work", during_work},
-    {"during-lookup", "cancel during Lookup: no Work", during_lookup},
-    {"keeps-serving", "serves again after a cancel", keeps_serving},
-    {"no-leak", "cancelled calls leave nothing behind", no_leak},
+    {"during-work", "cancel during Work stops Work", during_work, 0},
+    {"during-lookup", "cancel during Lookup: no Work", during_lookup, 0},
+    {"keeps-serving", "serves again after a cancel", keeps_serving, 0},
+    {"no-leak", "cancelled calls leave nothing behind", no_leak, 0},
 };
 
 const rl_exercise rl_ex_cancel = {

@@ -322,10 +322,10 @@ done:
 }
 
 static const rl_scenario scenarios[] = {
-    {"shrinks", "Work gets only the time left", shrinks},
-    {"none", "no deadline in, none out", none},
-    {"expires-in-lookup", "time runs out during Lookup: no Work", expires_in_lookup},
-    {"once", "one Lookup and one Work per Process", once},
+    {"shrinks", "Work gets only the time left", shrinks, 0},
+    {"none", "no deadline in, none out", none, 0},
+    {"expires-in-lookup", "time runs out during Lookup: no Work", expires_in_lookup, 0},
+    {"once", "one Lookup and one Work per Process", once, 0},
 };
 
 const rl_exercise rl_ex_deadline = {

@@ -147,7 +147,7 @@ static int restart(rl_grade_ctx *ctx, rl_scenario_result *out)
 }
 
 static const rl_scenario instance_scenarios[] = {
-    {"restart", "two instances, one replaced on its port", restart},
+    {"restart", "two instances, one replaced on its port", restart, 0},
 };
 
 const rl_exercise rl_ex_driver_test_instances = {
@@ -161,8 +161,8 @@ const rl_exercise rl_ex_driver_test_instances = {
 };
 
 static const rl_scenario scenarios[] = {
-    {"baselines", "two baselines, both given to the submission", baselines},
-    {"sigterm", "exits on its own after SIGTERM", sigterm},
+    {"baselines", "two baselines, both given to the submission", baselines, 0},
+    {"sigterm", "exits on its own after SIGTERM", sigterm, 0},
 };
 
 const rl_exercise rl_ex_driver_test = {

@@ -384,11 +384,11 @@ static int no_leak(rl_grade_ctx *ctx, rl_scenario_result *out)
 }
 
 static const rl_scenario scenarios[] = {
-    {"stall", "a stalled reader costs one window", stall},
-    {"resume", "after the stall every chunk arrives, right", resume},
-    {"cancel", "cancel stops the producer; still serves", cancel},
-    {"slow-reader", "a slow reader keeps memory bounded", slow_reader},
-    {"no-leak", "cancelled calls leave nothing behind", no_leak},
+    {"stall", "a stalled reader costs one window", stall, 0},
+    {"resume", "after the stall every chunk arrives, right", resume, 0},
+    {"cancel", "cancel stops the producer; still serves", cancel, 0},
+    {"slow-reader", "a slow reader keeps memory bounded", slow_reader, 0},
+    {"no-leak", "cancelled calls leave nothing behind", no_leak, 0},
 };
 
 const rl_exercise rl_ex_flow = {

@@ -412,10 +412,10 @@ static int check(rl_grade_ctx *ctx, rl_scenario_result *out)
 }
 
 static const rl_scenario scenarios[] = {
-    {"check", "the config's rules in the exercise's world, and gRPC accepts it", check},
-    {"idle", "a call after 10 s idle, on a live connection", idle},
-    {"quiet-call", "a 10 s call that sends nothing survives the NAT", quiet_call},
-    {"no-goaway", "no too_many_pings over calls and idle gaps", no_goaway},
+    {"check", "the config's rules in the exercise's world, and gRPC accepts it", check, 0},
+    {"idle", "a call after 10 s idle, on a live connection", idle, 0},
+    {"quiet-call", "a 10 s call that sends nothing survives the NAT", quiet_call, 0},
+    {"no-goaway", "no too_many_pings over calls and idle gaps", no_goaway, 0},
 };
 
 const rl_exercise rl_ex_keepalive = {

@@ -446,12 +446,12 @@ static int check(rl_grade_ctx *ctx, rl_scenario_result *out)
 }
 
 static const rl_scenario scenarios[] = {
-    {"check", "the config's rules in the exercise's world, and gRPC accepts it", check},
-    {"retries-unavailable", "UNAVAILABLE as often as the world's backend restarts, then OK", unavailable_then_ok},
-    {"gives-up", "a persistent failure stops at maxAttempts", persistent},
-    {"not-an-answer", "an answer (INVALID_ARGUMENT, ...) is not retried", non_retryable},
-    {"work-once", "Work is never retried", work_once},
-    {"committed-stream", "a committed stream is not retried", committed_stream},
+    {"check", "the config's rules in the exercise's world, and gRPC accepts it", check, 0},
+    {"retries-unavailable", "UNAVAILABLE as often as the world's backend restarts, then OK", unavailable_then_ok, 0},
+    {"gives-up", "a persistent failure stops at maxAttempts", persistent, 0},
+    {"not-an-answer", "an answer (INVALID_ARGUMENT, ...) is not retried", non_retryable, 0},
+    {"work-once", "Work is never retried", work_once, 0},
+    {"committed-stream", "a committed stream is not retried", committed_stream, 0},
 };
 
 const rl_exercise rl_ex_retry = {

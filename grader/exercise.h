@@ -49,6 +49,8 @@ typedef struct rl_scenario {
      * Returns 0 with *out filled, or a negative RL_E* code when the grader
      * itself failed (out->feedback then says why). */
     int (*run)(rl_grade_ctx *ctx, rl_scenario_result *out);
+    int instances; /* command submissions: instances this scenario needs,
+                    * when not the exercise's (0: the exercise's) */
 } rl_scenario;
 
 typedef enum rl_submission_kind {

@@ -1038,7 +1038,10 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
         rl_grade_result(res, RL_ERROR, "%s", err);
         goto teardown;
     }
-    ctx->ninstances = ex->kind != RL_SUBMISSION_COMMAND ? 0 : ex->instances ? ex->instances : 1;
+    ctx->ninstances = ex->kind != RL_SUBMISSION_COMMAND ? 0
+                      : sc->instances                ? sc->instances
+                      : ex->instances                ? ex->instances
+                                                     : 1;
     if (ctx->ninstances > RL_MAX_INSTANCES) {
         rl_grade_result(res, RL_ERROR, "the exercise asks for %d instances; the grader runs 1 to %d", ctx->ninstances,
                         RL_MAX_INSTANCES);

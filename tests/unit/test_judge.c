@@ -182,7 +182,7 @@ static void points_only_when_every_run_passed(void **state)
     assert_true(rl_judge_points(0, 0, 4.0) == 0.0);
 }
 
-static const rl_scenario fake_scenarios[] = {{"a", "A", NULL}, {"b", "B", NULL}};
+static const rl_scenario fake_scenarios[] = {{"a", "A", NULL, 0}, {"b", "B", NULL, 0}};
 static const rl_exercise fake = {.name = "fake", .summary = "s", .scenarios = fake_scenarios, .nscenarios = 2};
 
 static char *write_temp(const char *text)
