@@ -12,7 +12,8 @@
     X(cancel)        \
     X(flow)          \
     X(keepalive)     \
-    X(retry)
+    X(retry)         \
+    X(shutdown)
 
 #define DECLARE(name) extern const rl_exercise rl_ex_##name;
 EXERCISES(DECLARE)

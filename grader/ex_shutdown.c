@@ -1,0 +1,478 @@
+/* ex_shutdown: the graceful-shutdown exercise. When the platform sends
+ * SIGTERM, a relay closes admission first (new calls fail UNAVAILABLE at
+ * once, so clients go to a live instance), lets the calls it admitted
+ * finish within the grace it was given (RELAYLAB_GRACE_MS), ends what
+ * outlives the grace together with the downstream calls it made, and exits
+ * 0. The grader sends the signal at an instant S it records itself, chosen
+ * when the baseline shows the downstream Work running, and judges on the
+ * same clock what the client saw, what the baseline saw and how the
+ * process ended. The last scenario replaces one of two instances behind a
+ * round_robin channel under steady load, as a rolling restart does. */
+#include "exercise.h"
+#include "process.h"
+#include "rl_deadline.h"
+#include "rl_err.h"
+#include "rl_probe.h"
+#include "rl_proc.h"
+#include "run.h"
+#include "scenario.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* The grace the submission is given (RELAYLAB_GRACE_MS), far under
+ * Kubernetes' 30 s default so that a run takes seconds. */
+#define GRACE_MS 2000
+#define GRACE_ENV "RELAYLAB_GRACE_MS=2000"
+/* How long the relay may take to reach the downstream call, as in cancel. */
+#define REACH_MS 3000
+/* Work of the call in flight at SIGTERM: 8 x 100 ms, well inside the grace;
+ * and of the call that outlives it: 40 x 100 ms. */
+#define STEP_MS 100
+#define SHORT_STEPS 8
+#define LONG_STEPS 40
+/* A process handles SIGTERM within milliseconds (a Python handler runs
+ * between two bytecodes); a second is a loaded machine's scheduling delay
+ * many times over. Within it the listener must have closed. */
+#define ADMISSION_MS 1000
+/* A call refused at once fails in 1-2 ms (docs/grpc-facts.md); one that
+ * waits for its 5 s deadline instead is the mistake. */
+#define REFUSE_MS 1000
+#define NEW_CALL_MS 5000
+/* What the exit may take past the grace: the grace's own timer, cancelling
+ * the calls, tearing gRPC down, on a loaded machine. */
+#define EXIT_SLACK_MS 1500
+/* When the grace ends, the downstream Work must end with it; this bounds how
+ * late (scheduling on a loaded machine, cancel propagation in 1-3 ms), and
+ * EARLY_MS how early (the server starts its grace a moment after S). */
+#define CANCEL_LATE_MS 750
+#define EARLY_MS 100
+
+static const char *const shutdown_env[] = {GRACE_ENV, NULL};
+
+/* Sends SIGTERM to the submission; returns 0 with *at the instant, or
+ * RL_SCENARIO_DECIDED (CRASH when it had already died, ERROR when the
+ * signal could not be sent). */
+static int send_sigterm(rl_grade_ctx *ctx, int instance, int64_t *at, rl_scenario_result *out)
+{
+    int rc = rl_grade_signal_submission_at(ctx, instance, SIGTERM);
+    *at = rl_now_ns();
+    if (rc == RL_ECHILD && rl_scenario_crash_check(ctx, true, "before the grader sent SIGTERM", out))
+        return RL_SCENARIO_DECIDED;
+    if (rc != RL_OK)
+        return rl_scenario_decide(out, RL_ERROR, "cannot send the submission SIGTERM: %s", rl_strerror(rc));
+    return 0;
+}
+
+/* The words for an exit that is not the graceful one (status 0), or NULL:
+ * a death by SIGTERM is the missing handler; another signal, a crash. */
+static const char *exit_mistake(const rl_grade_exit *ex)
+{
+    if (ex->killed)
+        return "it had not exited when the grader killed it";
+    if (ex->signal == SIGTERM)
+        return "it died of SIGTERM: there is no SIGTERM handler, so the process ends at once and every call in "
+               "flight fails";
+    if (ex->signal)
+        return "it crashed during the drain";
+    if (ex->status != 0)
+        return "a graceful shutdown exits 0";
+    return NULL;
+}
+
+/* True once no new TCP connection to |addr| ("127.0.0.1:PORT") is
+ * accepted: the listener is closed. */
+static bool listener_closed(const char *addr)
+{
+    const char *colon = strrchr(addr, ':');
+    if (!colon)
+        return false;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return false;
+    bool refused = false;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        if (errno == ECONNREFUSED) {
+            refused = true;
+        } else if (errno == EINPROGRESS) {
+            struct pollfd p = {.fd = fd, .events = POLLOUT};
+            int err = 0;
+            socklen_t len = sizeof err;
+            if (poll(&p, 1, 200) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0)
+                refused = err == ECONNREFUSED;
+        }
+    }
+    close(fd);
+    return refused;
+}
+
+/* Starts Process with Work |steps| x STEP_MS and waits until Work runs. */
+static int start_in_flight(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t steps,
+                           rl_scenario_result *out)
+{
+    return rl_process_start_and_reach(ctx, c, tag, "Work", 0, steps, STEP_MS, REACH_MS, out);
+}
+
+/* in-flight: the call running at SIGTERM completes OK. */
+static int in_flight(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    const char *tag = rl_grade_tag(ctx);
+    rl_probe_call c;
+    int64_t s;
+    if (start_in_flight(ctx, &c, tag, SHORT_STEPS, out) || send_sigterm(ctx, 0, &s, out))
+        goto done;
+    if (rl_probe_call_wait(&c, s + (GRACE_MS + EXIT_SLACK_MS) * RL_NS_PER_MS) != RL_OK) {
+        rl_grade_result(out, RL_FAIL,
+                        "the call in flight at SIGTERM had no answer %d ms later, past the %d ms grace: the drain "
+                        "does not end in-flight calls at the grace",
+                        GRACE_MS + EXIT_SLACK_MS, GRACE_MS);
+        goto done;
+    }
+    char why[256], st[200];
+    int64_t ms = rl_ms_between(s, c.end_ns);
+    if (rl_process_reply_ok(&c, tag, why, sizeof why)) {
+        rl_grade_result(out, RL_PASS, "the call in flight at SIGTERM completed OK %lld ms after it", (long long)ms);
+        goto done;
+    }
+    rl_process_status_text(&c, st, sizeof st);
+    rl_grade_exit ex;
+    rl_grade_await_submission_exit(ctx, RL_SCENARIO_EXIT_LAG_MS, false, &ex);
+    if (ex.exited && ex.signal == SIGTERM)
+        rl_grade_result(out, RL_FAIL, "the call in flight failed %s %lld ms after SIGTERM: %s", st, (long long)ms,
+                        exit_mistake(&ex));
+    else
+        rl_grade_result(out, RL_FAIL,
+                        "the call in flight failed %s %lld ms after SIGTERM: the server stopped without a grace "
+                        "(calls admitted before the signal must be let finish)",
+                        st, (long long)ms);
+done:
+    return rl_scenario_done(&c, NULL);
+}
+
+/* refuses-new: after SIGTERM the listener closes at once, and a new call
+ * fails fast while the admitted one still runs. Which status it gets is the
+ * library's, not the server's code: measured with the reference relay (C
+ * core 1.51), a stream that reached the draining connection before the
+ * client saw its GOAWAY was cancelled (CANCELLED in 1 ms); one that came
+ * after went to a new connection, refused (UNAVAILABLE). Both are a fast
+ * refusal; being served, or left to the deadline, is the mistake. */
+static int refuses_new(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    const char *tag = rl_grade_tag(ctx);
+    const char *addr = rl_grade_submission_addr(ctx);
+    rl_probe_call c, n;
+    memset(&n, 0, sizeof n);
+    int64_t s;
+    if (start_in_flight(ctx, &c, tag, 15, out) || send_sigterm(ctx, 0, &s, out))
+        goto done;
+    int64_t closed = 0;
+    while (!closed && rl_now_ns() < s + ADMISSION_MS * RL_NS_PER_MS && !rl_grade_interrupted(ctx)) {
+        if (listener_closed(addr))
+            closed = rl_now_ns();
+        else
+            rl_sleep_ms(5, NULL);
+    }
+    if (!closed) {
+        rl_grade_exit ex;
+        if (rl_grade_await_submission_exit(ctx, 0, false, &ex) == RL_OK && exit_mistake(&ex))
+            rl_grade_result(out, RL_FAIL, "it %s %lld ms after SIGTERM: %s", ex.how, (long long)ex.ms,
+                            exit_mistake(&ex));
+        else
+            rl_grade_result(out, RL_FAIL,
+                            "new connections were still accepted %d ms after SIGTERM while a call was in flight: "
+                            "stop admitting first (close the listener), then drain",
+                            ADMISSION_MS);
+        goto done;
+    }
+    /* A new call on the connection the admitted call still uses: the server
+     * must refuse it, not serve it and not leave it waiting. */
+    char tag2[200];
+    snprintf(tag2, sizeof tag2, "%s.new", tag);
+    int64_t started = rl_now_ns();
+    if (rl_process_start(ctx, &n, tag2, 0, 1, 1, started + NEW_CALL_MS * RL_NS_PER_MS, out) ||
+        rl_scenario_wait(&n, out))
+        goto done;
+    int64_t took = rl_ms_between(started, n.end_ns);
+    long long after = (long long)rl_ms_between(s, started);
+    char st[200];
+    rl_process_status_text(&n, st, sizeof st);
+    if (n.status == GRPC_STATUS_OK)
+        rl_grade_result(out, RL_FAIL,
+                        "a call started %lld ms after SIGTERM was served: a server that is shutting down must admit "
+                        "no new call (clients retry on a live instance)",
+                        after);
+    else if (n.status == GRPC_STATUS_DEADLINE_EXCEEDED || took > REFUSE_MS)
+        rl_grade_result(out, RL_FAIL,
+                        "a call started %lld ms after SIGTERM failed %s only after %lld ms: a server that is shutting "
+                        "down refuses new calls at once, so that clients go elsewhere",
+                        after, st, (long long)took);
+    else
+        rl_grade_result(out, RL_PASS,
+                        "the listener closed %lld ms after SIGTERM; a new call then failed %s in %lld ms while the "
+                        "admitted one ran on",
+                        (long long)rl_ms_between(s, closed), st, (long long)took);
+done:
+    rl_scenario_done(&n, NULL);
+    return rl_scenario_done(&c, NULL);
+}
+
+/* Nothing of the submission may run on once its main process exited. */
+static int survivors(rl_grade_ctx *ctx)
+{
+    rl_proc_sample now;
+    pid_t pg = rl_grade_submission_pgid(ctx);
+    return pg && rl_proc_group_sample(pg, &now) == RL_OK ? now.nprocs : 0;
+}
+
+/* exits: once the call in flight is done, the process exits 0, within the
+ * grace. */
+static int exits(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    const char *tag = rl_grade_tag(ctx);
+    rl_probe_call c;
+    int64_t s;
+    if (start_in_flight(ctx, &c, tag, SHORT_STEPS, out) || send_sigterm(ctx, 0, &s, out))
+        goto done;
+    rl_grade_exit ex;
+    rl_grade_await_submission_exit(ctx, GRACE_MS + EXIT_SLACK_MS, true, &ex);
+    rl_probe_call_wait(&c, rl_now_ns() + RL_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
+    char why[256];
+    bool call_ok = c.done && rl_process_reply_ok(&c, tag, why, sizeof why);
+    const char *mistake = exit_mistake(&ex);
+    int left = ex.exited ? survivors(ctx) : 0;
+    if (ex.killed)
+        rl_grade_result(out, RL_FAIL,
+                        "still running %lld ms after SIGTERM, past the %d ms grace, with no call left in flight: "
+                        "something held the exit (a drain without a bound?); it was killed",
+                        (long long)ex.ms, GRACE_MS);
+    else if (mistake)
+        rl_grade_result(out, ex.signal && ex.signal != SIGTERM ? RL_CRASH : RL_FAIL, "it %s %lld ms after SIGTERM: %s",
+                        ex.how, (long long)ex.ms, mistake);
+    else if (!call_ok)
+        rl_grade_result(out, RL_FAIL,
+                        "it exited 0 after %lld ms, but the call in flight did not complete (%s): exit once the "
+                        "admitted calls are done",
+                        (long long)ex.ms, c.done ? why : "no status");
+    else if (left)
+        rl_grade_result(out, RL_FAIL, "it exited 0 after %lld ms, but %d process(es) it started ran on", (long long)ex.ms,
+                        left);
+    else
+        rl_grade_result(out, RL_PASS, "exited 0 %lld ms after SIGTERM, once the call in flight had completed (%lld ms)",
+                        (long long)ex.ms, (long long)rl_ms_between(s, c.end_ns));
+done:
+    return rl_scenario_done(&c, NULL);
+}
+
+static bool work_ended(const Relaylab__ObserveReply *r, void *user)
+{
+    (void)user;
+    const Relaylab__CallRecord *rec = rl_observe_find(r, "Work", 0);
+    return rec && rec->ended;
+}
+
+/* grace-ends: a call that outlives the grace is ended at the grace, with
+ * its downstream Work, and the process exits 0. */
+static int grace_ends(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    const char *tag = rl_grade_tag(ctx);
+    rl_probe_call c;
+    Relaylab__ObserveReply *obs = NULL;
+    int64_t s;
+    if (start_in_flight(ctx, &c, tag, LONG_STEPS, out) || send_sigterm(ctx, 0, &s, out))
+        goto done;
+    rl_grade_exit ex;
+    rl_grade_await_submission_exit(ctx, GRACE_MS + EXIT_SLACK_MS, true, &ex);
+    int rc = rl_process_observe_until(ctx, tag, work_ended, NULL, rl_now_ns() + RL_SCENARIO_CANCEL_MS * RL_NS_PER_MS,
+                                      5, &obs);
+    if (rl_scenario_observed(rc, obs, out))
+        goto done;
+    const Relaylab__CallRecord *w = rl_observe_find(obs, "Work", 0);
+    int64_t end_ms = w && w->ended ? rl_ms_between(s, w->end_ns) : -1;
+    const char *mistake = exit_mistake(&ex);
+    if (end_ms >= 0 && end_ms < GRACE_MS - EARLY_MS)
+        rl_grade_result(out, RL_FAIL,
+                        "Work was ended %lld ms after SIGTERM, before the %d ms grace (%u of %d steps): %s",
+                        (long long)end_ms, GRACE_MS, w->steps_done, LONG_STEPS,
+                        mistake && ex.signal == SIGTERM ? mistake
+                                                       : "calls in flight must be given the grace, not cut at once");
+    else if (end_ms < 0 || end_ms > GRACE_MS + CANCEL_LATE_MS || (w && !w->cancelled))
+        rl_grade_result(out, RL_FAIL,
+                        "Work %s %lld ms after SIGTERM, past the %d ms grace: the call that outlived the grace was "
+                        "not cancelled, so its downstream work ran on as an orphan%s%s",
+                        end_ms < 0 ? "still ran" : w->cancelled ? "was cancelled only" : "ran to its end",
+                        (long long)(end_ms < 0 ? rl_ms_between(s, rl_now_ns()) : end_ms), GRACE_MS,
+                        ex.killed ? "; and the process did not exit until it was killed" : "", "");
+    else if (ex.killed)
+        rl_grade_result(out, RL_FAIL,
+                        "Work was cancelled at the grace (%lld ms after SIGTERM), but the process was still running "
+                        "%lld ms after SIGTERM: a stuck call held the exit past the %d ms grace",
+                        (long long)end_ms, (long long)ex.ms, GRACE_MS);
+    else if (mistake)
+        rl_grade_result(out, RL_FAIL, "Work was cancelled at the grace, but it %s %lld ms after SIGTERM: %s", ex.how,
+                        (long long)ex.ms, mistake);
+    else
+        rl_grade_result(out, RL_PASS,
+                        "at the %d ms grace the call still in flight was ended: Work cancelled %lld ms after SIGTERM "
+                        "(%u of %d steps), and the process exited 0 after %lld ms",
+                        GRACE_MS, (long long)end_ms, w->steps_done, LONG_STEPS, (long long)ex.ms);
+done:
+    return rl_scenario_done(&c, &obs);
+}
+
+/* ---- rolling restart ---- */
+
+/* Concurrent calls kept going through the round_robin channel. */
+#define SLOTS 6
+/* Each call: Process with Work 4 x 25 ms, about 100 ms. */
+#define LOAD_STEPS 4
+#define LOAD_STEP_MS 25
+/* Load before the SIGTERM, and after the replacement listens. */
+#define BEFORE_MS 600
+#define AFTER_MS 1000
+
+typedef struct load {
+    rl_grade_ctx *ctx;
+    grpc_channel *ch;
+    rl_probe_call calls[SLOTS];
+    bool busy[SLOTS];
+    int started, ok, failed;
+    char first_failure[256];
+    int next_tag;
+} load;
+
+static void load_start(load *l, int i)
+{
+    char tag[200];
+    snprintf(tag, sizeof tag, "%s.%d", rl_grade_tag(l->ctx), l->next_tag++);
+    Relaylab__ProcessRequest req = RELAYLAB__PROCESS_REQUEST__INIT;
+    req.tag = tag;
+    req.steps = LOAD_STEPS;
+    req.step_ms = LOAD_STEP_MS;
+    rl_grade_note_tag(l->ctx, tag);
+    l->busy[i] = rl_probe_call_start(&l->calls[i], l->ch, "/relaylab.Relay/Process", &req.base,
+                                     rl_now_ns() + NEW_CALL_MS * RL_NS_PER_MS) == RL_OK;
+    if (l->busy[i])
+        l->started++;
+    else
+        rl_probe_call_fini(&l->calls[i]);
+}
+
+/* Reaps the calls that ended (counting them) and starts the next ones,
+ * until |until_ns|; with |drain|, starts none and waits for all of them,
+ * also past |until_ns| but no longer than each one's deadline allows (the
+ * client's own timer ends it then). */
+static void load_run(load *l, int64_t until_ns, bool drain)
+{
+    for (;;) {
+        int busy = 0;
+        for (int i = 0; i < SLOTS; i++) {
+            if (l->busy[i] && rl_probe_call_wait(&l->calls[i], 0) == RL_OK) {
+                if (l->calls[i].status == GRPC_STATUS_OK) {
+                    l->ok++;
+                } else {
+                    if (!l->failed)
+                        rl_process_status_text(&l->calls[i], l->first_failure, sizeof l->first_failure);
+                    l->failed++;
+                }
+                rl_probe_call_fini(&l->calls[i]);
+                l->busy[i] = false;
+            }
+            if (!l->busy[i] && !drain && rl_now_ns() < until_ns)
+                load_start(l, i);
+            busy += l->busy[i];
+        }
+        if (rl_now_ns() >= until_ns && (!drain || !busy))
+            return;
+        if (rl_grade_interrupted(l->ctx))
+            return;
+        rl_sleep_ms(2, NULL);
+    }
+}
+
+/* rolling: two instances behind a round_robin channel under steady load;
+ * the first gets SIGTERM, exits and is replaced on its port: the client
+ * sees no failed call. */
+static int rolling(rl_grade_ctx *ctx, rl_scenario_result *out)
+{
+    char target[200], sc[] = "{\"loadBalancingConfig\": [{\"round_robin\": {}}]}";
+    snprintf(target, sizeof target, "ipv4:%s,%s", rl_grade_submission_addr_at(ctx, 0),
+             rl_grade_submission_addr_at(ctx, 1));
+    grpc_arg arg = {.type = GRPC_ARG_STRING, .key = (char *)GRPC_ARG_SERVICE_CONFIG, .value.string = sc};
+    grpc_channel_args extra = {.num_args = 1, .args = &arg};
+    load l;
+    memset(&l, 0, sizeof l);
+    l.ctx = ctx;
+    l.ch = rl_grade_channel_create(ctx, target, &extra);
+    int64_t t0 = rl_now_ns(), s = 0;
+    load_run(&l, t0 + BEFORE_MS * RL_NS_PER_MS, false);
+    int before = l.ok + l.failed;
+    int decided = send_sigterm(ctx, 0, &s, out);
+    rl_grade_exit ex;
+    memset(&ex, 0, sizeof ex);
+    if (!decided) {
+        /* The load goes on while it drains; the exit is awaited in slices. */
+        while (rl_grade_submission_alive_at(ctx, 0) && rl_now_ns() < s + (GRACE_MS + EXIT_SLACK_MS) * RL_NS_PER_MS &&
+               !rl_grade_interrupted(ctx))
+            load_run(&l, rl_now_ns() + 20 * RL_NS_PER_MS, false);
+        rl_grade_await_submission_exit_at(ctx, 0, GRACE_MS + EXIT_SLACK_MS, true, &ex);
+        int64_t r0 = rl_now_ns();
+        decided = rl_grade_restart_submission(ctx, 0, out) != RL_OK;
+        int64_t listening = rl_now_ns();
+        if (!decided) {
+            load_run(&l, listening + AFTER_MS * RL_NS_PER_MS, false);
+            load_run(&l, rl_now_ns() + (NEW_CALL_MS + RL_SCENARIO_GRACE_MS) * RL_NS_PER_MS, true);
+            const char *mistake = exit_mistake(&ex);
+            if (l.failed)
+                rl_grade_result(out, RL_FAIL,
+                                "%d of %d calls failed while instance 1 was replaced (the first: %s)%s%s: in-flight "
+                                "calls must finish and new ones go to the live instance",
+                                l.failed, l.ok + l.failed, l.first_failure, mistake ? "; instance 1 " : "",
+                                mistake ? ex.how : "");
+            else if (mistake)
+                rl_grade_result(out, RL_FAIL, "no call failed, but instance 1 %s %lld ms after SIGTERM: %s", ex.how,
+                                (long long)ex.ms, mistake);
+            else
+                rl_grade_result(out, RL_PASS,
+                                "%d calls through both instances (%d before SIGTERM), none failed: instance 1 exited 0 "
+                                "%lld ms after SIGTERM and its replacement listened after %lld ms",
+                                l.ok, before, (long long)ex.ms, (long long)rl_ms_between(r0, listening));
+        }
+    }
+    /* Whatever is still running is cancelled: the verdict is written. */
+    for (int i = 0; i < SLOTS; i++)
+        if (l.busy[i]) {
+            rl_scenario_cancel(&l.calls[i]);
+            rl_probe_call_fini(&l.calls[i]);
+        }
+    grpc_channel_destroy(l.ch);
+    return 0;
+}
+
+static const rl_scenario scenarios[] = {
+    {"in-flight", "a call in flight at SIGTERM completes", in_flight, 0},
+    {"refuses-new", "admission closes first: new calls fail fast", refuses_new, 0},
+    {"exits", "exits 0 once in-flight work is done", exits, 0},
+    {"grace-ends", "the grace ends what outlives it, downstream too", grace_ends, 0},
+    {"rolling", "a rolling restart loses no call", rolling, 2},
+};
+
+const rl_exercise rl_ex_shutdown = {
+    .name = "shutdown",
+    .summary = "SIGTERM: close admission, drain within the grace, exit 0",
+    .kind = RL_SUBMISSION_COMMAND,
+    .baselines = 1,
+    .env = shutdown_env,
+    .scenarios = scenarios,
+    .nscenarios = sizeof scenarios / sizeof scenarios[0],
+};
