@@ -14,7 +14,7 @@
  * observer (2 s); a longer deadline would risk the scenario watchdog (60 s). */
 #define RETRY_MAX_DEADLINE_MS 30000
 
-int rl_config_world(const char *exercise, const char *world_file, const char *variant, rl_chancfg_world *out,
+int gr_config_world(const char *exercise, const char *world_file, const char *variant, rl_chancfg_world *out,
                     char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
@@ -54,11 +54,11 @@ int rl_config_world(const char *exercise, const char *world_file, const char *va
  * breaks even more, the last words say how many are not shown and where to
  * see them, so no rule is lost without a word. |reserve| bytes are kept for
  * what the caller appends. */
-static void broken_rules(const rl_chancfg_report *rep, const char *world, size_t reserve, rl_scenario_result *out)
+static void broken_rules(const rl_chancfg_report *rep, const char *world, size_t reserve, gr_scenario_result *out)
 {
     char tail[160];
     reserve += sizeof tail; /* room kept for the closing remark and the caller's */
-    rl_grade_result(out, RL_FAIL, "[%s] %zu rule%s broken", world, rep->nerrors, rep->nerrors == 1 ? "" : "s");
+    gr_result(out, GR_FAIL, "[%s] %zu rule%s broken", world, rep->nerrors, rep->nerrors == 1 ? "" : "s");
     size_t shown = 0;
     for (size_t i = 0; i < rep->nfindings; i++) {
         const rl_chancfg_finding *f = &rep->findings[i];
@@ -82,14 +82,14 @@ static void broken_rules(const rl_chancfg_report *rep, const char *world, size_t
 }
 
 
-int rl_config_open(rl_grade_ctx *ctx, const char *exercise, rl_config_env *env, rl_scenario_result *res)
+int gr_config_open(gr_ctx *ctx, const char *exercise, gr_config_env *env, gr_scenario_result *res)
 {
     memset(env, 0, sizeof *env);
     rl_chancfg_report_init(&env->notes);
     char err[480];
-    const char *variant = rl_grade_variant(ctx);
-    if (rl_config_world(exercise, rl_grade_world_path(ctx), variant, &env->world, err, sizeof err) != RL_OK)
-        return rl_scenario_decide(res, RL_ERROR, "%s", err);
+    const char *variant = gr_variant(ctx);
+    if (gr_config_world(exercise, gr_world_path(ctx), variant, &env->world, err, sizeof err) != RL_OK)
+        return gr_scenario_decide(res, GR_ERROR, "%s", err);
     if (env->world.by_seed) {
         /* Quoted in feedback: printable and short. */
         snprintf(env->variant, sizeof env->variant, "%.40s", variant);
@@ -100,22 +100,22 @@ int rl_config_open(rl_grade_ctx *ctx, const char *exercise, rl_config_env *env, 
     rl_chancfg *sub;
     rl_chancfg_diag diag;
     memset(&diag, 0, sizeof diag);
-    int rc = rl_chancfg_load(rl_grade_config_path(ctx), &sub, &diag);
+    int rc = rl_chancfg_load(gr_config_path(ctx), &sub, &diag);
     if (rc != RL_OK) {
         if (diag.line)
-            return rl_scenario_decide(res, RL_FAIL, "the config is not valid JSON: line %d, column %d: %s", diag.line,
+            return gr_scenario_decide(res, GR_FAIL, "the config is not valid JSON: line %d, column %d: %s", diag.line,
                                       diag.column, diag.text);
-        return rl_scenario_decide(res, RL_FAIL, "the config cannot be loaded: %s",
+        return gr_scenario_decide(res, GR_FAIL, "the config cannot be loaded: %s",
                                   diag.text[0] ? diag.text : rl_strerror(rc));
     }
     rc = rl_chancfg_in_world(sub, &env->world, &env->cfg, &env->notes);
     rl_chancfg_free(sub);
     if (rc != RL_OK)
-        return rl_scenario_decide(res, RL_ERROR, "out of memory putting the config into its world");
+        return gr_scenario_decide(res, GR_ERROR, "out of memory putting the config into its world");
     return 0;
 }
 
-void rl_config_close(rl_config_env *env)
+void gr_config_close(gr_config_env *env)
 {
     rl_chancfg_free(env->cfg);
     env->cfg = NULL;
@@ -123,7 +123,7 @@ void rl_config_close(rl_config_env *env)
     rl_chancfg_report_fini(&env->notes);
 }
 
-const char *rl_config_world_name(const rl_config_env *env, char *buf, size_t len)
+const char *gr_config_world_name(const gr_config_env *env, char *buf, size_t len)
 {
     if (env->variant[0])
         snprintf(buf, len, "world %.63s (picked by variant \"%.40s\")", env->world.name, env->variant);
@@ -132,7 +132,7 @@ const char *rl_config_world_name(const rl_config_env *env, char *buf, size_t len
     return buf;
 }
 
-const char *rl_config_notes(const rl_config_env *env, char *buf, size_t len)
+const char *gr_config_notes(const gr_config_env *env, char *buf, size_t len)
 {
     size_t n = 0;
     buf[0] = '\0';
@@ -144,11 +144,11 @@ const char *rl_config_notes(const rl_config_env *env, char *buf, size_t len)
     return buf;
 }
 
-int rl_config_check_run(rl_grade_ctx *ctx, const char *exercise, rl_scenario_result *out)
+int gr_config_check_run(gr_ctx *ctx, const char *exercise, gr_scenario_result *out)
 {
-    rl_config_env env;
-    if (rl_config_open(ctx, exercise, &env, out)) {
-        rl_config_close(&env);
+    gr_config_env env;
+    if (gr_config_open(ctx, exercise, &env, out)) {
+        gr_config_close(&env);
         return 0;
     }
     rl_chancfg_report rep;
@@ -163,23 +163,23 @@ int rl_config_check_run(rl_grade_ctx *ctx, const char *exercise, rl_scenario_res
     /* The world's name first, then the verdict with every broken rule, then
      * what the file declared in vain and the world's numbers. */
     char world[144], notes[200], desc[320], more[540];
-    rl_config_notes(&env, notes, sizeof notes);
+    gr_config_notes(&env, notes, sizeof notes);
     rl_chancfg_world_describe(&env.world, desc, sizeof desc);
-    rl_config_world_name(&env, world, sizeof world);
+    gr_config_world_name(&env, world, sizeof world);
     snprintf(more, sizeof more, "%s%s%s", notes, notes[0] ? ". " : "", desc);
     if (rc != RL_OK)
-        rl_grade_result(out, RL_ERROR, "[%s] the checker failed: %s", world, rl_strerror(rc));
+        gr_result(out, GR_ERROR, "[%s] the checker failed: %s", world, rl_strerror(rc));
     else if (first)
         broken_rules(&rep, world, strlen(more) + 1, out);
     else if (rl_chancfg_grpc_verdict(env.cfg, 1000, &v) != RL_OK)
-        rl_grade_result(out, RL_ERROR, "[%s] could not get gRPC's own verdict on the client args", world);
+        gr_result(out, GR_ERROR, "[%s] could not get gRPC's own verdict on the client args", world);
     else if (!v.accepted)
-        rl_grade_result(out, RL_FAIL, "[%s] gRPC rejected the client args: %s", world, v.reason);
+        gr_result(out, GR_FAIL, "[%s] gRPC rejected the client args: %s", world, v.reason);
     else
-        rl_grade_result(out, RL_PASS, "[%s] no rule broken (%zu warning%s); gRPC accepts the client args", world,
+        gr_result(out, GR_PASS, "[%s] no rule broken (%zu warning%s); gRPC accepts the client args", world,
                         rep.nwarnings, rep.nwarnings == 1 ? "" : "s");
-    rl_grade_feedback_append(out, more);
+    gr_feedback_append(out, more);
     rl_chancfg_report_fini(&rep);
-    rl_config_close(&env);
+    gr_config_close(&env);
     return 0;
 }

@@ -8,8 +8,8 @@
  * gives --world FILE, one deployment of it picked by --variant SEED. A
  * submission only makes choices; whatever world it declares itself is
  * replaced, and the feedback says so. */
-#ifndef RL_GRADER_CONFIG_CHECK_H
-#define RL_GRADER_CONFIG_CHECK_H
+#ifndef GR_CONFIG_CHECK_H
+#define GR_CONFIG_CHECK_H
 
 #include "exercise.h"
 #include "chancfg/rl_chancfg.h"
@@ -22,32 +22,32 @@
  * Also checks what the exercise needs of it (keepalive: an intermediary;
  * retry: a call deadline the grader can wait for). Returns 0 with |*out|
  * (rl_chancfg_world_fini), or an RL_E code with one line in |err|. */
-int rl_config_world(const char *exercise, const char *world_file, const char *variant, rl_chancfg_world *out,
+int gr_config_world(const char *exercise, const char *world_file, const char *variant, rl_chancfg_world *out,
                     char *err, size_t errlen);
 
 /* A submission as the exercise judges it. */
-typedef struct rl_config_env {
+typedef struct gr_config_env {
     rl_chancfg *cfg;         /* the submission put into the world */
     rl_chancfg_world world;
     rl_chancfg_report notes; /* world.ignored: what the submission declared in vain */
     char variant[72];        /* the --variant that picked the world by seed, or "" */
-} rl_config_env;
+} gr_config_env;
 
 /* Loads the submitted file and puts it into |exercise|'s world. Returns 0
- * with |env| filled, or RL_SCENARIO_DECIDED (scenario.h) with |res| filled
+ * with |env| filled, or GR_SCENARIO_DECIDED (scenario.h) with |res| filled
  * (FAIL when the file is not valid JSON, ERROR when the world cannot be
- * loaded). Release |env| with rl_config_close either way. */
-int rl_config_open(rl_grade_ctx *ctx, const char *exercise, rl_config_env *env, rl_scenario_result *res);
-void rl_config_close(rl_config_env *env);
+ * loaded). Release |env| with gr_config_close either way. */
+int gr_config_open(gr_ctx *ctx, const char *exercise, gr_config_env *env, gr_scenario_result *res);
+void gr_config_close(gr_config_env *env);
 
 /* "world azure-lb" or "world aws-nlb (picked by variant \"s42\")". */
-const char *rl_config_world_name(const rl_config_env *env, char *buf, size_t len);
+const char *gr_config_world_name(const gr_config_env *env, char *buf, size_t len);
 
 /* The notes in one short clause ("your $.intermediary, $.calls are ignored:
  * the exercise sets the world"), or "" when there are none. */
-const char *rl_config_notes(const rl_config_env *env, char *buf, size_t len);
+const char *gr_config_notes(const gr_config_env *env, char *buf, size_t len);
 
 /* The `check` scenario of |exercise|. */
-int rl_config_check_run(rl_grade_ctx *ctx, const char *exercise, rl_scenario_result *out);
+int gr_config_check_run(gr_ctx *ctx, const char *exercise, gr_scenario_result *out);
 
 #endif

@@ -33,67 +33,67 @@ static bool work_seen(const Relaylab__ObserveReply *r, void *user)
 
 /* Starts Process (no deadline) and waits until |method| runs on the
  * baseline (process.h). */
-static int start_and_reach(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
-                           uint32_t lookup_ms, uint32_t steps, rl_scenario_result *out)
+static int start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
+                           uint32_t lookup_ms, uint32_t steps, gr_scenario_result *out)
 {
-    return rl_process_start_and_reach(ctx, c, tag, method, lookup_ms, steps, 10, REACH_MS, out);
+    return gr_process_start_and_reach(ctx, c, tag, method, lookup_ms, steps, 10, REACH_MS, out);
 }
 
 /* Cancels, waits for |method| to end (up to |full_ms| + 1 s: long enough to
  * see a relay that lets it run to its natural end) and judges it. Fills
- * *cc; returns 0, or RL_SCENARIO_DECIDED. */
-static int cancel_and_judge(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
+ * *cc; returns 0, or GR_SCENARIO_DECIDED. */
+static int cancel_and_judge(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
                             int64_t full_ms, uint32_t steps, int64_t *cancel_ns, int64_t *end_ns,
-                            rl_cancel_check *cc, rl_scenario_result *out)
+                            gr_cancel_check *cc, gr_scenario_result *out)
 {
     int64_t cn = rl_probe_call_cancel(c);
     *cancel_ns = cn;
     Relaylab__ObserveReply *obs = NULL;
-    int rc = rl_process_observe_until(ctx, tag, has_ended, (void *)method, cn + (full_ms + 1000) * RL_NS_PER_MS, 5,
+    int rc = gr_process_observe_until(ctx, tag, has_ended, (void *)method, cn + (full_ms + 1000) * RL_NS_PER_MS, 5,
                                       &obs);
     int64_t seen = rl_now_ns();
-    rl_probe_call_wait(c, rl_now_ns() + RL_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
+    rl_probe_call_wait(c, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
     const Relaylab__CallRecord *rec = rl_observe_find(obs, method, 0);
     /* The record of a call the observer showed running cannot be missing
      * unless the observer failed. */
-    int decided = rl_scenario_observed(rc, rec ? obs : NULL, out);
+    int decided = gr_scenario_observed(rc, rec ? obs : NULL, out);
     if (!decided)
-        decided = rl_scenario_crash_check(ctx, false, "after the cancel", out);
+        decided = gr_scenario_crash_check(ctx, false, "after the cancel", out);
     if (!decided) {
         *end_ns = rec->ended ? rec->end_ns : 0;
-        uint32_t max_steps = steps ? rl_judge_max_steps(rl_ms_between(rec->arrival_ns, cn), 10, steps) : 0;
-        rl_judge_cancel(method, rec->ended, rec->cancelled, rec->ended ? rl_ms_between(cn, rec->end_ns) : -1,
-                        rl_ms_between(cn, seen), rec->steps_done, steps, max_steps, cc);
+        uint32_t max_steps = steps ? gr_judge_max_steps(gr_ms_between(rec->arrival_ns, cn), 10, steps) : 0;
+        gr_judge_cancel(method, rec->ended, rec->cancelled, rec->ended ? gr_ms_between(cn, rec->end_ns) : -1,
+                        gr_ms_between(cn, seen), rec->steps_done, steps, max_steps, cc);
     }
-    rl_scenario_free_obs(&obs);
+    gr_scenario_free_obs(&obs);
     return decided;
 }
 
 /* during-work: cancel while Work (200 x 10 ms) runs. */
-static int during_work(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int during_work(gr_ctx *ctx, gr_scenario_result *out)
 {
-    const char *tag = rl_grade_tag(ctx);
+    const char *tag = gr_tag(ctx);
     rl_probe_call c;
     int64_t cn, end;
-    rl_cancel_check cc;
+    gr_cancel_check cc;
     if (start_and_reach(ctx, &c, tag, "Work", 0, 200, out) ||
         cancel_and_judge(ctx, &c, tag, "Work", 2000, 200, &cn, &end, &cc, out))
         goto done;
     char fb[256];
-    rl_judge_cancel_feedback(&cc, fb, sizeof fb);
-    rl_grade_result(out, cc.pass ? RL_PASS : RL_FAIL, "%s", fb);
+    gr_judge_cancel_feedback(&cc, fb, sizeof fb);
+    gr_result(out, cc.pass ? GR_PASS : GR_FAIL, "%s", fb);
 done:
-    return rl_scenario_done(&c, NULL);
+    return gr_scenario_done(&c, NULL);
 }
 
 /* during-lookup: cancel while Lookup (2000 ms) runs; Work must not follow. */
-static int during_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int during_lookup(gr_ctx *ctx, gr_scenario_result *out)
 {
-    const char *tag = rl_grade_tag(ctx);
+    const char *tag = gr_tag(ctx);
     rl_probe_call c;
     Relaylab__ObserveReply *obs = NULL;
     int64_t cn, end;
-    rl_cancel_check cc;
+    gr_cancel_check cc;
     if (start_and_reach(ctx, &c, tag, "Lookup", 2000, 1, out) ||
         cancel_and_judge(ctx, &c, tag, "Lookup", 2000, 0, &cn, &end, &cc, out))
         goto done;
@@ -102,48 +102,48 @@ static int during_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
      * machine); 500 ms past Lookup's end (or past now, if it never ended)
      * catches it with a wide margin. */
     int64_t from = end ? end : rl_now_ns();
-    int rc = rl_process_observe_until(ctx, tag, work_seen, NULL, from + RL_JUDGE_LATE_CALL_WINDOW_MS * RL_NS_PER_MS,
+    int rc = gr_process_observe_until(ctx, tag, work_seen, NULL, from + GR_JUDGE_LATE_CALL_WINDOW_MS * RL_NS_PER_MS,
                                       5, &obs);
-    if (rl_scenario_observed(rc, obs, out))
+    if (gr_scenario_observed(rc, obs, out))
         goto done;
     char fb[256];
-    rl_judge_cancel_feedback(&cc, fb, sizeof fb);
+    gr_judge_cancel_feedback(&cc, fb, sizeof fb);
     const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
     if (wk)
-        rl_grade_result(out, RL_FAIL, "Work was still called %lld ms after the cancel: a cancelled Process must "
+        gr_result(out, GR_FAIL, "Work was still called %lld ms after the cancel: a cancelled Process must "
                         "start no further call; %s",
-                        (long long)rl_ms_between(cn, wk->arrival_ns), fb);
+                        (long long)gr_ms_between(cn, wk->arrival_ns), fb);
     else
-        rl_grade_result(out, cc.pass ? RL_PASS : RL_FAIL, "%s%s", fb, cc.pass ? "; no Work after it" : "");
+        gr_result(out, cc.pass ? GR_PASS : GR_FAIL, "%s%s", fb, cc.pass ? "; no Work after it" : "");
 done:
-    return rl_scenario_done(&c, &obs);
+    return gr_scenario_done(&c, &obs);
 }
 
 /* keeps-serving: after a cancelled Process, a normal one succeeds. */
-static int keeps_serving(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int keeps_serving(gr_ctx *ctx, gr_scenario_result *out)
 {
-    const char *tag = rl_grade_tag(ctx);
+    const char *tag = gr_tag(ctx);
     rl_probe_call c, c2;
     memset(&c2, 0, sizeof c2);
     if (start_and_reach(ctx, &c, tag, "Work", 0, 200, out))
         goto done;
-    rl_scenario_cancel(&c);
+    gr_scenario_cancel(&c);
 
     char tag2[200];
     snprintf(tag2, sizeof tag2, "%s.after", tag);
     int64_t d = rl_now_ns() + 5000 * RL_NS_PER_MS;
-    if (rl_process_start(ctx, &c2, tag2, 0, 1, 10, d, out) || rl_scenario_wait(&c2, out) ||
-        rl_scenario_crash_after(ctx, &c2, "after a cancelled Process", out))
+    if (gr_process_start(ctx, &c2, tag2, 0, 1, 10, d, out) || gr_scenario_wait(&c2, out) ||
+        gr_scenario_crash_after(ctx, &c2, "after a cancelled Process", out))
         goto done;
     char why[256];
-    if (!rl_process_reply_ok(&c2, tag2, why, sizeof why))
-        rl_grade_result(out, RL_FAIL, "after a cancelled Process, the next one (5000 ms deadline) failed: %s", why);
+    if (!gr_process_reply_ok(&c2, tag2, why, sizeof why))
+        gr_result(out, GR_FAIL, "after a cancelled Process, the next one (5000 ms deadline) failed: %s", why);
     else
-        rl_grade_result(out, RL_PASS, "after a cancelled Process, the next one succeeded in %lld ms",
-                        (long long)rl_ms_between(c2.start_ns, c2.end_ns));
+        gr_result(out, GR_PASS, "after a cancelled Process, the next one succeeded in %lld ms",
+                        (long long)gr_ms_between(c2.start_ns, c2.end_ns));
 done:
-    rl_scenario_done(&c2, NULL);
-    return rl_scenario_done(&c, NULL);
+    gr_scenario_done(&c2, NULL);
+    return gr_scenario_done(&c, NULL);
 }
 
 /* no-leak: Work steps of the cancelled calls: a relay that ignores the
@@ -152,46 +152,46 @@ done:
 #define LEAK_STEPS 20
 
 /* Process call |i|, cancelled once its Work runs on the baseline, and done
- * once that Work ended (an rl_leak_call_fn). Waiting for the end keeps one
+ * once that Work ended (an gr_leak_call_fn). Waiting for the end keeps one
  * call in the relay at a time whether or not it passes the cancel on, so
  * its thread pool is the same size after the batch as before it: a relay
  * that ignores the cancel would otherwise grow its pool by the calls it
  * still holds, which is not a leak. */
-static int cancelled_process(rl_grade_ctx *ctx, int i, const rl_proc_sample *start, rl_scenario_result *out)
+static int cancelled_process(gr_ctx *ctx, int i, const rl_proc_sample *start, gr_scenario_result *out)
 {
-    (void)start; /* a relay answers or fails each call by itself; rl_leak_scenario checks for a runaway between calls */
+    (void)start; /* a relay answers or fails each call by itself; gr_leak_scenario checks for a runaway between calls */
     char tag[200];
-    snprintf(tag, sizeof tag, "%s.%d", rl_grade_tag(ctx), i);
+    snprintf(tag, sizeof tag, "%s.%d", gr_tag(ctx), i);
     rl_probe_call c;
     Relaylab__ObserveReply *obs = NULL;
     int decided = start_and_reach(ctx, &c, tag, "Work", 0, LEAK_STEPS, out);
     if (!decided) {
-        int64_t cn = rl_scenario_cancel(&c);
-        int rc = rl_process_observe_until(ctx, tag, has_ended, (void *)"Work",
+        int64_t cn = gr_scenario_cancel(&c);
+        int rc = gr_process_observe_until(ctx, tag, has_ended, (void *)"Work",
                                           cn + (LEAK_STEPS * 10 + 1000) * RL_NS_PER_MS, 5, &obs);
-        decided = rl_scenario_observed(rc, obs, out);
+        decided = gr_scenario_observed(rc, obs, out);
     }
-    rl_scenario_done(&c, &obs);
+    gr_scenario_done(&c, &obs);
     return decided;
 }
 
 /* no-leak: Process calls cancelled during Work leave nothing behind. */
-static int no_leak(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int no_leak(gr_ctx *ctx, gr_scenario_result *out)
 {
-    return rl_leak_scenario(ctx, cancelled_process, "Process calls cancelled during Work", out);
+    return gr_leak_scenario(ctx, cancelled_process, "Process calls cancelled during Work", out);
 }
 
-static const rl_scenario scenarios[] = {
+static const gr_scenario scenarios[] = {
     {"during-work", "cancel during Work stops Work", during_work, 0},
     {"during-lookup", "cancel during Lookup: no Work", during_lookup, 0},
     {"keeps-serving", "serves again after a cancel", keeps_serving, 0},
     {"no-leak", "cancelled calls leave nothing behind", no_leak, 0},
 };
 
-const rl_exercise rl_ex_cancel = {
+const gr_exercise gr_ex_cancel = {
     .name = "cancel",
     .summary = "cancellation propagates downstream",
-    .kind = RL_SUBMISSION_COMMAND,
+    .kind = GR_SUBMISSION_COMMAND,
     .baselines = 1,
     .scenarios = scenarios,
     .nscenarios = sizeof scenarios / sizeof scenarios[0],

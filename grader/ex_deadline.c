@@ -17,144 +17,144 @@
 
 /* Starts Process with |tag| and deadline |d| and waits for its status, then
  * checks that a failed status was not the submission dying. Returns 0 with
- * |c| done and the submission alive, or RL_SCENARIO_DECIDED. */
-static int call_process(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_ms, uint32_t steps,
-                        int64_t d, rl_scenario_result *out)
+ * |c| done and the submission alive, or GR_SCENARIO_DECIDED. */
+static int call_process(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_ms, uint32_t steps,
+                        int64_t d, gr_scenario_result *out)
 {
-    if (rl_process_start(ctx, c, tag, lookup_ms, steps, 10, d, out) || rl_scenario_wait(c, out))
-        return RL_SCENARIO_DECIDED;
-    return rl_scenario_crash_after(ctx, c, "during Process", out);
+    if (gr_process_start(ctx, c, tag, lookup_ms, steps, 10, d, out) || gr_scenario_wait(c, out))
+        return GR_SCENARIO_DECIDED;
+    return gr_scenario_crash_after(ctx, c, "during Process", out);
 }
 
 /* shrinks: 2000 ms for Lookup (500 ms) then Work (2 x 10 ms). */
-static int shrinks(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int shrinks(gr_ctx *ctx, gr_scenario_result *out)
 {
     const int64_t budget = 2000;
-    const char *tag = rl_grade_tag(ctx);
+    const char *tag = gr_tag(ctx);
     rl_probe_call c;
     Relaylab__ObserveReply *obs = NULL;
     int64_t d = rl_now_ns() + budget * RL_NS_PER_MS; /* D, fixed before the call starts */
-    if (call_process(ctx, &c, tag, 500, 2, d, out) || rl_process_observe(ctx, tag, &obs, out))
+    if (call_process(ctx, &c, tag, 500, 2, d, out) || gr_process_observe(ctx, tag, &obs, out))
         goto done;
 
     const Relaylab__CallRecord *lk = rl_observe_find(obs, "Lookup", 0);
     const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
-    rl_dl_check cl, cw;
+    gr_dl_check cl, cw;
     char fl[256] = "", fw[256] = "";
     /* The relay's own time before each call (judge.h): what a late
      * re-anchoring of the deadline can have added. */
-    int64_t relay_lookup = lk ? rl_ms_between(c.start_ns, lk->arrival_ns) : 0;
+    int64_t relay_lookup = lk ? gr_ms_between(c.start_ns, lk->arrival_ns) : 0;
     int64_t relay_work = relay_lookup;
     if (lk && wk && lk->ended && wk->arrival_ns > lk->end_ns)
-        relay_work += rl_ms_between(lk->end_ns, wk->arrival_ns);
+        relay_work += gr_ms_between(lk->end_ns, wk->arrival_ns);
     if (lk) {
-        rl_judge_deadline("Lookup", budget, rl_ms_between(lk->arrival_ns, d), relay_lookup, lk->has_deadline,
+        gr_judge_deadline("Lookup", budget, gr_ms_between(lk->arrival_ns, d), relay_lookup, lk->has_deadline,
                           lk->deadline_ms, &cl);
-        rl_judge_deadline_feedback(&cl, fl, sizeof fl);
+        gr_judge_deadline_feedback(&cl, fl, sizeof fl);
     }
     if (wk) {
-        rl_judge_deadline("Work", budget, rl_ms_between(wk->arrival_ns, d), relay_work, wk->has_deadline,
+        gr_judge_deadline("Work", budget, gr_ms_between(wk->arrival_ns, d), relay_work, wk->has_deadline,
                           wk->deadline_ms, &cw);
-        rl_judge_deadline_feedback(&cw, fw, sizeof fw);
+        gr_judge_deadline_feedback(&cw, fw, sizeof fw);
     }
     /* Work's deadline tells the mistake best (it is where a forwarded
      * timeout shows); Lookup's is added when it is wrong differently. */
-    if (wk && cw.cls != RL_DL_OK) {
-        if (lk && cl.cls != RL_DL_OK && cl.cls != cw.cls)
-            rl_grade_result(out, RL_FAIL, "%s; %s", fw, fl);
+    if (wk && cw.cls != GR_DL_OK) {
+        if (lk && cl.cls != GR_DL_OK && cl.cls != cw.cls)
+            gr_result(out, GR_FAIL, "%s; %s", fw, fl);
         else
-            rl_grade_result(out, RL_FAIL, "%s", fw);
+            gr_result(out, GR_FAIL, "%s", fw);
         goto done;
     }
-    if (lk && cl.cls != RL_DL_OK) {
-        rl_grade_result(out, RL_FAIL, "%s", fl);
+    if (lk && cl.cls != GR_DL_OK) {
+        gr_result(out, GR_FAIL, "%s", fl);
         goto done;
     }
     char st[200];
-    rl_process_status_text(&c, st, sizeof st);
+    gr_process_status_text(&c, st, sizeof st);
     if (!lk || !wk) {
         if (c.status == GRPC_STATUS_DEADLINE_EXCEEDED && c.end_ns >= d)
-            rl_grade_result(out, RL_TIMEOUT,
+            gr_result(out, GR_TIMEOUT,
                             "Process did not answer within its %lld ms deadline (expected about 520 ms); the baseline "
                             "saw %zu Lookup and %zu Work calls",
                             (long long)budget, rl_observe_count(obs, "Lookup"), rl_observe_count(obs, "Work"));
         else
-            rl_grade_result(out, RL_FAIL,
+            gr_result(out, GR_FAIL,
                             "Process returned %s but the baseline saw %zu Lookup and %zu Work calls: a relay calls "
                             "Lookup, then Work",
                             st, rl_observe_count(obs, "Lookup"), rl_observe_count(obs, "Work"));
         goto done;
     }
     char why[256];
-    if (!rl_process_reply_ok(&c, tag, why, sizeof why)) {
-        rl_grade_result(out, RL_FAIL, "%s after %lld ms although its deadlines were right (expected OK)", why,
-                        (long long)rl_ms_between(c.start_ns, c.end_ns));
+    if (!gr_process_reply_ok(&c, tag, why, sizeof why)) {
+        gr_result(out, GR_FAIL, "%s after %lld ms although its deadlines were right (expected OK)", why,
+                        (long long)gr_ms_between(c.start_ns, c.end_ns));
         goto done;
     }
-    rl_grade_result(out, RL_PASS, "%s; %s", fw, fl);
+    gr_result(out, GR_PASS, "%s; %s", fw, fl);
 
 done:
-    return rl_scenario_done(&c, &obs);
+    return gr_scenario_done(&c, &obs);
 }
 
 /* none: no client deadline, so none downstream either. */
-static int none(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int none(gr_ctx *ctx, gr_scenario_result *out)
 {
     /* Lookup 50 ms + Work 10 ms: 5 s is the grader's own bound, far above
      * any runtime's overhead. */
     const int64_t bound_ms = 5000;
-    const char *tag = rl_grade_tag(ctx);
+    const char *tag = gr_tag(ctx);
     rl_probe_call c;
     Relaylab__ObserveReply *obs = NULL;
-    if (rl_process_start(ctx, &c, tag, 50, 1, 10, RL_NO_DEADLINE, out))
+    if (gr_process_start(ctx, &c, tag, 50, 1, 10, RL_NO_DEADLINE, out))
         goto done;
     if (rl_probe_call_wait(&c, c.start_ns + bound_ms * RL_NS_PER_MS) != RL_OK) {
-        rl_scenario_cancel(&c);
-        if (!rl_scenario_crash_check(ctx, false, "during Process", out))
-            rl_grade_result(out, RL_TIMEOUT, "Process did not answer within %lld ms (expected about 60 ms)",
+        gr_scenario_cancel(&c);
+        if (!gr_scenario_crash_check(ctx, false, "during Process", out))
+            gr_result(out, GR_TIMEOUT, "Process did not answer within %lld ms (expected about 60 ms)",
                             (long long)bound_ms);
         goto done;
     }
-    if (rl_scenario_crash_after(ctx, &c, "during Process", out) || rl_process_observe(ctx, tag, &obs, out))
+    if (gr_scenario_crash_after(ctx, &c, "during Process", out) || gr_process_observe(ctx, tag, &obs, out))
         goto done;
     const Relaylab__CallRecord *lk = rl_observe_find(obs, "Lookup", 0);
     const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
-    rl_dl_check cl, cw;
+    gr_dl_check cl, cw;
     char fl[256] = "", fw[256] = "";
     if (lk) {
-        rl_judge_deadline("Lookup", -1, 0, 0, lk->has_deadline, lk->deadline_ms, &cl);
-        rl_judge_deadline_feedback(&cl, fl, sizeof fl);
+        gr_judge_deadline("Lookup", -1, 0, 0, lk->has_deadline, lk->deadline_ms, &cl);
+        gr_judge_deadline_feedback(&cl, fl, sizeof fl);
     }
     if (wk) {
-        rl_judge_deadline("Work", -1, 0, 0, wk->has_deadline, wk->deadline_ms, &cw);
-        rl_judge_deadline_feedback(&cw, fw, sizeof fw);
+        gr_judge_deadline("Work", -1, 0, 0, wk->has_deadline, wk->deadline_ms, &cw);
+        gr_judge_deadline_feedback(&cw, fw, sizeof fw);
     }
-    if (wk && cw.cls != RL_DL_OK)
-        rl_grade_result(out, RL_FAIL, "%s", fw);
-    else if (lk && cl.cls != RL_DL_OK)
-        rl_grade_result(out, RL_FAIL, "%s", fl);
+    if (wk && cw.cls != GR_DL_OK)
+        gr_result(out, GR_FAIL, "%s", fw);
+    else if (lk && cl.cls != GR_DL_OK)
+        gr_result(out, GR_FAIL, "%s", fl);
     else {
         char why[256], st[200];
-        rl_process_status_text(&c, st, sizeof st);
+        gr_process_status_text(&c, st, sizeof st);
         size_t nl = rl_observe_count(obs, "Lookup"), nw = rl_observe_count(obs, "Work");
         if ((!lk || !wk) && c.status == GRPC_STATUS_DEADLINE_EXCEEDED) {
             /* The client set no deadline, so this status is the relay's own
              * doing, whatever its language (see judge.h). */
-            char fb[RL_FEEDBACK_MAX];
-            rl_judge_no_deadline_expired_feedback(rl_ms_between(c.start_ns, c.end_ns), nl, nw, fb, sizeof fb);
-            rl_grade_result(out, RL_FAIL, "%s", fb);
+            char fb[GR_FEEDBACK_MAX];
+            gr_judge_no_deadline_expired_feedback(gr_ms_between(c.start_ns, c.end_ns), nl, nw, fb, sizeof fb);
+            gr_result(out, GR_FAIL, "%s", fb);
         } else if (!lk || !wk)
-            rl_grade_result(out, RL_FAIL,
+            gr_result(out, GR_FAIL,
                             "Process returned %s but the baseline saw %zu Lookup and %zu Work calls: a relay calls "
                             "Lookup, then Work",
                             st, nl, nw);
-        else if (!rl_process_reply_ok(&c, tag, why, sizeof why))
-            rl_grade_result(out, RL_FAIL, "%s (expected OK)", why);
+        else if (!gr_process_reply_ok(&c, tag, why, sizeof why))
+            gr_result(out, GR_FAIL, "%s (expected OK)", why);
         else
-            rl_grade_result(out, RL_PASS, "Lookup and Work arrived with no deadline, as the client set none");
+            gr_result(out, GR_PASS, "Lookup and Work arrived with no deadline, as the client set none");
     }
 done:
-    return rl_scenario_done(&c, &obs);
+    return gr_scenario_done(&c, &obs);
 }
 
 static bool lookup_ended(const Relaylab__ObserveReply *r, void *user)
@@ -180,7 +180,7 @@ static bool work_seen(const Relaylab__ObserveReply *r, void *user)
  * a relay that reaches Lookup in none of them is judged TIMEOUT. */
 static const int64_t expiry_budgets_ms[] = {300, 600, 900};
 
-static int expires_in_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int expires_in_lookup(gr_ctx *ctx, gr_scenario_result *out)
 {
     const int64_t lookup = 1000;
     const size_t ntries = sizeof expiry_budgets_ms / sizeof *expiry_budgets_ms;
@@ -195,11 +195,11 @@ static int expires_in_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
         /* Each try its own tag: a late Lookup of an earlier try is not
          * this one's. */
         if (try == 0)
-            snprintf(tag, sizeof tag, "%s", rl_grade_tag(ctx));
+            snprintf(tag, sizeof tag, "%s", gr_tag(ctx));
         else
-            snprintf(tag, sizeof tag, "%s.try%zu", rl_grade_tag(ctx), try + 1);
+            snprintf(tag, sizeof tag, "%s.try%zu", gr_tag(ctx), try + 1);
         if (try > 0) {
-            rl_scenario_free_obs(&obs);
+            gr_scenario_free_obs(&obs);
             rl_probe_call_fini(&c);
             memset(&c, 0, sizeof c);
         }
@@ -208,27 +208,27 @@ static int expires_in_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
             goto done;
         /* The baseline ends Lookup by itself after 1000 ms at the latest, so
          * waiting until 1.5 s past that cannot cut a real Lookup short. */
-        int rc = rl_process_observe_until(ctx, tag, lookup_ended, NULL, c.start_ns + (lookup + 1500) * RL_NS_PER_MS,
+        int rc = gr_process_observe_until(ctx, tag, lookup_ended, NULL, c.start_ns + (lookup + 1500) * RL_NS_PER_MS,
                                           5, &obs);
-        if (rl_scenario_observed(rc, obs, out))
+        if (gr_scenario_observed(rc, obs, out))
             goto done;
         lk = rl_observe_find(obs, "Lookup", 0);
         if (lk)
             break;
         char st[200];
-        rl_process_status_text(&c, st, sizeof st);
+        gr_process_status_text(&c, st, sizeof st);
         if (rl_observe_count(obs, "Work")) {
-            rl_grade_result(out, RL_FAIL, "Work was called without a Lookup first");
+            gr_result(out, GR_FAIL, "Work was called without a Lookup first");
             goto done;
         }
         if (c.status != GRPC_STATUS_DEADLINE_EXCEEDED || c.end_ns < d) {
-            rl_grade_result(out, RL_FAIL, "Process returned %s after %lld ms without calling Lookup", st,
-                            (long long)rl_ms_between(c.start_ns, c.end_ns));
+            gr_result(out, GR_FAIL, "Process returned %s after %lld ms without calling Lookup", st,
+                            (long long)gr_ms_between(c.start_ns, c.end_ns));
             goto done;
         }
     }
     if (!lk) {
-        rl_grade_result(out, RL_TIMEOUT,
+        gr_result(out, GR_TIMEOUT,
                         "the relay never called Lookup and did not answer before the client's deadline, in %zu tries "
                         "of %lld to %lld ms",
                         ntries, (long long)expiry_budgets_ms[0], (long long)expiry_budgets_ms[ntries - 1]);
@@ -240,41 +240,41 @@ static int expires_in_lookup(rl_grade_ctx *ctx, rl_scenario_result *out)
      * with a wide margin; any later Work would be a relay waiting on purpose,
      * which no mistake in this lab does. */
     int64_t lookup_end = lk->ended ? lk->end_ns : rl_now_ns();
-    int64_t lookup_ms = rl_ms_between(lk->arrival_ns, lookup_end);
+    int64_t lookup_ms = gr_ms_between(lk->arrival_ns, lookup_end);
     bool lookup_cancelled = lk->cancelled;
-    rl_scenario_free_obs(&obs);
-    int rc = rl_process_observe_until(ctx, tag, work_seen, NULL, lookup_end + RL_JUDGE_LATE_CALL_WINDOW_MS * RL_NS_PER_MS,
+    gr_scenario_free_obs(&obs);
+    int rc = gr_process_observe_until(ctx, tag, work_seen, NULL, lookup_end + GR_JUDGE_LATE_CALL_WINDOW_MS * RL_NS_PER_MS,
                                   5, &obs);
-    if (rl_scenario_observed(rc, obs, out))
+    if (gr_scenario_observed(rc, obs, out))
         goto done;
     const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
     if (wk) {
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "Work was called %lld ms after the client's %lld ms deadline had passed (Lookup %s after %lld "
                         "ms): the relay went on after the deadline",
-                        (long long)rl_ms_between(d, wk->arrival_ns), (long long)budget,
+                        (long long)gr_ms_between(d, wk->arrival_ns), (long long)budget,
                         lookup_cancelled ? "was cancelled" : "ran to its end", (long long)lookup_ms);
         goto done;
     }
     char st[200];
-    rl_process_status_text(&c, st, sizeof st);
+    gr_process_status_text(&c, st, sizeof st);
     /* How late the status came is not judged: the client's own deadline
      * timer ends the call whatever the relay does, so lateness measures the
      * grader's scheduling alone (134 ms was seen once in 20 runs of a
      * correct relay with two graders on 2 cores). It is reported. */
-    int64_t late = rl_ms_between(d, c.end_ns);
+    int64_t late = gr_ms_between(d, c.end_ns);
     if (c.status != GRPC_STATUS_DEADLINE_EXCEEDED)
-        rl_grade_result(out, RL_FAIL, "Process ended with %s %lld ms after the start; expected DEADLINE_EXCEEDED at "
+        gr_result(out, GR_FAIL, "Process ended with %s %lld ms after the start; expected DEADLINE_EXCEEDED at "
                         "its %lld ms deadline",
-                        st, (long long)rl_ms_between(c.start_ns, c.end_ns), (long long)budget);
+                        st, (long long)gr_ms_between(c.start_ns, c.end_ns), (long long)budget);
     else
-        rl_grade_result(out, RL_PASS,
+        gr_result(out, GR_PASS,
                         "DEADLINE_EXCEEDED %lld ms after the deadline; Lookup %s after %lld ms; no Work in the %d ms "
                         "after it",
                         (long long)late, lookup_cancelled ? "was cancelled" : "ended", (long long)lookup_ms,
-                        RL_JUDGE_LATE_CALL_WINDOW_MS);
+                        GR_JUDGE_LATE_CALL_WINDOW_MS);
 done:
-    return rl_scenario_done(&c, &obs);
+    return gr_scenario_done(&c, &obs);
 }
 
 static bool extra_calls(const Relaylab__ObserveReply *r, void *user)
@@ -284,9 +284,9 @@ static bool extra_calls(const Relaylab__ObserveReply *r, void *user)
 }
 
 /* once: one Process, exactly one Lookup and one Work. */
-static int once(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int once(gr_ctx *ctx, gr_scenario_result *out)
 {
-    const char *tag = rl_grade_tag(ctx);
+    const char *tag = gr_tag(ctx);
     rl_probe_call c;
     Relaylab__ObserveReply *obs = NULL;
     int64_t d = rl_now_ns() + 5000 * RL_NS_PER_MS;
@@ -295,43 +295,43 @@ static int once(rl_grade_ctx *ctx, rl_scenario_result *out)
     /* A second copy is started together with the first (hedging) or right
      * after the first failed (a retry loop): 300 ms after the answer
      * covers both with room to spare. */
-    int rc = rl_process_observe_until(ctx, tag, extra_calls, NULL, rl_now_ns() + 300 * RL_NS_PER_MS, 10, &obs);
-    if (rl_scenario_observed(rc, obs, out))
+    int rc = gr_process_observe_until(ctx, tag, extra_calls, NULL, rl_now_ns() + 300 * RL_NS_PER_MS, 10, &obs);
+    if (gr_scenario_observed(rc, obs, out))
         goto done;
     size_t nl = rl_observe_count(obs, "Lookup"), nw = rl_observe_count(obs, "Work");
     char why[256];
     if (nw > 1)
-        rl_grade_result(out, RL_FAIL, "Work was called %zu times for one Process (Lookup %zu): call it once", nw, nl);
+        gr_result(out, GR_FAIL, "Work was called %zu times for one Process (Lookup %zu): call it once", nw, nl);
     else if (nl > 1)
-        rl_grade_result(out, RL_FAIL, "Lookup was called %zu times for one Process: call it once", nl);
+        gr_result(out, GR_FAIL, "Lookup was called %zu times for one Process: call it once", nl);
     else if (c.status == GRPC_STATUS_DEADLINE_EXCEEDED && nw == 0)
-        rl_grade_result(out, RL_TIMEOUT,
+        gr_result(out, GR_TIMEOUT,
                         "Process did not answer within its 5000 ms deadline (expected about 10 ms); the baseline saw "
                         "%zu Lookup and %zu Work calls",
                         nl, nw);
     else if (nl == 0 || nw == 0)
-        rl_grade_result(out, RL_FAIL, "the baseline saw %zu Lookup and %zu Work calls: a relay calls Lookup, then Work",
+        gr_result(out, GR_FAIL, "the baseline saw %zu Lookup and %zu Work calls: a relay calls Lookup, then Work",
                         nl, nw);
-    else if (!rl_process_reply_ok(&c, tag, why, sizeof why))
-        rl_grade_result(out, RL_FAIL, "%s (expected OK)", why);
+    else if (!gr_process_reply_ok(&c, tag, why, sizeof why))
+        gr_result(out, GR_FAIL, "%s (expected OK)", why);
     else
-        rl_grade_result(out, RL_PASS, "one Lookup and one Work, answered in %lld ms",
-                        (long long)rl_ms_between(c.start_ns, c.end_ns));
+        gr_result(out, GR_PASS, "one Lookup and one Work, answered in %lld ms",
+                        (long long)gr_ms_between(c.start_ns, c.end_ns));
 done:
-    return rl_scenario_done(&c, &obs);
+    return gr_scenario_done(&c, &obs);
 }
 
-static const rl_scenario scenarios[] = {
+static const gr_scenario scenarios[] = {
     {"shrinks", "Work gets only the time left", shrinks, 0},
     {"none", "no deadline in, none out", none, 0},
     {"expires-in-lookup", "time runs out during Lookup: no Work", expires_in_lookup, 0},
     {"once", "one Lookup and one Work per Process", once, 0},
 };
 
-const rl_exercise rl_ex_deadline = {
+const gr_exercise gr_ex_deadline = {
     .name = "deadline",
     .summary = "deadlines shrink along the chain",
-    .kind = RL_SUBMISSION_COMMAND,
+    .kind = GR_SUBMISSION_COMMAND,
     .baselines = 1,
     .scenarios = scenarios,
     .nscenarios = sizeof scenarios / sizeof scenarios[0],

@@ -44,8 +44,8 @@
 #define LEAK_COUNT 100000
 #define LEAK_SIZE 65536
 
-void rl_flow_judge_memory(uint64_t base_rss, uint64_t peak_rss, uint64_t read, uint64_t count, int64_t watched_ms,
-                          bool settled, double budget_mib, rl_flow_mem_check *out)
+void gr_flow_judge_memory(uint64_t base_rss, uint64_t peak_rss, uint64_t read, uint64_t count, int64_t watched_ms,
+                          bool settled, double budget_mib, gr_flow_mem_check *out)
 {
     memset(out, 0, sizeof *out);
     out->base_mib = (double)base_rss / RL_MIB;
@@ -59,7 +59,7 @@ void rl_flow_judge_memory(uint64_t base_rss, uint64_t peak_rss, uint64_t read, u
     out->pass = out->growth_mib <= out->budget_mib;
 }
 
-int rl_flow_memory_feedback(const rl_flow_mem_check *c, const char *while_what, char *buf, size_t len)
+int gr_flow_memory_feedback(const gr_flow_mem_check *c, const char *while_what, char *buf, size_t len)
 {
     if (c->pass)
         return snprintf(buf, len,
@@ -73,36 +73,36 @@ int rl_flow_memory_feedback(const rl_flow_mem_check *c, const char *while_what, 
                     c->growth_mib, c->base_mib, c->peak_mib, while_what, c->budget_mib);
 }
 
-bool rl_flow_judge_cancel_cpu(int64_t cpu_ms, int64_t window_ms)
+bool gr_flow_judge_cancel_cpu(int64_t cpu_ms, int64_t window_ms)
 {
-    return cpu_ms * RL_FLOW_CANCEL_WINDOW_MS <= RL_FLOW_CANCEL_CPU_MS * window_ms;
+    return cpu_ms * GR_FLOW_CANCEL_WINDOW_MS <= GR_FLOW_CANCEL_CPU_MS * window_ms;
 }
 
 /* Turns a failed rl_flow_* step into a verdict: CRASH when the submission
- * died, else TIMEOUT, FAIL or ERROR by |rc|. Returns RL_SCENARIO_DECIDED. */
-static int failed(rl_grade_ctx *ctx, int rc, const rl_stream *s, const char *err, const char *what,
-                  rl_scenario_result *out)
+ * died, else TIMEOUT, FAIL or ERROR by |rc|. Returns GR_SCENARIO_DECIDED. */
+static int failed(gr_ctx *ctx, int rc, const rl_stream *s, const char *err, const char *what,
+                  gr_scenario_result *out)
 {
     /* A closed connection or a group gone from /proc: signs of death. */
-    bool likely_dead = (s->status_done && rl_scenario_status_says_dead(s->status)) || rc == RL_ENOTFOUND;
-    if (rl_scenario_crash_check(ctx, likely_dead, what, out))
-        return RL_SCENARIO_DECIDED;
+    bool likely_dead = (s->status_done && gr_scenario_status_says_dead(s->status)) || rc == RL_ENOTFOUND;
+    if (gr_scenario_crash_check(ctx, likely_dead, what, out))
+        return GR_SCENARIO_DECIDED;
     switch (rc) {
-    case RL_ETIMEOUT: return rl_scenario_decide(out, RL_TIMEOUT, "%s: %s", what, err);
-    case RL_EINVAL: return rl_scenario_decide(out, RL_FAIL, "%s: %s", what, err);
-    case RL_EGRPC: return rl_scenario_decide(out, s->call ? RL_FAIL : RL_ERROR, "%s: %s", what, err);
-    default: return rl_scenario_decide(out, RL_ERROR, "%s: %s", what, err);
+    case RL_ETIMEOUT: return gr_scenario_decide(out, GR_TIMEOUT, "%s: %s", what, err);
+    case RL_EINVAL: return gr_scenario_decide(out, GR_FAIL, "%s: %s", what, err);
+    case RL_EGRPC: return gr_scenario_decide(out, s->call ? GR_FAIL : GR_ERROR, "%s: %s", what, err);
+    default: return gr_scenario_decide(out, GR_ERROR, "%s: %s", what, err);
     }
 }
 
 /* The submission's processes could not be read: CRASH when it died (a
  * group gone from /proc is a sign of death), else ERROR. Returns
- * RL_SCENARIO_DECIDED. */
-static int unreadable(rl_grade_ctx *ctx, const char *what, rl_scenario_result *out)
+ * GR_SCENARIO_DECIDED. */
+static int unreadable(gr_ctx *ctx, const char *what, gr_scenario_result *out)
 {
-    if (rl_scenario_crash_check(ctx, true, what, out))
-        return RL_SCENARIO_DECIDED;
-    return rl_scenario_decide(out, RL_ERROR, "cannot read the submission's processes from /proc");
+    if (gr_scenario_crash_check(ctx, true, what, out))
+        return GR_SCENARIO_DECIDED;
+    return gr_scenario_decide(out, GR_ERROR, "cannot read the submission's processes from /proc");
 }
 
 /* One watched Produce: its options, the group's RSS watch, the stream. */
@@ -114,17 +114,17 @@ typedef struct watched {
 } watched;
 
 /* Starts the group watch and the stalled (or slow) read |wa->o| describes.
- * Returns 0, or RL_SCENARIO_DECIDED. Finish |wa| with unwatch either way. */
-static int watch(rl_grade_ctx *ctx, watched *wa, rl_scenario_result *out)
+ * Returns 0, or GR_SCENARIO_DECIDED. Finish |wa| with unwatch either way. */
+static int watch(gr_ctx *ctx, watched *wa, gr_scenario_result *out)
 {
     memset(&wa->w, 0, sizeof wa->w);
     memset(&wa->s, 0, sizeof wa->s);
-    if (rl_memwatch_start(&wa->w, rl_grade_submission_pgid(ctx), FLAT_TOL_BYTES, false) != RL_OK)
+    if (rl_memwatch_start(&wa->w, gr_submission_pgid(ctx), FLAT_TOL_BYTES, false) != RL_OK)
         return unreadable(ctx, "before Produce", out);
     char err[400];
     char what[96];
     snprintf(what, sizeof what, "Produce(%u x %u)", wa->o.count, wa->o.size);
-    int rc = rl_flow_stall(rl_grade_submission_channel(ctx), rl_grade_tag(ctx), &wa->o, &wa->w, &wa->s, &wa->res,
+    int rc = rl_flow_stall(gr_submission_channel(ctx), gr_tag(ctx), &wa->o, &wa->w, &wa->s, &wa->res,
                            err, sizeof err);
     if (rc == RL_OK)
         return 0;
@@ -159,13 +159,13 @@ static void stall_opts(rl_flow_stall_opts *o, double budget_mib)
 /* Runs the watch |wa->o| describes and judges the group's RSS growth
  * against |budget_mib|. A reader that stops (read_every_ms 0) and one that
  * keeps reading slowly differ only in the options. */
-static int memory_scenario(rl_grade_ctx *ctx, watched *wa, double budget_mib, rl_scenario_result *out)
+static int memory_scenario(gr_ctx *ctx, watched *wa, double budget_mib, gr_scenario_result *out)
 {
     if (watch(ctx, wa, out))
         goto done;
     const rl_flow_stall_opts *o = &wa->o;
-    rl_flow_mem_check c;
-    rl_flow_judge_memory(wa->w.base_rss, wa->w.peak_rss, wa->res.read, o->count, wa->res.watched_ms,
+    gr_flow_mem_check c;
+    gr_flow_judge_memory(wa->w.base_rss, wa->w.peak_rss, wa->res.read, o->count, wa->res.watched_ms,
                          wa->res.settled, budget_mib, &c);
     char what[128], fb[400];
     if (o->read_every_ms)
@@ -173,26 +173,26 @@ static int memory_scenario(rl_grade_ctx *ctx, watched *wa, double budget_mib, rl
                  (int)o->read_every_ms, (unsigned long long)wa->res.read);
     else
         snprintf(what, sizeof what, "while the reader was stalled after 1 chunk");
-    rl_flow_memory_feedback(&c, what, fb, sizeof fb);
-    rl_grade_result(out, c.pass ? RL_PASS : RL_FAIL, "%s", fb);
+    gr_flow_memory_feedback(&c, what, fb, sizeof fb);
+    gr_result(out, c.pass ? GR_PASS : GR_FAIL, "%s", fb);
 done:
     unwatch(wa);
     return 0;
 }
 
 /* stall: read 1 chunk of 3000 x 64 KiB, stop reading, watch the RSS. */
-static int stall(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int stall(gr_ctx *ctx, gr_scenario_result *out)
 {
     watched wa;
-    stall_opts(&wa.o, RL_FLOW_BUDGET_MIB);
-    return memory_scenario(ctx, &wa, RL_FLOW_BUDGET_MIB, out);
+    stall_opts(&wa.o, GR_FLOW_BUDGET_MIB);
+    return memory_scenario(ctx, &wa, GR_FLOW_BUDGET_MIB, out);
 }
 
 /* resume: the same stall, then read the rest: every chunk, in order, right. */
-static int resume(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int resume(gr_ctx *ctx, gr_scenario_result *out)
 {
     watched wa;
-    stall_opts(&wa.o, RL_FLOW_BUDGET_MIB);
+    stall_opts(&wa.o, GR_FLOW_BUDGET_MIB);
     if (watch(ctx, &wa, out))
         goto done;
     char err[400];
@@ -204,7 +204,7 @@ static int resume(rl_grade_ctx *ctx, rl_scenario_result *out)
         failed(ctx, rc, &wa.s, err, what, out);
         goto done;
     }
-    rl_grade_result(out, RL_PASS,
+    gr_result(out, GR_PASS,
                     "after a %.1f s stall all %u chunks (%.1f MiB) arrived in order with every byte right, the rest "
                     "in %lld ms",
                     wa.res.watched_ms / 1000.0, wa.o.count, (double)wa.s.bytes / RL_MIB,
@@ -215,14 +215,14 @@ done:
 }
 
 /* slow-reader: take one chunk every 5 ms; memory must stay bounded too. */
-static int slow_reader(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int slow_reader(gr_ctx *ctx, gr_scenario_result *out)
 {
     watched wa;
-    stall_opts(&wa.o, RL_FLOW_SLOW_BUDGET_MIB);
+    stall_opts(&wa.o, GR_FLOW_SLOW_BUDGET_MIB);
     wa.o.read_every_ms = SLOW_EVERY_MS;
     wa.o.min_ms = 2000;
     wa.o.max_ms = 3000;
-    return memory_scenario(ctx, &wa, RL_FLOW_SLOW_BUDGET_MIB, out);
+    return memory_scenario(ctx, &wa, GR_FLOW_SLOW_BUDGET_MIB, out);
 }
 
 /* Samples |w| every 50 ms for |ms|. Returns 0 or RL_ENOTFOUND. */
@@ -250,11 +250,11 @@ static int watch_for(rl_memwatch *w, int64_t ms)
  * that had taken one (RSS, watched from before the call to the end). Only
  * a producer paced by the window is small before the cancel and idle
  * after it. */
-static int cancel(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int cancel(gr_ctx *ctx, gr_scenario_result *out)
 {
-    grpc_channel *ch = rl_grade_submission_channel(ctx);
+    grpc_channel *ch = gr_submission_channel(ctx);
     watched wa;
-    stall_opts(&wa.o, RL_FLOW_BUDGET_MIB);
+    stall_opts(&wa.o, GR_FLOW_BUDGET_MIB);
     wa.o.count = CANCEL_COUNT;
     wa.o.size = CANCEL_SIZE;
     rl_memwatch *w = &wa.w;
@@ -264,11 +264,11 @@ static int cancel(rl_grade_ctx *ctx, rl_scenario_result *out)
     char err[400];
     if (watch(ctx, &wa, out))
         goto done;
-    rl_flow_mem_check c;
-    rl_flow_judge_memory(w->base_rss, w->peak_rss, res->read, wa.o.count, res->watched_ms, res->settled,
-                         RL_FLOW_BUDGET_MIB, &c);
+    gr_flow_mem_check c;
+    gr_flow_judge_memory(w->base_rss, w->peak_rss, res->read, wa.o.count, res->watched_ms, res->settled,
+                         GR_FLOW_BUDGET_MIB, &c);
     if (!c.pass) {
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "before the cancel, with the reader stalled after %llu chunk(s), RSS grew %.1f MiB (%.1f -> "
                         "%.1f MiB, budget %.0f MiB): the producer made chunks nobody had asked for, so there was "
                         "nothing left for the cancel to stop -- make each chunk when the window lets the last one "
@@ -276,37 +276,37 @@ static int cancel(rl_grade_ctx *ctx, rl_scenario_result *out)
                         (unsigned long long)res->read, c.growth_mib, c.base_mib, c.peak_mib, c.budget_mib);
         goto done;
     }
-    rl_scenario_cancel_stream(&wa.s);
+    gr_scenario_cancel_stream(&wa.s);
     rl_proc_sample a, b;
     int64_t t0 = 0;
     if (watch_for(w, CANCEL_SETTLE_MS) != RL_OK || rl_proc_group_sample(w->pgid, &a) != RL_OK ||
-        (t0 = rl_now_ns(), watch_for(w, RL_FLOW_CANCEL_WINDOW_MS)) != RL_OK ||
+        (t0 = rl_now_ns(), watch_for(w, GR_FLOW_CANCEL_WINDOW_MS)) != RL_OK ||
         rl_proc_group_sample(w->pgid, &b) != RL_OK) {
         unreadable(ctx, "after the cancel", out);
         goto done;
     }
     int64_t window_ms = (rl_now_ns() - t0) / RL_NS_PER_MS;
     int64_t cpu_ms = (b.cpu_ns - a.cpu_ns) / RL_NS_PER_MS;
-    if (!rl_flow_judge_cancel_cpu(cpu_ms, window_ms)) {
-        rl_grade_result(out, RL_FAIL,
+    if (!gr_flow_judge_cancel_cpu(cpu_ms, window_ms)) {
+        gr_result(out, GR_FAIL,
                         "the submission used %lld ms of CPU in the %lld ms starting %d ms after the cancel (allowed "
                         "%d per %d ms): the producer goes on after the client cancelled -- a thread or a write "
                         "loop that never checks whether the call ended?",
-                        (long long)cpu_ms, (long long)window_ms, CANCEL_SETTLE_MS, RL_FLOW_CANCEL_CPU_MS,
-                        RL_FLOW_CANCEL_WINDOW_MS);
+                        (long long)cpu_ms, (long long)window_ms, CANCEL_SETTLE_MS, GR_FLOW_CANCEL_CPU_MS,
+                        GR_FLOW_CANCEL_WINDOW_MS);
         goto done;
     }
-    rl_flow_judge_memory(w->base_rss, w->peak_rss, res->read, wa.o.count, res->watched_ms, true, RL_FLOW_BUDGET_MIB,
+    gr_flow_judge_memory(w->base_rss, w->peak_rss, res->read, wa.o.count, res->watched_ms, true, GR_FLOW_BUDGET_MIB,
                          &c);
     if (!c.pass) {
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "after the cancel RSS went on growing to %.1f MiB (%.1f MiB over the start, budget %.0f "
                         "MiB): the producer goes on after the client cancelled",
                         c.peak_mib, c.growth_mib, c.budget_mib);
         goto done;
     }
     /* Keeps serving: a fresh small call on the same connection. */
-    int rc = rl_stream_open(&s2, ch, rl_grade_tag(ctx), 5, 1000, rl_now_ns() + 5000 * RL_NS_PER_MS);
+    int rc = rl_stream_open(&s2, ch, gr_tag(ctx), 5, 1000, rl_now_ns() + 5000 * RL_NS_PER_MS);
     if (rc == RL_OK)
         rc = rl_flow_read_rest(&s2, rl_now_ns() + 6000 * RL_NS_PER_MS, err, sizeof err);
     else
@@ -315,7 +315,7 @@ static int cancel(rl_grade_ctx *ctx, rl_scenario_result *out)
         failed(ctx, rc, &s2, err, "after a cancelled Produce, a new Produce(5 x 1000)", out);
         goto done;
     }
-    rl_grade_result(out, RL_PASS,
+    gr_result(out, GR_PASS,
                     "stalled after %llu chunk(s), RSS grew %.1f MiB; after the cancel the submission used %lld ms of "
                     "CPU in %lld ms, and a new Produce(5 x 1000) succeeded",
                     (unsigned long long)res->read, c.growth_mib, (long long)cpu_ms, (long long)window_ms);
@@ -326,14 +326,14 @@ done:
 }
 
 /* One Produce(LEAK_COUNT x LEAK_SIZE), one chunk read, cancelled, its
- * status awaited (an rl_leak_call_fn). While it waits for the chunk it
+ * status awaited (an gr_leak_call_fn). While it waits for the chunk it
  * watches the group: one that runs away from |start| fails there. */
-static int cancelled_produce(rl_grade_ctx *ctx, int i, const rl_proc_sample *start, rl_scenario_result *out)
+static int cancelled_produce(gr_ctx *ctx, int i, const rl_proc_sample *start, gr_scenario_result *out)
 {
     rl_stream s;
     char what[96], err[400];
-    snprintf(what, sizeof what, "cancelled Produce %d of %d", i + 1, RL_LEAK_WARMUP_CALLS + RL_LEAK_CALLS);
-    int rc = rl_stream_open(&s, rl_grade_submission_channel(ctx), rl_grade_tag(ctx), LEAK_COUNT, LEAK_SIZE,
+    snprintf(what, sizeof what, "cancelled Produce %d of %d", i + 1, GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS);
+    int rc = rl_stream_open(&s, gr_submission_channel(ctx), gr_tag(ctx), LEAK_COUNT, LEAK_SIZE,
                             INT64_MAX);
     bool end = false, ran_away = false;
     int64_t until = rl_now_ns() + 10000 * RL_NS_PER_MS;
@@ -342,14 +342,14 @@ static int cancelled_produce(rl_grade_ctx *ctx, int i, const rl_proc_sample *sta
             int64_t step = rl_now_ns() + 50 * RL_NS_PER_MS;
             rc = rl_stream_next(&s, step < until ? step : until, &end);
             rl_proc_sample now;
-            if (rc == RL_ETIMEOUT && rl_proc_group_sample(rl_grade_submission_pgid(ctx), &now) == RL_OK &&
-                rl_leak_runaway(start, &now)) {
+            if (rc == RL_ETIMEOUT && rl_proc_group_sample(gr_submission_pgid(ctx), &now) == RL_OK &&
+                gr_leak_runaway(start, &now)) {
                 ran_away = true;
                 snprintf(err, sizeof err,
                          "while Produce(%u x %u) %d of %d had sent nothing yet, RSS grew %.1f MiB (%.1f -> %.1f MiB): "
                          "the producer makes the whole response before it sends any of it -- make each chunk when "
                          "the window lets the last one go",
-                         (unsigned)LEAK_COUNT, (unsigned)LEAK_SIZE, i + 1, RL_LEAK_WARMUP_CALLS + RL_LEAK_CALLS,
+                         (unsigned)LEAK_COUNT, (unsigned)LEAK_SIZE, i + 1, GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS,
                          ((double)now.rss_bytes - (double)start->rss_bytes) / RL_MIB,
                          (double)start->rss_bytes / RL_MIB, (double)now.rss_bytes / RL_MIB);
             }
@@ -357,7 +357,7 @@ static int cancelled_produce(rl_grade_ctx *ctx, int i, const rl_proc_sample *sta
     }
     if (ran_away) {
         rl_stream_fini(&s);
-        return rl_scenario_decide(out, RL_FAIL, "%s", err);
+        return gr_scenario_decide(out, GR_FAIL, "%s", err);
     }
     if (rc == RL_OK && end) {
         rl_stream_wait_status(&s, rl_now_ns() + 1000 * RL_NS_PER_MS);
@@ -370,7 +370,7 @@ static int cancelled_produce(rl_grade_ctx *ctx, int i, const rl_proc_sample *sta
     }
     int decided = 0;
     if (rc == RL_OK)
-        rl_scenario_cancel_stream(&s);
+        gr_scenario_cancel_stream(&s);
     else
         decided = failed(ctx, rc, &s, err, what, out);
     rl_stream_fini(&s);
@@ -378,12 +378,12 @@ static int cancelled_produce(rl_grade_ctx *ctx, int i, const rl_proc_sample *sta
 }
 
 /* no-leak: cancelled Produce calls leave nothing behind (leak.h). */
-static int no_leak(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int no_leak(gr_ctx *ctx, gr_scenario_result *out)
 {
-    return rl_leak_scenario(ctx, cancelled_produce, "cancelled Produce calls", out);
+    return gr_leak_scenario(ctx, cancelled_produce, "cancelled Produce calls", out);
 }
 
-static const rl_scenario scenarios[] = {
+static const gr_scenario scenarios[] = {
     {"stall", "a stalled reader costs one window", stall, 0},
     {"resume", "after the stall every chunk arrives, right", resume, 0},
     {"cancel", "cancel stops the producer; still serves", cancel, 0},
@@ -391,10 +391,10 @@ static const rl_scenario scenarios[] = {
     {"no-leak", "cancelled calls leave nothing behind", no_leak, 0},
 };
 
-const rl_exercise rl_ex_flow = {
+const gr_exercise gr_ex_flow = {
     .name = "flow",
     .summary = "server streaming respects flow control",
-    .kind = RL_SUBMISSION_COMMAND,
+    .kind = GR_SUBMISSION_COMMAND,
     .baselines = 0,
     .scenarios = scenarios,
     .nscenarios = sizeof scenarios / sizeof scenarios[0],

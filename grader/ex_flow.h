@@ -1,8 +1,8 @@
 /* ex_flow: the flow-control exercise's judging arithmetic and wording, kept
  * apart from the scenarios so tests/unit/test_ex_flow.c can check it without
- * processes. The scenarios themselves are in ex_flow.c (rl_ex_flow). */
-#ifndef RL_GRADER_EX_FLOW_H
-#define RL_GRADER_EX_FLOW_H
+ * processes. The scenarios themselves are in ex_flow.c (gr_ex_flow). */
+#ifndef GR_EX_FLOW_H
+#define GR_EX_FLOW_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -15,44 +15,44 @@
  * unbounded-queue mistake grows 187-198 MiB for 3000 x 64 KiB. 48 MiB is six
  * of the largest windows seen (8 MiB): room for a runtime's own buffers, a
  * small bounded queue or GC slack, and still a quarter of the mistake. */
-#define RL_FLOW_BUDGET_MIB 48
+#define GR_FLOW_BUDGET_MIB 48
 /* The same with a slow reader that keeps chunks flowing: every chunk made
  * and sent is garbage a moment later, and a garbage-collected runtime holds
  * some of it. Measured: C and Python ~1 MiB; a correct grpc-js producer
  * 34.6-37.4 MiB (15 runs), 22 MiB of it V8 garbage (a forced GC every 50 ms
  * brings it to 11-15 MiB). 96 MiB is 2.5 times the worst correct figure,
  * and still half of what the unbounded mistake grows here (185-224 MiB). */
-#define RL_FLOW_SLOW_BUDGET_MIB 96
+#define GR_FLOW_SLOW_BUDGET_MIB 96
 /* CPU time the group may use in the window after a cancel. A stopped
  * producer uses almost none (measured: 0-20 ms per second for the C
  * reference and grpcio); one that goes on uses most of a core. */
-#define RL_FLOW_CANCEL_WINDOW_MS 1000
-#define RL_FLOW_CANCEL_CPU_MS 150
+#define GR_FLOW_CANCEL_WINDOW_MS 1000
+#define GR_FLOW_CANCEL_CPU_MS 150
 
-typedef struct rl_flow_mem_check {
+typedef struct gr_flow_mem_check {
     double base_mib, peak_mib, growth_mib, budget_mib;
     uint64_t read, count;   /* chunks read during the watch, and asked for */
     int64_t watched_ms;
     bool settled;           /* the RSS had gone flat when the watch ended */
     bool pass;
-} rl_flow_mem_check;
+} gr_flow_mem_check;
 
 /* Judges a watch: pass while the peak stayed within |budget_mib| of the
- * baseline (RL_FLOW_BUDGET_MIB or RL_FLOW_SLOW_BUDGET_MIB). Byte counts in,
+ * baseline (GR_FLOW_BUDGET_MIB or GR_FLOW_SLOW_BUDGET_MIB). Byte counts in,
  * MiB in |out|. */
-void rl_flow_judge_memory(uint64_t base_rss, uint64_t peak_rss, uint64_t read, uint64_t count, int64_t watched_ms,
-                          bool settled, double budget_mib, rl_flow_mem_check *out);
+void gr_flow_judge_memory(uint64_t base_rss, uint64_t peak_rss, uint64_t read, uint64_t count, int64_t watched_ms,
+                          bool settled, double budget_mib, gr_flow_mem_check *out);
 
 /* One line: "RSS grew 187.2 MiB (33.6 -> 220.8 MiB) while the reader was
  * stalled (budget 48 MiB): the producer does not wait for the flow-control
  * window -- a thread filling an unbounded queue?", or the passing numbers.
  * |while_what| is e.g. "while the reader was stalled after 1 chunk".
  * Returns the snprintf length. */
-int rl_flow_memory_feedback(const rl_flow_mem_check *c, const char *while_what, char *buf, size_t len);
+int gr_flow_memory_feedback(const gr_flow_mem_check *c, const char *while_what, char *buf, size_t len);
 
 /* True when |cpu_ms| of CPU over |window_ms| after a cancel means the
- * producer stopped (scaled from RL_FLOW_CANCEL_CPU_MS per
- * RL_FLOW_CANCEL_WINDOW_MS). */
-bool rl_flow_judge_cancel_cpu(int64_t cpu_ms, int64_t window_ms);
+ * producer stopped (scaled from GR_FLOW_CANCEL_CPU_MS per
+ * GR_FLOW_CANCEL_WINDOW_MS). */
+bool gr_flow_judge_cancel_cpu(int64_t cpu_ms, int64_t window_ms);
 
 #endif

@@ -130,7 +130,7 @@ static void call_baseline(grpc_channel *ch, const char *method, const ProtobufCM
     out->status = GRPC_STATUS_UNKNOWN;
     out->details[0] = '\0';
     /* No verdict from the call itself: the scenario judges its status. */
-    if (rl_scenario_call(&c, ch, method, req, rl_now_ns() + budget_ms * RL_NS_PER_MS, NULL) == 0) {
+    if (gr_scenario_call(&c, ch, method, req, rl_now_ns() + budget_ms * RL_NS_PER_MS, NULL) == 0) {
         out->status = c.status;
         rl_probe_call_details(&c, out->details, sizeof out->details);
     }
@@ -142,26 +142,26 @@ static void call_baseline(grpc_channel *ch, const char *method, const ProtobufCM
 /* One live run's setup: the restarted baseline with the server args, the
  * lab NAT in front of it, the client channel, and the log hook. */
 typedef struct live_env {
-    rl_config_env ce;        /* the submission in the exercise's world */
+    gr_config_env ce;        /* the submission in the exercise's world */
     rl_chancfg *cfg;         /* ce.cfg */
     double k;                /* world time / lab time, >= 1 */
     int64_t idle_ms;         /* the world's intermediary timeout */
     int64_t nat_ms;          /* the lab NAT's: idle_ms / k */
     const char *kind;
-    rl_intermediary *im;
+    gr_intermediary *im;
     grpc_channel *ch;
     int64_t real_ka;         /* config's client keepalive time, INT_MAX: off */
 } live_env;
 
-/* Sets up |env|. Returns 0, or RL_SCENARIO_DECIDED. End it with
+/* Sets up |env|. Returns 0, or GR_SCENARIO_DECIDED. End it with
  * live_done either way. */
-static int live_open(rl_grade_ctx *ctx, live_env *env, rl_scenario_result *out)
+static int live_open(gr_ctx *ctx, live_env *env, gr_scenario_result *out)
 {
     memset(env, 0, sizeof *env);
-    if (rl_config_open(ctx, "keepalive", &env->ce, out))
-        return RL_SCENARIO_DECIDED;
+    if (gr_config_open(ctx, "keepalive", &env->ce, out))
+        return GR_SCENARIO_DECIDED;
     env->cfg = env->ce.cfg;
-    /* rl_config_world made sure the world has an intermediary. */
+    /* gr_config_world made sure the world has an intermediary. */
     rl_chancfg_intermediary(env->cfg, &env->idle_ms, &env->kind);
     env->k = env->idle_ms > LAB_IDLE_MS ? (double)env->idle_ms / LAB_IDLE_MS : 1.0;
     env->nat_ms = env->idle_ms > LAB_IDLE_MS ? LAB_IDLE_MS : env->idle_ms;
@@ -181,13 +181,13 @@ static int live_open(rl_grade_ctx *ctx, live_env *env, rl_scenario_result *out)
     }
     argv[na] = NULL;
     char err[256];
-    if (rl_grade_restart_baseline(ctx, 0, argv, err, sizeof err) != RL_OK)
-        return rl_scenario_decide(out, RL_ERROR, "cannot restart the baseline with the server args: %s", err);
+    if (gr_restart_baseline(ctx, 0, argv, err, sizeof err) != RL_OK)
+        return gr_scenario_decide(out, GR_ERROR, "cannot restart the baseline with the server args: %s", err);
     /* The NAT: the intermediary with the baseline as its one upstream. */
-    int port = atoi(strrchr(rl_grade_baseline_addr(ctx, 0), ':') + 1);
-    rl_intermediary_options nat = {.upstream_ports = &port, .nupstreams = 1, .idle_drop_ms = env->nat_ms};
-    if (rl_intermediary_start(&nat, &env->im, err, sizeof err) != RL_OK)
-        return rl_scenario_decide(out, RL_ERROR, "%s", err);
+    int port = atoi(strrchr(gr_baseline_addr(ctx, 0), ':') + 1);
+    gr_intermediary_options nat = {.upstream_ports = &port, .nupstreams = 1, .idle_drop_ms = env->nat_ms};
+    if (gr_intermediary_start(&nat, &env->im, err, sizeof err) != RL_OK)
+        return gr_scenario_decide(out, GR_ERROR, "%s", err);
 
     grpc_arg cargs[NCLIENT];
     size_t nc = 0;
@@ -201,25 +201,25 @@ static int live_open(rl_grade_ctx *ctx, live_env *env, rl_scenario_result *out)
     }
     grpc_channel_args ca = {nc, cargs};
     char target[64];
-    snprintf(target, sizeof target, "127.0.0.1:%d", rl_intermediary_port(env->im));
+    snprintf(target, sizeof target, "127.0.0.1:%d", gr_intermediary_port(env->im));
     atomic_store(&too_many_pings, 0);
     gpr_set_log_function(log_hook);
-    env->ch = rl_grade_channel_create(ctx, target, &ca);
+    env->ch = gr_channel_create(ctx, target, &ca);
     return 0;
 }
 
 /* Ends the live run (the channel, the NAT, the log hook), keeping what the
  * verdict quotes; |st| (may be NULL) gets the NAT's figures. Safe to call
  * again. */
-static void live_close(live_env *env, rl_intermediary_stats *st)
+static void live_close(live_env *env, gr_intermediary_stats *st)
 {
     if (env->ch)
         grpc_channel_destroy(env->ch);
     gpr_set_log_function(rl_log_grpc);
     if (env->im) {
         if (st)
-            rl_intermediary_stats_get(env->im, st);
-        rl_intermediary_stop(env->im);
+            gr_intermediary_stats_get(env->im, st);
+        gr_intermediary_stop(env->im);
         env->im = NULL;
     }
     env->ch = NULL;
@@ -231,15 +231,15 @@ static void live_close(live_env *env, rl_intermediary_stats *st)
 static int live_done(live_env *env)
 {
     live_close(env, NULL);
-    rl_config_close(&env->ce);
+    gr_config_close(&env->ce);
     env->cfg = NULL;
     return 0;
 }
 
-static void lookup(live_env *env, rl_grade_ctx *ctx, const char *suffix, uint32_t delay_ms, live_call *out)
+static void lookup(live_env *env, gr_ctx *ctx, const char *suffix, uint32_t delay_ms, live_call *out)
 {
     char tag[200];
-    snprintf(tag, sizeof tag, "%s.%s", rl_grade_tag(ctx), suffix);
+    snprintf(tag, sizeof tag, "%s.%s", gr_tag(ctx), suffix);
     Relaylab__LookupRequest req = RELAYLAB__LOOKUP_REQUEST__INIT;
     req.tag = tag;
     req.delay_ms = delay_ms;
@@ -260,7 +260,7 @@ static const char *ka_text(const live_env *env, char *buf, size_t len)
 static const char *scale_note(const live_env *env, char *buf, size_t len)
 {
     char world[144];
-    rl_config_world_name(&env->ce, world, sizeof world);
+    gr_config_world_name(&env->ce, world, sizeof world);
     if (env->k > 1.0)
         snprintf(buf, len, " (%s: its %s's %lld ms scaled 1:%.0f to the lab's %d ms)", world, env->kind,
                  (long long)env->idle_ms, env->k, LAB_IDLE_MS);
@@ -295,7 +295,7 @@ static void why_dropped(const live_env *env, bool between_calls, char *buf, size
 
 /* What every live scenario's verdict quotes once the run is over. */
 typedef struct live_result {
-    rl_intermediary_stats st; /* the NAT's figures */
+    gr_intermediary_stats st; /* the NAT's figures */
     char ka[32];              /* ka_text */
     char note[256];           /* scale_note */
 } live_result;
@@ -308,7 +308,7 @@ static void live_end(live_env *env, live_result *r)
     scale_note(env, r->note, sizeof r->note);
 }
 
-static int idle(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int idle(gr_ctx *ctx, gr_scenario_result *out)
 {
     live_env env;
     if (live_open(ctx, &env, out))
@@ -322,15 +322,15 @@ static int idle(rl_grade_ctx *ctx, rl_scenario_result *out)
     live_result r;
     live_end(&env, &r);
     if (first.status != GRPC_STATUS_OK)
-        rl_grade_result(out, RL_FAIL, "the first call failed %s (%s): the client args do not work at all%s",
+        gr_result(out, GR_FAIL, "the first call failed %s (%s): the client args do not work at all%s",
                         rl_status_name(first.status), first.details, r.note);
     else if (second.status == GRPC_STATUS_OK && second.ms <= FAST_MS && r.st.dropped == 0)
-        rl_grade_result(out, RL_PASS, "after %d ms with no call the next call took %lld ms; the NAT dropped nothing%s",
+        gr_result(out, GR_PASS, "after %d ms with no call the next call took %lld ms; the NAT dropped nothing%s",
                         QUIET_MS, (long long)second.ms, r.note);
     else {
         char why[200];
         why_dropped(&env, true, why, sizeof why);
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "client rule broke: after %d ms with no call, the NAT (idle %lld ms) dropped %d connection%s "
                         "and the next call %s after %lld ms: %s%s",
                         QUIET_MS, (long long)env.nat_ms, r.st.dropped, r.st.dropped == 1 ? "" : "s",
@@ -340,7 +340,7 @@ static int idle(rl_grade_ctx *ctx, rl_scenario_result *out)
     return live_done(&env);
 }
 
-static int quiet_call(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int quiet_call(gr_ctx *ctx, gr_scenario_result *out)
 {
     live_env env;
     if (live_open(ctx, &env, out))
@@ -350,15 +350,15 @@ static int quiet_call(rl_grade_ctx *ctx, rl_scenario_result *out)
     live_result r;
     live_end(&env, &r);
     if (call.status == GRPC_STATUS_OK && r.st.dropped == 0)
-        rl_grade_result(out, RL_PASS, "a %d ms call that sent nothing succeeded; the NAT dropped nothing%s", QUIET_MS,
+        gr_result(out, GR_PASS, "a %d ms call that sent nothing succeeded; the NAT dropped nothing%s", QUIET_MS,
                         r.note);
     else if (atomic_load(&too_many_pings))
-        rl_grade_result(out, RL_FAIL, "server rule broke: the server answered the pings with GOAWAY too_many_pings "
+        gr_result(out, GR_FAIL, "server rule broke: the server answered the pings with GOAWAY too_many_pings "
                                       "during a silent call (client keepalive %s)%s", r.ka, r.note);
     else {
         char why[200];
         why_dropped(&env, false, why, sizeof why);
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "client rule broke: a %d ms call that sent nothing ended %s after %lld ms; the NAT (idle "
                         "%lld ms) dropped %d connection%s: %s%s",
                         QUIET_MS, rl_status_name(call.status), (long long)call.ms, (long long)env.nat_ms, r.st.dropped,
@@ -367,7 +367,7 @@ static int quiet_call(rl_grade_ctx *ctx, rl_scenario_result *out)
     return live_done(&env);
 }
 
-static int no_goaway(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int no_goaway(gr_ctx *ctx, gr_scenario_result *out)
 {
     live_env env;
     if (live_open(ctx, &env, out))
@@ -378,7 +378,7 @@ static int no_goaway(rl_grade_ctx *ctx, rl_scenario_result *out)
     int calls = 0, failed = 0;
     live_call c;
     char first_failure[200] = "";
-    while (rl_now_ns() < until && !rl_grade_interrupted(ctx)) {
+    while (rl_now_ns() < until && !gr_interrupted(ctx)) {
         char suffix[32];
         snprintf(suffix, sizeof suffix, "busy-%d", calls++);
         lookup(&env, ctx, suffix, 2500, &c);
@@ -393,35 +393,35 @@ static int no_goaway(rl_grade_ctx *ctx, rl_scenario_result *out)
     live_result r;
     live_end(&env, &r);
     if (atomic_load(&too_many_pings))
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "server rule broke: GOAWAY too_many_pings within %d ms: the client pings every %s, the "
                         "server allows one every %lld ms (and between calls only if it permits pings without "
                         "calls) and strikes out after %lld%s",
                         GOAWAY_RUN_MS, r.ka, (long long)min_ms, (long long)strikes, r.note);
     else if (failed)
-        rl_grade_result(out, RL_FAIL, "%d of %d calls failed, first %s%s", failed, calls, first_failure, r.note);
+        gr_result(out, GR_FAIL, "%d of %d calls failed, first %s%s", failed, calls, first_failure, r.note);
     else
-        rl_grade_result(out, RL_PASS, "%d calls and idle gaps over %d ms: no too_many_pings, %d connection%s%s",
+        gr_result(out, GR_PASS, "%d calls and idle gaps over %d ms: no too_many_pings, %d connection%s%s",
                         calls, GOAWAY_RUN_MS, r.st.connections, r.st.connections == 1 ? "" : "s", r.note);
     return live_done(&env);
 }
 
-static int check(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int check(gr_ctx *ctx, gr_scenario_result *out)
 {
-    return rl_config_check_run(ctx, "keepalive", out);
+    return gr_config_check_run(ctx, "keepalive", out);
 }
 
-static const rl_scenario scenarios[] = {
+static const gr_scenario scenarios[] = {
     {"check", "the config's rules in the exercise's world, and gRPC accepts it", check, 0},
     {"idle", "a call after 10 s idle, on a live connection", idle, 0},
     {"quiet-call", "a 10 s call that sends nothing survives the NAT", quiet_call, 0},
     {"no-goaway", "no too_many_pings over calls and idle gaps", no_goaway, 0},
 };
 
-const rl_exercise rl_ex_keepalive = {
+const gr_exercise gr_ex_keepalive = {
     .name = "keepalive",
     .summary = "keepalive agrees with the server and the intermediary",
-    .kind = RL_SUBMISSION_CONFIG,
+    .kind = GR_SUBMISSION_CONFIG,
     .baselines = 1,
     .scenarios = scenarios,
     .nscenarios = sizeof scenarios / sizeof scenarios[0],

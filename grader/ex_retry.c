@@ -35,7 +35,7 @@
  * carrying the config's service config exactly as written (unchecked, so
  * gRPC's own reaction to a bad one is what the student sees). */
 typedef struct retry_env {
-    rl_config_env ce;         /* the submission in the exercise's world */
+    gr_config_env ce;         /* the submission in the exercise's world */
     rl_chancfg *cfg;          /* ce.cfg */
     int64_t budget_ms;        /* the caller's deadline */
     grpc_channel *ch;
@@ -44,18 +44,18 @@ typedef struct retry_env {
     bool retries_off;         /* grpc.enable_retries is 0 */
 } retry_env;
 
-static int env_open(rl_grade_ctx *ctx, const char *rpc, retry_env *env, rl_scenario_result *out)
+static int env_open(gr_ctx *ctx, const char *rpc, retry_env *env, gr_scenario_result *out)
 {
     memset(env, 0, sizeof *env);
-    if (rl_config_open(ctx, "retry", &env->ce, out))
-        return RL_SCENARIO_DECIDED;
+    if (gr_config_open(ctx, "retry", &env->ce, out))
+        return GR_SCENARIO_DECIDED;
     env->cfg = env->ce.cfg;
     if (rl_chancfg_calls_deadline(env->cfg, &env->budget_ms) != RL_OK)
         env->budget_ms = DEFAULT_BUDGET_MS;
     char *sc = NULL;
     if (rl_chancfg_service_config(env->cfg, &sc) != RL_OK || !sc) {
         free(sc);
-        return rl_scenario_decide(out, RL_FAIL, "the config has no client.service_config, so no call is ever retried");
+        return gr_scenario_decide(out, GR_FAIL, "the config has no client.service_config, so no call is ever retried");
     }
     grpc_arg arg[2] = {{.type = GRPC_ARG_STRING, .key = (char *)GRPC_ARG_SERVICE_CONFIG, .value.string = sc}};
     grpc_channel_args args = {1, arg};
@@ -70,7 +70,7 @@ static int env_open(rl_grade_ctx *ctx, const char *rpc, retry_env *env, rl_scena
                                           .key = (char *)GRPC_ARG_ENABLE_RETRIES,
                                           .value.integer = enable ? 1 : 0};
     }
-    env->ch = rl_grade_channel_create(ctx, rl_grade_baseline_addr(ctx, 0), &args);
+    env->ch = gr_channel_create(ctx, gr_baseline_addr(ctx, 0), &args);
     free(sc);
     env->has_method = rl_chancfg_method_config(env->cfg, "relaylab.Baseline", rpc, &env->method) == RL_OK;
     return 0;
@@ -80,7 +80,7 @@ static void env_close(retry_env *env)
 {
     if (env->ch)
         grpc_channel_destroy(env->ch);
-    rl_config_close(&env->ce);
+    gr_config_close(&env->ce);
     env->cfg = NULL;
 }
 
@@ -100,9 +100,9 @@ static void why_not_retried(const retry_env *env, const char *rpc, int code, cha
 
 /* Calls Baseline/|rpc| with |tag| (Lookup with no delay, Work with no
  * steps) and collects the baseline's attempts for it. Returns 0, or
- * RL_SCENARIO_DECIDED (ERROR). */
-static int call_attempts(rl_grade_ctx *ctx, retry_env *env, const char *rpc, const char *tag, rl_probe_call *c,
-                         Relaylab__ObserveReply **obs, rl_scenario_result *out)
+ * GR_SCENARIO_DECIDED (ERROR). */
+static int call_attempts(gr_ctx *ctx, retry_env *env, const char *rpc, const char *tag, rl_probe_call *c,
+                         Relaylab__ObserveReply **obs, gr_scenario_result *out)
 {
     Relaylab__LookupRequest lreq = RELAYLAB__LOOKUP_REQUEST__INIT;
     Relaylab__WorkRequest wreq = RELAYLAB__WORK_REQUEST__INIT;
@@ -110,23 +110,23 @@ static int call_attempts(rl_grade_ctx *ctx, retry_env *env, const char *rpc, con
     bool work = strcmp(rpc, "Work") == 0;
     char method[64];
     snprintf(method, sizeof method, "/relaylab.Baseline/%s", rpc);
-    if (rl_scenario_call(c, env->ch, method, work ? &wreq.base : &lreq.base,
+    if (gr_scenario_call(c, env->ch, method, work ? &wreq.base : &lreq.base,
                          rl_now_ns() + env->budget_ms * RL_NS_PER_MS, out))
-        return RL_SCENARIO_DECIDED;
+        return GR_SCENARIO_DECIDED;
     /* An attempt still in flight at the deadline ends right after it. */
-    return rl_scenario_observe(ctx, tag, obs, out);
+    return gr_scenario_observe(ctx, tag, obs, out);
 }
 
 /* A lame channel (gRPC refused the service config) fails every call with
  * INVALID_ARGUMENT before anything reaches the baseline: FAIL, and
- * RL_SCENARIO_DECIDED; else 0. */
-static int lame(const rl_probe_call *c, const Relaylab__ObserveReply *obs, rl_scenario_result *out)
+ * GR_SCENARIO_DECIDED; else 0. */
+static int lame(const rl_probe_call *c, const Relaylab__ObserveReply *obs, gr_scenario_result *out)
 {
     if (rl_observe_count(obs, NULL) > 0 || c->status != GRPC_STATUS_INVALID_ARGUMENT)
         return 0;
     char details[256];
     rl_probe_call_details(c, details, sizeof details);
-    return rl_scenario_decide(out, RL_FAIL,
+    return gr_scenario_decide(out, GR_FAIL,
                               "gRPC refused the service config: every call fails INVALID_ARGUMENT (\"%s\") before "
                               "it is sent; run bin/channel-config check for the reason",
                               details);
@@ -143,13 +143,13 @@ static bool attempts_numbered(const Relaylab__ObserveReply *obs)
 
 /* Makes the baseline fail the first |fail_first| attempts of |rpc| with
  * |code| (after the first message when |after_first_message|). Returns 0,
- * or RL_SCENARIO_DECIDED (ERROR). */
-static int arm_fault(rl_grade_ctx *ctx, const char *rpc, uint32_t fail_first, int code, bool after_first_message,
-                     rl_scenario_result *out)
+ * or GR_SCENARIO_DECIDED (ERROR). */
+static int arm_fault(gr_ctx *ctx, const char *rpc, uint32_t fail_first, int code, bool after_first_message,
+                     gr_scenario_result *out)
 {
-    if (rl_observer_set_fault(rl_grade_baseline_channel(ctx, 0), rpc, fail_first, code, after_first_message,
-                              RL_SCENARIO_OBSERVER_MS) != RL_OK)
-        return rl_scenario_decide(out, RL_ERROR, "the baseline refused the fault injection");
+    if (rl_observer_set_fault(gr_baseline_channel(ctx, 0), rpc, fail_first, code, after_first_message,
+                              GR_SCENARIO_OBSERVER_MS) != RL_OK)
+        return gr_scenario_decide(out, GR_ERROR, "the baseline refused the fault injection");
     return 0;
 }
 
@@ -164,26 +164,26 @@ typedef struct faulted {
 } faulted;
 
 /* Writes the verdict on a faulted call that gRPC sent. */
-typedef void (*faulted_judge)(const faulted *f, rl_scenario_result *out);
+typedef void (*faulted_judge)(const faulted *f, gr_scenario_result *out);
 
 /* A scenario made of one call of |rpc| through the config's channel, the
  * baseline failing its first |fail_first| attempts with |code|: |judge|
  * decides from the attempts, unless a step before it already did. */
-static int faulted_scenario(rl_grade_ctx *ctx, const char *rpc, int fail_first, grpc_status_code code,
-                            faulted_judge judge, rl_scenario_result *out)
+static int faulted_scenario(gr_ctx *ctx, const char *rpc, int fail_first, grpc_status_code code,
+                            faulted_judge judge, gr_scenario_result *out)
 {
     faulted f;
     memset(&f, 0, sizeof f);
     f.fail_first = fail_first;
     f.code = code;
     if (env_open(ctx, rpc, &f.env, out) || arm_fault(ctx, rpc, (uint32_t)fail_first, code, false, out) ||
-        call_attempts(ctx, &f.env, rpc, rl_grade_tag(ctx), &f.c, &f.obs, out))
+        call_attempts(ctx, &f.env, rpc, gr_tag(ctx), &f.c, &f.obs, out))
         goto done;
     f.n = rl_observe_count(f.obs, rpc);
     if (!lame(&f.c, f.obs, out))
         judge(&f, out);
 done:
-    rl_scenario_done(&f.c, &f.obs);
+    gr_scenario_done(&f.c, &f.obs);
     env_close(&f.env);
     return 0;
 }
@@ -191,12 +191,12 @@ done:
 /* How many UNAVAILABLEs in a row the world's restarting backend sends. The
  * world is loaded again by faulted_scenario; this only needs the number
  * first. */
-static int world_run(rl_grade_ctx *ctx)
+static int world_run(gr_ctx *ctx)
 {
     rl_chancfg_world w;
     char err[256];
     int run = DEFAULT_RUN;
-    if (rl_config_world("retry", rl_grade_world_path(ctx), rl_grade_variant(ctx), &w, err, sizeof err) == RL_OK) {
+    if (gr_config_world("retry", gr_world_path(ctx), gr_variant(ctx), &w, err, sizeof err) == RL_OK) {
         if (w.unavailable_in_a_row)
             run = w.unavailable_in_a_row;
         rl_chancfg_world_fini(&w);
@@ -205,29 +205,29 @@ static int world_run(rl_grade_ctx *ctx)
 }
 
 /* UNAVAILABLE fail_first times, then OK: one attempt more, numbered. */
-static void judge_retried_to_ok(const faulted *f, rl_scenario_result *out)
+static void judge_retried_to_ok(const faulted *f, gr_scenario_result *out)
 {
     int run = f->fail_first;
     size_t n = f->n;
     char why[160];
     why_not_retried(&f->env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
     if (f->c.status == GRPC_STATUS_OK && n == (size_t)run + 1 && attempts_numbered(f->obs))
-        rl_grade_result(out, RL_PASS, "UNAVAILABLE %d time%s in a row, then OK: %d attempts, the client got OK "
+        gr_result(out, GR_PASS, "UNAVAILABLE %d time%s in a row, then OK: %d attempts, the client got OK "
                         "in %lld ms", run, run == 1 ? "" : "s", run + 1,
                         (long long)((f->c.end_ns - f->c.start_ns) / RL_NS_PER_MS));
     else if (f->c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "the retries did not finish within the caller's %lld ms deadline (%zu attempts seen): "
                         "the backoff is too long for it",
                         (long long)f->env.budget_ms, n);
     else
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "UNAVAILABLE %d time%s in a row (the world's restarting backend), then OK: the baseline "
                         "saw %zu attempt%s and the client got %s; expected %d attempts and OK: %s",
                         run, run == 1 ? "" : "s", n, n == 1 ? "" : "s", rl_status_name(f->c.status), run + 1, why);
 }
 
-static int unavailable_then_ok(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int unavailable_then_ok(gr_ctx *ctx, gr_scenario_result *out)
 {
     return faulted_scenario(ctx, "Lookup", world_run(ctx), GRPC_STATUS_UNAVAILABLE, judge_retried_to_ok, out);
 }
@@ -241,12 +241,12 @@ static const grpc_status_code answer_codes[] = {
 
 /* The answer code to inject: one the config would retry if there is one
  * (that is the mistake to catch), else INVALID_ARGUMENT. */
-static grpc_status_code answer_to_inject(rl_grade_ctx *ctx)
+static grpc_status_code answer_to_inject(gr_ctx *ctx)
 {
     rl_chancfg *cfg = NULL;
     rl_chancfg_method m;
     grpc_status_code code = GRPC_STATUS_INVALID_ARGUMENT;
-    if (rl_chancfg_load(rl_grade_config_path(ctx), &cfg, NULL) == RL_OK &&
+    if (rl_chancfg_load(gr_config_path(ctx), &cfg, NULL) == RL_OK &&
         rl_chancfg_method_config(cfg, "relaylab.Baseline", "Lookup", &m) == RL_OK && m.has_retry)
         for (size_t i = 0; i < sizeof answer_codes / sizeof *answer_codes; i++)
             if (m.retryable_codes & (1u << answer_codes[i])) {
@@ -258,46 +258,46 @@ static grpc_status_code answer_to_inject(rl_grade_ctx *ctx)
 }
 
 /* An answer code once: one attempt, and the code reaches the caller. */
-static void judge_answer_not_retried(const faulted *f, rl_scenario_result *out)
+static void judge_answer_not_retried(const faulted *f, gr_scenario_result *out)
 {
     const char *name = rl_status_name(f->code);
     size_t n = f->n;
     if (n == 1 && f->c.status == f->code)
-        rl_grade_result(out, RL_PASS, "%s: 1 attempt, not retried", name);
+        gr_result(out, GR_PASS, "%s: 1 attempt, not retried", name);
     else if (n == 1)
-        rl_grade_result(out, RL_FAIL, "%s: 1 attempt, but the client got %s", name, rl_status_name(f->c.status));
+        gr_result(out, GR_FAIL, "%s: 1 attempt, but the client got %s", name, rl_status_name(f->c.status));
     else
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "%s was tried %zu times: a request the server rejects fails the same way every time; "
                         "keep such codes out of retryableStatusCodes",
                         name, n);
 }
 
-static int non_retryable(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int non_retryable(gr_ctx *ctx, gr_scenario_result *out)
 {
     return faulted_scenario(ctx, "Lookup", 1, answer_to_inject(ctx), judge_answer_not_retried, out);
 }
 
 /* UNAVAILABLE every time: maxAttempts attempts (1 without a policy for
  * it), then UNAVAILABLE within the caller's deadline. */
-static void judge_gives_up(const faulted *f, rl_scenario_result *out)
+static void judge_gives_up(const faulted *f, gr_scenario_result *out)
 {
     size_t n = f->n;
     bool retries = f->env.has_method && f->env.method.has_retry &&
                    (f->env.method.retryable_codes & (1u << GRPC_STATUS_UNAVAILABLE));
     size_t want = retries ? (size_t)f->env.method.max_attempts : 1;
     if (f->c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "a persistent UNAVAILABLE: %zu attempts did not finish within the caller's %lld ms "
                         "deadline: the backoff is too long for it",
                         n, (long long)f->env.budget_ms);
     else if (n == want && f->c.status == GRPC_STATUS_UNAVAILABLE)
-        rl_grade_result(out, RL_PASS, "a persistent UNAVAILABLE: %zu attempts (maxAttempts %d%s), then UNAVAILABLE",
+        gr_result(out, GR_PASS, "a persistent UNAVAILABLE: %zu attempts (maxAttempts %d%s), then UNAVAILABLE",
                         n, retries ? f->env.method.max_attempts : 1, retries ? ", at most 5" : "");
     else {
         char why[160];
         why_not_retried(&f->env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "a persistent UNAVAILABLE: the baseline saw %zu attempt%s, expected %zu; the client got "
                         "%s%s%s",
                         n, n == 1 ? "" : "s", want, rl_status_name(f->c.status), n < want ? ": " : "",
@@ -305,7 +305,7 @@ static void judge_gives_up(const faulted *f, rl_scenario_result *out)
     }
 }
 
-static int persistent(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int persistent(gr_ctx *ctx, gr_scenario_result *out)
 {
     return faulted_scenario(ctx, "Lookup", 100, GRPC_STATUS_UNAVAILABLE, judge_gives_up, out);
 }
@@ -395,57 +395,57 @@ static void fetch_all(grpc_channel *ch, const char *tag, uint32_t count, int64_t
     grpc_completion_queue_destroy(cq);
 }
 
-static int committed_stream(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int committed_stream(gr_ctx *ctx, gr_scenario_result *out)
 {
     retry_env env;
     Relaylab__ObserveReply *obs = NULL;
     fetch_result res;
     if (env_open(ctx, "Fetch", &env, out) || arm_fault(ctx, "Fetch", 1, GRPC_STATUS_UNAVAILABLE, true, out))
         goto done;
-    fetch_all(env.ch, rl_grade_tag(ctx), 3, env.budget_ms, &res);
-    if (rl_scenario_observe(ctx, rl_grade_tag(ctx), &obs, out))
+    fetch_all(env.ch, gr_tag(ctx), 3, env.budget_ms, &res);
+    if (gr_scenario_observe(ctx, gr_tag(ctx), &obs, out))
         goto done;
     size_t n = rl_observe_count(obs, "Fetch");
     if (n == 0 && res.status == GRPC_STATUS_INVALID_ARGUMENT)
-        rl_grade_result(out, RL_FAIL, "gRPC refused the service config: the Fetch call failed INVALID_ARGUMENT "
+        gr_result(out, GR_FAIL, "gRPC refused the service config: the Fetch call failed INVALID_ARGUMENT "
                                       "before it was sent; run bin/channel-config check for the reason");
     else if (n == 1 && res.messages == 1 && res.duplicates == 0 && res.status == GRPC_STATUS_UNAVAILABLE)
-        rl_grade_result(out, RL_PASS, "a stream that failed after its first message: 1 attempt, 1 message, "
+        gr_result(out, GR_PASS, "a stream that failed after its first message: 1 attempt, 1 message, "
                                       "UNAVAILABLE reached the caller (the call had committed)");
     else
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "a stream that failed after its first message: %zu attempts, %d messages (%d repeated), "
                         "status %s; a committed call must not be retried",
                         n, res.messages, res.duplicates, rl_status_name(res.status));
 done:
-    rl_scenario_free_obs(&obs);
+    gr_scenario_free_obs(&obs);
     env_close(&env);
     return 0;
 }
 
 /* Work failed once: never retried, whatever the policy says of the code. */
-static void judge_work_once(const faulted *f, rl_scenario_result *out)
+static void judge_work_once(const faulted *f, gr_scenario_result *out)
 {
     if (f->n == 1 && f->c.status == GRPC_STATUS_UNAVAILABLE)
-        rl_grade_result(out, RL_PASS, "Work failed UNAVAILABLE once: 1 attempt, the failure reached the caller");
+        gr_result(out, GR_PASS, "Work failed UNAVAILABLE once: 1 attempt, the failure reached the caller");
     else
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "Work was tried %zu times (client got %s): Work has effects and must run at most once; "
                         "give the retryPolicy to Lookup only",
                         f->n, rl_status_name(f->c.status));
 }
 
-static int work_once(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int work_once(gr_ctx *ctx, gr_scenario_result *out)
 {
     return faulted_scenario(ctx, "Work", 1, GRPC_STATUS_UNAVAILABLE, judge_work_once, out);
 }
 
-static int check(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int check(gr_ctx *ctx, gr_scenario_result *out)
 {
-    return rl_config_check_run(ctx, "retry", out);
+    return gr_config_check_run(ctx, "retry", out);
 }
 
-static const rl_scenario scenarios[] = {
+static const gr_scenario scenarios[] = {
     {"check", "the config's rules in the exercise's world, and gRPC accepts it", check, 0},
     {"retries-unavailable", "UNAVAILABLE as often as the world's backend restarts, then OK", unavailable_then_ok, 0},
     {"gives-up", "a persistent failure stops at maxAttempts", persistent, 0},
@@ -454,10 +454,10 @@ static const rl_scenario scenarios[] = {
     {"committed-stream", "a committed stream is not retried", committed_stream, 0},
 };
 
-const rl_exercise rl_ex_retry = {
+const gr_exercise gr_ex_retry = {
     .name = "retry",
     .summary = "a retryPolicy retries only what can succeed, never after commit",
-    .kind = RL_SUBMISSION_CONFIG,
+    .kind = GR_SUBMISSION_CONFIG,
     .baselines = 1,
     .scenarios = scenarios,
     .nscenarios = sizeof scenarios / sizeof scenarios[0],

@@ -60,22 +60,22 @@
 static const char *const shutdown_env[] = {GRACE_ENV, NULL};
 
 /* Sends SIGTERM to the submission; returns 0 with *at the instant, or
- * RL_SCENARIO_DECIDED (CRASH when it had already died, ERROR when the
+ * GR_SCENARIO_DECIDED (CRASH when it had already died, ERROR when the
  * signal could not be sent). */
-static int send_sigterm(rl_grade_ctx *ctx, int instance, int64_t *at, rl_scenario_result *out)
+static int send_sigterm(gr_ctx *ctx, int instance, int64_t *at, gr_scenario_result *out)
 {
-    int rc = rl_grade_signal_submission_at(ctx, instance, SIGTERM);
+    int rc = gr_signal_submission_at(ctx, instance, SIGTERM);
     *at = rl_now_ns();
-    if (rc == RL_ECHILD && rl_scenario_crash_check(ctx, true, "before the grader sent SIGTERM", out))
-        return RL_SCENARIO_DECIDED;
+    if (rc == RL_ECHILD && gr_scenario_crash_check(ctx, true, "before the grader sent SIGTERM", out))
+        return GR_SCENARIO_DECIDED;
     if (rc != RL_OK)
-        return rl_scenario_decide(out, RL_ERROR, "cannot send the submission SIGTERM: %s", rl_strerror(rc));
+        return gr_scenario_decide(out, GR_ERROR, "cannot send the submission SIGTERM: %s", rl_strerror(rc));
     return 0;
 }
 
 /* The words for an exit that is not the graceful one (status 0), or NULL:
  * a death by SIGTERM is the missing handler; another signal, a crash. */
-static const char *exit_mistake(const rl_grade_exit *ex)
+static const char *exit_mistake(const gr_exit *ex)
 {
     if (ex->killed)
         return "it had not exited when the grader killed it";
@@ -118,46 +118,46 @@ static bool listener_closed(const char *addr)
 }
 
 /* Starts Process with Work |steps| x STEP_MS and waits until Work runs. */
-static int start_in_flight(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t steps,
-                           rl_scenario_result *out)
+static int start_in_flight(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t steps,
+                           gr_scenario_result *out)
 {
-    return rl_process_start_and_reach(ctx, c, tag, "Work", 0, steps, STEP_MS, REACH_MS, out);
+    return gr_process_start_and_reach(ctx, c, tag, "Work", 0, steps, STEP_MS, REACH_MS, out);
 }
 
 /* in-flight: the call running at SIGTERM completes OK. */
-static int in_flight(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int in_flight(gr_ctx *ctx, gr_scenario_result *out)
 {
-    const char *tag = rl_grade_tag(ctx);
+    const char *tag = gr_tag(ctx);
     rl_probe_call c;
     int64_t s;
     if (start_in_flight(ctx, &c, tag, SHORT_STEPS, out) || send_sigterm(ctx, 0, &s, out))
         goto done;
     if (rl_probe_call_wait(&c, s + (GRACE_MS + EXIT_SLACK_MS) * RL_NS_PER_MS) != RL_OK) {
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "the call in flight at SIGTERM had no answer %d ms later, past the %d ms grace: the drain "
                         "does not end in-flight calls at the grace",
                         GRACE_MS + EXIT_SLACK_MS, GRACE_MS);
         goto done;
     }
     char why[256], st[200];
-    int64_t ms = rl_ms_between(s, c.end_ns);
-    if (rl_process_reply_ok(&c, tag, why, sizeof why)) {
-        rl_grade_result(out, RL_PASS, "the call in flight at SIGTERM completed OK %lld ms after it", (long long)ms);
+    int64_t ms = gr_ms_between(s, c.end_ns);
+    if (gr_process_reply_ok(&c, tag, why, sizeof why)) {
+        gr_result(out, GR_PASS, "the call in flight at SIGTERM completed OK %lld ms after it", (long long)ms);
         goto done;
     }
-    rl_process_status_text(&c, st, sizeof st);
-    rl_grade_exit ex;
-    rl_grade_await_submission_exit(ctx, RL_SCENARIO_EXIT_LAG_MS, false, &ex);
+    gr_process_status_text(&c, st, sizeof st);
+    gr_exit ex;
+    gr_await_submission_exit(ctx, GR_SCENARIO_EXIT_LAG_MS, false, &ex);
     if (ex.exited && ex.signal == SIGTERM)
-        rl_grade_result(out, RL_FAIL, "the call in flight failed %s %lld ms after SIGTERM: %s", st, (long long)ms,
+        gr_result(out, GR_FAIL, "the call in flight failed %s %lld ms after SIGTERM: %s", st, (long long)ms,
                         exit_mistake(&ex));
     else
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "the call in flight failed %s %lld ms after SIGTERM: the server stopped without a grace "
                         "(calls admitted before the signal must be let finish)",
                         st, (long long)ms);
 done:
-    return rl_scenario_done(&c, NULL);
+    return gr_scenario_done(&c, NULL);
 }
 
 /* refuses-new: after SIGTERM the listener closes at once, and a new call
@@ -167,29 +167,29 @@ done:
  * client saw its GOAWAY was cancelled (CANCELLED in 1 ms); one that came
  * after went to a new connection, refused (UNAVAILABLE). Both are a fast
  * refusal; being served, or left to the deadline, is the mistake. */
-static int refuses_new(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
 {
-    const char *tag = rl_grade_tag(ctx);
-    const char *addr = rl_grade_submission_addr(ctx);
+    const char *tag = gr_tag(ctx);
+    const char *addr = gr_submission_addr(ctx);
     rl_probe_call c, n;
     memset(&n, 0, sizeof n);
     int64_t s;
     if (start_in_flight(ctx, &c, tag, 15, out) || send_sigterm(ctx, 0, &s, out))
         goto done;
     int64_t closed = 0;
-    while (!closed && rl_now_ns() < s + ADMISSION_MS * RL_NS_PER_MS && !rl_grade_interrupted(ctx)) {
+    while (!closed && rl_now_ns() < s + ADMISSION_MS * RL_NS_PER_MS && !gr_interrupted(ctx)) {
         if (listener_closed(addr))
             closed = rl_now_ns();
         else
             rl_sleep_ms(5, NULL);
     }
     if (!closed) {
-        rl_grade_exit ex;
-        if (rl_grade_await_submission_exit(ctx, 0, false, &ex) == RL_OK && exit_mistake(&ex))
-            rl_grade_result(out, RL_FAIL, "it %s %lld ms after SIGTERM: %s", ex.how, (long long)ex.ms,
+        gr_exit ex;
+        if (gr_await_submission_exit(ctx, 0, false, &ex) == RL_OK && exit_mistake(&ex))
+            gr_result(out, GR_FAIL, "it %s %lld ms after SIGTERM: %s", ex.how, (long long)ex.ms,
                             exit_mistake(&ex));
         else
-            rl_grade_result(out, RL_FAIL,
+            gr_result(out, GR_FAIL,
                             "new connections were still accepted %d ms after SIGTERM while a call was in flight: "
                             "stop admitting first (close the listener), then drain",
                             ADMISSION_MS);
@@ -200,78 +200,78 @@ static int refuses_new(rl_grade_ctx *ctx, rl_scenario_result *out)
     char tag2[200];
     snprintf(tag2, sizeof tag2, "%s.new", tag);
     int64_t started = rl_now_ns();
-    if (rl_process_start(ctx, &n, tag2, 0, 1, 1, started + NEW_CALL_MS * RL_NS_PER_MS, out) ||
-        rl_scenario_wait(&n, out))
+    if (gr_process_start(ctx, &n, tag2, 0, 1, 1, started + NEW_CALL_MS * RL_NS_PER_MS, out) ||
+        gr_scenario_wait(&n, out))
         goto done;
-    int64_t took = rl_ms_between(started, n.end_ns);
-    long long after = (long long)rl_ms_between(s, started);
+    int64_t took = gr_ms_between(started, n.end_ns);
+    long long after = (long long)gr_ms_between(s, started);
     char st[200];
-    rl_process_status_text(&n, st, sizeof st);
+    gr_process_status_text(&n, st, sizeof st);
     if (n.status == GRPC_STATUS_OK)
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "a call started %lld ms after SIGTERM was served: a server that is shutting down must admit "
                         "no new call (clients retry on a live instance)",
                         after);
     else if (n.status == GRPC_STATUS_DEADLINE_EXCEEDED || took > REFUSE_MS)
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "a call started %lld ms after SIGTERM failed %s only after %lld ms: a server that is shutting "
                         "down refuses new calls at once, so that clients go elsewhere",
                         after, st, (long long)took);
     else
-        rl_grade_result(out, RL_PASS,
+        gr_result(out, GR_PASS,
                         "the listener closed %lld ms after SIGTERM; a new call then failed %s in %lld ms while the "
                         "admitted one ran on",
-                        (long long)rl_ms_between(s, closed), st, (long long)took);
+                        (long long)gr_ms_between(s, closed), st, (long long)took);
 done:
-    rl_scenario_done(&n, NULL);
-    return rl_scenario_done(&c, NULL);
+    gr_scenario_done(&n, NULL);
+    return gr_scenario_done(&c, NULL);
 }
 
 /* Nothing of the submission may run on once its main process exited. */
-static int survivors(rl_grade_ctx *ctx)
+static int survivors(gr_ctx *ctx)
 {
     rl_proc_sample now;
-    pid_t pg = rl_grade_submission_pgid(ctx);
+    pid_t pg = gr_submission_pgid(ctx);
     return pg && rl_proc_group_sample(pg, &now) == RL_OK ? now.nprocs : 0;
 }
 
 /* exits: once the call in flight is done, the process exits 0, within the
  * grace. */
-static int exits(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int exits(gr_ctx *ctx, gr_scenario_result *out)
 {
-    const char *tag = rl_grade_tag(ctx);
+    const char *tag = gr_tag(ctx);
     rl_probe_call c;
     int64_t s;
     if (start_in_flight(ctx, &c, tag, SHORT_STEPS, out) || send_sigterm(ctx, 0, &s, out))
         goto done;
-    rl_grade_exit ex;
-    rl_grade_await_submission_exit(ctx, GRACE_MS + EXIT_SLACK_MS, true, &ex);
-    rl_probe_call_wait(&c, rl_now_ns() + RL_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
+    gr_exit ex;
+    gr_await_submission_exit(ctx, GRACE_MS + EXIT_SLACK_MS, true, &ex);
+    rl_probe_call_wait(&c, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
     char why[256];
-    bool call_ok = c.done && rl_process_reply_ok(&c, tag, why, sizeof why);
+    bool call_ok = c.done && gr_process_reply_ok(&c, tag, why, sizeof why);
     const char *mistake = exit_mistake(&ex);
     int left = ex.exited ? survivors(ctx) : 0;
     if (ex.killed)
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "still running %lld ms after SIGTERM, past the %d ms grace, with no call left in flight: "
                         "something held the exit (a drain without a bound?); it was killed",
                         (long long)ex.ms, GRACE_MS);
     else if (mistake)
-        rl_grade_result(out, ex.signal && ex.signal != SIGTERM ? RL_CRASH : RL_FAIL, "it %s %lld ms after SIGTERM: %s",
+        gr_result(out, ex.signal && ex.signal != SIGTERM ? GR_CRASH : GR_FAIL, "it %s %lld ms after SIGTERM: %s",
                         ex.how, (long long)ex.ms, mistake);
     else if (!call_ok)
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "it exited 0 after %lld ms, but the call in flight did not complete (%s): exit once the "
                         "admitted calls are done",
                         (long long)ex.ms, c.done ? why : "no status");
     else if (left)
-        rl_grade_result(out, RL_FAIL, "it exited 0 after %lld ms, but %d process(es) it started ran on", (long long)ex.ms,
+        gr_result(out, GR_FAIL, "it exited 0 after %lld ms, but %d process(es) it started ran on", (long long)ex.ms,
                         left);
     else
-        rl_grade_result(out, RL_PASS, "exited 0 %lld ms after SIGTERM, once the call in flight had completed (%lld ms)",
-                        (long long)ex.ms, (long long)rl_ms_between(s, c.end_ns));
+        gr_result(out, GR_PASS, "exited 0 %lld ms after SIGTERM, once the call in flight had completed (%lld ms)",
+                        (long long)ex.ms, (long long)gr_ms_between(s, c.end_ns));
 done:
-    return rl_scenario_done(&c, NULL);
+    return gr_scenario_done(&c, NULL);
 }
 
 static bool work_ended(const Relaylab__ObserveReply *r, void *user)
@@ -283,51 +283,51 @@ static bool work_ended(const Relaylab__ObserveReply *r, void *user)
 
 /* grace-ends: a call that outlives the grace is ended at the grace, with
  * its downstream Work, and the process exits 0. */
-static int grace_ends(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int grace_ends(gr_ctx *ctx, gr_scenario_result *out)
 {
-    const char *tag = rl_grade_tag(ctx);
+    const char *tag = gr_tag(ctx);
     rl_probe_call c;
     Relaylab__ObserveReply *obs = NULL;
     int64_t s;
     if (start_in_flight(ctx, &c, tag, LONG_STEPS, out) || send_sigterm(ctx, 0, &s, out))
         goto done;
-    rl_grade_exit ex;
-    rl_grade_await_submission_exit(ctx, GRACE_MS + EXIT_SLACK_MS, true, &ex);
-    int rc = rl_process_observe_until(ctx, tag, work_ended, NULL, rl_now_ns() + RL_SCENARIO_CANCEL_MS * RL_NS_PER_MS,
+    gr_exit ex;
+    gr_await_submission_exit(ctx, GRACE_MS + EXIT_SLACK_MS, true, &ex);
+    int rc = gr_process_observe_until(ctx, tag, work_ended, NULL, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS,
                                       5, &obs);
-    if (rl_scenario_observed(rc, obs, out))
+    if (gr_scenario_observed(rc, obs, out))
         goto done;
     const Relaylab__CallRecord *w = rl_observe_find(obs, "Work", 0);
-    int64_t end_ms = w && w->ended ? rl_ms_between(s, w->end_ns) : -1;
+    int64_t end_ms = w && w->ended ? gr_ms_between(s, w->end_ns) : -1;
     const char *mistake = exit_mistake(&ex);
     if (end_ms >= 0 && end_ms < GRACE_MS - EARLY_MS)
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "Work was ended %lld ms after SIGTERM, before the %d ms grace (%u of %d steps): %s",
                         (long long)end_ms, GRACE_MS, w->steps_done, LONG_STEPS,
                         mistake && ex.signal == SIGTERM ? mistake
                                                        : "calls in flight must be given the grace, not cut at once");
     else if (end_ms < 0 || end_ms > GRACE_MS + CANCEL_LATE_MS || (w && !w->cancelled))
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "Work %s %lld ms after SIGTERM, past the %d ms grace: the call that outlived the grace was "
                         "not cancelled, so its downstream work ran on as an orphan%s%s",
                         end_ms < 0 ? "still ran" : w->cancelled ? "was cancelled only" : "ran to its end",
-                        (long long)(end_ms < 0 ? rl_ms_between(s, rl_now_ns()) : end_ms), GRACE_MS,
+                        (long long)(end_ms < 0 ? gr_ms_between(s, rl_now_ns()) : end_ms), GRACE_MS,
                         ex.killed ? "; and the process did not exit until it was killed" : "", "");
     else if (ex.killed)
-        rl_grade_result(out, RL_FAIL,
+        gr_result(out, GR_FAIL,
                         "Work was cancelled at the grace (%lld ms after SIGTERM), but the process was still running "
                         "%lld ms after SIGTERM: a stuck call held the exit past the %d ms grace",
                         (long long)end_ms, (long long)ex.ms, GRACE_MS);
     else if (mistake)
-        rl_grade_result(out, RL_FAIL, "Work was cancelled at the grace, but it %s %lld ms after SIGTERM: %s", ex.how,
+        gr_result(out, GR_FAIL, "Work was cancelled at the grace, but it %s %lld ms after SIGTERM: %s", ex.how,
                         (long long)ex.ms, mistake);
     else
-        rl_grade_result(out, RL_PASS,
+        gr_result(out, GR_PASS,
                         "at the %d ms grace the call still in flight was ended: Work cancelled %lld ms after SIGTERM "
                         "(%u of %d steps), and the process exited 0 after %lld ms",
                         GRACE_MS, (long long)end_ms, w->steps_done, LONG_STEPS, (long long)ex.ms);
 done:
-    return rl_scenario_done(&c, &obs);
+    return gr_scenario_done(&c, &obs);
 }
 
 /* ---- rolling restart ---- */
@@ -342,7 +342,7 @@ done:
 #define AFTER_MS 1000
 
 typedef struct load {
-    rl_grade_ctx *ctx;
+    gr_ctx *ctx;
     grpc_channel *ch;
     rl_probe_call calls[SLOTS];
     bool busy[SLOTS];
@@ -354,12 +354,12 @@ typedef struct load {
 static void load_start(load *l, int i)
 {
     char tag[200];
-    snprintf(tag, sizeof tag, "%s.%d", rl_grade_tag(l->ctx), l->next_tag++);
+    snprintf(tag, sizeof tag, "%s.%d", gr_tag(l->ctx), l->next_tag++);
     Relaylab__ProcessRequest req = RELAYLAB__PROCESS_REQUEST__INIT;
     req.tag = tag;
     req.steps = LOAD_STEPS;
     req.step_ms = LOAD_STEP_MS;
-    rl_grade_note_tag(l->ctx, tag);
+    gr_note_tag(l->ctx, tag);
     l->busy[i] = rl_probe_call_start(&l->calls[i], l->ch, "/relaylab.Relay/Process", &req.base,
                                      rl_now_ns() + NEW_CALL_MS * RL_NS_PER_MS) == RL_OK;
     if (l->busy[i])
@@ -382,7 +382,7 @@ static void load_run(load *l, int64_t until_ns, bool drain)
                     l->ok++;
                 } else {
                     if (!l->failed)
-                        rl_process_status_text(&l->calls[i], l->first_failure, sizeof l->first_failure);
+                        gr_process_status_text(&l->calls[i], l->first_failure, sizeof l->first_failure);
                     l->failed++;
                 }
                 rl_probe_call_fini(&l->calls[i]);
@@ -394,7 +394,7 @@ static void load_run(load *l, int64_t until_ns, bool drain)
         }
         if (rl_now_ns() >= until_ns && (!drain || !busy))
             return;
-        if (rl_grade_interrupted(l->ctx))
+        if (gr_interrupted(l->ctx))
             return;
         rl_sleep_ms(2, NULL);
     }
@@ -403,63 +403,63 @@ static void load_run(load *l, int64_t until_ns, bool drain)
 /* rolling: two instances behind a round_robin channel under steady load;
  * the first gets SIGTERM, exits and is replaced on its port: the client
  * sees no failed call. */
-static int rolling(rl_grade_ctx *ctx, rl_scenario_result *out)
+static int rolling(gr_ctx *ctx, gr_scenario_result *out)
 {
     char target[200], sc[] = "{\"loadBalancingConfig\": [{\"round_robin\": {}}]}";
-    snprintf(target, sizeof target, "ipv4:%s,%s", rl_grade_submission_addr_at(ctx, 0),
-             rl_grade_submission_addr_at(ctx, 1));
+    snprintf(target, sizeof target, "ipv4:%s,%s", gr_submission_addr_at(ctx, 0),
+             gr_submission_addr_at(ctx, 1));
     grpc_arg arg = {.type = GRPC_ARG_STRING, .key = (char *)GRPC_ARG_SERVICE_CONFIG, .value.string = sc};
     grpc_channel_args extra = {.num_args = 1, .args = &arg};
     load l;
     memset(&l, 0, sizeof l);
     l.ctx = ctx;
-    l.ch = rl_grade_channel_create(ctx, target, &extra);
+    l.ch = gr_channel_create(ctx, target, &extra);
     int64_t t0 = rl_now_ns(), s = 0;
     load_run(&l, t0 + BEFORE_MS * RL_NS_PER_MS, false);
     int before = l.ok + l.failed;
     int decided = send_sigterm(ctx, 0, &s, out);
-    rl_grade_exit ex;
+    gr_exit ex;
     memset(&ex, 0, sizeof ex);
     if (!decided) {
         /* The load goes on while it drains; the exit is awaited in slices. */
-        while (rl_grade_submission_alive_at(ctx, 0) && rl_now_ns() < s + (GRACE_MS + EXIT_SLACK_MS) * RL_NS_PER_MS &&
-               !rl_grade_interrupted(ctx))
+        while (gr_submission_alive_at(ctx, 0) && rl_now_ns() < s + (GRACE_MS + EXIT_SLACK_MS) * RL_NS_PER_MS &&
+               !gr_interrupted(ctx))
             load_run(&l, rl_now_ns() + 20 * RL_NS_PER_MS, false);
-        rl_grade_await_submission_exit_at(ctx, 0, GRACE_MS + EXIT_SLACK_MS, true, &ex);
+        gr_await_submission_exit_at(ctx, 0, GRACE_MS + EXIT_SLACK_MS, true, &ex);
         int64_t r0 = rl_now_ns();
-        decided = rl_grade_restart_submission(ctx, 0, out) != RL_OK;
+        decided = gr_restart_submission(ctx, 0, out) != RL_OK;
         int64_t listening = rl_now_ns();
         if (!decided) {
             load_run(&l, listening + AFTER_MS * RL_NS_PER_MS, false);
-            load_run(&l, rl_now_ns() + (NEW_CALL_MS + RL_SCENARIO_GRACE_MS) * RL_NS_PER_MS, true);
+            load_run(&l, rl_now_ns() + (NEW_CALL_MS + GR_SCENARIO_GRACE_MS) * RL_NS_PER_MS, true);
             const char *mistake = exit_mistake(&ex);
             if (l.failed)
-                rl_grade_result(out, RL_FAIL,
+                gr_result(out, GR_FAIL,
                                 "%d of %d calls failed while instance 1 was replaced (the first: %s)%s%s: in-flight "
                                 "calls must finish and new ones go to the live instance",
                                 l.failed, l.ok + l.failed, l.first_failure, mistake ? "; instance 1 " : "",
                                 mistake ? ex.how : "");
             else if (mistake)
-                rl_grade_result(out, RL_FAIL, "no call failed, but instance 1 %s %lld ms after SIGTERM: %s", ex.how,
+                gr_result(out, GR_FAIL, "no call failed, but instance 1 %s %lld ms after SIGTERM: %s", ex.how,
                                 (long long)ex.ms, mistake);
             else
-                rl_grade_result(out, RL_PASS,
+                gr_result(out, GR_PASS,
                                 "%d calls through both instances (%d before SIGTERM), none failed: instance 1 exited 0 "
                                 "%lld ms after SIGTERM and its replacement listened after %lld ms",
-                                l.ok, before, (long long)ex.ms, (long long)rl_ms_between(r0, listening));
+                                l.ok, before, (long long)ex.ms, (long long)gr_ms_between(r0, listening));
         }
     }
     /* Whatever is still running is cancelled: the verdict is written. */
     for (int i = 0; i < SLOTS; i++)
         if (l.busy[i]) {
-            rl_scenario_cancel(&l.calls[i]);
+            gr_scenario_cancel(&l.calls[i]);
             rl_probe_call_fini(&l.calls[i]);
         }
     grpc_channel_destroy(l.ch);
     return 0;
 }
 
-static const rl_scenario scenarios[] = {
+static const gr_scenario scenarios[] = {
     {"in-flight", "a call in flight at SIGTERM completes", in_flight, 0},
     {"refuses-new", "admission closes first: new calls fail fast", refuses_new, 0},
     {"exits", "exits 0 once in-flight work is done", exits, 0},
@@ -467,10 +467,10 @@ static const rl_scenario scenarios[] = {
     {"rolling", "a rolling restart loses no call", rolling, 2},
 };
 
-const rl_exercise rl_ex_shutdown = {
+const gr_exercise gr_ex_shutdown = {
     .name = "shutdown",
     .summary = "SIGTERM: close admission, drain within the grace, exit 0",
-    .kind = RL_SUBMISSION_COMMAND,
+    .kind = GR_SUBMISSION_COMMAND,
     .baselines = 1,
     .env = shutdown_env,
     .scenarios = scenarios,

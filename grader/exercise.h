@@ -6,87 +6,87 @@
  * run function, and then kills every process group whatever happened. A
  * scenario judges only what it measured and reports a verdict with one line
  * of feedback that names the numbers and the likely mistake. Points come from the rubric file, never from code. */
-#ifndef RL_GRADER_EXERCISE_H
-#define RL_GRADER_EXERCISE_H
+#ifndef GR_EXERCISE_H
+#define GR_EXERCISE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* Verdicts, from best to worst. Only PASS scores points. */
-typedef enum rl_verdict {
-    RL_PASS,
-    RL_FAIL,      /* the submission answered, and broke the rule */
-    RL_TIMEOUT,   /* the submission did not answer within the grader's limit */
-    RL_CRASH,     /* the submission process exited or died during the scenario */
-    RL_NOT_READY, /* the submission never started listening */
-    RL_ERROR,     /* the grader itself could not run the scenario */
-} rl_verdict;
+typedef enum gr_verdict {
+    GR_PASS,
+    GR_FAIL,      /* the submission answered, and broke the rule */
+    GR_TIMEOUT,   /* the submission did not answer within the grader's limit */
+    GR_CRASH,     /* the submission process exited or died during the scenario */
+    GR_NOT_READY, /* the submission never started listening */
+    GR_ERROR,     /* the grader itself could not run the scenario */
+} gr_verdict;
 
-const char *rl_verdict_name(rl_verdict v);
+const char *gr_verdict_name(gr_verdict v);
 
-typedef struct rl_grade_ctx rl_grade_ctx; /* opaque; see run.h for accessors */
+typedef struct gr_ctx gr_ctx; /* opaque; see run.h for accessors */
 
 /* Room for one scenario's feedback. A config that breaks many rules lists
  * every one (about 300 bytes each), so this is sized for a dozen or more;
- * rl_grade_result marks text cut at this size instead of losing it silently. */
-#define RL_FEEDBACK_MAX 4096
+ * gr_result marks text cut at this size instead of losing it silently. */
+#define GR_FEEDBACK_MAX 4096
 
-typedef struct rl_scenario_result {
-    rl_verdict verdict;
-    char feedback[RL_FEEDBACK_MAX]; /* one line: measured numbers and the likely mistake */
-} rl_scenario_result;
+typedef struct gr_scenario_result {
+    gr_verdict verdict;
+    char feedback[GR_FEEDBACK_MAX]; /* one line: measured numbers and the likely mistake */
+} gr_scenario_result;
 
 /* The most baselines one scenario run may have. */
-#define RL_MAX_BASELINES 8
+#define GR_MAX_BASELINES 8
 /* The most instances of a command submission one scenario run may have. */
-#define RL_MAX_INSTANCES 4
+#define GR_MAX_INSTANCES 4
 
-typedef struct rl_scenario {
+typedef struct gr_scenario {
     const char *id;    /* rubric key, e.g. "shrinks" */
     const char *title; /* shown in the table */
     /* Runs the scenario against the running submission and baseline.
      * Returns 0 with *out filled, or a negative RL_E* code when the grader
      * itself failed (out->feedback then says why). */
-    int (*run)(rl_grade_ctx *ctx, rl_scenario_result *out);
+    int (*run)(gr_ctx *ctx, gr_scenario_result *out);
     int instances; /* command submissions: instances this scenario needs,
                     * when not the exercise's (0: the exercise's) */
-} rl_scenario;
+} gr_scenario;
 
-typedef enum rl_submission_kind {
-    RL_SUBMISSION_COMMAND, /* a shell command that starts a server */
-    RL_SUBMISSION_CONFIG,  /* a channel config file */
-} rl_submission_kind;
+typedef enum gr_submission_kind {
+    GR_SUBMISSION_COMMAND, /* a shell command that starts a server */
+    GR_SUBMISSION_CONFIG,  /* a channel config file */
+} gr_submission_kind;
 
-typedef struct rl_exercise {
+typedef struct gr_exercise {
     const char *name; /* "deadline", "cancel", "flow", "keepalive", "retry" */
     const char *summary;
-    rl_submission_kind kind;
-    int baselines; /* fresh baselines each scenario run gets, 0..RL_MAX_BASELINES;
+    gr_submission_kind kind;
+    int baselines; /* fresh baselines each scenario run gets, 0..GR_MAX_BASELINES;
                     * the submission is given the first as RELAYLAB_BASELINE
                     * and all of them as RELAYLAB_BASELINES */
     int instances; /* command submissions: instances started for each
-                    * scenario run, each on its own port, 1..RL_MAX_INSTANCES
+                    * scenario run, each on its own port, 1..GR_MAX_INSTANCES
                     * (0 means 1); instance 0 is the one the single-instance
                     * accessors and the measurements (RSS, CPU) see */
     const char *const *env; /* "NAME=value" strings the submission is given
                              * too (NULL-terminated, may be NULL): what the
                              * exercise promises it, e.g. its grace period */
-    const rl_scenario *scenarios;
+    const gr_scenario *scenarios;
     size_t nscenarios;
-} rl_exercise;
+} gr_exercise;
 
 /* The table of every exercise (exercises.c), NULL-terminated. */
-extern const rl_exercise *const rl_exercises[];
+extern const gr_exercise *const gr_exercises[];
 
-/* Test hook: with RL_TEST_EXERCISES_ENV set (non-empty) in the
- * environment, rl_exercise_find also finds the grader's own test exercises
+/* Test hook: with GR_TEST_EXERCISES_ENV set (non-empty) in the
+ * environment, gr_exercise_find also finds the grader's own test exercises
  * (ex_driver_test.c: "driver-test"), which are in no table and no rubric.
  * Never set it for real grading. */
-#define RL_TEST_EXERCISES_ENV "RELAYLAB_GRADER_TEST_EXERCISES"
+#define GR_TEST_EXERCISES_ENV "RELAYLAB_GRADER_TEST_EXERCISES"
 
 /* The exercise called |name| (a test exercise only under the hook), or
  * NULL. */
-const rl_exercise *rl_exercise_find(const char *name);
+const gr_exercise *gr_exercise_find(const char *name);
 
 #endif

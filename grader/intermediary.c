@@ -31,22 +31,22 @@ typedef struct conn {
     bool silent;        /* the mapping is "forgotten": drop everything */
 } conn;
 
-struct rl_intermediary {
+struct gr_intermediary {
     int listen_fd;
     int wake[2];
     int port;
     int64_t idle_ns; /* 0: never drop */
-    const rl_intermediary_policy *policy;
+    const gr_intermediary_policy *policy;
     void *policy_state;
     pthread_t thread;
     pthread_mutex_t mu; /* guards stats, whose upstream counts the thread
                          * updates and the policy reads */
-    rl_intermediary_stats stats;
+    gr_intermediary_stats stats;
     conn conns[MAX_CONNS];
     int nconns;
 };
 
-static void close_conn(rl_intermediary *im, conn *c)
+static void close_conn(gr_intermediary *im, conn *c)
 {
     if (c->fd[0] < 0)
         return;
@@ -79,7 +79,7 @@ static void turn_destroy(void *state)
     free(state);
 }
 
-static int round_robin_pick(void *state, const rl_intermediary_upstream *ups, const bool *tried, size_t n)
+static int round_robin_pick(void *state, const gr_intermediary_upstream *ups, const bool *tried, size_t n)
 {
     (void)ups;
     turn *t = state;
@@ -93,7 +93,7 @@ static int round_robin_pick(void *state, const rl_intermediary_upstream *ups, co
     return -1;
 }
 
-static int least_connections_pick(void *state, const rl_intermediary_upstream *ups, const bool *tried, size_t n)
+static int least_connections_pick(void *state, const gr_intermediary_upstream *ups, const bool *tried, size_t n)
 {
     turn *t = state;
     int best = -1;
@@ -108,14 +108,14 @@ static int least_connections_pick(void *state, const rl_intermediary_upstream *u
     return best;
 }
 
-const rl_intermediary_policy rl_intermediary_round_robin = {
+const gr_intermediary_policy gr_intermediary_round_robin = {
     .name = "round-robin",
     .init = turn_init,
     .pick = round_robin_pick,
     .destroy = turn_destroy,
 };
 
-const rl_intermediary_policy rl_intermediary_least_connections = {
+const gr_intermediary_policy gr_intermediary_least_connections = {
     .name = "least-connections",
     .init = turn_init,
     .pick = least_connections_pick,
@@ -142,12 +142,12 @@ static int connect_upstream(int port)
 
 /* Connects to the upstream the policy picks, skipping those that refuse.
  * Returns the socket with *which set, or -1 when none took it. */
-static int connect_picked(rl_intermediary *im, size_t *which)
+static int connect_picked(gr_intermediary *im, size_t *which)
 {
     size_t n = im->stats.nupstreams;
-    bool tried[RL_INTERMEDIARY_MAX_UPSTREAMS] = {false};
+    bool tried[GR_INTERMEDIARY_MAX_UPSTREAMS] = {false};
     for (size_t attempt = 0; attempt < n; attempt++) {
-        rl_intermediary_upstream ups[RL_INTERMEDIARY_MAX_UPSTREAMS];
+        gr_intermediary_upstream ups[GR_INTERMEDIARY_MAX_UPSTREAMS];
         pthread_mutex_lock(&im->mu);
         memcpy(ups, im->stats.upstreams, n * sizeof *ups);
         pthread_mutex_unlock(&im->mu);
@@ -164,7 +164,7 @@ static int connect_picked(rl_intermediary *im, size_t *which)
     return -1;
 }
 
-static void accept_one(rl_intermediary *im)
+static void accept_one(gr_intermediary *im)
 {
     int fd = accept4(im->listen_fd, NULL, NULL, SOCK_CLOEXEC);
     if (fd < 0)
@@ -196,7 +196,7 @@ static void accept_one(rl_intermediary *im)
 
 /* Moves what |from| has to the other side (or drops it when silent).
  * Returns false when the connection should close. */
-static bool pump(rl_intermediary *im, conn *c, int from)
+static bool pump(gr_intermediary *im, conn *c, int from)
 {
     char buf[65536];
     ssize_t n = read(c->fd[from], buf, sizeof buf);
@@ -225,7 +225,7 @@ static bool pump(rl_intermediary *im, conn *c, int from)
 
 static void *serve(void *arg)
 {
-    rl_intermediary *im = arg;
+    gr_intermediary *im = arg;
     struct pollfd pf[2 + 2 * MAX_CONNS];
     for (;;) {
         int64_t now = rl_now_ns();
@@ -275,16 +275,16 @@ static void *serve(void *arg)
     return NULL;
 }
 
-int rl_intermediary_start(const rl_intermediary_options *opt, rl_intermediary **out, char *err, size_t errlen)
+int gr_intermediary_start(const gr_intermediary_options *opt, gr_intermediary **out, char *err, size_t errlen)
 {
-    if (opt->nupstreams < 1 || opt->nupstreams > RL_INTERMEDIARY_MAX_UPSTREAMS) {
+    if (opt->nupstreams < 1 || opt->nupstreams > GR_INTERMEDIARY_MAX_UPSTREAMS) {
         snprintf(err, errlen, "intermediary: %zu upstreams given, 1 to %d allowed", opt->nupstreams,
-                 RL_INTERMEDIARY_MAX_UPSTREAMS);
+                 GR_INTERMEDIARY_MAX_UPSTREAMS);
         return RL_EINVAL;
     }
-    rl_intermediary *im = rl_xcalloc(1, sizeof *im);
+    gr_intermediary *im = rl_xcalloc(1, sizeof *im);
     im->idle_ns = opt->idle_drop_ms > 0 ? opt->idle_drop_ms * RL_NS_PER_MS : 0;
-    im->policy = opt->policy ? opt->policy : &rl_intermediary_round_robin;
+    im->policy = opt->policy ? opt->policy : &gr_intermediary_round_robin;
     im->stats.nupstreams = opt->nupstreams;
     for (size_t i = 0; i < opt->nupstreams; i++)
         im->stats.upstreams[i].port = opt->upstream_ports[i];
@@ -317,19 +317,19 @@ int rl_intermediary_start(const rl_intermediary_options *opt, rl_intermediary **
     return RL_OK;
 }
 
-int rl_intermediary_port(const rl_intermediary *im)
+int gr_intermediary_port(const gr_intermediary *im)
 {
     return im->port;
 }
 
-void rl_intermediary_stats_get(rl_intermediary *im, rl_intermediary_stats *out)
+void gr_intermediary_stats_get(gr_intermediary *im, gr_intermediary_stats *out)
 {
     pthread_mutex_lock(&im->mu);
     *out = im->stats;
     pthread_mutex_unlock(&im->mu);
 }
 
-void rl_intermediary_stop(rl_intermediary *im)
+void gr_intermediary_stop(gr_intermediary *im)
 {
     if (!im)
         return;

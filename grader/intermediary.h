@@ -8,28 +8,28 @@
  * longer than that it silently stops forwarding it: bytes from either side
  * are read and dropped, nothing is closed or reset, just as when a NAT has
  * forgotten the mapping. One thread serves every connection. */
-#ifndef RL_GRADER_INTERMEDIARY_H
-#define RL_GRADER_INTERMEDIARY_H
+#ifndef GR_INTERMEDIARY_H
+#define GR_INTERMEDIARY_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define RL_INTERMEDIARY_MAX_UPSTREAMS 8
+#define GR_INTERMEDIARY_MAX_UPSTREAMS 8
 
-typedef struct rl_intermediary rl_intermediary;
+typedef struct gr_intermediary gr_intermediary;
 
 /* One upstream as a policy sees it when it picks, and as the stats show it. */
-typedef struct rl_intermediary_upstream {
+typedef struct gr_intermediary_upstream {
     int port;   /* on 127.0.0.1 */
     int active; /* connections to it open now */
     int opened; /* connections to it opened so far */
-} rl_intermediary_upstream;
+} gr_intermediary_upstream;
 
 /* A selection policy: which upstream takes a new connection. Its callbacks
  * run on the intermediary's thread, one at a time, so a policy needs no
  * lock; the intermediary keeps the connection counts itself. */
-typedef struct rl_intermediary_policy {
+typedef struct gr_intermediary_policy {
     const char *name;
     /* Makes the policy's state for |n| upstreams in *state (may leave it
      * NULL). Returns 0 or a negative RL_E* code. NULL: no state. */
@@ -38,51 +38,51 @@ typedef struct rl_intermediary_policy {
      * false, or -1 to refuse the connection. |tried[i]| is true once a
      * connect to upstream i failed for this connection: pick is then
      * called again, so a dead backend is skipped. */
-    int (*pick)(void *state, const rl_intermediary_upstream *ups, const bool *tried, size_t n);
+    int (*pick)(void *state, const gr_intermediary_upstream *ups, const bool *tried, size_t n);
     /* A connection to upstream |i| closed (its count is already down).
      * NULL: nothing to do. */
     void (*on_close)(void *state, size_t i);
     /* Frees the state. NULL: nothing to free. */
     void (*destroy)(void *state);
-} rl_intermediary_policy;
+} gr_intermediary_policy;
 
 /* Each new connection to the next upstream in turn. */
-extern const rl_intermediary_policy rl_intermediary_round_robin;
+extern const gr_intermediary_policy gr_intermediary_round_robin;
 /* Each new connection to the upstream with the fewest open connections;
  * ties go in turn, so equal loads spread as round robin does. */
-extern const rl_intermediary_policy rl_intermediary_least_connections;
+extern const gr_intermediary_policy gr_intermediary_least_connections;
 
-typedef struct rl_intermediary_options {
+typedef struct gr_intermediary_options {
     const int *upstream_ports; /* |nupstreams| ports on 127.0.0.1 */
-    size_t nupstreams;         /* 1..RL_INTERMEDIARY_MAX_UPSTREAMS */
-    const rl_intermediary_policy *policy; /* NULL: round robin */
+    size_t nupstreams;         /* 1..GR_INTERMEDIARY_MAX_UPSTREAMS */
+    const gr_intermediary_policy *policy; /* NULL: round robin */
     int64_t idle_drop_ms;      /* > 0: go silent on a connection idle that
                                 * long (the NAT); 0: never */
-} rl_intermediary_options;
+} gr_intermediary_options;
 
-typedef struct rl_intermediary_stats {
+typedef struct gr_intermediary_stats {
     int connections;         /* accepted so far */
     int dropped;             /* connections it went silent on */
     int refused;             /* accepted and closed at once: no upstream
                               * took them, or too many were open */
     int64_t longest_idle_ms; /* longest idle gap seen on a live connection */
     size_t nupstreams;
-    rl_intermediary_upstream upstreams[RL_INTERMEDIARY_MAX_UPSTREAMS];
-} rl_intermediary_stats;
+    gr_intermediary_upstream upstreams[GR_INTERMEDIARY_MAX_UPSTREAMS];
+} gr_intermediary_stats;
 
 /* Listens on 127.0.0.1:0 and forwards each connection to the upstream
  * |opt->policy| picks. |opt| is copied. Returns 0 and sets *out, or
  * RL_EINVAL (no upstream, too many) / RL_ESYS / the policy's init error,
  * with the reason in |err|. */
-int rl_intermediary_start(const rl_intermediary_options *opt, rl_intermediary **out, char *err, size_t errlen);
+int gr_intermediary_start(const gr_intermediary_options *opt, gr_intermediary **out, char *err, size_t errlen);
 
 /* The port it listens on. */
-int rl_intermediary_port(const rl_intermediary *im);
+int gr_intermediary_port(const gr_intermediary *im);
 
 /* A consistent copy of its counters. */
-void rl_intermediary_stats_get(rl_intermediary *im, rl_intermediary_stats *out);
+void gr_intermediary_stats_get(gr_intermediary *im, gr_intermediary_stats *out);
 
 /* Stops the thread and closes every socket. Accepts NULL. */
-void rl_intermediary_stop(rl_intermediary *im);
+void gr_intermediary_stop(gr_intermediary *im);
 
 #endif

@@ -14,7 +14,7 @@
  *     W - T <= round(budget) + round(T) + R + small,
  * where R is the relay's own time: A(Lookup) - S for Lookup, and that plus
  * A(Work) - end(Lookup) for Work, both measured in the same run. "small" is
- * RL_JUDGE_SCHED_MS: the baseline's floor to whole ms, and C-core's cached
+ * GR_JUDGE_SCHED_MS: the baseline's floor to whole ms, and C-core's cached
  * clock, which can make a sender's "now" a little stale.
  *
  * Measured on the 2-core machine while other builds ran (W - T, ms; "busy"
@@ -50,27 +50,27 @@
  * a "forever" constant (INT32_MAX ms is 24.8 days). */
 #define HUGE_MS INT64_C(86400000)
 
-int64_t rl_judge_deadline_upper(int64_t budget_ms, int64_t true_ms, int64_t relay_ms)
+int64_t gr_judge_deadline_upper(int64_t budget_ms, int64_t true_ms, int64_t relay_ms)
 {
     if (relay_ms < 0)
         relay_ms = 0;
     int64_t round1 = rl_wire_rounding_ms(budget_ms);
     /* The second hop carries about T plus what the first hop added. */
-    int64_t round2 = rl_wire_rounding_ms(true_ms + round1 + relay_ms + RL_JUDGE_SCHED_MS);
-    return true_ms + round1 + round2 + relay_ms + RL_JUDGE_SCHED_MS;
+    int64_t round2 = rl_wire_rounding_ms(true_ms + round1 + relay_ms + GR_JUDGE_SCHED_MS);
+    return true_ms + round1 + round2 + relay_ms + GR_JUDGE_SCHED_MS;
 }
 
-int64_t rl_judge_deadline_lower(int64_t true_ms)
+int64_t gr_judge_deadline_lower(int64_t true_ms)
 {
-    int64_t margin = true_ms * RL_JUDGE_MARGIN_FRAC / 100;
-    if (margin < RL_JUDGE_MARGIN_MIN_MS)
-        margin = RL_JUDGE_MARGIN_MIN_MS;
+    int64_t margin = true_ms * GR_JUDGE_MARGIN_FRAC / 100;
+    if (margin < GR_JUDGE_MARGIN_MIN_MS)
+        margin = GR_JUDGE_MARGIN_MIN_MS;
     int64_t lower = true_ms - margin;
     return lower > 0 ? lower : 0;
 }
 
-void rl_judge_deadline(const char *method, int64_t budget_ms, int64_t true_ms, int64_t relay_ms, bool has_deadline,
-                       int64_t received_ms, rl_dl_check *out)
+void gr_judge_deadline(const char *method, int64_t budget_ms, int64_t true_ms, int64_t relay_ms, bool has_deadline,
+                       int64_t received_ms, gr_dl_check *out)
 {
     out->method = method;
     out->relay_ms = relay_ms;
@@ -81,44 +81,44 @@ void rl_judge_deadline(const char *method, int64_t budget_ms, int64_t true_ms, i
     out->upper_ms = out->lower_ms = 0;
     if (budget_ms < 0) {
         if (!has_deadline)
-            out->cls = RL_DL_OK;
+            out->cls = GR_DL_OK;
         else
-            out->cls = received_ms >= HUGE_MS ? RL_DL_HUGE : RL_DL_INVENTED;
+            out->cls = received_ms >= HUGE_MS ? GR_DL_HUGE : GR_DL_INVENTED;
         return;
     }
-    out->upper_ms = rl_judge_deadline_upper(budget_ms, true_ms, relay_ms);
-    out->lower_ms = rl_judge_deadline_lower(true_ms);
+    out->upper_ms = gr_judge_deadline_upper(budget_ms, true_ms, relay_ms);
+    out->lower_ms = gr_judge_deadline_lower(true_ms);
     if (!has_deadline)
-        out->cls = RL_DL_MISSING;
+        out->cls = GR_DL_MISSING;
     else if (received_ms > out->upper_ms) {
-        int64_t budget_upper = budget_ms + rl_wire_rounding_ms(budget_ms) + out->relay_ms + RL_JUDGE_SCHED_MS;
+        int64_t budget_upper = budget_ms + rl_wire_rounding_ms(budget_ms) + out->relay_ms + GR_JUDGE_SCHED_MS;
         if (received_ms >= HUGE_MS || received_ms > 10 * budget_ms + 1000)
-            out->cls = RL_DL_HUGE;
+            out->cls = GR_DL_HUGE;
         /* Closer to the original budget than to what remained. */
         else if (received_ms <= budget_upper && 2 * received_ms >= budget_ms + true_ms)
-            out->cls = RL_DL_UNCHANGED;
+            out->cls = GR_DL_UNCHANGED;
         else
-            out->cls = RL_DL_GREW;
+            out->cls = GR_DL_GREW;
     } else if (received_ms < out->lower_ms)
-        out->cls = RL_DL_TOO_SHORT;
+        out->cls = GR_DL_TOO_SHORT;
     else
-        out->cls = RL_DL_OK;
+        out->cls = GR_DL_OK;
 }
 
-int rl_judge_deadline_feedback(const rl_dl_check *c, char *buf, size_t len)
+int gr_judge_deadline_feedback(const gr_dl_check *c, char *buf, size_t len)
 {
     const char *m = c->method;
     long long w = (long long)c->received_ms, t = (long long)c->true_ms;
     switch (c->cls) {
-    case RL_DL_OK:
+    case GR_DL_OK:
         if (c->budget_ms < 0)
             return snprintf(buf, len, "%s arrived with no deadline, as the client set none", m);
         return snprintf(buf, len, "%s received %lld ms with %lld ms remaining (accepted %lld..%lld ms)", m, w, t,
                         (long long)c->lower_ms, (long long)c->upper_ms);
-    case RL_DL_MISSING:
+    case GR_DL_MISSING:
         return snprintf(buf, len, "%s received no deadline although %lld ms remained: the deadline was dropped", m,
                         t);
-    case RL_DL_HUGE:
+    case GR_DL_HUGE:
         if (c->budget_ms < 0)
             return snprintf(buf, len,
                             "%s received %lld ms although the client set no deadline: a huge finite timeout was "
@@ -126,22 +126,22 @@ int rl_judge_deadline_feedback(const rl_dl_check *c, char *buf, size_t len)
                             m, w);
         return snprintf(buf, len, "%s received %lld ms but only %lld ms remained: a huge finite timeout was sent", m,
                         w, t);
-    case RL_DL_UNCHANGED:
+    case GR_DL_UNCHANGED:
         return snprintf(buf, len,
                         "%s received %lld ms but only %lld ms remained: the original timeout was forwarded "
                         "unchanged",
                         m, w, t);
-    case RL_DL_GREW:
+    case GR_DL_GREW:
         return snprintf(buf, len,
                         "%s received %lld ms but only %lld ms remained (at most %lld accepted): the deadline grew "
                         "along the chain",
                         m, w, t, (long long)c->upper_ms);
-    case RL_DL_TOO_SHORT:
+    case GR_DL_TOO_SHORT:
         return snprintf(buf, len,
                         "%s received %lld ms but %lld ms remained (at least %lld expected): the relay cut the "
                         "deadline short (an invented timeout or too large a margin)",
                         m, w, t, (long long)c->lower_ms);
-    case RL_DL_INVENTED:
+    case GR_DL_INVENTED:
         return snprintf(buf, len,
                         "%s received %lld ms although the client set no deadline: the relay invented a deadline",
                         m, w);
@@ -149,7 +149,7 @@ int rl_judge_deadline_feedback(const rl_dl_check *c, char *buf, size_t len)
     return snprintf(buf, len, "%s: unknown deadline verdict", m);
 }
 
-int rl_judge_no_deadline_expired_feedback(int64_t after_ms, size_t nlookup, size_t nwork, char *buf, size_t len)
+int gr_judge_no_deadline_expired_feedback(int64_t after_ms, size_t nlookup, size_t nwork, char *buf, size_t len)
 {
     const char *hop = nlookup == 0 ? "Lookup" : "Work";
     return snprintf(buf, len,
@@ -162,9 +162,9 @@ int rl_judge_no_deadline_expired_feedback(int64_t after_ms, size_t nlookup, size
                     (long long)after_ms, hop, nlookup, nwork);
 }
 
-void rl_judge_cancel(const char *method, bool ended, bool cancelled, int64_t end_minus_cancel_ms,
+void gr_judge_cancel(const char *method, bool ended, bool cancelled, int64_t end_minus_cancel_ms,
                      int64_t observed_ms, uint32_t steps_done, uint32_t steps, uint32_t max_steps,
-                     rl_cancel_check *out)
+                     gr_cancel_check *out)
 {
     out->method = method;
     out->ended = ended;
@@ -174,19 +174,19 @@ void rl_judge_cancel(const char *method, bool ended, bool cancelled, int64_t end
     out->steps_done = steps_done;
     out->steps = steps;
     out->max_steps = max_steps;
-    out->pass = ended && cancelled && end_minus_cancel_ms <= RL_JUDGE_CANCEL_MS &&
+    out->pass = ended && cancelled && end_minus_cancel_ms <= GR_JUDGE_CANCEL_MS &&
                 (max_steps == 0 || steps_done <= max_steps);
 }
 
-uint32_t rl_judge_max_steps(int64_t ran_ms, int64_t step_ms, uint32_t steps)
+uint32_t gr_judge_max_steps(int64_t ran_ms, int64_t step_ms, uint32_t steps)
 {
     if (step_ms <= 0)
         return steps;
-    int64_t n = (ran_ms + RL_JUDGE_CANCEL_MS + step_ms - 1) / step_ms + 1;
+    int64_t n = (ran_ms + GR_JUDGE_CANCEL_MS + step_ms - 1) / step_ms + 1;
     return n < (int64_t)steps ? (uint32_t)n : steps;
 }
 
-int rl_judge_cancel_feedback(const rl_cancel_check *c, char *buf, size_t len)
+int gr_judge_cancel_feedback(const gr_cancel_check *c, char *buf, size_t len)
 {
     char steps[48] = "";
     if (c->steps)
@@ -194,7 +194,7 @@ int rl_judge_cancel_feedback(const rl_cancel_check *c, char *buf, size_t len)
     const char *m = c->method;
     if (c->pass)
         return snprintf(buf, len, "%s stopped %lld ms after the cancel%s (bound %d ms)", m,
-                        (long long)c->latency_ms, steps, RL_JUDGE_CANCEL_MS);
+                        (long long)c->latency_ms, steps, GR_JUDGE_CANCEL_MS);
     if (!c->ended)
         return snprintf(buf, len,
                         "%s was still running %lld ms after the cancel%s: cancellation is not propagated", m,
@@ -202,39 +202,39 @@ int rl_judge_cancel_feedback(const rl_cancel_check *c, char *buf, size_t len)
     if (!c->cancelled)
         return snprintf(buf, len, "%s kept running %lld ms after the cancel%s: cancellation is not propagated", m,
                         (long long)c->latency_ms, steps);
-    if (c->latency_ms <= RL_JUDGE_CANCEL_MS)
+    if (c->latency_ms <= GR_JUDGE_CANCEL_MS)
         return snprintf(buf, len, "%s did %u/%u steps, more than the %u that fit until %d ms after the cancel: "
                         "cancellation reaches it too late",
-                        m, c->steps_done, c->steps, c->max_steps, RL_JUDGE_CANCEL_MS);
+                        m, c->steps_done, c->steps, c->max_steps, GR_JUDGE_CANCEL_MS);
     return snprintf(buf, len, "%s stopped only %lld ms after the cancel%s (bound %d ms): cancellation reaches it too "
                     "late",
-                    m, (long long)c->latency_ms, steps, RL_JUDGE_CANCEL_MS);
+                    m, (long long)c->latency_ms, steps, GR_JUDGE_CANCEL_MS);
 }
 
-rl_verdict rl_judge_worse(rl_verdict a, rl_verdict b)
+gr_verdict gr_judge_worse(gr_verdict a, gr_verdict b)
 {
     return a > b ? a : b;
 }
 
-double rl_judge_points(int runs, int passed, double points)
+double gr_judge_points(int runs, int passed, double points)
 {
     return runs > 0 && passed == runs ? points : 0.0;
 }
 
-const char *rl_verdict_name(rl_verdict v)
+const char *gr_verdict_name(gr_verdict v)
 {
     switch (v) {
-    case RL_PASS:
+    case GR_PASS:
         return "PASS";
-    case RL_FAIL:
+    case GR_FAIL:
         return "FAIL";
-    case RL_TIMEOUT:
+    case GR_TIMEOUT:
         return "TIMEOUT";
-    case RL_CRASH:
+    case GR_CRASH:
         return "CRASH";
-    case RL_NOT_READY:
+    case GR_NOT_READY:
         return "NOT-READY";
-    case RL_ERROR:
+    case GR_ERROR:
         return "ERROR";
     }
     return "ERROR";

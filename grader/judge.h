@@ -2,8 +2,8 @@
  * verdict from measured numbers lives here, with its tolerances, so the
  * arithmetic and the feedback wording are unit-tested without any process or
  * network (tests/unit/test_judge.c). Times are milliseconds unless named _ns. */
-#ifndef RL_GRADER_JUDGE_H
-#define RL_GRADER_JUDGE_H
+#ifndef GR_JUDGE_H
+#define GR_JUDGE_H
 
 #include "exercise.h"
 
@@ -12,65 +12,65 @@
 #include <stdint.h>
 
 /* Tolerances; judge.c explains how each was derived from measurements. */
-#define RL_JUDGE_SCHED_MS 25      /* allowance beyond the rounding and the relay's own time */
-#define RL_JUDGE_MARGIN_MIN_MS 100 /* a relay may keep this much back ... */
-#define RL_JUDGE_MARGIN_FRAC 10    /* ... or this percentage of what remained */
-#define RL_JUDGE_CANCEL_MS 150    /* downstream end after the client's cancel */
-#define RL_JUDGE_LATE_CALL_WINDOW_MS 500 /* watch for a call that must not come */
+#define GR_JUDGE_SCHED_MS 25      /* allowance beyond the rounding and the relay's own time */
+#define GR_JUDGE_MARGIN_MIN_MS 100 /* a relay may keep this much back ... */
+#define GR_JUDGE_MARGIN_FRAC 10    /* ... or this percentage of what remained */
+#define GR_JUDGE_CANCEL_MS 150    /* downstream end after the client's cancel */
+#define GR_JUDGE_LATE_CALL_WINDOW_MS 500 /* watch for a call that must not come */
 /* A deadline to the status that reports it, for the integration tests'
  * own bounds (tests/integration/tolerances.py). No judge uses it: a
  * client's deadline ends its call whatever the server does, so how late
  * the status comes measures the grader's scheduling, not the submission. */
-#define RL_JUDGE_EXPIRE_MS 100
+#define GR_JUDGE_EXPIRE_MS 100
 
 /* ---- received deadlines ---- */
 
-typedef enum rl_dl_class {
-    RL_DL_OK,        /* within [lower, upper], or absent when none was set */
-    RL_DL_MISSING,   /* a deadline was set upstream, none arrived */
-    RL_DL_HUGE,      /* a finite deadline far beyond anything the client set */
-    RL_DL_UNCHANGED, /* about the client's original budget: forwarded unchanged */
-    RL_DL_GREW,      /* more than remained, but not the original budget */
-    RL_DL_TOO_SHORT, /* well below what remained: an invented or cut timeout */
-    RL_DL_INVENTED,  /* a finite deadline although the client set none */
-} rl_dl_class;
+typedef enum gr_dl_class {
+    GR_DL_OK,        /* within [lower, upper], or absent when none was set */
+    GR_DL_MISSING,   /* a deadline was set upstream, none arrived */
+    GR_DL_HUGE,      /* a finite deadline far beyond anything the client set */
+    GR_DL_UNCHANGED, /* about the client's original budget: forwarded unchanged */
+    GR_DL_GREW,      /* more than remained, but not the original budget */
+    GR_DL_TOO_SHORT, /* well below what remained: an invented or cut timeout */
+    GR_DL_INVENTED,  /* a finite deadline although the client set none */
+} gr_dl_class;
 
-typedef struct rl_dl_check {
+typedef struct gr_dl_check {
     const char *method;  /* "Lookup" or "Work", for the wording */
     int64_t budget_ms;   /* the client's timeout when it started; <0: none */
     int64_t true_ms;     /* T = D - arrival at the baseline, what truly remained */
     bool has_deadline;   /* the call arrived with a deadline */
     int64_t received_ms; /* W, what the baseline saw remaining at arrival */
     int64_t relay_ms;    /* time the relay spent on its side before this call
-                          * arrived (see rl_judge_deadline_upper) */
+                          * arrived (see gr_judge_deadline_upper) */
     int64_t upper_ms;    /* largest W accepted */
     int64_t lower_ms;    /* smallest W accepted */
-    rl_dl_class cls;
-} rl_dl_check;
+    gr_dl_class cls;
+} gr_dl_check;
 
 /* The largest W accepted for a call with |true_ms| left whose client started
  * with |budget_ms|: T plus the grpc-timeout rounding of both hops plus
- * |relay_ms| plus RL_JUDGE_SCHED_MS. |relay_ms| is the time the relay itself
+ * |relay_ms| plus GR_JUDGE_SCHED_MS. |relay_ms| is the time the relay itself
  * was busy before the call arrived and outside any downstream call: for
  * Lookup, its arrival minus the client's start; for Work, that plus Work's
  * arrival minus Lookup's end. A runtime that re-anchors a deadline late
  * (grpcio, grpc-js under load) cannot gain more than that. */
-int64_t rl_judge_deadline_upper(int64_t budget_ms, int64_t true_ms, int64_t relay_ms);
+int64_t gr_judge_deadline_upper(int64_t budget_ms, int64_t true_ms, int64_t relay_ms);
 
-/* The smallest W accepted: T minus max(RL_JUDGE_MARGIN_MIN_MS,
- * RL_JUDGE_MARGIN_FRAC % of T), never below 0. */
-int64_t rl_judge_deadline_lower(int64_t true_ms);
+/* The smallest W accepted: T minus max(GR_JUDGE_MARGIN_MIN_MS,
+ * GR_JUDGE_MARGIN_FRAC % of T), never below 0. */
+int64_t gr_judge_deadline_lower(int64_t true_ms);
 
 /* Judges one received deadline. |budget_ms| < 0 means the client set none
  * (then |true_ms| and |relay_ms| are ignored and only has_deadline
  * matters). Fills *out. */
-void rl_judge_deadline(const char *method, int64_t budget_ms, int64_t true_ms, int64_t relay_ms, bool has_deadline,
-                       int64_t received_ms, rl_dl_check *out);
+void gr_judge_deadline(const char *method, int64_t budget_ms, int64_t true_ms, int64_t relay_ms, bool has_deadline,
+                       int64_t received_ms, gr_dl_check *out);
 
 /* One line naming the numbers and the likely mistake, e.g. "Work received
  * 1000 ms but only 702 ms remained: the original timeout was forwarded
  * unchanged". Returns the snprintf length. */
-int rl_judge_deadline_feedback(const rl_dl_check *c, char *buf, size_t len);
+int gr_judge_deadline_feedback(const gr_dl_check *c, char *buf, size_t len);
 
 /* Feedback for a Process whose client set NO deadline but that ended with
  * DEADLINE_EXCEEDED after |after_ms|, the baseline having seen |nlookup|
@@ -81,11 +81,11 @@ int rl_judge_deadline_feedback(const rl_dl_check *c, char *buf, size_t len);
  * into an invalid deadline and fails the call at once, before sending it).
  * Names the hop that never arrived and the fix. Returns the snprintf
  * length. */
-int rl_judge_no_deadline_expired_feedback(int64_t after_ms, size_t nlookup, size_t nwork, char *buf, size_t len);
+int gr_judge_no_deadline_expired_feedback(int64_t after_ms, size_t nlookup, size_t nwork, char *buf, size_t len);
 
 /* ---- expiry and cancellation ---- */
 
-typedef struct rl_cancel_check {
+typedef struct gr_cancel_check {
     const char *method;      /* the downstream call that should stop */
     int64_t latency_ms;      /* its end minus the client's cancel instant;
                               * <0 if it had not ended when last observed */
@@ -94,31 +94,31 @@ typedef struct rl_cancel_check {
     uint32_t steps_done, steps; /* Work only; steps 0 for Lookup */
     uint32_t max_steps;      /* most steps possible had it stopped in time; 0: unchecked */
     bool pass;
-} rl_cancel_check;
+} gr_cancel_check;
 
 /* Judges how fast |method| stopped after the cancel: it must have ended with
- * the baseline seeing it cancelled within RL_JUDGE_CANCEL_MS and, for Work,
+ * the baseline seeing it cancelled within GR_JUDGE_CANCEL_MS and, for Work,
  * done no more steps than fit until then. */
-void rl_judge_cancel(const char *method, bool ended, bool cancelled, int64_t end_minus_cancel_ms,
+void gr_judge_cancel(const char *method, bool ended, bool cancelled, int64_t end_minus_cancel_ms,
                      int64_t observed_ms, uint32_t steps_done, uint32_t steps, uint32_t max_steps,
-                     rl_cancel_check *out);
+                     gr_cancel_check *out);
 
 /* The most steps of |step_ms| a Work that arrived |ran_ms| before the cancel
- * can have completed if it stopped within RL_JUDGE_CANCEL_MS (+1 for a step
+ * can have completed if it stopped within GR_JUDGE_CANCEL_MS (+1 for a step
  * finishing as the cancel lands). */
-uint32_t rl_judge_max_steps(int64_t ran_ms, int64_t step_ms, uint32_t steps);
+uint32_t gr_judge_max_steps(int64_t ran_ms, int64_t step_ms, uint32_t steps);
 
 /* "Work kept running 1890 ms after the cancel (200/200 steps): cancellation
  * is not propagated", or the passing numbers. */
-int rl_judge_cancel_feedback(const rl_cancel_check *c, char *buf, size_t len);
+int gr_judge_cancel_feedback(const gr_cancel_check *c, char *buf, size_t len);
 
 /* ---- runs and points ---- */
 
 /* The worse of two verdicts (exercise.h orders them best to worst). */
-rl_verdict rl_judge_worse(rl_verdict a, rl_verdict b);
+gr_verdict gr_judge_worse(gr_verdict a, gr_verdict b);
 
 /* Points a scenario earns: all of |points| when every one of |runs| runs
  * passed (and there was at least one), else 0. */
-double rl_judge_points(int runs, int passed, double points);
+double gr_judge_points(int runs, int passed, double points);
 
 #endif

@@ -13,11 +13,11 @@
 
 static int count_tolerance(int calls)
 {
-    int t = calls / RL_LEAK_COUNT_DIVISOR;
+    int t = calls / GR_LEAK_COUNT_DIVISOR;
     return t > 1 ? t : 1;
 }
 
-void rl_leak_judge(const rl_proc_sample *before, const rl_proc_sample *after, int calls, rl_leak_check *out)
+void gr_leak_judge(const rl_proc_sample *before, const rl_proc_sample *after, int calls, gr_leak_check *out)
 {
     memset(out, 0, sizeof *out);
     out->calls = calls;
@@ -31,7 +31,7 @@ void rl_leak_judge(const rl_proc_sample *before, const rl_proc_sample *after, in
     out->threads_grew = after->nthreads - before->nthreads > tol;
     out->fds_grew = before->nfds >= 0 && after->nfds >= 0 && after->nfds - before->nfds > tol;
     out->rss_grew = after->rss_bytes > before->rss_bytes &&
-                    (double)(after->rss_bytes - before->rss_bytes) / MIB > RL_LEAK_RSS_MIB;
+                    (double)(after->rss_bytes - before->rss_bytes) / MIB > GR_LEAK_RSS_MIB;
     out->pass = !out->threads_grew && !out->fds_grew && !out->rss_grew;
 }
 
@@ -45,7 +45,7 @@ static void append(char *buf, size_t len, size_t *off, bool *first, const char *
     *first = false;
 }
 
-int rl_leak_feedback(const rl_leak_check *c, const char *calls_what, char *buf, size_t len)
+int gr_leak_feedback(const gr_leak_check *c, const char *calls_what, char *buf, size_t len)
 {
     double rss_mib = ((double)c->rss_after - (double)c->rss_before) / MIB;
     double per = c->calls ? 1.0 / c->calls : 0.0;
@@ -90,12 +90,12 @@ static bool settled(const rl_proc_sample *before, const rl_proc_sample *now, int
     return before->nfds < 0 || now->nfds < 0 || now->nfds - before->nfds <= tol;
 }
 
-bool rl_leak_runaway(const rl_proc_sample *start, const rl_proc_sample *now)
+bool gr_leak_runaway(const rl_proc_sample *start, const rl_proc_sample *now)
 {
-    return now->rss_bytes > start->rss_bytes && (double)(now->rss_bytes - start->rss_bytes) / MIB > RL_LEAK_GIVE_UP_MIB;
+    return now->rss_bytes > start->rss_bytes && (double)(now->rss_bytes - start->rss_bytes) / MIB > GR_LEAK_GIVE_UP_MIB;
 }
 
-int rl_leak_runaway_feedback(const rl_proc_sample *start, const rl_proc_sample *now, int calls,
+int gr_leak_runaway_feedback(const rl_proc_sample *start, const rl_proc_sample *now, int calls,
                              const char *calls_what, char *buf, size_t len)
 {
     return snprintf(buf, len,
@@ -105,14 +105,14 @@ int rl_leak_runaway_feedback(const rl_proc_sample *start, const rl_proc_sample *
                     (double)start->rss_bytes / MIB, (double)now->rss_bytes / MIB);
 }
 
-int rl_leak_settle(pid_t pgid, const rl_proc_sample *start, const rl_proc_sample *before, int calls, int64_t until_ns,
+int gr_leak_settle(pid_t pgid, const rl_proc_sample *start, const rl_proc_sample *before, int calls, int64_t until_ns,
                    rl_proc_sample *after)
 {
     for (;;) {
         int rc = rl_proc_group_sample(pgid, after);
         if (rc != RL_OK)
             return rc;
-        if (settled(before, after, calls) || rl_leak_runaway(start, after) || rl_now_ns() >= until_ns)
+        if (settled(before, after, calls) || gr_leak_runaway(start, after) || rl_now_ns() >= until_ns)
             return RL_OK;
         rl_sleep_ms(50, NULL);
     }
@@ -138,64 +138,64 @@ static int steady(pid_t pgid, int64_t until_ns, rl_proc_sample *out)
 
 /* The group could not be sampled: CRASH when the submission died (a group
  * gone from /proc is a sign of death), else ERROR. Returns
- * RL_SCENARIO_DECIDED. */
-static int gone(rl_grade_ctx *ctx, rl_scenario_result *out)
+ * GR_SCENARIO_DECIDED. */
+static int gone(gr_ctx *ctx, gr_scenario_result *out)
 {
-    if (rl_scenario_crash_check(ctx, true, "during the cancelled calls", out))
-        return RL_SCENARIO_DECIDED;
-    return rl_scenario_decide(out, RL_ERROR, "cannot read the submission's processes from /proc");
+    if (gr_scenario_crash_check(ctx, true, "during the cancelled calls", out))
+        return GR_SCENARIO_DECIDED;
+    return gr_scenario_decide(out, GR_ERROR, "cannot read the submission's processes from /proc");
 }
 
 /* Runs calls |from| to |to| (exclusive), checking after each that the group
- * has not run away from |start|. Returns 0, or RL_SCENARIO_DECIDED. */
-static int run_calls(rl_grade_ctx *ctx, rl_leak_call_fn call, int from, int to, const rl_proc_sample *start,
-                     const char *calls_what, rl_scenario_result *out)
+ * has not run away from |start|. Returns 0, or GR_SCENARIO_DECIDED. */
+static int run_calls(gr_ctx *ctx, gr_leak_call_fn call, int from, int to, const rl_proc_sample *start,
+                     const char *calls_what, gr_scenario_result *out)
 {
     for (int i = from; i < to; i++) {
         if (call(ctx, i, start, out))
-            return RL_SCENARIO_DECIDED;
+            return GR_SCENARIO_DECIDED;
         rl_proc_sample now;
-        if (rl_proc_group_sample(rl_grade_submission_pgid(ctx), &now) != RL_OK)
+        if (rl_proc_group_sample(gr_submission_pgid(ctx), &now) != RL_OK)
             return gone(ctx, out);
-        if (rl_leak_runaway(start, &now)) {
+        if (gr_leak_runaway(start, &now)) {
             char fb[400];
-            rl_leak_runaway_feedback(start, &now, i + 1, calls_what, fb, sizeof fb);
-            return rl_scenario_decide(out, RL_FAIL, "%s", fb);
+            gr_leak_runaway_feedback(start, &now, i + 1, calls_what, fb, sizeof fb);
+            return gr_scenario_decide(out, GR_FAIL, "%s", fb);
         }
     }
     return 0;
 }
 
 /* The whole no-leak scenario; always decides, so it returns
- * RL_SCENARIO_DECIDED. */
-static int judge_batch(rl_grade_ctx *ctx, rl_leak_call_fn call, const char *calls_what, rl_scenario_result *out)
+ * GR_SCENARIO_DECIDED. */
+static int judge_batch(gr_ctx *ctx, gr_leak_call_fn call, const char *calls_what, gr_scenario_result *out)
 {
-    pid_t pgid = rl_grade_submission_pgid(ctx);
-    const int total = RL_LEAK_WARMUP_CALLS + RL_LEAK_CALLS;
+    pid_t pgid = gr_submission_pgid(ctx);
+    const int total = GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS;
     rl_proc_sample start, before, after;
     char fb[480];
     if (rl_proc_group_sample(pgid, &start) != RL_OK)
         return gone(ctx, out);
-    if (run_calls(ctx, call, 0, RL_LEAK_WARMUP_CALLS, &start, calls_what, out))
-        return RL_SCENARIO_DECIDED;
-    if (steady(pgid, rl_now_ns() + RL_LEAK_SETTLE_MS * RL_NS_PER_MS, &before) != RL_OK)
+    if (run_calls(ctx, call, 0, GR_LEAK_WARMUP_CALLS, &start, calls_what, out))
+        return GR_SCENARIO_DECIDED;
+    if (steady(pgid, rl_now_ns() + GR_LEAK_SETTLE_MS * RL_NS_PER_MS, &before) != RL_OK)
         return gone(ctx, out);
-    if (run_calls(ctx, call, RL_LEAK_WARMUP_CALLS, total, &start, calls_what, out))
-        return RL_SCENARIO_DECIDED;
-    if (rl_leak_settle(pgid, &start, &before, RL_LEAK_CALLS, rl_now_ns() + RL_LEAK_SETTLE_MS * RL_NS_PER_MS,
+    if (run_calls(ctx, call, GR_LEAK_WARMUP_CALLS, total, &start, calls_what, out))
+        return GR_SCENARIO_DECIDED;
+    if (gr_leak_settle(pgid, &start, &before, GR_LEAK_CALLS, rl_now_ns() + GR_LEAK_SETTLE_MS * RL_NS_PER_MS,
                        &after) != RL_OK)
         return gone(ctx, out);
-    if (rl_leak_runaway(&start, &after)) {
-        rl_leak_runaway_feedback(&start, &after, total, calls_what, fb, sizeof fb);
-        return rl_scenario_decide(out, RL_FAIL, "%s", fb);
+    if (gr_leak_runaway(&start, &after)) {
+        gr_leak_runaway_feedback(&start, &after, total, calls_what, fb, sizeof fb);
+        return gr_scenario_decide(out, GR_FAIL, "%s", fb);
     }
-    rl_leak_check lc;
-    rl_leak_judge(&before, &after, RL_LEAK_CALLS, &lc);
-    rl_leak_feedback(&lc, calls_what, fb, sizeof fb);
-    return rl_scenario_decide(out, lc.pass ? RL_PASS : RL_FAIL, "%s", fb);
+    gr_leak_check lc;
+    gr_leak_judge(&before, &after, GR_LEAK_CALLS, &lc);
+    gr_leak_feedback(&lc, calls_what, fb, sizeof fb);
+    return gr_scenario_decide(out, lc.pass ? GR_PASS : GR_FAIL, "%s", fb);
 }
 
-int rl_leak_scenario(rl_grade_ctx *ctx, rl_leak_call_fn call, const char *calls_what, rl_scenario_result *out)
+int gr_leak_scenario(gr_ctx *ctx, gr_leak_call_fn call, const char *calls_what, gr_scenario_result *out)
 {
     judge_batch(ctx, call, calls_what, out);
     return 0;

@@ -5,8 +5,8 @@
  * submission's process group before and after with these judges, kept
  * apart from the scenarios so tests/unit/test_leak.c checks the arithmetic
  * without processes. */
-#ifndef RL_GRADER_LEAK_H
-#define RL_GRADER_LEAK_H
+#ifndef GR_LEAK_H
+#define GR_LEAK_H
 
 #include "exercise.h"
 #include "rl_proc.h"
@@ -20,75 +20,75 @@
  * of the same calls, so pools a runtime grows lazily (grpcio's executor up
  * to max_workers, Node's libuv pool) are at their working size before the
  * "before" sample. */
-#define RL_LEAK_CALLS 30
-#define RL_LEAK_WARMUP_CALLS 6
+#define GR_LEAK_CALLS 30
+#define GR_LEAK_WARMUP_CALLS 6
 /* A count (threads, descriptors) may grow by a third of the calls: a pool
  * that was still growing, or a connection a runtime opens lazily, adds a
  * few; a leak of one per call adds all 30. Three times apart. */
-#define RL_LEAK_COUNT_DIVISOR 3
+#define GR_LEAK_COUNT_DIVISOR 3
 /* RSS over the batch. Allocators and garbage collectors keep freed memory
  * (a correct grpc-js producer holds 22 MiB of V8 garbage under a slow
  * reader, bench/results/streamer.md), so memory alone only catches a leak
  * of more than ~2 MiB per call; threads and descriptors catch the rest. */
-#define RL_LEAK_RSS_MIB 64
+#define GR_LEAK_RSS_MIB 64
 /* A producer whose cancelled calls go on making chunks grows without bound
  * and would die of the grader's data limit (1 GiB) at a moment that
  * depends on the machine's speed; past this growth the scenario stops and
  * judges, so such a producer fails the same way everywhere. */
-#define RL_LEAK_GIVE_UP_MIB 512
+#define GR_LEAK_GIVE_UP_MIB 512
 /* How long a server may take to release what its cancelled calls held
  * (grpcio frees a handler's thread a few ms after the cancel; a relay that
  * ignores the cancel holds it until its downstream call ends). */
-#define RL_LEAK_SETTLE_MS 3000
+#define GR_LEAK_SETTLE_MS 3000
 
-typedef struct rl_leak_check {
+typedef struct gr_leak_check {
     int calls;                   /* cancelled calls between the samples */
     int threads_before, threads_after;
     int fds_before, fds_after;   /* -1: could not be read (not judged) */
     uint64_t rss_before, rss_after;
     bool threads_grew, fds_grew, rss_grew;
     bool pass;
-} rl_leak_check;
+} gr_leak_check;
 
 /* Judges |after| against |before| over |calls| cancelled calls. */
-void rl_leak_judge(const rl_proc_sample *before, const rl_proc_sample *after, int calls, rl_leak_check *out);
+void gr_leak_judge(const rl_proc_sample *before, const rl_proc_sample *after, int calls, gr_leak_check *out);
 
 /* One line naming what grew and by how much per call, or the figures that
  * came back. |calls_what| is e.g. "cancelled Produce calls". Returns the
  * snprintf length. */
-int rl_leak_feedback(const rl_leak_check *c, const char *calls_what, char *buf, size_t len);
+int gr_leak_feedback(const gr_leak_check *c, const char *calls_what, char *buf, size_t len);
 
-/* True when |now| is more than RL_LEAK_GIVE_UP_MIB over |start|. */
-bool rl_leak_runaway(const rl_proc_sample *start, const rl_proc_sample *now);
+/* True when |now| is more than GR_LEAK_GIVE_UP_MIB over |start|. */
+bool gr_leak_runaway(const rl_proc_sample *start, const rl_proc_sample *now);
 
 /* "while N cancelled calls ran, RSS grew ..." for a runaway group. */
-int rl_leak_runaway_feedback(const rl_proc_sample *start, const rl_proc_sample *now, int calls,
+int gr_leak_runaway_feedback(const rl_proc_sample *start, const rl_proc_sample *now, int calls,
                              const char *calls_what, char *buf, size_t len);
 
 /* Samples group |pgid| every 50 ms until the threads and descriptors are
  * back within the tolerance of |before| for |calls| calls, or |until_ns|,
- * or the group ran away from |start| (rl_leak_runaway); the last sample is
+ * or the group ran away from |start| (gr_leak_runaway); the last sample is
  * in |after|. A server frees what a cancelled call held a moment after the
  * client saw its status, so the judge waits for that condition instead of
  * sampling once. Returns 0 or RL_ENOTFOUND (the group is gone). */
-int rl_leak_settle(pid_t pgid, const rl_proc_sample *start, const rl_proc_sample *before, int calls, int64_t until_ns,
+int gr_leak_settle(pid_t pgid, const rl_proc_sample *start, const rl_proc_sample *before, int calls, int64_t until_ns,
                    rl_proc_sample *after);
 
 /* Makes call number |i| (0-based over warm-up and batch) and ends it by a
  * cancel, waiting for its status. |start| is the group before the first
- * call: a call that waits on the submission checks rl_leak_runaway
+ * call: a call that waits on the submission checks gr_leak_runaway
  * against it meanwhile, so a producer that makes a whole response before
  * sending any of it fails at the same point on any machine instead of
  * dying of the data limit at a moment that depends on its speed. Returns
- * 0, or RL_SCENARIO_DECIDED with the verdict in |out| (the call could not
+ * 0, or GR_SCENARIO_DECIDED with the verdict in |out| (the call could not
  * be made, or the group ran away: FAIL, TIMEOUT, CRASH, ERROR). */
-typedef int (*rl_leak_call_fn)(rl_grade_ctx *ctx, int i, const rl_proc_sample *start, rl_scenario_result *out);
+typedef int (*gr_leak_call_fn)(gr_ctx *ctx, int i, const rl_proc_sample *start, gr_scenario_result *out);
 
-/* The no-leak scenario both exercises run: RL_LEAK_WARMUP_CALLS calls,
- * a sample once the group is steady, RL_LEAK_CALLS more, then the judge
- * after rl_leak_settle. A group that runs away (rl_leak_runaway) fails at
+/* The no-leak scenario both exercises run: GR_LEAK_WARMUP_CALLS calls,
+ * a sample once the group is steady, GR_LEAK_CALLS more, then the judge
+ * after gr_leak_settle. A group that runs away (gr_leak_runaway) fails at
  * once. |calls_what| names the calls in the feedback ("cancelled Produce
  * calls"). Returns 0 with |out| filled. */
-int rl_leak_scenario(rl_grade_ctx *ctx, rl_leak_call_fn call, const char *calls_what, rl_scenario_result *out);
+int gr_leak_scenario(gr_ctx *ctx, gr_leak_call_fn call, const char *calls_what, gr_scenario_result *out);
 
 #endif

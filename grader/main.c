@@ -69,17 +69,17 @@ static void usage(FILE *f)
             "\n"
             "Exit status: 0 all passed, 1 some failed, 2 usage or grader error.\n"
             "Exercises: ");
-    for (size_t i = 0; rl_exercises[i]; i++)
-        fprintf(f, "%s%s", i ? ", " : "", rl_exercises[i]->name);
+    for (size_t i = 0; gr_exercises[i]; i++)
+        fprintf(f, "%s%s", i ? ", " : "", gr_exercises[i]->name);
     fprintf(f, " (see `grader list`).\n");
 }
 
 static void list_exercises(void)
 {
-    for (size_t i = 0; rl_exercises[i]; i++) {
-        const rl_exercise *ex = rl_exercises[i];
+    for (size_t i = 0; gr_exercises[i]; i++) {
+        const gr_exercise *ex = gr_exercises[i];
         printf("%s: %s (%s)\n", ex->name, ex->summary,
-               ex->kind == RL_SUBMISSION_CONFIG ? "--submission FILE" : "--submission 'COMMAND'");
+               ex->kind == GR_SUBMISSION_CONFIG ? "--submission FILE" : "--submission 'COMMAND'");
         for (size_t j = 0; j < ex->nscenarios; j++)
             printf("  %-20s %s\n", ex->scenarios[j].id, ex->scenarios[j].title);
     }
@@ -123,7 +123,7 @@ static int usage_error(int argc, char **argv, const char *fmt, ...)
     /* The file first: a closed stderr must not cost the results. */
     const char *json = scan_json_path(argc, argv);
     char err[512] = "";
-    if (json && rl_report_json_error(json, msg, true, err, sizeof err) != RL_OK)
+    if (json && gr_report_json_error(json, msg, true, err, sizeof err) != RL_OK)
         fprintf(stderr, "grader: %s\n", err);
     fprintf(stderr, "grader: %s\n\n", msg);
     usage(stderr);
@@ -142,7 +142,7 @@ static int parse_positive(const char *s, long max, long *out)
 
 /* Builds the submission's view (its folder: |dir|, else the command's) and
  * enters the sandbox. Returns 0, or an error with the reason in |err|. */
-static int sandbox_up(rl_sandbox_view *view, const char *dir, const char *rubric_path, const rl_grade_options *opt,
+static int sandbox_up(gr_sandbox_view *view, const char *dir, const char *rubric_path, const gr_options *opt,
                       char *err, size_t errlen)
 {
     char sub_dir[PATH_MAX];
@@ -150,11 +150,11 @@ static int sandbox_up(rl_sandbox_view *view, const char *dir, const char *rubric
     if (dir)
         snprintf(sub_dir, sizeof sub_dir, "%s", dir);
     else
-        have_dir = rl_sandbox_submission_dir(opt->submission, sub_dir, sizeof sub_dir) == RL_OK;
+        have_dir = gr_sandbox_submission_dir(opt->submission, sub_dir, sizeof sub_dir) == RL_OK;
     const char *private_files[] = {rubric_path, NULL};
-    if (rl_sandbox_view_init(view, opt->bin_dir, have_dir ? sub_dir : NULL, private_files, err, errlen) != RL_OK)
+    if (gr_sandbox_view_init(view, opt->bin_dir, have_dir ? sub_dir : NULL, private_files, err, errlen) != RL_OK)
         return RL_EINVAL;
-    return rl_sandbox_enter(view, err, errlen);
+    return gr_sandbox_enter(view, err, errlen);
 }
 
 int main(int argc, char **argv)
@@ -180,7 +180,7 @@ int main(int argc, char **argv)
         {"variant", required_argument, NULL, OPT_VARIANT},
         {NULL, 0, NULL, 0},
     };
-    rl_grade_options opt = {.runs = 1, .ready_timeout_ms = 15000, .data_limit_mb = 1024};
+    gr_options opt = {.runs = 1, .ready_timeout_ms = 15000, .data_limit_mb = 1024};
     const char *json_path = NULL, *rubric_path = NULL, *dir = NULL;
     bool quiet = false, verbose = false, no_sandbox = false, unsafe = false;
     int c;
@@ -259,27 +259,27 @@ int main(int argc, char **argv)
         list_exercises();
         return 0;
     }
-    const rl_exercise *ex = rl_exercise_find(name);
+    const gr_exercise *ex = gr_exercise_find(name);
     if (!ex)
         return usage_error(argc, argv, "no exercise '%s'", name);
     if (optind < argc)
         return usage_error(argc, argv, "unexpected argument '%s'", argv[optind]);
-    if ((opt.world || opt.variant) && ex->kind != RL_SUBMISSION_CONFIG)
+    if ((opt.world || opt.variant) && ex->kind != GR_SUBMISSION_CONFIG)
         return usage_error(argc, argv, "--world and --variant are for the config exercises, not %s", name);
     if (!opt.submission || !*opt.submission)
         return usage_error(argc, argv, "%s needs --submission %s", name,
-                           ex->kind == RL_SUBMISSION_CONFIG ? "FILE" : "'COMMAND'");
+                           ex->kind == GR_SUBMISSION_CONFIG ? "FILE" : "'COMMAND'");
     struct stat dir_st;
     if (dir && (stat(dir, &dir_st) != 0 || !S_ISDIR(dir_st.st_mode)))
         return usage_error(argc, argv, "--dir %s is not a folder", dir);
     char only_err[256];
-    if (rl_grade_check_only(ex, opt.only, only_err, sizeof only_err) != RL_OK)
+    if (gr_check_only(ex, opt.only, only_err, sizeof only_err) != RL_OK)
         return usage_error(argc, argv, "%s", only_err);
     /* Before any grading: a results file that cannot be written would lose
      * the whole run, and nothing else can be written in its place. */
     if (json_path) {
         char jerr[512];
-        if (rl_report_json_writable(json_path, jerr, sizeof jerr) != RL_OK) {
+        if (gr_report_json_writable(json_path, jerr, sizeof jerr) != RL_OK) {
             fprintf(stderr, "grader: %s\n", jerr);
             return 2;
         }
@@ -288,10 +288,10 @@ int main(int argc, char **argv)
     int64_t t0 = rl_now_ns();
     char bin[PATH_MAX], rubric_buf[PATH_MAX + 64], err[512] = "", note_buf[1024];
     const char *note = NULL;
-    rl_sandbox_view view = {0};
-    rl_grade_outcome *outcomes = calloc(ex->nscenarios ? ex->nscenarios : 1, sizeof *outcomes);
+    gr_sandbox_view view = {0};
+    gr_outcome *outcomes = calloc(ex->nscenarios ? ex->nscenarios : 1, sizeof *outcomes);
     size_t n = 0;
-    rl_rubric *rubric = NULL;
+    gr_rubric *rubric = NULL;
     int status = 2;
     const char *error = NULL;
     bool bad_submission = false; /* |error| is the submission's, not the setup's */
@@ -309,44 +309,44 @@ int main(int argc, char **argv)
             snprintf(rubric_buf, sizeof rubric_buf, "%s/../grader/rubric.json", bin);
         rubric_path = rubric_buf;
     }
-    if (rl_rubric_load(rubric_path, &rubric, err, sizeof err) != RL_OK ||
-        rl_rubric_check(rubric, ex, err, sizeof err) != RL_OK) {
-        rl_rubric_free(rubric);
+    if (gr_rubric_load(rubric_path, &rubric, err, sizeof err) != RL_OK ||
+        gr_rubric_check(rubric, ex, err, sizeof err) != RL_OK) {
+        gr_rubric_free(rubric);
         rubric = NULL;
         error = err;
         goto report;
     }
-    if (ex->kind == RL_SUBMISSION_CONFIG && access(opt.submission, R_OK) != 0) {
+    if (ex->kind == GR_SUBMISSION_CONFIG && access(opt.submission, R_OK) != 0) {
         /* Still a report (and results.json): the student sees why it scored 0. */
         snprintf(err, sizeof err, "cannot read the submission file %s: %s", opt.submission, strerror(errno));
         error = err;
         bad_submission = true;
         goto report;
     }
-    if (ex->kind == RL_SUBMISSION_CONFIG) {
+    if (ex->kind == GR_SUBMISSION_CONFIG) {
         /* A world the grader cannot use is the instructor's error: say so once. */
         rl_chancfg_world w;
-        if (rl_config_world(ex->name, opt.world, opt.variant, &w, err, sizeof err) != RL_OK) {
+        if (gr_config_world(ex->name, opt.world, opt.variant, &w, err, sizeof err) != RL_OK) {
             error = err;
             goto report;
         }
         rl_chancfg_world_fini(&w);
     }
-    if (rl_grade_install_guards() != RL_OK) {
+    if (gr_install_guards() != RL_OK) {
         snprintf(err, sizeof err, "cannot install signal handlers or become a subreaper");
         error = err;
         goto report;
     }
     opt.progress = verbose || (!quiet && isatty(STDERR_FILENO));
     int src;
-    if (ex->kind == RL_SUBMISSION_COMMAND) {
+    if (ex->kind == GR_SUBMISSION_COMMAND) {
         if (no_sandbox) {
             note = "graded without the sandbox (--no-sandbox, for debugging): the submission could have reached "
                    "the grader's instruments";
         } else if ((src = sandbox_up(&view, dir, rubric_path, &opt, err, sizeof err)) == RL_OK) {
             opt.sandbox = &view;
-            note = rl_sandbox_mode_note();
-        } else if (rl_grade_was_interrupted()) {
+            note = gr_sandbox_mode_note();
+        } else if (gr_was_interrupted()) {
             error = "interrupted: the grader was asked to stop before it finished";
             goto report;
         } else if (src == RL_EINVAL) {
@@ -369,20 +369,20 @@ int main(int argc, char **argv)
     }
 
     grpc_init();
-    int rc = rl_grade_run_exercise(ex, &opt, outcomes, &n, err, sizeof err);
+    int rc = gr_run_exercise(ex, &opt, outcomes, &n, err, sizeof err);
     grpc_shutdown();
     if (rc == RL_EINVAL) {
-        rl_rubric_free(rubric);
+        gr_rubric_free(rubric);
         free(outcomes);
         return usage_error(argc, argv, "%s", err);
     }
     if (rc != RL_OK)
         error = err;
-    else if (rl_grade_was_interrupted())
+    else if (gr_was_interrupted())
         error = "interrupted: the grader was asked to stop before it finished";
 
 report:;
-    rl_report rep = {
+    gr_report rep = {
         .ex = ex,
         .submission = opt.submission,
         .outcomes = outcomes,
@@ -397,14 +397,14 @@ report:;
     if (json_path) {
         char jerr[512];
         /* Nothing graded (rubric or setup error): say so, not "0 of 0". */
-        int jrc = n == 0 && error ? rl_report_json_error(json_path, error, !bad_submission, jerr, sizeof jerr)
-                                  : rl_report_json(json_path, &rep, jerr, sizeof jerr);
+        int jrc = n == 0 && error ? gr_report_json_error(json_path, error, !bad_submission, jerr, sizeof jerr)
+                                  : gr_report_json(json_path, &rep, jerr, sizeof jerr);
         if (jrc != RL_OK) {
             fprintf(stderr, "grader: %s\n", jerr);
             error = error ? error : "cannot write the JSON results";
         }
     }
-    rl_report_table(stdout, &rep);
+    gr_report_table(stdout, &rep);
     fflush(stdout);
     if (error) {
         fprintf(stderr, "grader: %s\n", error);
@@ -416,11 +416,11 @@ report:;
                 status = 1;
         /* A scenario the grader could not judge is not the student's fail. */
         for (size_t i = 0; i < n; i++)
-            if (outcomes[i].verdict == RL_ERROR)
+            if (outcomes[i].verdict == GR_ERROR)
                 status = 2;
     }
-    rl_rubric_free(rubric);
-    rl_sandbox_view_fini(&view);
+    gr_rubric_free(rubric);
+    gr_sandbox_view_fini(&view);
     free(outcomes);
     return status;
 }

@@ -45,9 +45,9 @@ static bool bindable(int port)
     return ok;
 }
 
-int rl_ports_pick(bool first, int *port)
+int gr_ports_pick(bool first, int *port)
 {
-    const char *hook = getenv(RL_PORTS_TEST_CLASH_ENV);
+    const char *hook = getenv(GR_PORTS_TEST_CLASH_ENV);
     if (first && hook && *hook) {
         int p = atoi(hook);
         if (p > 0 && p < 65536) {
@@ -83,7 +83,7 @@ int rl_ports_pick(bool first, int *port)
     return RL_ESYS;
 }
 
-int rl_ports_parse_line(const char *line, int *port, int *state, uint64_t *inode)
+int gr_ports_parse_line(const char *line, int *port, int *state, uint64_t *inode)
 {
     /* "sl: LOCALADDR:PORT REMADDR:PORT ST TXQ:RXQ TR:WHEN RETR UID TIMEOUT INODE" */
     char local[64];
@@ -204,7 +204,7 @@ static void mark_fds(pid_t pid, const uint64_t *inodes, size_t ninodes, bool *fo
     closedir(d);
 }
 
-int rl_ports_holders(int port, bool listeners_only, pid_t pgid, const pid_t *except, size_t nexcept, int *ours,
+int gr_ports_holders(int port, bool listeners_only, pid_t pgid, const pid_t *except, size_t nexcept, int *ours,
                      int *foreign)
 {
     *ours = *foreign = 0;
@@ -221,9 +221,9 @@ int rl_ports_holders(int port, bool listeners_only, pid_t pgid, const pid_t *exc
         while (fgets(line, sizeof line, f)) {
             int lport, st;
             uint64_t ino;
-            if (rl_ports_parse_line(line, &lport, &st, &ino) != RL_OK || lport != port)
+            if (gr_ports_parse_line(line, &lport, &st, &ino) != RL_OK || lport != port)
                 continue;
-            if ((listeners_only && st != RL_PORTS_LISTEN) || ino == 0)
+            if ((listeners_only && st != GR_PORTS_LISTEN) || ino == 0)
                 continue;
             if (n == cap)
                 inodes = rl_xrealloc(inodes, (cap *= 2) * sizeof *inodes);

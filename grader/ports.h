@@ -7,19 +7,19 @@
  * ports the kernel hands out by itself, and the driver asks, before judging
  * a submission NOT-READY or talking to what listens there, whether a socket
  * on that port belongs to someone else: that is a clash, not a verdict. */
-#ifndef RL_GRADER_PORTS_H
-#define RL_GRADER_PORTS_H
+#ifndef GR_PORTS_H
+#define GR_PORTS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
-/* Test hook: when the environment has RL_PORTS_TEST_CLASH_ENV=PORT, the
- * first rl_ports_pick of each submission start returns PORT unchecked, so an
+/* Test hook: when the environment has GR_PORTS_TEST_CLASH_ENV=PORT, the
+ * first gr_ports_pick of each submission start returns PORT unchecked, so an
  * integration test can hold that port and watch the grader recover. Never
  * set it for real grading. */
-#define RL_PORTS_TEST_CLASH_ENV "RELAYLAB_GRADER_TEST_PORT_CLASH"
+#define GR_PORTS_TEST_CLASH_ENV "RELAYLAB_GRADER_TEST_PORT_CLASH"
 
 /* A port on 127.0.0.1 that was free a moment ago, chosen at random below
  * the kernel's ephemeral range (ip_local_port_range), where only an
@@ -27,14 +27,14 @@
  * room below. |first| says this is a start's first pick (the test hook
  * applies). Returns 0 with *port set, or RL_ESYS when no free port was
  * found in many tries (errno from the last bind). */
-int rl_ports_pick(bool first, int *port);
+int gr_ports_pick(bool first, int *port);
 
 /* One line of /proc/net/tcp or tcp6: local port, state (0x0A is LISTEN)
  * and socket inode (0 for TIME_WAIT and other ownerless sockets). Returns
  * 0, or RL_EPARSE for the header or a malformed line. */
-int rl_ports_parse_line(const char *line, int *port, int *state, uint64_t *inode);
+int gr_ports_parse_line(const char *line, int *port, int *state, uint64_t *inode);
 
-#define RL_PORTS_LISTEN 0x0A
+#define GR_PORTS_LISTEN 0x0A
 
 /* Whose sockets use |port| as their local port, on any address.
  * |listeners_only| looks at LISTEN sockets only. "Ours" are the sockets
@@ -46,7 +46,7 @@ int rl_ports_parse_line(const char *line, int *port, int *state, uint64_t *inode
  * their process and still closing) are not counted: they are what is left
  * of connections already gone, including the grader's own probes of the
  * submission. Returns 0 or RL_ESYS when /proc/net/tcp cannot be read. */
-int rl_ports_holders(int port, bool listeners_only, pid_t pgid, const pid_t *except, size_t nexcept, int *ours,
+int gr_ports_holders(int port, bool listeners_only, pid_t pgid, const pid_t *except, size_t nexcept, int *ours,
                      int *foreign);
 
 #endif

@@ -8,28 +8,28 @@
 #include <stdio.h>
 #include <string.h>
 
-int rl_process_start(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_delay_ms, uint32_t steps,
-                     uint32_t step_ms, int64_t deadline_ns, rl_scenario_result *res)
+int gr_process_start(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_delay_ms, uint32_t steps,
+                     uint32_t step_ms, int64_t deadline_ns, gr_scenario_result *res)
 {
     Relaylab__ProcessRequest req = RELAYLAB__PROCESS_REQUEST__INIT;
     req.tag = (char *)tag;
     req.lookup_delay_ms = lookup_delay_ms;
     req.steps = steps;
     req.step_ms = step_ms;
-    rl_grade_note_tag(ctx, tag);
-    if (rl_probe_call_start(c, rl_grade_submission_channel(ctx), "/relaylab.Relay/Process", &req.base,
+    gr_note_tag(ctx, tag);
+    if (rl_probe_call_start(c, gr_submission_channel(ctx), "/relaylab.Relay/Process", &req.base,
                             deadline_ns) != RL_OK)
-        return rl_scenario_decide(res, RL_ERROR, "cannot start the Process call");
+        return gr_scenario_decide(res, GR_ERROR, "cannot start the Process call");
     return 0;
 }
 
 /* Drops from |r| the records that belong to another call of the grader's. */
-static void keep_records_of(rl_grade_ctx *ctx, const char *tag, Relaylab__ObserveReply *r)
+static void keep_records_of(gr_ctx *ctx, const char *tag, Relaylab__ObserveReply *r)
 {
     size_t n = 0;
     for (size_t i = 0; i < r->n_calls; i++) {
         Relaylab__CallRecord *rec = r->calls[i];
-        if (strcmp(rec->tag, tag) == 0 || !rl_grade_tag_sent(ctx, rec->tag))
+        if (strcmp(rec->tag, tag) == 0 || !gr_tag_sent(ctx, rec->tag))
             r->calls[n++] = rec;
         else
             relaylab__call_record__free_unpacked(rec, NULL);
@@ -38,7 +38,7 @@ static void keep_records_of(rl_grade_ctx *ctx, const char *tag, Relaylab__Observ
 }
 
 typedef struct filtered_pred {
-    rl_grade_ctx *ctx;
+    gr_ctx *ctx;
     const char *tag;
     rl_observe_pred pred;
     void *user;
@@ -53,22 +53,22 @@ static bool filtered(const Relaylab__ObserveReply *r, void *user)
     return f->pred(r, f->user);
 }
 
-int rl_process_observe_until(rl_grade_ctx *ctx, const char *tag, rl_observe_pred pred, void *user, int64_t until_ns,
+int gr_process_observe_until(gr_ctx *ctx, const char *tag, rl_observe_pred pred, void *user, int64_t until_ns,
                              int64_t poll_ms, Relaylab__ObserveReply **out)
 {
     filtered_pred f = {ctx, tag, pred, user};
-    return rl_observe_until(rl_grade_baseline_channel(ctx, 0), "", filtered, &f, until_ns, poll_ms, out);
+    return rl_observe_until(gr_baseline_channel(ctx, 0), "", filtered, &f, until_ns, poll_ms, out);
 }
 
-int rl_process_observe(rl_grade_ctx *ctx, const char *tag, Relaylab__ObserveReply **out, rl_scenario_result *res)
+int gr_process_observe(gr_ctx *ctx, const char *tag, Relaylab__ObserveReply **out, gr_scenario_result *res)
 {
-    if (rl_scenario_observe(ctx, "", out, res))
-        return RL_SCENARIO_DECIDED;
+    if (gr_scenario_observe(ctx, "", out, res))
+        return GR_SCENARIO_DECIDED;
     keep_records_of(ctx, tag, *out);
     return 0;
 }
 
-void rl_process_status_text(const rl_probe_call *c, char *buf, size_t len)
+void gr_process_status_text(const rl_probe_call *c, char *buf, size_t len)
 {
     char details[160];
     rl_probe_call_details(c, details, sizeof details);
@@ -78,11 +78,11 @@ void rl_process_status_text(const rl_probe_call *c, char *buf, size_t len)
         snprintf(buf, len, "%s", rl_status_name(c->status));
 }
 
-bool rl_process_reply_ok(const rl_probe_call *c, const char *tag, char *why, size_t len)
+bool gr_process_reply_ok(const rl_probe_call *c, const char *tag, char *why, size_t len)
 {
     if (c->status != GRPC_STATUS_OK) {
         char st[200];
-        rl_process_status_text(c, st, sizeof st);
+        gr_process_status_text(c, st, sizeof st);
         snprintf(why, len, "Process failed with %s", st);
         return false;
     }
@@ -121,49 +121,49 @@ static bool is_running(const Relaylab__ObserveReply *r, void *user)
 
 /* Judges a Process call that ended, or a relay that never reached |method|
  * within |reach_ms|, from |nl| Lookup and |nw| Work records. Returns
- * RL_SCENARIO_DECIDED. */
-static int not_reached(rl_grade_ctx *ctx, const rl_probe_call *c, const char *method, int64_t reach_ms, size_t nl,
-                       size_t nw, rl_scenario_result *out)
+ * GR_SCENARIO_DECIDED. */
+static int not_reached(gr_ctx *ctx, const rl_probe_call *c, const char *method, int64_t reach_ms, size_t nl,
+                       size_t nw, gr_scenario_result *out)
 {
     char what[96];
     snprintf(what, sizeof what, "before %s started", method);
     /* A call that ended before the relay got there is a sign of death. */
-    if (rl_scenario_crash_check(ctx, c->done, what, out))
-        return RL_SCENARIO_DECIDED;
+    if (gr_scenario_crash_check(ctx, c->done, what, out))
+        return GR_SCENARIO_DECIDED;
     if (c->done && c->status == GRPC_STATUS_DEADLINE_EXCEEDED) {
         /* Every call start_and_reach makes has no deadline: this status is
          * the relay's own doing (judge.h). */
-        char fb[RL_FEEDBACK_MAX];
-        rl_judge_no_deadline_expired_feedback(rl_ms_between(c->start_ns, c->end_ns), nl, nw, fb, sizeof fb);
-        return rl_scenario_decide(out, RL_FAIL, "%s", fb);
+        char fb[GR_FEEDBACK_MAX];
+        gr_judge_no_deadline_expired_feedback(gr_ms_between(c->start_ns, c->end_ns), nl, nw, fb, sizeof fb);
+        return gr_scenario_decide(out, GR_FAIL, "%s", fb);
     }
     if (c->done) {
         char st[200];
-        rl_process_status_text(c, st, sizeof st);
-        return rl_scenario_decide(out, RL_FAIL,
+        gr_process_status_text(c, st, sizeof st);
+        return gr_scenario_decide(out, GR_FAIL,
                                   "Process returned %s before %s ran (the baseline saw %zu Lookup and %zu Work calls)",
                                   st, method, nl, nw);
     }
-    return rl_scenario_decide(out, RL_TIMEOUT,
+    return gr_scenario_decide(out, GR_TIMEOUT,
                               "%s never started within %lld ms of the Process call (the baseline saw %zu Lookup and "
                               "%zu Work calls) and Process did not answer",
                               method, (long long)reach_ms, nl, nw);
 }
 
-int rl_process_start_and_reach(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
+int gr_process_start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
                                uint32_t lookup_ms, uint32_t steps, uint32_t step_ms, int64_t reach_ms,
-                               rl_scenario_result *out)
+                               gr_scenario_result *out)
 {
-    if (rl_process_start(ctx, c, tag, lookup_ms, steps, step_ms, RL_NO_DEADLINE, out))
-        return RL_SCENARIO_DECIDED;
+    if (gr_process_start(ctx, c, tag, lookup_ms, steps, step_ms, RL_NO_DEADLINE, out))
+        return GR_SCENARIO_DECIDED;
     running_wait w = {.method = method, .min_steps = strcmp(method, "Work") == 0 ? 1 : 0, .call = c};
     Relaylab__ObserveReply *obs = NULL;
-    int rc = rl_process_observe_until(ctx, tag, is_running, &w, c->start_ns + reach_ms * RL_NS_PER_MS, 2, &obs);
+    int rc = gr_process_observe_until(ctx, tag, is_running, &w, c->start_ns + reach_ms * RL_NS_PER_MS, 2, &obs);
     const Relaylab__CallRecord *rec = rl_observe_find(obs, method, 0);
     bool running = rc == RL_OK && rec && !rec->ended && !c->done;
     size_t nl = rl_observe_count(obs, "Lookup"), nw = rl_observe_count(obs, "Work");
-    int decided = rl_scenario_observed(rc, obs, out);
-    rl_scenario_free_obs(&obs);
+    int decided = gr_scenario_observed(rc, obs, out);
+    gr_scenario_free_obs(&obs);
     if (running || decided)
         return decided;
     return not_reached(ctx, c, method, reach_ms, nl, nw, out);

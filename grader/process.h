@@ -2,8 +2,8 @@
  * shutdown) share: starting a relaylab.Relay/Process call on the
  * submission, waiting for it to reach the baseline, and reading the
  * baseline's records for its tag, with the failure wording they all use. */
-#ifndef RL_GRADER_PROCESS_H
-#define RL_GRADER_PROCESS_H
+#ifndef GR_PROCESS_H
+#define GR_PROCESS_H
 
 #include "exercise.h"
 #include "rl_probe.h"
@@ -15,45 +15,45 @@
 #include <stdint.h>
 
 /* Starts Process{tag, lookup_delay_ms, steps, step_ms} on the submission
- * (noting |tag| as the grader's, rl_grade_note_tag) with absolute deadline
+ * (noting |tag| as the grader's, gr_note_tag) with absolute deadline
  * |deadline_ns| (RL_NO_DEADLINE: none). |c| must be finished with
  * rl_probe_call_fini whatever this returns. Returns 0, or
- * RL_SCENARIO_DECIDED with ERROR "cannot start the Process call" in |res|. */
-int rl_process_start(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_delay_ms, uint32_t steps,
-                     uint32_t step_ms, int64_t deadline_ns, rl_scenario_result *res);
+ * GR_SCENARIO_DECIDED with ERROR "cannot start the Process call" in |res|. */
+int gr_process_start(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_delay_ms, uint32_t steps,
+                     uint32_t step_ms, int64_t deadline_ns, gr_scenario_result *res);
 
 /* Observes what the call tagged |tag| caused on the baseline: every record
  * of the run whose tag is |tag| or one the grader never sent (a submission
  * choosing the tags of its downstream calls cannot hide them), without the
  * records of the grader's other calls. Returns 0 with *out, or
- * RL_SCENARIO_DECIDED with the observer's ERROR in |res| (scenario.h). */
-int rl_process_observe(rl_grade_ctx *ctx, const char *tag, Relaylab__ObserveReply **out, rl_scenario_result *res);
+ * GR_SCENARIO_DECIDED with the observer's ERROR in |res| (scenario.h). */
+int gr_process_observe(gr_ctx *ctx, const char *tag, Relaylab__ObserveReply **out, gr_scenario_result *res);
 
-/* rl_observe_until on the same records as rl_process_observe; judge its
- * result with rl_scenario_observed. */
-int rl_process_observe_until(rl_grade_ctx *ctx, const char *tag, rl_observe_pred pred, void *user, int64_t until_ns,
+/* rl_observe_until on the same records as gr_process_observe; judge its
+ * result with gr_scenario_observed. */
+int gr_process_observe_until(gr_ctx *ctx, const char *tag, rl_observe_pred pred, void *user, int64_t until_ns,
                              int64_t poll_ms, Relaylab__ObserveReply **out);
 
 /* Starts Process{tag, lookup_ms, steps, step_ms} with no deadline and
  * waits until the baseline shows |method| ("Lookup" or "Work") running (Work
  * with a step done, so what comes next lands in real work), at most
  * |reach_ms| after the start. Returns 0 when it runs, or
- * RL_SCENARIO_DECIDED: CRASH, FAIL (Process ended first, naming its status
+ * GR_SCENARIO_DECIDED: CRASH, FAIL (Process ended first, naming its status
  * and what the baseline saw), TIMEOUT (neither happened) or the observer's
  * ERROR. |c| must be finished with rl_probe_call_fini either way. */
-int rl_process_start_and_reach(rl_grade_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
+int gr_process_start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
                                uint32_t lookup_ms, uint32_t steps, uint32_t step_ms, int64_t reach_ms,
-                               rl_scenario_result *out);
+                               gr_scenario_result *out);
 
 /* "UNAVAILABLE (Socket closed)": the status and its message. */
-void rl_process_status_text(const rl_probe_call *c, char *buf, size_t len);
+void gr_process_status_text(const rl_probe_call *c, char *buf, size_t len);
 
 /* True when the call ended OK with a ProcessReply carrying |tag|; otherwise
  * writes why into |why|. */
-bool rl_process_reply_ok(const rl_probe_call *c, const char *tag, char *why, size_t len);
+bool gr_process_reply_ok(const rl_probe_call *c, const char *tag, char *why, size_t len);
 
 /* Milliseconds from |from_ns| to |to_ns|, rounded down (may be negative). */
-static inline int64_t rl_ms_between(int64_t from_ns, int64_t to_ns)
+static inline int64_t gr_ms_between(int64_t from_ns, int64_t to_ns)
 {
     int64_t d = to_ns - from_ns;
     return d >= 0 ? d / 1000000 : -((-d + 999999) / 1000000);

@@ -17,11 +17,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct rl_rubric {
+struct gr_rubric {
     json_t *root; /* object of objects of numbers, validated at load */
 };
 
-int rl_rubric_load(const char *path, rl_rubric **out, char *err, size_t errlen)
+int gr_rubric_load(const char *path, gr_rubric **out, char *err, size_t errlen)
 {
     json_error_t je;
     if (access(path, R_OK) != 0) {
@@ -67,7 +67,7 @@ bad:
     return RL_EPARSE;
 }
 
-int rl_rubric_check(const rl_rubric *r, const rl_exercise *ex, char *err, size_t errlen)
+int gr_rubric_check(const gr_rubric *r, const gr_exercise *ex, char *err, size_t errlen)
 {
     json_t *scen = json_object_get(r->root, ex->name);
     if (!scen) {
@@ -94,13 +94,13 @@ int rl_rubric_check(const rl_rubric *r, const rl_exercise *ex, char *err, size_t
     return RL_OK;
 }
 
-double rl_rubric_points(const rl_rubric *r, const char *exercise, const char *scenario)
+double gr_rubric_points(const gr_rubric *r, const char *exercise, const char *scenario)
 {
     json_t *pts = json_object_get(json_object_get(r->root, exercise), scenario);
     return json_is_number(pts) ? json_number_value(pts) : 0.0;
 }
 
-void rl_rubric_free(rl_rubric *r)
+void gr_rubric_free(gr_rubric *r)
 {
     if (!r)
         return;
@@ -108,17 +108,17 @@ void rl_rubric_free(rl_rubric *r)
     free(r);
 }
 
-static double max_points(const rl_report *r, const rl_grade_outcome *o)
+static double max_points(const gr_report *r, const gr_outcome *o)
 {
-    return r->rubric ? rl_rubric_points(r->rubric, r->ex->name, o->scenario->id) : 0.0;
+    return r->rubric ? gr_rubric_points(r->rubric, r->ex->name, o->scenario->id) : 0.0;
 }
 
-static double earned(const rl_report *r, const rl_grade_outcome *o)
+static double earned(const gr_report *r, const gr_outcome *o)
 {
-    return rl_judge_points(o->runs, o->passed, max_points(r, o));
+    return gr_judge_points(o->runs, o->passed, max_points(r, o));
 }
 
-void rl_report_score(const rl_report *r, double *score, double *max_score)
+void gr_report_score(const gr_report *r, double *score, double *max_score)
 {
     *score = *max_score = 0;
     for (size_t i = 0; i < r->noutcomes; i++) {
@@ -128,29 +128,29 @@ void rl_report_score(const rl_report *r, double *score, double *max_score)
 }
 
 /* "PASS", or "FAIL 19/20" when several runs were made. */
-static void verdict_text(const rl_report *r, const rl_grade_outcome *o, char *buf, size_t len)
+static void verdict_text(const gr_report *r, const gr_outcome *o, char *buf, size_t len)
 {
     if (r->runs > 1 || o->runs != 1)
-        snprintf(buf, len, "%s %d/%d", rl_verdict_name(o->verdict), o->passed, o->runs);
+        snprintf(buf, len, "%s %d/%d", gr_verdict_name(o->verdict), o->passed, o->runs);
     else
-        snprintf(buf, len, "%s", rl_verdict_name(o->verdict));
+        snprintf(buf, len, "%s", gr_verdict_name(o->verdict));
 }
 
-void rl_report_table(FILE *f, const rl_report *r)
+void gr_report_table(FILE *f, const gr_report *r)
 {
     fprintf(f, "%s: %s\n", r->ex->name, r->ex->summary);
     if (r->note)
         fprintf(f, "note: %s\n", r->note);
     fprintf(f, "%-20s %-14s %-7s %s\n", "SCENARIO", "VERDICT", "POINTS", "FEEDBACK");
     for (size_t i = 0; i < r->noutcomes; i++) {
-        const rl_grade_outcome *o = &r->outcomes[i];
+        const gr_outcome *o = &r->outcomes[i];
         char v[32], pts[32];
         verdict_text(r, o, v, sizeof v);
         snprintf(pts, sizeof pts, "%g/%g", earned(r, o), max_points(r, o));
         fprintf(f, "%-20s %-14s %-7s %s\n", o->scenario->id, v, pts, o->feedback);
     }
     double score, max;
-    rl_report_score(r, &score, &max);
+    gr_report_score(r, &score, &max);
     fprintf(f, "%-20s %-14s %-7s (%.1f s)\n", "TOTAL", "", "", r->seconds);
     fprintf(f, "score %g/%g\n", score, max);
     if (r->error)
@@ -202,10 +202,10 @@ static int write_json(json_t *root, const char *path, char *err, size_t errlen)
     return rc;
 }
 
-int rl_report_json(const char *path, const rl_report *r, char *err, size_t errlen)
+int gr_report_json(const char *path, const gr_report *r, char *err, size_t errlen)
 {
     double score, max;
-    rl_report_score(r, &score, &max);
+    gr_report_score(r, &score, &max);
     json_t *root = json_object();
     json_object_set_new(root, "score", json_real(score));
     json_object_set_new(root, "max_score", json_real(max));
@@ -220,7 +220,7 @@ int rl_report_json(const char *path, const rl_report *r, char *err, size_t errle
     set_string(root, "output", summary);
     json_t *tests = json_array();
     for (size_t i = 0; i < r->noutcomes; i++) {
-        const rl_grade_outcome *o = &r->outcomes[i];
+        const gr_outcome *o = &r->outcomes[i];
         json_t *t = json_object();
         char name[256], v[32];
         snprintf(name, sizeof name, "%s/%s: %s", r->ex->name, o->scenario->id, o->scenario->title);
@@ -242,7 +242,7 @@ int rl_report_json(const char *path, const rl_report *r, char *err, size_t errle
     return write_json(root, path, err, errlen);
 }
 
-int rl_report_json_error(const char *path, const char *message, bool setup, char *err, size_t errlen)
+int gr_report_json_error(const char *path, const char *message, bool setup, char *err, size_t errlen)
 {
     json_t *root = json_object();
     json_object_set_new(root, "score", json_real(0));
@@ -259,7 +259,7 @@ int rl_report_json_error(const char *path, const char *message, bool setup, char
     return write_json(root, path, err, errlen);
 }
 
-int rl_report_json_writable(const char *path, char *err, size_t errlen)
+int gr_report_json_writable(const char *path, char *err, size_t errlen)
 {
     struct stat st;
     if (!*path || (stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {

@@ -56,7 +56,7 @@
  * of address space (VmData 74 MB), a grpc-js relay 1.0 GB (VmData 65 MB), so
  * RLIMIT_AS would kill a healthy Node relay at start; RLIMIT_DATA counts only
  * private writable memory, which is what a leak grows. The default data
- * limit (rl_grade_options.data_limit_mb, 1024) is over 10x what either
+ * limit (gr_options.data_limit_mb, 1024) is over 10x what either
  * needs; both pass every scenario under it. */
 #define SUB_CPU_SECONDS 60
 #define SUB_NOFILE 1024
@@ -69,7 +69,7 @@
 #define SUB_NPROC_HEADROOM 512
 
 
-_Static_assert(RL_MAX_BASELINES <= RL_WATCHDOG_MAX_BASELINES, "every baseline needs a watchdog slot");
+_Static_assert(GR_MAX_BASELINES <= GR_WATCHDOG_MAX_BASELINES, "every baseline needs a watchdog slot");
 
 static volatile sig_atomic_t interrupted;
 
@@ -92,57 +92,57 @@ typedef struct instance {
     int port;
     int port_clashes; /* starts abandoned because another process held the port */
     grpc_channel *ch;
-    /* The scenario signalled it (rl_grade_signal_submission): its exit is
+    /* The scenario signalled it (gr_signal_submission): its exit is
      * what the scenario asked for, not a crash. */
     bool signalled;
     int64_t signal_ns; /* when, CLOCK_MONOTONIC */
     /* Its sandbox (opt->sandbox), valid while |sandboxed|. */
-    rl_sandbox_run sb;
+    gr_sandbox_run sb;
     bool sandboxed;
     bool killed_at_memory_limit; /* the grader ended a start thrashing at it */
 } instance;
 
-struct rl_grade_ctx {
-    const rl_exercise *ex;
-    const rl_scenario *sc;
-    const rl_grade_options *opt;
+struct gr_ctx {
+    const gr_exercise *ex;
+    const gr_scenario *sc;
+    const gr_options *opt;
     int run_index;
     char tag[160];
 
     /* The run's baselines, ex->baselines of them. Each serves the Observer
      * to the grader alone on a unix socket in the grader's private folder
      * (0700) for this run; |private_dir| is empty when none was made. */
-    baseline baselines[RL_MAX_BASELINES];
+    baseline baselines[GR_MAX_BASELINES];
     int nbaselines;
     char private_dir[128];
 
     /* The instances of the submission, ex->instances of them (command
      * exercises); the single-instance accessors mean instance 0. */
-    instance subs[RL_MAX_INSTANCES];
+    instance subs[GR_MAX_INSTANCES];
     int ninstances;
 
-    /* Tags the grader sent in this run (rl_grade_note_tag). */
+    /* Tags the grader sent in this run (gr_note_tag). */
     char **tags;
     size_t ntags, captags;
 
     /* Holds the groups above while they may be killed: each is published
      * right after its spawn and released before its leader is reaped. */
-    rl_watchdog wd;
+    gr_watchdog wd;
 };
 
 /* ---- small helpers ---- */
 
-/* Ends |fb| (of |size| bytes) with RL_FEEDBACK_CUT when |needed| bytes of
+/* Ends |fb| (of |size| bytes) with GR_FEEDBACK_CUT when |needed| bytes of
  * text did not fit. */
 static void mark_cut(char *fb, size_t size, size_t needed)
 {
-    size_t cut = sizeof RL_FEEDBACK_CUT;
+    size_t cut = sizeof GR_FEEDBACK_CUT;
     if (needed < size || size < cut)
         return;
-    memcpy(fb + size - cut, RL_FEEDBACK_CUT, cut);
+    memcpy(fb + size - cut, GR_FEEDBACK_CUT, cut);
 }
 
-int rl_grade_result(rl_scenario_result *out, rl_verdict v, const char *fmt, ...)
+int gr_result(gr_scenario_result *out, gr_verdict v, const char *fmt, ...)
 {
     out->verdict = v;
     va_list ap;
@@ -154,7 +154,7 @@ int rl_grade_result(rl_scenario_result *out, rl_verdict v, const char *fmt, ...)
     return 0;
 }
 
-void rl_grade_feedback_append(rl_scenario_result *out, const char *text)
+void gr_feedback_append(gr_scenario_result *out, const char *text)
 {
     size_t n = strlen(out->feedback);
     if (n >= sizeof out->feedback - 1)
@@ -178,7 +178,7 @@ static bool tcp_accepts(int port)
     return ok;
 }
 
-grpc_channel *rl_grade_channel_create(rl_grade_ctx *ctx, const char *target, const grpc_channel_args *extra)
+grpc_channel *gr_channel_create(gr_ctx *ctx, const char *target, const grpc_channel_args *extra)
 {
     (void)ctx;
     return rl_channel_isolated(target, extra);
@@ -242,108 +242,108 @@ static void last_lines(const char *text, char *buf, size_t len, size_t max)
 /* ---- accessors ---- */
 
 /* Instance |i| while it was started and not stopped, else NULL. */
-static instance *started_instance(rl_grade_ctx *ctx, int i)
+static instance *started_instance(gr_ctx *ctx, int i)
 {
     if (i < 0 || i >= ctx->ninstances || !ctx->subs[i].have)
         return NULL;
     return &ctx->subs[i];
 }
 
-int rl_grade_instance_count(rl_grade_ctx *ctx)
+int gr_instance_count(gr_ctx *ctx)
 {
     return ctx->ninstances;
 }
 
-const char *rl_grade_submission_addr_at(rl_grade_ctx *ctx, int i)
+const char *gr_submission_addr_at(gr_ctx *ctx, int i)
 {
     instance *s = started_instance(ctx, i);
     return s ? s->addr : NULL;
 }
 
-const char *rl_grade_submission_addr(rl_grade_ctx *ctx)
+const char *gr_submission_addr(gr_ctx *ctx)
 {
-    return rl_grade_submission_addr_at(ctx, 0);
+    return gr_submission_addr_at(ctx, 0);
 }
 
-int rl_grade_baseline_count(rl_grade_ctx *ctx)
+int gr_baseline_count(gr_ctx *ctx)
 {
     return ctx->nbaselines;
 }
 
 /* Baseline |i| while it runs, else NULL. */
-static baseline *running_baseline(rl_grade_ctx *ctx, int i)
+static baseline *running_baseline(gr_ctx *ctx, int i)
 {
     if (i < 0 || i >= ctx->nbaselines || !ctx->baselines[i].running)
         return NULL;
     return &ctx->baselines[i];
 }
 
-const char *rl_grade_baseline_addr(rl_grade_ctx *ctx, int i)
+const char *gr_baseline_addr(gr_ctx *ctx, int i)
 {
     baseline *b = running_baseline(ctx, i);
     return b ? b->addr : NULL;
 }
 
-grpc_channel *rl_grade_submission_channel_at(rl_grade_ctx *ctx, int i)
+grpc_channel *gr_submission_channel_at(gr_ctx *ctx, int i)
 {
     instance *s = started_instance(ctx, i);
     return s ? s->ch : NULL;
 }
 
-grpc_channel *rl_grade_submission_channel(rl_grade_ctx *ctx)
+grpc_channel *gr_submission_channel(gr_ctx *ctx)
 {
-    return rl_grade_submission_channel_at(ctx, 0);
+    return gr_submission_channel_at(ctx, 0);
 }
 
-grpc_channel *rl_grade_baseline_channel(rl_grade_ctx *ctx, int i)
+grpc_channel *gr_baseline_channel(gr_ctx *ctx, int i)
 {
     baseline *b = running_baseline(ctx, i);
     return b ? b->ch : NULL;
 }
 
-const char *rl_grade_config_path(rl_grade_ctx *ctx)
+const char *gr_config_path(gr_ctx *ctx)
 {
-    return ctx->ex->kind == RL_SUBMISSION_CONFIG ? ctx->opt->submission : NULL;
+    return ctx->ex->kind == GR_SUBMISSION_CONFIG ? ctx->opt->submission : NULL;
 }
 
-const char *rl_grade_world_path(rl_grade_ctx *ctx)
+const char *gr_world_path(gr_ctx *ctx)
 {
     return ctx->opt->world;
 }
 
-const char *rl_grade_variant(rl_grade_ctx *ctx)
+const char *gr_variant(gr_ctx *ctx)
 {
     return ctx->opt->variant;
 }
 
-bool rl_grade_submission_alive_at(rl_grade_ctx *ctx, int i)
+bool gr_submission_alive_at(gr_ctx *ctx, int i)
 {
     instance *s = started_instance(ctx, i);
     return s && rl_proc_alive(&s->proc);
 }
 
-bool rl_grade_submission_alive(rl_grade_ctx *ctx)
+bool gr_submission_alive(gr_ctx *ctx)
 {
-    return rl_grade_submission_alive_at(ctx, 0);
+    return gr_submission_alive_at(ctx, 0);
 }
 
 /* How instance |s| ended, naming the sandbox's memory limit when its cgroup
  * killed it (a SIGKILL alone would not say why). */
-static void describe_submission(rl_grade_ctx *ctx, instance *s, char *how, size_t howlen)
+static void describe_submission(gr_ctx *ctx, instance *s, char *how, size_t howlen)
 {
     rl_proc_describe(&s->proc, how, howlen);
     if (s->killed_at_memory_limit) {
         size_t n = strlen(how);
         snprintf(how + n, howlen - n, " (by the grader, after %d ms of hitting the sandbox's memory limit of %lld MiB)",
                  MEMORY_THRASH_MS, (long long)ctx->opt->data_limit_mb);
-    } else if (s->sandboxed && rl_proc_death_signal(&s->proc) == SIGKILL && rl_sandbox_oom_kills(&s->sb) > 0) {
+    } else if (s->sandboxed && rl_proc_death_signal(&s->proc) == SIGKILL && gr_sandbox_oom_kills(&s->sb) > 0) {
         size_t n = strlen(how);
         snprintf(how + n, howlen - n, " at the sandbox's memory limit of %lld MiB",
                  (long long)ctx->opt->data_limit_mb);
     }
 }
 
-bool rl_grade_submission_died(rl_grade_ctx *ctx, int64_t wait_ms, char *how, size_t howlen)
+bool gr_submission_died(gr_ctx *ctx, int64_t wait_ms, char *how, size_t howlen)
 {
     instance *s = started_instance(ctx, 0);
     if (!s || !rl_proc_wait_exit(&s->proc, wait_ms))
@@ -355,7 +355,7 @@ bool rl_grade_submission_died(rl_grade_ctx *ctx, int64_t wait_ms, char *how, siz
 
 /* "CRASH (SIGSEGV)"-style feedback for a dead instance; "the submission"
  * when it is the only one, "instance 2 of the submission" otherwise. */
-static void crash_feedback(rl_grade_ctx *ctx, instance *s, const char *what, rl_scenario_result *out)
+static void crash_feedback(gr_ctx *ctx, instance *s, const char *what, gr_scenario_result *out)
 {
     char how[192], tail[600], lines[200], who[48] = "the submission";
     describe_submission(ctx, s, how, sizeof how);
@@ -363,18 +363,18 @@ static void crash_feedback(rl_grade_ctx *ctx, instance *s, const char *what, rl_
     last_lines(tail, lines, sizeof lines, 160);
     if (ctx->ninstances > 1)
         snprintf(who, sizeof who, "instance %d of the submission", s->index + 1);
-    rl_grade_result(out, RL_CRASH, "%s %s %s%s%s", who, how, what, lines[0] ? "; last output: " : "", lines);
+    gr_result(out, GR_CRASH, "%s %s %s%s%s", who, how, what, lines[0] ? "; last output: " : "", lines);
 }
 
-bool rl_grade_crash_check(rl_grade_ctx *ctx, int64_t wait_ms, const char *what, rl_scenario_result *out)
+bool gr_crash_check(gr_ctx *ctx, int64_t wait_ms, const char *what, gr_scenario_result *out)
 {
-    if (!rl_grade_submission_died(ctx, wait_ms, NULL, 0))
+    if (!gr_submission_died(ctx, wait_ms, NULL, 0))
         return false;
     crash_feedback(ctx, &ctx->subs[0], what, out);
     return true;
 }
 
-int rl_grade_signal_submission_at(rl_grade_ctx *ctx, int i, int sig)
+int gr_signal_submission_at(gr_ctx *ctx, int i, int sig)
 {
     instance *s = started_instance(ctx, i);
     if (!s || sig <= 0 || sig >= NSIG)
@@ -387,19 +387,19 @@ int rl_grade_signal_submission_at(rl_grade_ctx *ctx, int i, int sig)
      * start_once) and our unreaped child, so its pid cannot be reused. */
     if (!s->sandboxed)
         return kill(s->proc.pid, sig) == 0 ? RL_OK : RL_ESYS;
-    int rc = rl_sandbox_signal_command(s->proc.pid, sig);
+    int rc = gr_sandbox_signal_command(s->proc.pid, sig);
     /* Gone between the look and the signal: it exited on its own, and the
      * wait will say how. */
     return rc == RL_ENOTFOUND && !rl_proc_alive(&s->proc) ? RL_ECHILD : rc;
 }
 
-int rl_grade_signal_submission(rl_grade_ctx *ctx, int sig)
+int gr_signal_submission(gr_ctx *ctx, int sig)
 {
-    return rl_grade_signal_submission_at(ctx, 0, sig);
+    return gr_signal_submission_at(ctx, 0, sig);
 }
 
-int rl_grade_await_submission_exit_at(rl_grade_ctx *ctx, int i, int64_t within_ms, bool kill_at_deadline,
-                                      rl_grade_exit *out)
+int gr_await_submission_exit_at(gr_ctx *ctx, int i, int64_t within_ms, bool kill_at_deadline,
+                                      gr_exit *out)
 {
     memset(out, 0, sizeof *out);
     out->status = -1;
@@ -412,11 +412,11 @@ int rl_grade_await_submission_exit_at(rl_grade_ctx *ctx, int i, int64_t within_m
      * wait at once anyway). */
     for (;;) {
         int64_t left_ms = (until - rl_now_ns()) / RL_NS_PER_MS;
-        if (left_ms <= 0 || rl_grade_interrupted(ctx) || rl_proc_wait_exit(&s->proc, left_ms < 50 ? left_ms : 50))
+        if (left_ms <= 0 || gr_interrupted(ctx) || rl_proc_wait_exit(&s->proc, left_ms < 50 ? left_ms : 50))
             break;
     }
     out->exited = !rl_proc_alive(&s->proc);
-    if (!out->exited && kill_at_deadline && !rl_grade_interrupted(ctx)) {
+    if (!out->exited && kill_at_deadline && !gr_interrupted(ctx)) {
         /* The group and the leader, as rl_proc_stop does, without reaping:
          * the leader keeps its pid (and the watchdog its slot) until the
          * teardown. The sandbox's init dies with unshare's SIGKILL and takes
@@ -445,18 +445,18 @@ int rl_grade_await_submission_exit_at(rl_grade_ctx *ctx, int i, int64_t within_m
     return out->exited ? RL_OK : RL_ETIMEOUT;
 }
 
-int rl_grade_await_submission_exit(rl_grade_ctx *ctx, int64_t within_ms, bool kill_at_deadline, rl_grade_exit *out)
+int gr_await_submission_exit(gr_ctx *ctx, int64_t within_ms, bool kill_at_deadline, gr_exit *out)
 {
-    return rl_grade_await_submission_exit_at(ctx, 0, within_ms, kill_at_deadline, out);
+    return gr_await_submission_exit_at(ctx, 0, within_ms, kill_at_deadline, out);
 }
 
-pid_t rl_grade_submission_pgid(rl_grade_ctx *ctx)
+pid_t gr_submission_pgid(gr_ctx *ctx)
 {
     instance *s = started_instance(ctx, 0);
     return s ? s->proc.pid : 0;
 }
 
-size_t rl_grade_submission_output_tail(rl_grade_ctx *ctx, char *buf, size_t len)
+size_t gr_submission_output_tail(gr_ctx *ctx, char *buf, size_t len)
 {
     instance *s = started_instance(ctx, 0);
     if (!s) {
@@ -467,14 +467,14 @@ size_t rl_grade_submission_output_tail(rl_grade_ctx *ctx, char *buf, size_t len)
     return (size_t)rl_proc_output_tail(&s->proc, buf, len);
 }
 
-const char *rl_grade_tag(rl_grade_ctx *ctx)
+const char *gr_tag(gr_ctx *ctx)
 {
     return ctx->tag;
 }
 
-void rl_grade_note_tag(rl_grade_ctx *ctx, const char *tag)
+void gr_note_tag(gr_ctx *ctx, const char *tag)
 {
-    if (rl_grade_tag_sent(ctx, tag))
+    if (gr_tag_sent(ctx, tag))
         return;
     if (ctx->ntags == ctx->captags) {
         ctx->captags = ctx->captags ? 2 * ctx->captags : 16;
@@ -483,7 +483,7 @@ void rl_grade_note_tag(rl_grade_ctx *ctx, const char *tag)
     ctx->tags[ctx->ntags++] = rl_xstrdup(tag);
 }
 
-bool rl_grade_tag_sent(rl_grade_ctx *ctx, const char *tag)
+bool gr_tag_sent(gr_ctx *ctx, const char *tag)
 {
     for (size_t i = 0; i < ctx->ntags; i++)
         if (strcmp(ctx->tags[i], tag) == 0)
@@ -491,24 +491,24 @@ bool rl_grade_tag_sent(rl_grade_ctx *ctx, const char *tag)
     return false;
 }
 
-int rl_grade_run_index(rl_grade_ctx *ctx)
+int gr_run_index(gr_ctx *ctx)
 {
     return ctx->run_index;
 }
 
-int rl_grade_run_count(rl_grade_ctx *ctx)
+int gr_run_count(gr_ctx *ctx)
 {
     return ctx->opt->runs;
 }
 
-bool rl_grade_interrupted(rl_grade_ctx *ctx)
+bool gr_interrupted(gr_ctx *ctx)
 {
-    return interrupted || rl_watchdog_fired(&ctx->wd);
+    return interrupted || gr_watchdog_fired(&ctx->wd);
 }
 
 /* ---- baseline ---- */
 
-static int start_baseline(rl_grade_ctx *ctx, int i, const char *listen, const char *const *extra, char *err,
+static int start_baseline(gr_ctx *ctx, int i, const char *listen, const char *const *extra, char *err,
                           size_t errlen)
 {
     baseline *b = &ctx->baselines[i];
@@ -534,7 +534,7 @@ static int start_baseline(rl_grade_ctx *ctx, int i, const char *listen, const ch
         return RL_ESYS;
     }
     b->running = true;
-    rl_watchdog_guard(&ctx->wd, RL_WATCHDOG_BASELINE + i, b->proc.pid);
+    gr_watchdog_guard(&ctx->wd, GR_WATCHDOG_BASELINE + i, b->proc.pid);
     int rc = rl_proc_wait_ready(&b->proc, BASELINE_READY_MS, b->addr, sizeof b->addr);
     if (rc != RL_OK) {
         char tail[400], lines[240];
@@ -547,18 +547,18 @@ static int start_baseline(rl_grade_ctx *ctx, int i, const char *listen, const ch
     b->port = colon ? atoi(colon + 1) : 0;
     /* Observer and faults go through the private socket only: the
      * submission is given the TCP address, where Observer refuses. */
-    b->ch = rl_grade_channel_create(ctx, b->observer_addr, NULL);
+    b->ch = gr_channel_create(ctx, b->observer_addr, NULL);
     return RL_OK;
 }
 
-static void stop_baseline(rl_grade_ctx *ctx, int i)
+static void stop_baseline(gr_ctx *ctx, int i)
 {
     baseline *b = &ctx->baselines[i];
     if (b->ch)
         grpc_channel_destroy(b->ch);
     b->ch = NULL;
     if (b->running) {
-        rl_watchdog_release(&ctx->wd, RL_WATCHDOG_BASELINE + i);
+        gr_watchdog_release(&ctx->wd, GR_WATCHDOG_BASELINE + i);
         rl_proc_stop(&b->proc, BASELINE_GRACE_MS);
         rl_proc_fini(&b->proc);
     }
@@ -568,7 +568,7 @@ static void stop_baseline(rl_grade_ctx *ctx, int i)
 /* Starts every baseline of the run on a port of its own. A baseline that
  * fails to start is the grader's problem (seen while bin/ was being
  * rebuilt), never the submission's: each gets one retry. */
-static int start_baselines(rl_grade_ctx *ctx, char *err, size_t errlen)
+static int start_baselines(gr_ctx *ctx, char *err, size_t errlen)
 {
     for (int i = 0; i < ctx->nbaselines; i++) {
         int rc = start_baseline(ctx, i, "127.0.0.1:0", NULL, err, errlen);
@@ -583,7 +583,7 @@ static int start_baselines(rl_grade_ctx *ctx, char *err, size_t errlen)
     return RL_OK;
 }
 
-int rl_grade_restart_baseline(rl_grade_ctx *ctx, int i, const char *const *extra_argv, char *err, size_t errlen)
+int gr_restart_baseline(gr_ctx *ctx, int i, const char *const *extra_argv, char *err, size_t errlen)
 {
     if (i < 0 || i >= ctx->nbaselines) {
         snprintf(err, errlen, "this run has no baseline %d (it has %d)", i, ctx->nbaselines);
@@ -593,7 +593,7 @@ int rl_grade_restart_baseline(rl_grade_ctx *ctx, int i, const char *const *extra
     snprintf(listen, sizeof listen, "127.0.0.1:%d", ctx->baselines[i].port);
     stop_baseline(ctx, i);
     /* After the watchdog fired, a new baseline would outlive its kills. */
-    if (rl_grade_interrupted(ctx)) {
+    if (gr_interrupted(ctx)) {
         snprintf(err, errlen, "the scenario was stopped (grader watchdog or signal)");
         return RL_ECHILD;
     }
@@ -603,13 +603,13 @@ int rl_grade_restart_baseline(rl_grade_ctx *ctx, int i, const char *const *extra
 /* ---- submission ---- */
 
 /* Stops a submission started on a clashing port, without judging it. */
-static void discard_submission(rl_grade_ctx *ctx, instance *s)
+static void discard_submission(gr_ctx *ctx, instance *s)
 {
     if (s->ch)
         grpc_channel_destroy(s->ch);
     s->ch = NULL;
     if (s->have) {
-        rl_watchdog_release(&ctx->wd, RL_WATCHDOG_SUBMISSION + s->index);
+        gr_watchdog_release(&ctx->wd, GR_WATCHDOG_SUBMISSION + s->index);
         rl_proc_stop(&s->proc, DISCARD_GRACE_MS);
         rl_proc_fini(&s->proc);
     }
@@ -644,15 +644,15 @@ static bool starts_with_assignment(const char *cmd)
 /* True when a socket of another process holds |port| (only listeners if
  * |listeners_only|): then the submission is not what answers there, or
  * could not bind, and nothing it did is to be judged. */
-static bool port_clash(rl_grade_ctx *ctx, instance *s, int port, bool listeners_only)
+static bool port_clash(gr_ctx *ctx, instance *s, int port, bool listeners_only)
 {
     int ours, foreign;
-    pid_t except[RL_MAX_BASELINES];
+    pid_t except[GR_MAX_BASELINES];
     size_t nexcept = 0;
     for (int i = 0; i < ctx->nbaselines; i++)
         if (ctx->baselines[i].running)
             except[nexcept++] = ctx->baselines[i].proc.pid;
-    if (rl_ports_holders(port, listeners_only, s->proc.pid, except, nexcept, &ours, &foreign) != RL_OK)
+    if (gr_ports_holders(port, listeners_only, s->proc.pid, except, nexcept, &ours, &foreign) != RL_OK)
         return false;
     if (foreign)
         RL_DEBUG("port %d: %d socket(s) of another process, %d of the submission", port, foreign, ours);
@@ -660,20 +660,20 @@ static bool port_clash(rl_grade_ctx *ctx, instance *s, int port, bool listeners_
 }
 
 /* One start of instance |s| on a fresh port (|first|: the first of this
- * run), or on |port| when it is not 0 (a restart), up to readiness. Returns RL_PASS when it is ready, else the verdict
+ * run), or on |port| when it is not 0 (a restart), up to readiness. Returns GR_PASS when it is ready, else the verdict
  * to record with |out| filled. Sets *clash, with the submission still
  * running, when another process held the port: then nothing is judged. */
-static rl_verdict start_once(rl_grade_ctx *ctx, instance *s, bool first, int port, rl_scenario_result *out,
+static gr_verdict start_once(gr_ctx *ctx, instance *s, bool first, int port, gr_scenario_result *out,
                              bool *clash)
 {
     *clash = false;
-    if (!port && rl_ports_pick(first, &port) != RL_OK) {
-        rl_grade_result(out, RL_ERROR, "cannot find a free port: %s", strerror(errno));
-        return RL_ERROR;
+    if (!port && gr_ports_pick(first, &port) != RL_OK) {
+        gr_result(out, GR_ERROR, "cannot find a free port: %s", strerror(errno));
+        return GR_ERROR;
     }
     s->port = port;
     snprintf(s->addr, sizeof s->addr, "127.0.0.1:%d", port);
-    char env_listen[96], env_baseline[96], env_baselines[32 + RL_MAX_BASELINES * 64];
+    char env_listen[96], env_baseline[96], env_baselines[32 + GR_MAX_BASELINES * 64];
     snprintf(env_listen, sizeof env_listen, "RELAYLAB_LISTEN=%s", s->addr);
     snprintf(env_baseline, sizeof env_baseline, "RELAYLAB_BASELINE=%s", ctx->nbaselines ? ctx->baselines[0].addr : "");
     size_t o = (size_t)snprintf(env_baselines, sizeof env_baselines, "RELAYLAB_BASELINES=");
@@ -699,7 +699,7 @@ static rl_verdict start_once(rl_grade_ctx *ctx, instance *s, bool first, int por
     /* In the sandbox (sandbox_env), only what a server needs: nothing of
      * the grader's environment; HOME and TMPDIR are the view's scratch
      * tmpfs. */
-    char **sandbox_argv = ctx->opt->sandbox ? rl_sandbox_argv(ctx->opt->sandbox, cmd) : NULL;
+    char **sandbox_argv = ctx->opt->sandbox ? gr_sandbox_argv(ctx->opt->sandbox, cmd) : NULL;
     rl_proc_limits lim = {
         .data_bytes = (uint64_t)ctx->opt->data_limit_mb << 20,
         .cpu_seconds = SUB_CPU_SECONDS,
@@ -722,27 +722,27 @@ static rl_verdict start_once(rl_grade_ctx *ctx, instance *s, bool first, int por
     int src = rl_proc_spawn(&s->proc, &po);
     int spawn_errno = errno;
     free(cmd);
-    rl_sandbox_argv_free(sandbox_argv);
+    gr_sandbox_argv_free(sandbox_argv);
     if (src != RL_OK) {
-        rl_grade_result(out, RL_ERROR, "cannot start the submission: %s", strerror(spawn_errno));
-        return RL_ERROR;
+        gr_result(out, GR_ERROR, "cannot start the submission: %s", strerror(spawn_errno));
+        return GR_ERROR;
     }
     s->have = true;
-    rl_watchdog_guard(&ctx->wd, RL_WATCHDOG_SUBMISSION + s->index, s->proc.pid);
+    gr_watchdog_guard(&ctx->wd, GR_WATCHDOG_SUBMISSION + s->index, s->proc.pid);
     if (ctx->opt->sandbox) {
-        rl_sandbox_spawned(&s->sb);
+        gr_sandbox_spawned(&s->sb);
         /* The jail says whether it ran the command: its failure is the
          * sandbox's, never the submission's NOT-READY. */
         char why[512];
-        if (rl_sandbox_wait_started(&s->sb, ctx->opt->ready_timeout_ms, why, sizeof why) != RL_OK) {
-            rl_grade_result(out, RL_ERROR, "%s", why);
-            return RL_ERROR;
+        if (gr_sandbox_wait_started(&s->sb, ctx->opt->ready_timeout_ms, why, sizeof why) != RL_OK) {
+            gr_result(out, GR_ERROR, "%s", why);
+            return GR_ERROR;
         }
         /* Measured per sandbox: a process that left the group (setsid)
          * still counts; unshare itself is not the submission. Instance 0
          * is the one measured. */
         if (s->index == 0)
-            rl_sandbox_measure(&s->sb, s->proc.pid);
+            gr_sandbox_measure(&s->sb, s->proc.pid);
     }
 
     int64_t t0 = rl_now_ns();
@@ -762,7 +762,7 @@ static rl_verdict start_once(rl_grade_ctx *ctx, instance *s, bool first, int por
             break;
         if ((accepts = tcp_accepts(port)))
             break;
-        if (s->sandboxed && rl_sandbox_memory_hits(&s->sb, &hits) == RL_OK) {
+        if (s->sandboxed && gr_sandbox_memory_hits(&s->sb, &hits) == RL_OK) {
             int64_t now = rl_now_ns();
             if (hits != seen_hits) {
                 last_hit = now;
@@ -784,24 +784,24 @@ static rl_verdict start_once(rl_grade_ctx *ctx, instance *s, bool first, int por
      * on this port would be graded in its place. */
     if (accepts && port_clash(ctx, s, port, true)) {
         *clash = true;
-        return RL_ERROR;
+        return GR_ERROR;
     }
     if (accepts) {
-        s->ch = rl_grade_channel_create(ctx, s->addr, NULL);
+        s->ch = gr_channel_create(ctx, s->addr, NULL);
         if (channel_ready(s->ch, until, &s->proc)) {
             /* Again: a second listener (SO_REUSEPORT, which gRPC servers
              * set) may have joined while the channel connected. */
             if (!port_clash(ctx, s, port, true))
-                return RL_PASS;
+                return GR_PASS;
             *clash = true;
-            return RL_ERROR;
+            return GR_ERROR;
         }
     }
     /* A submission that could not bind because another socket held the
      * port is not NOT-READY: check before judging. */
     if (!interrupted && port_clash(ctx, s, port, false)) {
         *clash = true;
-        return RL_ERROR;
+        return GR_ERROR;
     }
     char tail[600], lines[240];
     rl_proc_output_tail(&s->proc, tail, sizeof tail);
@@ -811,52 +811,52 @@ static rl_verdict start_once(rl_grade_ctx *ctx, instance *s, bool first, int por
     if (ctx->ninstances > 1)
         snprintf(who, sizeof who, "instance %d of the submission", s->index + 1);
     if (interrupted) {
-        rl_grade_result(out, RL_ERROR, "interrupted while waiting for the submission to listen");
-        return RL_ERROR;
+        gr_result(out, GR_ERROR, "interrupted while waiting for the submission to listen");
+        return GR_ERROR;
     }
     if (!rl_proc_alive(&s->proc)) {
         char how[192];
         describe_submission(ctx, s, how, sizeof how);
-        rl_verdict v = rl_proc_death_signal(&s->proc) ? RL_CRASH : RL_NOT_READY;
-        rl_grade_result(out, v, "%s %s before it listened on %s%s%s", who, how, s->addr, sep, lines);
+        gr_verdict v = rl_proc_death_signal(&s->proc) ? GR_CRASH : GR_NOT_READY;
+        gr_result(out, v, "%s %s before it listened on %s%s%s", who, how, s->addr, sep, lines);
         return v;
     }
     double secs = (double)(rl_now_ns() - t0) / 1e9;
     if (accepts)
-        rl_grade_result(out, RL_NOT_READY,
+        gr_result(out, GR_NOT_READY,
                         "%s accepted TCP connections on %s but no gRPC (HTTP/2) connection became ready within "
                         "%.1f s%s%s",
                         who, s->addr, secs, sep, lines);
     else
-        rl_grade_result(out, RL_NOT_READY, "%s did not listen on %s (RELAYLAB_LISTEN) within %.1f s%s%s", who,
+        gr_result(out, GR_NOT_READY, "%s did not listen on %s (RELAYLAB_LISTEN) within %.1f s%s%s", who,
                         s->addr, secs, sep, lines);
-    return RL_NOT_READY;
+    return GR_NOT_READY;
 }
 
 /* Starts the submission on a fresh port until no other process holds the
  * port (a clash with a program started at the same moment, e.g. another
- * grader), at most PORT_TRIES times. Returns RL_PASS when it is ready, else
+ * grader), at most PORT_TRIES times. Returns GR_PASS when it is ready, else
  * the verdict to record with |out| filled. */
-static rl_verdict start_submission(rl_grade_ctx *ctx, instance *s, rl_scenario_result *out)
+static gr_verdict start_submission(gr_ctx *ctx, instance *s, gr_scenario_result *out)
 {
     for (int i = 0; i < PORT_TRIES; i++) {
         bool clash;
-        rl_verdict v = start_once(ctx, s, i == 0 && s->index == 0, 0, out, &clash);
+        gr_verdict v = start_once(ctx, s, i == 0 && s->index == 0, 0, out, &clash);
         if (!clash)
             return v;
         s->port_clashes++;
         RL_DEBUG("port %d was taken by another process; restarting the submission on another port", s->port);
         discard_submission(ctx, s);
         if (interrupted) {
-            rl_grade_result(out, RL_ERROR, "interrupted while waiting for the submission to listen");
-            return RL_ERROR;
+            gr_result(out, GR_ERROR, "interrupted while waiting for the submission to listen");
+            return GR_ERROR;
         }
     }
-    rl_grade_result(out, RL_ERROR,
+    gr_result(out, GR_ERROR,
                     "another process held the submission's port in %d starts in a row (the last %d): a clash between "
                     "programs on this machine, not the submission's fault",
                     s->port_clashes, s->port);
-    return RL_ERROR;
+    return GR_ERROR;
 }
 
 /* Output above this earns a note: a server that floods its log fills disks. */
@@ -866,13 +866,13 @@ static rl_verdict start_submission(rl_grade_ctx *ctx, instance *s, rl_scenario_r
 /* Stops the submission. What a well-behaved server would not have needed
  * (SIGKILL after SIGTERM, megabytes of output) is noted in |res|' feedback;
  * the verdict stays the scenario's own. */
-static void stop_submission(rl_grade_ctx *ctx, instance *s, rl_scenario_result *res)
+static void stop_submission(gr_ctx *ctx, instance *s, gr_scenario_result *res)
 {
     if (s->ch)
         grpc_channel_destroy(s->ch);
     s->ch = NULL;
     if (s->have) {
-        rl_watchdog_release(&ctx->wd, RL_WATCHDOG_SUBMISSION + s->index);
+        gr_watchdog_release(&ctx->wd, GR_WATCHDOG_SUBMISSION + s->index);
         char tail[2];
         uint64_t written = rl_proc_output_tail(&s->proc, tail, sizeof tail);
         bool was_alive = rl_proc_alive(&s->proc);
@@ -882,25 +882,25 @@ static void stop_submission(rl_grade_ctx *ctx, instance *s, rl_scenario_result *
         if (was_alive && killed) {
             snprintf(note, sizeof note, "note: it did not exit within %d ms of SIGTERM and was killed",
                      SUBMISSION_GRACE_MS);
-            rl_grade_feedback_append(res, note);
+            gr_feedback_append(res, note);
         }
         if (s->port_clashes) {
             snprintf(note, sizeof note,
                      "note: another process held the port of %d earlier start(s); the submission was restarted on "
                      "a fresh port and judged there",
                      s->port_clashes);
-            rl_grade_feedback_append(res, note);
+            gr_feedback_append(res, note);
         }
         if (written > OUTPUT_NOTE_BYTES) {
             snprintf(note, sizeof note, "note: it wrote %.1f MiB of output (the grader keeps the first and last 4 KiB)",
                      (double)written / (1024 * 1024));
-            rl_grade_feedback_append(res, note);
+            gr_feedback_append(res, note);
         }
     }
     s->have = false;
 }
 
-int rl_grade_restart_submission(rl_grade_ctx *ctx, int i, rl_scenario_result *out)
+int gr_restart_submission(gr_ctx *ctx, int i, gr_scenario_result *out)
 {
     if (i < 0 || i >= ctx->ninstances)
         return RL_EINVAL;
@@ -908,34 +908,34 @@ int rl_grade_restart_submission(rl_grade_ctx *ctx, int i, rl_scenario_result *ou
     int port = s->port;
     /* What the old one earned (a note for a SIGKILL) is not this
      * scenario's verdict: the scenario judged its exit itself. */
-    rl_scenario_result scratch;
+    gr_scenario_result scratch;
     memset(&scratch, 0, sizeof scratch);
     stop_submission(ctx, s, &scratch);
     if (i == 0)
         rl_proc_sample_by_cgroup(0, NULL, 0, NULL);
     if (s->sandboxed)
-        rl_sandbox_teardown(&s->sb);
+        gr_sandbox_teardown(&s->sb);
     s->signalled = false;
     s->killed_at_memory_limit = false;
     s->port_clashes = 0;
-    if (rl_grade_interrupted(ctx)) {
-        rl_grade_result(out, RL_ERROR, "the scenario was stopped (grader watchdog or signal)");
+    if (gr_interrupted(ctx)) {
+        gr_result(out, GR_ERROR, "the scenario was stopped (grader watchdog or signal)");
         return RL_ECHILD;
     }
     char err[512];
-    if (s->sandboxed && rl_sandbox_prepare(&s->sb, (uint64_t)ctx->opt->data_limit_mb << 20, err, sizeof err) != RL_OK) {
+    if (s->sandboxed && gr_sandbox_prepare(&s->sb, (uint64_t)ctx->opt->data_limit_mb << 20, err, sizeof err) != RL_OK) {
         s->sandboxed = false;
-        rl_grade_result(out, RL_ERROR, "%s", err);
+        gr_result(out, GR_ERROR, "%s", err);
         return RL_ECHILD;
     }
     bool clash;
-    rl_verdict v = start_once(ctx, s, false, port, out, &clash);
+    gr_verdict v = start_once(ctx, s, false, port, out, &clash);
     if (clash)
-        rl_grade_result(out, RL_ERROR,
+        gr_result(out, GR_ERROR,
                         "another process took port %d of instance %d while it was replaced: a clash between programs "
                         "on this machine, not the submission's fault",
                         port, i + 1);
-    return v == RL_PASS && !clash ? RL_OK : RL_ECHILD;
+    return v == GR_PASS && !clash ? RL_OK : RL_ECHILD;
 }
 
 /* ---- the grader's private folder ---- */
@@ -944,7 +944,7 @@ int rl_grade_restart_submission(rl_grade_ctx *ctx, int i, rl_scenario_result *ou
  * grader) under $TMPDIR or /tmp, for the baselines' observer sockets. A
  * unix socket path has room for 107 bytes, so a long $TMPDIR falls back to
  * /tmp. */
-static int make_private_dir(rl_grade_ctx *ctx, char *err, size_t errlen)
+static int make_private_dir(gr_ctx *ctx, char *err, size_t errlen)
 {
     const char *tmp = getenv("TMPDIR");
     if (!tmp || !*tmp || strlen(tmp) > 60)
@@ -958,7 +958,7 @@ static int make_private_dir(rl_grade_ctx *ctx, char *err, size_t errlen)
     return RL_OK;
 }
 
-static void remove_private_dir(rl_grade_ctx *ctx)
+static void remove_private_dir(gr_ctx *ctx)
 {
     if (!ctx->private_dir[0])
         return;
@@ -979,7 +979,7 @@ static void remove_private_dir(rl_grade_ctx *ctx)
  * signal the baseline; without it, the submission may have sent it, and a
  * submission that kills its downstream to turn its failures into grader
  * errors must not be excused: it fails, and the feedback says why. */
-static void judge_dead_baseline(rl_grade_ctx *ctx, int i, rl_scenario_result *res)
+static void judge_dead_baseline(gr_ctx *ctx, int i, gr_scenario_result *res)
 {
     char how[96], which[24] = "";
     rl_proc_describe(&ctx->baselines[i].proc, how, sizeof how);
@@ -989,18 +989,18 @@ static void judge_dead_baseline(rl_grade_ctx *ctx, int i, rl_scenario_result *re
     bool sent = sig == SIGKILL || sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT ||
                 sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGALRM || sig == SIGPIPE;
     if (sent && !ctx->opt->sandbox)
-        rl_grade_result(res, RL_FAIL,
+        gr_result(res, GR_FAIL,
                         "the baseline%s %s during the scenario; graded without the sandbox, the grader cannot tell "
                         "who sent it, and a submission that kills its downstream is not excused",
                         which, how);
     else
-        rl_grade_result(res, RL_ERROR,
+        gr_result(res, GR_ERROR,
                         "the grader's baseline%s %s during the scenario (not the submission's fault)", which, how);
 }
 
 /* The first instance that died without the scenario asking it to (a
  * signal), or NULL. */
-static instance *dead_instance(rl_grade_ctx *ctx)
+static instance *dead_instance(gr_ctx *ctx)
 {
     for (int i = 0; i < ctx->ninstances; i++) {
         instance *s = &ctx->subs[i];
@@ -1010,41 +1010,41 @@ static instance *dead_instance(rl_grade_ctx *ctx)
     return NULL;
 }
 
-static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grade_options *opt, int run_index,
-                     rl_scenario_result *res, char *output, size_t outlen)
+static void run_once(const gr_exercise *ex, const gr_scenario *sc, const gr_options *opt, int run_index,
+                     gr_scenario_result *res, char *output, size_t outlen)
 {
-    rl_grade_ctx *ctx = rl_xcalloc(1, sizeof *ctx);
+    gr_ctx *ctx = rl_xcalloc(1, sizeof *ctx);
     ctx->ex = ex;
     ctx->sc = sc;
     ctx->opt = opt;
     ctx->run_index = run_index;
-    rl_watchdog_init(&ctx->wd);
+    gr_watchdog_init(&ctx->wd);
     snprintf(ctx->tag, sizeof ctx->tag, "%s.%s.%d.%ld", ex->name, sc->id, run_index, (long)getpid());
     memset(res, 0, sizeof *res);
     output[0] = '\0';
 
     char err[512];
-    if (ex->baselines < 0 || ex->baselines > RL_MAX_BASELINES) {
-        rl_grade_result(res, RL_ERROR, "the exercise asks for %d baselines; the grader runs 0 to %d", ex->baselines,
-                        RL_MAX_BASELINES);
+    if (ex->baselines < 0 || ex->baselines > GR_MAX_BASELINES) {
+        gr_result(res, GR_ERROR, "the exercise asks for %d baselines; the grader runs 0 to %d", ex->baselines,
+                        GR_MAX_BASELINES);
         goto teardown;
     }
     ctx->nbaselines = ex->baselines;
     if (ctx->nbaselines && make_private_dir(ctx, err, sizeof err) != RL_OK) {
-        rl_grade_result(res, RL_ERROR, "%s", err);
+        gr_result(res, GR_ERROR, "%s", err);
         goto teardown;
     }
     if (start_baselines(ctx, err, sizeof err) != RL_OK) {
-        rl_grade_result(res, RL_ERROR, "%s", err);
+        gr_result(res, GR_ERROR, "%s", err);
         goto teardown;
     }
-    ctx->ninstances = ex->kind != RL_SUBMISSION_COMMAND ? 0
+    ctx->ninstances = ex->kind != GR_SUBMISSION_COMMAND ? 0
                       : sc->instances                ? sc->instances
                       : ex->instances                ? ex->instances
                                                      : 1;
-    if (ctx->ninstances > RL_MAX_INSTANCES) {
-        rl_grade_result(res, RL_ERROR, "the exercise asks for %d instances; the grader runs 1 to %d", ctx->ninstances,
-                        RL_MAX_INSTANCES);
+    if (ctx->ninstances > GR_MAX_INSTANCES) {
+        gr_result(res, GR_ERROR, "the exercise asks for %d instances; the grader runs 1 to %d", ctx->ninstances,
+                        GR_MAX_INSTANCES);
         ctx->ninstances = 0;
         goto teardown;
     }
@@ -1053,33 +1053,33 @@ static void run_once(const rl_exercise *ex, const rl_scenario *sc, const rl_grad
         s->index = i;
         if (opt->sandbox) {
             s->sandboxed = true;
-            if (rl_sandbox_prepare(&s->sb, (uint64_t)opt->data_limit_mb << 20, err, sizeof err) != RL_OK) {
-                rl_grade_result(res, RL_ERROR, "%s", err);
+            if (gr_sandbox_prepare(&s->sb, (uint64_t)opt->data_limit_mb << 20, err, sizeof err) != RL_OK) {
+                gr_result(res, GR_ERROR, "%s", err);
                 goto teardown;
             }
         }
-        if (start_submission(ctx, s, res) != RL_PASS)
+        if (start_submission(ctx, s, res) != GR_PASS)
             goto teardown;
     }
 
     /* The watchdog kills the children: the scenario's calls then fail at once. */
-    bool wd_on = rl_watchdog_arm(&ctx->wd, WATCHDOG_MS) == RL_OK;
+    bool wd_on = gr_watchdog_arm(&ctx->wd, WATCHDOG_MS) == RL_OK;
     int rc = sc->run(ctx, res);
     if (wd_on)
-        rl_watchdog_disarm(&ctx->wd);
-    if (rc < 0 && res->verdict != RL_ERROR) {
+        gr_watchdog_disarm(&ctx->wd);
+    if (rc < 0 && res->verdict != GR_ERROR) {
         /* A copy: the feedback is both an argument and the destination. */
         char *said = rl_xstrdup(res->feedback);
-        rl_grade_result(res, RL_ERROR, "the grader failed in this scenario (%s)%s%s", rl_strerror(rc),
+        gr_result(res, GR_ERROR, "the grader failed in this scenario (%s)%s%s", rl_strerror(rc),
                         said[0] ? ": " : "", said);
         free(said);
     }
 
     if (interrupted) {
-        rl_grade_result(res, RL_ERROR, "interrupted: the grader was asked to stop");
-    } else if (rl_watchdog_fired(&ctx->wd)) {
-        rl_grade_result(res, RL_ERROR, "the scenario did not finish within %d s (grader watchdog)", WATCHDOG_MS / 1000);
-    } else if (res->verdict != RL_CRASH && res->verdict != RL_ERROR && dead_instance(ctx)) {
+        gr_result(res, GR_ERROR, "interrupted: the grader was asked to stop");
+    } else if (gr_watchdog_fired(&ctx->wd)) {
+        gr_result(res, GR_ERROR, "the scenario did not finish within %d s (grader watchdog)", WATCHDOG_MS / 1000);
+    } else if (res->verdict != GR_CRASH && res->verdict != GR_ERROR && dead_instance(ctx)) {
         /* Dead at the end is a crash whatever the scenario concluded: an
          * answer followed by an exit is not a working server. (An exit the
          * scenario asked for with a signal is its to judge.) */
@@ -1096,7 +1096,7 @@ teardown:
     for (int i = 0; i < ctx->ninstances; i++) {
         instance *s = &ctx->subs[i];
         /* The output of the first instance that crashed or never listened. */
-        if ((res->verdict == RL_CRASH || res->verdict == RL_NOT_READY) && s->have && !output[0])
+        if ((res->verdict == GR_CRASH || res->verdict == GR_NOT_READY) && s->have && !output[0])
             rl_proc_output_text(&s->proc, output, outlen);
         stop_submission(ctx, s, res);
     }
@@ -1107,7 +1107,7 @@ teardown:
     rl_proc_sample_by_cgroup(0, NULL, 0, NULL);
     for (int i = 0; i < ctx->ninstances; i++)
         if (ctx->subs[i].sandboxed)
-            rl_sandbox_teardown(&ctx->subs[i].sb);
+            gr_sandbox_teardown(&ctx->subs[i].sb);
     int orphans = rl_proc_reap_orphans(NULL, 0, 3000);
     if (orphans)
         RL_DEBUG("killed %d escaped process(es) after %s/%s", orphans, ex->name, sc->id);
@@ -1115,7 +1115,7 @@ teardown:
     for (size_t i = 0; i < ctx->ntags; i++)
         free(ctx->tags[i]);
     free(ctx->tags);
-    rl_watchdog_fini(&ctx->wd);
+    gr_watchdog_fini(&ctx->wd);
     free(ctx);
 }
 
@@ -1136,7 +1136,7 @@ static bool selected(const char *only, const char *id)
     return false;
 }
 
-int rl_grade_check_only(const rl_exercise *ex, const char *only, char *err, size_t errlen)
+int gr_check_only(const gr_exercise *ex, const char *only, char *err, size_t errlen)
 {
     if (!only)
         return RL_OK;
@@ -1156,36 +1156,36 @@ int rl_grade_check_only(const rl_exercise *ex, const char *only, char *err, size
     return rc;
 }
 
-int rl_grade_run_exercise(const rl_exercise *ex, const rl_grade_options *opt, rl_grade_outcome *outcomes,
+int gr_run_exercise(const gr_exercise *ex, const gr_options *opt, gr_outcome *outcomes,
                           size_t *noutcomes, char *err, size_t errlen)
 {
     *noutcomes = 0;
-    if (rl_grade_check_only(ex, opt->only, err, errlen) != RL_OK)
+    if (gr_check_only(ex, opt->only, err, errlen) != RL_OK)
         return RL_EINVAL;
     for (size_t i = 0; i < ex->nscenarios; i++) {
-        const rl_scenario *sc = &ex->scenarios[i];
+        const gr_scenario *sc = &ex->scenarios[i];
         if (!selected(opt->only, sc->id))
             continue;
-        rl_grade_outcome *o = &outcomes[(*noutcomes)++];
+        gr_outcome *o = &outcomes[(*noutcomes)++];
         memset(o, 0, sizeof *o);
         o->scenario = sc;
-        o->verdict = RL_PASS;
+        o->verdict = GR_PASS;
         int64_t t0 = rl_now_ns();
         for (int r = 1; r <= opt->runs; r++) {
             if (interrupted) {
-                if (o->runs == 0 || o->verdict != RL_ERROR)
+                if (o->runs == 0 || o->verdict != GR_ERROR)
                     snprintf(o->feedback, sizeof o->feedback, "interrupted: the grader was asked to stop");
-                o->verdict = RL_ERROR;
+                o->verdict = GR_ERROR;
                 break;
             }
-            rl_scenario_result res;
+            gr_scenario_result res;
             char output[sizeof o->output];
             if (opt->progress)
                 fprintf(stderr, "%s/%s run %d/%d ...\n", ex->name, sc->id, r, opt->runs);
             int64_t r0 = rl_now_ns();
             run_once(ex, sc, opt, r, &res, output, sizeof output);
             o->runs++;
-            if (res.verdict == RL_PASS)
+            if (res.verdict == GR_PASS)
                 o->passed++;
             /* Keep the worst run's story; on ties the first one. */
             if (o->runs == 1 || res.verdict > o->verdict) {
@@ -1195,7 +1195,7 @@ int rl_grade_run_exercise(const rl_exercise *ex, const rl_grade_options *opt, rl
             }
             if (opt->progress)
                 fprintf(stderr, "%s/%s run %d/%d: %s (%.1f s) %s\n", ex->name, sc->id, r, opt->runs,
-                        rl_verdict_name(res.verdict), (double)(rl_now_ns() - r0) / 1e9, res.feedback);
+                        gr_verdict_name(res.verdict), (double)(rl_now_ns() - r0) / 1e9, res.feedback);
         }
         o->seconds = (double)(rl_now_ns() - t0) / 1e9;
     }
@@ -1211,7 +1211,7 @@ static void on_signal(int sig)
     rl_proc_signal_all(SIGKILL);
 }
 
-int rl_grade_install_guards(void)
+int gr_install_guards(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -1223,7 +1223,7 @@ int rl_grade_install_guards(void)
     return rl_proc_become_subreaper();
 }
 
-bool rl_grade_was_interrupted(void)
+bool gr_was_interrupted(void)
 {
     return interrupted;
 }

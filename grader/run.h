@@ -5,11 +5,11 @@
  * submission in its own process group, waits until the submission listens,
  * calls the scenario, then kills every group and every process that
  * escaped them. A scenario reaches what it needs only through
- * the rl_grade_* accessors below, so exercises never touch processes. All
+ * the gr_* accessors below, so exercises never touch processes. All
  * accessors are for the scenario's own thread; the driver owns every object
  * they return unless a comment says otherwise. */
-#ifndef RL_GRADER_RUN_H
-#define RL_GRADER_RUN_H
+#ifndef GR_RUN_H
+#define GR_RUN_H
 
 #include "exercise.h"
 
@@ -22,44 +22,44 @@
 
 /* "127.0.0.1:PORT" the submission was told to listen on (RELAYLAB_LISTEN).
  * NULL for config exercises. */
-const char *rl_grade_submission_addr(rl_grade_ctx *ctx);
+const char *gr_submission_addr(gr_ctx *ctx);
 
 /* How many baselines this run has (the exercise's |baselines|). Baseline 0
  * is the one the submission is given as RELAYLAB_BASELINE; all of them, in
  * index order, are RELAYLAB_BASELINES ("HOST:PORT,HOST:PORT"). */
-int rl_grade_baseline_count(rl_grade_ctx *ctx);
+int gr_baseline_count(gr_ctx *ctx);
 
 /* "127.0.0.1:PORT" of baseline |i| (0-based); NULL when there is no such
  * baseline or it is not running (a failed restart). */
-const char *rl_grade_baseline_addr(rl_grade_ctx *ctx, int i);
+const char *gr_baseline_addr(gr_ctx *ctx, int i);
 
 /* A channel to the submission, created once it was READY, with
  * GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL so no connection is shared with another
  * scenario or channel. Owned by the driver, destroyed after the scenario.
  * NULL for config exercises. */
-grpc_channel *rl_grade_submission_channel(rl_grade_ctx *ctx);
+grpc_channel *gr_submission_channel(gr_ctx *ctx);
 
 /* A channel to baseline |i| through the grader's private unix socket (one
  * per baseline), the only place its Observer (records, Reset, faults)
  * answers; same isolation; owned by the driver. Recreated by
- * rl_grade_restart_baseline. The submission knows only the TCP addresses,
- * where Observer refuses. NULL as for rl_grade_baseline_addr. */
-grpc_channel *rl_grade_baseline_channel(rl_grade_ctx *ctx, int i);
+ * gr_restart_baseline. The submission knows only the TCP addresses,
+ * where Observer refuses. NULL as for gr_baseline_addr. */
+grpc_channel *gr_baseline_channel(gr_ctx *ctx, int i);
 
 /* Creates a new channel to |target| with the local subchannel pool plus
  * |extra| (may be NULL; copied). The caller owns the result and destroys it
  * with grpc_channel_destroy before returning from the scenario. Never NULL
  * (an invalid config gives gRPC's lame channel). */
-grpc_channel *rl_grade_channel_create(rl_grade_ctx *ctx, const char *target, const grpc_channel_args *extra);
+grpc_channel *gr_channel_create(gr_ctx *ctx, const char *target, const grpc_channel_args *extra);
 
 /* The submitted file for config exercises (--submission FILE); NULL for
  * command exercises. */
-const char *rl_grade_config_path(rl_grade_ctx *ctx);
+const char *gr_config_path(gr_ctx *ctx);
 
 /* --world FILE and --variant SEED as given (NULL when not), for config
  * exercises (config_check.c resolves the exercise's default world). */
-const char *rl_grade_world_path(rl_grade_ctx *ctx);
-const char *rl_grade_variant(rl_grade_ctx *ctx);
+const char *gr_world_path(gr_ctx *ctx);
+const char *gr_variant(gr_ctx *ctx);
 
 /* Kills baseline |i| and starts a new one on the same port (so a running
  * submission keeps finding it) with |extra_argv| appended to its command line
@@ -67,31 +67,31 @@ const char *rl_grade_variant(rl_grade_ctx *ctx);
  * its channel (a pointer obtained before is invalid afterwards). Returns 0,
  * or RL_EINVAL (no baseline |i|) / RL_ECHILD / RL_ETIMEOUT with a reason in
  * |err|. */
-int rl_grade_restart_baseline(rl_grade_ctx *ctx, int i, const char *const *extra_argv, char *err, size_t errlen);
+int gr_restart_baseline(gr_ctx *ctx, int i, const char *const *extra_argv, char *err, size_t errlen);
 
 /* ---- the submission process ---- */
 
 /* True while the submission's leader process has not exited. Reaps it when it
  * has (so a later call keeps answering false). Always false for config
  * exercises. */
-bool rl_grade_submission_alive(rl_grade_ctx *ctx);
+bool gr_submission_alive(gr_ctx *ctx);
 
 /* Waits up to |wait_ms| for the submission's leader to exit (use a short wait
  * after an UNAVAILABLE status: the socket closes a moment before the exit is
  * visible). Returns true if it is dead, with "CRASH (SIGSEGV)"-style wording
  * in |how| ("killed by SIGSEGV" or "exited with status 3"). */
-bool rl_grade_submission_died(rl_grade_ctx *ctx, int64_t wait_ms, char *how, size_t howlen);
+bool gr_submission_died(gr_ctx *ctx, int64_t wait_ms, char *how, size_t howlen);
 
 /* Convenience for scenarios: if the submission is dead (waiting up to
- * |wait_ms|), fills |out| with RL_CRASH, "how it died" and |what| (what the
+ * |wait_ms|), fills |out| with GR_CRASH, "how it died" and |what| (what the
  * scenario was doing, e.g. "during Process") plus the tail of its output,
  * and returns true. */
-bool rl_grade_crash_check(rl_grade_ctx *ctx, int64_t wait_ms, const char *what, rl_scenario_result *out);
+bool gr_crash_check(gr_ctx *ctx, int64_t wait_ms, const char *what, gr_scenario_result *out);
 
 /* The submission's process-group id (== its leader's pid), for sampling its
  * RSS and CPU time with rl_proc_group_sample; 0 for config exercises. The
  * group is killed after the scenario: never signal it yourself. */
-pid_t rl_grade_submission_pgid(rl_grade_ctx *ctx);
+pid_t gr_submission_pgid(gr_ctx *ctx);
 
 /* ---- stopping the submission (graceful-shutdown scenarios) ---- */
 
@@ -101,15 +101,15 @@ pid_t rl_grade_submission_pgid(rl_grade_ctx *ctx);
  * SERVER`); in the sandbox, the command the jail runs. Only that process,
  * not its group: a platform stopping a server signals it, and the server
  * decides what its children get. Remembers the instant, for
- * rl_grade_await_submission_exit, and that the scenario asked for the
+ * gr_await_submission_exit, and that the scenario asked for the
  * exit: from now on the submission's death is the scenario's to judge, and
  * the driver no longer calls it a crash. Returns 0, RL_ECHILD when it had
  * already exited, RL_EINVAL for a config exercise or a bad signal number,
  * RL_ESYS (errno) when the signal could not be sent. */
-int rl_grade_signal_submission(rl_grade_ctx *ctx, int sig);
+int gr_signal_submission(gr_ctx *ctx, int sig);
 
-/* How the submission ended after rl_grade_signal_submission. */
-typedef struct rl_grade_exit {
+/* How the submission ended after gr_signal_submission. */
+typedef struct gr_exit {
     bool exited;      /* it had exited on its own when the wait ended */
     bool killed;      /* it had not, and the grader SIGKILLed its group */
     int status;       /* its exit status; -1 when a signal ended it or it runs */
@@ -121,43 +121,43 @@ typedef struct rl_grade_exit {
     char how[192];    /* "exited with status 0", "was killed by SIGTERM",
                        * "still running" */
     char output[480]; /* the last lines it printed, on one line */
-} rl_grade_exit;
+} gr_exit;
 
-/* Waits until |within_ms| after the last rl_grade_signal_submission (after
+/* Waits until |within_ms| after the last gr_signal_submission (after
  * now when none was sent) for the submission's main process to exit, and
  * fills |out|. When it has not exited by then and |kill_at_deadline|, the
  * grader SIGKILLs its whole group (out->killed) and waits for that. The
  * wait ends early when the grader is interrupted. Returns 0 when it exited
  * on its own, RL_ETIMEOUT when it did not (|out| filled either way), or
  * RL_EINVAL for a config exercise. */
-int rl_grade_await_submission_exit(rl_grade_ctx *ctx, int64_t within_ms, bool kill_at_deadline, rl_grade_exit *out);
+int gr_await_submission_exit(gr_ctx *ctx, int64_t within_ms, bool kill_at_deadline, gr_exit *out);
 
 /* Copies the last |len|-1 bytes at most of the submission's captured
  * stdout+stderr into |buf| (NUL-terminated, non-printable bytes replaced).
  * Returns the total number of bytes it has written so far. */
-size_t rl_grade_submission_output_tail(rl_grade_ctx *ctx, char *buf, size_t len);
+size_t gr_submission_output_tail(gr_ctx *ctx, char *buf, size_t len);
 
-/* ---- several instances (rl_exercise.instances) ----
+/* ---- several instances (gr_exercise.instances) ----
  *
  * An exercise may run its submission as several instances, each in its own
  * process group (and sandbox) on its own port. Every accessor above means
- * instance 0; these take the index, 0 <= i < rl_grade_instance_count. */
+ * instance 0; these take the index, 0 <= i < gr_instance_count. */
 
 /* How many instances this run started (0 for config exercises). */
-int rl_grade_instance_count(rl_grade_ctx *ctx);
+int gr_instance_count(gr_ctx *ctx);
 
 /* Instance |i|'s address and the driver's channel to it, as
- * rl_grade_submission_addr/_channel; NULL when |i| is out of range or the
+ * gr_submission_addr/_channel; NULL when |i| is out of range or the
  * instance is not running. */
-const char *rl_grade_submission_addr_at(rl_grade_ctx *ctx, int i);
-grpc_channel *rl_grade_submission_channel_at(rl_grade_ctx *ctx, int i);
+const char *gr_submission_addr_at(gr_ctx *ctx, int i);
+grpc_channel *gr_submission_channel_at(gr_ctx *ctx, int i);
 
-/* rl_grade_submission_alive, rl_grade_signal_submission and
- * rl_grade_await_submission_exit for instance |i|. */
-bool rl_grade_submission_alive_at(rl_grade_ctx *ctx, int i);
-int rl_grade_signal_submission_at(rl_grade_ctx *ctx, int i, int sig);
-int rl_grade_await_submission_exit_at(rl_grade_ctx *ctx, int i, int64_t within_ms, bool kill_at_deadline,
-                                      rl_grade_exit *out);
+/* gr_submission_alive, gr_signal_submission and
+ * gr_await_submission_exit for instance |i|. */
+bool gr_submission_alive_at(gr_ctx *ctx, int i);
+int gr_signal_submission_at(gr_ctx *ctx, int i, int sig);
+int gr_await_submission_exit_at(gr_ctx *ctx, int i, int64_t within_ms, bool kill_at_deadline,
+                                      gr_exit *out);
 
 /* Replaces instance |i|: stops what is left of it (SIGTERM, then SIGKILL
  * after 2 s; normally the scenario has already signalled it and seen it
@@ -167,50 +167,50 @@ int rl_grade_await_submission_exit_at(rl_grade_ctx *ctx, int i, int64_t within_m
  * 0 once it listens, or RL_ECHILD with |out| holding the verdict of the
  * failed start (NOT-READY, CRASH or ERROR, naming the instance), or
  * RL_EINVAL for an index out of range. */
-int rl_grade_restart_submission(rl_grade_ctx *ctx, int i, rl_scenario_result *out);
+int gr_restart_submission(gr_ctx *ctx, int i, gr_scenario_result *out);
 
 /* ---- bookkeeping ---- */
 
 /* A tag unique to this scenario run, "EXERCISE.SCENARIO.RUN.PID"; stable
  * for the whole run. Use it in every request so the scenario judges only the
  * baseline records it caused. */
-const char *rl_grade_tag(rl_grade_ctx *ctx);
+const char *gr_tag(gr_ctx *ctx);
 
 /* Remembers |tag| (copied) as one the grader itself sent in this run. A
  * scenario that reads the baseline's records must count every record of
  * the run, not only those with its tag: a submission can put its calls under
  * any tag. Records with a tag the grader never sent belong to whichever call
- * is being judged (rl_process_observe does this). */
-void rl_grade_note_tag(rl_grade_ctx *ctx, const char *tag);
+ * is being judged (gr_process_observe does this). */
+void gr_note_tag(gr_ctx *ctx, const char *tag);
 
-/* True when |tag| was noted by rl_grade_note_tag in this run. */
-bool rl_grade_tag_sent(rl_grade_ctx *ctx, const char *tag);
+/* True when |tag| was noted by gr_note_tag in this run. */
+bool gr_tag_sent(gr_ctx *ctx, const char *tag);
 
 /* 1-based index of this run (--runs N) and the total. */
-int rl_grade_run_index(rl_grade_ctx *ctx);
-int rl_grade_run_count(rl_grade_ctx *ctx);
+int gr_run_index(gr_ctx *ctx);
+int gr_run_count(gr_ctx *ctx);
 
 /* True once the grader was asked to stop (SIGINT/SIGTERM/SIGHUP) or the
  * scenario's watchdog fired; a scenario looping on observations should give
  * up then (the driver records ERROR "interrupted"). */
-bool rl_grade_interrupted(rl_grade_ctx *ctx);
+bool gr_interrupted(gr_ctx *ctx);
 
 /* Fills |out| with |v| and a printf-formatted feedback line; returns 0 so a
- * scenario can `return rl_grade_result(...)`. Text longer than
- * RL_FEEDBACK_MAX - 1 is cut and ends with RL_FEEDBACK_CUT, so a reader
+ * scenario can `return gr_result(...)`. Text longer than
+ * GR_FEEDBACK_MAX - 1 is cut and ends with GR_FEEDBACK_CUT, so a reader
  * knows something is missing. */
-int rl_grade_result(rl_scenario_result *out, rl_verdict v, const char *fmt, ...)
+int gr_result(gr_scenario_result *out, gr_verdict v, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-#define RL_FEEDBACK_CUT " [... feedback cut]"
+#define GR_FEEDBACK_CUT " [... feedback cut]"
 
 /* Appends "; " and |text| to |out|'s feedback, with the same marking when
  * it does not fit. */
-void rl_grade_feedback_append(rl_scenario_result *out, const char *text);
+void gr_feedback_append(gr_scenario_result *out, const char *text);
 
 /* ---- the driver (main.c) ---- */
 
-typedef struct rl_grade_options {
+typedef struct gr_options {
     const char *submission;   /* command, or config file path */
     const char *bin_dir;      /* folder with bin/baseline */
     const char *only;         /* comma-separated scenario ids, or NULL: all */
@@ -220,41 +220,41 @@ typedef struct rl_grade_options {
     bool progress;            /* progress lines on stderr */
     const char *world;        /* config exercises: --world FILE, or NULL: the exercise's own */
     const char *variant;      /* config exercises: --variant SEED, or NULL: the world's default */
-    const struct rl_sandbox_view *sandbox; /* command submissions run in the
+    const struct gr_sandbox_view *sandbox; /* command submissions run in the
                                * sandbox with this view (sandbox.h), once
-                               * rl_sandbox_enter succeeded; NULL: unsandboxed */
-} rl_grade_options;
+                               * gr_sandbox_enter succeeded; NULL: unsandboxed */
+} gr_options;
 
 /* The outcome of one scenario over all its runs. */
-typedef struct rl_grade_outcome {
-    const rl_scenario *scenario;
+typedef struct gr_outcome {
+    const gr_scenario *scenario;
     int runs, passed;          /* runs done, runs that passed */
-    rl_verdict verdict;        /* the worst run's */
-    char feedback[RL_FEEDBACK_MAX]; /* the worst run's feedback */
+    gr_verdict verdict;        /* the worst run's */
+    char feedback[GR_FEEDBACK_MAX]; /* the worst run's feedback */
     char output[1024];         /* the submission's last output, when the
                                 * worst run was CRASH or NOT-READY */
     double seconds;            /* wall time over all runs */
-} rl_grade_outcome;
+} gr_outcome;
 
 /* Checks that every comma-separated id of |only| (NULL: all) names a
  * scenario of |ex|: a typo must not silently grade nothing. Returns 0, or
  * RL_EINVAL with the message in |err|. */
-int rl_grade_check_only(const rl_exercise *ex, const char *only, char *err, size_t errlen);
+int gr_check_only(const gr_exercise *ex, const char *only, char *err, size_t errlen);
 
 /* Runs every selected scenario of |ex| |opt->runs| times. |outcomes| has
  * room for ex->nscenarios entries; *noutcomes is set to the number filled
  * (scenarios not reached after an interruption are ERROR "interrupted").
  * Returns 0, RL_EINVAL for an unknown --only id (message in |err|), or
  * RL_ESYS when the grader could not set itself up. */
-int rl_grade_run_exercise(const rl_exercise *ex, const rl_grade_options *opt, rl_grade_outcome *outcomes,
+int gr_run_exercise(const gr_exercise *ex, const gr_options *opt, gr_outcome *outcomes,
                           size_t *noutcomes, char *err, size_t errlen);
 
 /* Installs SIGINT/SIGTERM/SIGHUP handlers that kill every child group at
  * once and mark the run interrupted, and makes the grader a child subreaper
  * so escaped processes come back to it. Call once from main. */
-int rl_grade_install_guards(void);
+int gr_install_guards(void);
 
 /* True once an interrupting signal arrived. */
-bool rl_grade_was_interrupted(void);
+bool gr_was_interrupted(void);
 
 #endif

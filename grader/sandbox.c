@@ -30,11 +30,11 @@
 
 #define UNSHARE "/usr/bin/unshare"
 
-/* How this grader sandboxes, decided once by rl_sandbox_enter (or, for a
+/* How this grader sandboxes, decided once by gr_sandbox_enter (or, for a
  * unit test that prepares runs without entering, by the first prepare). */
-static rl_sandbox_mode mode = RL_SANDBOX_NONE;
-#define RL_STR_(x) #x
-#define RL_STR(x) RL_STR_(x)
+static gr_sandbox_mode mode = GR_SANDBOX_NONE;
+#define GR_STR_(x) #x
+#define GR_STR(x) GR_STR_(x)
 
 /* ---- the view ---- */
 
@@ -44,7 +44,7 @@ static char *absolute(const char *path)
     return realpath(path, buf) ? rl_xstrdup(buf) : NULL;
 }
 
-int rl_sandbox_submission_dir(const char *cmd, char *buf, size_t len)
+int gr_sandbox_submission_dir(const char *cmd, char *buf, size_t len)
 {
     /* Words split on blanks and shell punctuation: enough for "python3
      * relay.py", "/usr/bin/python3 x/relay.py --flag" or "./bin/relay"; the
@@ -72,7 +72,7 @@ int rl_sandbox_submission_dir(const char *cmd, char *buf, size_t len)
     return RL_OK;
 }
 
-int rl_sandbox_view_init(rl_sandbox_view *v, const char *bin_dir, const char *submission_dir,
+int gr_sandbox_view_init(gr_sandbox_view *v, const char *bin_dir, const char *submission_dir,
                          const char *const *private_files, char *err, size_t errlen)
 {
     memset(v, 0, sizeof *v);
@@ -94,7 +94,7 @@ int rl_sandbox_view_init(rl_sandbox_view *v, const char *bin_dir, const char *su
         snprintf(err, errlen, "the submission is in the kit's own folder %s: put it in a folder of its own", kit);
         free(kit);
         free(sub);
-        rl_sandbox_view_fini(v);
+        gr_sandbox_view_fini(v);
         return RL_EINVAL;
     }
     if (kit) {
@@ -118,7 +118,7 @@ int rl_sandbox_view_init(rl_sandbox_view *v, const char *bin_dir, const char *su
     return RL_OK;
 }
 
-void rl_sandbox_view_fini(rl_sandbox_view *v)
+void gr_sandbox_view_fini(gr_sandbox_view *v)
 {
     free(v->jail);
     for (size_t i = 0; i < v->nhide; i++)
@@ -128,7 +128,7 @@ void rl_sandbox_view_fini(rl_sandbox_view *v)
     memset(v, 0, sizeof *v);
 }
 
-char **rl_sandbox_argv(const rl_sandbox_view *v, const char *cmd)
+char **gr_sandbox_argv(const gr_sandbox_view *v, const char *cmd)
 {
     size_t max = 16 + 2 * (v->nhide + v->nshow) + 12;
     char **a = rl_xcalloc(max, sizeof *a);
@@ -150,16 +150,16 @@ char **rl_sandbox_argv(const rl_sandbox_view *v, const char *cmd)
     ARG(v->jail);
     ARG("--status-fd");
     ARG("3");
-    if (mode == RL_SANDBOX_USERNS) {
+    if (mode == GR_SANDBOX_USERNS) {
         ARG("--userns");
         ARG("--nproc");
-        ARG(RL_STR(RL_SANDBOX_PIDS_MAX));
+        ARG(GR_STR(GR_SANDBOX_PIDS_MAX));
     } else {
         ARG("--user");
-        ARG(RL_STR(RL_SANDBOX_UID) ":" RL_STR(RL_SANDBOX_GID));
+        ARG(GR_STR(GR_SANDBOX_UID) ":" GR_STR(GR_SANDBOX_GID));
     }
     ARG("--scratch-mb");
-    ARG(RL_STR(RL_SANDBOX_SCRATCH_MB));
+    ARG(GR_STR(GR_SANDBOX_SCRATCH_MB));
     for (size_t i = 0; i < v->nhide; i++) {
         ARG("--hide");
         ARG(v->hide[i]);
@@ -181,7 +181,7 @@ char **rl_sandbox_argv(const rl_sandbox_view *v, const char *cmd)
     return a;
 }
 
-void rl_sandbox_argv_free(char **argv)
+void gr_sandbox_argv_free(char **argv)
 {
     for (size_t i = 0; argv && argv[i]; i++)
         free(argv[i]);
@@ -201,14 +201,14 @@ static char cg_root[256] = "/sys/fs/cgroup";
 static char cg_self[256] = "/proc/self/cgroup";
 
 
-void rl_sandbox_set_cgroup_paths(const char *root, const char *self)
+void gr_sandbox_set_cgroup_paths(const char *root, const char *self)
 {
     snprintf(cg_root, sizeof cg_root, "%s", root ? root : "/sys/fs/cgroup");
     snprintf(cg_self, sizeof cg_self, "%s", self ? self : "/proc/self/cgroup");
-    mode = RL_SANDBOX_NONE;
+    mode = GR_SANDBOX_NONE;
 }
 
-rl_sandbox_mode rl_sandbox_get_mode(void)
+gr_sandbox_mode gr_sandbox_get_mode(void)
 {
     return mode;
 }
@@ -350,26 +350,26 @@ static void sweep_stale(const char *base)
     closedir(d);
 }
 
-/* Which cgroups the sandbox uses here; RL_SANDBOX_NONE when none (reason
+/* Which cgroups the sandbox uses here; GR_SANDBOX_NONE when none (reason
  * in |err|). Enabling v2's controllers is its one side effect. */
-static rl_sandbox_mode cgroup_mode(char *err, size_t errlen)
+static gr_sandbox_mode cgroup_mode(char *err, size_t errlen)
 {
     if (have_v1())
-        return RL_SANDBOX_CGROUP_V1;
-    return v2_ready(err, errlen) == RL_OK ? RL_SANDBOX_CGROUP_V2 : RL_SANDBOX_NONE;
+        return GR_SANDBOX_CGROUP_V1;
+    return v2_ready(err, errlen) == RL_OK ? GR_SANDBOX_CGROUP_V2 : GR_SANDBOX_NONE;
 }
 
-void rl_sandbox_sweep_stale(void)
+void gr_sandbox_sweep_stale(void)
 {
-    if (mode == RL_SANDBOX_NONE) {
+    if (mode == GR_SANDBOX_NONE) {
         char err[256];
         mode = cgroup_mode(err, sizeof err);
     }
-    if (mode == RL_SANDBOX_CGROUP_V2) {
+    if (mode == GR_SANDBOX_CGROUP_V2) {
         sweep_stale(cg_root);
         return;
     }
-    if (mode != RL_SANDBOX_CGROUP_V1)
+    if (mode != GR_SANDBOX_CGROUP_V1)
         return;
     static const char *const ctrls[] = {"pids", "memory", "cpuacct"};
     char base[300];
@@ -451,12 +451,12 @@ static int read_status(int fd, int64_t until_ns, char *err, size_t errlen)
 /* Runs `true` through unshare and the jail with the real view: whatever
  * stops the sandbox (no namespaces, a kernel without mount_setattr, a
  * submission folder nobody cannot read) is found before any grading. */
-static int probe(const rl_sandbox_view *v, char *err, size_t errlen)
+static int probe(const gr_sandbox_view *v, char *err, size_t errlen)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
         return RL_ESYS;
-    char **argv = rl_sandbox_argv(v, "exec true");
+    char **argv = gr_sandbox_argv(v, "exec true");
     pid_t pid = fork();
     if (pid == 0) {
         int devnull = open("/dev/null", O_RDWR);
@@ -466,7 +466,7 @@ static int probe(const rl_sandbox_view *v, char *err, size_t errlen)
         execv(argv[0], argv);
         _exit(127);
     }
-    rl_sandbox_argv_free(argv);
+    gr_sandbox_argv_free(argv);
     close(fds[1]);
     if (pid < 0) {
         close(fds[0]);
@@ -537,13 +537,13 @@ static int enter_network(int extra_flags, char *err, size_t errlen)
  * found before grading, not at its first run. */
 static int try_cgroups(char *err, size_t errlen)
 {
-    rl_sandbox_run r;
-    int rc = rl_sandbox_prepare(&r, 0, err, errlen);
-    rl_sandbox_teardown(&r);
+    gr_sandbox_run r;
+    int rc = gr_sandbox_prepare(&r, 0, err, errlen);
+    gr_sandbox_teardown(&r);
     return rc;
 }
 
-int rl_sandbox_enter(const rl_sandbox_view *v, char *err, size_t errlen)
+int gr_sandbox_enter(const gr_sandbox_view *v, char *err, size_t errlen)
 {
     if (access(UNSHARE, X_OK) != 0) {
         snprintf(err, errlen, "the sandbox needs util-linux's %s: %s", UNSHARE, strerror(errno));
@@ -557,23 +557,23 @@ int rl_sandbox_enter(const rl_sandbox_view *v, char *err, size_t errlen)
         /* Not root: a user namespace of the grader's own, where it is
          * root over its network, mounts and PID namespaces but no cgroup
          * can be made. The probe runs inside it (it needs it). */
-        mode = RL_SANDBOX_USERNS;
+        mode = GR_SANDBOX_USERNS;
         if (enter_network(CLONE_NEWUSER, err, errlen) != RL_OK || probe(v, err, errlen) != RL_OK)
             return RL_ESYS;
         return RL_OK;
     }
     mode = cgroup_mode(err, errlen);
-    if (mode == RL_SANDBOX_NONE)
+    if (mode == GR_SANDBOX_NONE)
         return RL_ESYS;
-    rl_sandbox_sweep_stale();
+    gr_sandbox_sweep_stale();
     if (try_cgroups(err, errlen) != RL_OK || probe(v, err, errlen) != RL_OK)
         return RL_ESYS;
     return enter_network(0, err, errlen);
 }
 
-const char *rl_sandbox_mode_note(void)
+const char *gr_sandbox_mode_note(void)
 {
-    if (mode != RL_SANDBOX_USERNS)
+    if (mode != GR_SANDBOX_USERNS)
         return NULL;
     return "sandboxed without root (a user namespace of the grader's own user): no cgroups, so the memory limit is "
            "RLIMIT_DATA (shared memory not counted) and the tasks limit RLIMIT_NPROC; grade as root for both";
@@ -582,13 +582,13 @@ const char *rl_sandbox_mode_note(void)
 /* ---- one run ---- */
 
 /* cgroup v1: one cgroup per controller. */
-static int prepare_v1(rl_sandbox_run *r, int id, uint64_t mem_limit_bytes, const char **what)
+static int prepare_v1(gr_sandbox_run *r, int id, uint64_t mem_limit_bytes, const char **what)
 {
     char v[32];
     *what = "pids";
     if (make_cgroup("pids", id, r->cg_pids, sizeof r->cg_pids) != RL_OK)
         return RL_ESYS;
-    snprintf(v, sizeof v, "%d", RL_SANDBOX_PIDS_MAX);
+    snprintf(v, sizeof v, "%d", GR_SANDBOX_PIDS_MAX);
     if (write_file(r->cg_pids, "pids.max", v) != RL_OK)
         return RL_ESYS;
     *what = "memory";
@@ -612,13 +612,13 @@ static int prepare_v1(rl_sandbox_run *r, int id, uint64_t mem_limit_bytes, const
 }
 
 /* cgroup v2: one cgroup for all three, under the hierarchy's root. */
-static int prepare_v2(rl_sandbox_run *r, int id, uint64_t mem_limit_bytes, const char **what)
+static int prepare_v2(gr_sandbox_run *r, int id, uint64_t mem_limit_bytes, const char **what)
 {
     char v[32];
     *what = "v2";
     if (make_cgroup_in(cg_root, id, r->cg_pids, sizeof r->cg_pids) != RL_OK)
         return RL_ESYS;
-    snprintf(v, sizeof v, "%d", RL_SANDBOX_PIDS_MAX);
+    snprintf(v, sizeof v, "%d", GR_SANDBOX_PIDS_MAX);
     if (write_file(r->cg_pids, "pids.max", v) != RL_OK)
         return RL_ESYS;
     if (mem_limit_bytes) {
@@ -637,18 +637,18 @@ static int prepare_v2(rl_sandbox_run *r, int id, uint64_t mem_limit_bytes, const
     return RL_OK;
 }
 
-int rl_sandbox_prepare(rl_sandbox_run *r, uint64_t mem_limit_bytes, char *err, size_t errlen)
+int gr_sandbox_prepare(gr_sandbox_run *r, uint64_t mem_limit_bytes, char *err, size_t errlen)
 {
     static int serial;
     int id = ++serial;
     memset(r, 0, sizeof *r);
     r->status_r = r->status_w = -1;
     const char *what = "cgroup";
-    if (mode == RL_SANDBOX_NONE && (mode = cgroup_mode(err, errlen)) == RL_SANDBOX_NONE)
+    if (mode == GR_SANDBOX_NONE && (mode = cgroup_mode(err, errlen)) == GR_SANDBOX_NONE)
         return RL_ESYS;
-    if (mode == RL_SANDBOX_CGROUP_V1 && prepare_v1(r, id, mem_limit_bytes, &what) != RL_OK)
+    if (mode == GR_SANDBOX_CGROUP_V1 && prepare_v1(r, id, mem_limit_bytes, &what) != RL_OK)
         goto fail;
-    if (mode == RL_SANDBOX_CGROUP_V2 && prepare_v2(r, id, mem_limit_bytes, &what) != RL_OK)
+    if (mode == GR_SANDBOX_CGROUP_V2 && prepare_v2(r, id, mem_limit_bytes, &what) != RL_OK)
         goto fail;
     what = "status pipe";
     int fds[2];
@@ -662,14 +662,14 @@ fail:
     return RL_ESYS;
 }
 
-void rl_sandbox_spawned(rl_sandbox_run *r)
+void gr_sandbox_spawned(gr_sandbox_run *r)
 {
     if (r->status_w >= 0)
         close(r->status_w);
     r->status_w = -1;
 }
 
-int rl_sandbox_wait_started(rl_sandbox_run *r, int64_t timeout_ms, char *err, size_t errlen)
+int gr_sandbox_wait_started(gr_sandbox_run *r, int64_t timeout_ms, char *err, size_t errlen)
 {
     char why[512];
     if (read_status(r->status_r, rl_now_ns() + timeout_ms * RL_NS_PER_MS, why, sizeof why) == RL_OK)
@@ -678,7 +678,7 @@ int rl_sandbox_wait_started(rl_sandbox_run *r, int64_t timeout_ms, char *err, si
     return RL_ESYS;
 }
 
-void rl_sandbox_measure(const rl_sandbox_run *r, pid_t pid)
+void gr_sandbox_measure(const gr_sandbox_run *r, pid_t pid)
 {
     if (r->join[0][0]) {
         rl_proc_sample_by_cgroup(pid, r->join[0], pid, r->cpu_usage);
@@ -696,7 +696,7 @@ void rl_sandbox_measure(const rl_sandbox_run *r, pid_t pid)
         RL_WARN("cannot find the sandbox's PID namespace (%s): measuring the process group alone", strerror(errno));
 }
 
-int rl_sandbox_oom_kills(const rl_sandbox_run *r)
+int gr_sandbox_oom_kills(const gr_sandbox_run *r)
 {
     char path[320], line[128];
     const char *dir = r->v2 ? r->cg_pids : r->cg_mem;
@@ -711,7 +711,7 @@ int rl_sandbox_oom_kills(const rl_sandbox_run *r)
     return n;
 }
 
-int rl_sandbox_memory_hits(const rl_sandbox_run *r, uint64_t *hits)
+int gr_sandbox_memory_hits(const gr_sandbox_run *r, uint64_t *hits)
 {
     char path[320], line[128];
     const char *dir = r->v2 ? r->cg_pids : r->cg_mem;
@@ -807,7 +807,7 @@ static pid_t child_with_ns_pid(pid_t parent, long ns_pid)
     return found;
 }
 
-int rl_sandbox_signal_command(pid_t launcher, int sig)
+int gr_sandbox_signal_command(pid_t launcher, int sig)
 {
     /* unshare --fork made the jail pid 1 of the new namespace, and the
      * jail's one fork, the command, is pid 2 there (the jail never forks
@@ -830,7 +830,7 @@ int rl_sandbox_signal_command(pid_t launcher, int sig)
     return rc;
 }
 
-void rl_sandbox_teardown(rl_sandbox_run *r)
+void gr_sandbox_teardown(gr_sandbox_run *r)
 {
     if (r->cg_pids[0]) {
         char procs[320];

@@ -10,8 +10,8 @@
  * needs unprivileged user namespaces and runs without cgroups (weaker
  * memory and task limits, said in a note). Where neither works the grader
  * says so and grades only with --unsafe. */
-#ifndef RL_GRADER_SANDBOX_H
-#define RL_GRADER_SANDBOX_H
+#ifndef GR_SANDBOX_H
+#define GR_SANDBOX_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -19,40 +19,40 @@
 #include <sys/types.h>
 
 /* The unprivileged user the submission runs as: nobody/nogroup on Debian. */
-#define RL_SANDBOX_UID 65534
-#define RL_SANDBOX_GID 65534
+#define GR_SANDBOX_UID 65534
+#define GR_SANDBOX_GID 65534
 /* Tasks (processes and threads) a submission may have: grpcio and grpc-js
  * run 20-40 threads; a fork bomb stops here, also as root. */
-#define RL_SANDBOX_PIDS_MAX 512
+#define GR_SANDBOX_PIDS_MAX 512
 /* Size of each writable tmpfs (/tmp, /var/tmp, /dev/shm); the memory
  * cgroup counts its pages too. */
-#define RL_SANDBOX_SCRATCH_MB 64
+#define GR_SANDBOX_SCRATCH_MB 64
 
 /* How the sandbox is built here. */
-typedef enum rl_sandbox_mode {
-    RL_SANDBOX_NONE = 0,      /* not decided, or impossible */
-    RL_SANDBOX_CGROUP_V1,     /* root; pids, memory, cpuacct hierarchies */
-    RL_SANDBOX_CGROUP_V2,     /* root; one cgroup per run under v2's root */
-    RL_SANDBOX_USERNS,        /* not root: the grader's own user namespace,
+typedef enum gr_sandbox_mode {
+    GR_SANDBOX_NONE = 0,      /* not decided, or impossible */
+    GR_SANDBOX_CGROUP_V1,     /* root; pids, memory, cpuacct hierarchies */
+    GR_SANDBOX_CGROUP_V2,     /* root; one cgroup per run under v2's root */
+    GR_SANDBOX_USERNS,        /* not root: the grader's own user namespace,
                                * no cgroups; the jail gets --userns */
-} rl_sandbox_mode;
+} gr_sandbox_mode;
 
-/* The mode rl_sandbox_enter chose (RL_SANDBOX_NONE before). */
-rl_sandbox_mode rl_sandbox_get_mode(void);
+/* The mode gr_sandbox_enter chose (GR_SANDBOX_NONE before). */
+gr_sandbox_mode gr_sandbox_get_mode(void);
 
 /* A note for the report when the mode is weaker than root's (the user
  * namespace mode), else NULL. Static text. */
-const char *rl_sandbox_mode_note(void);
+const char *gr_sandbox_mode_note(void);
 
 /* What the submission sees: the jail's --hide and --show paths. Owns its
- * strings; rl_sandbox_view_fini frees them. */
-typedef struct rl_sandbox_view {
+ * strings; gr_sandbox_view_fini frees them. */
+typedef struct gr_sandbox_view {
     char *jail;     /* bin/jail */
     char *hide[16]; /* made empty in the view */
     size_t nhide;
     char *show[8];  /* visible (read-only) even under a hidden path */
     size_t nshow;
-} rl_sandbox_view;
+} gr_sandbox_view;
 
 /* Builds the view for a submission graded by the kit whose programs are in
  * |bin_dir|: the kit's folder (bin/.., with its rubric, worlds, sources and
@@ -62,15 +62,15 @@ typedef struct rl_sandbox_view {
  * |submission_dir| (NULL: none) stay visible. Returns 0,
  * or RL_EINVAL when |submission_dir| is the kit's folder itself (message in
  * |err|: a submission must be in a folder of its own). */
-int rl_sandbox_view_init(rl_sandbox_view *v, const char *bin_dir, const char *submission_dir,
+int gr_sandbox_view_init(gr_sandbox_view *v, const char *bin_dir, const char *submission_dir,
                          const char *const *private_files, char *err, size_t errlen);
-void rl_sandbox_view_fini(rl_sandbox_view *v);
+void gr_sandbox_view_fini(gr_sandbox_view *v);
 
 /* The folder a command submission lives in: the folder of the last word of
  * |cmd| that names an existing file (the script after its interpreter, or
  * the program). Writes an absolute path to |buf|. Returns 0, or
  * RL_ENOTFOUND when no word names a file (a command of shell words alone). */
-int rl_sandbox_submission_dir(const char *cmd, char *buf, size_t len);
+int gr_sandbox_submission_dir(const char *cmd, char *buf, size_t len);
 
 /* Checks that the sandbox can be built here (as root: cgroups that can be
  * made; not root: a user namespace) and moves the whole grader into a
@@ -82,12 +82,12 @@ int rl_sandbox_submission_dir(const char *cmd, char *buf, size_t len);
  * in |err|. As root nothing changed then; not root, the grader may be left
  * in its own user and network namespaces, which only narrows what an
  * --unsafe grading can reach. */
-int rl_sandbox_enter(const rl_sandbox_view *v, char *err, size_t errlen);
+int gr_sandbox_enter(const gr_sandbox_view *v, char *err, size_t errlen);
 
 /* One run's sandbox: its cgroups and the jail's status pipe. Caller memory;
- * rl_sandbox_prepare fills it, and rl_sandbox_teardown releases it after
+ * gr_sandbox_prepare fills it, and gr_sandbox_teardown releases it after
  * any prepare, failed or not (and only then). */
-typedef struct rl_sandbox_run {
+typedef struct gr_sandbox_run {
     char cg_pids[256], cg_mem[256], cg_cpu[256]; /* the cgroups' folders, "" when none */
     char join[3][320];  /* their cgroup.procs files, for rl_proc's join_cgroups */
     const char *joins[4]; /* NULL-terminated pointers into |join| */
@@ -96,50 +96,50 @@ typedef struct rl_sandbox_run {
     int status_w;         /* write end, the child's fd 3; closed after the spawn */
     bool v2;              /* cgroup v2: cg_pids is the one cgroup (cg_mem and
                            * cg_cpu ""), cpu_usage is its cpu.stat */
-} rl_sandbox_run;
+} gr_sandbox_run;
 
 /* Where the cgroup hierarchies are mounted and where this process's own
  * cgroups are listed: /sys/fs/cgroup and /proc/self/cgroup unless a unit
  * test points them at a fake tree (NULL: back to those). */
-void rl_sandbox_set_cgroup_paths(const char *root, const char *self);
+void gr_sandbox_set_cgroup_paths(const char *root, const char *self);
 
 /* Removes the empty cgroups a grader that is gone left behind (one killed
  * with SIGKILL cannot remove its own): "relaylab-PID-N" where no process
- * PID exists. rl_sandbox_enter calls it. */
-void rl_sandbox_sweep_stale(void);
+ * PID exists. gr_sandbox_enter calls it. */
+void gr_sandbox_sweep_stale(void);
 
 /* Initialises |r|, then creates the run's cgroups (pids.max
- * RL_SANDBOX_PIDS_MAX; memory limited to |mem_limit_bytes| unless 0, which
+ * GR_SANDBOX_PIDS_MAX; memory limited to |mem_limit_bytes| unless 0, which
  * counts MAP_SHARED and tmpfs pages too; CPU accounted) and the status
  * pipe. Returns 0 or RL_ESYS with |err|. */
-int rl_sandbox_prepare(rl_sandbox_run *r, uint64_t mem_limit_bytes, char *err, size_t errlen);
+int gr_sandbox_prepare(gr_sandbox_run *r, uint64_t mem_limit_bytes, char *err, size_t errlen);
 
 /* The argv that runs `/bin/sh -c |cmd|` in the sandbox: unshare, then the
- * jail with |v|. Heap array of heap strings; free with rl_sandbox_argv_free. */
-char **rl_sandbox_argv(const rl_sandbox_view *v, const char *cmd);
-void rl_sandbox_argv_free(char **argv);
+ * jail with |v|. Heap array of heap strings; free with gr_sandbox_argv_free. */
+char **gr_sandbox_argv(const gr_sandbox_view *v, const char *cmd);
+void gr_sandbox_argv_free(char **argv);
 
 /* Call after spawning the argv: closes the grader's copy of the write end. */
-void rl_sandbox_spawned(rl_sandbox_run *r);
+void gr_sandbox_spawned(gr_sandbox_run *r);
 
 /* Waits up to |timeout_ms| for the jail's status line. Returns 0 once it
  * ran the command, or RL_ESYS with the jail's reason (or "the jail did not
  * report") in |err|: a failure of the sandbox, never of the submission. */
-int rl_sandbox_wait_started(rl_sandbox_run *r, int64_t timeout_ms, char *err, size_t errlen);
+int gr_sandbox_wait_started(gr_sandbox_run *r, int64_t timeout_ms, char *err, size_t errlen);
 
 /* Makes rl_proc_group_sample(|pid|) measure the whole sandbox of the run
  * whose unshare is |pid|: its cgroup, or without cgroups its PID
  * namespace. Call once the jail reported it started. */
-void rl_sandbox_measure(const rl_sandbox_run *r, pid_t pid);
+void gr_sandbox_measure(const gr_sandbox_run *r, pid_t pid);
 
 /* How many of the run's processes the memory cgroup's OOM killer ended
  * (memory.oom_control's oom_kill); 0 when unknown. */
-int rl_sandbox_oom_kills(const rl_sandbox_run *r);
+int gr_sandbox_oom_kills(const gr_sandbox_run *r);
 
 /* How many times the run's memory cgroup hit its limit so far
  * (memory.failcnt, or memory.events' max on v2), in |*hits|. Returns 0, or
  * RL_ESYS when it cannot be read. */
-int rl_sandbox_memory_hits(const rl_sandbox_run *r, uint64_t *hits);
+int gr_sandbox_memory_hits(const gr_sandbox_run *r, uint64_t *hits);
 
 /* Sends |sig| to the command of a sandboxed run: the process the jail
  * started (pid 2 of the run's PID namespace), whose parent is the jail
@@ -149,11 +149,11 @@ int rl_sandbox_memory_hits(const rl_sandbox_run *r, uint64_t *hits);
  * still be that process, so a pid reused meanwhile is never signalled.
  * Returns 0, RL_ENOTFOUND when the command is gone (or the chain is not
  * there yet), or RL_ESYS. */
-int rl_sandbox_signal_command(pid_t launcher, int sig);
+int gr_sandbox_signal_command(pid_t launcher, int sig);
 
 /* Kills every process left in the run's pids cgroup (its PID namespace took
  * them when its init died; this catches anything else), removes the
  * cgroups and closes the pipe. */
-void rl_sandbox_teardown(rl_sandbox_run *r);
+void gr_sandbox_teardown(gr_sandbox_run *r);
 
 #endif

@@ -1,5 +1,5 @@
 /* scenario: the steps scenarios share, each returning 0 or
- * RL_SCENARIO_DECIDED; see scenario.h. */
+ * GR_SCENARIO_DECIDED; see scenario.h. */
 #include "scenario.h"
 
 #include "rl_deadline.h"
@@ -9,120 +9,120 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-int rl_scenario_decide(rl_scenario_result *out, rl_verdict v, const char *fmt, ...)
+int gr_scenario_decide(gr_scenario_result *out, gr_verdict v, const char *fmt, ...)
 {
-    /* One byte more than the feedback holds, so rl_grade_result sees that
+    /* One byte more than the feedback holds, so gr_result sees that
      * longer text was cut and marks it; the copy also lets an argument be
      * |out|'s own feedback. */
-    char text[RL_FEEDBACK_MAX + 1];
+    char text[GR_FEEDBACK_MAX + 1];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    rl_grade_result(out, v, "%s", text);
-    return RL_SCENARIO_DECIDED;
+    gr_result(out, v, "%s", text);
+    return GR_SCENARIO_DECIDED;
 }
 
-int rl_scenario_observer_failed(rl_scenario_result *out, int rc)
+int gr_scenario_observer_failed(gr_scenario_result *out, int rc)
 {
     if (rc < 0)
-        return rl_scenario_decide(out, RL_ERROR, "the baseline's observer did not answer (%s)", rl_strerror(rc));
-    return rl_scenario_decide(out, RL_ERROR, "the baseline's observer did not answer");
+        return gr_scenario_decide(out, GR_ERROR, "the baseline's observer did not answer (%s)", rl_strerror(rc));
+    return gr_scenario_decide(out, GR_ERROR, "the baseline's observer did not answer");
 }
 
-int rl_scenario_observe(rl_grade_ctx *ctx, const char *tag, Relaylab__ObserveReply **obs, rl_scenario_result *out)
+int gr_scenario_observe(gr_ctx *ctx, const char *tag, Relaylab__ObserveReply **obs, gr_scenario_result *out)
 {
     *obs = NULL;
-    int rc = rl_observe(rl_grade_baseline_channel(ctx, 0), tag, RL_SCENARIO_OBSERVER_MS, obs);
+    int rc = rl_observe(gr_baseline_channel(ctx, 0), tag, GR_SCENARIO_OBSERVER_MS, obs);
     if (rc == RL_OK)
         return 0;
-    rl_scenario_free_obs(obs);
-    return rl_scenario_observer_failed(out, rc);
+    gr_scenario_free_obs(obs);
+    return gr_scenario_observer_failed(out, rc);
 }
 
-int rl_scenario_observed(int rc, const Relaylab__ObserveReply *obs, rl_scenario_result *out)
+int gr_scenario_observed(int rc, const Relaylab__ObserveReply *obs, gr_scenario_result *out)
 {
     if (rc == RL_EGRPC)
-        return rl_scenario_observer_failed(out, rc);
+        return gr_scenario_observer_failed(out, rc);
     if (!obs)
-        return rl_scenario_observer_failed(out, rc < 0 ? rc : RL_ETIMEOUT);
+        return gr_scenario_observer_failed(out, rc < 0 ? rc : RL_ETIMEOUT);
     return 0;
 }
 
-void rl_scenario_free_obs(Relaylab__ObserveReply **obs)
+void gr_scenario_free_obs(Relaylab__ObserveReply **obs)
 {
     if (*obs)
         relaylab__observe_reply__free_unpacked(*obs, NULL);
     *obs = NULL;
 }
 
-int rl_scenario_call(rl_probe_call *c, grpc_channel *ch, const char *method, const ProtobufCMessage *req,
-                     int64_t deadline_ns, rl_scenario_result *out)
+int gr_scenario_call(rl_probe_call *c, grpc_channel *ch, const char *method, const ProtobufCMessage *req,
+                     int64_t deadline_ns, gr_scenario_result *out)
 {
     if (rl_probe_call_start(c, ch, method, req, deadline_ns) != RL_OK) {
         if (out)
-            rl_scenario_decide(out, RL_ERROR, "cannot start the client call");
-        return RL_SCENARIO_DECIDED;
+            gr_scenario_decide(out, GR_ERROR, "cannot start the client call");
+        return GR_SCENARIO_DECIDED;
     }
-    return rl_scenario_wait(c, out);
+    return gr_scenario_wait(c, out);
 }
 
-int rl_scenario_wait(rl_probe_call *c, rl_scenario_result *out)
+int gr_scenario_wait(rl_probe_call *c, gr_scenario_result *out)
 {
     if (c->deadline_ns == RL_NO_DEADLINE) {
         /* A grader bug: such a call needs the scenario's own bound. */
         if (out)
-            rl_scenario_decide(out, RL_ERROR, "the client call has no deadline to wait for");
-        return RL_SCENARIO_DECIDED;
+            gr_scenario_decide(out, GR_ERROR, "the client call has no deadline to wait for");
+        return GR_SCENARIO_DECIDED;
     }
-    if (rl_probe_call_wait(c, c->deadline_ns + RL_SCENARIO_GRACE_MS * RL_NS_PER_MS) == RL_OK)
+    if (rl_probe_call_wait(c, c->deadline_ns + GR_SCENARIO_GRACE_MS * RL_NS_PER_MS) == RL_OK)
         return 0;
     if (out)
-        rl_scenario_decide(out, RL_ERROR, "the client call had no status %d ms after its own deadline",
-                           RL_SCENARIO_GRACE_MS);
-    return RL_SCENARIO_DECIDED;
+        gr_scenario_decide(out, GR_ERROR, "the client call had no status %d ms after its own deadline",
+                           GR_SCENARIO_GRACE_MS);
+    return GR_SCENARIO_DECIDED;
 }
 
-int64_t rl_scenario_cancel(rl_probe_call *c)
+int64_t gr_scenario_cancel(rl_probe_call *c)
 {
     int64_t at = rl_probe_call_cancel(c);
-    rl_probe_call_wait(c, rl_now_ns() + RL_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
+    rl_probe_call_wait(c, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
     return at;
 }
 
-int64_t rl_scenario_cancel_stream(rl_stream *s)
+int64_t gr_scenario_cancel_stream(rl_stream *s)
 {
     int64_t at = rl_stream_cancel(s);
-    rl_stream_wait_status(s, rl_now_ns() + RL_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
+    rl_stream_wait_status(s, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
     return at;
 }
 
-int64_t rl_scenario_crash_wait_ms(bool likely_dead)
+int64_t gr_scenario_crash_wait_ms(bool likely_dead)
 {
-    return likely_dead ? RL_SCENARIO_EXIT_LAG_MS : RL_SCENARIO_CRASH_LOOK_MS;
+    return likely_dead ? GR_SCENARIO_EXIT_LAG_MS : GR_SCENARIO_CRASH_LOOK_MS;
 }
 
-bool rl_scenario_status_says_dead(grpc_status_code status)
+bool gr_scenario_status_says_dead(grpc_status_code status)
 {
     return status == GRPC_STATUS_UNAVAILABLE;
 }
 
-int rl_scenario_crash_check(rl_grade_ctx *ctx, bool likely_dead, const char *what, rl_scenario_result *out)
+int gr_scenario_crash_check(gr_ctx *ctx, bool likely_dead, const char *what, gr_scenario_result *out)
 {
-    return rl_grade_crash_check(ctx, rl_scenario_crash_wait_ms(likely_dead), what, out) ? RL_SCENARIO_DECIDED : 0;
+    return gr_crash_check(ctx, gr_scenario_crash_wait_ms(likely_dead), what, out) ? GR_SCENARIO_DECIDED : 0;
 }
 
-int rl_scenario_crash_after(rl_grade_ctx *ctx, const rl_probe_call *c, const char *what, rl_scenario_result *out)
+int gr_scenario_crash_after(gr_ctx *ctx, const rl_probe_call *c, const char *what, gr_scenario_result *out)
 {
     if (c->status == GRPC_STATUS_OK)
         return 0;
-    return rl_scenario_crash_check(ctx, rl_scenario_status_says_dead(c->status), what, out);
+    return gr_scenario_crash_check(ctx, gr_scenario_status_says_dead(c->status), what, out);
 }
 
-int rl_scenario_done(rl_probe_call *c, Relaylab__ObserveReply **obs)
+int gr_scenario_done(rl_probe_call *c, Relaylab__ObserveReply **obs)
 {
     if (obs)
-        rl_scenario_free_obs(obs);
+        gr_scenario_free_obs(obs);
     if (c)
         rl_probe_call_fini(c);
     return 0;

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-void rl_watchdog_init(rl_watchdog *w)
+void gr_watchdog_init(gr_watchdog *w)
 {
     memset(w, 0, sizeof *w);
     pthread_mutex_init(&w->mu, NULL);
@@ -25,25 +25,25 @@ void rl_watchdog_init(rl_watchdog *w)
     atomic_init(&w->fired, false);
 }
 
-bool rl_watchdog_killable(pid_t pgid)
+bool gr_watchdog_killable(pid_t pgid)
 {
     return pgid > 1 && pgid != getpid() && pgid != getpgrp();
 }
 
-int rl_watchdog_guard(rl_watchdog *w, int slot, pid_t pgid)
+int gr_watchdog_guard(gr_watchdog *w, int slot, pid_t pgid)
 {
-    if (slot < 0 || slot >= RL_WATCHDOG_NSLOTS)
+    if (slot < 0 || slot >= GR_WATCHDOG_NSLOTS)
         return RL_EINVAL;
-    bool ok = rl_watchdog_killable(pgid);
+    bool ok = gr_watchdog_killable(pgid);
     pthread_mutex_lock(&w->mu);
     w->groups[slot] = ok ? pgid : 0;
     pthread_mutex_unlock(&w->mu);
     return ok ? RL_OK : RL_EINVAL;
 }
 
-void rl_watchdog_release(rl_watchdog *w, int slot)
+void gr_watchdog_release(gr_watchdog *w, int slot)
 {
-    if (slot < 0 || slot >= RL_WATCHDOG_NSLOTS)
+    if (slot < 0 || slot >= GR_WATCHDOG_NSLOTS)
         return;
     pthread_mutex_lock(&w->mu);
     w->groups[slot] = 0;
@@ -52,7 +52,7 @@ void rl_watchdog_release(rl_watchdog *w, int slot)
 
 static void *watchdog_main(void *arg)
 {
-    rl_watchdog *w = arg;
+    gr_watchdog *w = arg;
     struct timespec ts = {.tv_sec = w->until_ns / RL_NS_PER_SEC, .tv_nsec = (long)(w->until_ns % RL_NS_PER_SEC)};
     pthread_mutex_lock(&w->mu);
     int rc = 0;
@@ -62,15 +62,15 @@ static void *watchdog_main(void *arg)
         /* Under the mutex: a group released before this point is not in a
          * slot, and a release waits until these kills are done. */
         atomic_store(&w->fired, true);
-        for (int i = 0; i < RL_WATCHDOG_NSLOTS; i++)
-            if (rl_watchdog_killable(w->groups[i]))
+        for (int i = 0; i < GR_WATCHDOG_NSLOTS; i++)
+            if (gr_watchdog_killable(w->groups[i]))
                 kill(-w->groups[i], SIGKILL);
     }
     pthread_mutex_unlock(&w->mu);
     return NULL;
 }
 
-int rl_watchdog_arm(rl_watchdog *w, int64_t ms)
+int gr_watchdog_arm(gr_watchdog *w, int64_t ms)
 {
     pthread_mutex_lock(&w->mu);
     if (w->armed) {
@@ -85,7 +85,7 @@ int rl_watchdog_arm(rl_watchdog *w, int64_t ms)
     return rc == 0 ? RL_OK : RL_ESYS;
 }
 
-void rl_watchdog_disarm(rl_watchdog *w)
+void gr_watchdog_disarm(gr_watchdog *w)
 {
     pthread_mutex_lock(&w->mu);
     bool armed = w->armed;
@@ -97,14 +97,14 @@ void rl_watchdog_disarm(rl_watchdog *w)
         pthread_join(w->thread, NULL);
 }
 
-bool rl_watchdog_fired(rl_watchdog *w)
+bool gr_watchdog_fired(gr_watchdog *w)
 {
     return atomic_load(&w->fired);
 }
 
-void rl_watchdog_fini(rl_watchdog *w)
+void gr_watchdog_fini(gr_watchdog *w)
 {
-    rl_watchdog_disarm(w);
+    gr_watchdog_disarm(w);
     pthread_cond_destroy(&w->cond);
     pthread_mutex_destroy(&w->mu);
 }

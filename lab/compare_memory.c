@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* grader/ex_flow.h's RL_FLOW_BUDGET_MIB, for the table's last column. */
+/* grader/ex_flow.h's GR_FLOW_BUDGET_MIB, for the table's last column. */
 #define GRADER_BUDGET_MIB 48.0
 #define MAX_PRODUCERS 3
 

@@ -16,20 +16,20 @@
 static void growth_within_budget_passes(void **state)
 {
     (void)state;
-    rl_flow_mem_check c;
-    rl_flow_judge_memory(15 * MIB, 16 * MIB, 1, 3000, 1500, true, RL_FLOW_BUDGET_MIB, &c);
+    gr_flow_mem_check c;
+    gr_flow_judge_memory(15 * MIB, 16 * MIB, 1, 3000, 1500, true, GR_FLOW_BUDGET_MIB, &c);
     assert_true(c.pass);
-    rl_flow_judge_memory(15 * MIB, (15 + RL_FLOW_BUDGET_MIB) * MIB, 1, 3000, 1500, true, RL_FLOW_BUDGET_MIB, &c);
+    gr_flow_judge_memory(15 * MIB, (15 + GR_FLOW_BUDGET_MIB) * MIB, 1, 3000, 1500, true, GR_FLOW_BUDGET_MIB, &c);
     assert_true(c.pass);
 }
 
 static void growth_past_budget_fails(void **state)
 {
     (void)state;
-    rl_flow_mem_check c;
-    rl_flow_judge_memory(15 * MIB, (15 + RL_FLOW_BUDGET_MIB) * MIB + 1, 1, 3000, 1500, true, RL_FLOW_BUDGET_MIB, &c);
+    gr_flow_mem_check c;
+    gr_flow_judge_memory(15 * MIB, (15 + GR_FLOW_BUDGET_MIB) * MIB + 1, 1, 3000, 1500, true, GR_FLOW_BUDGET_MIB, &c);
     assert_false(c.pass);
-    rl_flow_judge_memory(33 * MIB, 220 * MIB, 1, 3000, 1800, true, RL_FLOW_BUDGET_MIB, &c);
+    gr_flow_judge_memory(33 * MIB, 220 * MIB, 1, 3000, 1800, true, GR_FLOW_BUDGET_MIB, &c);
     assert_false(c.pass);
     assert_true(c.growth_mib > 186.9 && c.growth_mib < 187.1);
 }
@@ -37,8 +37,8 @@ static void growth_past_budget_fails(void **state)
 static void shrinking_rss_is_no_growth(void **state)
 {
     (void)state;
-    rl_flow_mem_check c;
-    rl_flow_judge_memory(40 * MIB, 30 * MIB, 1, 3000, 1500, true, RL_FLOW_BUDGET_MIB, &c);
+    gr_flow_mem_check c;
+    gr_flow_judge_memory(40 * MIB, 30 * MIB, 1, 3000, 1500, true, GR_FLOW_BUDGET_MIB, &c);
     assert_true(c.pass);
     assert_true(c.growth_mib == 0.0);
 }
@@ -46,10 +46,10 @@ static void shrinking_rss_is_no_growth(void **state)
 static void failing_feedback_names_numbers_and_mistake(void **state)
 {
     (void)state;
-    rl_flow_mem_check c;
-    rl_flow_judge_memory(33 * MIB, 220 * MIB, 1, 3000, 1800, true, RL_FLOW_BUDGET_MIB, &c);
+    gr_flow_mem_check c;
+    gr_flow_judge_memory(33 * MIB, 220 * MIB, 1, 3000, 1800, true, GR_FLOW_BUDGET_MIB, &c);
     char buf[400];
-    rl_flow_memory_feedback(&c, "while the reader was stalled after 1 chunk", buf, sizeof buf);
+    gr_flow_memory_feedback(&c, "while the reader was stalled after 1 chunk", buf, sizeof buf);
     assert_non_null(strstr(buf, "RSS grew 187.0 MiB"));
     assert_non_null(strstr(buf, "(33.0 -> 220.0 MiB)"));
     assert_non_null(strstr(buf, "budget 48 MiB"));
@@ -60,10 +60,10 @@ static void failing_feedback_names_numbers_and_mistake(void **state)
 static void passing_feedback_names_numbers(void **state)
 {
     (void)state;
-    rl_flow_mem_check c;
-    rl_flow_judge_memory(15 * MIB, 16 * MIB, 1, 3000, 1500, true, RL_FLOW_BUDGET_MIB, &c);
+    gr_flow_mem_check c;
+    gr_flow_judge_memory(15 * MIB, 16 * MIB, 1, 3000, 1500, true, GR_FLOW_BUDGET_MIB, &c);
     char buf[400];
-    rl_flow_memory_feedback(&c, "while the reader was stalled after 1 chunk", buf, sizeof buf);
+    gr_flow_memory_feedback(&c, "while the reader was stalled after 1 chunk", buf, sizeof buf);
     assert_non_null(strstr(buf, "RSS grew 1.0 MiB"));
     assert_non_null(strstr(buf, "watched 1.5 s until flat"));
     assert_null(strstr(buf, "unbounded"));
@@ -72,27 +72,27 @@ static void passing_feedback_names_numbers(void **state)
 static void cancel_cpu_scales_with_window(void **state)
 {
     (void)state;
-    assert_true(rl_flow_judge_cancel_cpu(0, 1000));
-    assert_true(rl_flow_judge_cancel_cpu(RL_FLOW_CANCEL_CPU_MS, RL_FLOW_CANCEL_WINDOW_MS));
-    assert_false(rl_flow_judge_cancel_cpu(RL_FLOW_CANCEL_CPU_MS + 1, RL_FLOW_CANCEL_WINDOW_MS));
+    assert_true(gr_flow_judge_cancel_cpu(0, 1000));
+    assert_true(gr_flow_judge_cancel_cpu(GR_FLOW_CANCEL_CPU_MS, GR_FLOW_CANCEL_WINDOW_MS));
+    assert_false(gr_flow_judge_cancel_cpu(GR_FLOW_CANCEL_CPU_MS + 1, GR_FLOW_CANCEL_WINDOW_MS));
     /* A window that ran long (a loaded grader) allows proportionally more. */
-    assert_true(rl_flow_judge_cancel_cpu(RL_FLOW_CANCEL_CPU_MS * 2, RL_FLOW_CANCEL_WINDOW_MS * 2));
-    assert_false(rl_flow_judge_cancel_cpu(990, 1000));
+    assert_true(gr_flow_judge_cancel_cpu(GR_FLOW_CANCEL_CPU_MS * 2, GR_FLOW_CANCEL_WINDOW_MS * 2));
+    assert_false(gr_flow_judge_cancel_cpu(990, 1000));
 }
 
 static void slow_reader_budget_is_its_own(void **state)
 {
     (void)state;
-    rl_flow_mem_check c;
+    gr_flow_mem_check c;
     /* 60 MiB is over the stall budget but within the slow reader's. */
-    rl_flow_judge_memory(15 * MIB, 75 * MIB, 500, 3000, 2500, false, RL_FLOW_SLOW_BUDGET_MIB, &c);
+    gr_flow_judge_memory(15 * MIB, 75 * MIB, 500, 3000, 2500, false, GR_FLOW_SLOW_BUDGET_MIB, &c);
     assert_true(c.pass);
-    rl_flow_judge_memory(15 * MIB, 75 * MIB, 1, 3000, 2500, true, RL_FLOW_BUDGET_MIB, &c);
+    gr_flow_judge_memory(15 * MIB, 75 * MIB, 1, 3000, 2500, true, GR_FLOW_BUDGET_MIB, &c);
     assert_false(c.pass);
     char buf[512];
-    rl_flow_judge_memory(15 * MIB, 215 * MIB, 500, 3000, 2500, false, RL_FLOW_SLOW_BUDGET_MIB, &c);
+    gr_flow_judge_memory(15 * MIB, 215 * MIB, 500, 3000, 2500, false, GR_FLOW_SLOW_BUDGET_MIB, &c);
     assert_false(c.pass);
-    rl_flow_memory_feedback(&c, "with a slow reader", buf, sizeof buf);
+    gr_flow_memory_feedback(&c, "with a slow reader", buf, sizeof buf);
     assert_non_null(strstr(buf, "budget 96 MiB"));
 }
 

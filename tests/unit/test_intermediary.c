@@ -113,21 +113,21 @@ static void echo_stop(echo *e)
 }
 
 /* One upstream with an idle drop of |idle_ms|: the keepalive lab's NAT. */
-static rl_intermediary *nat_start(int port, int64_t idle_ms)
+static gr_intermediary *nat_start(int port, int64_t idle_ms)
 {
-    rl_intermediary *im;
+    gr_intermediary *im;
     char err[128];
-    rl_intermediary_options o = {.upstream_ports = &port, .nupstreams = 1, .idle_drop_ms = idle_ms};
-    assert_int_equal(rl_intermediary_start(&o, &im, err, sizeof err), 0);
+    gr_intermediary_options o = {.upstream_ports = &port, .nupstreams = 1, .idle_drop_ms = idle_ms};
+    assert_int_equal(gr_intermediary_start(&o, &im, err, sizeof err), 0);
     return im;
 }
 
-static void wait_dropped(rl_intermediary *im, int want)
+static void wait_dropped(gr_intermediary *im, int want)
 {
-    rl_intermediary_stats st;
+    gr_intermediary_stats st;
     int64_t give_up = rl_now_ns() + 3 * RL_NS_PER_SEC;
     do {
-        rl_intermediary_stats_get(im, &st);
+        gr_intermediary_stats_get(im, &st);
         if (st.dropped >= want)
             return;
         struct timespec ts = {0, 5 * 1000 * 1000};
@@ -142,24 +142,24 @@ static void forwards_then_goes_silent_without_closing(void **state)
     echo e;
     e.listen_fd = listen_loopback(&e.port);
     pthread_create(&e.thread, NULL, echo_serve, &e);
-    rl_intermediary *im = nat_start(e.port, 150);
+    gr_intermediary *im = nat_start(e.port, 150);
 
-    int fd = dial(rl_intermediary_port(im));
+    int fd = dial(gr_intermediary_port(im));
     assert_int_equal(round_trip(fd, "ping", 2000), 4);
     wait_dropped(im, 1);
     /* Silent: nothing comes back, and the socket is not closed either. */
     assert_int_equal(round_trip(fd, "lost", 300), -1);
     /* A new connection is a new mapping and works. */
-    int fd2 = dial(rl_intermediary_port(im));
+    int fd2 = dial(gr_intermediary_port(im));
     assert_int_equal(round_trip(fd2, "again", 2000), 5);
-    rl_intermediary_stats st;
-    rl_intermediary_stats_get(im, &st);
+    gr_intermediary_stats st;
+    gr_intermediary_stats_get(im, &st);
     assert_int_equal(st.connections, 2);
     assert_int_equal(st.dropped, 1);
 
     close(fd);
     close(fd2);
-    rl_intermediary_stop(im);
+    gr_intermediary_stop(im);
     shutdown(e.listen_fd, SHUT_RDWR);
     close(e.listen_fd);
     pthread_join(e.thread, NULL);
@@ -171,20 +171,20 @@ static void traffic_keeps_the_mapping(void **state)
     echo e;
     e.listen_fd = listen_loopback(&e.port);
     pthread_create(&e.thread, NULL, echo_serve, &e);
-    rl_intermediary *im = nat_start(e.port, 500);
-    int fd = dial(rl_intermediary_port(im));
+    gr_intermediary *im = nat_start(e.port, 500);
+    int fd = dial(gr_intermediary_port(im));
     /* Fifteen round trips 100 ms apart span three timeouts. */
     for (int i = 0; i < 15; i++) {
         assert_int_equal(round_trip(fd, "keep", 2000), 4);
         struct timespec ts = {0, 100 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    rl_intermediary_stats st;
-    rl_intermediary_stats_get(im, &st);
+    gr_intermediary_stats st;
+    gr_intermediary_stats_get(im, &st);
     assert_int_equal(st.dropped, 0);
     assert_true(st.longest_idle_ms < 500);
     close(fd);
-    rl_intermediary_stop(im);
+    gr_intermediary_stop(im);
     shutdown(e.listen_fd, SHUT_RDWR);
     close(e.listen_fd);
     pthread_join(e.thread, NULL);
@@ -192,9 +192,9 @@ static void traffic_keeps_the_mapping(void **state)
 
 /* ---- the policies alone ---- */
 
-static int pick(const rl_intermediary_policy *p, void *st, const int *active, const bool *tried, size_t n)
+static int pick(const gr_intermediary_policy *p, void *st, const int *active, const bool *tried, size_t n)
 {
-    rl_intermediary_upstream ups[RL_INTERMEDIARY_MAX_UPSTREAMS] = {{0}};
+    gr_intermediary_upstream ups[GR_INTERMEDIARY_MAX_UPSTREAMS] = {{0}};
     for (size_t i = 0; i < n; i++)
         ups[i].active = active[i];
     return p->pick(st, ups, tried, n);
@@ -203,7 +203,7 @@ static int pick(const rl_intermediary_policy *p, void *st, const int *active, co
 static void round_robin_takes_each_in_turn_and_skips_the_tried(void **state)
 {
     (void)state;
-    const rl_intermediary_policy *p = &rl_intermediary_round_robin;
+    const gr_intermediary_policy *p = &gr_intermediary_round_robin;
     void *st = NULL;
     assert_int_equal(p->init(&st, 3), 0);
     int active[3] = {5, 0, 0}; /* loads do not matter to it */
@@ -222,7 +222,7 @@ static void round_robin_takes_each_in_turn_and_skips_the_tried(void **state)
 static void least_connections_takes_the_emptiest_and_ties_in_turn(void **state)
 {
     (void)state;
-    const rl_intermediary_policy *p = &rl_intermediary_least_connections;
+    const gr_intermediary_policy *p = &gr_intermediary_least_connections;
     void *st = NULL;
     assert_int_equal(p->init(&st, 3), 0);
     bool none[3] = {false, false, false};
@@ -240,22 +240,22 @@ static void least_connections_takes_the_emptiest_and_ties_in_turn(void **state)
 
 /* ---- several upstreams ---- */
 
-static rl_intermediary *balancer_start(const int *ports, size_t n, const rl_intermediary_policy *policy)
+static gr_intermediary *balancer_start(const int *ports, size_t n, const gr_intermediary_policy *policy)
 {
-    rl_intermediary *im;
+    gr_intermediary *im;
     char err[128];
-    rl_intermediary_options o = {.upstream_ports = ports, .nupstreams = n, .policy = policy};
-    assert_int_equal(rl_intermediary_start(&o, &im, err, sizeof err), 0);
+    gr_intermediary_options o = {.upstream_ports = ports, .nupstreams = n, .policy = policy};
+    assert_int_equal(gr_intermediary_start(&o, &im, err, sizeof err), 0);
     return im;
 }
 
 /* Waits until upstream |i| has |want| open connections. */
-static void wait_active(rl_intermediary *im, size_t i, int want)
+static void wait_active(gr_intermediary *im, size_t i, int want)
 {
-    rl_intermediary_stats st;
+    gr_intermediary_stats st;
     int64_t give_up = rl_now_ns() + 3 * RL_NS_PER_SEC;
     do {
-        rl_intermediary_stats_get(im, &st);
+        gr_intermediary_stats_get(im, &st);
         if (st.upstreams[i].active == want)
             return;
         struct timespec ts = {0, 5 * 1000 * 1000};
@@ -271,15 +271,15 @@ static void round_robin_spreads_connections_over_upstreams(void **state)
     echo_start(&e[0]);
     echo_start(&e[1]);
     int ports[2] = {e[0].port, e[1].port};
-    rl_intermediary *im = balancer_start(ports, 2, NULL); /* round robin by default */
+    gr_intermediary *im = balancer_start(ports, 2, NULL); /* round robin by default */
     int fd[4];
     for (int i = 0; i < 4; i++) {
-        fd[i] = dial(rl_intermediary_port(im));
+        fd[i] = dial(gr_intermediary_port(im));
         /* The echo proves the connection reached an upstream. */
         assert_int_equal(round_trip(fd[i], "rr", 2000), 2);
     }
-    rl_intermediary_stats st;
-    rl_intermediary_stats_get(im, &st);
+    gr_intermediary_stats st;
+    gr_intermediary_stats_get(im, &st);
     assert_int_equal(st.nupstreams, 2);
     assert_int_equal(st.upstreams[0].opened, 2);
     assert_int_equal(st.upstreams[1].opened, 2);
@@ -289,7 +289,7 @@ static void round_robin_spreads_connections_over_upstreams(void **state)
     wait_active(im, 0, 1);
     for (int i = 1; i < 4; i++)
         close(fd[i]);
-    rl_intermediary_stop(im);
+    gr_intermediary_stop(im);
     echo_stop(&e[0]);
     echo_stop(&e[1]);
 }
@@ -301,9 +301,9 @@ static void least_connections_refills_the_upstream_that_emptied(void **state)
     echo_start(&e[0]);
     echo_start(&e[1]);
     int ports[2] = {e[0].port, e[1].port};
-    rl_intermediary *im = balancer_start(ports, 2, &rl_intermediary_least_connections);
+    gr_intermediary *im = balancer_start(ports, 2, &gr_intermediary_least_connections);
     /* a -> 0, b -> 1, c -> 0 (a tie, in turn). */
-    int a = dial(rl_intermediary_port(im)), b = dial(rl_intermediary_port(im)), c = dial(rl_intermediary_port(im));
+    int a = dial(gr_intermediary_port(im)), b = dial(gr_intermediary_port(im)), c = dial(gr_intermediary_port(im));
     assert_int_equal(round_trip(a, "a", 2000), 1);
     assert_int_equal(round_trip(b, "b", 2000), 1);
     assert_int_equal(round_trip(c, "c", 2000), 1);
@@ -313,16 +313,16 @@ static void least_connections_refills_the_upstream_that_emptied(void **state)
     wait_active(im, 0, 0);
     /* Upstream 0 is empty and 1 holds b: the next connection goes to 0,
      * where round robin (next in turn: 1) would have sent it to 1. */
-    int d = dial(rl_intermediary_port(im));
+    int d = dial(gr_intermediary_port(im));
     assert_int_equal(round_trip(d, "d", 2000), 1);
-    rl_intermediary_stats st;
-    rl_intermediary_stats_get(im, &st);
+    gr_intermediary_stats st;
+    gr_intermediary_stats_get(im, &st);
     assert_int_equal(st.upstreams[0].active, 1);
     assert_int_equal(st.upstreams[1].active, 1);
     assert_int_equal(st.upstreams[0].opened, 3);
     close(b);
     close(d);
-    rl_intermediary_stop(im);
+    gr_intermediary_stop(im);
     echo_stop(&e[0]);
     echo_stop(&e[1]);
 }
@@ -342,18 +342,18 @@ static void a_dead_upstream_is_skipped(void **state)
     echo e;
     echo_start(&e);
     int ports[2] = {dead_port(), e.port};
-    rl_intermediary *im = balancer_start(ports, 2, NULL);
+    gr_intermediary *im = balancer_start(ports, 2, NULL);
     for (int i = 0; i < 2; i++) {
-        int fd = dial(rl_intermediary_port(im));
+        int fd = dial(gr_intermediary_port(im));
         assert_int_equal(round_trip(fd, "up", 2000), 2);
         close(fd);
     }
-    rl_intermediary_stats st;
-    rl_intermediary_stats_get(im, &st);
+    gr_intermediary_stats st;
+    gr_intermediary_stats_get(im, &st);
     assert_int_equal(st.upstreams[0].opened, 0);
     assert_int_equal(st.upstreams[1].opened, 2);
     assert_int_equal(st.refused, 0);
-    rl_intermediary_stop(im);
+    gr_intermediary_stop(im);
     echo_stop(&e);
 }
 
@@ -361,31 +361,31 @@ static void no_live_upstream_refuses_the_connection(void **state)
 {
     (void)state;
     int ports[2] = {dead_port(), dead_port()};
-    rl_intermediary *im = balancer_start(ports, 2, &rl_intermediary_least_connections);
-    int fd = dial(rl_intermediary_port(im));
+    gr_intermediary *im = balancer_start(ports, 2, &gr_intermediary_least_connections);
+    int fd = dial(gr_intermediary_port(im));
     /* Closed by the intermediary: end of file, not silence. */
     struct pollfd pf = {.fd = fd, .events = POLLIN};
     assert_int_equal(poll(&pf, 1, 2000), 1);
     char buf[8];
     assert_int_equal(read(fd, buf, sizeof buf), 0);
-    rl_intermediary_stats st;
-    rl_intermediary_stats_get(im, &st);
+    gr_intermediary_stats st;
+    gr_intermediary_stats_get(im, &st);
     assert_int_equal(st.connections, 1);
     assert_int_equal(st.refused, 1);
     close(fd);
-    rl_intermediary_stop(im);
+    gr_intermediary_stop(im);
 }
 
 static void bad_upstream_counts_are_refused(void **state)
 {
     (void)state;
-    rl_intermediary *im = NULL;
+    gr_intermediary *im = NULL;
     char err[128];
-    int ports[RL_INTERMEDIARY_MAX_UPSTREAMS + 1] = {0};
-    rl_intermediary_options none = {.upstream_ports = ports, .nupstreams = 0};
-    assert_int_equal(rl_intermediary_start(&none, &im, err, sizeof err), RL_EINVAL);
-    rl_intermediary_options many = {.upstream_ports = ports, .nupstreams = RL_INTERMEDIARY_MAX_UPSTREAMS + 1};
-    assert_int_equal(rl_intermediary_start(&many, &im, err, sizeof err), RL_EINVAL);
+    int ports[GR_INTERMEDIARY_MAX_UPSTREAMS + 1] = {0};
+    gr_intermediary_options none = {.upstream_ports = ports, .nupstreams = 0};
+    assert_int_equal(gr_intermediary_start(&none, &im, err, sizeof err), RL_EINVAL);
+    gr_intermediary_options many = {.upstream_ports = ports, .nupstreams = GR_INTERMEDIARY_MAX_UPSTREAMS + 1};
+    assert_int_equal(gr_intermediary_start(&many, &im, err, sizeof err), RL_EINVAL);
     assert_non_null(strstr(err, "upstreams"));
     assert_null(im);
 }

@@ -21,74 +21,74 @@
 static void upper_bound_adds_both_roundings_and_allowance(void **state)
 {
     (void)state;
-    assert_int_equal(rl_judge_deadline_upper(2000, 1480, 0), 1480 + 10 + 10 + RL_JUDGE_SCHED_MS);
+    assert_int_equal(gr_judge_deadline_upper(2000, 1480, 0), 1480 + 10 + 10 + GR_JUDGE_SCHED_MS);
     /* Below one second the wire is exact on the second hop. */
-    assert_int_equal(rl_judge_deadline_upper(2000, 500, 0), 500 + 10 + 0 + RL_JUDGE_SCHED_MS);
-    assert_int_equal(rl_judge_deadline_upper(300, 290, 0), 290 + 0 + 0 + RL_JUDGE_SCHED_MS);
+    assert_int_equal(gr_judge_deadline_upper(2000, 500, 0), 500 + 10 + 0 + GR_JUDGE_SCHED_MS);
+    assert_int_equal(gr_judge_deadline_upper(300, 290, 0), 290 + 0 + 0 + GR_JUDGE_SCHED_MS);
     /* The relay's own time is what a late re-anchoring can add. */
-    assert_int_equal(rl_judge_deadline_upper(2000, 1160, 340), 1160 + 10 + 10 + 340 + RL_JUDGE_SCHED_MS);
+    assert_int_equal(gr_judge_deadline_upper(2000, 1160, 340), 1160 + 10 + 10 + 340 + GR_JUDGE_SCHED_MS);
 }
 
 static void lower_bound_allows_a_margin(void **state)
 {
     (void)state;
-    assert_int_equal(rl_judge_deadline_lower(1480), 1480 - 148);
-    assert_int_equal(rl_judge_deadline_lower(500), 500 - RL_JUDGE_MARGIN_MIN_MS);
-    assert_int_equal(rl_judge_deadline_lower(50), 0);
+    assert_int_equal(gr_judge_deadline_lower(1480), 1480 - 148);
+    assert_int_equal(gr_judge_deadline_lower(500), 500 - GR_JUDGE_MARGIN_MIN_MS);
+    assert_int_equal(gr_judge_deadline_lower(50), 0);
 }
 
 static void deadline_just_inside_passes(void **state)
 {
     (void)state;
-    rl_dl_check c;
-    int64_t up = rl_judge_deadline_upper(2000, 1480, 0), lo = rl_judge_deadline_lower(1480);
-    rl_judge_deadline("Work", 2000, 1480, 0, true, up, &c);
-    assert_int_equal(c.cls, RL_DL_OK);
-    rl_judge_deadline("Work", 2000, 1480, 0, true, lo, &c);
-    assert_int_equal(c.cls, RL_DL_OK);
-    rl_judge_deadline("Work", 2000, 1480, 0, true, 1479, &c); /* floor to ms */
-    assert_int_equal(c.cls, RL_DL_OK);
+    gr_dl_check c;
+    int64_t up = gr_judge_deadline_upper(2000, 1480, 0), lo = gr_judge_deadline_lower(1480);
+    gr_judge_deadline("Work", 2000, 1480, 0, true, up, &c);
+    assert_int_equal(c.cls, GR_DL_OK);
+    gr_judge_deadline("Work", 2000, 1480, 0, true, lo, &c);
+    assert_int_equal(c.cls, GR_DL_OK);
+    gr_judge_deadline("Work", 2000, 1480, 0, true, 1479, &c); /* floor to ms */
+    assert_int_equal(c.cls, GR_DL_OK);
 }
 
 static void deadline_just_outside_fails(void **state)
 {
     (void)state;
-    rl_dl_check c;
-    int64_t up = rl_judge_deadline_upper(2000, 1480, 0), lo = rl_judge_deadline_lower(1480);
-    rl_judge_deadline("Work", 2000, 1480, 0, true, up + 1, &c);
-    assert_int_equal(c.cls, RL_DL_GREW);
-    rl_judge_deadline("Work", 2000, 1480, 0, true, lo - 1, &c);
-    assert_int_equal(c.cls, RL_DL_TOO_SHORT);
+    gr_dl_check c;
+    int64_t up = gr_judge_deadline_upper(2000, 1480, 0), lo = gr_judge_deadline_lower(1480);
+    gr_judge_deadline("Work", 2000, 1480, 0, true, up + 1, &c);
+    assert_int_equal(c.cls, GR_DL_GREW);
+    gr_judge_deadline("Work", 2000, 1480, 0, true, lo - 1, &c);
+    assert_int_equal(c.cls, GR_DL_TOO_SHORT);
 }
 
 static void forwarded_timeout_is_named(void **state)
 {
     (void)state;
-    rl_dl_check c;
+    gr_dl_check c;
     char buf[256];
-    rl_judge_deadline("Work", 1000, 702, 0, true, 1000, &c);
-    assert_int_equal(c.cls, RL_DL_UNCHANGED);
-    rl_judge_deadline_feedback(&c, buf, sizeof buf);
+    gr_judge_deadline("Work", 1000, 702, 0, true, 1000, &c);
+    assert_int_equal(c.cls, GR_DL_UNCHANGED);
+    gr_judge_deadline_feedback(&c, buf, sizeof buf);
     assert_string_equal(buf, "Work received 1000 ms but only 702 ms remained: the original timeout was forwarded "
                              "unchanged");
     /* Rounded up on the wire, it is still the original timeout. */
-    rl_judge_deadline("Work", 2000, 1480, 0, true, 2009, &c);
-    assert_int_equal(c.cls, RL_DL_UNCHANGED);
+    gr_judge_deadline("Work", 2000, 1480, 0, true, 2009, &c);
+    assert_int_equal(c.cls, GR_DL_UNCHANGED);
     /* A slow relay gets its own time back, but Lookup's 500 ms are not its. */
-    rl_judge_deadline("Work", 2000, 1160, 340, true, 2000, &c);
-    assert_int_equal(c.cls, RL_DL_UNCHANGED);
-    rl_judge_deadline("Work", 2000, 1160, 340, true, 1243, &c);
-    assert_int_equal(c.cls, RL_DL_OK);
+    gr_judge_deadline("Work", 2000, 1160, 340, true, 2000, &c);
+    assert_int_equal(c.cls, GR_DL_UNCHANGED);
+    gr_judge_deadline("Work", 2000, 1160, 340, true, 1243, &c);
+    assert_int_equal(c.cls, GR_DL_OK);
 }
 
 static void dropped_deadline_is_named(void **state)
 {
     (void)state;
-    rl_dl_check c;
+    gr_dl_check c;
     char buf[256];
-    rl_judge_deadline("Work", 2000, 1480, 0, false, 0, &c);
-    assert_int_equal(c.cls, RL_DL_MISSING);
-    rl_judge_deadline_feedback(&c, buf, sizeof buf);
+    gr_judge_deadline("Work", 2000, 1480, 0, false, 0, &c);
+    assert_int_equal(c.cls, GR_DL_MISSING);
+    gr_judge_deadline_feedback(&c, buf, sizeof buf);
     assert_non_null(strstr(buf, "Work received no deadline"));
     assert_non_null(strstr(buf, "the deadline was dropped"));
 }
@@ -96,94 +96,94 @@ static void dropped_deadline_is_named(void **state)
 static void huge_timeout_is_named(void **state)
 {
     (void)state;
-    rl_dl_check c;
+    gr_dl_check c;
     char buf[256];
-    rl_judge_deadline("Work", -1, 0, 0, true, 2147483647, &c);
-    assert_int_equal(c.cls, RL_DL_HUGE);
-    rl_judge_deadline_feedback(&c, buf, sizeof buf);
+    gr_judge_deadline("Work", -1, 0, 0, true, 2147483647, &c);
+    assert_int_equal(c.cls, GR_DL_HUGE);
+    gr_judge_deadline_feedback(&c, buf, sizeof buf);
     assert_string_equal(buf, "Work received 2147483647 ms although the client set no deadline: a huge finite "
                              "timeout was sent instead of none");
-    rl_judge_deadline("Work", 2000, 1480, 0, true, 2147483647, &c);
-    assert_int_equal(c.cls, RL_DL_HUGE);
+    gr_judge_deadline("Work", 2000, 1480, 0, true, 2147483647, &c);
+    assert_int_equal(c.cls, GR_DL_HUGE);
 }
 
 static void no_deadline_in_none_out(void **state)
 {
     (void)state;
-    rl_dl_check c;
+    gr_dl_check c;
     char buf[256];
-    rl_judge_deadline("Lookup", -1, 0, 0, false, 0, &c);
-    assert_int_equal(c.cls, RL_DL_OK);
-    rl_judge_deadline("Lookup", -1, 0, 0, true, 30000, &c);
-    assert_int_equal(c.cls, RL_DL_INVENTED);
-    rl_judge_deadline_feedback(&c, buf, sizeof buf);
+    gr_judge_deadline("Lookup", -1, 0, 0, false, 0, &c);
+    assert_int_equal(c.cls, GR_DL_OK);
+    gr_judge_deadline("Lookup", -1, 0, 0, true, 30000, &c);
+    assert_int_equal(c.cls, GR_DL_INVENTED);
+    gr_judge_deadline_feedback(&c, buf, sizeof buf);
     assert_non_null(strstr(buf, "invented a deadline"));
 }
 
 static void grown_deadline_between_truth_and_budget(void **state)
 {
     (void)state;
-    rl_dl_check c;
+    gr_dl_check c;
     char buf[256];
     /* Closer to what remained than to the budget: grew, not forwarded. */
-    rl_judge_deadline("Work", 2000, 1480, 0, true, 1650, &c);
-    assert_int_equal(c.cls, RL_DL_GREW);
-    rl_judge_deadline_feedback(&c, buf, sizeof buf);
+    gr_judge_deadline("Work", 2000, 1480, 0, true, 1650, &c);
+    assert_int_equal(c.cls, GR_DL_GREW);
+    gr_judge_deadline_feedback(&c, buf, sizeof buf);
     assert_non_null(strstr(buf, "the deadline grew along the chain"));
 }
 
 static void cancel_within_bound_passes(void **state)
 {
     (void)state;
-    rl_cancel_check c;
-    rl_judge_cancel("Work", true, true, RL_JUDGE_CANCEL_MS, 120, 12, 200, 0, &c);
+    gr_cancel_check c;
+    gr_judge_cancel("Work", true, true, GR_JUDGE_CANCEL_MS, 120, 12, 200, 0, &c);
     assert_true(c.pass);
-    rl_judge_cancel("Work", true, true, RL_JUDGE_CANCEL_MS + 1, 120, 12, 200, 0, &c);
+    gr_judge_cancel("Work", true, true, GR_JUDGE_CANCEL_MS + 1, 120, 12, 200, 0, &c);
     assert_false(c.pass);
     /* In time, but more steps than fit: the step bound catches it. */
-    uint32_t max = rl_judge_max_steps(30, 10, 200);
-    assert_int_equal(max, (30 + RL_JUDGE_CANCEL_MS + 9) / 10 + 1);
-    rl_judge_cancel("Work", true, true, 5, 120, max, 200, max, &c);
+    uint32_t max = gr_judge_max_steps(30, 10, 200);
+    assert_int_equal(max, (30 + GR_JUDGE_CANCEL_MS + 9) / 10 + 1);
+    gr_judge_cancel("Work", true, true, 5, 120, max, 200, max, &c);
     assert_true(c.pass);
-    rl_judge_cancel("Work", true, true, 5, 120, max + 1, 200, max, &c);
+    gr_judge_cancel("Work", true, true, 5, 120, max + 1, 200, max, &c);
     assert_false(c.pass);
 }
 
 static void ignored_cancel_is_named(void **state)
 {
     (void)state;
-    rl_cancel_check c;
+    gr_cancel_check c;
     char buf[256];
-    rl_judge_cancel("Work", true, false, 1890, 1900, 200, 200, 0, &c);
+    gr_judge_cancel("Work", true, false, 1890, 1900, 200, 200, 0, &c);
     assert_false(c.pass);
-    rl_judge_cancel_feedback(&c, buf, sizeof buf);
+    gr_judge_cancel_feedback(&c, buf, sizeof buf);
     assert_string_equal(buf, "Work kept running 1890 ms after the cancel (200/200 steps): cancellation is not "
                              "propagated");
-    rl_judge_cancel("Lookup", false, false, 0, 3000, 0, 0, 0, &c);
+    gr_judge_cancel("Lookup", false, false, 0, 3000, 0, 0, 0, &c);
     assert_false(c.pass);
-    rl_judge_cancel_feedback(&c, buf, sizeof buf);
+    gr_judge_cancel_feedback(&c, buf, sizeof buf);
     assert_string_equal(buf, "Lookup was still running 3000 ms after the cancel: cancellation is not propagated");
 }
 
 static void worst_run_wins(void **state)
 {
     (void)state;
-    assert_int_equal(rl_judge_worse(RL_PASS, RL_FAIL), RL_FAIL);
-    assert_int_equal(rl_judge_worse(RL_CRASH, RL_FAIL), RL_CRASH);
-    assert_int_equal(rl_judge_worse(RL_TIMEOUT, RL_PASS), RL_TIMEOUT);
-    assert_string_equal(rl_verdict_name(RL_NOT_READY), "NOT-READY");
+    assert_int_equal(gr_judge_worse(GR_PASS, GR_FAIL), GR_FAIL);
+    assert_int_equal(gr_judge_worse(GR_CRASH, GR_FAIL), GR_CRASH);
+    assert_int_equal(gr_judge_worse(GR_TIMEOUT, GR_PASS), GR_TIMEOUT);
+    assert_string_equal(gr_verdict_name(GR_NOT_READY), "NOT-READY");
 }
 
 static void points_only_when_every_run_passed(void **state)
 {
     (void)state;
-    assert_true(rl_judge_points(20, 20, 4.0) == 4.0);
-    assert_true(rl_judge_points(20, 19, 4.0) == 0.0);
-    assert_true(rl_judge_points(0, 0, 4.0) == 0.0);
+    assert_true(gr_judge_points(20, 20, 4.0) == 4.0);
+    assert_true(gr_judge_points(20, 19, 4.0) == 0.0);
+    assert_true(gr_judge_points(0, 0, 4.0) == 0.0);
 }
 
-static const rl_scenario fake_scenarios[] = {{"a", "A", NULL, 0}, {"b", "B", NULL, 0}};
-static const rl_exercise fake = {.name = "fake", .summary = "s", .scenarios = fake_scenarios, .nscenarios = 2};
+static const gr_scenario fake_scenarios[] = {{"a", "A", NULL, 0}, {"b", "B", NULL, 0}};
+static const gr_exercise fake = {.name = "fake", .summary = "s", .scenarios = fake_scenarios, .nscenarios = 2};
 
 static char *write_temp(const char *text)
 {
@@ -200,24 +200,24 @@ static void rubric_scores_each_scenario(void **state)
 {
     (void)state;
     char err[256];
-    rl_rubric *r = NULL;
+    gr_rubric *r = NULL;
     char *path = write_temp("{\"_c\": \"x\", \"fake\": {\"a\": 3, \"b\": 1.5}}");
-    assert_int_equal(rl_rubric_load(path, &r, err, sizeof err), RL_OK);
-    assert_int_equal(rl_rubric_check(r, &fake, err, sizeof err), RL_OK);
-    assert_true(rl_rubric_points(r, "fake", "b") == 1.5);
-    rl_grade_outcome o[2];
+    assert_int_equal(gr_rubric_load(path, &r, err, sizeof err), RL_OK);
+    assert_int_equal(gr_rubric_check(r, &fake, err, sizeof err), RL_OK);
+    assert_true(gr_rubric_points(r, "fake", "b") == 1.5);
+    gr_outcome o[2];
     memset(o, 0, sizeof o);
     o[0].scenario = &fake_scenarios[0];
     o[0].runs = o[0].passed = 3;
     o[1].scenario = &fake_scenarios[1];
     o[1].runs = 3;
     o[1].passed = 2;
-    rl_report rep = {.ex = &fake, .outcomes = o, .noutcomes = 2, .rubric = r, .runs = 3};
+    gr_report rep = {.ex = &fake, .outcomes = o, .noutcomes = 2, .rubric = r, .runs = 3};
     double score, max;
-    rl_report_score(&rep, &score, &max);
+    gr_report_score(&rep, &score, &max);
     assert_true(score == 3.0);
     assert_true(max == 4.5);
-    rl_rubric_free(r);
+    gr_rubric_free(r);
     unlink(path);
 }
 
@@ -227,12 +227,12 @@ static void no_deadline_expiry_names_the_mistake(void **state)
 {
     (void)state;
     char buf[1024];
-    rl_judge_no_deadline_expired_feedback(2, 0, 0, buf, sizeof buf);
+    gr_judge_no_deadline_expired_feedback(2, 0, 0, buf, sizeof buf);
     assert_non_null(strstr(buf, "with no deadline from the client"));
     assert_non_null(strstr(buf, "never reached Lookup"));
     assert_non_null(strstr(buf, "time_remaining()"));
     assert_non_null(strstr(buf, "no deadline either"));
-    rl_judge_no_deadline_expired_feedback(60, 1, 0, buf, sizeof buf);
+    gr_judge_no_deadline_expired_feedback(60, 1, 0, buf, sizeof buf);
     assert_non_null(strstr(buf, "never reached Work"));
     assert_non_null(strstr(buf, "1 Lookup and 0 Work"));
 }
@@ -241,20 +241,20 @@ static void rubric_errors_are_clear(void **state)
 {
     (void)state;
     char err[256];
-    rl_rubric *r = NULL;
-    assert_int_equal(rl_rubric_load("/nonexistent/rubric.json", &r, err, sizeof err), RL_ENOTFOUND);
+    gr_rubric *r = NULL;
+    assert_int_equal(gr_rubric_load("/nonexistent/rubric.json", &r, err, sizeof err), RL_ENOTFOUND);
     assert_non_null(strstr(err, "cannot read the rubric"));
     char *path = write_temp("{\"fake\": {\"a\": \"three\"}}");
-    assert_int_equal(rl_rubric_load(path, &r, err, sizeof err), RL_EPARSE);
+    assert_int_equal(gr_rubric_load(path, &r, err, sizeof err), RL_EPARSE);
     assert_non_null(strstr(err, "fake/a"));
     path = write_temp("{\"fake\": {\"a\": 1}");
-    assert_int_equal(rl_rubric_load(path, &r, err, sizeof err), RL_EPARSE);
+    assert_int_equal(gr_rubric_load(path, &r, err, sizeof err), RL_EPARSE);
     assert_non_null(strstr(err, "not valid JSON"));
     path = write_temp("{\"fake\": {\"a\": 1}}");
-    assert_int_equal(rl_rubric_load(path, &r, err, sizeof err), RL_OK);
-    assert_int_equal(rl_rubric_check(r, &fake, err, sizeof err), RL_EPARSE);
+    assert_int_equal(gr_rubric_load(path, &r, err, sizeof err), RL_OK);
+    assert_int_equal(gr_rubric_check(r, &fake, err, sizeof err), RL_EPARSE);
     assert_string_equal(err, "the rubric has no points for fake/b");
-    rl_rubric_free(r);
+    gr_rubric_free(r);
     unlink(path);
 }
 

@@ -23,34 +23,34 @@ static void unchanged_group_passes(void **state)
 {
     (void)state;
     rl_proc_sample a = sample(10, 8, 33), b = sample(10, 8, 33);
-    rl_leak_check c;
-    rl_leak_judge(&a, &b, RL_LEAK_CALLS, &c);
+    gr_leak_check c;
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, &c);
     assert_true(c.pass);
     char buf[512];
-    rl_leak_feedback(&c, "cancelled calls", buf, sizeof buf);
+    gr_leak_feedback(&c, "cancelled calls", buf, sizeof buf);
     assert_non_null(strstr(buf, "nothing was left behind"));
 }
 
 static void pool_growth_within_a_third_passes(void **state)
 {
     (void)state;
-    rl_proc_sample a = sample(10, 8, 33), b = sample(10 + RL_LEAK_CALLS / 3, 8 + RL_LEAK_CALLS / 3, 33);
-    rl_leak_check c;
-    rl_leak_judge(&a, &b, RL_LEAK_CALLS, &c);
+    rl_proc_sample a = sample(10, 8, 33), b = sample(10 + GR_LEAK_CALLS / 3, 8 + GR_LEAK_CALLS / 3, 33);
+    gr_leak_check c;
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, &c);
     assert_true(c.pass);
 }
 
 static void thread_per_call_fails_and_says_so(void **state)
 {
     (void)state;
-    rl_proc_sample a = sample(11, 7, 33), b = sample(11 + RL_LEAK_CALLS, 7, 34);
-    rl_leak_check c;
-    rl_leak_judge(&a, &b, RL_LEAK_CALLS, &c);
+    rl_proc_sample a = sample(11, 7, 33), b = sample(11 + GR_LEAK_CALLS, 7, 34);
+    gr_leak_check c;
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, &c);
     assert_false(c.pass);
     assert_true(c.threads_grew);
     assert_false(c.fds_grew);
     char buf[512];
-    rl_leak_feedback(&c, "cancelled calls", buf, sizeof buf);
+    gr_leak_feedback(&c, "cancelled calls", buf, sizeof buf);
     assert_non_null(strstr(buf, "30 more threads (1.00 per call"));
     assert_null(strstr(buf, "open files"));
 }
@@ -58,13 +58,13 @@ static void thread_per_call_fails_and_says_so(void **state)
 static void file_per_call_fails(void **state)
 {
     (void)state;
-    rl_proc_sample a = sample(10, 14, 33), b = sample(10, 14 + RL_LEAK_CALLS / 3 + 1, 33);
-    rl_leak_check c;
-    rl_leak_judge(&a, &b, RL_LEAK_CALLS, &c);
+    rl_proc_sample a = sample(10, 14, 33), b = sample(10, 14 + GR_LEAK_CALLS / 3 + 1, 33);
+    gr_leak_check c;
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, &c);
     assert_false(c.pass);
     assert_true(c.fds_grew);
     char buf[512];
-    rl_leak_feedback(&c, "cancelled calls", buf, sizeof buf);
+    gr_leak_feedback(&c, "cancelled calls", buf, sizeof buf);
     assert_non_null(strstr(buf, "11 more open files"));
 }
 
@@ -72,36 +72,36 @@ static void unreadable_descriptors_are_not_judged(void **state)
 {
     (void)state;
     rl_proc_sample a = sample(10, -1, 33), b = sample(10, 500, 33);
-    rl_leak_check c;
-    rl_leak_judge(&a, &b, RL_LEAK_CALLS, &c);
+    gr_leak_check c;
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, &c);
     assert_true(c.pass);
 }
 
 static void memory_past_its_budget_fails(void **state)
 {
     (void)state;
-    rl_proc_sample a = sample(10, 8, 60), b = sample(10, 8, 60 + RL_LEAK_RSS_MIB);
-    rl_leak_check c;
-    rl_leak_judge(&a, &b, RL_LEAK_CALLS, &c);
+    rl_proc_sample a = sample(10, 8, 60), b = sample(10, 8, 60 + GR_LEAK_RSS_MIB);
+    gr_leak_check c;
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, &c);
     assert_true(c.pass);
     b.rss_bytes += MIB;
-    rl_leak_judge(&a, &b, RL_LEAK_CALLS, &c);
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, &c);
     assert_false(c.pass);
     assert_true(c.rss_grew);
     /* Shrinking is never a leak. */
-    rl_leak_judge(&b, &a, RL_LEAK_CALLS, &c);
+    gr_leak_judge(&b, &a, GR_LEAK_CALLS, &c);
     assert_true(c.pass);
 }
 
 static void runaway_is_past_the_give_up_growth(void **state)
 {
     (void)state;
-    rl_proc_sample a = sample(10, 8, 30), b = sample(10, 8, 30 + RL_LEAK_GIVE_UP_MIB);
-    assert_false(rl_leak_runaway(&a, &b));
+    rl_proc_sample a = sample(10, 8, 30), b = sample(10, 8, 30 + GR_LEAK_GIVE_UP_MIB);
+    assert_false(gr_leak_runaway(&a, &b));
     b.rss_bytes += MIB;
-    assert_true(rl_leak_runaway(&a, &b));
+    assert_true(gr_leak_runaway(&a, &b));
     char buf[512];
-    rl_leak_runaway_feedback(&a, &b, 9, "cancelled Produce calls", buf, sizeof buf);
+    gr_leak_runaway_feedback(&a, &b, 9, "cancelled Produce calls", buf, sizeof buf);
     assert_non_null(strstr(buf, "while 9 cancelled Produce calls ran, RSS grew 513.0 MiB"));
 }
 

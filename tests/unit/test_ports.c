@@ -24,21 +24,21 @@ static void parses_proc_net_tcp_lines(void **state)
     (void)state;
     int port, st;
     uint64_t ino;
-    assert_int_equal(rl_ports_parse_line("   0: 00000000:07E8 00000000:0000 0A 00000000:00000000 00:00000000 "
+    assert_int_equal(gr_ports_parse_line("   0: 00000000:07E8 00000000:0000 0A 00000000:00000000 00:00000000 "
                                          "00000000     0        0 596 1 000000006a0fcb51 100 0 0 10 0",
                                          &port, &st, &ino),
                      RL_OK);
     assert_int_equal(port, 0x07E8);
-    assert_int_equal(st, RL_PORTS_LISTEN);
+    assert_int_equal(st, GR_PORTS_LISTEN);
     assert_int_equal(ino, 596);
-    assert_int_equal(rl_ports_parse_line("   1: 0100007F:BE4E 0100007F:AE53 06 00000000:00000000 03:000011B7 "
+    assert_int_equal(gr_ports_parse_line("   1: 0100007F:BE4E 0100007F:AE53 06 00000000:00000000 03:000011B7 "
                                          "00000000     0        0 0 3 000000004cad2e74",
                                          &port, &st, &ino),
                      RL_OK);
     assert_int_equal(port, 0xBE4E);
     assert_int_equal(st, 6);
     assert_int_equal(ino, 0);
-    assert_int_equal(rl_ports_parse_line("   0: 0000000000000000FFFF00000100007F:9CCB "
+    assert_int_equal(gr_ports_parse_line("   0: 0000000000000000FFFF00000100007F:9CCB "
                                          "00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 "
                                          "00000000     0        0 41297 1 0000000030e8c643 100 0 0 10 0",
                                          &port, &st, &ino),
@@ -46,7 +46,7 @@ static void parses_proc_net_tcp_lines(void **state)
     assert_int_equal(port, 0x9CCB);
     assert_int_equal(ino, 41297);
     assert_int_equal(
-        rl_ports_parse_line("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   "
+        gr_ports_parse_line("  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   "
                             "uid  timeout inode",
                             &port, &st, &ino),
         RL_EPARSE);
@@ -55,7 +55,7 @@ static void parses_proc_net_tcp_lines(void **state)
 static void pick_avoids_the_ephemeral_range(void **state)
 {
     (void)state;
-    unsetenv(RL_PORTS_TEST_CLASH_ENV);
+    unsetenv(GR_PORTS_TEST_CLASH_ENV);
     int lo = 32768, hi = 60999;
     FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
     if (f) {
@@ -64,7 +64,7 @@ static void pick_avoids_the_ephemeral_range(void **state)
     }
     for (int i = 0; i < 20; i++) {
         int port = 0;
-        assert_int_equal(rl_ports_pick(true, &port), RL_OK);
+        assert_int_equal(gr_ports_pick(true, &port), RL_OK);
         assert_true(port >= 1024 && port <= 65535);
         if (lo - 1024 >= 2048)
             assert_true(port < lo);
@@ -74,13 +74,13 @@ static void pick_avoids_the_ephemeral_range(void **state)
 static void test_hook_applies_to_first_pick_only(void **state)
 {
     (void)state;
-    setenv(RL_PORTS_TEST_CLASH_ENV, "4242", 1);
+    setenv(GR_PORTS_TEST_CLASH_ENV, "4242", 1);
     int port = 0;
-    assert_int_equal(rl_ports_pick(true, &port), RL_OK);
+    assert_int_equal(gr_ports_pick(true, &port), RL_OK);
     assert_int_equal(port, 4242);
-    assert_int_equal(rl_ports_pick(false, &port), RL_OK);
+    assert_int_equal(gr_ports_pick(false, &port), RL_OK);
     assert_int_not_equal(port, 4242);
-    unsetenv(RL_PORTS_TEST_CLASH_ENV);
+    unsetenv(GR_PORTS_TEST_CLASH_ENV);
 }
 
 static int listen_loopback(int *port)
@@ -104,16 +104,16 @@ static void listener_is_ours_only_in_our_group(void **state)
     int fd = listen_loopback(&port);
     int ours, foreign;
     /* As if this process's group were the submission's. */
-    assert_int_equal(rl_ports_holders(port, true, getpgrp(), NULL, 0, &ours, &foreign), RL_OK);
+    assert_int_equal(gr_ports_holders(port, true, getpgrp(), NULL, 0, &ours, &foreign), RL_OK);
     assert_int_equal(ours, 1);
     assert_int_equal(foreign, 0);
     /* A submission in some other group: this listener is someone else's. */
-    assert_int_equal(rl_ports_holders(port, true, 0x7ffffff0, NULL, 0, &ours, &foreign), RL_OK);
+    assert_int_equal(gr_ports_holders(port, true, 0x7ffffff0, NULL, 0, &ours, &foreign), RL_OK);
     assert_int_equal(ours, 0);
     assert_int_equal(foreign, 1);
     close(fd);
     /* Closed: nobody holds it. */
-    assert_int_equal(rl_ports_holders(port, true, 0x7ffffff0, NULL, 0, &ours, &foreign), RL_OK);
+    assert_int_equal(gr_ports_holders(port, true, 0x7ffffff0, NULL, 0, &ours, &foreign), RL_OK);
     assert_int_equal(ours + foreign, 0);
 }
 

@@ -75,7 +75,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    rl_sandbox_set_cgroup_paths(NULL, NULL);
+    gr_sandbox_set_cgroup_paths(NULL, NULL);
     nftw(tmp, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return 0;
 }
@@ -90,13 +90,13 @@ static void finds_the_submission_folder_in_its_command(void **state)
     put(script, "");
     /* The script after its interpreter, with arguments after it. */
     snprintf(cmd, sizeof cmd, "/bin/sh %s --port 5", script);
-    assert_int_equal(rl_sandbox_submission_dir(cmd, out, sizeof out), RL_OK);
+    assert_int_equal(gr_sandbox_submission_dir(cmd, out, sizeof out), RL_OK);
     assert_string_equal(out, sub);
     /* The last word naming a file wins; shell punctuation splits words. */
     snprintf(cmd, sizeof cmd, "cd /; exec %s", script);
-    assert_int_equal(rl_sandbox_submission_dir(cmd, out, sizeof out), RL_OK);
+    assert_int_equal(gr_sandbox_submission_dir(cmd, out, sizeof out), RL_OK);
     assert_string_equal(out, sub);
-    assert_int_equal(rl_sandbox_submission_dir("echo oops >&2; exit 3", out, sizeof out), RL_ENOTFOUND);
+    assert_int_equal(gr_sandbox_submission_dir("echo oops >&2; exit 3", out, sizeof out), RL_ENOTFOUND);
 }
 
 static void view_hides_the_kit_and_shows_the_submission(void **state)
@@ -116,8 +116,8 @@ static void view_hides_the_kit_and_shows_the_submission(void **state)
     snprintf(rubric, sizeof rubric, "%s/rubric.json", tmp);
     put(rubric, "{}");
     const char *private_files[] = {rubric, NULL};
-    rl_sandbox_view v;
-    assert_int_equal(rl_sandbox_view_init(&v, bin, sub, private_files, err, sizeof err), RL_OK);
+    gr_sandbox_view v;
+    assert_int_equal(gr_sandbox_view_init(&v, bin, sub, private_files, err, sizeof err), RL_OK);
     assert_int_equal(v.nhide, 2);
     assert_string_equal(v.hide[0], kit);
     assert_string_equal(v.hide[1], rubric);
@@ -129,7 +129,7 @@ static void view_hides_the_kit_and_shows_the_submission(void **state)
     assert_string_equal(v.show[2], sub);
 
     /* The argv: unshare, then the jail as nobody with the view. */
-    char **argv = rl_sandbox_argv(&v, "exec relay");
+    char **argv = gr_sandbox_argv(&v, "exec relay");
     assert_string_equal(argv[0], "/usr/bin/unshare");
     bool kill_child = false, user = false, hides_kit = false;
     size_t n = 0;
@@ -141,11 +141,11 @@ static void view_hides_the_kit_and_shows_the_submission(void **state)
     assert_true(kill_child && user && hides_kit);
     assert_string_equal(argv[n - 1], "exec relay");
     assert_string_equal(argv[n - 3], "/bin/sh");
-    rl_sandbox_argv_free(argv);
-    rl_sandbox_view_fini(&v);
+    gr_sandbox_argv_free(argv);
+    gr_sandbox_view_fini(&v);
 
     /* The kit itself as the submission's folder would show it all. */
-    assert_int_equal(rl_sandbox_view_init(&v, bin, kit, NULL, err, sizeof err), RL_EINVAL);
+    assert_int_equal(gr_sandbox_view_init(&v, bin, kit, NULL, err, sizeof err), RL_EINVAL);
     assert_non_null(strstr(err, "folder of its own"));
 }
 
@@ -169,7 +169,7 @@ static void fake_v1(const char *name, const char *memory_sub, const char *self_t
     }
     snprintf(self, sizeof self, "%s/%s.self", tmp, name);
     put(self, self_text);
-    rl_sandbox_set_cgroup_paths(root, self);
+    gr_sandbox_set_cgroup_paths(root, self);
 }
 
 static void v1_run_gets_a_cgroup_per_controller(void **state)
@@ -178,8 +178,8 @@ static void v1_run_gets_a_cgroup_per_controller(void **state)
     char root[256], path[512], err[256];
     fake_v1("cg", "grader", "8:pids:/\n4:memory:/grader\n2:cpuacct,cpu:/\n0::/\n", root, sizeof root);
 
-    rl_sandbox_run r;
-    assert_int_equal(rl_sandbox_prepare(&r, UINT64_C(256) << 20, err, sizeof err), RL_OK);
+    gr_sandbox_run r;
+    assert_int_equal(gr_sandbox_prepare(&r, UINT64_C(256) << 20, err, sizeof err), RL_OK);
     assert_false(r.v2);
     assert_string_equal(got(r.cg_pids, "pids.max"), "512");
     /* Nested in the grader's own memory cgroup. */
@@ -190,15 +190,15 @@ static void v1_run_gets_a_cgroup_per_controller(void **state)
     assert_non_null(strstr(r.cpu_usage, "cpuacct.usage"));
     assert_non_null(r.joins[2]);
     assert_null(r.joins[3]);
-    assert_int_equal(rl_sandbox_oom_kills(&r), 0);
+    assert_int_equal(gr_sandbox_oom_kills(&r), 0);
     put(strcat(strcpy(path, r.cg_mem), "/memory.oom_control"), "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
-    assert_int_equal(rl_sandbox_oom_kills(&r), 3);
+    assert_int_equal(gr_sandbox_oom_kills(&r), 3);
     uint64_t hits = 99;
-    assert_int_equal(rl_sandbox_memory_hits(&r, &hits), RL_ESYS); /* no file yet: unknown, not 0 */
+    assert_int_equal(gr_sandbox_memory_hits(&r, &hits), RL_ESYS); /* no file yet: unknown, not 0 */
     put(strcat(strcpy(path, r.cg_mem), "/memory.failcnt"), "17\n");
-    assert_int_equal(rl_sandbox_memory_hits(&r, &hits), RL_OK);
+    assert_int_equal(gr_sandbox_memory_hits(&r, &hits), RL_OK);
     assert_int_equal(hits, 17);
-    rl_sandbox_teardown(&r);
+    gr_sandbox_teardown(&r);
 }
 
 static void v2_run_gets_one_cgroup_under_the_root(void **state)
@@ -213,10 +213,10 @@ static void v2_run_gets_one_cgroup_under_the_root(void **state)
     put(path, "memory\n");
     snprintf(self, sizeof self, "%s/self2", tmp);
     put(self, "0::/user.slice/session-1.scope\n");
-    rl_sandbox_set_cgroup_paths(root, self);
+    gr_sandbox_set_cgroup_paths(root, self);
 
-    rl_sandbox_run r;
-    assert_int_equal(rl_sandbox_prepare(&r, UINT64_C(64) << 20, err, sizeof err), RL_OK);
+    gr_sandbox_run r;
+    assert_int_equal(gr_sandbox_prepare(&r, UINT64_C(64) << 20, err, sizeof err), RL_OK);
     assert_true(r.v2);
     /* The controllers that were not on yet were asked for (the fake file
      * keeps the last write; the kernel's would add it to the list). */
@@ -229,11 +229,11 @@ static void v2_run_gets_one_cgroup_under_the_root(void **state)
     assert_non_null(strstr(r.cpu_usage, "/cpu.stat"));
     assert_null(r.joins[1]);
     put(strcat(strcpy(path, r.cg_pids), "/memory.events"), "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n");
-    assert_int_equal(rl_sandbox_oom_kills(&r), 1);
+    assert_int_equal(gr_sandbox_oom_kills(&r), 1);
     uint64_t hits = 0;
-    assert_int_equal(rl_sandbox_memory_hits(&r, &hits), RL_OK);
+    assert_int_equal(gr_sandbox_memory_hits(&r, &hits), RL_OK);
     assert_int_equal(hits, 4);
-    rl_sandbox_teardown(&r);
+    gr_sandbox_teardown(&r);
 }
 
 static void stale_cgroups_of_a_gone_grader_are_swept(void **state)
@@ -256,7 +256,7 @@ static void stale_cgroups_of_a_gone_grader_are_swept(void **state)
     put(path, "1\n");
     snprintf(other, sizeof other, "%s/pids/someone-else", root); /* not ours: kept */
     dir(other);
-    rl_sandbox_sweep_stale();
+    gr_sandbox_sweep_stale();
     struct stat st;
     for (size_t i = 0; i < 3; i++) {
         snprintf(path, sizeof path, "%s/%s", root, gone[i]);
@@ -277,12 +277,12 @@ static void v2_without_a_controller_says_which(void **state)
     put(path, "cpuset io memory hugetlb\n"); /* no pids, no cpu: "cpuset" must not count as cpu */
     snprintf(self, sizeof self, "%s/self3", tmp);
     put(self, "0::/\n");
-    rl_sandbox_set_cgroup_paths(root, self);
-    rl_sandbox_run r;
-    assert_int_equal(rl_sandbox_prepare(&r, 0, err, sizeof err), RL_ESYS);
+    gr_sandbox_set_cgroup_paths(root, self);
+    gr_sandbox_run r;
+    assert_int_equal(gr_sandbox_prepare(&r, 0, err, sizeof err), RL_ESYS);
     assert_non_null(strstr(err, "pids controller"));
     put(path, "cpuset io memory pids\n");
-    assert_int_equal(rl_sandbox_prepare(&r, 0, err, sizeof err), RL_ESYS);
+    assert_int_equal(gr_sandbox_prepare(&r, 0, err, sizeof err), RL_ESYS);
     assert_non_null(strstr(err, "cpu controller"));
 }
 

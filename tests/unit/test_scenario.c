@@ -26,52 +26,52 @@
 static void decided_is_no_error_code(void **state)
 {
     (void)state;
-    assert_true(RL_SCENARIO_DECIDED > 0); /* every RL_E code is negative */
-    assert_int_not_equal(RL_SCENARIO_DECIDED, RL_OK);
+    assert_true(GR_SCENARIO_DECIDED > 0); /* every RL_E code is negative */
+    assert_int_not_equal(GR_SCENARIO_DECIDED, RL_OK);
 }
 
 static void decide_fills_the_verdict_and_stops(void **state)
 {
     (void)state;
-    rl_scenario_result out;
+    gr_scenario_result out;
     memset(&out, 0, sizeof out);
-    assert_int_equal(rl_scenario_decide(&out, RL_TIMEOUT, "Process did not answer within %d ms", 5000),
-                     RL_SCENARIO_DECIDED);
-    assert_int_equal(out.verdict, RL_TIMEOUT);
+    assert_int_equal(gr_scenario_decide(&out, GR_TIMEOUT, "Process did not answer within %d ms", 5000),
+                     GR_SCENARIO_DECIDED);
+    assert_int_equal(out.verdict, GR_TIMEOUT);
     assert_string_equal(out.feedback, "Process did not answer within 5000 ms");
 }
 
 static void decide_marks_cut_feedback(void **state)
 {
     (void)state;
-    static char big[2 * RL_FEEDBACK_MAX];
+    static char big[2 * GR_FEEDBACK_MAX];
     memset(big, 'x', sizeof big - 1);
-    rl_scenario_result out;
-    rl_scenario_decide(&out, RL_FAIL, "%s", big);
+    gr_scenario_result out;
+    gr_scenario_decide(&out, GR_FAIL, "%s", big);
     size_t n = strlen(out.feedback);
-    assert_int_equal(n, RL_FEEDBACK_MAX - 1);
-    assert_string_equal(out.feedback + n - strlen(RL_FEEDBACK_CUT), RL_FEEDBACK_CUT);
+    assert_int_equal(n, GR_FEEDBACK_MAX - 1);
+    assert_string_equal(out.feedback + n - strlen(GR_FEEDBACK_CUT), GR_FEEDBACK_CUT);
 }
 
 static void decide_may_quote_its_own_feedback(void **state)
 {
     (void)state;
-    rl_scenario_result out;
-    rl_scenario_decide(&out, RL_FAIL, "first");
-    rl_scenario_decide(&out, RL_ERROR, "%s, then second", out.feedback);
+    gr_scenario_result out;
+    gr_scenario_decide(&out, GR_FAIL, "first");
+    gr_scenario_decide(&out, GR_ERROR, "%s, then second", out.feedback);
     assert_string_equal(out.feedback, "first, then second");
 }
 
 static void observer_failure_has_one_wording(void **state)
 {
     (void)state;
-    rl_scenario_result out;
-    assert_int_equal(rl_scenario_observer_failed(&out, RL_EGRPC), RL_SCENARIO_DECIDED);
-    assert_int_equal(out.verdict, RL_ERROR);
+    gr_scenario_result out;
+    assert_int_equal(gr_scenario_observer_failed(&out, RL_EGRPC), GR_SCENARIO_DECIDED);
+    assert_int_equal(out.verdict, GR_ERROR);
     char want[200];
     snprintf(want, sizeof want, "the baseline's observer did not answer (%s)", rl_strerror(RL_EGRPC));
     assert_string_equal(out.feedback, want);
-    rl_scenario_observer_failed(&out, RL_OK);
+    gr_scenario_observer_failed(&out, RL_OK);
     assert_string_equal(out.feedback, "the baseline's observer did not answer");
 }
 
@@ -79,26 +79,26 @@ static void observation_with_a_reply_is_judged_by_the_scenario(void **state)
 {
     (void)state;
     Relaylab__ObserveReply reply = RELAYLAB__OBSERVE_REPLY__INIT;
-    rl_scenario_result out;
+    gr_scenario_result out;
     memset(&out, 0, sizeof out);
-    out.verdict = RL_PASS;
+    out.verdict = GR_PASS;
     /* The condition did not hold in time: the last reply is still data. */
-    assert_int_equal(rl_scenario_observed(RL_ETIMEOUT, &reply, &out), 0);
-    assert_int_equal(rl_scenario_observed(RL_OK, &reply, &out), 0);
-    assert_int_equal(out.verdict, RL_PASS); /* untouched */
+    assert_int_equal(gr_scenario_observed(RL_ETIMEOUT, &reply, &out), 0);
+    assert_int_equal(gr_scenario_observed(RL_OK, &reply, &out), 0);
+    assert_int_equal(out.verdict, GR_PASS); /* untouched */
 }
 
 static void observation_without_a_reply_is_an_error(void **state)
 {
     (void)state;
     Relaylab__ObserveReply reply = RELAYLAB__OBSERVE_REPLY__INIT;
-    rl_scenario_result out;
-    assert_int_equal(rl_scenario_observed(RL_EGRPC, &reply, &out), RL_SCENARIO_DECIDED);
-    assert_int_equal(out.verdict, RL_ERROR);
+    gr_scenario_result out;
+    assert_int_equal(gr_scenario_observed(RL_EGRPC, &reply, &out), GR_SCENARIO_DECIDED);
+    assert_int_equal(out.verdict, GR_ERROR);
     memset(&out, 0, sizeof out);
     /* No reply at all in the whole window: nothing to judge a relay by. */
-    assert_int_equal(rl_scenario_observed(RL_ETIMEOUT, NULL, &out), RL_SCENARIO_DECIDED);
-    assert_int_equal(out.verdict, RL_ERROR);
+    assert_int_equal(gr_scenario_observed(RL_ETIMEOUT, NULL, &out), GR_SCENARIO_DECIDED);
+    assert_int_equal(out.verdict, GR_ERROR);
     assert_non_null(strstr(out.feedback, "observer did not answer"));
 }
 
@@ -106,22 +106,22 @@ static void free_obs_accepts_null_and_clears(void **state)
 {
     (void)state;
     Relaylab__ObserveReply *obs = NULL;
-    rl_scenario_free_obs(&obs);
+    gr_scenario_free_obs(&obs);
     assert_null(obs);
-    assert_int_equal(rl_scenario_done(NULL, &obs), 0);
-    assert_int_equal(rl_scenario_done(NULL, NULL), 0);
+    assert_int_equal(gr_scenario_done(NULL, &obs), 0);
+    assert_int_equal(gr_scenario_done(NULL, NULL), 0);
 }
 
 static void crash_check_waits_long_only_on_a_sign(void **state)
 {
     (void)state;
-    assert_true(rl_scenario_status_says_dead(GRPC_STATUS_UNAVAILABLE));
-    assert_false(rl_scenario_status_says_dead(GRPC_STATUS_OK));
-    assert_false(rl_scenario_status_says_dead(GRPC_STATUS_DEADLINE_EXCEEDED));
-    assert_false(rl_scenario_status_says_dead(GRPC_STATUS_CANCELLED));
-    assert_int_equal(rl_scenario_crash_wait_ms(true), RL_SCENARIO_EXIT_LAG_MS);
-    assert_int_equal(rl_scenario_crash_wait_ms(false), RL_SCENARIO_CRASH_LOOK_MS);
-    assert_true(rl_scenario_crash_wait_ms(true) > rl_scenario_crash_wait_ms(false));
+    assert_true(gr_scenario_status_says_dead(GRPC_STATUS_UNAVAILABLE));
+    assert_false(gr_scenario_status_says_dead(GRPC_STATUS_OK));
+    assert_false(gr_scenario_status_says_dead(GRPC_STATUS_DEADLINE_EXCEEDED));
+    assert_false(gr_scenario_status_says_dead(GRPC_STATUS_CANCELLED));
+    assert_int_equal(gr_scenario_crash_wait_ms(true), GR_SCENARIO_EXIT_LAG_MS);
+    assert_int_equal(gr_scenario_crash_wait_ms(false), GR_SCENARIO_CRASH_LOOK_MS);
+    assert_true(gr_scenario_crash_wait_ms(true) > gr_scenario_crash_wait_ms(false));
 }
 
 static void crash_after_an_ok_status_looks_at_nothing(void **state)
@@ -131,11 +131,11 @@ static void crash_after_an_ok_status_looks_at_nothing(void **state)
     memset(&c, 0, sizeof c);
     c.done = true;
     c.status = GRPC_STATUS_OK;
-    rl_scenario_result out;
+    gr_scenario_result out;
     memset(&out, 0, sizeof out);
     /* A submission that answered was alive: no context is even read. */
-    assert_int_equal(rl_scenario_crash_after(NULL, &c, "during Process", &out), 0);
-    assert_int_equal(out.verdict, RL_PASS);
+    assert_int_equal(gr_scenario_crash_after(NULL, &c, "during Process", &out), 0);
+    assert_int_equal(out.verdict, GR_PASS);
 }
 
 static void wait_refuses_a_call_without_deadline(void **state)
@@ -144,12 +144,12 @@ static void wait_refuses_a_call_without_deadline(void **state)
     rl_probe_call c;
     memset(&c, 0, sizeof c);
     c.deadline_ns = RL_NO_DEADLINE;
-    rl_scenario_result out;
+    gr_scenario_result out;
     int64_t t0 = rl_now_ns();
-    assert_int_equal(rl_scenario_wait(&c, &out), RL_SCENARIO_DECIDED);
-    assert_int_equal(out.verdict, RL_ERROR);
-    assert_true(rl_now_ns() - t0 < RL_SCENARIO_GRACE_MS * RL_NS_PER_MS); /* did not wait */
-    assert_int_equal(rl_scenario_wait(&c, NULL), RL_SCENARIO_DECIDED);
+    assert_int_equal(gr_scenario_wait(&c, &out), GR_SCENARIO_DECIDED);
+    assert_int_equal(out.verdict, GR_ERROR);
+    assert_true(rl_now_ns() - t0 < GR_SCENARIO_GRACE_MS * RL_NS_PER_MS); /* did not wait */
+    assert_int_equal(gr_scenario_wait(&c, NULL), GR_SCENARIO_DECIDED);
 }
 
 /* A loopback TCP socket on a port the OS chose, and a channel to it. */
@@ -206,14 +206,14 @@ static void call_to_a_refusing_port_ends_unavailable(void **state)
     silent_peer *p = *state;
     Relaylab__LookupRequest req = RELAYLAB__LOOKUP_REQUEST__INIT;
     rl_probe_call c;
-    rl_scenario_result out;
+    gr_scenario_result out;
     memset(&out, 0, sizeof out);
     assert_int_equal(
-        rl_scenario_call(&c, p->ch, "/relaylab.Baseline/Lookup", &req.base, rl_now_ns() + 5000 * RL_NS_PER_MS, &out),
+        gr_scenario_call(&c, p->ch, "/relaylab.Baseline/Lookup", &req.base, rl_now_ns() + 5000 * RL_NS_PER_MS, &out),
         0);
     assert_true(c.done);
     assert_int_equal(c.status, GRPC_STATUS_UNAVAILABLE);
-    assert_true(rl_scenario_status_says_dead(c.status));
+    assert_true(gr_scenario_status_says_dead(c.status));
     rl_probe_call_fini(&c);
 }
 
@@ -223,7 +223,7 @@ static void call_to_a_silent_server_ends_at_its_deadline(void **state)
     Relaylab__LookupRequest req = RELAYLAB__LOOKUP_REQUEST__INIT;
     rl_probe_call c;
     int64_t d = rl_now_ns() + 200 * RL_NS_PER_MS;
-    assert_int_equal(rl_scenario_call(&c, p->ch, "/relaylab.Baseline/Lookup", &req.base, d, NULL), 0);
+    assert_int_equal(gr_scenario_call(&c, p->ch, "/relaylab.Baseline/Lookup", &req.base, d, NULL), 0);
     assert_int_equal(c.status, GRPC_STATUS_DEADLINE_EXCEEDED);
     assert_true(c.end_ns >= d);
     rl_probe_call_fini(&c);
@@ -237,7 +237,7 @@ static void cancel_collects_the_status(void **state)
     assert_int_equal(
         rl_probe_call_start(&c, p->ch, "/relaylab.Baseline/Lookup", &req.base, rl_now_ns() + 30000 * RL_NS_PER_MS),
         RL_OK);
-    assert_true(rl_scenario_cancel(&c) > 0);
+    assert_true(gr_scenario_cancel(&c) > 0);
     assert_true(c.done);
     assert_int_equal(c.status, GRPC_STATUS_CANCELLED);
     rl_probe_call_fini(&c);
