@@ -42,7 +42,6 @@ class Streamer(pb_grpc.StreamerServicer):
         context.abort(grpc.StatusCode.UNIMPLEMENTED,
                       "TODO in streamer.py: Produce() sends no chunks yet (see its TODO block)")
         # <<< TODO
-        yield  # keeps Produce a generator; never reached while abort() is above
 
 
 def main():
