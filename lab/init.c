@@ -150,13 +150,30 @@ static int make_dir(const char *path)
     return chmod(path, 0755) == 0 ? RL_OK : RL_ESYS;
 }
 
-/* 0 when |dir| is missing (then made) or an empty folder; RL_EINVAL when it
- * holds something, which init never overwrites. */
+/* `mkdir -p |dir|`, each new folder 0755. */
+static int make_dirs(const char *dir)
+{
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof path, "%s", dir) >= sizeof path)
+        return RL_ETOOBIG;
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return RL_ESYS;
+        *p = '/';
+    }
+    return make_dir(path);
+}
+
+/* 0 when |dir| is missing (then made, with its parents) or an empty folder;
+ * RL_EINVAL when it holds something, which init never overwrites. */
 static int fresh_dir(const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d)
-        return errno == ENOENT ? make_dir(dir) : RL_ESYS;
+        return errno == ENOENT ? make_dirs(dir) : RL_ESYS;
     struct dirent *e;
     int rc = RL_OK;
     while ((e = readdir(d)))
