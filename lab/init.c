@@ -228,8 +228,8 @@ static int run_tool(const char *const argv[], const char *cwd)
 
 static int stubs_python(const char *dir)
 {
-    char proto_dir[PATH_MAX], gen[PATH_MAX], py_out[PATH_MAX + 32], grpc_out[PATH_MAX + 32],
-        inc[PATH_MAX + 4], proto[PATH_MAX + 32];
+    char proto_dir[PATH_MAX], gen[PATH_MAX], py_out[PATH_MAX + 32], grpc_out[PATH_MAX + 32], inc[PATH_MAX + 4],
+        proto[PATH_MAX + 32];
     snprintf(proto_dir, sizeof proto_dir, "%s/proto", dir);
     snprintf(gen, sizeof gen, "%s/gen", dir);
     snprintf(py_out, sizeof py_out, "--python_out=%s", gen);
@@ -243,7 +243,7 @@ static int stubs_python(const char *dir)
     /* Debian has no grpc_tools module (`python3 -m grpc_tools.protoc`):
      * its protoc takes the gRPC generator as a plugin. */
     const char *argv[] = {"protoc", py_out, grpc_out, "--plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin",
-                    inc, proto, NULL};
+                          inc,      proto,  NULL};
     int rc = run_tool(argv, NULL);
     if (rc != 0) {
         fprintf(stderr,
@@ -383,12 +383,11 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
     char both[128];
     and_list(s->exercises, both, sizeof both);
     char regen[PATH_MAX + 128];
-    snprintf(regen, sizeof regen,
-             "If `proto/relaylab.proto` changes, `%s/bin/lab stubs %s .` makes %s again.", kit, lang->name,
-             lang->bit == LANG_PYTHON ? "`gen/`" : "`node_modules/`");
+    snprintf(regen, sizeof regen, "If `proto/relaylab.proto` changes, `%s/bin/lab stubs %s .` makes %s again.", kit,
+             lang->name, lang->bit == LANG_PYTHON ? "`gen/`" : "`node_modules/`");
     const subst keys[] = {
-        {"@KIND@", s->kind},   {"@EXERCISES_OR@", both},  {"@EXERCISES@", s->exercises}, {"@LANG@", lang->title},
-        {"@KIT@", kit},        {"@FILE@", file},          {"@STUBS@", lang->stubs},      {"@REGEN@", regen},
+        {"@KIND@", s->kind}, {"@EXERCISES_OR@", both}, {"@EXERCISES@", s->exercises}, {"@LANG@", lang->title},
+        {"@KIT@", kit},      {"@FILE@", file},         {"@STUBS@", lang->stubs},      {"@REGEN@", regen},
     };
     snprintf(from, sizeof from, "%s/starters/README.command.md", kit);
     if (!rc)
@@ -476,7 +475,8 @@ static int init_config(const starter *s, const char *kit, const char *dir, const
     else
         variant_arg[0] = '\0';
     const subst keys[] = {
-        {"@EXERCISES_OR@", s->exercise}, {"@KIT@", kit},
+        {"@EXERCISES_OR@", s->exercise},
+        {"@KIT@", kit},
         {"@FILE@", file},
         {"@DEPLOYMENT@", deployment},
         {"@VARIANT@", variant && *variant ? variant : "(none: the world's default)"},
@@ -501,7 +501,7 @@ done:
 
 /* The kit's root: the folder holding starters/ (bin/.. in a checkout or a
  * student kit; $RELAYLAB_HOME when set). */
-static int kit_root(char *out, size_t len)
+static int kit_root(char out[PATH_MAX])
 {
     char found[PATH_MAX];
     if (rl_path_find_data("starters", found, sizeof found) != 0 || !realpath(found, out)) {
@@ -509,7 +509,6 @@ static int kit_root(char *out, size_t len)
                         "kit's folder\n");
         return RL_ENOTFOUND;
     }
-    (void)len;
     *strrchr(out, '/') = '\0';
     return RL_OK;
 }
@@ -579,13 +578,12 @@ int rl_init_main(int argc, char **argv)
         return 2;
     }
     char kit[PATH_MAX];
-    if (kit_root(kit, sizeof kit))
+    if (kit_root(kit))
         return 1;
     const char *dir = pos[1] ? pos[1] : s->exercise;
     int rc = fresh_dir(dir);
     if (rc) {
-        fprintf(stderr, "lab: %s %s; name another folder\n", dir,
-                rc == RL_EINVAL ? "is not empty" : "cannot be made");
+        fprintf(stderr, "lab: %s %s; name another folder\n", dir, rc == RL_EINVAL ? "is not empty" : "cannot be made");
         return 1;
     }
     char abs[PATH_MAX];
@@ -593,15 +591,15 @@ int rl_init_main(int argc, char **argv)
         perror(dir);
         return 1;
     }
-    rc = s->langs ? init_command(s, lang, kit, abs) : init_config(s, kit, abs, variant);
+    rc = lang ? init_command(s, lang, kit, abs) : init_config(s, kit, abs, variant);
     if (rc == 0 && make_readable(abs) != 0) {
         fprintf(stderr, "lab: cannot make %s readable by others: %s\n", abs, strerror(errno));
         rc = 1;
     }
     if (rc)
         return rc;
-    printf("lab: your %s starter is in %s; next: cd %s && %s/bin/lab check   (README.md says more)\n",
-           s->exercise, dir, dir, kit);
+    printf("lab: your %s starter is in %s; next: cd %s && %s/bin/lab check   (README.md says more)\n", s->exercise, dir,
+           dir, kit);
     return 0;
 }
 
@@ -622,7 +620,7 @@ int rl_stubs_main(int argc, char **argv)
     snprintf(proto, sizeof proto, "%s/proto/relaylab.proto", dir);
     if (access(proto, R_OK) != 0) {
         char kit[PATH_MAX], from[PATH_MAX + 32], pdir[PATH_MAX + 8];
-        if (kit_root(kit, sizeof kit))
+        if (kit_root(kit))
             return 1;
         snprintf(from, sizeof from, "%s/proto/relaylab.proto", kit);
         snprintf(pdir, sizeof pdir, "%s/proto", dir);

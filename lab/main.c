@@ -60,10 +60,11 @@ static const command commands[] = {
     {"show", "lab show EXERCISE              an exercise's handout", cmd_show},
     {"demo", "lab demo deadline|cancel|flow  the reference next to its classic mistakes", cmd_demo},
     {"init", "lab init EXERCISE [--lang python|node] [--variant SEED] [DIR]  a starter folder", rl_init_main},
-    {"stubs", "lab stubs python|node DIR     make a starter's generated code (or packages) again", rl_stubs_main},
+    {"stubs", "lab stubs python|node DIR      make a starter's generated code (or packages) again", rl_stubs_main},
     {"check", "lab check [EXERCISE] [GRADER OPTIONS]  grade the starter folder you are in", rl_check_main},
-    {"compare-memory", "lab compare-memory [--submission CMD] [--svg FILE] [--seconds S]  producer RSS "
-                       "under a stalled reader",
+    {"compare-memory",
+     "lab compare-memory [--submission CMD] [--svg FILE] [--seconds S]  producer RSS "
+     "under a stalled reader",
      rl_compare_memory_main},
 };
 
