@@ -27,10 +27,10 @@ FULL = os.environ.get("RELAYLAB_STARTERS_FULL") == "1"
 # exercise the folder is graded on, the scenarios a filled-in starter runs
 # in `make test` (None: all of them).
 COMMAND_STARTERS = {
-    ("deadline", "python"): ("relay.py", {"deadline": "shrinks,none", "cancel": "during-work"}),
-    ("deadline", "node"): ("relay.js", {"deadline": "shrinks,none", "cancel": "during-work"}),
-    ("flow", "python"): ("streamer.py", {"flow": "stall,cancel"}),
-    ("flow", "node"): ("streamer.js", {"flow": "stall,cancel"}),
+    ("deadline", "python"): ("relay.py", {"deadline": "shrinks", "cancel": "during-work"}),
+    ("deadline", "node"): ("relay.js", {"deadline": "shrinks", "cancel": "during-work"}),
+    ("flow", "python"): ("streamer.py", {"flow": "stall"}),
+    ("flow", "node"): ("streamer.js", {"flow": "stall"}),
 }
 CONFIG_STARTERS = {"keepalive": "check", "retry": "check"}
 
