@@ -64,7 +64,7 @@ LIBS         := $(LIBCHANCFG) $(LIBRL)
 # Generated code is compiled without -Werror on purpose: protoc-c's output is not ours.
 GEN_CFLAGS := -std=c11 $(OPT) $(SANFLAGS) -MMD -MP $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
 
-.PHONY: all build deps test unit integration check demo bench clean lint format fuzz pystubs node-deps selftest
+.PHONY: all build deps test unit integration check demo bench clean lint format fuzz pystubs node-deps selftest student-kit
 
 # Public targets install missing packages first, then re-run make, so that
 # pkg-config's flags are read after the packages exist on a fresh machine.
@@ -207,6 +207,15 @@ JOBS ?= 1
 selftest: deps
 	@$(MAKE) --no-print-directory build node-deps
 	RUNS=$(RUNS) LOAD=$(LOAD) JOBS=$(JOBS) $(PYTHON) scripts/selftest.py $(if $(REPORT),--report $(REPORT))
+	RELAYLAB_STARTERS_FULL=1 RELAYLAB_BIN=$(abspath $(BIN)) PYTHONPATH=$(abspath $(PYGEN)) \
+	  $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration/test_starters.py
+
+# What a student receives: build/relaylab-student.tar.gz (and the folder),
+# everything needed to start, check and hand in the exercises and nothing
+# that answers one (scripts/student-kit.sh says what is in it and why).
+student-kit: deps
+	@$(MAKE) --no-print-directory build
+	@sh scripts/student-kit.sh
 
 # libFuzzer on the channel-config library (without its gRPC probe): clang
 # with ASan+UBSan, bounded by FUZZ_TIME seconds; new inputs go to

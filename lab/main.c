@@ -1,11 +1,13 @@
 /* lab: the students' and instructors' front door. `lab list` and `lab show`
  * give the handouts; `lab demo` runs the reference programs next to their
  * classic mistakes and shows what the baseline saw; `lab compare-memory`
- * plots producer memory under a stalled reader. Each command is a row in one
+ * plots producer memory under a stalled reader; `lab init`, `lab stubs` and
+ * `lab check` give a student a starter folder and grade it. Each command is a row in one
  * table: name, usage, and the function that runs it. */
 #include "compare_memory.h"
 #include "demo.h"
 #include "handout.h"
+#include "init.h"
 #include "rl_log.h"
 
 #include <stdio.h>
@@ -57,8 +59,12 @@ static const command commands[] = {
     {"list", "lab list                       the exercises", cmd_list},
     {"show", "lab show EXERCISE              an exercise's handout", cmd_show},
     {"demo", "lab demo deadline|cancel|flow  the reference next to its classic mistakes", cmd_demo},
-    {"compare-memory", "lab compare-memory [--submission CMD] [--svg FILE] [--seconds S]  producer RSS "
-                       "under a stalled reader",
+    {"init", "lab init EXERCISE [--lang python|node] [--variant SEED] [DIR]  a starter folder", rl_init_main},
+    {"stubs", "lab stubs python|node DIR      make a starter's generated code (or packages) again", rl_stubs_main},
+    {"check", "lab check [EXERCISE] [GRADER OPTIONS]  grade the starter folder you are in", rl_check_main},
+    {"compare-memory",
+     "lab compare-memory [--submission CMD] [--svg FILE] [--seconds S]  producer RSS "
+     "under a stalled reader",
      rl_compare_memory_main},
 };
 

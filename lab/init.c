@@ -1,0 +1,730 @@
+/* init: `lab init`, `lab stubs` and `lab check`; see init.h. Starters are
+ * plain files under starters/ that this module copies; what differs between
+ * exercises (which template, which exercises a folder is graded on) is the
+ * one table below, so adding an exercise's starter is a row and a folder. */
+#include "init.h"
+
+#include "rl_alloc.h"
+#include "rl_chancfg.h"
+#include "rl_err.h"
+#include "rl_path.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+enum { LANG_PYTHON = 1u, LANG_NODE = 2u };
+
+typedef struct starter {
+    const char *exercise;  /* lab init's argument */
+    const char *kind;      /* the template folder under starters/: relay, streamer, config */
+    const char *exercises; /* what `lab check` grades, space-separated */
+    unsigned langs;        /* the languages offered (0: a config exercise, JSON) */
+} starter;
+
+/* deadline and cancel grade the same program, so one relay starter serves
+ * both and is checked on both. The shutdown exercise's starter is the relay
+ * (or streamer) with its SIGTERM block as the TODO: add its row, and its
+ * name to the relay rows' exercises, once its handout lands. */
+static const starter starters[] = {
+    {"deadline", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE},
+    {"cancel", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE},
+    {"flow", "streamer", "flow", LANG_PYTHON | LANG_NODE},
+    {"keepalive", "config", "keepalive", 0},
+    {"retry", "config", "retry", 0},
+};
+
+typedef struct lang_info {
+    unsigned bit;
+    const char *name;  /* --lang's word */
+    const char *title; /* for the README */
+    const char *stubs; /* README: what the folder holds besides the code */
+} lang_info;
+
+static const lang_info langs[] = {
+    {LANG_PYTHON, "python", "Python, grpcio",
+     "the generated code (`gen/`, from Debian's protoc and grpc_python_plugin)"},
+    {LANG_NODE, "node", "Node, @grpc/grpc-js",
+     "its packages (`package.json`, `package-lock.json`, and `node_modules/` from `npm ci`)"},
+};
+
+static const starter *find_starter(const char *name)
+{
+    for (size_t i = 0; i < sizeof starters / sizeof *starters; i++)
+        if (strcmp(starters[i].exercise, name) == 0)
+            return &starters[i];
+    return NULL;
+}
+
+static const lang_info *find_lang(const char *name)
+{
+    for (size_t i = 0; i < sizeof langs / sizeof *langs; i++)
+        if (strcmp(langs[i].name, name) == 0)
+            return &langs[i];
+    return NULL;
+}
+
+/* ---- files ------------------------------------------------------------- */
+
+static int read_file(const char *path, char **out, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return errno == ENOENT ? RL_ENOTFOUND : RL_ESYS;
+    size_t cap = 4096, n = 0;
+    char *buf = rl_xmalloc(cap);
+    size_t got;
+    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+        n += got;
+        if (cap - n - 1 == 0)
+            buf = rl_xrealloc(buf, cap *= 2);
+    }
+    int err = ferror(f);
+    fclose(f);
+    if (err) {
+        free(buf);
+        return RL_ESYS;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return RL_OK;
+}
+
+/* Writes |len| bytes to |path| with |mode| exactly (the umask is not
+ * applied: the grader's sandbox reads the folder as nobody). */
+static int write_file(const char *path, const char *data, size_t len, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return RL_ESYS;
+    size_t off = 0;
+    while (off < len) {
+        ssize_t w = write(fd, data + off, len - off);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            close(fd);
+            return RL_ESYS;
+        }
+        off += (size_t)w;
+    }
+    if (fchmod(fd, mode) != 0 || close(fd) != 0)
+        return RL_ESYS;
+    return RL_OK;
+}
+
+static int copy_file(const char *from, const char *to)
+{
+    struct stat st;
+    char *data;
+    size_t len;
+    if (stat(from, &st) != 0)
+        return RL_ESYS;
+    int rc = read_file(from, &data, &len);
+    if (rc)
+        return rc;
+    rc = write_file(to, data, len, (st.st_mode & S_IXUSR) ? 0755 : 0644);
+    free(data);
+    return rc;
+}
+
+static int make_dir(const char *path)
+{
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        return RL_ESYS;
+    return chmod(path, 0755) == 0 ? RL_OK : RL_ESYS;
+}
+
+/* `mkdir -p |dir|`, each new folder 0755. */
+static int make_dirs(const char *dir)
+{
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof path, "%s", dir) >= sizeof path)
+        return RL_ETOOBIG;
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST)
+            return RL_ESYS;
+        *p = '/';
+    }
+    return make_dir(path);
+}
+
+/* 0 when |dir| is missing (then made, with its parents) or an empty folder;
+ * RL_EINVAL when it holds something, which init never overwrites. */
+static int fresh_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT ? make_dirs(dir) : RL_ESYS;
+    struct dirent *e;
+    int rc = RL_OK;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+            rc = RL_EINVAL;
+    closedir(d);
+    return rc ? rc : make_dir(dir);
+}
+
+/* What npm or a student's umask left unreadable becomes readable by others:
+ * the grader runs the folder as nobody. */
+static int readable(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+    (void)ftw;
+    if (type == FTW_SL)
+        return 0;
+    mode_t want = st->st_mode | S_IROTH | S_IRGRP;
+    if (S_ISDIR(st->st_mode) || (st->st_mode & S_IXUSR))
+        want |= S_IXOTH | S_IXGRP;
+    if (want != st->st_mode && chmod(path, want & 07777) != 0)
+        return -1;
+    return 0;
+}
+
+static int make_readable(const char *dir)
+{
+    return nftw(dir, readable, 32, FTW_PHYS) == 0 ? RL_OK : RL_ESYS;
+}
+
+/* ---- running tools ----------------------------------------------------- */
+
+/* Runs |argv| in |cwd| (NULL: here) with the lab's stdio and waits. Returns
+ * its exit status, 127 when it could not be started, or 128 + a signal. */
+static int run_tool(const char *const argv[], const char *cwd)
+{
+    char here[PATH_MAX];
+    if (cwd && (!getcwd(here, sizeof here) || chdir(cwd) != 0))
+        return 127;
+    pid_t pid;
+    /* posix_spawnp's argv is not const for C's history only; it is not written. */
+    int rc = posix_spawnp(&pid, argv[0], NULL, NULL, (char *const *)argv, environ);
+    if (cwd && chdir(here) != 0)
+        perror("lab: back to the first folder");
+    if (rc != 0)
+        return 127;
+    int st;
+    while (waitpid(pid, &st, 0) < 0)
+        if (errno != EINTR)
+            return 127;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int stubs_python(const char *dir)
+{
+    char proto_dir[PATH_MAX], gen[PATH_MAX], py_out[PATH_MAX + 32], grpc_out[PATH_MAX + 32], inc[PATH_MAX + 4],
+        proto[PATH_MAX + 32];
+    snprintf(proto_dir, sizeof proto_dir, "%s/proto", dir);
+    snprintf(gen, sizeof gen, "%s/gen", dir);
+    snprintf(py_out, sizeof py_out, "--python_out=%s", gen);
+    snprintf(grpc_out, sizeof grpc_out, "--grpc_python_out=%s", gen);
+    snprintf(inc, sizeof inc, "-I%s", proto_dir);
+    snprintf(proto, sizeof proto, "%s/relaylab.proto", proto_dir);
+    if (make_dir(gen)) {
+        fprintf(stderr, "lab: cannot make %s: %s\n", gen, strerror(errno));
+        return 1;
+    }
+    /* Debian has no grpc_tools module (`python3 -m grpc_tools.protoc`):
+     * its protoc takes the gRPC generator as a plugin. */
+    const char *argv[] = {"protoc", py_out, grpc_out, "--plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin",
+                          inc,      proto,  NULL};
+    int rc = run_tool(argv, NULL);
+    if (rc != 0) {
+        fprintf(stderr,
+                "lab: protoc failed (%s) making %s; it needs Debian's protoc and grpc_python_plugin:\n"
+                "  sudo apt-get install protobuf-compiler protobuf-compiler-grpc python3-grpcio python3-protobuf\n",
+                rc == 127 ? "not found" : "see its message above", gen);
+        return 1;
+    }
+    return 0;
+}
+
+static int stubs_node(const char *dir)
+{
+    /* --prefer-offline: the packages the kit's own tests fetched are in npm's
+     * cache, so a second folder needs no network. */
+    const char *argv[] = {"npm", "ci", "--prefer-offline", "--no-audit", "--no-fund", NULL};
+    int rc = run_tool(argv, dir);
+    if (rc != 0) {
+        fprintf(stderr,
+                "lab: `npm ci` failed (%s) in %s: its packages (@grpc/grpc-js, @grpc/proto-loader) come from "
+                "the npm registry. Install Node (sudo apt-get install nodejs npm), check that the registry is "
+                "reachable (npm config get registry), then run `lab stubs node %s`.\n",
+                rc == 127 ? "npm not found" : "see its message above", dir, dir);
+        return 1;
+    }
+    return 0;
+}
+
+static int stubs(const lang_info *lang, const char *dir)
+{
+    int rc = lang->bit == LANG_PYTHON ? stubs_python(dir) : stubs_node(dir);
+    if (rc == 0 && make_readable(dir)) {
+        fprintf(stderr, "lab: cannot make %s readable by others: %s\n", dir, strerror(errno));
+        return 1;
+    }
+    return rc;
+}
+
+/* ---- init -------------------------------------------------------------- */
+
+typedef struct subst {
+    const char *key; /* "@KIT@" */
+    const char *value;
+} subst;
+
+/* |text| with every |keys| token replaced, in one pass (a value is never
+ * read again, so "@grpc/grpc-js" in one is safe). Caller frees. */
+static char *substitute(const char *text, const subst *keys, size_t n)
+{
+    size_t cap = strlen(text) + 1024, len = 0;
+    char *out = rl_xmalloc(cap);
+    for (const char *p = text; *p;) {
+        const char *val = NULL;
+        size_t klen = 0;
+        if (*p == '@')
+            for (size_t i = 0; i < n && !val; i++)
+                if (strncmp(p, keys[i].key, strlen(keys[i].key)) == 0)
+                    val = keys[i].value, klen = strlen(keys[i].key);
+        size_t add = val ? strlen(val) : 1;
+        if (len + add + 1 > cap)
+            out = rl_xrealloc(out, cap = 2 * (len + add + 1));
+        memcpy(out + len, val ? val : p, add);
+        len += add;
+        p += val ? klen : 1;
+    }
+    out[len] = '\0';
+    return out;
+}
+
+static int write_readme(const char *tmpl, const char *dir, const subst *keys, size_t n)
+{
+    char *text;
+    size_t len;
+    int rc = read_file(tmpl, &text, &len);
+    if (rc)
+        return rc;
+    char *out = substitute(text, keys, n);
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/README.md", dir);
+    rc = write_file(path, out, strlen(out), 0644);
+    free(out);
+    free(text);
+    return rc;
+}
+
+/* "deadline cancel" -> "deadline and cancel". */
+static void and_list(const char *words, char *out, size_t len)
+{
+    const char *sp = strchr(words, ' ');
+    if (sp)
+        snprintf(out, len, "`%.*s` and `%s`", (int)(sp - words), words, sp + 1);
+    else
+        snprintf(out, len, "`%s`", words);
+}
+
+static int write_marker(const char *dir, const char *exercises, const char *lang, const char *submission,
+                        const char *variant)
+{
+    char path[PATH_MAX + 16], text[1024];
+    snprintf(path, sizeof path, "%s/.relaylab", dir);
+    snprintf(text, sizeof text,
+             "# written by `lab init`; `lab check` reads it\n"
+             "exercises %s\nlang %s\nsubmission %s\nvariant %s\n",
+             exercises, lang, submission, variant ? variant : "");
+    return write_file(path, text, strlen(text), 0644);
+}
+
+static int init_command(const starter *s, const lang_info *lang, const char *kit, const char *dir)
+{
+    char tdir[PATH_MAX + 64], from[PATH_MAX * 2], to[PATH_MAX * 2], file[64] = "";
+    snprintf(tdir, sizeof tdir, "%s/starters/%s/%s", kit, s->kind, lang->name);
+    DIR *d = opendir(tdir);
+    if (!d) {
+        fprintf(stderr, "lab: no %s starter in %s: %s\n", lang->name, tdir, strerror(errno));
+        return 1;
+    }
+    struct dirent *e;
+    int rc = 0;
+    while (!rc && (e = readdir(d))) {
+        if (e->d_name[0] == '.' || strcmp(e->d_name, "node_modules") == 0)
+            continue;
+        snprintf(from, sizeof from, "%s/%s", tdir, e->d_name);
+        snprintf(to, sizeof to, "%s/%s", dir, e->d_name);
+        rc = copy_file(from, to);
+        size_t n = strlen(e->d_name);
+        if ((n > 3 && strcmp(e->d_name + n - 3, ".py") == 0) || (n > 3 && strcmp(e->d_name + n - 3, ".js") == 0))
+            snprintf(file, sizeof file, "%s", e->d_name);
+    }
+    closedir(d);
+    snprintf(to, sizeof to, "%s/proto", dir);
+    if (!rc)
+        rc = make_dir(to);
+    snprintf(from, sizeof from, "%s/proto/relaylab.proto", kit);
+    snprintf(to, sizeof to, "%s/proto/relaylab.proto", dir);
+    if (!rc)
+        rc = copy_file(from, to);
+    char both[128];
+    and_list(s->exercises, both, sizeof both);
+    char regen[PATH_MAX + 128];
+    snprintf(regen, sizeof regen, "If `proto/relaylab.proto` changes, `%s/bin/lab stubs %s .` makes %s again.", kit,
+             lang->name, lang->bit == LANG_PYTHON ? "`gen/`" : "`node_modules/`");
+    const subst keys[] = {
+        {"@KIND@", s->kind}, {"@EXERCISES_OR@", both}, {"@EXERCISES@", s->exercises}, {"@LANG@", lang->title},
+        {"@KIT@", kit},      {"@FILE@", file},         {"@STUBS@", lang->stubs},      {"@REGEN@", regen},
+    };
+    snprintf(from, sizeof from, "%s/starters/README.command.md", kit);
+    if (!rc)
+        rc = write_readme(from, dir, keys, sizeof keys / sizeof *keys);
+    if (!rc)
+        rc = write_marker(dir, s->exercises, lang->name, "./run", NULL);
+    if (rc) {
+        fprintf(stderr, "lab: cannot write the starter into %s: %s\n", dir, rl_strerror(rc));
+        return 1;
+    }
+    return stubs(lang, dir);
+}
+
+/* The deployment object |w| picked in the world file |path|: the file itself
+ * when it is one deployment. Borrowed from |root|. */
+static json_t *picked_deployment(json_t *root, const rl_chancfg_world *w)
+{
+    json_t *list = json_object_get(root, "deployments");
+    return json_is_array(list) ? json_array_get(list, w->index) : root;
+}
+
+/* The config starter: the template's choices ("TODO") in the deployment
+ * |variant| picks, its world sections copied in so the student reads them
+ * where they apply. */
+static int init_config(const starter *s, const char *kit, const char *dir, const char *variant)
+{
+    char world_path[PATH_MAX + 64], tmpl[PATH_MAX + 64], out[PATH_MAX + 128], err[256], file[80];
+    snprintf(world_path, sizeof world_path, "%s/grader/worlds/%s.json", kit, s->exercise);
+    snprintf(tmpl, sizeof tmpl, "%s/starters/config/%s.json", kit, s->exercise);
+    snprintf(file, sizeof file, "%s.json", s->exercise);
+    snprintf(out, sizeof out, "%s/%s", dir, file);
+
+    rl_chancfg_world w = {0};
+    if (rl_chancfg_world_load(world_path, variant, &w, err, sizeof err)) {
+        fprintf(stderr, "lab: world %s\n", err);
+        return 1;
+    }
+    json_error_t jerr;
+    json_t *world = json_load_file(world_path, 0, &jerr);
+    json_t *choices = json_load_file(tmpl, 0, &jerr);
+    json_t *dep = world ? picked_deployment(world, &w) : NULL;
+    int rc = 1;
+    if (!world || !choices || !json_is_object(dep) || !json_is_object(choices)) {
+        fprintf(stderr, "lab: cannot read %s: %s\n", !choices ? tmpl : world_path, jerr.text);
+        goto done;
+    }
+    json_t *cfg = json_object();
+    json_object_set(cfg, "description", json_object_get(choices, "description"));
+    static const char *const world_keys[] = {"intermediary", "calls"};
+    for (size_t i = 0; i < 2; i++)
+        if (json_object_get(dep, world_keys[i]))
+            json_object_set(cfg, world_keys[i], json_object_get(dep, world_keys[i]));
+    json_object_set(cfg, "client", json_object_get(choices, "client"));
+    json_t *server = json_deep_copy(json_object_get(choices, "server"));
+    if (!json_is_object(server)) {
+        json_decref(server);
+        server = json_object();
+    }
+    json_object_update(server, json_object_get(dep, "server"));
+    if (json_object_size(server))
+        json_object_set(cfg, "server", server);
+    json_decref(server);
+    char *text = json_dumps(cfg, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(cfg);
+    if (!text) {
+        fprintf(stderr, "lab: out of memory writing %s\n", out);
+        goto done;
+    }
+    /* json_dumps ends without a newline; a text file should not. */
+    size_t tl = strlen(text);
+    text = rl_xrealloc(text, tl + 2);
+    memcpy(text + tl, "\n", 2);
+    if (write_file(out, text, tl + 1, 0644)) {
+        fprintf(stderr, "lab: cannot write %s: %s\n", out, strerror(errno));
+        free(text);
+        goto done;
+    }
+    free(text);
+    rc = 0;
+
+    char deployment[384], variant_arg[300];
+    rl_chancfg_world_describe(&w, deployment, sizeof deployment);
+    if (variant && *variant)
+        snprintf(variant_arg, sizeof variant_arg, "--variant %s", variant);
+    else
+        variant_arg[0] = '\0';
+    const subst keys[] = {
+        {"@EXERCISES_OR@", s->exercise},
+        {"@KIT@", kit},
+        {"@FILE@", file},
+        {"@DEPLOYMENT@", deployment},
+        {"@VARIANT@", variant && *variant ? variant : "(none: the world's default)"},
+        {"@VARIANT_ARG@", variant_arg},
+        {"@FIRST@", s->exercise},
+    };
+    char readme_tmpl[PATH_MAX + 64];
+    snprintf(readme_tmpl, sizeof readme_tmpl, "%s/starters/README.config.md", kit);
+    if (!rc && (write_readme(readme_tmpl, dir, keys, sizeof keys / sizeof *keys) ||
+                write_marker(dir, s->exercises, "json", file, variant))) {
+        fprintf(stderr, "lab: cannot write the README into %s: %s\n", dir, strerror(errno));
+        rc = 1;
+    }
+    if (!rc)
+        printf("lab: your deployment: %s\n", deployment);
+done:
+    json_decref(world);
+    json_decref(choices);
+    rl_chancfg_world_fini(&w);
+    return rc;
+}
+
+/* The kit's root: the folder holding starters/ (bin/.. in a checkout or a
+ * student kit; $RELAYLAB_HOME when set). */
+static int kit_root(char out[PATH_MAX])
+{
+    char found[PATH_MAX];
+    if (rl_path_find_data("starters", found, sizeof found) != 0 || !realpath(found, out)) {
+        fprintf(stderr, "lab: cannot find starters/ next to the lab program; set RELAYLAB_HOME to the relaylab "
+                        "kit's folder\n");
+        return RL_ENOTFOUND;
+    }
+    *strrchr(out, '/') = '\0';
+    return RL_OK;
+}
+
+static void list_starters(FILE *f)
+{
+    fprintf(f, "starters:");
+    for (size_t i = 0; i < sizeof starters / sizeof *starters; i++)
+        fprintf(f, " %s", starters[i].exercise);
+    fprintf(f, "\n");
+}
+
+int rl_init_main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"lang", required_argument, NULL, 'l'},
+        {"variant", required_argument, NULL, 'v'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *lang_name = NULL, *variant = NULL;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "+l:v:", opts, NULL)) != -1) {
+        switch (c) {
+        case 'l': lang_name = optarg; break;
+        case 'v': variant = optarg; break;
+        default: return -1;
+        }
+    }
+    /* EXERCISE [DIR], options also after them. */
+    const char *pos[2] = {NULL, NULL};
+    int npos = 0;
+    while (optind < argc) {
+        if (npos == 2)
+            return -1;
+        pos[npos++] = argv[optind++];
+        while ((c = getopt_long(argc, argv, "+l:v:", opts, NULL)) != -1) {
+            switch (c) {
+            case 'l': lang_name = optarg; break;
+            case 'v': variant = optarg; break;
+            default: return -1;
+            }
+        }
+    }
+    if (npos < 1)
+        return -1;
+    const starter *s = find_starter(pos[0]);
+    if (!s) {
+        fprintf(stderr, "lab: no starter for '%s'; ", pos[0]);
+        list_starters(stderr);
+        return 2;
+    }
+    const lang_info *lang = NULL;
+    if (s->langs) {
+        lang = find_lang(lang_name ? lang_name : "python");
+        if (!lang || !(s->langs & lang->bit)) {
+            fprintf(stderr, "lab: %s has no %s starter; --lang python or node\n", s->exercise,
+                    lang_name ? lang_name : "python");
+            return 2;
+        }
+        if (variant) {
+            fprintf(stderr, "lab: --variant is for the config exercises (keepalive, retry), not %s\n", s->exercise);
+            return 2;
+        }
+    } else if (lang_name) {
+        fprintf(stderr, "lab: %s's submission is a JSON channel config: no --lang\n", s->exercise);
+        return 2;
+    }
+    char kit[PATH_MAX];
+    if (kit_root(kit))
+        return 1;
+    const char *dir = pos[1] ? pos[1] : s->exercise;
+    int rc = fresh_dir(dir);
+    if (rc) {
+        fprintf(stderr, "lab: %s %s; name another folder\n", dir, rc == RL_EINVAL ? "is not empty" : "cannot be made");
+        return 1;
+    }
+    char abs[PATH_MAX];
+    if (!realpath(dir, abs)) {
+        perror(dir);
+        return 1;
+    }
+    rc = lang ? init_command(s, lang, kit, abs) : init_config(s, kit, abs, variant);
+    if (rc == 0 && make_readable(abs) != 0) {
+        fprintf(stderr, "lab: cannot make %s readable by others: %s\n", abs, strerror(errno));
+        rc = 1;
+    }
+    if (rc)
+        return rc;
+    printf("lab: your %s starter is in %s; next: cd %s && %s/bin/lab check   (README.md says more)\n", s->exercise, dir,
+           dir, kit);
+    return 0;
+}
+
+int rl_stubs_main(int argc, char **argv)
+{
+    if (argc != 3)
+        return -1;
+    const lang_info *lang = find_lang(argv[1]);
+    if (!lang) {
+        fprintf(stderr, "lab: stubs for python or node, not '%s'\n", argv[1]);
+        return 2;
+    }
+    char dir[PATH_MAX], proto[PATH_MAX + 32];
+    if (!realpath(argv[2], dir)) {
+        perror(argv[2]);
+        return 1;
+    }
+    snprintf(proto, sizeof proto, "%s/proto/relaylab.proto", dir);
+    if (access(proto, R_OK) != 0) {
+        char kit[PATH_MAX], from[PATH_MAX + 32], pdir[PATH_MAX + 8];
+        if (kit_root(kit))
+            return 1;
+        snprintf(from, sizeof from, "%s/proto/relaylab.proto", kit);
+        snprintf(pdir, sizeof pdir, "%s/proto", dir);
+        if (make_dir(pdir) || copy_file(from, proto)) {
+            fprintf(stderr, "lab: cannot copy %s to %s: %s\n", from, proto, strerror(errno));
+            return 1;
+        }
+    }
+    return stubs(lang, dir);
+}
+
+/* ---- check ------------------------------------------------------------- */
+
+typedef struct marker {
+    char exercises[256];
+    char submission[256];
+    char variant[256];
+} marker;
+
+static int read_marker(marker *m)
+{
+    FILE *f = fopen(".relaylab", "r");
+    if (!f)
+        return RL_ENOTFOUND;
+    memset(m, 0, sizeof *m);
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\n")] = '\0';
+        char *val = strchr(line, ' ');
+        if (line[0] == '#' || !val)
+            continue;
+        *val++ = '\0';
+        if (strcmp(line, "exercises") == 0)
+            snprintf(m->exercises, sizeof m->exercises, "%s", val);
+        else if (strcmp(line, "submission") == 0)
+            snprintf(m->submission, sizeof m->submission, "%s", val);
+        else if (strcmp(line, "variant") == 0)
+            snprintf(m->variant, sizeof m->variant, "%s", val);
+    }
+    fclose(f);
+    return m->exercises[0] && m->submission[0] ? RL_OK : RL_EPARSE;
+}
+
+static int grade_one(const char *exercise, const marker *m, int argc, char **argv)
+{
+    char grader[PATH_MAX];
+    if (rl_path_sibling("grader", grader, sizeof grader)) {
+        fprintf(stderr, "lab: cannot find the grader next to the lab program\n");
+        return 2;
+    }
+    const char **gv = rl_xcalloc((size_t)argc + 8, sizeof *gv);
+    int n = 0;
+    gv[n++] = grader;
+    gv[n++] = exercise;
+    gv[n++] = "--submission";
+    gv[n++] = m->submission;
+    if (m->variant[0]) {
+        gv[n++] = "--variant";
+        gv[n++] = m->variant;
+    }
+    for (int i = 0; i < argc; i++)
+        gv[n++] = argv[i];
+    printf("lab check:");
+    for (int i = 0; i < n; i++)
+        printf(" %s", i == 0 ? "bin/grader" : gv[i]);
+    printf("\n");
+    fflush(stdout);
+    int rc = run_tool(gv, NULL);
+    free((void *)gv);
+    return rc > 2 ? 2 : rc;
+}
+
+int rl_check_main(int argc, char **argv)
+{
+    marker m;
+    int rc = read_marker(&m);
+    if (rc) {
+        fprintf(stderr,
+                "lab: this folder is not a starter (%s .relaylab): run `lab check` in a folder `lab init` "
+                "made, or grade with bin/grader EXERCISE --submission CMD\n",
+                rc == RL_ENOTFOUND ? "no" : "a malformed");
+        return 2;
+    }
+    int first = 1;
+    const char *only = NULL;
+    if (argc > 1 && argv[1][0] != '-') {
+        only = argv[1];
+        first = 2;
+    }
+    int worst = 0, graded = 0;
+    char list[sizeof m.exercises];
+    snprintf(list, sizeof list, "%s", m.exercises);
+    char *save = NULL;
+    for (char *ex = strtok_r(list, " ", &save); ex; ex = strtok_r(NULL, " ", &save)) {
+        if (only && strcmp(only, ex) != 0)
+            continue;
+        int r = grade_one(ex, &m, argc - first, argv + first);
+        graded++;
+        if (r > worst)
+            worst = r;
+    }
+    if (!graded) {
+        fprintf(stderr, "lab: this folder is for %s, not '%s'\n", m.exercises, only);
+        return 2;
+    }
+    return worst;
+}

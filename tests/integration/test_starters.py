@@ -1,0 +1,216 @@
+# The starters (`lab init`, lab/init.c, starters/): every exercise's starter,
+# in every language it is offered in, untouched, goes through the grader as
+# `lab check` runs it (exactly `bin/grader EXERCISE --submission ./run` in
+# the folder) and FAILs every scenario, never NOT-READY or CRASH, with
+# feedback that quotes its TODO; with its TODO block replaced by this test's
+# own solution (tests/starters/) it PASSes. So a starter cannot rot when the
+# proto, a handout or the grader changes. The filled-in starters run one or
+# two scenarios each here; RELAYLAB_STARTERS_FULL=1 (make selftest) runs all
+# of them. Plus `lab init`'s, `lab stubs`' and `lab check`'s errors.
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import uuid
+
+import pytest
+
+from conftest import REPO, bin_path
+from test_grader import sanitizer_build
+
+SOLUTIONS = os.path.join(REPO, "tests", "starters")
+FULL = os.environ.get("RELAYLAB_STARTERS_FULL") == "1"
+
+# (starter, language): the file holding the TODO block, and for each
+# exercise the folder is graded on, the scenarios a filled-in starter runs
+# in `make test` (None: all of them).
+COMMAND_STARTERS = {
+    ("deadline", "python"): ("relay.py", {"deadline": "shrinks", "cancel": "during-work"}),
+    ("deadline", "node"): ("relay.js", {"deadline": "shrinks", "cancel": "during-work"}),
+    ("flow", "python"): ("streamer.py", {"flow": "stall"}),
+    ("flow", "node"): ("streamer.js", {"flow": "stall"}),
+}
+CONFIG_STARTERS = {"keepalive": "check", "retry": "check"}
+
+
+@pytest.fixture
+def workdir():
+    """A folder the sandbox's nobody can read (pytest's tmp_path is 0700),
+    under build/ so the sandbox's view of the system's folders shows it."""
+    base = os.path.join(REPO, "build", "test-starters")
+    os.makedirs(base, exist_ok=True)
+    os.chmod(base, 0o755)
+    path = tempfile.mkdtemp(dir=base)
+    os.chmod(path, 0o755)
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def lab(*args, cwd=None, timeout=600):
+    return subprocess.run([bin_path("lab"), *args], capture_output=True, text=True, cwd=cwd, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def init(workdir, exercise, *args):
+    folder = os.path.join(workdir, exercise + "-" + uuid.uuid4().hex[:6])
+    p = lab("init", exercise, *args, folder, timeout=180)
+    assert p.returncode == 0, p.stdout + p.stderr
+    return folder
+
+
+def check(folder, exercise, *args):
+    """`lab check EXERCISE` in |folder|: {scenario: (verdict, feedback)} from
+    the grader's results.json, and lab's exit code."""
+    out = os.path.join(folder, "..", f"results-{uuid.uuid4().hex[:6]}.json")
+    extra = ("--memory-limit", "0") if sanitizer_build() else ()
+    p = lab("check", exercise, "--json", out, "--quiet", *extra, *args, cwd=folder)
+    assert os.path.exists(out), f"no results.json (exit {p.returncode}):\n{p.stdout}\n{p.stderr}"
+    with open(out) as f:
+        results = json.load(f)
+    os.unlink(out)
+    verdicts = {}
+    for t in results["tests"]:
+        sid = t["name"].split(":", 1)[0].split("/", 1)[1]
+        verdict, _, feedback = t["output"].partition(": ")
+        verdicts[sid] = (verdict.split()[0], feedback)
+    return p.returncode, verdicts, p.stdout + p.stderr
+
+
+def fill(path, solution):
+    """Replaces the one `>>> TODO` ... `<<< TODO` block of |path| (marker
+    lines included) with the file |solution|."""
+    with open(path) as f:
+        text = f.read()
+    blocks = re.findall(r"^[ \t]*(?:#|//) >>> TODO.*?^[ \t]*(?:#|//) <<< TODO[^\n]*\n", text, re.S | re.M)
+    assert len(blocks) == 1, f"{path}: {len(blocks)} TODO blocks, expected one"
+    with open(os.path.join(SOLUTIONS, solution)) as f:
+        text = text.replace(blocks[0], f.read())
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def exercises_of(folder):
+    with open(os.path.join(folder, ".relaylab")) as f:
+        for line in f:
+            if line.startswith("exercises "):
+                return line.split()[1:]
+    raise AssertionError(".relaylab names no exercises")
+
+
+@pytest.mark.parametrize("starter,lang", sorted(COMMAND_STARTERS))
+def test_command_starter_fails_at_its_todo_then_passes_filled_in(workdir, starter, lang):
+    code_file, smoke = COMMAND_STARTERS[(starter, lang)]
+    folder = init(workdir, starter, "--lang", lang)
+    assert os.stat(folder).st_mode & 0o005 == 0o005
+    for name in ("run", code_file, "README.md", "proto/relaylab.proto"):
+        assert os.path.exists(os.path.join(folder, name)), name
+    assert exercises_of(folder) == sorted(smoke, key=list(smoke).index)
+    # Untouched: every scenario run answers (never NOT-READY, TIMEOUT or
+    # CRASH) and FAILs; those that quote Process's or Produce's status quote
+    # the TODO.
+    for exercise, only in smoke.items():
+        rc, verdicts, out = check(folder, exercise, *(() if FULL else ("--only", only)))
+        assert rc == 1, out
+        assert verdicts and all(v == "FAIL" for v, _ in verdicts.values()), verdicts
+        quoting = [sid for sid, (_, fb) in verdicts.items() if f"TODO in {code_file}" in fb]
+        assert len(quoting) >= len(verdicts) - 1, verdicts
+    # Filled in with the test's solution: it passes.
+    fill(os.path.join(folder, code_file), code_file)
+    for exercise, only in smoke.items():
+        args = () if FULL else ("--only", only)
+        rc, verdicts, out = check(folder, exercise, *args)
+        assert rc == 0 and all(v == "PASS" for v, _ in verdicts.values()), out
+
+
+@pytest.mark.parametrize("exercise", sorted(CONFIG_STARTERS))
+def test_config_starter_fails_at_its_todos_then_passes_filled_in(workdir, exercise):
+    with open(os.path.join(SOLUTIONS, exercise + ".json")) as f:
+        solution = json.load(f)
+    variant = solution["variant"]
+    folder = init(workdir, exercise, *(("--variant", variant) if variant else ()))
+    path = os.path.join(folder, exercise + ".json")
+    with open(path) as f:
+        cfg = json.load(f)
+    # The world is filled in: the deployment's own sections, as the grader's
+    # world file has them; so the check warns of nothing it ignores.
+    with open(os.path.join(REPO, "grader", "worlds", exercise + ".json")) as f:
+        world = json.load(f)
+    deps = world.get("deployments", [world])
+    dep = next(d for d in deps if d["name"] == (variant or world.get("default", deps[0]["name"])))
+    for key in ("intermediary", "calls"):
+        assert cfg.get(key) == dep.get(key), key
+    for arg, value in dep.get("server", {}).items():
+        assert cfg["server"][arg] == value
+    todo_paths = []
+
+    def walk(node, path):
+        if node == "TODO":
+            todo_paths.append(path)
+        elif isinstance(node, dict):
+            for k, v in node.items():
+                walk(v, f'{path}["{k}"]' if "." in k else f"{path}.{k}")
+        elif isinstance(node, list):
+            for i, v in enumerate(node):
+                walk(v, f"{path}[{i}]")
+
+    walk(cfg.get("client"), "$.client")
+    assert todo_paths, "the starter leaves no choice open"
+    rc, verdicts, out = check(folder, exercise, "--only", "check")
+    assert rc == 1 and verdicts["check"][0] == "FAIL", out
+    assert "ignored" not in verdicts["check"][1], verdicts
+    # Every choice left open is named by its path (the method name "TODO" is
+    # a warning, unknown-method, which the check's line does not list).
+    named = [p for p in todo_paths if p in verdicts["check"][1]]
+    assert len(named) >= len(todo_paths) - 1, (todo_paths, verdicts)
+    cfg["client"] = solution["client"]
+    with open(path, "w") as f:
+        json.dump(cfg, f, indent=2)
+    rc, verdicts, out = check(folder, exercise, *(() if FULL else ("--only", CONFIG_STARTERS[exercise])))
+    assert rc == 0 and all(v == "PASS" for v, _ in verdicts.values()), out
+
+
+def test_cancel_starter_is_the_relay_checked_on_both(workdir):
+    folder = init(workdir, "cancel")
+    assert exercises_of(folder) == ["deadline", "cancel"]
+    assert os.path.exists(os.path.join(folder, "relay.py"))
+
+
+def test_stubs_makes_the_generated_code_again(workdir):
+    folder = init(workdir, "deadline")
+    gen = os.path.join(folder, "gen")
+    shutil.rmtree(gen)
+    p = lab("stubs", "python", folder)
+    assert p.returncode == 0, p.stderr
+    assert sorted(os.listdir(gen)) == ["relaylab_pb2.py", "relaylab_pb2_grpc.py"]
+    assert os.stat(gen).st_mode & 0o005 == 0o005
+
+
+@pytest.mark.parametrize("args,message", [
+    (["init"], "usage: lab init EXERCISE"),
+    (["init", "nosuch"], "no starter for 'nosuch'; starters: deadline cancel flow keepalive retry"),
+    (["init", "deadline", "--lang", "cobol"], "deadline has no cobol starter"),
+    (["init", "keepalive", "--lang", "python"], "keepalive's submission is a JSON channel config: no --lang"),
+    (["init", "flow", "--variant", "x"], "--variant is for the config exercises"),
+    (["stubs", "rust", "."], "stubs for python or node, not 'rust'"),
+    (["check"], "this folder is not a starter (no .relaylab)"),
+])
+def test_bad_arguments_are_clear(workdir, args, message):
+    p = lab(*args, cwd=workdir)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert message in p.stderr
+
+
+def test_init_never_writes_over_a_folder(workdir):
+    with open(os.path.join(workdir, "mine.py"), "w") as f:
+        f.write("precious\n")
+    p = lab("init", "deadline", workdir)
+    assert p.returncode == 1 and "is not empty" in p.stderr, p.stderr
+    assert os.listdir(workdir) == ["mine.py"]
+
+
+def test_check_names_the_folders_exercises(workdir):
+    folder = init(workdir, "flow")
+    p = lab("check", "deadline", cwd=folder)
+    assert p.returncode == 2 and "this folder is for flow, not 'deadline'" in p.stderr, p.stderr

@@ -1,0 +1,110 @@
+# The student kit (scripts/student-kit.sh, `make student-kit`): what the
+# tarball holds is listed against a deny list (nothing that answers an
+# exercise) and an allow list (everything a student needs), and the
+# "Getting started" path of its README is followed from the unpacked kit:
+# `make demo` makes a starter and grades it untouched (FAIL at its TODO),
+# and the same starter, filled in, passes: the kit's own programs, handouts,
+# worlds and starters, not the checkout's.
+import os
+import re
+import shutil
+import subprocess
+import tarfile
+import tempfile
+
+import pytest
+
+from conftest import REPO, bin_path
+from test_grader import sanitizer_build
+
+SOLUTIONS = os.path.join(REPO, "tests", "starters")
+NAME = "relaylab-student"
+
+# Paths (relative to the kit's root) that must never ship: the model
+# solutions and every known-good submission or config, and the tests'
+# solutions to the starters.
+DENY = [
+    r"^relay/", r"^streamer/", r"^bench/", r"^tests/", r"^bin/relay$", r"^bin/streamer$", r"^bin/bench-",
+    r"_good\.(py|js|json)$", r"(^|/)relay_[^/]*\.(py|js)$", r"(^|/)streamer_[^/]*\.(py|js)$",
+    r"(^|/)node_modules/", r"^build/(?!gen/)",
+]
+NEED = ["bin/baseline", "bin/grader", "bin/lab", "bin/channel-config", "bin/jail", "proto/relaylab.proto",
+        "grader/rubric.json", "grader/worlds/keepalive.json", "grader/worlds/retry.json", "Makefile", "README.md",
+        "channel_config/README.md"]
+
+
+@pytest.fixture(scope="module")
+def kit():
+    if sanitizer_build():
+        pytest.skip("the kit ships the plain build's programs (bin/), not a sanitizer build's")
+    base = os.path.join(REPO, "build", "test-kit")
+    os.makedirs(base, exist_ok=True)
+    os.chmod(base, 0o755)
+    dest = tempfile.mkdtemp(dir=base)
+    os.chmod(dest, 0o755)
+    p = subprocess.run(["sh", os.path.join(REPO, "scripts", "student-kit.sh"), dest], capture_output=True, text=True,
+                       timeout=300, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stdout + p.stderr
+    yield dest
+    shutil.rmtree(dest, ignore_errors=True)
+
+
+def members(dest):
+    with tarfile.open(os.path.join(dest, NAME + ".tar.gz")) as t:
+        names = [m.name for m in t.getmembers() if m.isfile()]
+    assert all(n.startswith(NAME + "/") for n in names), names
+    return sorted(n[len(NAME) + 1:] for n in names)
+
+
+def test_kit_holds_no_answer(kit):
+    files = members(kit)
+    bad = [f for f in files if any(re.search(d, f) for d in DENY)]
+    assert not bad, f"answers in the student kit: {bad}"
+    for f in files:
+        with open(os.path.join(kit, NAME, f), "rb") as fh:
+            assert b"the test's own solution" not in fh.read(), f
+    if "channel_config/lab.json" in files:
+        # The worked example ships only while it answers neither config exercise.
+        lab_json = os.path.join(REPO, "channel_config", "lab.json")
+        for argv in (["keepalive", "--only", "check"], ["retry"]):
+            p = subprocess.run([bin_path("grader"), argv[0], "--submission", lab_json, "--quiet", *argv[1:]],
+                               capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+            assert p.returncode == 1, f"lab.json passes {argv[0]} and is in the kit:\n{p.stdout}"
+
+
+def test_kit_holds_what_a_student_needs(kit):
+    files = set(members(kit))
+    need = list(NEED)
+    need += ["lab/exercises/" + f for f in os.listdir(os.path.join(REPO, "lab", "exercises"))]
+    for root, _, names in os.walk(os.path.join(REPO, "starters")):
+        if "node_modules" not in root:
+            need += [os.path.relpath(os.path.join(root, n), REPO) for n in names]
+    missing = [f for f in need if f not in files]
+    assert not missing, missing
+
+
+def test_getting_started_from_the_unpacked_kit(kit):
+    with tarfile.open(os.path.join(kit, NAME + ".tar.gz")) as t:
+        unpacked = os.path.join(kit, "unpacked")
+        t.extractall(unpacked)
+    root = os.path.join(unpacked, NAME)
+    os.chmod(unpacked, 0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("RELAYLAB_HOME", "RELAYLAB_BIN", "MAKEFLAGS", "MAKELEVEL")}
+    p = subprocess.run(["make", "demo"], cwd=root, capture_output=True, text=True, timeout=300, env=env,
+                       stdin=subprocess.DEVNULL)
+    out = p.stdout + p.stderr
+    assert p.returncode == 0, out
+    assert "FAILed at its TODO" in out and "TODO in relay.py" in out, out
+    # The kit's own starter, filled in, passes in the kit's own grader.
+    folder = os.path.join(root, "demo", "deadline")
+    path = os.path.join(folder, "relay.py")
+    with open(path) as f:
+        text = f.read()
+    block = re.search(r"^ *# >>> TODO.*?^ *# <<< TODO\n", text, re.S | re.M).group(0)
+    with open(os.path.join(SOLUTIONS, "relay.py")) as f:
+        text = text.replace(block, f.read())
+    with open(path, "w") as f:
+        f.write(text)
+    p = subprocess.run([os.path.join(root, "bin", "lab"), "check", "deadline", "--only", "shrinks"], cwd=folder,
+                       capture_output=True, text=True, timeout=300, env=env, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0 and "PASS" in p.stdout, p.stdout + p.stderr
