@@ -5,7 +5,7 @@
 #include "init.h"
 
 #include "rl_alloc.h"
-#include "rl_chancfg.h"
+#include "chancfg/rl_chancfg.h"
 #include "rl_err.h"
 #include "rl_path.h"
 
