@@ -158,7 +158,7 @@ static size_t producers(producer *ps, const cm_opts *o, char *streamer, size_t l
     return n;
 }
 
-int rl_compare_memory_main(int argc, char **argv)
+int lab_compare_memory_main(int argc, char **argv)
 {
     cm_opts o = {NULL, NULL, 4.0, 3000, 65536};
     for (int i = 1; i < argc; i++) {
@@ -228,7 +228,7 @@ static void spark(const rl_memwatch *w, int64_t step_ns, int64_t end_ns, double 
     }
 }
 
-int rl_flow_demo(void)
+int lab_flow_demo(void)
 {
     cm_opts o = {NULL, NULL, 3.0, 3000, 65536};
     char streamer[PATH_MAX];

@@ -151,7 +151,7 @@ static const char *const deadline_lessons[] = {
     "no deadline became 24.8 days",
 };
 
-int rl_demo_deadline(void)
+int lab_demo_deadline(void)
 {
     enum { N = sizeof deadline_mistakes / sizeof *deadline_mistakes };
     server_proc baseline, relays[N];
@@ -264,7 +264,7 @@ static void describe_after_cancel(const Relaylab__CallRecord *rec, int64_t cance
 
 static const char *const cancel_mistakes[] = {NULL, "ignore-cancel"};
 
-int rl_demo_cancel(void)
+int lab_demo_cancel(void)
 {
     enum { N = sizeof cancel_mistakes / sizeof *cancel_mistakes };
     server_proc baseline, relays[N];

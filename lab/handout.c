@@ -47,7 +47,7 @@ static void title_of(const char *path, char *out, size_t len)
     fclose(f);
 }
 
-int rl_handout_list(void)
+int lab_handout_list(void)
 {
     char dir[PATH_MAX];
     if (find_dir(dir, sizeof dir))
@@ -71,7 +71,7 @@ int rl_handout_list(void)
     return 0;
 }
 
-int rl_handout_show(const char *name)
+int lab_handout_show(const char *name)
 {
     char dir[PATH_MAX];
     if (find_dir(dir, sizeof dir))
@@ -85,7 +85,7 @@ int rl_handout_show(const char *name)
     FILE *f = fopen(path, "r");
     if (!f) {
         fprintf(stderr, "lab: no exercise named '%s'.\n", name);
-        rl_handout_list();
+        lab_handout_list();
         return 2;
     }
     char buf[4096];

@@ -521,7 +521,7 @@ static void list_starters(FILE *f)
     fprintf(f, "\n");
 }
 
-int rl_init_main(int argc, char **argv)
+int lab_init_main(int argc, char **argv)
 {
     static const struct option opts[] = {
         {"lang", required_argument, NULL, 'l'},
@@ -603,7 +603,7 @@ int rl_init_main(int argc, char **argv)
     return 0;
 }
 
-int rl_stubs_main(int argc, char **argv)
+int lab_stubs_main(int argc, char **argv)
 {
     if (argc != 3)
         return -1;
@@ -693,7 +693,7 @@ static int grade_one(const char *exercise, const marker *m, int argc, char **arg
     return rc > 2 ? 2 : rc;
 }
 
-int rl_check_main(int argc, char **argv)
+int lab_check_main(int argc, char **argv)
 {
     marker m;
     int rc = read_marker(&m);

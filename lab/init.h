@@ -6,8 +6,8 @@
  * filled in and the choices left "TODO". `lab stubs` makes the generated
  * code again; `lab check` grades the folder exactly as grading does. The
  * folder says what it is for in its `.relaylab` file. */
-#ifndef RL_LAB_INIT_H
-#define RL_LAB_INIT_H
+#ifndef LAB_INIT_H
+#define LAB_INIT_H
 
 /* `lab init EXERCISE [--lang python|node] [--variant SEED] [DIR]`;
  * |argv|[0] is the command name. Writes the starter into DIR (default
@@ -16,14 +16,14 @@
  * 1 when the starter could not be written (message printed), 2 for a usage
  * error (message printed), or -1 when the arguments do not parse (the
  * caller prints the usage). */
-int rl_init_main(int argc, char **argv);
+int lab_init_main(int argc, char **argv);
 
 /* `lab stubs python|node DIR`: Python: protoc with Debian's
  * grpc_python_plugin from DIR/proto/relaylab.proto (the kit's copied there
  * when missing) into DIR/gen; Node: `npm ci` in DIR (proto-loader needs no
  * generated code). Returns 0, 1 when a tool failed (its output shown and
  * what to install named), or -1 for bad arguments. */
-int rl_stubs_main(int argc, char **argv);
+int lab_stubs_main(int argc, char **argv);
 
 /* `lab check [EXERCISE] [GRADER OPTIONS...]`, in a folder `lab init` made:
  * runs `bin/grader EXERCISE --submission ./run` (a config: the config file
@@ -31,6 +31,6 @@ int rl_stubs_main(int argc, char **argv);
  * one named, with the options passed on. Returns the worst grader exit code
  * (0 all passed, 1 a scenario failed, 2 the grader failed), or 2 when the
  * folder is not a starter. */
-int rl_check_main(int argc, char **argv);
+int lab_check_main(int argc, char **argv);
 
 #endif

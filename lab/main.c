@@ -22,12 +22,12 @@ typedef struct command {
 static int cmd_list(int argc, char **argv)
 {
     (void)argv;
-    return argc == 1 ? rl_handout_list() : -1;
+    return argc == 1 ? lab_handout_list() : -1;
 }
 
 static int cmd_show(int argc, char **argv)
 {
-    return argc == 2 ? rl_handout_show(argv[1]) : -1;
+    return argc == 2 ? lab_handout_show(argv[1]) : -1;
 }
 
 typedef struct demo {
@@ -36,9 +36,9 @@ typedef struct demo {
 } demo;
 
 static const demo demos[] = {
-    {"deadline", rl_demo_deadline},
-    {"cancel", rl_demo_cancel},
-    {"flow", rl_flow_demo},
+    {"deadline", lab_demo_deadline},
+    {"cancel", lab_demo_cancel},
+    {"flow", lab_flow_demo},
 };
 
 static int cmd_demo(int argc, char **argv)
@@ -59,13 +59,13 @@ static const command commands[] = {
     {"list", "lab list                       the exercises", cmd_list},
     {"show", "lab show EXERCISE              an exercise's handout", cmd_show},
     {"demo", "lab demo deadline|cancel|flow  the reference next to its classic mistakes", cmd_demo},
-    {"init", "lab init EXERCISE [--lang python|node] [--variant SEED] [DIR]  a starter folder", rl_init_main},
-    {"stubs", "lab stubs python|node DIR      make a starter's generated code (or packages) again", rl_stubs_main},
-    {"check", "lab check [EXERCISE] [GRADER OPTIONS]  grade the starter folder you are in", rl_check_main},
+    {"init", "lab init EXERCISE [--lang python|node] [--variant SEED] [DIR]  a starter folder", lab_init_main},
+    {"stubs", "lab stubs python|node DIR      make a starter's generated code (or packages) again", lab_stubs_main},
+    {"check", "lab check [EXERCISE] [GRADER OPTIONS]  grade the starter folder you are in", lab_check_main},
     {"compare-memory",
      "lab compare-memory [--submission CMD] [--svg FILE] [--seconds S]  producer RSS "
      "under a stalled reader",
-     rl_compare_memory_main},
+     lab_compare_memory_main},
 };
 
 static void usage(FILE *f)

@@ -522,7 +522,13 @@ int rl_proc_wait_line(rl_proc *p, const char *needle, int64_t timeout_ms, char *
 {
     int64_t until = rl_now_ns() + timeout_ms * RL_NS_PER_MS;
     size_t nlen = strlen(needle);
-    bool leader_gone = false;
+    /* Once the leader is gone, its last bytes may still be in the pipe:
+     * wait for the reader's end of file, up to GONE_DRAIN_MS (a grandchild
+     * holding the pipe open would otherwise keep us here). 20 ms was too
+     * short on a loaded machine: a test missed a line the program had
+     * printed before it exited. */
+    enum { GONE_DRAIN_MS = 500 };
+    int64_t gone_until = 0;
     pthread_mutex_lock(&p->mu);
     for (;;) {
         /* Look for a complete line holding |needle|. */
@@ -540,11 +546,11 @@ int rl_proc_wait_line(rl_proc *p, const char *needle, int64_t timeout_ms, char *
             }
             start = i + 1;
         }
-        if (p->eof || leader_gone) {
+        int64_t now = rl_now_ns();
+        if (p->eof || (gone_until && now >= gone_until)) {
             pthread_mutex_unlock(&p->mu);
             return RL_ECHILD;
         }
-        int64_t now = rl_now_ns();
         if (now >= until) {
             pthread_mutex_unlock(&p->mu);
             return RL_ETIMEOUT;
@@ -552,14 +558,13 @@ int rl_proc_wait_line(rl_proc *p, const char *needle, int64_t timeout_ms, char *
         /* Wake at least every 50 ms to notice an exit while a grandchild
          * keeps the pipe open. */
         int64_t wake = now + 50 * RL_NS_PER_MS < until ? now + 50 * RL_NS_PER_MS : until;
+        if (gone_until && gone_until < wake)
+            wake = gone_until;
         struct timespec ts = {.tv_sec = wake / RL_NS_PER_SEC, .tv_nsec = (long)(wake % RL_NS_PER_SEC)};
         pthread_cond_timedwait(&p->cond, &p->mu, &ts);
         pthread_mutex_unlock(&p->mu);
-        if (!rl_proc_alive(p)) {
-            /* Let the reader collect the last bytes; search once more. */
-            rl_sleep_ms(20, NULL);
-            leader_gone = true;
-        }
+        if (!gone_until && !rl_proc_alive(p))
+            gone_until = rl_now_ns() + GONE_DRAIN_MS * RL_NS_PER_MS;
         pthread_mutex_lock(&p->mu);
     }
 }
