@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from conftest import PYTHON, SUBMISSIONS, bin_path
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
-BUDGET_MIB = 48  # grader/ex_flow.h RL_FLOW_BUDGET_MIB
+BUDGET_MIB = 48  # grader/ex_flow.h GR_FLOW_BUDGET_MIB
 # A table row: label, baseline, peak and growth in MiB, then the verdict.
 ROW_RE = re.compile(r"^(.*?)\s+([0-9.]+) MiB\s+([0-9.]+) MiB\s+([0-9.]+) MiB\s+(within|OVER) (\d+) MiB\s*$")
 

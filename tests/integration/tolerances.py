@@ -27,10 +27,10 @@ def _judge_constants():
     path = os.path.join(REPO, "grader", "judge.h")
     with open(path) as f:
         text = f.read()
-    found = {m.group(1): int(m.group(2)) for m in re.finditer(r"#define RL_JUDGE_(\w+)\s+(\d+)", text)}
+    found = {m.group(1): int(m.group(2)) for m in re.finditer(r"#define GR_JUDGE_(\w+)\s+(\d+)", text)}
     need = ("SCHED_MS", "MARGIN_MIN_MS", "MARGIN_FRAC", "EXPIRE_MS", "CANCEL_MS", "LATE_CALL_WINDOW_MS")
     missing = [n for n in need if n not in found]
-    assert not missing, f"{path} no longer defines RL_JUDGE_{missing}: update tests/integration/tolerances.py"
+    assert not missing, f"{path} no longer defines GR_JUDGE_{missing}: update tests/integration/tolerances.py"
     return found
 
 
@@ -57,7 +57,7 @@ def wire_rounding_ms(ms):
 
 def deadline_upper_ms(budget_ms, true_ms, relay_ms):
     """The largest received deadline a correct hop may show, as the grader's
-    rl_judge_deadline_upper: what truly remained, plus the rounding of both
+    gr_judge_deadline_upper: what truly remained, plus the rounding of both
     hops, plus |relay_ms| (time spent before the call arrived, outside any
     downstream call: a runtime may re-anchor the deadline that late), plus
     SCHED_MS."""
@@ -69,7 +69,7 @@ def deadline_upper_ms(budget_ms, true_ms, relay_ms):
 
 def deadline_lower_ms(true_ms):
     """The smallest received deadline a correct relay may show, as the
-    grader's rl_judge_deadline_lower: a relay may keep back a safety margin of
+    grader's gr_judge_deadline_lower: a relay may keep back a safety margin of
     max(MARGIN_MIN_MS, MARGIN_FRAC % of what remained)."""
     margin = max(MARGIN_MIN_MS, true_ms * MARGIN_FRAC / 100)
     return max(true_ms - margin, 0)
