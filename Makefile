@@ -138,18 +138,21 @@ $(BIN)/jail: $(BUILD)/jail/main.o $(BUILD)/jail/confine.o
 	$(if $(Q),@echo "  LINK    $@")
 	$(Q)$(CC) -o $@ $^
 
-# Unit tests: tests/unit/test_X.c tests lib/rl_X.c (or lib/chancfg/), or module X.c of a program
-# folder, whose objects other than main.o it links against. Each is compiled
-# with tests/unit/rl_test.h force-included: every test gets a time limit.
-UNIT_SRCS  := $(wildcard tests/unit/test_*.c)
+# Unit tests mirror the source tree: tests/unit/DIR/test_M.c tests DIR/M.c
+# (tests/unit/lib/test_rl_proc.c tests lib/rl_proc.c, tests/unit/grader/test_sandbox.c
+# tests grader/sandbox.c). A test of a program's module links that program's
+# objects other than main.o; one under lib/ links the archives alone, as do the
+# runner's own tests at the top (test_rl_test.c). Each is compiled with
+# tests/unit/rl_test.h force-included: every test gets a time limit.
+UNIT_SRCS  := $(sort $(shell find tests/unit -name 'test_*.c'))
 UNIT_BINS  := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
-unit_mod   = $(patsubst test_%,%,$(notdir $(basename $(1))))
-unit_dir   = $(patsubst %/,%,$(dir $(firstword $(filter-out lib/%,$(wildcard */$(call unit_mod,$(1)).c bench/*/$(call unit_mod,$(1)).c)))))
-unit_objs  = $(if $(call unit_dir,$(1)),$(filter-out %/main.o,$(patsubst %.c,$(BUILD)/%.o,$(wildcard $(call unit_dir,$(1))/*.c))))
+unit_dir   = $(patsubst %/,%,$(dir $(patsubst tests/unit/%,%,$(1))))
+unit_prog  = $(filter-out . lib lib/%,$(call unit_dir,$(1)))
+unit_objs  = $(if $(call unit_prog,$(1)),$(filter-out %/main.o,$(patsubst %.c,$(BUILD)/%.o,$(wildcard $(call unit_prog,$(1))/*.c))))
 
 define UNIT_RULE
-$(BUILD)/$(basename $(1)).o: CPPFLAGS += -include tests/unit/rl_test.h $(if $(call unit_dir,$(1)),-I$(call unit_dir,$(1)))
-$(BUILD)/tests/$(notdir $(basename $(1))): $(BUILD)/$(basename $(1)).o $(call unit_objs,$(1)) $(LIBS)
+$(BUILD)/$(basename $(1)).o: CPPFLAGS += -include tests/unit/rl_test.h $(if $(call unit_prog,$(1)),-I$(call unit_prog,$(1)))
+$(BUILD)/tests/$(basename $(patsubst tests/unit/%,%,$(1))): $(BUILD)/$(basename $(1)).o $(call unit_objs,$(1)) $(LIBS)
 	@mkdir -p $$(dir $$@)
 	$(if $(Q),@echo "  LINK    $$@")
 	$(Q)$(CC) $(LDFLAGS) -o $$@ $$^ $(LDLIBS) $(CMOCKA)
@@ -247,6 +250,6 @@ lint:
 	cppcheck --quiet --error-exitcode=1 --enable=warning,performance -Ilib $(LIB_SRCS) $(CHANCFG_SRCS) $(foreach d,$(PROGRAM_DIRS),$(wildcard $(d)/*.c))
 
 format:
-	clang-format -i $(wildcard lib/*.[ch] lib/chancfg/*.[ch] */*.[ch] bench/*/*.[ch] tests/unit/*.c)
+	clang-format -i $(wildcard lib/*.[ch] lib/chancfg/*.[ch] */*.[ch] bench/*/*.[ch] $(UNIT_SRCS))
 
 -include $(shell find build -name '*.d' 2>/dev/null)
