@@ -1,5 +1,5 @@
 /* ex_flow: the flow-control exercise's judging arithmetic and wording, kept
- * apart from the scenarios so tests/unit/test_ex_flow.c can check it without
+ * apart from the scenarios so tests/unit/grader/test_ex_flow.c can check it without
  * processes. The scenarios themselves are in ex_flow.c (gr_ex_flow). */
 #ifndef GR_EX_FLOW_H
 #define GR_EX_FLOW_H

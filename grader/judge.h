@@ -1,7 +1,7 @@
 /* judge: the grader's pure judging functions. Everything that decides a
  * verdict from measured numbers lives here, with its tolerances, so the
  * arithmetic and the feedback wording are unit-tested without any process or
- * network (tests/unit/test_judge.c). Times are milliseconds unless named _ns. */
+ * network (tests/unit/grader/test_judge.c). Times are milliseconds unless named _ns. */
 #ifndef GR_JUDGE_H
 #define GR_JUDGE_H
 

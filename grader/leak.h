@@ -3,7 +3,7 @@
  * cancelled call ended keeps it forever: one per call, without bound. The
  * flow and cancel exercises run a batch of cancelled calls and compare the
  * submission's process group before and after with these judges, kept
- * apart from the scenarios so tests/unit/test_leak.c checks the arithmetic
+ * apart from the scenarios so tests/unit/grader/test_leak.c checks the arithmetic
  * without processes. */
 #ifndef GR_LEAK_H
 #define GR_LEAK_H
