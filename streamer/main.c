@@ -9,6 +9,7 @@
 #include "memstats.h"
 #include "produce.h"
 #include "rl_deadline.h"
+#include "rl_err.h"
 #include "rl_log.h"
 #include "rl_server.h"
 
@@ -19,16 +20,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: streamer [--listen ADDR] [--threads N] [--unbounded] [--stats]\n"
+            "usage: streamer [--listen ADDR] [--threads N] [--unbounded] [--stats] [--grace-ms MS]\n"
+            "                [--drain-delay-ms MS]\n"
             "  --listen ADDR  address to serve on (default $RELAYLAB_LISTEN, else 127.0.0.1:0)\n"
             "  --threads N    completion-queue threads (default: one per core)\n"
             "  --unbounded    the classic mistake: a thread per call fills an unbounded queue\n"
             "  --stats        log memory figures every second and at every call's end\n"
-            "SIGUSR1 logs one line of memory figures; SIGTERM drains and exits.\n");
+            "  --grace-ms MS  after SIGTERM, how long streams in flight may finish before they are\n"
+            "                 cancelled (default $RELAYLAB_GRACE_MS, else %d)\n"
+            "  --drain-delay-ms MS  after SIGTERM, how long to keep admitting calls while the health\n"
+            "                 service already says NOT_SERVING (default 0; below the grace)\n"
+            "SIGUSR1 logs one line of memory figures. SIGTERM: NOT_SERVING, admission closes, streams in\n"
+            "flight finish within the grace, exit 0; a second SIGTERM or a SIGINT cancels at once.\n",
+            RL_SERVER_GRACE_MS);
 }
 
 typedef struct stats_thread {
@@ -77,6 +86,13 @@ int main(int argc, char **argv)
         listen = "127.0.0.1:0";
     int threads = 0;
     rl_produce_config cfg = {false, false};
+    int64_t grace_ms = RL_SERVER_GRACE_MS, drain_delay_ms = 0;
+    const char *grace_env = getenv("RELAYLAB_GRACE_MS");
+    if (grace_env && *grace_env && rl_server_parse_ms(grace_env, &grace_ms) != RL_OK) {
+        fprintf(stderr, "streamer: RELAYLAB_GRACE_MS wants whole milliseconds from 0 to 3600000, not '%s'\n",
+                grace_env);
+        return 2;
+    }
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
             listen = argv[++i];
@@ -89,6 +105,13 @@ int main(int argc, char **argv)
                 return 2;
             }
             threads = (int)n;
+        } else if ((strcmp(argv[i], "--grace-ms") == 0 || strcmp(argv[i], "--drain-delay-ms") == 0) &&
+                   i + 1 < argc) {
+            const char *a = argv[i++];
+            if (rl_server_parse_ms(argv[i], a[2] == 'g' ? &grace_ms : &drain_delay_ms) != RL_OK) {
+                fprintf(stderr, "streamer: %s wants whole milliseconds from 0 to 3600000, not '%s'\n", a, argv[i]);
+                return 2;
+            }
         } else if (strcmp(argv[i], "--unbounded") == 0) {
             cfg.unbounded = true;
         } else if (strcmp(argv[i], "--stats") == 0) {
@@ -103,6 +126,12 @@ int main(int argc, char **argv)
         }
     }
 
+    char err[256];
+    if (rl_server_check_timing(grace_ms, drain_delay_ms, err, sizeof err) != RL_OK) {
+        fprintf(stderr, "streamer: %s\n", err);
+        return 2;
+    }
+
     /* Blocked before any thread exists, so every gRPC thread inherits it and
      * only the stats thread's sigtimedwait takes the signal. */
     sigset_t set;
@@ -110,6 +139,7 @@ int main(int argc, char **argv)
     sigaddset(&set, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &set, NULL);
 
+    rl_server_signals_init(RL_SHUTDOWN_DRAIN); /* before gRPC starts its threads */
     grpc_init();
     const rl_method methods[] = {{"/relaylab.Streamer/Produce", rl_produce_start, &cfg, false}};
     rl_server_options opt = {
@@ -119,10 +149,10 @@ int main(int argc, char **argv)
         .methods = methods,
         .nmethods = 1,
         .args = NULL,
-        .grace_ms = -1,
+        .grace_ms = grace_ms,
+        .drain_delay_ms = drain_delay_ms,
     };
     rl_server *server = NULL;
-    char err[256];
     if (rl_server_start(&opt, &server, err, sizeof err) != 0) {
         fprintf(stderr, "streamer: %s\n", err);
         grpc_shutdown();
@@ -134,7 +164,8 @@ int main(int argc, char **argv)
     atomic_init(&st.stop, false);
     pthread_create(&st.thread, NULL, stats_main, &st);
 
-    rl_server_wait(server);
+    if (rl_server_wait(server) != RL_OK)
+        _exit(0); /* calls gRPC would not let go of: cleaning up would wait for them */
     atomic_store(&st.stop, true);
     pthread_join(st.thread, NULL);
     rl_server_free(server);
