@@ -19,7 +19,15 @@ then one of three cases:
 Instants are CLOCK_MONOTONIC on both sides. Every wait is bounded; a relay
 that has not exited 4 s after the grace is SIGKILLed and reported so.
 Prints a Markdown table (min / median / max over the runs) and the load.
+
+--rolling N instead: N rolling restarts of two C relays behind one grpcio
+round_robin channel (8 client threads calling Process in a loop; each relay
+in turn gets SIGTERM, exits, and starts again on its port), without and with
+--drain-delay-ms 300 plus client-side health checking (healthCheckConfig);
+prints the calls' statuses per run.
 """
+import json
+import threading
 import argparse
 import os
 import signal
@@ -186,6 +194,54 @@ def case_grace(make):
         r.close()
 
 
+def rolling_run(drain_delay_ms, health_check):
+    """One rolling restart; returns {status: count}."""
+    base = Program([bin_path("baseline"), "--listen", "127.0.0.1:0"])
+    extra = ["--drain-delay-ms", str(drain_delay_ms)] if drain_delay_ms else []
+    relays = [Program([bin_path("relay"), "--listen", "127.0.0.1:0", "--baseline", base.addr, "--grace-ms", "3000",
+                       *extra]) for _ in range(2)]
+    addrs = [r.addr for r in relays]
+    config = {"loadBalancingConfig": [{"round_robin": {}}]}
+    if health_check:
+        config["healthCheckConfig"] = {"serviceName": ""}
+    ch = grpc.insecure_channel("ipv4:" + ",".join(addrs), options=[("grpc.service_config", json.dumps(config)),
+                                                                   ("grpc.use_local_subchannel_pool", 1)])
+    stub = pbg.RelayStub(ch)
+    counts, lock, stop = {}, threading.Lock(), threading.Event()
+
+    def client():
+        while not stop.is_set():
+            try:
+                stub.Process(pb.ProcessRequest(tag="r", steps=1, step_ms=2), timeout=5)
+                key = "OK"
+            except grpc.RpcError as e:
+                key = e.code().name
+            with lock:
+                counts[key] = counts.get(key, 0) + 1
+
+    threads = [threading.Thread(target=client) for _ in range(8)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(1.0)  # steady load before the first restart
+        for i in range(2):
+            relays[i].signal(signal.SIGTERM)
+            assert relays[i].wait_exit(10) == 0, relays[i].stderr()
+            relays[i].kill()
+            relays[i] = Program([bin_path("relay"), "--listen", addrs[i], "--baseline", base.addr, "--grace-ms",
+                                 "3000", *extra])
+            time.sleep(1.0)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+        ch.close()
+        for r in relays:
+            r.kill()
+        base.kill()
+    return counts
+
+
 def summary(values):
     nums = [v for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if len(nums) == len(values) and nums:
@@ -198,7 +254,16 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--only", default="")
+    ap.add_argument("--rolling", type=int, default=0)
     args = ap.parse_args()
+    if args.rolling:
+        print(f"load before: {os.getloadavg()[0]:.2f}")
+        for delay, hc in ((0, False), (300, True)):
+            print(f"drain delay {delay} ms, client health checking {'on' if hc else 'off'}:")
+            for _ in range(args.rolling):
+                print("  ", rolling_run(delay, hc))
+        print(f"load after: {os.getloadavg()[0]:.2f}")
+        return
     print(f"load before: {os.getloadavg()[0]:.2f} (1-min average), {os.cpu_count()} cores; {args.runs} runs a cell;"
           " numbers are min / median / max")
     for name, make in SUBJECTS:

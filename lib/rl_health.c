@@ -17,8 +17,8 @@
 
 typedef Grpc__Health__V1__HealthCheckRequest health_request;
 typedef Grpc__Health__V1__HealthCheckResponse health_response;
-#define SERVING GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING
-#define NOT_SERVING GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING
+#define SERVING         GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVING
+#define NOT_SERVING     GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__NOT_SERVING
 #define SERVICE_UNKNOWN GRPC__HEALTH__V1__HEALTH_CHECK_RESPONSE__SERVING_STATUS__SERVICE_UNKNOWN
 
 static atomic_bool serving_now;
@@ -132,11 +132,11 @@ void rl_health_check_start(rl_loop *loop, grpc_call *call, const rl_call_info *i
 
 typedef struct watch_call {
     rl_unary u;
-    rl_timer poll;        /* armed while the stream waits for a change */
+    rl_timer poll; /* armed while the stream waits for a change */
     const rl_health *health;
-    char *service;        /* owned; NULL until the request arrived */
-    int sent;             /* the status last sent; -1 before the first */
-    bool sending;         /* a message is in flight (rl_unary allows one) */
+    char *service; /* owned; NULL until the request arrived */
+    int sent;      /* the status last sent; -1 before the first */
+    bool sending;  /* a message is in flight (rl_unary allows one) */
 } watch_call;
 
 static void watch_poll(rl_timer *t);

@@ -21,10 +21,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define RL_HEALTH_SERVICE "grpc.health.v1.Health"
+#define RL_HEALTH_SERVICE    "grpc.health.v1.Health"
 #define RL_HEALTH_CHECK_PATH "/grpc.health.v1.Health/Check"
 #define RL_HEALTH_WATCH_PATH "/grpc.health.v1.Health/Watch"
-#define RL_HEALTH_POLL_MS 5
+#define RL_HEALTH_POLL_MS    5
 
 /* The services a server reports on: "" and the service part of each method
  * path ("/relaylab.Relay/Process" -> "relaylab.Relay"), without duplicates. */

@@ -29,7 +29,7 @@ struct rl_server {
     size_t nloops;
     int port;
     rl_server_options opt;
-    rl_method *methods;  /* the program's methods, then Check and Watch */
+    rl_method *methods; /* the program's methods, then Check and Watch */
     size_t nmethods;
     rl_health health;
 };
@@ -159,8 +159,8 @@ static void accept_arm(accept_state *a)
     /* Counted before the call: its completion may come on this loop only
      * after this returns, but the main thread reads the count at any time. */
     atomic_fetch_add(&slots_armed, 1);
-    grpc_call_error e = grpc_server_request_call(a->server->server, &a->call, &a->details,
-                                                 &a->metadata, a->loop->cq, a->loop->cq, &a->tag);
+    grpc_call_error e = grpc_server_request_call(a->server->server, &a->call, &a->details, &a->metadata, a->loop->cq,
+                                                 a->loop->cq, &a->tag);
     if (e != GRPC_CALL_OK) {
         atomic_fetch_sub(&slots_armed, 1);
         RL_ERROR("grpc_server_request_call failed (%d)", (int)e);
@@ -324,10 +324,10 @@ static long long ms_since(int64_t t0)
 /* What the shutdown has come to; one drain at a time (the main thread's). */
 typedef struct drain {
     rl_server *s;
-    int64_t t0;           /* the signal */
-    int64_t give_up;      /* t0 + grace; INT64_MAX without one */
-    bool interruptible;   /* a second SIGTERM or a SIGINT cancels at once */
-    bool cut;             /* it did */
+    int64_t t0;         /* the signal */
+    int64_t give_up;    /* t0 + grace; INT64_MAX without one */
+    bool interruptible; /* a second SIGTERM or a SIGINT cancels at once */
+    bool cut;           /* it did */
 } drain;
 
 /* Sleeps one poll; returns true when the drain must end now (a second
@@ -388,7 +388,8 @@ int rl_server_wait(rl_server *s)
         RL_INFO("%s received: NOT_SERVING; closing admission and cancelling every call now", name);
     else
         RL_INFO("%s received: NOT_SERVING; admission closes in %lld ms, calls still in flight %lld ms after "
-                "the signal are cancelled", name, (long long)s->opt.drain_delay_ms, (long long)s->opt.grace_ms);
+                "the signal are cancelled",
+                name, (long long)s->opt.drain_delay_ms, (long long)s->opt.grace_ms);
 
     grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
     rl_tag shutdown_tag = {NULL};
@@ -440,7 +441,8 @@ int rl_server_wait(rl_server *s)
     while (atomic_load(&calls_in_flight) > 0 || atomic_load(&slots_armed) > 0) {
         if (rl_now_ns() >= stop_by) {
             RL_ERROR("%ld calls still running %d ms after the drain (not children of a server call?): "
-                     "leaving without them", atomic_load(&calls_in_flight), RL_SERVER_STOP_MS);
+                     "leaving without them",
+                     atomic_load(&calls_in_flight), RL_SERVER_STOP_MS);
             return RL_ETIMEOUT;
         }
         rl_sleep_ms(POLL_MS, NULL);

@@ -19,20 +19,21 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: relay [--listen ADDR] [--baseline ADDR] [--threads N] [--mistake NAME] [--config FILE]\n"
-               "             [--grace-ms MS] [--drain-delay-ms MS]\n"
-               "  --listen ADDR    where to serve Relay.Process (default $RELAYLAB_LISTEN, else 127.0.0.1:0)\n"
-               "  --baseline ADDR  the baseline to call (default $RELAYLAB_BASELINE; required)\n"
-               "  --threads N      server loops (default: one per core)\n"
-               "  --mistake NAME   behave like a classic broken relay; `--mistake list` shows them\n"
-               "  --config FILE    a channel config (channel_config/README.md): its server section for\n"
-               "                   the listener, its client section for the channel to the baseline\n"
-               "  --grace-ms MS    after SIGTERM, how long calls in flight may finish before they and\n"
-               "                   their downstream calls are cancelled (default $RELAYLAB_GRACE_MS, else %d)\n"
-               "  --drain-delay-ms MS  after SIGTERM, how long to keep admitting calls while the health\n"
-               "                   service already says NOT_SERVING (default 0; below the grace)\n"
-               "SIGTERM: NOT_SERVING, admission closes, calls in flight finish within the grace, exit 0;\n"
-               "a second SIGTERM or a SIGINT cancels what is left at once.\n",
+    fprintf(f,
+            "usage: relay [--listen ADDR] [--baseline ADDR] [--threads N] [--mistake NAME] [--config FILE]\n"
+            "             [--grace-ms MS] [--drain-delay-ms MS]\n"
+            "  --listen ADDR    where to serve Relay.Process (default $RELAYLAB_LISTEN, else 127.0.0.1:0)\n"
+            "  --baseline ADDR  the baseline to call (default $RELAYLAB_BASELINE; required)\n"
+            "  --threads N      server loops (default: one per core)\n"
+            "  --mistake NAME   behave like a classic broken relay; `--mistake list` shows them\n"
+            "  --config FILE    a channel config (channel_config/README.md): its server section for\n"
+            "                   the listener, its client section for the channel to the baseline\n"
+            "  --grace-ms MS    after SIGTERM, how long calls in flight may finish before they and\n"
+            "                   their downstream calls are cancelled (default $RELAYLAB_GRACE_MS, else %d)\n"
+            "  --drain-delay-ms MS  after SIGTERM, how long to keep admitting calls while the health\n"
+            "                   service already says NOT_SERVING (default 0; below the grace)\n"
+            "SIGTERM: NOT_SERVING, admission closes, calls in flight finish within the grace, exit 0;\n"
+            "a second SIGTERM or a SIGINT cancels what is left at once.\n",
             RL_SERVER_GRACE_MS);
 }
 
