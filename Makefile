@@ -49,7 +49,11 @@ prog_name = $(subst /,-,$(subst _,-,$(1)))
 PROGRAMS := $(foreach d,$(PROGRAM_DIRS),$(BIN)/$(call prog_name,$(d))) $(BIN)/jail
 
 LIB_SRCS := $(wildcard lib/*.c)
-LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(GEN)/relaylab.pb-c.o
+# Every proto/X.proto becomes $(GEN)/X.pb-c.[ch] in the library and Python
+# stubs X_pb2*.py; Node loads the .proto files at run time.
+PROTOS   := $(wildcard proto/*.proto)
+PROTO_HS := $(patsubst proto/%.proto,$(GEN)/%.pb-c.h,$(PROTOS))
+LIB_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(LIB_SRCS)) $(patsubst proto/%.proto,$(GEN)/%.pb-c.o,$(PROTOS))
 LIBRL    := $(BUILD)/librelaylab.a
 
 # The channel-config library: lib/chancfg/, archived on its own. Programs and
@@ -78,22 +82,22 @@ $(DEPS_STAMP): scripts/install-deps.sh
 	@sh scripts/install-deps.sh
 	@mkdir -p $(dir $@) && touch $@
 
-$(GEN)/relaylab.pb-c.c $(GEN)/relaylab.pb-c.h: proto/relaylab.proto | $(DEPS_STAMP)
+$(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: proto/%.proto | $(DEPS_STAMP)
 	@mkdir -p $(GEN)
 	protoc-c --c_out=$(GEN) -Iproto $<
 
-$(GEN)/relaylab.pb-c.o: $(GEN)/relaylab.pb-c.c
+$(GEN)/%.pb-c.o: $(GEN)/%.pb-c.c
 	$(CC) $(GEN_CFLAGS) -c -o $@ $<
 
 # Python stubs for the test harness and the Python example submissions.
 PYGEN := build/gen/py
-pystubs: $(PYGEN)/relaylab_pb2_grpc.py
-$(PYGEN)/relaylab_pb2_grpc.py: proto/relaylab.proto | $(DEPS_STAMP)
+pystubs: $(patsubst proto/%.proto,$(PYGEN)/%_pb2_grpc.py,$(PROTOS))
+$(PYGEN)/%_pb2_grpc.py: proto/%.proto | $(DEPS_STAMP)
 	@mkdir -p $(PYGEN)
 	protoc --python_out=$(PYGEN) --grpc_python_out=$(PYGEN) \
 	  --plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin -Iproto $<
 
-$(BUILD)/%.o: %.c $(GEN)/relaylab.pb-c.h | $(DEPS_STAMP)
+$(BUILD)/%.o: %.c $(PROTO_HS) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	$(if $(Q),@echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<

@@ -6,6 +6,7 @@
 #include "baseline.h"
 #include "chancfg/rl_chancfg.h"
 #include "rl_deadline.h"
+#include "rl_err.h"
 #include "rl_log.h"
 #include "timed.h"
 
@@ -16,11 +17,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: baseline [--listen ADDR] [--threads N] [--record FILE] [--grace-ms MS]\n"
+            "usage: baseline [--listen ADDR] [--threads N] [--record FILE] [--grace-ms MS] [--drain-delay-ms MS]\n"
             "\n"
             "The reference downstream server of relaylab.\n"
             "  --listen ADDR   where to listen (default $RELAYLAB_LISTEN, else 127.0.0.1:0,\n"
@@ -31,14 +33,20 @@ static void usage(FILE *f)
             "                  deadline_ms (remaining at arrival, null for none), arrival_ns,\n"
             "                  end_ns (CLOCK_MONOTONIC), steps_done, status, status_name,\n"
             "                  cancelled, attempt, faulted\n"
-            "  --grace-ms MS   after SIGTERM, how long in-flight calls may finish (10000)\n"
+            "  --grace-ms MS   after SIGTERM, how long in-flight calls may finish before they are\n"
+            "                  cancelled (default $RELAYLAB_GRACE_MS, else %d)\n"
+            "  --drain-delay-ms MS  after SIGTERM, how long to keep admitting calls while the health\n"
+            "                  service already says NOT_SERVING (default 0; below the grace)\n"
             "  --arg KEY=VALUE a server channel arg (integer if VALUE is one, else string);\n"
             "                  repeatable, e.g. --arg grpc.http2.max_ping_strikes=2\n"
             "  --config FILE   the server section of a channel config (channel_config/README.md);\n"
             "                  not together with --arg\n"
             "  --observer unix:PATH  serve relaylab.Observer only on this unix socket (the\n"
             "                  grader's private channel); elsewhere it answers PERMISSION_DENIED.\n"
-            "                  Without it, Observer is served on --listen like every method\n");
+            "                  Without it, Observer is served on --listen like every method\n"
+            "SIGTERM: NOT_SERVING, admission closes, calls in flight finish within the grace, exit 0;\n"
+            "a second SIGTERM or a SIGINT cancels what is left at once.\n",
+            RL_SERVER_GRACE_MS);
 }
 
 #define MAX_ARGS 32
@@ -67,13 +75,18 @@ static int add_arg(grpc_channel_args *args, grpc_arg *slots, char *kv)
 int main(int argc, char **argv)
 {
     rl_log_init("baseline");
-    rl_server_block_signals(); /* before any thread: rl_server.h */
     const char *listen = getenv("RELAYLAB_LISTEN");
     const char *record = NULL;
     const char *config = NULL;
     const char *observer = NULL;
     int threads = 0;
-    long grace_ms = 10000;
+    int64_t grace_ms = RL_SERVER_GRACE_MS, drain_delay_ms = 0;
+    const char *grace_env = getenv("RELAYLAB_GRACE_MS");
+    if (grace_env && *grace_env && rl_server_parse_ms(grace_env, &grace_ms) != RL_OK) {
+        fprintf(stderr, "baseline: RELAYLAB_GRACE_MS wants whole milliseconds from 0 to 3600000, not '%s'\n",
+                grace_env);
+        return 2;
+    }
     grpc_arg arg_slots[MAX_ARGS];
     grpc_channel_args args = {0, arg_slots};
     static const struct option longopts[] = {
@@ -81,15 +94,23 @@ int main(int argc, char **argv)
         {"record", required_argument, NULL, 'r'}, {"grace-ms", required_argument, NULL, 'g'},
         {"arg", required_argument, NULL, 'a'},      {"config", required_argument, NULL, 'c'},
         {"observer", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+        {"drain-delay-ms", required_argument, NULL, 'd'},
         {NULL, 0, NULL, 0},
     };
     int opt;
-    while ((opt = getopt_long(argc, argv, "l:t:r:g:a:c:o:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "l:t:r:g:a:c:o:hd:", longopts, NULL)) != -1) {
         switch (opt) {
         case 'l': listen = optarg; break;
         case 't': threads = atoi(optarg); break;
         case 'r': record = optarg; break;
-        case 'g': grace_ms = atol(optarg); break;
+        case 'g':
+        case 'd':
+            if (rl_server_parse_ms(optarg, opt == 'g' ? &grace_ms : &drain_delay_ms) != RL_OK) {
+                fprintf(stderr, "baseline: --%s wants whole milliseconds from 0 to 3600000, not '%s'\n",
+                        opt == 'g' ? "grace-ms" : "drain-delay-ms", optarg);
+                return 2;
+            }
+            break;
         case 'a':
             if (add_arg(&args, arg_slots, optarg) != 0) {
                 fprintf(stderr, "baseline: --arg wants KEY=VALUE (at most %d), not '%s'\n", MAX_ARGS, optarg);
@@ -102,7 +123,7 @@ int main(int argc, char **argv)
         default: usage(stderr); return 2;
         }
     }
-    if (optind != argc || threads < 0 || threads > 256 || grace_ms < 0 || (config && args.num_args)) {
+    if (optind != argc || threads < 0 || threads > 256 || (config && args.num_args)) {
         usage(stderr);
         return 2;
     }
@@ -111,6 +132,10 @@ int main(int argc, char **argv)
 
     grpc_channel_args *config_args = NULL;
     char err[512];
+    if (rl_server_check_timing(grace_ms, drain_delay_ms, err, sizeof err) != RL_OK) {
+        fprintf(stderr, "baseline: %s\n", err);
+        return 2;
+    }
     if (config && rl_chancfg_load_args(config, RL_CHANCFG_SERVER, &config_args, err, sizeof err) != 0) {
         fprintf(stderr, "baseline: %s\n", err);
         return 2;
@@ -130,6 +155,7 @@ int main(int argc, char **argv)
         {"/relaylab.Observer/Reset", bl_reset_start, &plain, true},
         {"/relaylab.Observer/SetFault", bl_set_fault_start, &plain, true},
     };
+    rl_server_signals_init(RL_SHUTDOWN_DRAIN); /* before gRPC starts its threads */
     grpc_init();
     rl_server_options so = {
         .name = "baseline",
@@ -138,6 +164,7 @@ int main(int argc, char **argv)
         .methods = methods,
         .nmethods = sizeof methods / sizeof *methods,
         .grace_ms = grace_ms,
+        .drain_delay_ms = drain_delay_ms,
         .args = config_args ? config_args : args.num_args ? &args : NULL,
         .private_listen = observer,
     };
@@ -149,7 +176,8 @@ int main(int argc, char **argv)
         grpc_shutdown();
         return 1;
     }
-    rl_server_wait(server);
+    if (rl_server_wait(server) != RL_OK)
+        _exit(0); /* calls gRPC would not let go of: cleaning up would wait for them */
     rl_server_free(server);
     rl_store_free(store);
     rl_chancfg_args_free(config_args);

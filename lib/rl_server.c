@@ -4,9 +4,11 @@
 #include "rl_alloc.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
+#include "rl_health.h"
 #include "rl_log.h"
 
 #include <grpc/grpc_security.h>
+#include <errno.h>
 #include <grpc/support/alloc.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -27,15 +29,31 @@ struct rl_server {
     size_t nloops;
     int port;
     rl_server_options opt;
+    rl_method *methods; /* the program's methods, then Check and Watch */
+    size_t nmethods;
+    rl_health health;
 };
 
 /* Server calls handed to handlers and not yet released, across the process
  * (every program here runs one server). */
 static atomic_long calls_in_flight;
+/* grpc_server_request_call slots posted and not yet completed. Once the
+ * server is shut down and this is 0, every call gRPC matched before the
+ * shutdown has reached accept_done and is counted in calls_in_flight. While
+ * it is above 0 gRPC holds no call waiting for a slot. */
+static atomic_long slots_armed;
+/* Admission is closed: a call accepted from now on is refused UNAVAILABLE
+ * before any handler sees it, so the client can retry elsewhere. */
+static atomic_bool refusing;
 
 void rl_server_call_end(void)
 {
     atomic_fetch_sub(&calls_in_flight, 1);
+}
+
+void rl_server_hold(void)
+{
+    atomic_fetch_add(&calls_in_flight, 1);
 }
 
 /* One outstanding grpc_server_request_call. */
@@ -99,6 +117,7 @@ static bool from_private(grpc_call *call)
 static void accept_done(rl_tag *tag, bool ok)
 {
     accept_state *a = (accept_state *)tag;
+    atomic_fetch_sub(&slots_armed, 1);
     if (!ok) { /* the server is shutting down */
         grpc_call_details_destroy(&a->details);
         grpc_metadata_array_destroy(&a->metadata);
@@ -106,14 +125,17 @@ static void accept_done(rl_tag *tag, bool ok)
         return;
     }
     char *method = grpc_slice_to_c_string(a->details.method);
-    const rl_server_options *opt = &a->server->opt;
+    const rl_server *s = a->server;
     atomic_fetch_add(&calls_in_flight, 1);
     const rl_method *m = NULL;
-    for (size_t i = 0; i < opt->nmethods; i++)
-        if (strcmp(opt->methods[i].path, method) == 0)
-            m = &opt->methods[i];
+    for (size_t i = 0; i < s->nmethods; i++)
+        if (strcmp(s->methods[i].path, method) == 0)
+            m = &s->methods[i];
     char msg[300];
-    if (m && m->private_only && opt->private_listen && !from_private(a->call)) {
+    if (atomic_load(&refusing)) {
+        /* Accepted but not started when admission closed: never started. */
+        reject(a->call, GRPC_STATUS_UNAVAILABLE, "the server is shutting down; try another instance");
+    } else if (m && m->private_only && s->opt.private_listen && !from_private(a->call)) {
         snprintf(msg, sizeof msg, "method %s is served only to the grader", method);
         reject(a->call, GRPC_STATUS_PERMISSION_DENIED, msg);
     } else if (m) {
@@ -134,9 +156,13 @@ static void accept_arm(accept_state *a)
     a->call = NULL;
     grpc_call_details_init(&a->details);
     grpc_metadata_array_init(&a->metadata);
-    grpc_call_error e = grpc_server_request_call(a->server->server, &a->call, &a->details,
-                                                 &a->metadata, a->loop->cq, a->loop->cq, &a->tag);
+    /* Counted before the call: its completion may come on this loop only
+     * after this returns, but the main thread reads the count at any time. */
+    atomic_fetch_add(&slots_armed, 1);
+    grpc_call_error e = grpc_server_request_call(a->server->server, &a->call, &a->details, &a->metadata, a->loop->cq,
+                                                 a->loop->cq, &a->tag);
     if (e != GRPC_CALL_OK) {
+        atomic_fetch_sub(&slots_armed, 1);
         RL_ERROR("grpc_server_request_call failed (%d)", (int)e);
         grpc_call_details_destroy(&a->details);
         grpc_metadata_array_destroy(&a->metadata);
@@ -150,27 +176,62 @@ static void *loop_thread(void *arg)
     return NULL;
 }
 
-void rl_server_block_signals(void)
+int rl_server_parse_ms(const char *text, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < 0 || v > 3600000)
+        return RL_EINVAL;
+    *out = v;
+    return RL_OK;
+}
+
+void rl_server_signals_init(rl_shutdown_mode mode)
 {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &set, NULL);
-    signal(SIGPIPE, SIG_IGN);
+    bool block = mode != RL_SHUTDOWN_NO_HANDLER;
+    if (!block) {
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+    }
+    pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+}
+
+int rl_server_check_timing(int64_t grace_ms, int64_t drain_delay_ms, char *err, size_t errlen)
+{
+    int64_t grace = grace_ms < 0 ? RL_SERVER_GRACE_MS : grace_ms;
+    if (drain_delay_ms < 0 || (drain_delay_ms > 0 && drain_delay_ms >= grace)) {
+        snprintf(err, errlen, "the drain delay (%lld ms) must be shorter than the grace (%lld ms)",
+                 (long long)drain_delay_ms, (long long)grace);
+        return RL_EINVAL;
+    }
+    return RL_OK;
 }
 
 int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, size_t errlen)
 {
-    rl_server_block_signals();
+    int64_t grace = opt->grace_ms < 0 ? RL_SERVER_GRACE_MS : opt->grace_ms;
+    if (rl_server_check_timing(opt->grace_ms, opt->drain_delay_ms, err, errlen) != RL_OK)
+        return RL_EINVAL;
+    rl_server_signals_init(opt->shutdown);
+    signal(SIGPIPE, SIG_IGN);
     /* A server's bursts of calls must not leave their memory behind. */
     if (rl_alloc_purge_in_background() != 0)
         RL_WARN("the allocator would not purge in the background: freed memory returns only while calls come");
 
     rl_server *s = rl_xcalloc(1, sizeof *s);
     s->opt = *opt;
-    if (s->opt.grace_ms < 0)
-        s->opt.grace_ms = 10000;
+    s->opt.grace_ms = grace;
+    s->nmethods = opt->nmethods + 2;
+    s->methods = rl_xcalloc(s->nmethods, sizeof *s->methods);
+    memcpy(s->methods, opt->methods, opt->nmethods * sizeof *s->methods);
+    rl_health_init(&s->health, opt->methods, opt->nmethods);
+    s->methods[opt->nmethods] = (rl_method){RL_HEALTH_CHECK_PATH, rl_health_check_start, &s->health, false};
+    s->methods[opt->nmethods + 1] = (rl_method){RL_HEALTH_WATCH_PATH, rl_health_watch_start, &s->health, false};
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     s->nloops = opt->threads > 0 ? (size_t)opt->threads : (size_t)(cores > 0 ? cores : 1);
     s->loops = rl_xcalloc(s->nloops, sizeof *s->loops);
@@ -205,11 +266,15 @@ int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, si
         grpc_server_destroy(s->server);
         for (size_t i = 0; i < s->nloops; i++)
             rl_loop_fini(&s->loops[i]);
+        rl_health_fini(&s->health);
+        free(s->methods);
         free(s->loops);
         free(s->threads);
         free(s);
         return RL_EINVAL;
     }
+    atomic_store(&refusing, false);
+    rl_health_set_serving(true);
     grpc_server_start(s->server);
     for (size_t i = 0; i < s->nloops; i++) {
         for (int k = 0; k < ACCEPTS_PER_LOOP; k++) {
@@ -238,62 +303,159 @@ int rl_server_port(const rl_server *s)
     return s->port;
 }
 
-static bool another_signal(void)
+/* Polls of the drain: how soon a finished drain, a second signal or the
+ * grace is noticed. */
+#define POLL_MS 2
+
+/* A pending SIGTERM or SIGINT, taken without waiting; 0 when none. */
+static int take_signal(void)
 {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     struct timespec zero = {0, 0};
-    return sigtimedwait(&set, NULL, &zero) > 0;
+    int sig = sigtimedwait(&set, NULL, &zero);
+    return sig > 0 ? sig : 0;
 }
 
-void rl_server_wait(rl_server *s)
+static long long ms_since(int64_t t0)
 {
+    return (long long)((rl_now_ns() - t0) / RL_NS_PER_MS);
+}
+
+/* What the shutdown has come to; one drain at a time (the main thread's). */
+typedef struct drain {
+    rl_server *s;
+    int64_t t0;         /* the signal */
+    int64_t give_up;    /* t0 + grace; INT64_MAX without one */
+    bool interruptible; /* a second SIGTERM or a SIGINT cancels at once */
+    bool cut;           /* it did */
+} drain;
+
+/* Sleeps one poll; returns true when the drain must end now (a second
+ * signal, or the grace is over). */
+static bool poll_once(drain *d)
+{
+    rl_sleep_ms(POLL_MS, NULL);
+    int sig = take_signal();
+    if (sig && d->interruptible) {
+        RL_WARN("%s after %lld ms: ending now", sig == SIGINT ? "SIGINT" : "a second SIGTERM", ms_since(d->t0));
+        d->cut = true;
+    }
+    return d->cut || rl_now_ns() >= d->give_up;
+}
+
+/* Closes admission: Watch streams end, a call not yet started is refused,
+ * and gRPC closes the listeners and sends every connection a GOAWAY. */
+static void close_admission(drain *d, grpc_completion_queue *cq, rl_tag *tag)
+{
+    rl_health_end_watches();
+    atomic_store(&refusing, true);
+    /* gRPC kills calls still waiting for a slot at the shutdown with
+     * CANCELLED; with the refusal on, the loops take them as UNAVAILABLE.
+     * Slots are free again within a loop's turn; bounded by the grace. */
+    while (atomic_load(&slots_armed) == 0 && !poll_once(d))
+        ;
+    grpc_server_shutdown_and_notify(d->s->server, cq, tag);
+    RL_INFO("admission closed %lld ms after the signal; %ld calls in flight", ms_since(d->t0),
+            atomic_load(&calls_in_flight));
+}
+
+int rl_server_wait(rl_server *s)
+{
+    rl_shutdown_mode mode = s->opt.shutdown;
+    if (mode == RL_SHUTDOWN_NO_HANDLER)
+        for (;;)
+            pause(); /* SIGTERM's default action ends the process */
+
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     int sig = 0;
     sigwait(&set, &sig);
-    RL_INFO("%s received, draining in-flight calls (grace %lld ms)", sig == SIGTERM ? "SIGTERM" : "SIGINT",
-            (long long)s->opt.grace_ms);
+    drain d = {s, rl_now_ns(), INT64_MAX, mode != RL_SHUTDOWN_WAIT_FOREVER, false};
+    if (mode != RL_SHUTDOWN_WAIT_FOREVER)
+        d.give_up = d.t0 + s->opt.grace_ms * RL_NS_PER_MS;
+    if (mode == RL_SHUTDOWN_STOP_NOW || sig == SIGINT)
+        d.give_up = d.t0;
+    rl_health_set_serving(false);
+    const char *name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+    if (mode == RL_SHUTDOWN_LISTENER_LAST)
+        RL_INFO("%s received: NOT_SERVING; admitting calls until none is in flight", name);
+    else if (d.give_up == INT64_MAX)
+        RL_INFO("%s received: NOT_SERVING; admission closes in %lld ms, calls in flight may take forever", name,
+                (long long)s->opt.drain_delay_ms);
+    else if (d.give_up == d.t0)
+        RL_INFO("%s received: NOT_SERVING; closing admission and cancelling every call now", name);
+    else
+        RL_INFO("%s received: NOT_SERVING; admission closes in %lld ms, calls still in flight %lld ms after "
+                "the signal are cancelled",
+                name, (long long)s->opt.drain_delay_ms, (long long)s->opt.grace_ms);
 
     grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
     rl_tag shutdown_tag = {NULL};
-    grpc_server_shutdown_and_notify(s->server, cq, &shutdown_tag);
-    int64_t start = rl_now_ns();
-    int64_t give_up = start + s->opt.grace_ms * RL_NS_PER_MS;
+    if (mode == RL_SHUTDOWN_LISTENER_LAST) {
+        /* The mistake: new calls keep coming in while this waits for none to
+         * be in flight. */
+        rl_health_end_watches();
+        while (atomic_load(&calls_in_flight) > 0 && !poll_once(&d))
+            ;
+    } else if (d.give_up > d.t0) {
+        /* Health says NOT_SERVING; admission stays open for those who have
+         * not noticed yet. */
+        int64_t until = d.t0 + s->opt.drain_delay_ms * RL_NS_PER_MS;
+        while (rl_now_ns() < until && !poll_once(&d))
+            ;
+    }
+    close_admission(&d, cq, &shutdown_tag);
+
     bool cancelled = false;
-    int idle_polls = 0;
     for (;;) {
-        /* Short waits so a second signal cuts the drain short promptly. */
-        grpc_event ev = grpc_completion_queue_pluck(cq, &shutdown_tag, rl_deadline_after_ms(50), NULL);
+        grpc_event ev = grpc_completion_queue_pluck(cq, &shutdown_tag, rl_deadline_after_ms(POLL_MS), NULL);
         if (ev.type == GRPC_OP_COMPLETE)
             break;
-        if (cancelled)
+        if (cancelled) {
+            if (d.interruptible)
+                take_signal(); /* already ending: nothing more to cut */
             continue;
-        /* No call in flight twice in a row (a call accepted just before the
-         * shutdown may still be on its way to its handler): only idle
-         * connections are left, and cancelling disconnects them. */
-        idle_polls = atomic_load(&calls_in_flight) == 0 ? idle_polls + 1 : 0;
-        if (idle_polls >= 2) {
-            RL_DEBUG("no call in flight; closing idle connections");
+        }
+        long in_flight = atomic_load(&calls_in_flight);
+        if (in_flight == 0 && atomic_load(&slots_armed) == 0) {
+            /* Every call is done; only idle connections are left, which
+             * gRPC would otherwise wait seconds for: close them. */
+            RL_INFO("drained %lld ms after the signal", ms_since(d.t0));
             grpc_server_cancel_all_calls(s->server);
             cancelled = true;
-        } else if (another_signal() || rl_now_ns() >= give_up) {
-            RL_WARN("cancelling the calls still in flight");
+        } else if (rl_now_ns() >= d.give_up || d.cut || (take_signal() && d.interruptible)) {
+            RL_WARN("%lld ms after the signal: cancelling the %ld calls still in flight", ms_since(d.t0), in_flight);
             grpc_server_cancel_all_calls(s->server);
             cancelled = true;
         }
     }
-    RL_DEBUG("server drained in %lld ms", (long long)((rl_now_ns() - start) / RL_NS_PER_MS));
     grpc_completion_queue_shutdown(cq);
     grpc_completion_queue_destroy(cq);
+    /* gRPC has let go of the server calls, but their last completions (and
+     * the calls handlers made downstream) may still be on their way through
+     * the loops, which start batches as they go: the queues may only be shut
+     * down once every handler is done. */
+    int64_t stop_by = mode == RL_SHUTDOWN_WAIT_FOREVER ? INT64_MAX : rl_now_ns() + RL_SERVER_STOP_MS * RL_NS_PER_MS;
+    while (atomic_load(&calls_in_flight) > 0 || atomic_load(&slots_armed) > 0) {
+        if (rl_now_ns() >= stop_by) {
+            RL_ERROR("%ld calls still running %d ms after the drain (not children of a server call?): "
+                     "leaving without them",
+                     atomic_load(&calls_in_flight), RL_SERVER_STOP_MS);
+            return RL_ETIMEOUT;
+        }
+        rl_sleep_ms(POLL_MS, NULL);
+    }
     for (size_t i = 0; i < s->nloops; i++)
         grpc_completion_queue_shutdown(s->loops[i].cq);
     for (size_t i = 0; i < s->nloops; i++)
         pthread_join(s->threads[i], NULL);
+    RL_INFO("stopped %lld ms after the signal", ms_since(d.t0));
+    return RL_OK;
 }
 
 void rl_server_free(rl_server *s)
@@ -303,6 +465,8 @@ void rl_server_free(rl_server *s)
     grpc_server_destroy(s->server);
     for (size_t i = 0; i < s->nloops; i++)
         rl_loop_fini(&s->loops[i]);
+    rl_health_fini(&s->health);
+    free(s->methods);
     free(s->loops);
     free(s->threads);
     free(s);

@@ -3,12 +3,18 @@
  * Each thread owns a completion queue on which it accepts calls, so a call's
  * whole life (and any client calls its handler starts on the same loop) stays
  * on one thread. Calls are dispatched by method path to a handler that takes
- * ownership of the grpc_call. SIGTERM or SIGINT starts a drain: no new calls,
- * in-flight calls finish, and after the grace period they are cancelled.
+ * ownership of the grpc_call. Every server also answers the standard health
+ * service (rl_health).
  *
- * Threads: rl_server_start, _wait and _free run on the program's main thread
- * (the one that owns the signals); handlers run on their loop's thread;
- * rl_server_call_end may be called from any thread. */
+ * Shutdown (rl_server_wait) follows the rule the lab teaches: at SIGTERM the
+ * health status turns NOT_SERVING; after drain_delay_ms (0 by default)
+ * admission closes: the listeners close, connected clients get a GOAWAY, and
+ * a call the server has not started is refused UNAVAILABLE; calls in flight
+ * finish, and whatever is left at the grace (counted from the signal) is
+ * cancelled, which cancels the downstream calls handlers made as its
+ * children (GRPC_PROPAGATE_CANCELLATION). A second SIGTERM, or a SIGINT,
+ * cancels at once. Nothing here queues calls: a handler starts the moment
+ * its call is accepted, so refused and in-flight is all there is. */
 #ifndef RL_SERVER_H
 #define RL_SERVER_H
 
@@ -20,6 +26,29 @@
 #include <stdint.h>
 
 typedef struct rl_server rl_server;
+
+/* The default grace: well under Kubernetes' default kill timeout
+ * (terminationGracePeriodSeconds, 30 s), leaving room for a drain delay. */
+#define RL_SERVER_GRACE_MS 10000
+/* How long the loops may take to stop once the drain is over (calls that
+ * are not children of a server call, such as a mistaken relay's, may still
+ * be running): past it rl_server_wait gives up on them. */
+#define RL_SERVER_STOP_MS 1000
+
+/* What a server does at SIGTERM. DRAIN is the rule; the others reproduce the
+ * classic mistakes for the lab (relay --mistake). */
+typedef enum rl_shutdown_mode {
+    RL_SHUTDOWN_DRAIN = 0,      /* the rule (see above) */
+    RL_SHUTDOWN_NO_HANDLER,     /* SIGTERM and SIGINT keep their default
+                                 * action: the process dies mid-call */
+    RL_SHUTDOWN_STOP_NOW,       /* admission closes and every call in flight
+                                 * is cancelled at once: a grace of 0 */
+    RL_SHUTDOWN_WAIT_FOREVER,   /* no grace and no second signal: a call that
+                                 * never ends holds the exit until SIGKILL */
+    RL_SHUTDOWN_LISTENER_LAST,  /* new calls are admitted until none is in
+                                 * flight (or the grace), admission closes
+                                 * last: under load the drain never ends */
+} rl_shutdown_mode;
 
 /* What a handler learns of a new call. Valid only during the start call. */
 typedef struct rl_call_info {
@@ -49,45 +78,69 @@ typedef struct rl_server_options {
     const rl_method *methods;           /* borrowed; must outlive the server */
     size_t nmethods;
     const grpc_channel_args *args;      /* server channel args, may be NULL */
-    int64_t grace_ms;                   /* drain time after SIGTERM; <0: 10 s */
+    int64_t grace_ms;                   /* from SIGTERM to cancelling what is left;
+                                         * <0: RL_SERVER_GRACE_MS */
+    int64_t drain_delay_ms;             /* from SIGTERM to closing admission, while
+                                         * health says NOT_SERVING; < grace_ms */
+    rl_shutdown_mode shutdown;          /* RL_SHUTDOWN_DRAIN but for demonstrations */
     /* A second listener, "unix:PATH", for callers the server trusts (the
      * grader): the methods marked private_only answer only there. The
      * folder's permissions decide who may connect. NULL: none. */
     const char *private_listen;
 } rl_server_options;
 
+/* Blocks SIGTERM and SIGINT in the calling thread, so that every thread
+ * started after it inherits the mask and only rl_server_wait takes them (a
+ * thread that does not block them would get a second signal while the drain
+ * is on and die of it); with RL_SHUTDOWN_NO_HANDLER it restores their
+ * default action instead. Call it first in main, before grpc_init(), which
+ * starts gRPC's own threads. */
+void rl_server_signals_init(rl_shutdown_mode mode);
+
 /* Every listener is bound with GRPC_ARG_ALLOW_REUSEPORT 0, whatever
  * |args| says: with gRPC's default (on) another process could bind the same
  * port and be handed part of the connections meant for this server. */
-/* Blocks SIGTERM and SIGINT in the calling thread, so that every thread
- * started after it inherits the mask and only rl_server_wait takes them,
- * and ignores SIGPIPE. Call it first in main, before grpc_init: gRPC starts
- * threads of its own there, and a process-directed SIGTERM may be handed
- * to any thread that does not block it, whose default action ends the
- * process (measured: a second SIGTERM during the drain killed bin/relay
- * with status 143 in 2 runs of 8 until the mask was set first). */
-void rl_server_block_signals(void);
-
 /* Binds, starts the loops and prints "NAME listening on HOST:PORT" on stdout
- * (flushed), the readiness line that tests and the grader wait for. Blocks
- * SIGTERM, SIGINT and SIGPIPE in every thread first. grpc_init() must have
- * been called. Returns 0 and sets *out, or RL_EINVAL with a message in |err|
- * when the address cannot be bound. */
+ * (flushed), the readiness line that tests and the grader wait for. Calls
+ * rl_server_signals_init (too late for threads that exist already) and
+ * ignores SIGPIPE. Health turns SERVING. grpc_init() must have been called. Returns 0 and sets *out, or
+ * RL_EINVAL with a message in |err| when the address cannot be bound or
+ * drain_delay_ms is not below the grace. */
 int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, size_t errlen);
 
 /* The bound port. */
 int rl_server_port(const rl_server *s);
 
-/* Blocks until SIGTERM or SIGINT, then drains: stops accepting, lets calls
- * finish for the grace period (a second signal cuts it short), cancels the
- * rest, and stops every loop. */
-void rl_server_wait(rl_server *s);
+/* Blocks until SIGTERM or SIGINT, then shuts down as |shutdown| says (see
+ * the top of this file) and stops every loop. Returns 0, or RL_ETIMEOUT when
+ * the loops did not stop within RL_SERVER_STOP_MS of the drain's end (calls
+ * gRPC would not let go of): the caller must then not free the server or
+ * shut gRPC down, which would wait for them, but leave with _exit. Never
+ * returns with RL_SHUTDOWN_NO_HANDLER (the signal kills the process). */
+int rl_server_wait(rl_server *s);
+
+/* Checks that |drain_delay_ms| is 0 or below |grace_ms| (<0: the default
+ * grace). Returns 0, or RL_EINVAL with a message in |err|. */
+int rl_server_check_timing(int64_t grace_ms, int64_t drain_delay_ms, char *err, size_t errlen);
+
+/* Parses |text| as a whole number of milliseconds from 0 to 3600000 (an
+ * hour) into *out: for --grace-ms, --drain-delay-ms and RELAYLAB_GRACE_MS.
+ * Returns 0 or RL_EINVAL. */
+int rl_server_parse_ms(const char *text, int64_t *out);
 
 /* Every handler calls this once when it releases a server call it was given
  * (rl_unary does it for its calls). The drain uses the count: gRPC's shutdown
  * otherwise waits several seconds for idle clients to hang up, so once no call
- * is in flight rl_server_wait disconnects them at once. */
+ * is in flight rl_server_wait disconnects them at once; and the loops' queues
+ * are shut down only once it is 0, since a batch started on a queue that is
+ * shut down aborts the process. */
 void rl_server_call_end(void);
+
+/* Counts one more piece of work on the loops that the drain must wait for,
+ * ended by one more rl_server_call_end: a handler whose calls downstream may
+ * outlive its server call (they end a few ms after the cancel reached them)
+ * holds one from its start to its last completion. */
+void rl_server_hold(void);
 
 /* Frees the server; call after rl_server_wait. Accepts NULL. */
 void rl_server_free(rl_server *s);

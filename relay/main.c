@@ -16,28 +16,43 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: relay [--listen ADDR] [--baseline ADDR] [--threads N] [--mistake NAME] [--config FILE]\n"
-               "  --listen ADDR    where to serve Relay.Process (default $RELAYLAB_LISTEN, else 127.0.0.1:0)\n"
-               "  --baseline ADDR  the baseline to call (default $RELAYLAB_BASELINE; required)\n"
-               "  --threads N      server loops (default: one per core)\n"
-               "  --mistake NAME   behave like a classic broken relay; `--mistake list` shows them\n"
-               "  --config FILE    a channel config (channel_config/README.md): its server section for\n"
-               "                   the listener, its client section for the channel to the baseline\n"
-               "SIGUSR1 logs one line of memory figures; SIGTERM drains and exits.\n");
+    fprintf(f,
+            "usage: relay [--listen ADDR] [--baseline ADDR] [--threads N] [--mistake NAME] [--config FILE]\n"
+            "             [--grace-ms MS] [--drain-delay-ms MS]\n"
+            "  --listen ADDR    where to serve Relay.Process (default $RELAYLAB_LISTEN, else 127.0.0.1:0)\n"
+            "  --baseline ADDR  the baseline to call (default $RELAYLAB_BASELINE; required)\n"
+            "  --threads N      server loops (default: one per core)\n"
+            "  --mistake NAME   behave like a classic broken relay; `--mistake list` shows them\n"
+            "  --config FILE    a channel config (channel_config/README.md): its server section for\n"
+            "                   the listener, its client section for the channel to the baseline\n"
+            "  --grace-ms MS    after SIGTERM, how long calls in flight may finish before they and\n"
+            "                   their downstream calls are cancelled (default $RELAYLAB_GRACE_MS, else %d)\n"
+            "  --drain-delay-ms MS  after SIGTERM, how long to keep admitting calls while the health\n"
+            "                   service already says NOT_SERVING (default 0; below the grace)\n"
+            "SIGUSR1 logs one line of memory figures.\n"
+            "SIGTERM: NOT_SERVING, admission closes, calls in flight finish within the grace, exit 0;\n"
+            "a second SIGTERM or a SIGINT cancels what is left at once.\n",
+            RL_SERVER_GRACE_MS);
 }
 
 int main(int argc, char **argv)
 {
     rl_log_init("relay");
-    rl_server_block_signals(); /* before any thread: rl_server.h */
     const char *listen = getenv("RELAYLAB_LISTEN");
     const char *baseline = getenv("RELAYLAB_BASELINE");
     const relay_mistake *mistake = relay_mistake_default();
     int threads = 0;
     const char *config = NULL;
+    int64_t grace_ms = RL_SERVER_GRACE_MS, drain_delay_ms = 0;
+    const char *grace_env = getenv("RELAYLAB_GRACE_MS");
+    if (grace_env && *grace_env && rl_server_parse_ms(grace_env, &grace_ms) != RL_OK) {
+        fprintf(stderr, "relay: RELAYLAB_GRACE_MS wants whole milliseconds from 0 to 3600000, not '%s'\n", grace_env);
+        return 2;
+    }
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -65,6 +80,11 @@ int main(int argc, char **argv)
             threads = (int)n;
         } else if (strcmp(a, "--config") == 0) {
             config = v;
+        } else if (strcmp(a, "--grace-ms") == 0 || strcmp(a, "--drain-delay-ms") == 0) {
+            if (rl_server_parse_ms(v, a[2] == 'g' ? &grace_ms : &drain_delay_ms) != RL_OK) {
+                fprintf(stderr, "relay: %s wants whole milliseconds from 0 to 3600000, not '%s'\n", a, v);
+                return 2;
+            }
         } else if (strcmp(a, "--mistake") == 0) {
             if (strcmp(v, "list") == 0) {
                 printf("relay modes (--mistake NAME):\n");
@@ -93,6 +113,10 @@ int main(int argc, char **argv)
 
     grpc_channel_args *server_args = NULL, *client_args = NULL;
     char err[512];
+    if (rl_server_check_timing(grace_ms, drain_delay_ms, err, sizeof err) != RL_OK) {
+        fprintf(stderr, "relay: %s\n", err);
+        return 2;
+    }
     if (config && (rl_chancfg_load_args(config, RL_CHANCFG_SERVER, &server_args, err, sizeof err) != RL_OK ||
                    rl_chancfg_load_args(config, RL_CHANCFG_CLIENT, &client_args, err, sizeof err) != RL_OK)) {
         fprintf(stderr, "relay: %s\n", err);
@@ -100,6 +124,7 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    rl_server_signals_init(mistake->shutdown); /* before gRPC starts its threads */
     /* SIGUSR1 logs the relay's memory figures (how a burst's memory comes
      * back is measured with them: bench/results/relay.md). */
     rl_memstats_reporter *reporter = NULL;
@@ -123,7 +148,9 @@ int main(int argc, char **argv)
         .methods = methods,
         .nmethods = sizeof methods / sizeof methods[0],
         .args = server_args,
-        .grace_ms = -1,
+        .grace_ms = grace_ms,
+        .drain_delay_ms = drain_delay_ms,
+        .shutdown = mistake->shutdown,
     };
     if (mistake != relay_mistake_default())
         RL_WARN("running with the '%s' mistake: %s", mistake->name, mistake->description);
@@ -138,7 +165,8 @@ int main(int argc, char **argv)
         rl_memstats_reporter_stop(reporter);
         return 1;
     }
-    rl_server_wait(server);
+    if (rl_server_wait(server) != RL_OK)
+        _exit(0); /* calls gRPC would not let go of: cleaning up would wait for them */
     rl_memstats_reporter_stop(reporter);
     rl_server_free(server);
     grpc_channel_destroy(channel);

@@ -1,11 +1,14 @@
-/* mistake: how the relay treats deadlines and cancellation, as a table of
- * modes. "none" is the correct relay; every other row reproduces one classic
- * student bug so instructors can show (and the grader can be tested against)
- * what it looks like from the downstream side. A mode is data, not code paths:
- * the propagation mask and deadline handed to grpc_channel_create_call, whether
- * the relay checks the upstream before starting Work, and how often it calls Work. */
+/* mistake: how the relay treats deadlines, cancellation and SIGTERM, as a
+ * table of modes. "none" is the correct relay; every other row reproduces one
+ * classic student bug so instructors can show (and the grader can be tested
+ * against) what it looks like from the client and downstream sides. A mode is
+ * data, not code paths: the propagation mask and deadline handed to
+ * grpc_channel_create_call, whether the relay checks the upstream before
+ * starting Work, how often it calls Work, and what its server does at SIGTERM. */
 #ifndef RELAY_MISTAKE_H
 #define RELAY_MISTAKE_H
+
+#include "rl_server.h"
 
 #include <grpc/support/time.h>
 #include <stdbool.h>
@@ -24,6 +27,7 @@ typedef struct relay_mistake {
     relay_deadline_fn deadline;  /* combined by gRPC with the parent's when propagate has DEADLINE */
     bool check_before_work;      /* no Work once the upstream is cancelled or out of time */
     unsigned work_calls;         /* times Work is called per Process */
+    rl_shutdown_mode shutdown;   /* RL_SHUTDOWN_DRAIN but in the shutdown mistakes */
 } relay_mistake;
 
 /* The correct relay ("none"). */

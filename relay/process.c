@@ -55,6 +55,7 @@ static void release(process_call *p)
         protobuf_c_message_free_unpacked(&p->req->base, NULL);
     grpc_call_unref(p->parent);
     free(p);
+    rl_server_call_end(); /* the hold taken in relay_process_start */
 }
 
 /* Answers upstream with the downstream's failure, keeping its code. Like
@@ -198,6 +199,9 @@ void relay_ctx_init(relay_ctx *ctx, grpc_channel *channel, const relay_mistake *
 
 void relay_process_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user)
 {
+    /* The downstream call may end after the server call was released (a
+     * cancelled Process answers at once): the drain waits for both. */
+    rl_server_hold();
     process_call *p = rl_xcalloc(1, sizeof *p);
     p->ctx = user;
     p->loop = loop;

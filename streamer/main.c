@@ -20,16 +20,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: streamer [--listen ADDR] [--threads N] [--unbounded] [--stats]\n"
+            "usage: streamer [--listen ADDR] [--threads N] [--unbounded] [--stats] [--grace-ms MS]\n"
+            "                [--drain-delay-ms MS]\n"
             "  --listen ADDR  address to serve on (default $RELAYLAB_LISTEN, else 127.0.0.1:0)\n"
             "  --threads N    completion-queue threads (default: one per core)\n"
             "  --unbounded    the classic mistake: a thread per call fills an unbounded queue\n"
             "  --stats        log memory figures every second and at every call's end\n"
-            "SIGUSR1 logs one line of memory figures; SIGTERM drains and exits.\n");
+            "  --grace-ms MS  after SIGTERM, how long streams in flight may finish before they are\n"
+            "                 cancelled (default $RELAYLAB_GRACE_MS, else %d)\n"
+            "  --drain-delay-ms MS  after SIGTERM, how long to keep admitting calls while the health\n"
+            "                 service already says NOT_SERVING (default 0; below the grace)\n"
+            "SIGUSR1 logs one line of memory figures. SIGTERM: NOT_SERVING, admission closes, streams in\n"
+            "flight finish within the grace, exit 0; a second SIGTERM or a SIGINT cancels at once.\n",
+            RL_SERVER_GRACE_MS);
 }
 
 /* The producer's counters for the reporter's line. */
@@ -44,12 +52,18 @@ static void produce_figures(char *buf, size_t len)
 int main(int argc, char **argv)
 {
     rl_log_init("streamer");
-    rl_server_block_signals(); /* before any thread: rl_server.h */
     const char *listen = getenv("RELAYLAB_LISTEN");
     if (!listen || !*listen)
         listen = "127.0.0.1:0";
     int threads = 0;
     rl_produce_config cfg = {false, false};
+    int64_t grace_ms = RL_SERVER_GRACE_MS, drain_delay_ms = 0;
+    const char *grace_env = getenv("RELAYLAB_GRACE_MS");
+    if (grace_env && *grace_env && rl_server_parse_ms(grace_env, &grace_ms) != RL_OK) {
+        fprintf(stderr, "streamer: RELAYLAB_GRACE_MS wants whole milliseconds from 0 to 3600000, not '%s'\n",
+                grace_env);
+        return 2;
+    }
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
             listen = argv[++i];
@@ -62,6 +76,13 @@ int main(int argc, char **argv)
                 return 2;
             }
             threads = (int)n;
+        } else if ((strcmp(argv[i], "--grace-ms") == 0 || strcmp(argv[i], "--drain-delay-ms") == 0) &&
+                   i + 1 < argc) {
+            const char *a = argv[i++];
+            if (rl_server_parse_ms(argv[i], a[2] == 'g' ? &grace_ms : &drain_delay_ms) != RL_OK) {
+                fprintf(stderr, "streamer: %s wants whole milliseconds from 0 to 3600000, not '%s'\n", a, argv[i]);
+                return 2;
+            }
         } else if (strcmp(argv[i], "--unbounded") == 0) {
             cfg.unbounded = true;
         } else if (strcmp(argv[i], "--stats") == 0) {
@@ -76,12 +97,19 @@ int main(int argc, char **argv)
         }
     }
 
+    char err[256];
+    if (rl_server_check_timing(grace_ms, drain_delay_ms, err, sizeof err) != RL_OK) {
+        fprintf(stderr, "streamer: %s\n", err);
+        return 2;
+    }
+
     /* Before any other thread exists, so every gRPC thread inherits the
      * blocked SIGUSR1 and only the reporter takes it. */
     rl_memstats_reporter *reporter = NULL;
     if (rl_memstats_reporter_start(cfg.log_calls, produce_figures, &reporter) != RL_OK)
         RL_WARN("no memory figures on SIGUSR1: cannot start the reporter's thread");
 
+    rl_server_signals_init(RL_SHUTDOWN_DRAIN); /* before gRPC starts its threads */
     grpc_init();
     const rl_method methods[] = {{"/relaylab.Streamer/Produce", rl_produce_start, &cfg, false}};
     rl_server_options opt = {
@@ -91,10 +119,10 @@ int main(int argc, char **argv)
         .methods = methods,
         .nmethods = 1,
         .args = NULL,
-        .grace_ms = -1,
+        .grace_ms = grace_ms,
+        .drain_delay_ms = drain_delay_ms,
     };
     rl_server *server = NULL;
-    char err[256];
     if (rl_server_start(&opt, &server, err, sizeof err) != 0) {
         fprintf(stderr, "streamer: %s\n", err);
         grpc_shutdown();
@@ -102,7 +130,8 @@ int main(int argc, char **argv)
     }
     RL_INFO("producer: %s", cfg.unbounded ? "UNBOUNDED (thread + unbounded queue: the mistake)"
                                           : "paced by the flow-control window");
-    rl_server_wait(server);
+    if (rl_server_wait(server) != RL_OK)
+        _exit(0); /* calls gRPC would not let go of: cleaning up would wait for them */
     rl_memstats_reporter_stop(reporter);
     rl_server_free(server);
     grpc_shutdown();

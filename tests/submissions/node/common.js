@@ -1,7 +1,8 @@
 // common: what every Node submission here shares and no grading depends on:
 // loading proto/relaylab.proto at run time with proto-loader (no generated
 // code), listening on $RELAYLAB_LISTEN with the readiness line the tests
-// read, and exiting on SIGTERM after a short grace.
+// read, and exiting on SIGTERM after a short grace (the shutdown lab's
+// submissions bring their own handling).
 'use strict';
 
 const path = require('path');
@@ -19,10 +20,20 @@ function loadRelaylab() {
   return grpc.loadPackageDefinition(def).relaylab;
 }
 
+// The default SIGTERM handling: stop taking calls, give running ones a
+// second, exit 0.
+function shutdownBriefly(server) {
+  process.once('SIGTERM', () => {
+    // Open client channels keep the event loop alive, so exit explicitly.
+    setTimeout(() => process.exit(0), 1000).unref();
+    server.tryShutdown(() => process.exit(0));
+  });
+}
+
 // Serves |impl| for |service| on $RELAYLAB_LISTEN and prints
-// "<name> listening on HOST:PORT" once bound. SIGTERM stops taking calls,
-// gives running ones a second, then exits 0.
-function serve(name, service, impl) {
+// "<name> listening on HOST:PORT" once bound. |onSigterm(server)| installs
+// the SIGTERM handling (default shutdownBriefly; null: none at all).
+function serve(name, service, impl, onSigterm = shutdownBriefly) {
   const listen = process.env.RELAYLAB_LISTEN || '127.0.0.1:0';
   const server = new grpc.Server();
   server.addService(service, impl);
@@ -34,11 +45,7 @@ function serve(name, service, impl) {
     // Since grpc-js 1.10 bindAsync starts serving by itself.
     console.log(`${name} listening on ${listen.slice(0, listen.lastIndexOf(':'))}:${port}`);
   });
-  process.once('SIGTERM', () => {
-    // Open client channels keep the event loop alive, so exit explicitly.
-    setTimeout(() => process.exit(0), 1000).unref();
-    server.tryShutdown(() => process.exit(0));
-  });
+  if (onSigterm) onSigterm(server);
   return server;
 }
 

@@ -87,7 +87,8 @@ async function relayProcess(baseline, call) {
 
 // Starts a relay whose Process is |processFn(baseline, call)| -> Promise of
 // the reply; a rejection {code, details} fails Process with that status.
-function relay(processFn) {
+// |onSigterm| is serve()'s (undefined: its default).
+function relay(processFn, onSigterm) {
   const addr = process.env.RELAYLAB_BASELINE;
   if (!addr) {
     console.error('set RELAYLAB_BASELINE=host:port (where the baseline listens)');
@@ -101,7 +102,7 @@ function relay(processFn) {
         (err) => callback(err && 'code' in err ? err : status(grpc.status.INTERNAL, String(err))),
       );
     },
-  });
+  }, onSigterm);
 }
 
 module.exports = { Downstream, deadlineOf, lookupRequest, workRequest, relay, relayProcess };

@@ -115,9 +115,36 @@ static void unknown_mode_is_not_found(void **state)
     assert_null(relay_mistake_find("list"));
 }
 
+static void shutdown_mistakes_are_correct_relays_with_a_bad_sigterm(void **state)
+{
+    (void)state;
+    const struct {
+        const char *name;
+        rl_shutdown_mode mode;
+    } rows[] = {{"no-handler", RL_SHUTDOWN_NO_HANDLER},
+                {"stop-now", RL_SHUTDOWN_STOP_NOW},
+                {"wait-forever", RL_SHUTDOWN_WAIT_FOREVER},
+                {"listener-last", RL_SHUTDOWN_LISTENER_LAST}};
+    const relay_mistake *good = relay_mistake_default();
+    assert_int_equal(good->shutdown, RL_SHUTDOWN_DRAIN);
+    for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
+        const relay_mistake *m = relay_mistake_find(rows[i].name);
+        assert_non_null(m);
+        assert_int_equal(m->shutdown, rows[i].mode);
+        /* Only the shutdown differs from the correct relay. */
+        assert_int_equal(m->propagate, good->propagate);
+        assert_ptr_equal(m->deadline, good->deadline);
+        assert_true(m->check_before_work);
+        assert_int_equal(m->work_calls, 1);
+    }
+    /* The deadline and cancel mistakes shut down by the rule. */
+    assert_int_equal(relay_mistake_find("ignore-cancel")->shutdown, RL_SHUTDOWN_DRAIN);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(shutdown_mistakes_are_correct_relays_with_a_bad_sigterm),
         cmocka_unit_test(correct_relay_inherits_the_upstream_deadline),
         cmocka_unit_test(correct_relay_forwards_no_deadline_as_none),
         cmocka_unit_test(correct_relay_propagates_deadline_and_cancellation),

@@ -1,0 +1,140 @@
+"""The shutdown lab's known submissions (tests/submissions/relay_shutdown_*.py
+in grpcio, node/relay_shutdown_*.js in grpc-js) do at SIGTERM what their
+headers say, seen from an independent client and the baseline's records,
+without the grader: the good ones follow the rule (the call in flight
+completes, a new call is refused UNAVAILABLE, a call outliving the grace is
+cancelled at it with its Work, exit 0), and each bad one shows its bug.
+
+The grace is RELAYLAB_GRACE_MS, which every one of them reads. Bounds as in
+test_shutdown.py: the signal's instant from below, the cancel judge's
+allowance (CANCEL_MS) from above.
+"""
+import os
+import signal
+import time
+
+import grpc
+import pytest
+
+import relaylab_pb2 as pb
+import relaylab_pb2_grpc as pbg
+from conftest import PYTHON, REPO, SUBMISSIONS, channel, fmt_record
+from tolerances import CANCEL_MS
+
+MS = 1_000_000
+GRACE_MS = 600
+BOUND_S = 10.0
+
+
+@pytest.fixture
+def start_sub(start_program, baseline):
+    """start_sub("relay_shutdown_good.py" or "node/....js") -> Program."""
+
+    def start(name):
+        env = dict(os.environ, RELAYLAB_LISTEN="127.0.0.1:0", RELAYLAB_BASELINE=baseline.addr,
+                   RELAYLAB_GRACE_MS=str(GRACE_MS))
+        env["PYTHONPATH"] = os.path.join(REPO, "build", "gen", "py")
+        path = os.path.join(SUBMISSIONS, name)
+        return start_program([PYTHON if name.endswith(".py") else "node", path], env=env)
+
+    return start
+
+
+def process(prog, tag, steps, step_ms):
+    ch = channel(prog.addr)
+    fut = pbg.RelayStub(ch).Process.future(pb.ProcessRequest(tag=tag, steps=steps, step_ms=step_ms))
+    return ch, fut
+
+
+def work(observer, tag, pred=lambda c: True):
+    recs = observer.wait_for(lambda r: any(c.method == "Work" and pred(c) for c in r), BOUND_S, tag=tag)
+    return next(c for c in recs if c.method == "Work" and pred(c))
+
+
+def fresh_call(addr):
+    ch = channel(addr)
+    t0 = time.monotonic()
+    try:
+        pbg.RelayStub(ch).Process(pb.ProcessRequest(tag="late", steps=1, step_ms=1), timeout=5)
+        return grpc.StatusCode.OK, time.monotonic() - t0
+    except grpc.RpcError as e:
+        return e.code(), time.monotonic() - t0
+    finally:
+        ch.close()
+
+
+GOOD = ["relay_shutdown_good.py", "node/relay_shutdown_good.js"]
+NO_HANDLER = ["relay_shutdown_no_handler.py", "node/relay_shutdown_no_handler.js"]
+NO_GRACE = ["relay_shutdown_stop_now.py", "node/relay_shutdown_force_now.js"]
+
+
+@pytest.mark.parametrize("name", GOOD)
+def test_good_lets_the_call_in_flight_finish_and_refuses_new_ones(start_sub, observer, name):
+    prog = start_sub(name)
+    ch, fut = process(prog, "in", 8, 50)
+    work(observer, "in")
+    prog.signal(signal.SIGTERM)
+    code, took = fresh_call(prog.addr)
+    assert code == grpc.StatusCode.UNAVAILABLE and took < 2.0, (code, took)
+    assert fut.result(timeout=BOUND_S).steps_done == 8
+    assert prog.wait_exit(BOUND_S) == 0, prog.stderr()
+    assert observer.calls("late") == []
+    ch.close()
+
+
+@pytest.mark.parametrize("name", GOOD)
+def test_good_cancels_the_call_outliving_the_grace_with_its_work(start_sub, observer, name):
+    prog = start_sub(name)
+    ch, fut = process(prog, "long", 400, 50)
+    work(observer, "long")
+    t_sig = time.monotonic_ns()
+    prog.signal(signal.SIGTERM)
+    with pytest.raises(grpc.RpcError):
+        fut.result(timeout=BOUND_S)
+    assert prog.wait_exit(BOUND_S) == 0, prog.stderr()
+    rec = work(observer, "long", lambda c: c.ended)
+    after_ms = (rec.end_ns - t_sig) / MS
+    assert rec.cancelled and GRACE_MS <= after_ms <= GRACE_MS + CANCEL_MS, f"{fmt_record(rec)}; {after_ms:.0f} ms"
+    ch.close()
+
+
+@pytest.mark.parametrize("name", NO_HANDLER)
+def test_no_handler_dies_of_sigterm_and_the_call_fails(start_sub, observer, name):
+    prog = start_sub(name)
+    ch, fut = process(prog, "nh", 8, 50)
+    work(observer, "nh")
+    prog.signal(signal.SIGTERM)
+    assert prog.wait_exit(BOUND_S) == -signal.SIGTERM
+    with pytest.raises(grpc.RpcError) as e:
+        fut.result(timeout=BOUND_S)
+    assert e.value.code() == grpc.StatusCode.UNAVAILABLE
+    rec = work(observer, "nh", lambda c: c.ended)
+    assert rec.cancelled and rec.steps_done < 8, fmt_record(rec)
+    ch.close()
+
+
+@pytest.mark.parametrize("name", NO_GRACE)
+def test_no_grace_cuts_the_call_in_flight_at_the_signal(start_sub, observer, name):
+    prog = start_sub(name)
+    ch, fut = process(prog, "ng", 8, 50)
+    work(observer, "ng")
+    t_sig = time.monotonic_ns()
+    prog.signal(signal.SIGTERM)
+    with pytest.raises(grpc.RpcError):
+        fut.result(timeout=BOUND_S)
+    assert prog.wait_exit(BOUND_S) == 0, prog.stderr()
+    rec = work(observer, "ng", lambda c: c.ended)
+    assert rec.cancelled and rec.steps_done < 8, fmt_record(rec)
+    assert (rec.end_ns - t_sig) / MS <= CANCEL_MS, fmt_record(rec)
+    ch.close()
+
+
+def test_wait_forever_holds_the_exit_past_the_grace(start_sub, observer):
+    prog = start_sub("relay_shutdown_wait_forever.py")
+    ch, fut = process(prog, "wf", 400, 50)
+    work(observer, "wf")
+    prog.signal(signal.SIGTERM)
+    assert prog.wait_exit(GRACE_MS / 1000 + 1.0) is None, "it exited: the mistake did not show"
+    assert not work(observer, "wf").ended
+    assert not fut.done()
+    ch.close()
