@@ -104,8 +104,15 @@ static void on_cancel(rl_unary *u)
     if (!c->rec || u->answered)
         return;
     /* gRPC cancels a server call when its deadline passes, so a cancel at
-     * or after the deadline is the deadline, not the client giving up. */
-    bool expired = rl_now_ns() >= c->deadline_ns;
+     * or after the deadline is the deadline, not the client giving up. So is
+     * one just before it: the client's own timer fires at the client's
+     * deadline, which reaches us later by the transit and earlier by the
+     * wire's rounding of grpc-timeout, so its cancel can land a moment
+     * before ours (seen: 0.1 ms before, under load). EXPIRY_SLACK_MS covers
+     * that moment; a client that gives up earlier is still a cancel. */
+    enum { EXPIRY_SLACK_MS = 5 };
+    int64_t slack_ms = EXPIRY_SLACK_MS + rl_wire_rounding_ms((c->deadline_ns - c->start_ns) / RL_NS_PER_MS);
+    bool expired = rl_now_ns() >= c->deadline_ns - slack_ms * RL_NS_PER_MS;
     finish(c, expired ? GRPC_STATUS_DEADLINE_EXCEEDED : GRPC_STATUS_CANCELLED, true);
 }
 

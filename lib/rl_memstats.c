@@ -75,6 +75,9 @@ static void report(const rl_memstats_reporter *r, const char *why)
 static void *reporter_main(void *arg)
 {
     rl_memstats_reporter *r = arg;
+    /* Its own name, so counting a program's threads by its name (its main
+     * thread and server loops) does not count this one. */
+    pthread_setname_np(pthread_self(), "rl-memstats");
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGUSR1);

@@ -51,6 +51,19 @@ def stats_line(relay, count_before, timeout_s=10):
     pytest.fail(f"no stats line after SIGUSR1:\n{relay.stderr()}")
 
 
+def settled_allocated(relay, seen, readings=5):
+    """The least of |readings| SIGUSR1 lines about 200 ms apart: calls the
+    client saw end may still be freed on the relay's side a moment later (on
+    a loaded machine the last burst's showed as 243 bytes a call), while a
+    leak stays in every reading."""
+    least = None
+    for _ in range(readings):
+        (allocated, _, _), seen = stats_line(relay, seen)
+        least = allocated if least is None else min(least, allocated)
+        time.sleep(0.2)
+    return least, seen
+
+
 def burst(stub, n, tag):
     futures = [stub.Process.future(pb.ProcessRequest(tag=f"{tag}.{k}"), timeout=60) for k in range(n)]
     failed = [f.exception() for f in futures if f.exception() is not None]
@@ -68,12 +81,12 @@ def test_bursts_leave_no_growth_and_their_memory_comes_back(start_program, basel
         burst(stub, 20, "warm")
         idle = rss_bytes(relay.pid)
         burst(stub, BURST, "b0")
-        (first, _, _), seen = stats_line(relay, 0)
+        first, seen = settled_allocated(relay, 0)
         if first < 0:
             pytest.skip("the relay was built without jemalloc")
         for i in range(1, 1 + MORE_BURSTS):
             burst(stub, BURST, f"b{i}")
-        (last, _, _), seen = stats_line(relay, seen)
+        last, seen = settled_allocated(relay, seen)
         calls = MORE_BURSTS * BURST
         assert last - first < ALLOWANCE_BYTES, (
             f"live bytes grew {last - first} over {calls} calls ({(last - first) / calls:.0f} per call): "
