@@ -292,6 +292,9 @@ static int grace_ends(gr_ctx *ctx, gr_scenario_result *out)
     int64_t s;
     if (start_in_flight(ctx, &c, tag, LONG_STEPS, out) || send_sigterm(ctx, 0, &s, out))
         goto done;
+    /* The client call is read as it ends (an unread answer can hold a
+     * server's drain), then the exit awaited. */
+    rl_probe_call_wait(&c, s + (GRACE_MS + EXIT_SLACK_MS) * RL_NS_PER_MS);
     gr_exit ex;
     gr_await_submission_exit(ctx, GRACE_MS + EXIT_SLACK_MS, true, &ex);
     int rc = gr_process_observe_until(ctx, tag, work_ended, NULL, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS,
@@ -417,27 +420,31 @@ static void load_run(load *l, int64_t until_ns, bool drain)
     }
 }
 
-/* True when the baseline has a record of call |tag| of this run: the relay
- * admitted it (started its downstream work). */
-static bool admitted(const Relaylab__ObserveReply *obs, const char *run_tag, int tag)
+/* When the relay admitted call |tag| of this run: the arrival of its first
+ * downstream call at the baseline; 0 when it never did. */
+static int64_t admitted_at(const Relaylab__ObserveReply *obs, const char *run_tag, int tag)
 {
     char want[200];
     snprintf(want, sizeof want, "%s.%d", run_tag, tag);
+    int64_t first = 0;
     for (size_t i = 0; i < obs->n_calls; i++)
-        if (strcmp(obs->calls[i]->tag, want) == 0)
-            return true;
-    return false;
+        if (strcmp(obs->calls[i]->tag, want) == 0 && (!first || obs->calls[i]->arrival_ns < first))
+            first = obs->calls[i]->arrival_ns;
+    return first;
 }
 
-/* Judges the rolling restart's calls. A call the relay admitted (the
- * baseline saw its downstream work) must have succeeded: that is the grace.
- * A call it never admitted may have failed, if it failed fast: gRPC itself
- * cancels the calls that reach a server after it began to shut down and
- * before the client saw its GOAWAY (measured: 0 to 2 of about 100 with a
- * grpcio server that drains correctly, CANCELLED in 1 ms), and a refusal is
- * what a client retries on a live instance; no server code can reach those
- * calls. One that waited is a refusal done wrong. */
-static void judge_rolling(gr_ctx *ctx, const load *l, int before, const gr_exit *ex, int64_t listen_ms,
+/* Judges the rolling restart's calls. Every call the relay had admitted
+ * before SIGTERM |s| (the baseline saw its downstream work begin) must have
+ * succeeded: that is the grace. A call it never admitted may have failed, if
+ * it failed fast: gRPC itself cancels the calls that reach a server after
+ * it began to shut down and before the client saw its GOAWAY (measured: 0
+ * to 2 of about 100 with a grpcio server that drains correctly, CANCELLED
+ * in 1 ms), and a refusal is what a client retries on a live instance; no
+ * server code can reach those calls. One that waited is a refusal done
+ * wrong. Calls admitted after SIGTERM are not judged here: which instance
+ * admitted them the baseline cannot tell, and admitting none is
+ * refuses-new's rule. */
+static void judge_rolling(gr_ctx *ctx, const load *l, int before, int64_t s, const gr_exit *ex, int64_t listen_ms,
                           gr_scenario_result *out)
 {
     Relaylab__ObserveReply *obs = NULL;
@@ -451,13 +458,16 @@ static void judge_rolling(gr_ctx *ctx, const load *l, int before, const gr_exit 
         gr_scenario_free_obs(&obs);
         return;
     }
-    int lost = 0, slow = 0, refused = 0;
+    int lost = 0, slow = 0, refused = 0, late = 0;
     const failure *first_lost = NULL, *first_slow = NULL;
     for (int i = 0; i < l->failed; i++) {
         const failure *f = &l->failures[i];
-        if (admitted(obs, gr_tag(ctx), f->tag)) {
+        int64_t at = admitted_at(obs, gr_tag(ctx), f->tag);
+        if (at && at < s) {
             lost++;
             first_lost = first_lost ? first_lost : f;
+        } else if (at) {
+            late++;
         } else if (f->took_ms > REFUSE_MS) {
             slow++;
             first_slow = first_slow ? first_slow : f;
@@ -469,24 +479,52 @@ static void judge_rolling(gr_ctx *ctx, const load *l, int before, const gr_exit 
     const char *mistake = exit_mistake(ex);
     if (lost)
         gr_result(out, GR_FAIL,
-                  "%d of %d calls failed after the relay had admitted them (the first: %s)%s%s: calls in flight at "
-                  "SIGTERM must be let finish",
+                  "%d of %d calls failed that the relay had admitted before SIGTERM (the first: %s)%s%s: calls in "
+                  "flight at SIGTERM must be let finish",
                   lost, l->ok + l->failed, first_lost->status, mistake ? "; instance 1 " : "", mistake ? ex->how : "");
     else if (slow)
         gr_result(out, GR_FAIL,
-                  "%d calls that instance 1 never admitted failed only after %lld ms or more (%s): refuse at once, so "
-                  "that clients go to the live instance",
+                  "%d calls that were never admitted failed only after %lld ms or more (%s): refuse at once, so that "
+                  "clients go to the live instance",
                   slow, (long long)first_slow->took_ms, first_slow->status);
     else if (mistake)
         gr_result(out, GR_FAIL, "no admitted call failed, but instance 1 %s %lld ms after SIGTERM: %s", ex->how,
                   (long long)ex->ms, mistake);
     else
         gr_result(out, GR_PASS,
-                  "%d calls through both instances (%d before SIGTERM): every call admitted succeeded%s; instance 1 "
-                  "exited 0 %lld ms after SIGTERM and its replacement listened after %lld ms",
+                  "%d calls through both instances (%d before SIGTERM): every call admitted before SIGTERM "
+                  "succeeded%s%s; instance 1 exited 0 %lld ms after SIGTERM and its replacement listened after %lld ms",
                   l->ok + l->failed, before,
-                  refused ? ", and those it had not admitted were refused at once (a client retries them)" : "",
-                  (long long)ex->ms, (long long)listen_ms);
+                  refused ? ", those never admitted were refused at once (a client retries them)" : "",
+                  late ? ", and some admitted during the drain failed (see refuses-new)" : "", (long long)ex->ms,
+                  (long long)listen_ms);
+}
+
+/* Starts the held call on instance |i|: Process with Work 10 x STEP_MS. */
+static int reach_on(gr_ctx *ctx, int i, rl_probe_call *c, const char *tag, gr_scenario_result *out)
+{
+    Relaylab__ProcessRequest req = RELAYLAB__PROCESS_REQUEST__INIT;
+    req.tag = (char *)tag;
+    req.steps = 10;
+    req.step_ms = STEP_MS;
+    gr_note_tag(ctx, tag);
+    if (rl_probe_call_start(c, gr_submission_channel_at(ctx, i), "/relaylab.Relay/Process", &req.base,
+                            rl_now_ns() + NEW_CALL_MS * RL_NS_PER_MS) != RL_OK)
+        return gr_scenario_decide(out, GR_ERROR, "cannot start the Process call");
+    return 0;
+}
+
+/* True once the baseline shows the held call's Work with a step done. */
+static bool held_running(gr_ctx *ctx, const char *tag)
+{
+    Relaylab__ObserveReply *obs = NULL;
+    bool running = false;
+    if (rl_observe(gr_baseline_channel(ctx, 0), tag, GR_SCENARIO_OBSERVER_MS, &obs) == RL_OK) {
+        const Relaylab__CallRecord *w = rl_observe_find(obs, "Work", 0);
+        running = w && !w->ended && w->steps_done >= 1;
+    }
+    gr_scenario_free_obs(&obs);
+    return running;
 }
 
 /* rolling: two instances behind a round_robin channel under steady load;
@@ -506,14 +544,37 @@ static int rolling(gr_ctx *ctx, gr_scenario_result *out)
     int64_t t0 = rl_now_ns(), s = 0;
     load_run(&l, t0 + BEFORE_MS * RL_NS_PER_MS, false);
     int before = l.ok + l.failed;
-    int decided = send_sigterm(ctx, 0, &s, out);
+    /* One call surely in flight on instance 1 at SIGTERM: started on its own
+     * channel and running at the baseline (the load alone may leave it idle
+     * at that instant, which would let a server without a grace pass). */
+    char held_tag[200];
+    snprintf(held_tag, sizeof held_tag, "%s.held", gr_tag(ctx));
+    rl_probe_call held;
+    memset(&held, 0, sizeof held);
+    int decided = reach_on(ctx, 0, &held, held_tag, out);
+    int64_t reach_until = rl_now_ns() + REACH_MS * RL_NS_PER_MS;
+    bool running = false;
+    while (!decided && !gr_interrupted(ctx) && rl_now_ns() < reach_until && !(running = held_running(ctx, held_tag)) &&
+           rl_probe_call_wait(&held, 0) != RL_OK)
+        load_run(&l, rl_now_ns() + 10 * RL_NS_PER_MS, false);
+    if (!decided && !running) {
+        char st[200] = "no answer";
+        if (held.done)
+            gr_process_status_text(&held, st, sizeof st);
+        decided = gr_scenario_decide(out, GR_FAIL, "a Process call on instance 1 never reached Work within %d ms (%s)",
+                                     REACH_MS, st);
+    }
+    if (!decided)
+        decided = send_sigterm(ctx, 0, &s, out);
     gr_exit ex;
     memset(&ex, 0, sizeof ex);
     if (!decided) {
         /* The load goes on while it drains; the exit is awaited in slices. */
         while (gr_submission_alive_at(ctx, 0) && rl_now_ns() < s + (GRACE_MS + EXIT_SLACK_MS) * RL_NS_PER_MS &&
-               !gr_interrupted(ctx))
+               !gr_interrupted(ctx)) {
             load_run(&l, rl_now_ns() + 20 * RL_NS_PER_MS, false);
+            rl_probe_call_wait(&held, 0); /* read as it ends: an unread answer can hold a drain */
+        }
         gr_await_submission_exit_at(ctx, 0, GRACE_MS + EXIT_SLACK_MS, true, &ex);
         int64_t r0 = rl_now_ns();
         decided = gr_restart_submission(ctx, 0, out) != RL_OK;
@@ -521,9 +582,18 @@ static int rolling(gr_ctx *ctx, gr_scenario_result *out)
         if (!decided) {
             load_run(&l, listening + AFTER_MS * RL_NS_PER_MS, false);
             load_run(&l, rl_now_ns() + (NEW_CALL_MS + GR_SCENARIO_GRACE_MS) * RL_NS_PER_MS, true);
-            judge_rolling(ctx, &l, before, &ex, gr_ms_between(r0, listening), out);
+            rl_probe_call_wait(&held, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
+            char why[256];
+            if (!gr_process_reply_ok(&held, held_tag, why, sizeof why))
+                gr_result(out, GR_FAIL,
+                          "the call in flight on instance 1 at SIGTERM did not complete (%s): calls in flight must be "
+                          "let finish",
+                          why);
+            else
+                judge_rolling(ctx, &l, before, s, &ex, gr_ms_between(r0, listening), out);
         }
     }
+    rl_probe_call_fini(&held);
     /* Whatever is still running is cancelled: the verdict is written. */
     for (int i = 0; i < SLOTS; i++)
         if (l.busy[i]) {
