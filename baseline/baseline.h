@@ -1,8 +1,8 @@
 /* baseline: the reference downstream server's shared pieces. Every method
  * handler gets a bl_method as its rl_method user pointer: the store it
  * records into and the handler's own static description. */
-#ifndef RL_BASELINE_H
-#define RL_BASELINE_H
+#ifndef BL_H
+#define BL_H
 
 #include "rl_server.h"
 #include "store.h"
@@ -13,7 +13,7 @@
 #define BL_MAX_REQUEST (64 * 1024)
 
 typedef struct bl_method {
-    rl_store *store;
+    bl_store *store;
     const void *kind; /* the handler's description, e.g. a timed_kind */
 } bl_method;
 

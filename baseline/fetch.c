@@ -15,7 +15,7 @@
 
 typedef struct fetch_call {
     rl_unary u;
-    rl_store *store;
+    bl_store *store;
     Relaylab__FetchRequest *req;
     uint64_t rec;
     int64_t arrival_ns;
@@ -31,7 +31,7 @@ static void send_next(fetch_call *c)
 {
     if (c->sent == c->req->count || (c->fail_after_first && c->sent == 1)) {
         grpc_status_code st = c->sent == c->req->count && !c->fail_after_first ? GRPC_STATUS_OK : c->fault_status;
-        rl_store_close(c->store, c->rec, rl_now_ns(), st, false, st != GRPC_STATUS_OK);
+        bl_store_close(c->store, c->rec, rl_now_ns(), st, false, st != GRPC_STATUS_OK);
         rl_unary_finish(&c->u, st, st == GRPC_STATUS_OK ? NULL : "injected fault after the first message");
         return;
     }
@@ -46,7 +46,7 @@ static void on_sent(rl_unary *u, bool ok)
     fetch_call *c = RL_CONTAINER_OF(u, fetch_call, u);
     if (!ok || u->cancelled)
         return; /* on_cancel records the end */
-    rl_store_progress(c->store, c->rec, ++c->sent);
+    bl_store_progress(c->store, c->rec, ++c->sent);
     send_next(c);
 }
 
@@ -58,12 +58,12 @@ static void on_request(rl_unary *u, ProtobufCMessage *msg)
         rl_unary_fail(u, GRPC_STATUS_INVALID_ARGUMENT, "Fetch count is above the limit of 100000");
         return;
     }
-    c->rec = rl_store_open(c->store, c->req->tag, "Fetch", c->has_deadline, c->deadline_ms, c->arrival_ns,
+    c->rec = bl_store_open(c->store, c->req->tag, "Fetch", c->has_deadline, c->deadline_ms, c->arrival_ns,
                            c->attempt);
     bool after_first = false;
-    if (rl_store_take_fault(c->store, "Fetch", &c->fault_status, &after_first)) {
+    if (bl_store_take_fault(c->store, "Fetch", &c->fault_status, &after_first)) {
         if (!after_first || c->req->count == 0) {
-            rl_store_close(c->store, c->rec, rl_now_ns(), c->fault_status, false, true);
+            bl_store_close(c->store, c->rec, rl_now_ns(), c->fault_status, false, true);
             rl_unary_fail(u, c->fault_status, "injected fault");
             return;
         }
@@ -76,7 +76,7 @@ static void on_cancel(rl_unary *u)
 {
     fetch_call *c = RL_CONTAINER_OF(u, fetch_call, u);
     if (c->rec)
-        rl_store_close(c->store, c->rec, rl_now_ns(), GRPC_STATUS_CANCELLED, true, false);
+        bl_store_close(c->store, c->rec, rl_now_ns(), GRPC_STATUS_CANCELLED, true, false);
 }
 
 static void on_free(rl_unary *u)

@@ -140,8 +140,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "baseline: %s\n", err);
         return 2;
     }
-    rl_store *store;
-    if (rl_store_new(record, &store) != 0) {
+    bl_store *store;
+    if (bl_store_new(record, &store) != 0) {
         fprintf(stderr, "baseline: cannot write the record file %s: %s\n", record, strerror(errno));
         rl_chancfg_args_free(config_args);
         return 2;
@@ -171,7 +171,7 @@ int main(int argc, char **argv)
     rl_server *server;
     if (rl_server_start(&so, &server, err, sizeof err) != 0) {
         fprintf(stderr, "baseline: %s\n", err);
-        rl_store_free(store);
+        bl_store_free(store);
         rl_chancfg_args_free(config_args);
         grpc_shutdown();
         return 1;
@@ -179,7 +179,7 @@ int main(int argc, char **argv)
     if (rl_server_wait(server) != RL_OK)
         _exit(0); /* calls gRPC would not let go of: cleaning up would wait for them */
     rl_server_free(server);
-    rl_store_free(store);
+    bl_store_free(store);
     rl_chancfg_args_free(config_args);
     grpc_shutdown();
     return 0;

@@ -13,7 +13,7 @@
 
 typedef struct observer_call {
     rl_unary u;
-    rl_store *store;
+    bl_store *store;
 } observer_call;
 
 static void on_free(rl_unary *u)
@@ -26,10 +26,10 @@ static void observe(rl_unary *u, ProtobufCMessage *msg)
     observer_call *c = RL_CONTAINER_OF(u, observer_call, u);
     const Relaylab__ObserveRequest *req = (const Relaylab__ObserveRequest *)msg;
     Relaylab__ObserveReply rep = RELAYLAB__OBSERVE_REPLY__INIT;
-    rl_store_snapshot(c->store, req->tag, &rep);
+    bl_store_snapshot(c->store, req->tag, &rep);
     rep.now_ns = rl_now_ns();
     rl_unary_reply(u, &rep.base);
-    rl_store_snapshot_free(&rep);
+    bl_store_snapshot_free(&rep);
     protobuf_c_message_free_unpacked(msg, NULL);
 }
 
@@ -37,7 +37,7 @@ static void reset(rl_unary *u, ProtobufCMessage *msg)
 {
     observer_call *c = RL_CONTAINER_OF(u, observer_call, u);
     Relaylab__ResetReply rep = RELAYLAB__RESET_REPLY__INIT;
-    rep.cleared = rl_store_reset(c->store);
+    rep.cleared = bl_store_reset(c->store);
     rl_unary_reply(u, &rep.base);
     protobuf_c_message_free_unpacked(msg, NULL);
 }
@@ -51,7 +51,7 @@ static void set_fault(rl_unary *u, ProtobufCMessage *msg)
     } else if (req->status <= 0 || req->status > GRPC_STATUS_UNAUTHENTICATED) {
         rl_unary_fail(u, GRPC_STATUS_INVALID_ARGUMENT, "SetFault: status must be a non-OK gRPC status code (1-16)");
     } else {
-        rl_store_set_fault(c->store, req->method, req->fail_first, (grpc_status_code)req->status,
+        bl_store_set_fault(c->store, req->method, req->fail_first, (grpc_status_code)req->status,
                            req->after_first_message);
         Relaylab__FaultReply rep = RELAYLAB__FAULT_REPLY__INIT;
         rl_unary_reply(u, &rep.base);

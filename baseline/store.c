@@ -36,7 +36,7 @@ typedef struct fault {
 
 #define MAX_FAULTS 8
 
-struct rl_store {
+struct bl_store {
     pthread_mutex_t mu;
     record *recs;    /* recs[i].seq == base + i */
     size_t n, cap;
@@ -46,12 +46,12 @@ struct rl_store {
     FILE *out;       /* JSON lines, or NULL */
 };
 
-int rl_store_new(const char *record_path, rl_store **out)
+int bl_store_new(const char *record_path, bl_store **out)
 {
     FILE *f = NULL;
     if (record_path && !(f = fopen(record_path, "w")))
         return RL_ESYS;
-    rl_store *s = rl_xcalloc(1, sizeof *s);
+    bl_store *s = rl_xcalloc(1, sizeof *s);
     pthread_mutex_init(&s->mu, NULL);
     s->base = 1;
     s->out = f;
@@ -59,7 +59,7 @@ int rl_store_new(const char *record_path, rl_store **out)
     return RL_OK;
 }
 
-static void drop_records(rl_store *s)
+static void drop_records(bl_store *s)
 {
     for (size_t i = 0; i < s->n; i++)
         free(s->recs[i].tag);
@@ -67,7 +67,7 @@ static void drop_records(rl_store *s)
     s->n = 0;
 }
 
-void rl_store_free(rl_store *s)
+void bl_store_free(bl_store *s)
 {
     if (!s)
         return;
@@ -79,7 +79,7 @@ void rl_store_free(rl_store *s)
     free(s);
 }
 
-uint64_t rl_store_open(rl_store *s, const char *tag, const char *method, bool has_deadline, int64_t deadline_ms,
+uint64_t bl_store_open(bl_store *s, const char *tag, const char *method, bool has_deadline, int64_t deadline_ms,
                        int64_t arrival_ns, uint32_t attempt)
 {
     char *copy = rl_xstrdup(tag);
@@ -103,14 +103,14 @@ uint64_t rl_store_open(rl_store *s, const char *tag, const char *method, bool ha
 }
 
 /* The live record for |id|, or NULL after a reset; called with the lock. */
-static record *find(rl_store *s, uint64_t id)
+static record *find(bl_store *s, uint64_t id)
 {
     if (id < s->base || id - s->base >= s->n)
         return NULL;
     return &s->recs[id - s->base];
 }
 
-void rl_store_progress(rl_store *s, uint64_t id, uint32_t steps_done)
+void bl_store_progress(bl_store *s, uint64_t id, uint32_t steps_done)
 {
     pthread_mutex_lock(&s->mu);
     record *r = find(s, id);
@@ -138,7 +138,7 @@ static void write_line(FILE *f, const record *r)
     json_decref(o);
 }
 
-void rl_store_close(rl_store *s, uint64_t id, int64_t end_ns, grpc_status_code status, bool cancelled,
+void bl_store_close(bl_store *s, uint64_t id, int64_t end_ns, grpc_status_code status, bool cancelled,
                     bool faulted)
 {
     pthread_mutex_lock(&s->mu);
@@ -155,7 +155,7 @@ void rl_store_close(rl_store *s, uint64_t id, int64_t end_ns, grpc_status_code s
     pthread_mutex_unlock(&s->mu);
 }
 
-void rl_store_snapshot(rl_store *s, const char *tag, Relaylab__ObserveReply *reply)
+void bl_store_snapshot(bl_store *s, const char *tag, Relaylab__ObserveReply *reply)
 {
     pthread_mutex_lock(&s->mu);
     size_t match = 0;
@@ -188,7 +188,7 @@ void rl_store_snapshot(rl_store *s, const char *tag, Relaylab__ObserveReply *rep
     pthread_mutex_unlock(&s->mu);
 }
 
-void rl_store_snapshot_free(Relaylab__ObserveReply *reply)
+void bl_store_snapshot_free(Relaylab__ObserveReply *reply)
 {
     for (size_t i = 0; i < reply->n_calls; i++) {
         free(reply->calls[i]->tag);
@@ -199,7 +199,7 @@ void rl_store_snapshot_free(Relaylab__ObserveReply *reply)
     reply->n_calls = 0;
 }
 
-uint64_t rl_store_reset(rl_store *s)
+uint64_t bl_store_reset(bl_store *s)
 {
     pthread_mutex_lock(&s->mu);
     uint64_t dropped = s->n;
@@ -209,7 +209,7 @@ uint64_t rl_store_reset(rl_store *s)
     return dropped;
 }
 
-void rl_store_set_fault(rl_store *s, const char *method, uint32_t fail_first, grpc_status_code status,
+void bl_store_set_fault(bl_store *s, const char *method, uint32_t fail_first, grpc_status_code status,
                         bool after_first_message)
 {
     pthread_mutex_lock(&s->mu);
@@ -228,7 +228,7 @@ void rl_store_set_fault(rl_store *s, const char *method, uint32_t fail_first, gr
     pthread_mutex_unlock(&s->mu);
 }
 
-bool rl_store_take_fault(rl_store *s, const char *method, grpc_status_code *status, bool *after_first_message)
+bool bl_store_take_fault(bl_store *s, const char *method, grpc_status_code *status, bool *after_first_message)
 {
     bool hit = false;
     pthread_mutex_lock(&s->mu);

@@ -19,7 +19,7 @@ typedef struct timed_call {
     rl_unary u;
     rl_timer timer;
     const timed_kind *kind;
-    rl_store *store;
+    bl_store *store;
     ProtobufCMessage *req;  /* owned; |tag| points into it */
     const char *tag;
     uint64_t rec;           /* store record, 0 until the request arrived */
@@ -35,7 +35,7 @@ typedef struct timed_call {
 static void finish(timed_call *c, grpc_status_code status, bool cancelled)
 {
     rl_timer_stop(c->u.loop, &c->timer);
-    rl_store_close(c->store, c->rec, rl_now_ns(), status, cancelled, false);
+    bl_store_close(c->store, c->rec, rl_now_ns(), status, cancelled, false);
     if (status == GRPC_STATUS_OK) {
         c->kind->reply(&c->u, c->tag, c->done);
     } else {
@@ -61,7 +61,7 @@ static void step_fired(rl_timer *t)
         finish(c, GRPC_STATUS_DEADLINE_EXCEEDED, false);
         return;
     }
-    rl_store_progress(c->store, c->rec, ++c->done);
+    bl_store_progress(c->store, c->rec, ++c->done);
     if (c->done == c->steps)
         finish(c, GRPC_STATUS_OK, false);
     else
@@ -81,13 +81,13 @@ static void on_request(rl_unary *u, ProtobufCMessage *req)
         rl_unary_fail(u, GRPC_STATUS_INVALID_ARGUMENT, msg);
         return;
     }
-    c->rec = rl_store_open(c->store, c->tag, c->kind->method, c->has_deadline, c->deadline_ms, c->arrival_ns,
+    c->rec = bl_store_open(c->store, c->tag, c->kind->method, c->has_deadline, c->deadline_ms, c->arrival_ns,
                            c->attempt);
     grpc_status_code fault_status;
     bool after_first;
-    if (rl_store_take_fault(c->store, c->kind->method, &fault_status, &after_first)) {
+    if (bl_store_take_fault(c->store, c->kind->method, &fault_status, &after_first)) {
         /* Trailers-Only, so that a client retry policy can retry it. */
-        rl_store_close(c->store, c->rec, rl_now_ns(), fault_status, false, true);
+        bl_store_close(c->store, c->rec, rl_now_ns(), fault_status, false, true);
         rl_unary_fail(u, fault_status, "injected fault");
         return;
     }

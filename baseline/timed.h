@@ -2,8 +2,8 @@
  * one step of delay_ms, Work |steps| of |step_ms|) and stop the moment the
  * call is cancelled or its deadline passes; they differ only in how the
  * request names the plan and how the reply looks, which a timed_kind says. */
-#ifndef RL_BASELINE_TIMED_H
-#define RL_BASELINE_TIMED_H
+#ifndef BL_TIMED_H
+#define BL_TIMED_H
 
 #include "rl_unary.h"
 

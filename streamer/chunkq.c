@@ -13,19 +13,19 @@ typedef struct chunk_node {
     size_t bytes;
 } chunk_node;
 
-struct rl_chunkq {
+struct st_chunkq {
     pthread_mutex_t mu;
     chunk_node *head, *tail; /* guarded by mu */
-    atomic_bool stop;        /* set by rl_chunkq_free; the thread polls it */
+    atomic_bool stop;        /* set by st_chunkq_free; the thread polls it */
     uint32_t count, size;
-    rl_chunkq_build build;
+    st_chunkq_build build;
     atomic_int_fast64_t *queued; /* the caller's counter of bytes in the queue */
     pthread_t thread;
 };
 
 static void *produce_all(void *arg)
 {
-    rl_chunkq *q = arg;
+    st_chunkq *q = arg;
     for (uint32_t seq = 0; seq < q->count && !atomic_load(&q->stop); seq++) {
         chunk_node *n = rl_xmalloc(sizeof *n);
         n->next = NULL;
@@ -43,9 +43,9 @@ static void *produce_all(void *arg)
     return NULL;
 }
 
-rl_chunkq *rl_chunkq_start(uint32_t count, uint32_t size, rl_chunkq_build build, atomic_int_fast64_t *queued)
+st_chunkq *st_chunkq_start(uint32_t count, uint32_t size, st_chunkq_build build, atomic_int_fast64_t *queued)
 {
-    rl_chunkq *q = rl_xcalloc(1, sizeof *q);
+    st_chunkq *q = rl_xcalloc(1, sizeof *q);
     pthread_mutex_init(&q->mu, NULL);
     atomic_init(&q->stop, false);
     q->count = count;
@@ -57,7 +57,7 @@ rl_chunkq *rl_chunkq_start(uint32_t count, uint32_t size, rl_chunkq_build build,
     return q;
 }
 
-grpc_byte_buffer *rl_chunkq_pop(rl_chunkq *q)
+grpc_byte_buffer *st_chunkq_pop(st_chunkq *q)
 {
     pthread_mutex_lock(&q->mu);
     chunk_node *n = q->head;
@@ -75,14 +75,14 @@ grpc_byte_buffer *rl_chunkq_pop(rl_chunkq *q)
     return buf;
 }
 
-void rl_chunkq_free(rl_chunkq *q)
+void st_chunkq_free(st_chunkq *q)
 {
     if (!q)
         return;
     atomic_store(&q->stop, true);
     pthread_join(q->thread, NULL);
     grpc_byte_buffer *buf;
-    while ((buf = rl_chunkq_pop(q)) != NULL)
+    while ((buf = st_chunkq_pop(q)) != NULL)
         grpc_byte_buffer_destroy(buf);
     pthread_mutex_destroy(&q->mu);
     free(q);

@@ -17,25 +17,25 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-typedef struct rl_chunkq rl_chunkq;
+typedef struct st_chunkq st_chunkq;
 
 /* Builds chunk |seq| of |size| payload bytes, owned by the caller. Called on
  * the queue's own thread: it must be thread-safe. */
-typedef grpc_byte_buffer *(*rl_chunkq_build)(uint64_t seq, uint32_t size);
+typedef grpc_byte_buffer *(*st_chunkq_build)(uint64_t seq, uint32_t size);
 
 /* Starts the producer thread for chunks 0..|count|-1 of |size| bytes, each
  * made by |build|. |queued| (borrowed, must outlive the queue) gets every
  * chunk's bytes added while the chunk sits in the queue. Free with
- * rl_chunkq_free. Pop and free are for one consumer thread (the call's
+ * st_chunkq_free. Pop and free are for one consumer thread (the call's
  * loop); only the producer thread runs |build|. */
-rl_chunkq *rl_chunkq_start(uint32_t count, uint32_t size, rl_chunkq_build build, atomic_int_fast64_t *queued);
+st_chunkq *st_chunkq_start(uint32_t count, uint32_t size, st_chunkq_build build, atomic_int_fast64_t *queued);
 
 /* Takes the next chunk off the queue without waiting: returns it (owned by
  * the caller), or NULL when the thread has not built it yet. */
-grpc_byte_buffer *rl_chunkq_pop(rl_chunkq *q);
+grpc_byte_buffer *st_chunkq_pop(st_chunkq *q);
 
 /* Stops the thread (it checks between chunks), joins it and frees every
  * chunk still queued. Accepts NULL. */
-void rl_chunkq_free(rl_chunkq *q);
+void st_chunkq_free(st_chunkq *q);
 
 #endif

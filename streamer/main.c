@@ -43,8 +43,8 @@ static void usage(FILE *f)
 /* The producer's counters for the reporter's line. */
 static void produce_figures(char *buf, size_t len)
 {
-    rl_produce_stats p;
-    rl_produce_stats_get(&p);
+    st_produce_stats p;
+    st_produce_stats_get(&p);
     snprintf(buf, len, "active=%llu calls=%llu sent=%llu queued=%llu", (unsigned long long)p.active,
              (unsigned long long)p.calls, (unsigned long long)p.sent, (unsigned long long)p.queued_bytes);
 }
@@ -56,7 +56,7 @@ int main(int argc, char **argv)
     if (!listen || !*listen)
         listen = "127.0.0.1:0";
     int threads = 0;
-    rl_produce_config cfg = {false, false};
+    st_produce_config cfg = {false, false};
     int64_t grace_ms = RL_SERVER_GRACE_MS, drain_delay_ms = 0;
     const char *grace_env = getenv("RELAYLAB_GRACE_MS");
     if (grace_env && *grace_env && rl_server_parse_ms(grace_env, &grace_ms) != RL_OK) {
@@ -111,7 +111,7 @@ int main(int argc, char **argv)
 
     rl_server_signals_init(RL_SHUTDOWN_DRAIN); /* before gRPC starts its threads */
     grpc_init();
-    const rl_method methods[] = {{"/relaylab.Streamer/Produce", rl_produce_start, &cfg, false}};
+    const rl_method methods[] = {{"/relaylab.Streamer/Produce", st_produce_start, &cfg, false}};
     rl_server_options opt = {
         .name = "streamer",
         .listen = listen,

@@ -35,38 +35,38 @@ static atomic_int_fast64_t stat_queued;
 typedef struct produce_call {
     rl_unary u;                    /* the call; on_free frees this struct */
     rl_timer retry;                /* unbounded mode: armed while the queue is empty */
-    const rl_produce_config *cfg;
-    rl_chunkq *queue;              /* unbounded mode only; NULL once production stopped */
+    const st_produce_config *cfg;
+    st_chunkq *queue;              /* unbounded mode only; NULL once production stopped */
     uint32_t count, size;
     uint64_t seq;                  /* next chunk to send; == count once all sent */
     int64_t start_ns;
     char tag[64];
 } produce_call;
 
-grpc_status_code rl_produce_check(const Relaylab__ProduceRequest *req, char *msg, size_t msglen)
+grpc_status_code st_produce_check(const Relaylab__ProduceRequest *req, char *msg, size_t msglen)
 {
-    if (req->size > RL_PRODUCE_MAX_SIZE) {
+    if (req->size > ST_PRODUCE_MAX_SIZE) {
         snprintf(msg, msglen, "size %" PRIu32 " is above the limit of %u bytes per chunk; ask for smaller chunks",
-                 req->size, RL_PRODUCE_MAX_SIZE);
+                 req->size, ST_PRODUCE_MAX_SIZE);
         return GRPC_STATUS_INVALID_ARGUMENT;
     }
-    if (req->count > RL_PRODUCE_MAX_COUNT) {
+    if (req->count > ST_PRODUCE_MAX_COUNT) {
         snprintf(msg, msglen, "count %" PRIu32 " is above the limit of %u chunks per call", req->count,
-                 RL_PRODUCE_MAX_COUNT);
+                 ST_PRODUCE_MAX_COUNT);
         return GRPC_STATUS_INVALID_ARGUMENT;
     }
     uint64_t total = (uint64_t)req->count * req->size;
-    if (total > RL_PRODUCE_MAX_TOTAL) {
+    if (total > ST_PRODUCE_MAX_TOTAL) {
         snprintf(msg, msglen,
                  "count %" PRIu32 " x size %" PRIu32 " = %" PRIu64 " bytes is above the limit of %" PRIu64
                  " bytes per call; split it into several calls",
-                 req->count, req->size, total, RL_PRODUCE_MAX_TOTAL);
+                 req->count, req->size, total, ST_PRODUCE_MAX_TOTAL);
         return GRPC_STATUS_RESOURCE_EXHAUSTED;
     }
     return GRPC_STATUS_OK;
 }
 
-grpc_byte_buffer *rl_produce_chunk(uint64_t seq, uint32_t size)
+grpc_byte_buffer *st_produce_chunk(uint64_t seq, uint32_t size)
 {
     /* The payload is built in place in the outgoing slice: a Chunk's wire
      * form is field 1 (varint seq) then field 2 (length-delimited bytes), and
@@ -95,7 +95,7 @@ grpc_byte_buffer *rl_produce_chunk(uint64_t seq, uint32_t size)
     return bb;
 }
 
-void rl_produce_stats_get(rl_produce_stats *out)
+void st_produce_stats_get(st_produce_stats *out)
 {
     out->calls = atomic_load(&stat_calls);
     out->active = atomic_load(&stat_active);
@@ -121,7 +121,7 @@ static void on_free(rl_unary *u)
     /* Only armed if the call ended without on_cancel; a timer must never
      * outlive the memory it is embedded in. */
     rl_timer_stop(u->loop, &c->retry);
-    rl_chunkq_free(c->queue);
+    st_chunkq_free(c->queue);
     /* close_cancelled rather than u->cancelled: a client that gave up after
      * the status was posted still counts as a cancelled call here. */
     bool cancelled = u->close_cancelled != 0;
@@ -146,7 +146,7 @@ static void on_free(rl_unary *u)
 static void stop_production(produce_call *c)
 {
     rl_timer_stop(c->u.loop, &c->retry);
-    rl_chunkq_free(c->queue);
+    st_chunkq_free(c->queue);
     c->queue = NULL;
 }
 
@@ -166,13 +166,13 @@ static void send_next(produce_call *c)
 {
     grpc_byte_buffer *chunk;
     if (c->cfg->unbounded) {
-        chunk = rl_chunkq_pop(c->queue);
+        chunk = st_chunkq_pop(c->queue);
         if (!chunk) {
             rl_timer_start(c->u.loop, &c->retry, rl_now_ns() + QUEUE_POLL_NS, retry_fire);
             return;
         }
     } else {
-        chunk = rl_produce_chunk(c->seq, c->size);
+        chunk = st_produce_chunk(c->seq, c->size);
     }
     /* Only a programming error fails here; rl_unary then cancels the call,
      * which ends through on_cancel like a client's cancel. */
@@ -204,7 +204,7 @@ static void on_request(rl_unary *u, ProtobufCMessage *msg)
     Relaylab__ProduceRequest *req = (Relaylab__ProduceRequest *)msg;
     char why[256];
     snprintf(c->tag, sizeof c->tag, "%s", req->tag[0] ? req->tag : "-");
-    grpc_status_code code = rl_produce_check(req, why, sizeof why);
+    grpc_status_code code = st_produce_check(req, why, sizeof why);
     c->count = req->count;
     c->size = req->size;
     protobuf_c_message_free_unpacked(msg, NULL);
@@ -214,7 +214,7 @@ static void on_request(rl_unary *u, ProtobufCMessage *msg)
         rl_unary_finish(u, GRPC_STATUS_OK, NULL);
     } else {
         if (c->cfg->unbounded)
-            c->queue = rl_chunkq_start(c->count, c->size, rl_produce_chunk, &stat_queued);
+            c->queue = st_chunkq_start(c->count, c->size, st_produce_chunk, &stat_queued);
         send_next(c);
     }
 }
@@ -228,7 +228,7 @@ static void on_cancel(rl_unary *u)
 
 static const rl_unary_ops produce_ops = {on_request, on_cancel, on_free, on_sent};
 
-void rl_produce_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user)
+void st_produce_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user)
 {
     (void)info;
     produce_call *c = rl_xcalloc(1, sizeof *c);

@@ -12,7 +12,7 @@
  * them as fast as it can into an unbounded queue (chunkq.h): the classic
  * mistake the flow-control lab grades against. produce uses chunkq, never
  * the other way round: the queue gets the chunk builder and the counter of
- * queued bytes from rl_chunkq_start. */
+ * queued bytes from st_chunkq_start. */
 #ifndef STREAMER_PRODUCE_H
 #define STREAMER_PRODUCE_H
 
@@ -28,38 +28,38 @@
  * (at most 16 bytes), still fits a default client's 4 MiB receive limit; the
  * count and total bound one call's work (16 GiB is minutes of loopback
  * streaming), so a typo cannot make the server stream for hours. */
-#define RL_PRODUCE_MAX_SIZE (4u * 1024 * 1024 - 64)
-#define RL_PRODUCE_MAX_COUNT 1000000u
-#define RL_PRODUCE_MAX_TOTAL (UINT64_C(16) << 30)
+#define ST_PRODUCE_MAX_SIZE (4u * 1024 * 1024 - 64)
+#define ST_PRODUCE_MAX_COUNT 1000000u
+#define ST_PRODUCE_MAX_TOTAL (UINT64_C(16) << 30)
 
-typedef struct rl_produce_config {
+typedef struct st_produce_config {
     bool unbounded; /* the mistake: a producer thread and an unbounded queue */
     bool log_calls; /* one INFO line per call end, with memory figures */
-} rl_produce_config;
+} st_produce_config;
 
 /* Counters over every call, updated atomically; for --stats. */
-typedef struct rl_produce_stats {
+typedef struct st_produce_stats {
     uint64_t calls;        /* calls accepted */
     uint64_t active;       /* calls not yet freed */
     uint64_t sent;         /* chunks whose send completed */
     uint64_t queued_bytes; /* bytes built but not yet sent (unbounded mode) */
-} rl_produce_stats;
+} st_produce_stats;
 
 /* Decides whether |req| is acceptable. Returns GRPC_STATUS_OK, or
  * INVALID_ARGUMENT (size or count above its limit) or RESOURCE_EXHAUSTED
  * (count * size above the total) with a message saying what to change in
  * |msg|. */
-grpc_status_code rl_produce_check(const Relaylab__ProduceRequest *req, char *msg, size_t msglen);
+grpc_status_code st_produce_check(const Relaylab__ProduceRequest *req, char *msg, size_t msglen);
 
 /* Builds chunk |seq| of |size| payload bytes as a byte buffer the caller owns
  * (grpc_byte_buffer_destroy after its send completes). Thread-safe. */
-grpc_byte_buffer *rl_produce_chunk(uint64_t seq, uint32_t size);
+grpc_byte_buffer *st_produce_chunk(uint64_t seq, uint32_t size);
 
 /* The rl_method_start handler for /relaylab.Streamer/Produce; |user| is a
- * const rl_produce_config * that must outlive the server. */
-void rl_produce_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
+ * const st_produce_config * that must outlive the server. */
+void st_produce_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
 
 /* A snapshot of the counters. */
-void rl_produce_stats_get(rl_produce_stats *out);
+void st_produce_stats_get(st_produce_stats *out);
 
 #endif

@@ -20,17 +20,17 @@
 static void records_by_tag_update_live(void **state)
 {
     (void)state;
-    rl_store *s;
-    assert_int_equal(rl_store_new(NULL, &s), 0);
-    uint64_t a = rl_store_open(s, "t1", "Lookup", true, 990, 100, 1);
-    uint64_t b = rl_store_open(s, "t2", "Work", false, 0, 200, 1);
-    uint64_t c = rl_store_open(s, "t1", "Work", true, 650, 300, 2);
+    bl_store *s;
+    assert_int_equal(bl_store_new(NULL, &s), 0);
+    uint64_t a = bl_store_open(s, "t1", "Lookup", true, 990, 100, 1);
+    uint64_t b = bl_store_open(s, "t2", "Work", false, 0, 200, 1);
+    uint64_t c = bl_store_open(s, "t1", "Work", true, 650, 300, 2);
     assert_true(a < b && b < c);
-    rl_store_progress(s, c, 3);
-    rl_store_close(s, a, 150, GRPC_STATUS_OK, false, false);
+    bl_store_progress(s, c, 3);
+    bl_store_close(s, a, 150, GRPC_STATUS_OK, false, false);
 
     Relaylab__ObserveReply rep = RELAYLAB__OBSERVE_REPLY__INIT;
-    rl_store_snapshot(s, "t1", &rep);
+    bl_store_snapshot(s, "t1", &rep);
     assert_int_equal(rep.n_calls, 2);
     assert_string_equal(rep.calls[0]->method, "Lookup");
     assert_true(rep.calls[0]->ended);
@@ -40,53 +40,53 @@ static void records_by_tag_update_live(void **state)
     assert_false(rep.calls[1]->ended);
     assert_int_equal(rep.calls[1]->steps_done, 3);
     assert_int_equal(rep.calls[1]->attempt, 2);
-    rl_store_snapshot_free(&rep);
+    bl_store_snapshot_free(&rep);
 
-    rl_store_snapshot(s, "", &rep);
+    bl_store_snapshot(s, "", &rep);
     assert_int_equal(rep.n_calls, 3);
-    rl_store_snapshot_free(&rep);
-    rl_store_free(s);
+    bl_store_snapshot_free(&rep);
+    bl_store_free(s);
 }
 
 static void reset_forgets_and_ignores_stale_ids(void **state)
 {
     (void)state;
-    rl_store *s;
-    assert_int_equal(rl_store_new(NULL, &s), 0);
-    uint64_t old = rl_store_open(s, "t", "Work", false, 0, 1, 1);
-    rl_store_set_fault(s, "Work", 5, GRPC_STATUS_UNAVAILABLE, false);
-    assert_int_equal(rl_store_reset(s), 1);
-    uint64_t fresh = rl_store_open(s, "t", "Work", false, 0, 2, 1);
+    bl_store *s;
+    assert_int_equal(bl_store_new(NULL, &s), 0);
+    uint64_t old = bl_store_open(s, "t", "Work", false, 0, 1, 1);
+    bl_store_set_fault(s, "Work", 5, GRPC_STATUS_UNAVAILABLE, false);
+    assert_int_equal(bl_store_reset(s), 1);
+    uint64_t fresh = bl_store_open(s, "t", "Work", false, 0, 2, 1);
     assert_true(fresh > old);
-    rl_store_progress(s, old, 99); /* must not touch the new record */
-    rl_store_close(s, old, 5, GRPC_STATUS_CANCELLED, true, false);
+    bl_store_progress(s, old, 99); /* must not touch the new record */
+    bl_store_close(s, old, 5, GRPC_STATUS_CANCELLED, true, false);
     Relaylab__ObserveReply rep = RELAYLAB__OBSERVE_REPLY__INIT;
-    rl_store_snapshot(s, "t", &rep);
+    bl_store_snapshot(s, "t", &rep);
     assert_int_equal(rep.n_calls, 1);
     assert_int_equal(rep.calls[0]->steps_done, 0);
     assert_false(rep.calls[0]->ended);
-    rl_store_snapshot_free(&rep);
+    bl_store_snapshot_free(&rep);
     grpc_status_code st;
     bool after;
-    assert_false(rl_store_take_fault(s, "Work", &st, &after));
-    rl_store_free(s);
+    assert_false(bl_store_take_fault(s, "Work", &st, &after));
+    bl_store_free(s);
 }
 
 static void fault_fails_exactly_first_n(void **state)
 {
     (void)state;
-    rl_store *s;
-    assert_int_equal(rl_store_new(NULL, &s), 0);
-    rl_store_set_fault(s, "Lookup", 2, GRPC_STATUS_UNAVAILABLE, false);
+    bl_store *s;
+    assert_int_equal(bl_store_new(NULL, &s), 0);
+    bl_store_set_fault(s, "Lookup", 2, GRPC_STATUS_UNAVAILABLE, false);
     grpc_status_code st = GRPC_STATUS_OK;
     bool after = true;
-    assert_false(rl_store_take_fault(s, "Work", &st, &after));
-    assert_true(rl_store_take_fault(s, "Lookup", &st, &after));
+    assert_false(bl_store_take_fault(s, "Work", &st, &after));
+    assert_true(bl_store_take_fault(s, "Lookup", &st, &after));
     assert_int_equal(st, GRPC_STATUS_UNAVAILABLE);
     assert_false(after);
-    assert_true(rl_store_take_fault(s, "Lookup", &st, &after));
-    assert_false(rl_store_take_fault(s, "Lookup", &st, &after));
-    rl_store_free(s);
+    assert_true(bl_store_take_fault(s, "Lookup", &st, &after));
+    assert_false(bl_store_take_fault(s, "Lookup", &st, &after));
+    bl_store_free(s);
 }
 
 static void record_file_has_json_lines(void **state)
@@ -96,14 +96,14 @@ static void record_file_has_json_lines(void **state)
     int fd = mkstemp(path);
     assert_true(fd >= 0);
     close(fd);
-    rl_store *s;
-    assert_int_equal(rl_store_new(path, &s), 0);
-    uint64_t a = rl_store_open(s, "x", "Work", false, 0, 10, 1);
-    uint64_t b = rl_store_open(s, "y", "Lookup", true, 250, 20, 1);
-    rl_store_close(s, a, 30, GRPC_STATUS_CANCELLED, true, false);
-    rl_store_close(s, b, 40, GRPC_STATUS_OK, false, false);
-    rl_store_close(s, b, 99, GRPC_STATUS_INTERNAL, false, false); /* second close ignored */
-    rl_store_free(s);
+    bl_store *s;
+    assert_int_equal(bl_store_new(path, &s), 0);
+    uint64_t a = bl_store_open(s, "x", "Work", false, 0, 10, 1);
+    uint64_t b = bl_store_open(s, "y", "Lookup", true, 250, 20, 1);
+    bl_store_close(s, a, 30, GRPC_STATUS_CANCELLED, true, false);
+    bl_store_close(s, b, 40, GRPC_STATUS_OK, false, false);
+    bl_store_close(s, b, 99, GRPC_STATUS_INTERNAL, false, false); /* second close ignored */
+    bl_store_free(s);
 
     FILE *f = fopen(path, "r");
     assert_non_null(f);

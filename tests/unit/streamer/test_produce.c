@@ -21,7 +21,7 @@ static grpc_status_code check(uint32_t count, uint32_t size, char *msg, size_t l
     req.count = count;
     req.size = size;
     msg[0] = '\0';
-    return rl_produce_check(&req, msg, len);
+    return st_produce_check(&req, msg, len);
 }
 
 static void limits_accept_the_lab_request(void **state)
@@ -30,15 +30,15 @@ static void limits_accept_the_lab_request(void **state)
     char msg[256];
     assert_int_equal(check(3000, 65536, msg, sizeof msg), GRPC_STATUS_OK);
     assert_int_equal(check(0, 0, msg, sizeof msg), GRPC_STATUS_OK);
-    assert_int_equal(check(RL_PRODUCE_MAX_COUNT, 1024, msg, sizeof msg), GRPC_STATUS_OK);
-    assert_int_equal(check(4096, RL_PRODUCE_MAX_SIZE, msg, sizeof msg), GRPC_STATUS_OK);
+    assert_int_equal(check(ST_PRODUCE_MAX_COUNT, 1024, msg, sizeof msg), GRPC_STATUS_OK);
+    assert_int_equal(check(4096, ST_PRODUCE_MAX_SIZE, msg, sizeof msg), GRPC_STATUS_OK);
 }
 
 static void limits_refuse_oversized_chunks(void **state)
 {
     (void)state;
     char msg[256];
-    assert_int_equal(check(1, RL_PRODUCE_MAX_SIZE + 1, msg, sizeof msg), GRPC_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(check(1, ST_PRODUCE_MAX_SIZE + 1, msg, sizeof msg), GRPC_STATUS_INVALID_ARGUMENT);
     assert_non_null(strstr(msg, "size"));
     assert_int_equal(check(1, UINT32_MAX, msg, sizeof msg), GRPC_STATUS_INVALID_ARGUMENT);
 }
@@ -47,7 +47,7 @@ static void limits_refuse_too_many_chunks(void **state)
 {
     (void)state;
     char msg[256];
-    assert_int_equal(check(RL_PRODUCE_MAX_COUNT + 1, 1, msg, sizeof msg), GRPC_STATUS_INVALID_ARGUMENT);
+    assert_int_equal(check(ST_PRODUCE_MAX_COUNT + 1, 1, msg, sizeof msg), GRPC_STATUS_INVALID_ARGUMENT);
     assert_non_null(strstr(msg, "count"));
 }
 
@@ -56,7 +56,7 @@ static void limits_refuse_too_many_bytes(void **state)
     (void)state;
     char msg[256];
     /* 1,000,000 x 4 MiB-64 is within each field's limit but not the total. */
-    assert_int_equal(check(RL_PRODUCE_MAX_COUNT, RL_PRODUCE_MAX_SIZE, msg, sizeof msg),
+    assert_int_equal(check(ST_PRODUCE_MAX_COUNT, ST_PRODUCE_MAX_SIZE, msg, sizeof msg),
                      GRPC_STATUS_RESOURCE_EXHAUSTED);
     assert_non_null(strstr(msg, "bytes per call"));
     /* Exactly 16 GiB is allowed; one byte per chunk more is not. */
@@ -66,7 +66,7 @@ static void limits_refuse_too_many_bytes(void **state)
 
 static void decode_chunk(uint64_t seq, uint32_t size)
 {
-    grpc_byte_buffer *bb = rl_produce_chunk(seq, size);
+    grpc_byte_buffer *bb = st_produce_chunk(seq, size);
     ProtobufCMessage *m = NULL;
     assert_int_equal(rl_pb_unpack(&relaylab__chunk__descriptor, bb, 0, &m), 0);
     Relaylab__Chunk *c = (Relaylab__Chunk *)m;
@@ -86,7 +86,7 @@ static void chunks_decode_for_every_prefix_length(void **state)
 {
     (void)state;
     /* Sizes at the boundaries of 1-, 2-, 3- and 4-byte length varints. */
-    const uint32_t sizes[] = {0, 1, 127, 128, 16383, 16384, 65536, 2097151, 2097152, RL_PRODUCE_MAX_SIZE};
+    const uint32_t sizes[] = {0, 1, 127, 128, 16383, 16384, 65536, 2097151, 2097152, ST_PRODUCE_MAX_SIZE};
     const uint64_t seqs[] = {0, 1, 127, 128, 2999, 999999};
     for (size_t a = 0; a < sizeof sizes / sizeof *sizes; a++)
         for (size_t b = 0; b < sizeof seqs / sizeof *seqs; b++)
