@@ -14,8 +14,8 @@
  *
  * Every function either succeeds or reports through the jail's fail() and
  * exits: a half-confined submission must never run. */
-#ifndef RL_JAIL_CONFINE_H
-#define RL_JAIL_CONFINE_H
+#ifndef JAIL_CONFINE_H
+#define JAIL_CONFINE_H
 
 #include <sys/types.h>
 
