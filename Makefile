@@ -172,7 +172,7 @@ unit: $(UNIT_BINS)
 # -rs prints why a test was skipped (an ASan build, no valgrind).
 integration: build node-deps
 	RELAYLAB_BIN=$(abspath $(BIN)) PYTHONPATH=$(abspath $(PYGEN)) \
-	  $(PYTHON) -m pytest -q -rs -p no:cacheprovider tests/integration
+	  $(PYTHON) -m pytest -q -rs --durations=15 -p no:cacheprovider tests/integration
 
 # The Node (@grpc/grpc-js) submissions' packages: `npm ci` when node_modules is
 # missing or older than package-lock.json. Fatal when it fails: the Node tests

@@ -1,9 +1,9 @@
 # The reference relay's memory after bursts of calls (issue: "its memory comes
 # back after a burst"). Two checks, neither a timing goal:
 # - no per-call growth: jemalloc's live bytes (the relay's SIGUSR1 line,
-#   "allocated=N") after six more bursts are within a small allowance of
-#   what they were after the first, so a leak of 55 bytes a call or more
-#   (times 3000 calls) shows. The relay runs with jemalloc's thread caches
+#   "allocated=N") after twelve more bursts are within an allowance of what
+#   they were after the first, so a leak of 70 bytes a call or more (times
+#   6000 calls) shows. The relay runs with jemalloc's thread caches
 #   off for this (MALLOC_CONF=tcache:false): with them its live bytes moved
 #   by +-400 KiB from burst to burst, without them by at most 82 KiB
 #   (measured over 12 bursts of 500);
@@ -25,10 +25,11 @@ from conftest import bin_path, channel
 
 BURST = 500
 STATS_RE = re.compile(r"stats \(SIGUSR1\).* allocated=(-?\d+) resident=(-?\d+) rss=(-?\d+)")
-MORE_BURSTS = 6
-# Live bytes the relay may gain over MORE_BURSTS bursts without a leak: twice
-# the largest move measured between bursts.
-ALLOWANCE_BYTES = 164 * 1024
+MORE_BURSTS = 12
+# Live bytes the relay may gain over MORE_BURSTS bursts without a leak: the
+# largest growth measured over a run of bursts was 214 KiB (in a loaded
+# `make test`), a planted 100-byte leak adds 672 KiB over 6000 calls.
+ALLOWANCE_BYTES = 400 * 1024
 
 sanitized = os.sep + "address" in os.environ.get("RELAYLAB_BIN", "")
 pytestmark = pytest.mark.skipif(sanitized, reason="jemalloc is off under the sanitizers")
