@@ -206,7 +206,11 @@ def test_drain_delay_keeps_admitting_for_that_long(start_program, baseline, obse
             break
         admitted += 1
         assert (t - t_sig) / MS < delay_ms + 5000, "still admitting long after the drain delay"
-    assert code == grpc.StatusCode.UNAVAILABLE, code
+    # The first call refused may be one that connected just before the
+    # listener closed: gRPC itself then cancels it (CANCELLED, the race
+    # bench/results/shutdown.md measures); later ones are refused
+    # UNAVAILABLE.
+    assert code in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED), code
     assert admitted >= 1, "no call was admitted during the drain delay"
     # A refusal cannot come before admission closed.
     assert (t - t_sig) / MS >= delay_ms, f"refused {(t - t_sig) / MS:.0f} ms after SIGTERM, delay {delay_ms} ms"
