@@ -132,6 +132,26 @@ def test_command_starter_fails_at_its_todo_then_passes_filled_in(workdir, starte
         assert rc == 0 and all(v == "PASS" for v, _ in verdicts.values()), out
 
 
+@pytest.mark.parametrize("lang", ["python", "node"])
+def test_shutdown_starters_process_answers_neither_deadline_nor_cancel(workdir, lang):
+    # The shutdown starter gives Process away, so the kit must not gain a
+    # deadline or cancel answer through it: it drops the deadline and lets
+    # Work run on after the client left.
+    folder = init(workdir, "shutdown", "--lang", lang)
+    extra = ("--memory-limit", "0") if sanitizer_build() else ()
+    for exercise, only, says in (("deadline", "shrinks", "the deadline was dropped"),
+                                 ("cancel", "during-work", "cancellation is not propagated")):
+        out = os.path.join(folder, "..", f"results-{uuid.uuid4().hex[:6]}.json")
+        p = subprocess.run([bin_path("grader"), exercise, "--submission", "./run", "--only", only, "--json", out,
+                            "--quiet", *extra], capture_output=True, text=True, cwd=folder, timeout=300,
+                           stdin=subprocess.DEVNULL)
+        with open(out) as f:
+            (test,) = json.load(f)["tests"]
+        os.unlink(out)
+        assert p.returncode == 1 and test["output"].startswith("FAIL"), test["output"]
+        assert says in test["output"], test["output"]
+
+
 @pytest.mark.parametrize("exercise", sorted(CONFIG_STARTERS))
 def test_config_starter_fails_at_its_todos_then_passes_filled_in(workdir, exercise):
     with open(os.path.join(SOLUTIONS, exercise + ".json")) as f:
