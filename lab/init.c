@@ -395,8 +395,8 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
              lang->name, lang->bit == LANG_PYTHON ? "`gen/`" : "`node_modules/`");
     const subst keys[] = {
         {"@PROGRAM@", s->program}, {"@EXERCISES_OR@", both}, {"@EXERCISES@", s->exercises},
-        {"@LANG@", lang->title},   {"@KIT@", kit},          {"@FILE@", file},
-        {"@STUBS@", lang->stubs},  {"@REGEN@", regen},      {"@GIVEN@", s->given},
+        {"@LANG@", lang->title},   {"@KIT@", kit},           {"@FILE@", file},
+        {"@STUBS@", lang->stubs},  {"@REGEN@", regen},       {"@GIVEN@", s->given},
     };
     snprintf(from, sizeof from, "%s/starters/README.command.md", kit);
     if (!rc)
