@@ -548,7 +548,7 @@ static int shutdown_row(server_proc *baseline, size_t i)
     else
         snprintf(work, sizeof work, "the observer did not answer");
     describe_exit(&relay.proc, s, killed, end_at, ex, sizeof ex);
-    printf("%-14s %-22s %-28s %-29s %-24s %s\n", relay.label, shortc, newc, work, ex, shutdown_lessons[i]);
+    printf("%-14s %-22s %-30s %-29s %-26s %s\n", relay.label, shortc, newc, work, ex, shutdown_lessons[i]);
     fflush(stdout);
     if (r)
         relaylab__observe_reply__free_unpacked(r, NULL);
@@ -573,7 +573,7 @@ int lab_demo_shutdown(void)
            "SIGTERM; the process is killed if it has not exited %d ms after it.\n\n",
            SD_GRACE_MS, SD_SHORT_STEPS, SD_STEP_MS, SD_LONG_STEPS, SD_STEP_MS, SD_NEW_CALL_AFTER_MS,
            SD_GRACE_MS + SD_EXIT_SLACK_MS);
-    printf("%-14s %-22s %-28s %-29s %-24s %s\n", "relay", "short call", "new call after SIGTERM",
+    printf("%-14s %-22s %-30s %-29s %-26s %s\n", "relay", "short call", "new call after SIGTERM",
            "long call's Work", "exit", "lesson");
     fflush(stdout);
     int rc = 0;
