@@ -7,17 +7,25 @@
 #include "relaylab.pb-c.h"
 #include "rl_channel.h"
 #include "rl_deadline.h"
+#include "rl_err.h"
 #include "rl_path.h"
 #include "rl_probe.h"
 #include "rl_proc.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
 #include <grpc/grpc.h>
 #include <limits.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #define READY_MS 10000
-#define MAX_RELAYS 6
 
 typedef struct server_proc {
     const char *label;
@@ -296,4 +304,284 @@ int lab_demo_cancel(void)
     stop_all(&baseline, relays, N);
     grpc_shutdown();
     return 0;
+}
+
+/* ---- shutdown ---------------------------------------------------------- */
+
+/* Each relay gets SIGTERM with two calls in flight: a short one whose Work
+ * (5 x 100 ms) ends well inside the grace, and a long one whose Work
+ * (60 x 100 ms) outlives it. A grace of seconds keeps the demo short; the
+ * exit is awaited for the grace plus the grader's own slack (1.5 s: the
+ * grace's timer, cancelling, tearing gRPC down on a loaded machine). */
+#define SD_GRACE_MS 1500
+#define SD_GRACE_ARG "1500"
+#define SD_STEP_MS 100
+#define SD_SHORT_STEPS 5
+#define SD_LONG_STEPS 60
+#define SD_EXIT_SLACK_MS 1500
+/* The new call goes out once the listener is closed, or this long after
+ * SIGTERM if it never closes (listener-last keeps admitting): a relay
+ * closes it within milliseconds, so this is a loaded machine's scheduling
+ * delay many times over, and still well before the grace ends. */
+#define SD_NEW_CALL_AFTER_MS 700
+#define SD_NEW_CALL_DEADLINE_MS 3000
+/* A refusal takes a few ms; one slower than this waited for something. */
+#define SD_REFUSE_MS 1000
+#define SD_REACH_MS 5000
+
+static const char *const shutdown_mistakes[] = {NULL, "no-handler", "stop-now", "wait-forever", "listener-last"};
+static const char *const shutdown_lessons[] = {
+    "the rule",
+    "dies at once",
+    "no grace",
+    "no bound: needs SIGKILL",
+    "admits during the drain",
+};
+
+/* True once |addr| ("127.0.0.1:PORT") accepts no TCP connection. */
+static bool listener_closed(const char *addr)
+{
+    const char *colon = strrchr(addr, ':');
+    if (!colon)
+        return false;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+    if (inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr) != 1)
+        return false;
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return false;
+    bool refused = false;
+    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        if (errno == ECONNREFUSED) {
+            refused = true;
+        } else if (errno == EINPROGRESS) {
+            struct pollfd pf = {.fd = fd, .events = POLLOUT};
+            int err = 0;
+            socklen_t len = sizeof err;
+            if (poll(&pf, 1, 100) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0)
+                refused = err == ECONNREFUSED;
+        }
+    }
+    close(fd);
+    return refused;
+}
+
+static bool work_underway(const Relaylab__ObserveReply *r, void *user)
+{
+    (void)user;
+    const Relaylab__CallRecord *w = rl_observe_find(r, "Work", 0);
+    return w && !w->ended && w->steps_done >= 1;
+}
+
+static bool work_over(const Relaylab__ObserveReply *r, void *user)
+{
+    (void)user;
+    const Relaylab__CallRecord *w = rl_observe_find(r, "Work", 0);
+    return w && w->ended;
+}
+
+/* Starts Process with Work |steps| x SD_STEP_MS and no deadline, and waits
+ * (bounded) until the baseline shows its Work running. Returns 0 or 1. */
+static int start_until_work(rl_probe_call *c, server_proc *relay, server_proc *baseline, const char *tag,
+                            uint32_t steps)
+{
+    Relaylab__ProcessRequest req = RELAYLAB__PROCESS_REQUEST__INIT;
+    req.tag = (char *)tag;
+    req.steps = steps;
+    req.step_ms = SD_STEP_MS;
+    Relaylab__ObserveReply *r = NULL;
+    int rc = rl_probe_call_start(c, relay->ch, "/relaylab.Relay/Process", &req.base, RL_NO_DEADLINE) == 0 &&
+                     rl_observe_until(baseline->ch, tag, work_underway, NULL,
+                                      rl_now_ns() + SD_REACH_MS * RL_NS_PER_MS, 5, &r) == 0
+                 ? 0
+                 : 1;
+    if (r)
+        relaylab__observe_reply__free_unpacked(r, NULL);
+    return rc;
+}
+
+static long long ms_after(int64_t s, int64_t t)
+{
+    return (long long)((t - s) / RL_NS_PER_MS);
+}
+
+/* "OK at 412 ms" / "UNAVAILABLE at 3 ms" / "no answer": a call in flight at
+ * SIGTERM |s|. */
+static void describe_call(const rl_probe_call *c, int64_t s, char *buf, size_t len)
+{
+    if (!c->done)
+        snprintf(buf, len, "no answer");
+    else
+        snprintf(buf, len, "%s at %lld ms", rl_status_name(c->status), ms_after(s, c->end_ns));
+}
+
+/* "refused UNAVAILABLE in 1 ms" / "served OK in 104 ms": the call started
+ * after SIGTERM. */
+static void describe_new(const rl_probe_call *c, char *buf, size_t len)
+{
+    if (!c->started)
+        snprintf(buf, len, "not made");
+    else if (!c->done)
+        snprintf(buf, len, "no answer");
+    else if (c->status == GRPC_STATUS_OK)
+        snprintf(buf, len, "served OK in %lld ms", ms_after(c->start_ns, c->end_ns));
+    else
+        snprintf(buf, len, "%s %s in %lld ms", ms_after(c->start_ns, c->end_ns) > SD_REFUSE_MS ? "failed" : "refused",
+                 rl_status_name(c->status), ms_after(c->start_ns, c->end_ns));
+}
+
+/* What the baseline recorded of the long call's Work. */
+static void describe_work(const Relaylab__CallRecord *w, int64_t s, bool killed, int64_t at, char *buf, size_t len)
+{
+    if (!w)
+        snprintf(buf, len, "never called");
+    else if (!w->ended && killed)
+        snprintf(buf, len, "still running at %lld ms", ms_after(s, at));
+    else if (!w->ended)
+        snprintf(buf, len, "still running after the exit");
+    else if (w->cancelled)
+        snprintf(buf, len, "cancelled at %lld ms", ms_after(s, w->end_ns));
+    else if (w->status == GRPC_STATUS_OK)
+        snprintf(buf, len, "completed at %lld ms", ms_after(s, w->end_ns));
+    else
+        snprintf(buf, len, "%s at %lld ms", rl_status_name(w->status), ms_after(s, w->end_ns));
+}
+
+static void describe_exit(const rl_proc *p, int64_t s, bool killed, int64_t at, char *buf, size_t len)
+{
+    if (killed)
+        snprintf(buf, len, "killed at %lld ms", ms_after(s, at));
+    else if (p->term_sig)
+        snprintf(buf, len, "died of %s at %lld ms", rl_signal_name(p->term_sig), ms_after(s, p->exit_ns));
+    else
+        snprintf(buf, len, "status %d at %lld ms", p->exit_code, ms_after(s, p->exit_ns));
+}
+
+/* Polls every call not yet done, without blocking: a call's end is the
+ * instant a wait sees its status. */
+static void poll_calls(rl_probe_call *calls, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (calls[i].started && !calls[i].done)
+            rl_probe_call_wait(&calls[i], 0);
+}
+
+static bool calls_done(const rl_probe_call *calls, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (calls[i].started && !calls[i].done)
+            return false;
+    return true;
+}
+
+/* One row: starts a relay with |mistake| (NULL: the reference), puts the
+ * two calls in flight, sends SIGTERM, makes the new call, and follows the
+ * calls and the process to the end, bounded. Returns 0, or 1 when the relay
+ * could not be started. */
+static int shutdown_row(server_proc *baseline, size_t i)
+{
+    const char *mistake = shutdown_mistakes[i];
+    const char *args[] = {"--listen", "127.0.0.1:0", "--baseline", baseline->addr, "--grace-ms", SD_GRACE_ARG,
+                          mistake ? "--mistake" : NULL, mistake, NULL};
+    server_proc relay;
+    if (start_server(&relay, mistake ? mistake : "reference", "relay", args))
+        return 1;
+    enum { LONG, SHORT, NEW, NCALLS };
+    rl_probe_call calls[NCALLS];
+    memset(calls, 0, sizeof calls);
+    char tags[NCALLS][64];
+    for (int k = 0; k < NCALLS; k++)
+        snprintf(tags[k], sizeof tags[k], "demo-shutdown-%zu-%s", i, k == LONG ? "long" : k == SHORT ? "short" : "new");
+    if (start_until_work(&calls[LONG], &relay, baseline, tags[LONG], SD_LONG_STEPS) ||
+        start_until_work(&calls[SHORT], &relay, baseline, tags[SHORT], SD_SHORT_STEPS)) {
+        printf("%-14s %s\n", relay.label, "its Work never ran at the baseline: see the relay's output");
+        for (int k = 0; k < NCALLS; k++)
+            rl_probe_call_fini(&calls[k]);
+        stop_server(&relay);
+        return 0;
+    }
+    /* The signal goes to the relay itself, as an orchestrator sends it. */
+    kill(relay.proc.pid, SIGTERM);
+    int64_t s = rl_now_ns();
+    int64_t new_at = s + SD_NEW_CALL_AFTER_MS * RL_NS_PER_MS;
+    int64_t exit_by = s + (SD_GRACE_MS + SD_EXIT_SLACK_MS) * RL_NS_PER_MS;
+    bool new_made = false;
+    for (;;) {
+        poll_calls(calls, NCALLS);
+        bool alive = rl_proc_alive(&relay.proc);
+        if (!new_made && (rl_now_ns() >= new_at || !alive || listener_closed(relay.addr))) {
+            Relaylab__ProcessRequest req = RELAYLAB__PROCESS_REQUEST__INIT;
+            req.tag = tags[NEW];
+            req.steps = 1;
+            req.step_ms = 1;
+            rl_probe_call_start(&calls[NEW], relay.ch, "/relaylab.Relay/Process", &req.base,
+                                rl_now_ns() + SD_NEW_CALL_DEADLINE_MS * RL_NS_PER_MS);
+            new_made = true; /* once, even if gRPC refused the batch (then "not made") */
+        }
+        if ((!alive && new_made && calls_done(calls, NCALLS)) || rl_now_ns() >= exit_by)
+            break;
+        rl_sleep_ms(2, NULL);
+    }
+    /* What Work was doing when the relay ended: read before a kill, whose
+     * dropped connection would cancel it. */
+    bool killed = rl_proc_alive(&relay.proc);
+    int64_t end_at = rl_now_ns();
+    Relaylab__ObserveReply *r = NULL;
+    bool observed;
+    if (killed) {
+        observed = rl_observe(baseline->ch, tags[LONG], 2000, &r) == 0;
+        rl_proc_stop(&relay.proc, 0);
+    } else {
+        observed = rl_observe_until(baseline->ch, tags[LONG], work_over, NULL, rl_now_ns() + RL_NS_PER_SEC, 5,
+                                    &r) != RL_EGRPC;
+    }
+    int64_t calls_by = rl_now_ns() + 2 * RL_NS_PER_SEC;
+    while (!calls_done(calls, NCALLS) && rl_now_ns() < calls_by) {
+        poll_calls(calls, NCALLS);
+        rl_sleep_ms(2, NULL);
+    }
+    char shortc[64], newc[64], work[64], ex[64];
+    describe_call(&calls[SHORT], s, shortc, sizeof shortc);
+    describe_new(&calls[NEW], newc, sizeof newc);
+    if (observed && r)
+        describe_work(rl_observe_find(r, "Work", 0), s, killed, end_at, work, sizeof work);
+    else
+        snprintf(work, sizeof work, "the observer did not answer");
+    describe_exit(&relay.proc, s, killed, end_at, ex, sizeof ex);
+    printf("%-14s %-22s %-30s %-29s %-26s %s\n", relay.label, shortc, newc, work, ex, shutdown_lessons[i]);
+    fflush(stdout);
+    if (r)
+        relaylab__observe_reply__free_unpacked(r, NULL);
+    for (int k = 0; k < NCALLS; k++)
+        rl_probe_call_fini(&calls[k]);
+    stop_server(&relay);
+    return 0;
+}
+
+int lab_demo_shutdown(void)
+{
+    enum { N = sizeof shutdown_mistakes / sizeof *shutdown_mistakes };
+    server_proc baseline;
+    grpc_init();
+    if (start_server(&baseline, "baseline", "baseline", NULL)) {
+        grpc_shutdown();
+        return 1;
+    }
+    printf("Shutdown demo: each relay runs with a %d ms grace (--grace-ms) and gets SIGTERM while two calls\n"
+           "run: a short one (Work %d x %d ms, done inside the grace) and a long one (Work %d x %d ms, outliving\n"
+           "it). Once the listener is closed (or %d ms after SIGTERM) a new call is made. Times are ms after\n"
+           "SIGTERM; the process is killed if it has not exited %d ms after it.\n\n",
+           SD_GRACE_MS, SD_SHORT_STEPS, SD_STEP_MS, SD_LONG_STEPS, SD_STEP_MS, SD_NEW_CALL_AFTER_MS,
+           SD_GRACE_MS + SD_EXIT_SLACK_MS);
+    printf("%-14s %-22s %-30s %-29s %-26s %s\n", "relay", "short call", "new call after SIGTERM",
+           "long call's Work", "exit", "lesson");
+    fflush(stdout);
+    int rc = 0;
+    for (size_t i = 0; i < N && rc == 0; i++)
+        rc = shutdown_row(&baseline, i);
+    if (rc == 0)
+        printf("\nGrade a relay with: bin/grader shutdown --submission 'COMMAND'\n");
+    stop_server(&baseline);
+    grpc_shutdown();
+    return rc;
 }

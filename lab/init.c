@@ -31,21 +31,29 @@ enum { LANG_PYTHON = 1u, LANG_NODE = 2u };
 
 typedef struct starter {
     const char *exercise;  /* lab init's argument */
-    const char *kind;      /* the template folder under starters/: relay, streamer, config */
+    const char *kind;      /* the template folder under starters/: relay, streamer, shutdown, config */
     const char *exercises; /* what `lab check` grades, space-separated */
     unsigned langs;        /* the languages offered (0: a config exercise, JSON) */
+    const char *program;   /* the README's name for what the student builds */
+    const char *given;     /* the README: what the skeleton already does */
 } starter;
 
+#define GIVEN_SERVER "listening on `RELAYLAB_LISTEN`, the baseline's address in `RELAYLAB_BASELINE`"
+
 /* deadline and cancel grade the same program, so one relay starter serves
- * both and is checked on both. The shutdown exercise's starter is the relay
- * (or streamer) with its SIGTERM block as the TODO: add its row, and its
- * name to the relay rows' exercises, once its handout lands. */
+ * both and is checked on both. The shutdown starter is that relay the other
+ * way round: Process is given (a plain one, which neither the deadline nor
+ * the cancel exercise would pass) and the SIGTERM handling, which the relay
+ * and streamer starters do for the student, is the TODO; it is graded on
+ * shutdown alone. */
 static const starter starters[] = {
-    {"deadline", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE},
-    {"cancel", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE},
-    {"flow", "streamer", "flow", LANG_PYTHON | LANG_NODE},
-    {"keepalive", "config", "keepalive", 0},
-    {"retry", "config", "retry", 0},
+    {"deadline", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE, "relay", GIVEN_SERVER ", stopping on SIGTERM"},
+    {"cancel", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE, "relay", GIVEN_SERVER ", stopping on SIGTERM"},
+    {"flow", "streamer", "flow", LANG_PYTHON | LANG_NODE, "streamer", GIVEN_SERVER ", stopping on SIGTERM"},
+    {"keepalive", "config", "keepalive", 0, NULL, NULL},
+    {"retry", "config", "retry", 0, NULL, NULL},
+    {"shutdown", "shutdown", "shutdown", LANG_PYTHON | LANG_NODE, "relay",
+     GIVEN_SERVER ", and Process: Lookup then Work, with a way to cancel the downstream calls in flight"},
 };
 
 typedef struct lang_info {
@@ -386,8 +394,9 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
     snprintf(regen, sizeof regen, "If `proto/relaylab.proto` changes, `%s/bin/lab stubs %s .` makes %s again.", kit,
              lang->name, lang->bit == LANG_PYTHON ? "`gen/`" : "`node_modules/`");
     const subst keys[] = {
-        {"@KIND@", s->kind}, {"@EXERCISES_OR@", both}, {"@EXERCISES@", s->exercises}, {"@LANG@", lang->title},
-        {"@KIT@", kit},      {"@FILE@", file},         {"@STUBS@", lang->stubs},      {"@REGEN@", regen},
+        {"@PROGRAM@", s->program}, {"@EXERCISES_OR@", both}, {"@EXERCISES@", s->exercises},
+        {"@LANG@", lang->title},   {"@KIT@", kit},           {"@FILE@", file},
+        {"@STUBS@", lang->stubs},  {"@REGEN@", regen},       {"@GIVEN@", s->given},
     };
     snprintf(from, sizeof from, "%s/starters/README.command.md", kit);
     if (!rc)

@@ -38,6 +38,7 @@ typedef struct demo {
 static const demo demos[] = {
     {"deadline", lab_demo_deadline},
     {"cancel", lab_demo_cancel},
+    {"shutdown", lab_demo_shutdown},
     {"flow", lab_flow_demo},
 };
 
@@ -58,7 +59,7 @@ static int cmd_demo(int argc, char **argv)
 static const command commands[] = {
     {"list", "lab list                       the exercises", cmd_list},
     {"show", "lab show EXERCISE              an exercise's handout", cmd_show},
-    {"demo", "lab demo deadline|cancel|flow  the reference next to its classic mistakes", cmd_demo},
+    {"demo", "lab demo deadline|cancel|shutdown|flow  the reference next to its classic mistakes", cmd_demo},
     {"init", "lab init EXERCISE [--lang python|node] [--variant SEED] [DIR]  a starter folder", lab_init_main},
     {"stubs", "lab stubs python|node DIR      make a starter's generated code (or packages) again", lab_stubs_main},
     {"check", "lab check [EXERCISE] [GRADER OPTIONS]  grade the starter folder you are in", lab_check_main},

@@ -1,8 +1,9 @@
-# `lab list`, `lab show` and `lab demo deadline|cancel` (lab/handout.c,
+# `lab list`, `lab show` and `lab demo deadline|cancel|shutdown` (lab/handout.c,
 # lab/demo.c): every handout in lab/exercises is listed with its title and
 # shown byte for byte, a wrong name or a missing data folder is a clear error,
 # and each demo row shows what its relay really did: the reference passes the
-# time left and propagates the cancel, each mistake shows its own symptom.
+# time left, propagates the cancel and drains at SIGTERM, each mistake shows
+# its own symptom.
 import os
 import re
 import shutil
@@ -49,7 +50,7 @@ def test_show_prints_the_handout_unchanged(name):
 @pytest.mark.parametrize("args,message", [
     (["show", "nosuch"], "no exercise named 'nosuch'"),
     (["show"], "usage: lab show EXERCISE"),
-    (["demo", "nosuch"], "no demo named 'nosuch'; demos: deadline cancel flow"),
+    (["demo", "nosuch"], "no demo named 'nosuch'; demos: deadline cancel shutdown flow"),
     (["bogus"], "unknown command 'bogus'"),
 ])
 def test_bad_arguments_exit_2_with_a_message(args, message):
@@ -149,3 +150,45 @@ def test_demo_cancel_shows_the_cancel_reaching_the_baseline_or_not():
     assert l_status == "OK" and after.startswith("started after the cancel"), p.stdout
     assert "100 steps" in after, p.stdout
     assert "100 steps of 20 ms" in p.stdout and "Lookup (1000 ms)" in p.stdout
+
+
+SHUTDOWN_ROW = re.compile(r"^(\S+)\s+(\S+) at (\d+) ms\s+(refused|failed|served) (\S+) in (\d+) ms\s+"
+                          r"(cancelled|completed|still running|\S+) at (\d+) ms\s+"
+                          r"(status \d+|died of \S+|killed) at (\d+) ms\s")
+
+
+def test_demo_shutdown_shows_each_relay_ending_its_own_way():
+    p = lab("demo", "shutdown")
+    assert p.returncode == 0, p.stdout + p.stderr
+    grace_ms = int(re.search(r"with a (\d+) ms grace", p.stdout).group(1))
+    rows = {}
+    for m in map(SHUTDOWN_ROW.match, p.stdout.splitlines()):
+        if m:
+            relay, short, short_ms, new, new_status, _, work, work_ms, how, exit_ms = m.groups()
+            rows[relay] = dict(short=short, short_ms=int(short_ms), new=new, new_status=new_status, work=work,
+                               work_ms=int(work_ms), exit=how, exit_ms=int(exit_ms))
+    assert list(rows) == ["reference", "no-handler", "stop-now", "wait-forever", "listener-last"], p.stdout
+    # The rule: the short call completes, admission is closed, the long
+    # call's Work is cancelled at the grace (counted from the demo's own
+    # signal, so never before it; as late as a cancel may take), exit 0.
+    ref = rows["reference"]
+    assert ref["short"] == "OK" and ref["short_ms"] < grace_ms, p.stdout
+    assert ref["new"] == "refused" and ref["new_status"] != "OK", p.stdout
+    assert ref["work"] == "cancelled" and grace_ms <= ref["work_ms"] <= grace_ms + CANCEL_MS, p.stdout
+    assert ref["exit"] == "status 0", p.stdout
+    # No handler: the process dies of the signal and the short call with it.
+    assert rows["no-handler"]["exit"] == "died of SIGTERM", p.stdout
+    assert rows["no-handler"]["short"] != "OK", p.stdout
+    # A grace of 0: the calls are cut at once, the exit is clean.
+    stop = rows["stop-now"]
+    assert stop["short"] != "OK" and stop["short_ms"] < grace_ms, p.stdout
+    assert stop["work"] == "cancelled" and stop["work_ms"] < grace_ms, p.stdout
+    assert stop["exit"] == "status 0", p.stdout
+    # No bound: the long call holds the process past the grace until killed.
+    forever = rows["wait-forever"]
+    assert forever["short"] == "OK", p.stdout
+    assert forever["exit"] == "killed" and forever["exit_ms"] > grace_ms, p.stdout
+    assert forever["work"] == "still running" and forever["work_ms"] > grace_ms, p.stdout
+    # Admission closed last: the new call is served during the drain.
+    last = rows["listener-last"]
+    assert last["short"] == "OK" and last["new"] == "served" and last["new_status"] == "OK", p.stdout
