@@ -219,9 +219,10 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
                         after, st, (long long)took);
     else
         gr_result(out, GR_PASS,
-                        "the listener closed %lld ms after SIGTERM; a new call then failed %s in %lld ms while the "
-                        "admitted one ran on",
-                        (long long)gr_ms_between(s, closed), st, (long long)took);
+                        "the listener closed %lld ms after SIGTERM; a new call then failed %s in %lld ms %s",
+                        (long long)gr_ms_between(s, closed), st, (long long)took,
+                        rl_probe_call_wait(&c, 0) == RL_OK ? "(the admitted call had already ended: see in-flight)"
+                                                           : "while the admitted one ran on");
 done:
     gr_scenario_done(&n, NULL);
     return gr_scenario_done(&c, NULL);
