@@ -981,7 +981,7 @@ static void remove_private_dir(gr_ctx *ctx)
  * errors must not be excused: it fails, and the feedback says why. */
 static void judge_dead_baseline(gr_ctx *ctx, int i, gr_scenario_result *res)
 {
-    char how[96], which[24] = "";
+    char how[96], which[48] = "";
     rl_proc_describe(&ctx->baselines[i].proc, how, sizeof how);
     if (ctx->nbaselines > 1)
         snprintf(which, sizeof which, " (%d of %d)", i + 1, ctx->nbaselines);

@@ -361,7 +361,7 @@ static int write_marker(const char *dir, const char *exercises, const char *lang
 
 static int init_command(const starter *s, const lang_info *lang, const char *kit, const char *dir)
 {
-    char tdir[PATH_MAX + 64], from[PATH_MAX * 2], to[PATH_MAX * 2], file[64] = "";
+    char tdir[PATH_MAX + 64], from[PATH_MAX * 2], to[PATH_MAX * 2], file[NAME_MAX + 1] = "";
     snprintf(tdir, sizeof tdir, "%s/starters/%s/%s", kit, s->kind, lang->name);
     DIR *d = opendir(tdir);
     if (!d) {
