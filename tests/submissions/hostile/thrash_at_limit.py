@@ -1,7 +1,8 @@
 # thrash_at_limit (hostile, or merely unlucky): a start that holds argv[1]
 # MiB of private memory, close under the sandbox's memory limit, and then
-# keeps reading the system's shared libraries, so every page it reads must
-# first evict another: the memory cgroup hits its limit all the time, and
+# keeps reading the system's shared libraries (each dropped from the page
+# cache first, so that every read is charged to this run's cgroup), so every
+# page it reads must first evict another: the memory cgroup hits its limit all the time, and
 # the program makes no progress toward listening. Without swap the kernel's
 # OOM killer never ends it (page cache can always be reclaimed), so how long
 # it would take to be judged depended on the machine.
@@ -27,6 +28,10 @@ if __name__ == "__main__":
         for path in libs:
             try:
                 with open(path, "rb") as f:
+                    # Out of the page cache first: a page another cgroup
+                    # (an earlier run) read stays charged to it, and reading
+                    # it again would charge this one nothing.
+                    os.posix_fadvise(f.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
                     while f.read(1 << 20):
                         pass
             except OSError:
