@@ -7,6 +7,7 @@ runs from its own folder as a student's does (the sandbox shows it nothing
 else of the kit). Also writes the verdict each scenario must get.
 
     scripts/known-class.py DEST [--only TEXT,TEXT] [--limit N]
+    scripts/known-class.py DEST --check OUT     # OUT/grades.csv against DEST/expect.json
 
 DEST/class/STUDENT/sub/ is the class; DEST/expect.json maps each student to
 its row's 'expect'. The known class is graded with
@@ -145,12 +146,51 @@ def build(dest, only=None, limit=None, rows=None):
     return expect
 
 
+def read_csv(path):
+    """{(student, exercise, scenario): row dict} of a grades.csv."""
+    import csv
+    with open(path, newline="") as f:
+        return {(r["student"], r["exercise"], r["scenario"]): r for r in csv.DictReader(f)}
+
+
+def check(dest, out):
+    """Mismatches between OUT/grades.csv and DEST/expect.json, as lines: every
+    scenario of an expected exercise must get its verdict, every other
+    exercise must be MISSING, and every student must be there."""
+    exp = json.load(open(os.path.join(dest, "expect.json")))["students"]
+    got = read_csv(os.path.join(out, "grades.csv"))
+    bad, seen = [], set()
+    for (student, ex, sc), r in sorted(got.items()):
+        seen.add(student)
+        if student not in exp:
+            bad.append(f"{student}: not a student of the class")
+            continue
+        want = exp[student]["expect"].get(ex)
+        if want is None:
+            want = "MISSING"
+        elif isinstance(want, dict):
+            want = want.get(sc, want.get("*"))
+        if r["verdict"] != want:
+            bad.append(f"{student} {ex}/{sc}: expected {want}, got {r['verdict']}: {r['feedback'][:200]}")
+    for student in exp:
+        if student not in seen:
+            bad.append(f"{student}: no row in grades.csv")
+    return bad
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("dest")
     ap.add_argument("--only", help="comma-separated texts: rows whose name has one")
     ap.add_argument("--limit", type=int)
+    ap.add_argument("--check", metavar="OUT", help="compare OUT/grades.csv with DEST/expect.json")
     a = ap.parse_args()
+    if a.check:
+        bad = check(a.dest, a.check)
+        for line in bad:
+            print(line)
+        print(f"known-class: {'every verdict as expected' if not bad else f'{len(bad)} verdicts not as expected'}")
+        return 1 if bad else 0
     exp = build(a.dest, a.only.split(",") if a.only else None, a.limit)
     print(f"known-class: {len(exp)} students in {os.path.join(a.dest, 'class')}")
     return 0
