@@ -47,7 +47,14 @@ def klass():
     subprocess.run(["rm", "-rf", os.path.dirname(dest)], check=False)
 
 
+def sanitizer_build():
+    return os.sep + "address" + os.sep in os.path.join(BIN, "")
+
+
 def grade_class(dest, out, jobs, *extra):
+    if sanitizer_build():
+        # The class's C relay is the ASan build: its shadow memory counts in RLIMIT_DATA.
+        extra = ("--memory-limit", "0", *extra)
     return [os.path.join(BIN, "grade-class"), os.path.join(dest, "class"), "--out", out, "--jobs", str(jobs),
             "--exercises", EXERCISES, "--variant-from", "marker", *extra]
 
@@ -149,15 +156,17 @@ def test_bad_usage_says_what_to_do(klass):
 
 # ---- Gradescope ----
 
-def fake_autograder(klass, row):
-    """A fake /autograder whose submission is the known-class folder of |row|
+def fake_autograder(klass, row_name):
+    """A fake /autograder whose submission is the known submission |row_name|
+    as a student uploads it: a folder `lab init` made, with its .relaylab
     (graded on deadline alone: RELAYLAB_EXERCISES below)."""
-    root = os.path.join(os.path.dirname(klass), "ag-" + row.split()[0].replace(".", "-"))
-    exp = json.load(open(os.path.join(klass, "expect.json")))["students"]
-    student = [s for s, e in exp.items() if e["row"] == row][0]
-    os.makedirs(root)
-    subprocess.run(["cp", "-a", os.path.join(klass, "class", student, "sub"), os.path.join(root, "submission")],
-                   check=True)
+    root = os.path.join(os.path.dirname(klass), "ag-" + row_name.replace(".", "-"))
+    rows = json.load(open(os.path.join(ROOT, "tests", "verdicts.json")))["submissions"]
+    row = [r for r in rows if r["name"] == row_name][0]
+    sub = os.path.join(root, "submission")
+    submission = known_class.make_sub(row, sub)
+    with open(os.path.join(sub, ".relaylab"), "w") as f:
+        f.write(f"exercises deadline cancel\nlang python\nsubmission {submission}\nvariant \n")
     return root
 
 
@@ -172,7 +181,7 @@ def run_autograder(root):
 
 def test_run_autograder_grades_a_good_and_a_bad_submission(klass):
     good = run_autograder(fake_autograder(klass, "relay_good.py"))
-    bad = run_autograder(fake_autograder(klass, "relay --mistake forward-timeout"))
+    bad = run_autograder(fake_autograder(klass, "relay_forward_timeout.py"))
     assert good["max_score"] == 10 and good["score"] == 10, good["output"]
     assert bad["max_score"] == 10 and bad["score"] == 6, bad["output"]
     shrinks = [t for t in bad["tests"] if t["extra_data"]["scenario"] == "shrinks"][0]
