@@ -2,7 +2,8 @@
  * all exercises with bin/grader, N graders at once, and writes one
  * results.json a student, a CSV and a summary. Every grading is a grader
  * process of its own, exactly as one by one, so --jobs changes no verdict;
- * a grading whose results.json is complete is not run again (resume).
+ * a grading that gave verdicts, with the same options, is not run again
+ * (resume).
  *
  * Exit status: 0 every grading finished (whatever its verdicts), 2 usage
  * error, or a grading that could not finish (interrupted: run the same
@@ -260,7 +261,7 @@ static void fmt_dur(double s, char *buf, size_t len)
 static void on_event(gc_job *job, void *arg)
 {
     batch *b = arg;
-    if (b->quiet)
+    if (b->quiet && !job)
         return;
     double el = (double)(rl_now_ns() - b->t0) / 1e9;
     char e[16], left[16] = "?";
@@ -273,9 +274,21 @@ static void on_event(gc_job *job, void *arg)
         return;
     }
     job_info *ji = job->user;
+    /* Recorded as soon as it ends, so that a batch stopped in any way
+     * (even SIGKILL) keeps it on resume; only verdicts are kept (status 0
+     * or 1): a grader error (2) is tried again. */
+    if (!job->interrupted && !job->timed_out && (job->status == 0 || job->status == 1)) {
+        FILE *f = fopen(ji->args_file, "w");
+        if (f) {
+            fputs(ji->args_text, f);
+            fclose(f);
+        }
+    }
     b->done++;
     if (b->done)
         fmt_dur(el / (double)b->done * (double)(b->total - b->done), left, sizeof left);
+    if (b->quiet)
+        return;
     fprintf(stderr, "%sgrade-class: %zu/%zu graded, %s elapsed, ~%s left: %s/%s %s (%.0f s)\n", b->tty ? "\r" : "",
             b->done, b->total, e, left, ji->student, b->ex[ji->ex].name,
             job->interrupted ? "interrupted"
@@ -305,13 +318,6 @@ static bool tally_job(gc_tally *t, const gc_job *job, const job_info *ji)
         return true;
     }
     gc_tally_add_results(t, ji->student, ji->ex, ji->json);
-    if (finished && job->state == GC_JOB_DONE) {
-        FILE *f = fopen(ji->args_file, "w");
-        if (f) {
-            fputs(ji->args_text, f);
-            fclose(f);
-        }
-    }
     return finished;
 }
 

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,9 +48,13 @@ bool gc_pool_interrupted(void)
 
 /* The child's side: its own group, the log as stdout and stderr, no stdin,
  * default signals, then the grader. */
-static void exec_job(const gc_job *j)
+static void exec_job(const gc_job *j, pid_t parent)
 {
     setpgid(0, 0);
+    /* A batch killed outright (SIGKILL) must not leave graders running on:
+     * each gets SIGTERM, stops its submission and writes its results. */
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+        _exit(127);
     int fd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (fd < 0 || in < 0 || dup2(in, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
@@ -72,11 +77,12 @@ static void exec_job(const gc_job *j)
 
 static int start(gc_job *j)
 {
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0)
         return RL_ESYS;
     if (pid == 0)
-        exec_job(j);
+        exec_job(j, parent);
     /* Both sides set the group, so a signal sent right after fork finds it. */
     setpgid(pid, pid);
     j->pid = pid;
