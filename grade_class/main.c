@@ -28,8 +28,8 @@
 #include <unistd.h>
 
 #define MAX_EXERCISES 32
-#define MAX_STARTERS 32
-#define MAX_WORLDS 16
+#define MAX_STARTERS  32
+#define MAX_WORLDS    16
 
 static void usage(FILE *f)
 {
@@ -152,8 +152,8 @@ static bool already_done(const job_info *ji)
         return false;
     json_t *root = json_load_file(ji->json, 0, NULL);
     const char *error = json_string_value(json_object_get(json_object_get(root, "extra_data"), "error"));
-    bool ok = root && json_is_array(json_object_get(root, "tests")) &&
-              !(error && strncmp(error, "interrupted", 11) == 0);
+    bool ok =
+        root && json_is_array(json_object_get(root, "tests")) && !(error && strncmp(error, "interrupted", 11) == 0);
     json_decref(root);
     return ok;
 }
@@ -187,8 +187,9 @@ static void plan(batch *b, const char *student, const char *sdir, const gc_start
         return;
     }
     if (e->config && (strchr(s->submission, '/') || strcmp(s->submission, "..") == 0)) {
-        snprintf(ji->error, sizeof ji->error, "the .relaylab of %.200s names '%.100s': a config must be a file of its folder",
-                 s->dir, s->submission);
+        snprintf(ji->error, sizeof ji->error,
+                 "the .relaylab of %.200s names '%.100s': a config must be a file of its folder", s->dir,
+                 s->submission);
         return;
     }
     int n = 0;
@@ -291,8 +292,8 @@ static void on_event(gc_job *job, void *arg)
         return;
     fprintf(stderr, "%sgrade-class: %zu/%zu graded, %s elapsed, ~%s left: %s/%s %s (%.0f s)\n", b->tty ? "\r" : "",
             b->done, b->total, e, left, ji->student, b->ex[ji->ex].name,
-            job->interrupted ? "interrupted"
-            : job->timed_out ? "stopped at the time limit"
+            job->interrupted   ? "interrupted"
+            : job->timed_out   ? "stopped at the time limit"
             : job->status == 0 ? "all passed"
             : job->status == 1 ? "some failed"
                                : "grader error (see its .log)",
@@ -323,7 +324,21 @@ static bool tally_job(gc_tally *t, const gc_job *job, const job_info *ji)
 
 int main(int argc, char **argv)
 {
-    enum { O_OUT = 256, O_EX, O_JOBS, O_RUNS, O_READY, O_MEM, O_WORLD, O_VFROM, O_STUDENT, O_RESULTS, O_FRESH, O_QUIET, O_UNSAFE };
+    enum {
+        O_OUT = 256,
+        O_EX,
+        O_JOBS,
+        O_RUNS,
+        O_READY,
+        O_MEM,
+        O_WORLD,
+        O_VFROM,
+        O_STUDENT,
+        O_RESULTS,
+        O_FRESH,
+        O_QUIET,
+        O_UNSAFE
+    };
     static const struct option longopts[] = {
         {"out", required_argument, NULL, O_OUT},
         {"exercises", required_argument, NULL, O_EX},
@@ -352,12 +367,8 @@ int main(int argc, char **argv)
         char *end;
         long v;
         switch (c) {
-        case O_OUT:
-            out = optarg;
-            break;
-        case O_EX:
-            exercises = optarg;
-            break;
+        case O_OUT: out = optarg; break;
+        case O_EX: exercises = optarg; break;
         case O_JOBS:
         case O_RUNS:
             v = strtol(optarg, &end, 10);
@@ -368,12 +379,8 @@ int main(int argc, char **argv)
             }
             *(c == O_JOBS ? &b.jobs : &b.runs) = (int)v;
             break;
-        case O_READY:
-            b.ready_timeout = optarg;
-            break;
-        case O_MEM:
-            b.memory_limit = optarg;
-            break;
+        case O_READY: b.ready_timeout = optarg; break;
+        case O_MEM: b.memory_limit = optarg; break;
         case O_WORLD: {
             char *eq = strchr(optarg, '=');
             char real[PATH_MAX];
@@ -391,24 +398,12 @@ int main(int argc, char **argv)
             }
             b.variant_from = optarg;
             break;
-        case O_STUDENT:
-            student_dir = optarg;
-            break;
-        case O_RESULTS:
-            results = optarg;
-            break;
-        case O_FRESH:
-            b.fresh = true;
-            break;
-        case O_QUIET:
-            b.quiet = true;
-            break;
-        case O_UNSAFE:
-            b.unsafe = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
+        case O_STUDENT: student_dir = optarg; break;
+        case O_RESULTS: results = optarg; break;
+        case O_FRESH: b.fresh = true; break;
+        case O_QUIET: b.quiet = true; break;
+        case O_UNSAFE: b.unsafe = true; break;
+        case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "grade-class: unknown or incomplete option '%s'\n\n", argv[optind - 1]);
             usage(stderr);

@@ -15,19 +15,19 @@ typedef enum gc_job_state { GC_JOB_PENDING, GC_JOB_RUNNING, GC_JOB_DONE, GC_JOB_
 
 typedef struct gc_job {
     const char *argv[40]; /* NULL-terminated; strings owned by the caller */
-    char cwd[4096];      /* the folder the grader starts in */
-    char log[4200];      /* its stdout and stderr go here (truncated first) */
-    int64_t timeout_ms;  /* after this, SIGTERM, then SIGKILL after the grace */
-    void *user;          /* the caller's */
+    char cwd[4096];       /* the folder the grader starts in */
+    char log[4200];       /* its stdout and stderr go here (truncated first) */
+    int64_t timeout_ms;   /* after this, SIGTERM, then SIGKILL after the grace */
+    void *user;           /* the caller's */
     /* Set by the pool: */
     gc_job_state state;
-    pid_t pid;           /* == its process group while it runs */
+    pid_t pid; /* == its process group while it runs */
     int64_t started_ns, ended_ns;
-    int64_t stop_ns;     /* when it was sent SIGTERM (time limit or
-                          * interrupt), 0 before: SIGKILL at + the grace */
-    int status;          /* exit status, or 128 + the signal that ended it */
-    bool timed_out;      /* the pool stopped it at its time limit */
-    bool interrupted;    /* the pool stopped it because the batch was interrupted */
+    int64_t stop_ns;  /* when it was sent SIGTERM (time limit or
+                       * interrupt), 0 before: SIGKILL at + the grace */
+    int status;       /* exit status, or 128 + the signal that ended it */
+    bool timed_out;   /* the pool stopped it at its time limit */
+    bool interrupted; /* the pool stopped it because the batch was interrupted */
 } gc_job;
 
 /* Called in the pool's thread when |job| ends, and about once a second with

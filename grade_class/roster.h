@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define GC_NAME_MAX 128
+#define GC_NAME_MAX      128
 #define GC_MAX_SCENARIOS 16
 
 typedef struct gc_exercise {
@@ -18,7 +18,7 @@ typedef struct gc_exercise {
     bool config; /* graded from a file (--submission FILE), not a command */
     size_t nscenarios;
     char scenarios[GC_MAX_SCENARIOS][GC_NAME_MAX];
-    double points[GC_MAX_SCENARIOS]; /* from the rubric; 0 when it has none */
+    double points[GC_MAX_SCENARIOS];       /* from the rubric; 0 when it has none */
     char visibility[GC_MAX_SCENARIOS][24]; /* the rubric's, or "" */
 } gc_exercise;
 
@@ -35,10 +35,10 @@ int gc_roster_read_points(const char *path, gc_exercise *ex, size_t n, char *err
 
 /* A folder `lab init` made, as its .relaylab marker describes it. */
 typedef struct gc_starter {
-    char dir[4096];             /* absolute path of the folder */
-    char exercises[512];        /* space-separated */
-    char submission[1024];      /* the marker's submission line */
-    char variant[GC_NAME_MAX];  /* may be empty */
+    char dir[4096];            /* absolute path of the folder */
+    char exercises[512];       /* space-separated */
+    char submission[1024];     /* the marker's submission line */
+    char variant[GC_NAME_MAX]; /* may be empty */
 } gc_starter;
 
 /* Reads DIR/.relaylab into |out| (dir set to |dir|). Returns 0,

@@ -13,14 +13,14 @@
 
 typedef struct gc_row {
     char student[GC_NAME_MAX];
-    size_t ex;             /* index into the exercises */
-    size_t sc;             /* index into that exercise's scenarios */
-    char verdict[16];      /* PASS, FAIL, TIMEOUT, CRASH, NOT-READY, ERROR, or
-                            * MISSING (no folder for the exercise) */
+    size_t ex;        /* index into the exercises */
+    size_t sc;        /* index into that exercise's scenarios */
+    char verdict[16]; /* PASS, FAIL, TIMEOUT, CRASH, NOT-READY, ERROR, or
+                       * MISSING (no folder for the exercise) */
     int runs, passed;
     double points, max_points;
-    double seconds;        /* grading time of the scenario, all runs */
-    char *feedback;        /* owned */
+    double seconds; /* grading time of the scenario, all runs */
+    char *feedback; /* owned */
 } gc_row;
 
 typedef struct gc_tally {

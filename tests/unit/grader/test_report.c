@@ -148,9 +148,8 @@ static void results_json_carries_visibility_and_extra_data(void **state)
     (void)state;
     gr_rubric *r = NULL;
     char err[512] = "";
-    assert_int_equal(load("{\"ex\": {\"a\": {\"points\": 2, \"visibility\": \"hidden\"}, \"b\": 3}}", &r, err,
-                          sizeof err),
-                     RL_OK);
+    assert_int_equal(
+        load("{\"ex\": {\"a\": {\"points\": 2, \"visibility\": \"hidden\"}, \"b\": 3}}", &r, err, sizeof err), RL_OK);
     assert_int_equal(gr_rubric_check(r, &ex, err, sizeof err), RL_OK);
     gr_outcome o[2];
     memset(o, 0, sizeof o);
@@ -158,8 +157,8 @@ static void results_json_carries_visibility_and_extra_data(void **state)
     snprintf(o[0].feedback, sizeof o[0].feedback, "fine");
     o[1] = (gr_outcome){.scenario = &scenarios[1], .runs = 3, .passed = 2, .verdict = GR_TIMEOUT, .seconds = 9};
     snprintf(o[1].feedback, sizeof o[1].feedback, "took 5000 ms");
-    gr_report rep = {.ex = &ex, .submission = "x", .outcomes = o, .noutcomes = 2, .rubric = r, .runs = 3,
-                     .seconds = 10.5};
+    gr_report rep = {
+        .ex = &ex, .submission = "x", .outcomes = o, .noutcomes = 2, .rubric = r, .runs = 3, .seconds = 10.5};
     char path[256];
     snprintf(path, sizeof path, "%s/results.json", dir);
     assert_int_equal(gr_report_json(path, &rep, err, sizeof err), RL_OK);
