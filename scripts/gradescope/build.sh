@@ -14,7 +14,8 @@ case $dest in /*) zipfile=$dest/relaylab-gradescope.zip ;; esac
 rm -rf "$out" "$zipfile"
 mkdir -p "$out"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    git ls-files -z | xargs -0 sh -c 'for f; do [ -f "$f" ] && mkdir -p "$0/$(dirname "$f")" && cp -p "$f" "$0/$f"; done' "$out"
+    # One tar for every tracked file (a file deleted but not yet committed is skipped).
+    git ls-files -z | tar --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -xf - -C "$out"
 else
     echo "gradescope: not a git checkout: cannot tell sources from build output" >&2
     exit 1
