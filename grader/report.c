@@ -18,8 +18,50 @@
 #include <unistd.h>
 
 struct gr_rubric {
-    json_t *root; /* object of objects of numbers, validated at load */
+    json_t *root; /* object of objects of entries (a number, or an object
+                   * with points and visibility), validated at load */
 };
+
+/* Gradescope's test visibilities, the only words results.json may carry. */
+static const char *const visibilities[] = {"visible", "hidden", "after_due_date", "after_published", NULL};
+
+/* Checks one scenario's entry: a number of points >= 0, or an object with
+ * "points" (such a number) and an optional "visibility" (one of the above);
+ * other keys must be "_" comments, so a typo ("visiblity") is caught. */
+static int check_entry(json_t *e, const char *path, const char *ex, const char *id, char *err, size_t errlen)
+{
+    json_t *pts = json_is_object(e) ? json_object_get(e, "points") : e;
+    if (!json_is_number(pts) || json_number_value(pts) < 0) {
+        snprintf(err, errlen,
+                 "the rubric %s: %s/%s must be a number of points >= 0, or {\"points\": N, \"visibility\": V}",
+                 path, ex, id);
+        return RL_EPARSE;
+    }
+    if (!json_is_object(e))
+        return RL_OK;
+    const char *key;
+    json_t *v;
+    json_object_foreach(e, key, v)
+    {
+        if (key[0] == '_' || strcmp(key, "points") == 0)
+            continue;
+        if (strcmp(key, "visibility") != 0) {
+            snprintf(err, errlen, "the rubric %s: %s/%s has an unknown key \"%s\" (points, visibility)", path, ex,
+                     id, key);
+            return RL_EPARSE;
+        }
+        bool known = false;
+        for (size_t i = 0; visibilities[i] && json_is_string(v) && !known; i++)
+            known = strcmp(json_string_value(v), visibilities[i]) == 0;
+        if (!known) {
+            snprintf(err, errlen,
+                     "the rubric %s: %s/%s visibility must be visible, hidden, after_due_date or after_published",
+                     path, ex, id);
+            return RL_EPARSE;
+        }
+    }
+    return RL_OK;
+}
 
 int gr_rubric_load(const char *path, gr_rubric **out, char *err, size_t errlen)
 {
@@ -53,10 +95,8 @@ int gr_rubric_load(const char *path, gr_rubric **out, char *err, size_t errlen)
         {
             if (id[0] == '_')
                 continue;
-            if (!json_is_number(pts) || json_number_value(pts) < 0) {
-                snprintf(err, errlen, "the rubric %s: %s/%s must be a number of points >= 0", path, ex, id);
+            if (check_entry(pts, path, ex, id, err, errlen) != RL_OK)
                 goto bad;
-            }
         }
     }
     *out = rl_xcalloc(1, sizeof **out);
@@ -97,7 +137,15 @@ int gr_rubric_check(const gr_rubric *r, const gr_exercise *ex, char *err, size_t
 double gr_rubric_points(const gr_rubric *r, const char *exercise, const char *scenario)
 {
     json_t *pts = json_object_get(json_object_get(r->root, exercise), scenario);
+    if (json_is_object(pts))
+        pts = json_object_get(pts, "points");
     return json_is_number(pts) ? json_number_value(pts) : 0.0;
+}
+
+const char *gr_rubric_visibility(const gr_rubric *r, const char *exercise, const char *scenario)
+{
+    json_t *e = json_object_get(json_object_get(r->root, exercise), scenario);
+    return json_is_object(e) ? json_string_value(json_object_get(e, "visibility")) : NULL;
 }
 
 void gr_rubric_free(gr_rubric *r)
@@ -236,9 +284,30 @@ int gr_report_json(const char *path, const gr_report *r, char *err, size_t errle
                  o->output);
         set_string(t, "output", text);
         free(text);
+        const char *vis = r->rubric ? gr_rubric_visibility(r->rubric, r->ex->name, o->scenario->id) : NULL;
+        if (vis)
+            json_object_set_new(t, "visibility", json_string(vis));
+        /* What was measured, apart from the prose: Gradescope keeps it,
+         * and bin/grade-class reads verdicts from here, not from text. */
+        json_t *extra = json_object();
+        json_object_set_new(extra, "exercise", json_string(r->ex->name));
+        set_string(extra, "scenario", o->scenario->id);
+        json_object_set_new(extra, "verdict", json_string(gr_verdict_name(o->verdict)));
+        json_object_set_new(extra, "runs", json_integer(o->runs));
+        json_object_set_new(extra, "passed", json_integer(o->passed));
+        json_object_set_new(extra, "seconds", json_real(o->seconds));
+        set_string(extra, "feedback", o->feedback);
+        json_object_set_new(t, "extra_data", extra);
         json_array_append_new(tests, t);
     }
     json_object_set_new(root, "tests", tests);
+    json_t *extra = json_object();
+    json_object_set_new(extra, "exercise", json_string(r->ex->name));
+    json_object_set_new(extra, "runs", json_integer(r->runs));
+    json_object_set_new(extra, "seconds", json_real(r->seconds));
+    if (r->error)
+        set_string(extra, "error", r->error);
+    json_object_set_new(root, "extra_data", extra);
     return write_json(root, path, err, errlen);
 }
 

@@ -11,10 +11,13 @@
 
 typedef struct gr_rubric gr_rubric;
 
-/* Reads |path|: {"EXERCISE": {"SCENARIO": points, ...}, ...}; keys starting
- * with '_' are comments. Returns 0 and sets *out (free with
- * gr_rubric_free), RL_ENOTFOUND when the file cannot be read, or RL_EPARSE
- * when it is not such JSON; |err| then says what and where. */
+/* Reads |path|: {"EXERCISE": {"SCENARIO": ENTRY, ...}, ...}; keys starting
+ * with '_' are comments. An ENTRY is a number of points >= 0, or an object
+ * {"points": N, "visibility": V} where V is one of Gradescope's test
+ * visibilities (visible, hidden, after_due_date, after_published; absent:
+ * Gradescope's default) and "_"-keys are comments. Returns 0 and sets *out
+ * (free with gr_rubric_free), RL_ENOTFOUND when the file cannot be read, or
+ * RL_EPARSE when it is not such JSON; |err| then says what and where. */
 int gr_rubric_load(const char *path, gr_rubric **out, char *err, size_t errlen);
 
 /* Checks that every scenario of |ex| has points, and nothing else is
@@ -23,6 +26,11 @@ int gr_rubric_check(const gr_rubric *r, const gr_exercise *ex, char *err, size_t
 
 /* The points of |exercise|/|scenario|; 0 if absent (check first). */
 double gr_rubric_points(const gr_rubric *r, const char *exercise, const char *scenario);
+
+/* The visibility of |exercise|/|scenario| ("visible", "hidden",
+ * "after_due_date" or "after_published"), or NULL when the rubric gives
+ * none (a plain number). Borrowed from |r|. */
+const char *gr_rubric_visibility(const gr_rubric *r, const char *exercise, const char *scenario);
 
 void gr_rubric_free(gr_rubric *r);
 
@@ -47,8 +55,10 @@ void gr_report_table(FILE *f, const gr_report *r);
 
 /* Writes Gradescope's results.json schema to |path| (atomically, through a
  * temporary file): score, max_score, execution_time, output, tests[] with
- * name, score, max_score, status ("passed"/"failed") and output. Returns 0,
- * or RL_ESYS with |err| filled. */
+ * name, score, max_score, status ("passed"/"failed"), output, the
+ * rubric's visibility when it gives one, and extra_data (exercise,
+ * scenario, verdict, runs, passed, seconds: what was measured, for tools
+ * such as bin/grade-class). Returns 0, or RL_ESYS with |err| filled. */
 int gr_report_json(const char *path, const gr_report *r, char *err, size_t errlen);
 
 /* Writes a results.json for a run that graded nothing (|message| says

@@ -1,0 +1,203 @@
+/* roster: the exercises (from `grader list`), their points (the rubric) and
+ * the students and their starter folders (.relaylab markers); see roster.h. */
+#include "roster.h"
+
+#include "rl_alloc.h"
+#include "rl_err.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+int gc_roster_parse_list(const char *text, gc_exercise *out, size_t max, size_t *n, char *err, size_t errlen)
+{
+    *n = 0;
+    gc_exercise *cur = NULL;
+    const char *p = text;
+    int lineno = 0;
+    while (*p) {
+        const char *end = strchr(p, '\n');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char line[1024];
+        lineno++;
+        snprintf(line, sizeof line, "%.*s", (int)(len < sizeof line ? len : sizeof line - 1), p);
+        p += len + (end ? 1 : 0);
+        if (!line[0])
+            continue;
+        if (line[0] == ' ') {
+            /* "  ID  TITLE": the id is the first word. */
+            char id[GC_NAME_MAX];
+            if (!cur || sscanf(line, " %127s", id) != 1) {
+                snprintf(err, errlen, "grader list, line %d: a scenario outside an exercise", lineno);
+                return RL_EPARSE;
+            }
+            if (cur->nscenarios == GC_MAX_SCENARIOS) {
+                snprintf(err, errlen, "grader list: %s has more than %d scenarios", cur->name, GC_MAX_SCENARIOS);
+                return RL_ETOOBIG;
+            }
+            snprintf(cur->scenarios[cur->nscenarios++], GC_NAME_MAX, "%s", id);
+            continue;
+        }
+        char *colon = strchr(line, ':');
+        if (!colon || colon == line || (size_t)(colon - line) >= GC_NAME_MAX) {
+            snprintf(err, errlen, "grader list, line %d: expected \"NAME: SUMMARY\", got \"%s\"", lineno, line);
+            return RL_EPARSE;
+        }
+        if (*n == max) {
+            snprintf(err, errlen, "grader list: more than %zu exercises", max);
+            return RL_ETOOBIG;
+        }
+        cur = &out[(*n)++];
+        memset(cur, 0, sizeof *cur);
+        snprintf(cur->name, sizeof cur->name, "%.*s", (int)(colon - line), line);
+        cur->config = strstr(colon, "(--submission FILE)") != NULL;
+    }
+    if (*n == 0) {
+        snprintf(err, errlen, "grader list printed no exercise");
+        return RL_EPARSE;
+    }
+    return RL_OK;
+}
+
+int gc_roster_read_points(const char *path, gc_exercise *ex, size_t n, char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    if (!root) {
+        snprintf(err, errlen, "cannot read the rubric %s: %s", path, je.text);
+        return RL_EPARSE;
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < ex[i].nscenarios; j++) {
+            json_t *e = json_object_get(json_object_get(root, ex[i].name), ex[i].scenarios[j]);
+            const char *vis = json_is_object(e) ? json_string_value(json_object_get(e, "visibility")) : NULL;
+            snprintf(ex[i].visibility[j], sizeof ex[i].visibility[j], "%s", vis ? vis : "");
+            if (json_is_object(e))
+                e = json_object_get(e, "points");
+            ex[i].points[j] = json_is_number(e) ? json_number_value(e) : 0.0;
+        }
+    json_decref(root);
+    return RL_OK;
+}
+
+int gc_roster_read_marker(const char *dir, gc_starter *out)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.relaylab", dir);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return RL_ENOTFOUND;
+    memset(out, 0, sizeof *out);
+    snprintf(out->dir, sizeof out->dir, "%s", dir);
+    char line[1200];
+    while (fgets(line, sizeof line, f)) {
+        line[strcspn(line, "\r\n")] = '\0';
+        char *val = strchr(line, ' ');
+        if (line[0] == '#' || !val)
+            continue;
+        *val++ = '\0';
+        if (strcmp(line, "exercises") == 0)
+            snprintf(out->exercises, sizeof out->exercises, "%s", val);
+        else if (strcmp(line, "submission") == 0)
+            snprintf(out->submission, sizeof out->submission, "%s", val);
+        else if (strcmp(line, "variant") == 0)
+            snprintf(out->variant, sizeof out->variant, "%s", val);
+    }
+    fclose(f);
+    return out->exercises[0] && out->submission[0] ? RL_OK : RL_EPARSE;
+}
+
+bool gc_starter_has(const gc_starter *s, const char *exercise)
+{
+    size_t n = strlen(exercise);
+    for (const char *p = s->exercises; (p = strstr(p, exercise)); p += n)
+        if ((p == s->exercises || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The subfolders of |dir| not starting with '.', sorted. */
+static int subfolders(const char *dir, char ***names, size_t *n)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return RL_ESYS;
+    size_t cap = 16;
+    *names = rl_xcalloc(cap, sizeof **names);
+    *n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[4400];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        if (*n == cap) {
+            cap *= 2;
+            *names = rl_xrealloc(*names, cap * sizeof **names);
+        }
+        (*names)[(*n)++] = rl_xstrdup(e->d_name);
+    }
+    closedir(d);
+    qsort(*names, *n, sizeof **names, cmp_names);
+    return RL_OK;
+}
+
+size_t gc_roster_starters(const char *dir, gc_starter *out, size_t max)
+{
+    size_t found = 0;
+    if (max > 0 && gc_roster_read_marker(dir, &out[0]) == RL_OK)
+        found++;
+    char **names;
+    size_t n;
+    if (subfolders(dir, &names, &n) != RL_OK)
+        return found;
+    for (size_t i = 0; i < n && found < max; i++) {
+        char sub[4200];
+        snprintf(sub, sizeof sub, "%s/%s", dir, names[i]);
+        if (gc_roster_read_marker(sub, &out[found]) == RL_OK)
+            found++;
+    }
+    gc_roster_free_names(names, n);
+    return found;
+}
+
+int gc_roster_students(const char *class_dir, char ***names, size_t *n, char *err, size_t errlen)
+{
+    if (subfolders(class_dir, names, n) != RL_OK) {
+        snprintf(err, errlen, "cannot read the class folder %s: %s", class_dir, strerror(errno));
+        return RL_ESYS;
+    }
+    return RL_OK;
+}
+
+void gc_roster_free_names(char **names, size_t n)
+{
+    if (!names)
+        return;
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
+bool gc_roster_name_ok(const char *name)
+{
+    if (!name[0] || name[0] == '.' || strlen(name) >= GC_NAME_MAX)
+        return false;
+    for (const char *p = name; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("._-@+", *p))
+            return false;
+    return true;
+}

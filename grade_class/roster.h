@@ -1,0 +1,70 @@
+/* roster: what a class is. The exercises and their scenarios come from the
+ * grader itself (`grader list`), the points from its rubric, and the
+ * students from the class folder: one subfolder a student, named by the
+ * student's id, holding the folders `lab init` made (each names what it is
+ * for in its `.relaylab` marker: exercises, submission, variant), or being
+ * one itself. Nothing here runs a submission. */
+#ifndef GC_ROSTER_H
+#define GC_ROSTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define GC_NAME_MAX      128
+#define GC_MAX_SCENARIOS 16
+
+typedef struct gc_exercise {
+    char name[GC_NAME_MAX];
+    bool config; /* graded from a file (--submission FILE), not a command */
+    size_t nscenarios;
+    char scenarios[GC_MAX_SCENARIOS][GC_NAME_MAX];
+    double points[GC_MAX_SCENARIOS];       /* from the rubric; 0 when it has none */
+    char visibility[GC_MAX_SCENARIOS][24]; /* the rubric's, or "" */
+} gc_exercise;
+
+/* Parses the text `grader list` prints: a line "NAME: SUMMARY (--submission
+ * FILE)" or "(--submission 'COMMAND')" per exercise, then one indented line
+ * "  ID  TITLE" per scenario. Fills |out| (room for |max|) and *n. Returns
+ * 0, or RL_EPARSE when the text holds no exercise or a line does not fit
+ * (|err| says which), RL_ETOOBIG when there are more than |max|. */
+int gc_roster_parse_list(const char *text, gc_exercise *out, size_t max, size_t *n, char *err, size_t errlen);
+
+/* Sets every exercise's points from the rubric JSON file |path| (an entry
+ * is a number or {"points": N, ...}). Returns 0, or RL_EPARSE with |err|. */
+int gc_roster_read_points(const char *path, gc_exercise *ex, size_t n, char *err, size_t errlen);
+
+/* A folder `lab init` made, as its .relaylab marker describes it. */
+typedef struct gc_starter {
+    char dir[4096];            /* absolute path of the folder */
+    char exercises[512];       /* space-separated */
+    char submission[1024];     /* the marker's submission line */
+    char variant[GC_NAME_MAX]; /* may be empty */
+} gc_starter;
+
+/* Reads DIR/.relaylab into |out| (dir set to |dir|). Returns 0,
+ * RL_ENOTFOUND when there is none, RL_EPARSE when it lacks exercises or
+ * submission. */
+int gc_roster_read_marker(const char *dir, gc_starter *out);
+
+/* True when |starter| lists |exercise|. */
+bool gc_starter_has(const gc_starter *s, const char *exercise);
+
+/* The starter folders of the student folder |dir|: the folder itself when
+ * it has a marker, then every subfolder (by name, not hidden) with one.
+ * Returns how many were found (at most |max|); malformed markers are
+ * skipped. */
+size_t gc_roster_starters(const char *dir, gc_starter *out, size_t max);
+
+/* The student folders of |class_dir|: every subfolder not starting with '.'
+ * in name order, as names (malloc'd array of malloc'd strings, free with
+ * gc_roster_free_names). Returns 0, or RL_ESYS (|err|) when the folder
+ * cannot be read. */
+int gc_roster_students(const char *class_dir, char ***names, size_t *n, char *err, size_t errlen);
+
+void gc_roster_free_names(char **names, size_t n);
+
+/* True when |name| is safe as one path component of the output folder and
+ * a CSV cell: letters, digits and "._-@+", not starting with '.'. */
+bool gc_roster_name_ok(const char *name);
+
+#endif

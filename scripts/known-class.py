@@ -1,0 +1,200 @@
+#!/usr/bin/env python3
+"""Builds a class folder for bin/grade-class from the known submissions of
+tests/verdicts.json: one student folder a matrix row, holding one folder the
+way `lab init` leaves it (a .relaylab marker naming its exercises and its
+submission: a `run` script, or the config file), so that the row's program
+runs from its own folder as a student's does (the sandbox shows it nothing
+else of the kit). Also writes the verdict each scenario must get.
+
+    scripts/known-class.py DEST [--only TEXT,TEXT] [--limit N]
+    scripts/known-class.py DEST --check OUT     # OUT/grades.csv against DEST/expect.json
+
+DEST/class/STUDENT/sub/ is the class; DEST/expect.json maps each student to
+its row's 'expect'. The known class is graded with
+    bin/grade-class DEST/class --out OUT --variant-from marker \\
+        --world keepalive=tests/configs/worlds/nat-350s.json
+(the markers name no variant: the worlds' defaults, as the matrix grades).
+
+Rows left out, and why: the hostile ones (they need the grader's --dir to be
+tests/submissions, or their own --memory-limit: they test the sandbox, not a
+class) and rows judged in a world other than nat-350s (one class has one
+world an exercise)."""
+
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import stat
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SUBS = os.path.join(ROOT, "tests", "submissions")
+CLASS_WORLDS = {"keepalive": "tests/configs/worlds/nat-350s.json"}
+# The PROTO line of tests/submissions/node/common.js, which finds the proto
+# three folders up; a student's folder has its own copy (as `lab init`'s).
+NODE_PROTO = "path.join(__dirname, '..', '..', '..', 'proto', 'relaylab.proto')"
+
+
+def bin_dir():
+    return os.environ.get("RELAYLAB_BIN", os.path.join(ROOT, "bin"))
+
+
+def usable(row):
+    """(True, None) or (False, why) for a matrix row."""
+    if "hostile/" in row["run"]:
+        return False, "hostile: tests the sandbox with its own grader options"
+    args = list(row.get("args", []))
+    while args:
+        opt, val = args[0], args[1]
+        args = args[2:]
+        if opt == "--world":
+            ex = [e for e in row["expect"]]
+            if any(CLASS_WORLDS.get(e) != val for e in ex):
+                return False, f"judged in its own world {val}"
+        elif opt != "--ready-timeout":  # only shortens a NOT-READY: same verdict
+            return False, f"needs the grader option {opt}"
+    return True, None
+
+
+def slug(i, name):
+    s = re.sub(r"[^A-Za-z0-9._-]+", "-", name.split(" (")[0]).strip("-.")
+    return f"k{i:02d}-{s}"[:60]
+
+
+def write_run(path, line):
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n# What the grader runs (the marker's submission).\n"
+                'cd "$(dirname "$0")" || exit 1\n' + line + "\n")
+    os.chmod(path, 0o755)
+
+
+def make_sub(row, sub):
+    """Fills |sub| for |row|; returns the marker's submission."""
+    kind, _, arg = row["run"].partition(":")
+    words = arg.split()
+    os.makedirs(sub)
+    if kind == "python":
+        for f in glob.glob(os.path.join(SUBS, "*.py")):
+            shutil.copy(f, sub)
+        shutil.copytree(os.path.join(ROOT, "build", "gen", "py"), os.path.join(sub, "gen"))
+        write_run(os.path.join(sub, "run"), "PYTHONPATH=gen exec /usr/bin/python3 " + " ".join(words))
+        return "./run"
+    if kind == "node":
+        nd = os.path.join(SUBS, "node")
+        for f in glob.glob(os.path.join(nd, "*.js")) + glob.glob(os.path.join(nd, "*.json")):
+            shutil.copy(f, sub)
+        # Hard links: node_modules is large and read-only here.
+        shutil.copytree(os.path.join(nd, "node_modules"), os.path.join(sub, "node_modules"),
+                        copy_function=os.link)
+        os.makedirs(os.path.join(sub, "proto"))
+        shutil.copy(os.path.join(ROOT, "proto", "relaylab.proto"), os.path.join(sub, "proto"))
+        common = os.path.join(sub, "common.js")
+        text = open(common).read()
+        if NODE_PROTO not in text:
+            raise SystemExit(f"known-class: {common} no longer finds the proto as expected")
+        with open(common, "w") as f:
+            f.write(text.replace(NODE_PROTO, "path.join(__dirname, 'proto', 'relaylab.proto')"))
+        write_run(os.path.join(sub, "run"), "exec node " + " ".join(words))
+        return "./run"
+    if kind == "bin":
+        shutil.copy(os.path.join(bin_dir(), words[0]), sub)
+        write_run(os.path.join(sub, "run"), "exec ./" + " ".join(words))
+        return "./run"
+    if kind == "config":
+        shutil.copy(os.path.join(ROOT, arg), sub)
+        return os.path.basename(arg)
+    raise ValueError(f"unknown run kind in {row['run']!r}")
+
+
+def open_up(path):
+    """Readable by others, as the sandbox (user nobody) needs."""
+    for d, dirs, files in os.walk(path):
+        for n in dirs + files:
+            p = os.path.join(d, n)
+            if not os.path.islink(p):
+                m = os.stat(p).st_mode
+                os.chmod(p, m | stat.S_IROTH | (stat.S_IXOTH if m & stat.S_IXUSR else 0))
+    os.chmod(path, 0o755)
+
+
+def build(dest, only=None, limit=None, rows=None):
+    """Makes dest/class and dest/expect.json; returns {student: expect}."""
+    doc = json.load(open(os.path.join(ROOT, "tests", "verdicts.json")))
+    cls = os.path.join(dest, "class")
+    os.makedirs(cls)
+    expect, left_out = {}, []
+    for i, row in enumerate(doc["submissions"]):
+        if only and not any(t in row["name"] for t in only):
+            continue
+        ok, why = usable(row)
+        if not ok:
+            left_out.append((row["name"], why))
+            continue
+        student = slug(i, row["name"])
+        submission = make_sub(row, os.path.join(cls, student, "sub"))
+        with open(os.path.join(cls, student, "sub", ".relaylab"), "w") as f:
+            f.write("# written by scripts/known-class.py, as `lab init` writes it\n"
+                    f"exercises {' '.join(row['expect'])}\nlang known\nsubmission {submission}\nvariant \n")
+        expect[student] = {"row": row["name"], "expect": row["expect"]}
+        if limit and len(expect) >= limit:
+            break
+    open_up(dest)
+    with open(os.path.join(dest, "expect.json"), "w") as f:
+        json.dump({"students": expect, "left_out": left_out}, f, indent=1)
+    return expect
+
+
+def read_csv(path):
+    """{(student, exercise, scenario): row dict} of a grades.csv."""
+    import csv
+    with open(path, newline="") as f:
+        return {(r["student"], r["exercise"], r["scenario"]): r for r in csv.DictReader(f)}
+
+
+def check(dest, out):
+    """Mismatches between OUT/grades.csv and DEST/expect.json, as lines: every
+    scenario of an expected exercise must get its verdict, every other
+    exercise must be MISSING, and every student must be there."""
+    exp = json.load(open(os.path.join(dest, "expect.json")))["students"]
+    got = read_csv(os.path.join(out, "grades.csv"))
+    bad, seen = [], set()
+    for (student, ex, sc), r in sorted(got.items()):
+        seen.add(student)
+        if student not in exp:
+            bad.append(f"{student}: not a student of the class")
+            continue
+        want = exp[student]["expect"].get(ex)
+        if want is None:
+            want = "MISSING"
+        elif isinstance(want, dict):
+            want = want.get(sc, want.get("*"))
+        if r["verdict"] != want:
+            bad.append(f"{student} {ex}/{sc}: expected {want}, got {r['verdict']}: {r['feedback'][:200]}")
+    for student in exp:
+        if student not in seen:
+            bad.append(f"{student}: no row in grades.csv")
+    return bad
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("dest")
+    ap.add_argument("--only", help="comma-separated texts: rows whose name has one")
+    ap.add_argument("--limit", type=int)
+    ap.add_argument("--check", metavar="OUT", help="compare OUT/grades.csv with DEST/expect.json")
+    a = ap.parse_args()
+    if a.check:
+        bad = check(a.dest, a.check)
+        for line in bad:
+            print(line)
+        print(f"known-class: {'every verdict as expected' if not bad else f'{len(bad)} verdicts not as expected'}")
+        return 1 if bad else 0
+    exp = build(a.dest, a.only.split(",") if a.only else None, a.limit)
+    print(f"known-class: {len(exp)} students in {os.path.join(a.dest, 'class')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

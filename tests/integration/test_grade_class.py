@@ -1,0 +1,209 @@
+# Integration tests for bin/grade-class and the Gradescope autograder: a
+# class of three known submissions (a good Python relay, the C relay's
+# forward-timeout mistake, a config that turns retries off) graded on
+# deadline and retry gets the verdicts tests/verdicts.json gives them, the
+# same with --jobs 1 and with --jobs 2 after an interruption and a resume;
+# run_autograder against a fake /autograder tree writes results.json for a
+# good and a bad submission. The whole class of known submissions is
+# measured in bench/results/class.md, not here.
+import csv
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import zipfile
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIN = os.environ.get("RELAYLAB_BIN", os.path.join(ROOT, "bin"))
+CLASS_ROWS = ["relay_good.py", "relay --mistake forward-timeout", "retry.disabled.json"]
+EXERCISES = "deadline,retry"
+
+_spec = importlib.util.spec_from_file_location("known_class", os.path.join(ROOT, "scripts", "known-class.py"))
+known_class = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(known_class)
+
+
+def open_tmpdir():
+    """A folder user nobody can reach (the sandbox runs submissions as nobody)."""
+    base = os.path.join(tempfile.gettempdir(), "relaylab-grade-class")
+    os.makedirs(base, exist_ok=True)
+    os.chmod(base, 0o755)
+    path = tempfile.mkdtemp(dir=base)
+    os.chmod(path, 0o755)
+    return path
+
+
+@pytest.fixture(scope="module")
+def klass():
+    dest = os.path.join(open_tmpdir(), "k")
+    exp = known_class.build(dest, only=CLASS_ROWS)
+    assert len(exp) == 3, exp
+    yield dest
+    subprocess.run(["rm", "-rf", os.path.dirname(dest)], check=False)
+
+
+def sanitizer_build():
+    return os.sep + "address" + os.sep in os.path.join(BIN, "")
+
+
+def grade_class(dest, out, jobs, *extra):
+    if sanitizer_build():
+        # The class's C relay is the ASan build: its shadow memory counts in RLIMIT_DATA.
+        extra = ("--memory-limit", "0", *extra)
+    return [os.path.join(BIN, "grade-class"), os.path.join(dest, "class"), "--out", out, "--jobs", str(jobs),
+            "--exercises", EXERCISES, "--variant-from", "marker", *extra]
+
+
+def verdicts(out):
+    return {k: (r["verdict"], r["points"]) for k, r in known_class.read_csv(os.path.join(out, "grades.csv")).items()}
+
+
+def wait_for(cond, timeout_s, what):
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        if cond():
+            return
+        time.sleep(0.05)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def processes_under(path):
+    """Pids whose working folder or command line is under |path|."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+            cmd = open(f"/proc/{pid}/cmdline", "rb").read().decode(errors="replace")
+        except OSError:
+            continue
+        if cwd.startswith(path) or path in cmd:
+            found.append(pid)
+    return found
+
+
+def test_jobs_and_resume_change_no_verdict(klass):
+    # --jobs 2, interrupted once the first grading is complete, then resumed.
+    out2 = os.path.join(os.path.dirname(klass), "out2")
+    p = subprocess.Popen(grade_class(klass, out2, 2), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(lambda: any(f.endswith(".args") for _, _, fs in os.walk(out2) for f in fs), 120,
+                 "the first complete grading")
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 2, err
+    assert "run the same command again to resume" in err
+    assert processes_under(klass) == [], "the interrupted batch left a process behind"
+
+    r = subprocess.run(grade_class(klass, out2, 2), capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    kept = int(r.stderr.split(" kept from an earlier run")[0].rsplit("(", 1)[1])
+    assert kept >= 1, r.stderr
+
+    out1 = os.path.join(os.path.dirname(klass), "out1")
+    r1 = subprocess.run(grade_class(klass, out1, 1), capture_output=True, text=True, timeout=300)
+    assert r1.returncode == 0, r1.stderr
+
+    assert known_class.check(klass, out1) == []
+    assert known_class.check(klass, out2) == []
+    v1, v2 = verdicts(out1), verdicts(out2)
+    assert v1 == v2
+    assert len(v1) == 3 * (4 + 6)  # three students, every scenario of deadline and retry
+
+    # One results.json a student, its score the CSV's, and the summary.
+    for student in json.load(open(os.path.join(klass, "expect.json")))["students"]:
+        res = json.load(open(os.path.join(out1, student, "results.json")))
+        pts = sum(float(v[1]) for k, v in v1.items() if k[0] == student)
+        assert res["score"] == pytest.approx(pts)
+        assert len(res["tests"]) == 10
+        assert all("extra_data" in t and t["status"] in ("passed", "failed") for t in res["tests"])
+    summary = open(os.path.join(out1, "summary.txt")).read()
+    assert "score histogram" in summary
+    # Two of three students fail one scenario each: no scenario is failed by
+    # two, so the first counted wins; it must be one of the two failures.
+    assert "most common failing scenario: deadline/shrinks" in summary or \
+        "most common failing scenario: retry/" in summary
+
+
+def test_a_student_without_the_folder_is_missing(klass, tmp_path):
+    cls = os.path.join(os.path.dirname(klass), "missing")
+    os.makedirs(os.path.join(cls, "nobody-home", "empty"))
+    out = os.path.join(os.path.dirname(klass), "out-missing")
+    r = subprocess.run([os.path.join(BIN, "grade-class"), cls, "--out", out, "--exercises", EXERCISES],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    rows = known_class.read_csv(os.path.join(out, "grades.csv"))
+    assert len(rows) == 10 and {r["verdict"] for r in rows.values()} == {"MISSING"}
+    res = json.load(open(os.path.join(out, "nobody-home", "results.json")))
+    assert res["score"] == 0 and res["max_score"] > 0
+
+
+def test_bad_usage_says_what_to_do(klass):
+    r = subprocess.run([os.path.join(BIN, "grade-class"), os.path.join(klass, "class"), "--out", "/tmp/x",
+                        "--exercises", "no-such"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2 and "no exercise 'no-such'" in r.stderr
+
+
+# ---- Gradescope ----
+
+def fake_autograder(klass, row_name):
+    """A fake /autograder whose submission is the known submission |row_name|
+    as a student uploads it: a folder `lab init` made, with its .relaylab
+    (graded on deadline alone: RELAYLAB_EXERCISES below)."""
+    root = os.path.join(os.path.dirname(klass), "ag-" + row_name.replace(".", "-"))
+    rows = json.load(open(os.path.join(ROOT, "tests", "verdicts.json")))["submissions"]
+    row = [r for r in rows if r["name"] == row_name][0]
+    sub = os.path.join(root, "submission")
+    submission = known_class.make_sub(row, sub)
+    with open(os.path.join(sub, ".relaylab"), "w") as f:
+        f.write(f"exercises deadline cancel\nlang python\nsubmission {submission}\nvariant \n")
+    return root
+
+
+def run_autograder(root):
+    env = dict(os.environ, RELAYLAB_AUTOGRADER_ROOT=root, RELAYLAB_KIT=os.path.dirname(BIN),
+               RELAYLAB_EXERCISES="deadline")
+    r = subprocess.run([os.path.join(ROOT, "scripts", "gradescope", "run_autograder")], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return json.load(open(os.path.join(root, "results", "results.json")))
+
+
+def test_run_autograder_grades_a_good_and_a_bad_submission(klass):
+    good = run_autograder(fake_autograder(klass, "relay_good.py"))
+    bad = run_autograder(fake_autograder(klass, "relay_forward_timeout.py"))
+    assert good["max_score"] == 10 and good["score"] == 10, good["output"]
+    assert bad["max_score"] == 10 and bad["score"] == 6, bad["output"]
+    shrinks = [t for t in bad["tests"] if t["extra_data"]["scenario"] == "shrinks"][0]
+    assert shrinks["status"] == "failed" and "forwarded unchanged" in shrinks["output"]
+    assert {t["extra_data"]["verdict"] for t in good["tests"]} == {"PASS"}
+
+
+def test_run_autograder_without_a_submission_says_why(klass):
+    root = os.path.join(os.path.dirname(klass), "ag-empty")
+    os.makedirs(root)
+    res = run_autograder(root)
+    assert res["tests"] == [] and "no submission folder" in res["output"]
+
+
+def test_gradescope_zip_has_what_gradescope_runs(tmp_path):
+    r = subprocess.run(["sh", os.path.join(ROOT, "scripts", "gradescope", "build.sh"), str(tmp_path)],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    with zipfile.ZipFile(tmp_path / "relaylab-gradescope.zip") as z:
+        names = set(z.namelist())
+        assert {"setup.sh", "run_autograder", "gradescope.conf", "Dockerfile", "Makefile",
+                "grade_class/main.c", "grader/rubric.json"} <= names
+        assert not any(n.startswith(("bin/", "build/")) or "node_modules" in n for n in names)
+        mode = z.getinfo("run_autograder").external_attr >> 16
+        assert mode & 0o111, "run_autograder must be executable"

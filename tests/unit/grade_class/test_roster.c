@@ -1,0 +1,174 @@
+/* Unit tests for the roster: `grader list` is read into exercises and
+ * scenario ids (a config exercise is known by its --submission FILE), the
+ * rubric's points in either form, and a student's folders by their
+ * .relaylab markers, whose exercises match by whole word. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "rl_err.h"
+#include "roster.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[64];
+
+static int make_dir(void **state)
+{
+    (void)state;
+    strcpy(dir, "/tmp/rl-test-roster-XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int remove_dir(void **state)
+{
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void put(const char *rel, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    /* Make the folders on the way. */
+    for (char *p = path + strlen(dir) + 1; (p = strchr(p, '/')); p++) {
+        *p = '\0';
+        mkdir(path, 0755);
+        *p = '/';
+    }
+    if (text) {
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+    } else {
+        mkdir(path, 0755);
+    }
+}
+
+static const char *LIST = "deadline: the relay's deadlines (--submission 'COMMAND')\n"
+                          "  shrinks              Work gets what is left\n"
+                          "  none                 no deadline stays none\n"
+                          "keepalive: a channel config (--submission FILE)\n"
+                          "  check                the rules\n";
+
+static void grader_list_is_read(void **state)
+{
+    (void)state;
+    gc_exercise ex[4];
+    size_t n;
+    char err[256];
+    assert_int_equal(gc_roster_parse_list(LIST, ex, 4, &n, err, sizeof err), RL_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(ex[0].name, "deadline");
+    assert_false(ex[0].config);
+    assert_int_equal(ex[0].nscenarios, 2);
+    assert_string_equal(ex[0].scenarios[1], "none");
+    assert_string_equal(ex[1].name, "keepalive");
+    assert_true(ex[1].config);
+    assert_int_equal(ex[1].nscenarios, 1);
+}
+
+static void grader_list_errors_are_named(void **state)
+{
+    (void)state;
+    gc_exercise ex[1];
+    size_t n;
+    char err[256];
+    assert_int_equal(gc_roster_parse_list("", ex, 1, &n, err, sizeof err), RL_EPARSE);
+    assert_int_equal(gc_roster_parse_list("  orphan  x\n", ex, 1, &n, err, sizeof err), RL_EPARSE);
+    assert_non_null(strstr(err, "line 1"));
+    assert_int_equal(gc_roster_parse_list(LIST, ex, 1, &n, err, sizeof err), RL_ETOOBIG);
+}
+
+static void rubric_points_in_both_forms(void **state)
+{
+    (void)state;
+    gc_exercise ex[4];
+    size_t n;
+    char err[256], path[128];
+    assert_int_equal(gc_roster_parse_list(LIST, ex, 4, &n, err, sizeof err), RL_OK);
+    put("rubric.json", "{\"deadline\": {\"shrinks\": 4, \"none\": {\"points\": 2, \"visibility\": \"hidden\"}}}");
+    snprintf(path, sizeof path, "%s/rubric.json", dir);
+    assert_int_equal(gc_roster_read_points(path, ex, n, err, sizeof err), RL_OK);
+    assert_true(ex[0].points[0] == 4.0 && ex[0].points[1] == 2.0);
+    assert_string_equal(ex[0].visibility[0], "");
+    assert_string_equal(ex[0].visibility[1], "hidden");
+    assert_true(ex[1].points[0] == 0.0); /* absent: no points */
+}
+
+static void starters_are_found_by_marker(void **state)
+{
+    (void)state;
+    put("alice/relay/.relaylab", "# c\nexercises deadline cancel\nlang python\nsubmission ./run\nvariant \n");
+    put("alice/ka/.relaylab", "exercises keepalive\nlang json\nsubmission keepalive.json\nvariant s123\n");
+    put("alice/notes/readme.txt", "no marker");
+    put("alice/.hidden/.relaylab", "exercises retry\nsubmission x\n");
+    put("alice/broken/.relaylab", "lang python\n");
+    char sdir[128];
+    snprintf(sdir, sizeof sdir, "%s/alice", dir);
+    gc_starter st[8];
+    size_t n = gc_roster_starters(sdir, st, 8);
+    assert_int_equal(n, 2); /* ka, relay: by name; hidden and malformed skipped */
+    assert_true(gc_starter_has(&st[0], "keepalive"));
+    assert_string_equal(st[0].variant, "s123");
+    assert_string_equal(st[0].submission, "keepalive.json");
+    assert_true(gc_starter_has(&st[1], "deadline") && gc_starter_has(&st[1], "cancel"));
+    assert_false(gc_starter_has(&st[1], "dead"));
+    assert_false(gc_starter_has(&st[1], "line"));
+}
+
+static void a_student_folder_may_be_a_starter(void **state)
+{
+    (void)state;
+    put("bob/.relaylab", "exercises flow\nsubmission ./run\n");
+    char sdir[128];
+    snprintf(sdir, sizeof sdir, "%s/bob", dir);
+    gc_starter st[2];
+    assert_int_equal(gc_roster_starters(sdir, st, 2), 1);
+    assert_string_equal(st[0].dir, sdir);
+}
+
+static void students_are_sorted_and_names_checked(void **state)
+{
+    (void)state;
+    put("zed", NULL);
+    put("amy", NULL);
+    put(".git", NULL);
+    put("file.txt", "not a folder");
+    char **names;
+    size_t n;
+    char err[256];
+    assert_int_equal(gc_roster_students(dir, &names, &n, err, sizeof err), RL_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(names[0], "amy");
+    assert_string_equal(names[1], "zed");
+    gc_roster_free_names(names, n);
+    assert_true(gc_roster_name_ok("s1234-ann.b@x+y"));
+    assert_false(gc_roster_name_ok(".x"));
+    assert_false(gc_roster_name_ok("a,b"));
+    assert_false(gc_roster_name_ok("a b"));
+    assert_false(gc_roster_name_ok(""));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(grader_list_is_read),
+        cmocka_unit_test(grader_list_errors_are_named),
+        cmocka_unit_test_setup_teardown(rubric_points_in_both_forms, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(starters_are_found_by_marker, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(a_student_folder_may_be_a_starter, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(students_are_sorted_and_names_checked, make_dir, remove_dir),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
