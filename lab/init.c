@@ -63,16 +63,25 @@ typedef struct lang_info {
     const char *name;  /* --lang's word */
     const char *title; /* for the README */
     const char *stubs; /* README: what the folder holds besides the code */
+    const char *build; /* README: a section on building, "" when nothing is built */
 } lang_info;
+
+#define C_BUILD                                                                                                    \
+    "## Build it\n\n"                                                                                              \
+    "`make` builds the program from your code and `gen/` (warnings are errors). The grader runs `./run` in a\n"   \
+    "sandbox, as user nobody, that shows this folder, `/usr` and little else: it cannot build, so the program\n" \
+    "is built before grading, outside the sandbox. `lab check` runs `make` first; if you start the grader or\n"  \
+    "`./run` yourself, run `make` before. The top of the `.c` file explains how it uses the gRPC core (one\n"     \
+    "thread, one completion queue, a struct per call whose tags say what to do when a batch completes).\n\n"
 
 static const lang_info langs[] = {
     {LANG_PYTHON, "python", "Python, grpcio",
-     "the generated code (`gen/`, from Debian's protoc and grpc_python_plugin)"},
+     "the generated code (`gen/`, from Debian's protoc and grpc_python_plugin)", ""},
     {LANG_NODE, "node", "Node, @grpc/grpc-js",
-     "its packages (`package.json`, `package-lock.json`, and `node_modules/` from `npm ci`)"},
+     "its packages (`package.json`, `package-lock.json`, and `node_modules/` from `npm ci`)", ""},
     {LANG_C, "c", "C, the gRPC core and protobuf-c",
      "a `Makefile` (`make` builds the program; the grader's sandbox cannot, so `lab check` runs `make` first), "
-     "the generated code (`gen/`, from protoc-c)"},
+     "the generated code (`gen/`, from protoc-c)", C_BUILD},
 };
 
 static const starter *find_starter(const char *name)
@@ -444,6 +453,7 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
         {"@PROGRAM@", s->program}, {"@EXERCISES_OR@", both}, {"@EXERCISES@", s->exercises},
         {"@LANG@", lang->title},   {"@KIT@", kit},           {"@FILE@", file},
         {"@STUBS@", lang->stubs},  {"@REGEN@", regen},       {"@GIVEN@", s->given},
+        {"@BUILD@", lang->build},
     };
     snprintf(from, sizeof from, "%s/starters/README.command.md", kit);
     if (!rc)
