@@ -51,7 +51,7 @@ static const starter starters[] = {
      GIVEN_SERVER ", stopping on SIGTERM"},
     {"cancel", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
      GIVEN_SERVER ", stopping on SIGTERM"},
-    {"flow", "streamer", "flow", LANG_PYTHON | LANG_NODE, "streamer", GIVEN_SERVER ", stopping on SIGTERM"},
+    {"flow", "streamer", "flow", LANG_PYTHON | LANG_NODE | LANG_C, "streamer", GIVEN_SERVER ", stopping on SIGTERM"},
     {"keepalive", "config", "keepalive", 0, NULL, NULL},
     {"retry", "config", "retry", 0, NULL, NULL},
     {"shutdown", "shutdown", "shutdown", LANG_PYTHON | LANG_NODE | LANG_C, "relay",

@@ -32,6 +32,7 @@ COMMAND_STARTERS = {
     ("deadline", "c"): ("relay.c", "relay.c", {"deadline": "shrinks", "cancel": "during-work"}),
     ("flow", "python"): ("streamer.py", "streamer.py", {"flow": "stall"}),
     ("flow", "node"): ("streamer.js", "streamer.js", {"flow": "stall"}),
+    ("flow", "c"): ("streamer.c", "streamer.c", {"flow": "stall"}),
     ("shutdown", "python"): ("relay.py", "shutdown.py", {"shutdown": "in-flight,grace-ends"}),
     ("shutdown", "node"): ("relay.js", "shutdown.js", {"shutdown": "in-flight,grace-ends"}),
     ("shutdown", "c"): ("relay.c", "shutdown.c", {"shutdown": "in-flight,grace-ends"}),
@@ -44,7 +45,7 @@ UNTOUCHED_MAY_PASS = {"shutdown": {"refuses-new"}}
 QUICK_EXERCISES = {("deadline", "c"): ["deadline"]}
 # Starters checked in make selftest only (one C starter in make test is enough
 # to keep the C build path from rotting there).
-SELFTEST_ONLY = {("shutdown", "c")}
+SELFTEST_ONLY = {("shutdown", "c"), ("flow", "c")}
 CONFIG_STARTERS = {"keepalive": "check", "retry": "check"}
 
 
@@ -234,7 +235,7 @@ def test_stubs_makes_the_generated_code_again(workdir):
     (["init", "keepalive", "--lang", "python"], "keepalive's submission is a JSON channel config: no --lang"),
     (["init", "flow", "--variant", "x"], "--variant is for the config exercises"),
     (["stubs", "rust", "."], "stubs for python, node or c, not 'rust'"),
-    (["init", "flow", "--lang", "c"], "flow has no c starter; --lang python or node\n"),
+    (["init", "keepalive", "--lang", "c"], "keepalive's submission is a JSON channel config: no --lang"),
     (["init", "deadline", "--lang", "rust"], "deadline has no rust starter; --lang python or node or c\n"),
     (["check"], "this folder is not a starter (no .relaylab)"),
 ])
