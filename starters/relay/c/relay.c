@@ -209,8 +209,8 @@ HELPER const char *down_details(pcall *pc, char *buf, size_t len)
  * (tag, lookup_delay_ms, steps, step_ms) and pc->deadline its deadline.
  *   1. Call Lookup with a Relaylab__LookupRequest {tag, delay_ms = lookup_delay_ms}
  *      through down_call(pc, lookup_method, &req.base, DEADLINE, lookup_done),
- *   2. in lookup_done (a function you write) call Work with a
- *      Relaylab__WorkRequest {tag, steps, step_ms} the same way,
+ *   2. in lookup_done (a function you write, above process()) call Work
+ *      with a Relaylab__WorkRequest {tag, steps, step_ms} the same way,
  *   3. and in work_done answer with reply(pc, GRPC_STATUS_OK, "", &r), r a
  *      Relaylab__ProcessReply {tag, steps_done} from Work's reply (down_reply()).
  * deadline: each downstream call may take only the time the client has left:
@@ -218,11 +218,12 @@ HELPER const char *down_details(pcall *pc, char *buf, size_t len)
  *   gpr_inf_future: then there must be none downstream either.) A failed
  *   downstream call fails Process with its status (reply(pc, status, ...)).
  * cancel: client_gone() runs when the client gave up (cancelled, or its
- *   deadline passed): cancel the call in flight and start no further one. */
+ *   deadline passed; pc->cancelled is 1 from then on): cancel the call in
+ *   flight and start no further one. */
 static void process(pcall *pc)
 {
-    reply(pc, GRPC_STATUS_UNIMPLEMENTED, "TODO in relay.c: process() does not call Lookup and Work yet (see its TODO block)",
-          NULL);
+    reply(pc, GRPC_STATUS_UNIMPLEMENTED,
+          "TODO in relay.c: process() does not call Lookup and Work yet (see its TODO block)", NULL);
 }
 
 static void client_gone(pcall *pc)
