@@ -632,8 +632,8 @@ int lab_init_main(int argc, char **argv)
     if (s->langs) {
         lang = find_lang(lang_name ? lang_name : "python");
         if (!lang || !(s->langs & lang->bit)) {
-            fprintf(stderr, "lab: %s has no %s starter; --lang python or node%s\n", s->exercise,
-                    lang_name ? lang_name : "python", s->langs & LANG_C ? " or c" : "");
+            fprintf(stderr, "lab: %s has no %s starter; --lang %s\n", s->exercise, lang_name ? lang_name : "python",
+                    s->langs & LANG_C ? "python, node or c" : "python or node");
             return 2;
         }
         if (variant) {

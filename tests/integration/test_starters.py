@@ -236,7 +236,7 @@ def test_stubs_makes_the_generated_code_again(workdir):
     (["init", "flow", "--variant", "x"], "--variant is for the config exercises"),
     (["stubs", "rust", "."], "stubs for python, node or c, not 'rust'"),
     (["init", "keepalive", "--lang", "c"], "keepalive's submission is a JSON channel config: no --lang"),
-    (["init", "deadline", "--lang", "rust"], "deadline has no rust starter; --lang python or node or c\n"),
+    (["init", "deadline", "--lang", "rust"], "deadline has no rust starter; --lang python, node or c\n"),
     (["check"], "this folder is not a starter (no .relaylab)"),
 ])
 def test_bad_arguments_are_clear(workdir, args, message):
