@@ -211,6 +211,7 @@ demo: deps
 	@$(MAKE) --no-print-directory build
 	./$(BIN)/lab demo deadline
 	./$(BIN)/lab demo cancel
+	./$(BIN)/lab demo shutdown
 	./$(BIN)/grader deadline --submission ./$(BIN)/relay
 	./$(BIN)/grader deadline --submission './$(BIN)/relay --mistake forward-timeout' || \
 	  echo "demo: the mistaken relay failed, as it should (grader exit status $$?)"

@@ -14,19 +14,15 @@
 #include "rl_err.h"
 #include "rl_probe.h"
 #include "rl_proc.h"
+#include "rl_tcp.h"
 #include "run.h"
 #include "scenario.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 /* The grace the submission is given (RELAYLAB_GRACE_MS), far under
@@ -93,28 +89,8 @@ static const char *exit_mistake(const gr_exit *ex)
  * accepted: the listener is closed. */
 static bool listener_closed(const char *addr)
 {
-    const char *colon = strrchr(addr, ':');
-    if (!colon)
-        return false;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
-    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return false;
-    bool refused = false;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-        if (errno == ECONNREFUSED) {
-            refused = true;
-        } else if (errno == EINPROGRESS) {
-            struct pollfd p = {.fd = fd, .events = POLLOUT};
-            int err = 0;
-            socklen_t len = sizeof err;
-            if (poll(&p, 1, 200) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0)
-                refused = err == ECONNREFUSED;
-        }
-    }
-    close(fd);
-    return refused;
+    rl_tcp_answer a;
+    return rl_tcp_probe(rl_tcp_port_of(addr), 200, &a) == RL_OK && a == RL_TCP_REFUSED;
 }
 
 /* Starts Process with Work |steps| x STEP_MS and waits until Work runs. */

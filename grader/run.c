@@ -14,16 +14,15 @@
 #include "rl_err.h"
 #include "rl_log.h"
 #include "rl_proc.h"
+#include "rl_tcp.h"
 #include "ports.h"
 #include "sandbox.h"
 #include "watchdog.h"
 
 #include <grpc/grpc_security.h>
 
-#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,7 +32,6 @@
 #include <net/if.h>
 #include <sched.h>
 #include <sys/ioctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,16 +164,8 @@ void gr_feedback_append(gr_scenario_result *out, const char *text)
 
 static bool tcp_accepts(int port)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return false;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    /* Loopback connects complete or fail at once, so a blocking connect
-     * cannot hang here. */
-    bool ok = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
-    close(fd);
-    return ok;
+    rl_tcp_answer a;
+    return rl_tcp_probe(port, 200, &a) == RL_OK && a == RL_TCP_ACCEPTED;
 }
 
 grpc_channel *gr_channel_create(gr_ctx *ctx, const char *target, const grpc_channel_args *extra)
@@ -543,8 +533,8 @@ static int start_baseline(gr_ctx *ctx, int i, const char *listen, const char *co
         snprintf(err, errlen, "the baseline (%s) did not start: %s", path, lines[0] ? lines : rl_strerror(rc));
         return rc;
     }
-    const char *colon = strrchr(b->addr, ':');
-    b->port = colon ? atoi(colon + 1) : 0;
+    int port = rl_tcp_port_of(b->addr);
+    b->port = port > 0 ? port : 0;
     /* Observer and faults go through the private socket only: the
      * submission is given the TCP address, where Observer refuses. */
     b->ch = gr_channel_create(ctx, b->observer_addr, NULL);

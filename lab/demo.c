@@ -11,18 +11,14 @@
 #include "rl_path.h"
 #include "rl_probe.h"
 #include "rl_proc.h"
+#include "rl_tcp.h"
 
-#include <arpa/inet.h>
-#include <errno.h>
 #include <grpc/grpc.h>
 #include <limits.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #define READY_MS 10000
@@ -341,29 +337,8 @@ static const char *const shutdown_lessons[] = {
 /* True once |addr| ("127.0.0.1:PORT") accepts no TCP connection. */
 static bool listener_closed(const char *addr)
 {
-    const char *colon = strrchr(addr, ':');
-    if (!colon)
-        return false;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
-    if (inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr) != 1)
-        return false;
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return false;
-    bool refused = false;
-    if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-        if (errno == ECONNREFUSED) {
-            refused = true;
-        } else if (errno == EINPROGRESS) {
-            struct pollfd pf = {.fd = fd, .events = POLLOUT};
-            int err = 0;
-            socklen_t len = sizeof err;
-            if (poll(&pf, 1, 100) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0)
-                refused = err == ECONNREFUSED;
-        }
-    }
-    close(fd);
-    return refused;
+    rl_tcp_answer a;
+    return rl_tcp_probe(rl_tcp_port_of(addr), 100, &a) == RL_OK && a == RL_TCP_REFUSED;
 }
 
 static bool work_underway(const Relaylab__ObserveReply *r, void *user)
