@@ -17,6 +17,7 @@
 #include "rl_loop.h"
 #include "rl_path.h"
 #include "rl_proc.h"
+#include "rl_tcp.h"
 
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
@@ -299,19 +300,6 @@ static int free_port(void)
     return port;
 }
 
-static bool tcp_accepts(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return false;
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    /* Loopback connects complete or fail at once. */
-    bool ok = connect(fd, (struct sockaddr *)&sa, sizeof sa) == 0;
-    close(fd);
-    return ok;
-}
-
 /* |s| made fit for one table cell: newlines become " / ", '|' becomes '/',
  * runs of blanks shrink; at most |len| - 1 bytes. */
 static void cell_text(const char *s, char *out, size_t len)
@@ -371,7 +359,8 @@ static void start_peer(peer *p, const char *baseline_addr)
     }
     int64_t until = rl_now_ns() + PEER_READY_MS * RL_NS_PER_MS;
     while (rl_proc_alive(&p->proc) && rl_now_ns() < until) {
-        if (tcp_accepts(port)) {
+        rl_tcp_answer ans;
+        if (rl_tcp_probe(port, 100, &ans) == RL_OK && ans == RL_TCP_ACCEPTED) {
             p->started = true;
             return;
         }
