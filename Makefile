@@ -86,6 +86,10 @@ $(GEN)/%.pb-c.c $(GEN)/%.pb-c.h: proto/%.proto | $(DEPS_STAMP)
 	@mkdir -p $(GEN)
 	protoc-c --c_out=$(GEN) -Iproto $<
 
+# Kept: as pattern-rule prerequisites alone they would be intermediate files,
+# deleted after each build and made again (with every object) by the next.
+.SECONDARY: $(PROTO_HS) $(PROTO_HS:.h=.c)
+
 $(GEN)/%.pb-c.o: $(GEN)/%.pb-c.c
 	$(CC) $(GEN_CFLAGS) -c -o $@ $<
 
@@ -212,9 +216,11 @@ demo: deps
 	./$(BIN)/grader deadline --submission './$(BIN)/relay --mistake forward-timeout' || \
 	  echo "demo: the mistaken relay failed, as it should (grader exit status $$?)"
 
+# The reference relay beside a grpcio and a grpc-js relay (bench/README.md).
 bench: deps
-	@$(MAKE) --no-print-directory build
-	./$(BIN)/bench-relay
+	@$(MAKE) --no-print-directory build node-deps
+	./$(BIN)/bench-relay --relay '$(PYTHON) tests/submissions/relay_good.py' \
+	  --relay 'node tests/submissions/node/relay_good.js'
 
 # The verdict matrix: every known submission on every exercise it belongs to,
 # RUNS runs each (default 20), with a CPU hog on every core when LOAD=1,

@@ -27,7 +27,7 @@
 
 extern char **environ;
 
-enum { LANG_PYTHON = 1u, LANG_NODE = 2u };
+enum { LANG_PYTHON = 1u, LANG_NODE = 2u, LANG_C = 4u };
 
 typedef struct starter {
     const char *exercise;  /* lab init's argument */
@@ -47,12 +47,14 @@ typedef struct starter {
  * and streamer starters do for the student, is the TODO; it is graded on
  * shutdown alone. */
 static const starter starters[] = {
-    {"deadline", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE, "relay", GIVEN_SERVER ", stopping on SIGTERM"},
-    {"cancel", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE, "relay", GIVEN_SERVER ", stopping on SIGTERM"},
-    {"flow", "streamer", "flow", LANG_PYTHON | LANG_NODE, "streamer", GIVEN_SERVER ", stopping on SIGTERM"},
+    {"deadline", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
+     GIVEN_SERVER ", stopping on SIGTERM"},
+    {"cancel", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
+     GIVEN_SERVER ", stopping on SIGTERM"},
+    {"flow", "streamer", "flow", LANG_PYTHON | LANG_NODE | LANG_C, "streamer", GIVEN_SERVER ", stopping on SIGTERM"},
     {"keepalive", "config", "keepalive", 0, NULL, NULL},
     {"retry", "config", "retry", 0, NULL, NULL},
-    {"shutdown", "shutdown", "shutdown", LANG_PYTHON | LANG_NODE, "relay",
+    {"shutdown", "shutdown", "shutdown", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
      GIVEN_SERVER ", and Process: Lookup then Work, with a way to cancel the downstream calls in flight"},
 };
 
@@ -61,13 +63,25 @@ typedef struct lang_info {
     const char *name;  /* --lang's word */
     const char *title; /* for the README */
     const char *stubs; /* README: what the folder holds besides the code */
+    const char *build; /* README: a section on building, "" when nothing is built */
 } lang_info;
+
+#define C_BUILD                                                                                                    \
+    "## Build it\n\n"                                                                                              \
+    "`make` builds the program from your code and `gen/` (warnings are errors). The grader runs `./run` in a\n"   \
+    "sandbox, as user nobody, that shows this folder, `/usr` and little else: it cannot build, so the program\n" \
+    "is built before grading, outside the sandbox. `lab check` runs `make` first; if you start the grader or\n"  \
+    "`./run` yourself, run `make` before. The top of the `.c` file explains how it uses the gRPC core (one\n"     \
+    "thread, one completion queue, a struct per call whose tags say what to do when a batch completes).\n\n"
 
 static const lang_info langs[] = {
     {LANG_PYTHON, "python", "Python, grpcio",
-     "the generated code (`gen/`, from Debian's protoc and grpc_python_plugin)"},
+     "the generated code (`gen/`, from Debian's protoc and grpc_python_plugin)", ""},
     {LANG_NODE, "node", "Node, @grpc/grpc-js",
-     "its packages (`package.json`, `package-lock.json`, and `node_modules/` from `npm ci`)"},
+     "its packages (`package.json`, `package-lock.json`, and `node_modules/` from `npm ci`)", ""},
+    {LANG_C, "c", "C, the gRPC core and protobuf-c",
+     "a `Makefile` (`make` builds the program; the grader's sandbox cannot, so `lab check` runs `make` first), "
+     "the generated code (`gen/`, from protoc-c)", C_BUILD},
 };
 
 static const starter *find_starter(const char *name)
@@ -280,9 +294,50 @@ static int stubs_node(const char *dir)
     return 0;
 }
 
+#define C_PACKAGES "libgrpc-dev libprotobuf-c-dev protobuf-c-compiler pkg-config make gcc"
+
+static int stubs_c(const char *dir)
+{
+    char proto_dir[PATH_MAX], gen[PATH_MAX], c_out[PATH_MAX + 16], inc[PATH_MAX + 4], proto[PATH_MAX + 32];
+    snprintf(proto_dir, sizeof proto_dir, "%s/proto", dir);
+    snprintf(gen, sizeof gen, "%s/gen", dir);
+    snprintf(c_out, sizeof c_out, "--c_out=%s", gen);
+    snprintf(inc, sizeof inc, "-I%s", proto_dir);
+    snprintf(proto, sizeof proto, "%s/relaylab.proto", proto_dir);
+    if (make_dir(gen)) {
+        fprintf(stderr, "lab: cannot make %s: %s\n", gen, strerror(errno));
+        return 1;
+    }
+    const char *argv[] = {"protoc-c", c_out, inc, proto, NULL};
+    int rc = run_tool(argv, NULL);
+    if (rc != 0) {
+        fprintf(stderr, "lab: protoc-c failed (%s) making %s; the C starter needs:\n  sudo apt-get install " C_PACKAGES
+                        "\n",
+                rc == 127 ? "not found" : "see its message above", gen);
+        return 1;
+    }
+    return 0;
+}
+
+/* `make` in |dir|: a C folder's program is built before grading, outside
+ * the grader's sandbox (which cannot write the folder). */
+static int build_c(const char *dir)
+{
+    const char *argv[] = {"make", "--no-print-directory", "-s", NULL};
+    int rc = run_tool(argv, dir);
+    if (rc != 0) {
+        fprintf(stderr,
+                "lab: `make` failed (%s) in %s: fix what it says above (warnings are errors), or install the "
+                "C starter's packages:\n  sudo apt-get install " C_PACKAGES "\n",
+                rc == 127 ? "make not found" : "see its message above", dir);
+        return 1;
+    }
+    return make_readable(dir) == 0 ? 0 : 1;
+}
+
 static int stubs(const lang_info *lang, const char *dir)
 {
-    int rc = lang->bit == LANG_PYTHON ? stubs_python(dir) : stubs_node(dir);
+    int rc = lang->bit == LANG_PYTHON ? stubs_python(dir) : lang->bit == LANG_NODE ? stubs_node(dir) : stubs_c(dir);
     if (rc == 0 && make_readable(dir)) {
         fprintf(stderr, "lab: cannot make %s readable by others: %s\n", dir, strerror(errno));
         return 1;
@@ -377,7 +432,8 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
         snprintf(to, sizeof to, "%s/%s", dir, e->d_name);
         rc = copy_file(from, to);
         size_t n = strlen(e->d_name);
-        if ((n > 3 && strcmp(e->d_name + n - 3, ".py") == 0) || (n > 3 && strcmp(e->d_name + n - 3, ".js") == 0))
+        if ((n > 3 && strcmp(e->d_name + n - 3, ".py") == 0) || (n > 3 && strcmp(e->d_name + n - 3, ".js") == 0) ||
+            (n > 2 && strcmp(e->d_name + n - 2, ".c") == 0))
             snprintf(file, sizeof file, "%s", e->d_name);
     }
     closedir(d);
@@ -392,11 +448,12 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
     and_list(s->exercises, both, sizeof both);
     char regen[PATH_MAX + 128];
     snprintf(regen, sizeof regen, "If `proto/relaylab.proto` changes, `%s/bin/lab stubs %s .` makes %s again.", kit,
-             lang->name, lang->bit == LANG_PYTHON ? "`gen/`" : "`node_modules/`");
+             lang->name, lang->bit == LANG_NODE ? "`node_modules/`" : "`gen/`");
     const subst keys[] = {
         {"@PROGRAM@", s->program}, {"@EXERCISES_OR@", both}, {"@EXERCISES@", s->exercises},
         {"@LANG@", lang->title},   {"@KIT@", kit},           {"@FILE@", file},
         {"@STUBS@", lang->stubs},  {"@REGEN@", regen},       {"@GIVEN@", s->given},
+        {"@BUILD@", lang->build},
     };
     snprintf(from, sizeof from, "%s/starters/README.command.md", kit);
     if (!rc)
@@ -407,7 +464,8 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
         fprintf(stderr, "lab: cannot write the starter into %s: %s\n", dir, rl_strerror(rc));
         return 1;
     }
-    return stubs(lang, dir);
+    rc = stubs(lang, dir);
+    return rc == 0 && lang->bit == LANG_C ? build_c(dir) : rc;
 }
 
 /* The deployment object |w| picked in the world file |path|: the file itself
@@ -574,8 +632,8 @@ int lab_init_main(int argc, char **argv)
     if (s->langs) {
         lang = find_lang(lang_name ? lang_name : "python");
         if (!lang || !(s->langs & lang->bit)) {
-            fprintf(stderr, "lab: %s has no %s starter; --lang python or node\n", s->exercise,
-                    lang_name ? lang_name : "python");
+            fprintf(stderr, "lab: %s has no %s starter; --lang %s\n", s->exercise, lang_name ? lang_name : "python",
+                    s->langs & LANG_C ? "python, node or c" : "python or node");
             return 2;
         }
         if (variant) {
@@ -618,7 +676,7 @@ int lab_stubs_main(int argc, char **argv)
         return -1;
     const lang_info *lang = find_lang(argv[1]);
     if (!lang) {
-        fprintf(stderr, "lab: stubs for python or node, not '%s'\n", argv[1]);
+        fprintf(stderr, "lab: stubs for python, node or c, not '%s'\n", argv[1]);
         return 2;
     }
     char dir[PATH_MAX], proto[PATH_MAX + 32];
@@ -644,6 +702,7 @@ int lab_stubs_main(int argc, char **argv)
 /* ---- check ------------------------------------------------------------- */
 
 typedef struct marker {
+    char lang[32]; /* "c": `make` before grading */
     char exercises[256];
     char submission[256];
     char variant[256];
@@ -668,6 +727,8 @@ static int read_marker(marker *m)
             snprintf(m->submission, sizeof m->submission, "%s", val);
         else if (strcmp(line, "variant") == 0)
             snprintf(m->variant, sizeof m->variant, "%s", val);
+        else if (strcmp(line, "lang") == 0)
+            snprintf(m->lang, sizeof m->lang, "%s", val);
     }
     fclose(f);
     return m->exercises[0] && m->submission[0] ? RL_OK : RL_EPARSE;
@@ -718,6 +779,13 @@ int lab_check_main(int argc, char **argv)
     if (argc > 1 && argv[1][0] != '-') {
         only = argv[1];
         first = 2;
+    }
+    /* A C folder is graded as built: build it first (the sandbox cannot). */
+    if (strcmp(m.lang, "c") == 0) {
+        printf("lab check: make\n");
+        fflush(stdout);
+        if (build_c("."))
+            return 2;
     }
     int worst = 0, graded = 0;
     char list[sizeof m.exercises];

@@ -9,7 +9,7 @@
 #ifndef LAB_INIT_H
 #define LAB_INIT_H
 
-/* `lab init EXERCISE [--lang python|node] [--variant SEED] [DIR]`;
+/* `lab init EXERCISE [--lang python|node|c] [--variant SEED] [DIR]`;
  * |argv|[0] is the command name. Writes the starter into DIR (default
  * ./EXERCISE), which must be missing or empty, and leaves it readable by
  * others (the grader's sandbox runs it as nobody). Returns an exit code: 0,
@@ -18,10 +18,12 @@
  * caller prints the usage). */
 int lab_init_main(int argc, char **argv);
 
-/* `lab stubs python|node DIR`: Python: protoc with Debian's
+/* `lab stubs python|node|c DIR`: Python: protoc with Debian's
  * grpc_python_plugin from DIR/proto/relaylab.proto (the kit's copied there
  * when missing) into DIR/gen; Node: `npm ci` in DIR (proto-loader needs no
- * generated code). Returns 0, 1 when a tool failed (its output shown and
+ * generated code); C: protoc-c into DIR/gen (`lab init --lang c` then runs
+ * `make` in DIR, and so does `lab check` in a C folder before grading: the
+ * grader's sandbox cannot build). Returns 0, 1 when a tool failed (its output shown and
  * what to install named), or -1 for bad arguments. */
 int lab_stubs_main(int argc, char **argv);
 

@@ -1,15 +1,34 @@
 #!/bin/sh
-# Installs the Debian packages relaylab needs, and only those that are missing.
-# Called by the Makefile before any build, so a fresh Debian 12 machine needs nothing by hand.
+# Installs the Debian/Ubuntu packages relaylab needs, and only those that are
+# missing. Two lists, one script (the student kit ships this file):
+#   install-deps.sh        the checkout: everything to build and test the kit
+#                          (called by the Makefile before any build, so a
+#                          fresh Debian 12 machine needs nothing by hand);
+#   install-deps.sh --kit  the student kit: the libraries its prebuilt
+#                          programs link (through their -dev packages, whose
+#                          names are the same on Debian 12 and Ubuntu 24.04),
+#                          Python's grpcio and the protoc that makes its
+#                          stubs, what the C starter builds with, and
+#                          util-linux's unshare for the grader's sandbox.
 set -eu
 
-PKGS="build-essential pkg-config libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
+case "${1:-}" in
+"")
+    PKGS="build-essential pkg-config libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
 libjemalloc-dev libjansson-dev libcmocka-dev python3 python3-grpcio python3-protobuf \
-python3-pytest protobuf-compiler-grpc protobuf-compiler valgrind clang libclang-rt-14-dev"
+python3-pytest protobuf-compiler-grpc protobuf-compiler valgrind clang libclang-rt-14-dev" ;;
+--kit)
+    PKGS="libgrpc-dev libprotobuf-c-dev libjansson-dev libjemalloc-dev util-linux \
+python3 python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc \
+protobuf-c-compiler pkg-config make gcc" ;;
+*)
+    echo "usage: install-deps.sh [--kit]" >&2
+    exit 2 ;;
+esac
 
-# Node runs the lab's grpc-js submissions (tests/submissions/node). Debian's
-# nodejs and npm only when no node is on PATH at all: a machine with its own
-# Node (NodeSource's package is also named nodejs, or nvm) keeps it.
+# Node runs the grpc-js submissions and starters. Debian's nodejs and npm
+# only when no node is on PATH at all: a machine with its own Node
+# (NodeSource's package is also named nodejs, or nvm) keeps it.
 if ! command -v node >/dev/null 2>&1; then
     PKGS="$PKGS nodejs npm"
 fi
@@ -22,7 +41,7 @@ for p in $PKGS; do
 done
 [ -z "$missing" ] && exit 0
 
-echo "relaylab: installing missing Debian packages:$missing"
+echo "relaylab: installing missing packages:$missing"
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
     if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else

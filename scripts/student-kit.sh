@@ -54,7 +54,7 @@ fi
 
 cp scripts/kit/README.md "$out/README.md"
 cp scripts/kit/Makefile "$out/Makefile"
-mkdir -p "$out/scripts" && cp scripts/kit/deps.sh "$out/scripts/deps.sh"
+mkdir -p "$out/scripts" && cp scripts/install-deps.sh "$out/scripts/install-deps.sh"
 chmod -R u+rwX,go+rX "$out"
 tar -C "$dest" -czf "$tarball" "$name"
 echo "student-kit: $tarball ($(du -k "$tarball" | cut -f1) KiB) and $out/"

@@ -1,10 +1,13 @@
-/* bench-relay: what the reference relay costs. Starts bin/baseline and
- * bin/relay (found next to this executable) on loopback, drives N concurrent
- * Process calls (steps=0, lookup_delay_ms=0) through the relay for S seconds,
- * then the same Lookup+Work pairs against the baseline directly, and prints
- * ops/s and p50/p99 latency for both and their ratio. One rl_loop drives every
- * call: each of the N slots is a struct that starts its next op when the last
- * one ends (a closed loop), so the client is one thread, not N. */
+/* bench-relay: what a relay costs, the reference beside its peers. Starts
+ * bin/baseline and bin/relay (found next to this executable) on loopback, and
+ * every --relay CMD the way the grader starts a submission (a shell command
+ * with RELAYLAB_LISTEN and RELAYLAB_BASELINE set); drives N concurrent Process
+ * calls (steps=0, lookup_delay_ms=0) through each relay in turn for S
+ * seconds, then the same Lookup+Work pairs against the baseline directly, and
+ * prints one table: ops/s, p50/p99 latency, and the CPU time the relay's
+ * process group and the baseline spent per call (/proc). One rl_loop drives
+ * every call: each of the N slots is a struct that starts its next op when
+ * the last one ends (a closed loop), so the client is one thread, not N. */
 #include "relaylab.pb-c.h"
 #include "rl_alloc.h"
 #include "rl_client.h"
@@ -14,16 +17,25 @@
 #include "rl_loop.h"
 #include "rl_path.h"
 #include "rl_proc.h"
+#include "rl_tcp.h"
 
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
 #include <grpc/support/alloc.h>
+#include <errno.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
+
+/* How long a --relay command may take to listen (an interpreter's start on a
+ * loaded machine takes seconds). */
+#define PEER_READY_MS 30000
+#define MAX_RELAYS 16
 
 /* Per-call deadline: generous, so it never fires in a healthy run, but it
  * still travels through the relay like a real client's would. */
@@ -58,13 +70,29 @@ struct bench {
     uint64_t errors;
     char first_error[256];
     unsigned busy;            /* slots with a call in flight */
+    pid_t server_pgid;        /* the relay's process group (0 on the direct path) */
+    pid_t baseline_pgid;
+    int64_t server_cpu0_ns, baseline_cpu0_ns; /* CPU at the warm-up's end; -1: unknown */
 };
 
 typedef struct result {
     size_t ops;
     double ops_per_s, p50_ms, p99_ms;
     uint64_t errors;
+    char first_error[256];
+    double server_us_per_op;   /* the relay's CPU per counted op; < 0 unknown */
+    double server_cpu_share;   /* its CPU time over the measured wall time (1 = one core) */
+    double baseline_us_per_op; /* the baseline's CPU per counted op; < 0 unknown */
 } result;
+
+/* CPU time so far of every process in group |pgid|, or -1. */
+static int64_t group_cpu_ns(pid_t pgid)
+{
+    rl_proc_sample smp;
+    if (pgid <= 0 || rl_proc_group_sample(pgid, &smp) != RL_OK)
+        return -1;
+    return smp.cpu_ns;
+}
 
 static void op_done(rl_client *c);
 
@@ -91,6 +119,8 @@ static void start_op(slot *s)
         b->measuring = true;
         b->measure_from_ns = now;
         b->stop_ns = now + b->measure_ns;
+        b->server_cpu0_ns = group_cpu_ns(b->server_pgid);
+        b->baseline_cpu0_ns = group_cpu_ns(b->baseline_pgid);
     }
     if (now >= b->stop_ns || b->started >= b->max_calls)
         return;
@@ -186,10 +216,15 @@ static int run_path(bench *b, unsigned concurrency, double seconds, result *out)
         }
     }
     free(slots);
+    /* Every op counted has ended: the CPU between the two samples is theirs
+     * (plus the tail of the few warm-up ops still running at the first). */
+    int64_t end_ns = rl_now_ns();
+    int64_t server_cpu = group_cpu_ns(b->server_pgid), baseline_cpu = group_cpu_ns(b->baseline_pgid);
 
     memset(out, 0, sizeof *out);
     out->ops = b->nlat;
     out->errors = b->errors;
+    out->server_us_per_op = out->baseline_us_per_op = out->server_cpu_share = -1;
     if (b->nlat) {
         qsort(b->lat, b->nlat, sizeof *b->lat, cmp_i64);
         double window = (double)(b->last_end_ns - b->measure_from_ns) / 1e9; /* last counted end */
@@ -197,12 +232,18 @@ static int run_path(bench *b, unsigned concurrency, double seconds, result *out)
         out->p50_ms = (double)b->lat[b->nlat / 2] / 1e6;
         size_t i99 = b->nlat * 99 / 100;
         out->p99_ms = (double)b->lat[i99 < b->nlat ? i99 : b->nlat - 1] / 1e6;
+        if (b->measuring && server_cpu >= 0 && b->server_cpu0_ns >= 0) {
+            out->server_us_per_op = (double)(server_cpu - b->server_cpu0_ns) / 1e3 / (double)b->nlat;
+            out->server_cpu_share = (double)(server_cpu - b->server_cpu0_ns) / (double)(end_ns - b->measure_from_ns);
+        }
+        if (b->measuring && baseline_cpu >= 0 && b->baseline_cpu0_ns >= 0)
+            out->baseline_us_per_op = (double)(baseline_cpu - b->baseline_cpu0_ns) / 1e3 / (double)b->nlat;
     }
     return rc;
 }
 
 static int bench_path(const char *target, bool direct, unsigned concurrency, double seconds, uint64_t max_calls,
-                      result *out)
+                      pid_t server_pgid, pid_t baseline_pgid, result *out)
 {
     bench b;
     memset(&b, 0, sizeof b);
@@ -212,14 +253,14 @@ static int bench_path(const char *target, bool direct, unsigned concurrency, dou
     grpc_channel_credentials_release(creds);
     b.direct = direct;
     b.max_calls = max_calls;
+    b.server_pgid = server_pgid;
+    b.baseline_pgid = baseline_pgid;
     b.method = grpc_channel_register_call(
         b.channel, direct ? "/relaylab.Baseline/Lookup" : "/relaylab.Relay/Process", NULL, NULL);
     b.work_method = grpc_channel_register_call(b.channel, "/relaylab.Baseline/Work", NULL, NULL);
 
     int rc = run_path(&b, concurrency, seconds, out);
-    if (b.errors)
-        fprintf(stderr, "bench-relay: %s path: %llu failed calls, the first: %s\n", direct ? "direct" : "relay",
-                (unsigned long long)b.errors, b.first_error);
+    snprintf(out->first_error, sizeof out->first_error, "%s", b.first_error);
 
     grpc_channel_destroy(b.channel);
     grpc_completion_queue_shutdown(b.loop.cq);
@@ -229,12 +270,175 @@ static int bench_path(const char *target, bool direct, unsigned concurrency, dou
     return rc;
 }
 
+/* ---- the relays measured ---- */
+
+/* One row of the table: the reference relay or a --relay command. */
+typedef struct peer {
+    const char *cmd;  /* the --relay command; NULL for the reference */
+    rl_proc proc;     /* zeroed until started */
+    char addr[64];    /* where it listens, once started */
+    bool started;     /* it listened; |why| says why not otherwise */
+    char why[400];
+    int rc;           /* run_path's return */
+    result res;
+} peer;
+
+/* A port the OS considers free now (it may be taken again before the relay
+ * binds it: then that relay shows as not started). Returns 0 on failure. */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return 0;
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof sa;
+    int port = 0;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 && getsockname(fd, (struct sockaddr *)&sa, &len) == 0)
+        port = ntohs(sa.sin_port);
+    close(fd);
+    return port;
+}
+
+/* |s| made fit for one table cell: newlines become " / ", '|' becomes '/',
+ * runs of blanks shrink; at most |len| - 1 bytes. */
+static void cell_text(const char *s, char *out, size_t len)
+{
+    size_t o = 0;
+    bool blank = true; /* drops leading blanks */
+    for (; *s && o + 4 < len; s++) {
+        char ch = *s == '|' ? '/' : *s;
+        if (ch == '\n' || ch == '\r' || ch == '\t' || ch == ' ') {
+            if (!blank && o + 4 < len) {
+                if (ch == '\n') {
+                    memcpy(out + o, " / ", 3);
+                    o += 3;
+                } else {
+                    out[o++] = ' ';
+                }
+            }
+            blank = true;
+            continue;
+        }
+        blank = false;
+        out[o++] = ch;
+    }
+    while (o > 0 && (out[o - 1] == ' ' || out[o - 1] == '/'))
+        o--;
+    out[o] = '\0';
+}
+
+/* Starts |p->cmd| as the grader starts a submission: `/bin/sh -c CMD` (with
+ * `exec` before a simple command, so the relay leads its process group) in
+ * our environment plus RELAYLAB_LISTEN and RELAYLAB_BASELINE, then waits
+ * until its port accepts TCP connections, it exits, or PEER_READY_MS pass.
+ * Sets p->started, or p->why. */
+static void start_peer(peer *p, const char *baseline_addr)
+{
+    int port = free_port();
+    if (!port) {
+        snprintf(p->why, sizeof p->why, "no free port: %s", strerror(errno));
+        return;
+    }
+    snprintf(p->addr, sizeof p->addr, "127.0.0.1:%d", port);
+    char env_listen[96], env_baseline[160];
+    snprintf(env_listen, sizeof env_listen, "RELAYLAB_LISTEN=%s", p->addr);
+    snprintf(env_baseline, sizeof env_baseline, "RELAYLAB_BASELINE=%s", baseline_addr);
+    const char *env[] = {env_listen, env_baseline, NULL};
+    bool simple = strpbrk(p->cmd, ";&|()`\n") == NULL && strncmp(p->cmd, "exec ", 5) != 0;
+    char *cmd = rl_xmalloc(strlen(p->cmd) + 8);
+    sprintf(cmd, "%s%s", simple ? "exec " : "", p->cmd);
+    const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+    rl_proc_options po = {.argv = argv, .setenv = env, .kill_with_parent = true};
+    int rc = rl_proc_spawn(&p->proc, &po);
+    int spawn_errno = errno;
+    free(cmd);
+    if (rc != RL_OK) {
+        snprintf(p->why, sizeof p->why, "cannot start it: %s", strerror(spawn_errno));
+        return;
+    }
+    int64_t until = rl_now_ns() + PEER_READY_MS * RL_NS_PER_MS;
+    while (rl_proc_alive(&p->proc) && rl_now_ns() < until) {
+        rl_tcp_answer ans;
+        if (rl_tcp_probe(port, 100, &ans) == RL_OK && ans == RL_TCP_ACCEPTED) {
+            p->started = true;
+            return;
+        }
+        rl_sleep_ms(20, NULL);
+    }
+    char how[96], tail[300], clean[240];
+    if (rl_proc_alive(&p->proc))
+        snprintf(how, sizeof how, "did not listen on %s within %d s", p->addr, PEER_READY_MS / 1000);
+    else {
+        char d[64];
+        rl_proc_describe(&p->proc, d, sizeof d);
+        snprintf(how, sizeof how, "%s before it listened on %s", d, p->addr);
+    }
+    rl_proc_output_tail(&p->proc, tail, sizeof tail);
+    cell_text(tail, clean, sizeof clean);
+    snprintf(p->why, sizeof p->why, "did not start: it %s%s%s", how, clean[0] ? "; last output: " : "", clean);
+}
+
+/* The row's name: "reference (bin/relay)" or the command, shortened. */
+static void peer_name(const peer *p, char *out, size_t len)
+{
+    if (!p->cmd) {
+        snprintf(out, len, "reference (bin/relay)");
+        return;
+    }
+    char c[256];
+    cell_text(p->cmd, c, sizeof c);
+    if (strlen(c) > 56)
+        snprintf(out, len, "`...%s`", c + strlen(c) - 53);
+    else
+        snprintf(out, len, "`%s`", c);
+}
+
+/* One CPU cell with |decimals| decimals; "-" when unknown (< 0). */
+static void print_cpu(double v, int decimals)
+{
+    if (v < 0)
+        printf(" - |");
+    else
+        printf(" %.*f |", decimals, v);
+}
+
+static void print_row(const char *name, const result *r)
+{
+    printf("| %s | %zu | %.0f | %.3f | %.3f | %llu |", name, r->ops, r->ops_per_s, r->p50_ms, r->p99_ms,
+           (unsigned long long)r->errors);
+    print_cpu(r->server_us_per_op, 1);
+    print_cpu(r->server_cpu_share, 2);
+    print_cpu(r->baseline_us_per_op, 1);
+    printf("\n");
+}
+
+/* Stops the reference relay (or the baseline) as a deployment would: one
+ * SIGTERM to the leader (rl_proc_stop's second one would cut the drain
+ * short), and notes anything but a clean exit 0 (docs/DESIGN.md). */
+static void stop_server(rl_proc *p, const char *name)
+{
+    kill(p->pid, SIGTERM);
+    rl_proc_wait_exit(p, 5000);
+    rl_proc_stop(p, 0);
+    if (p->exit_code != 0) {
+        char how[64], tail[400];
+        rl_proc_describe(p, how, sizeof how);
+        rl_proc_output_tail(p, tail, sizeof tail);
+        fprintf(stderr, "bench-relay: note: the %s %s after SIGTERM; its output ends:\n%s\n", name, how, tail);
+    }
+}
+
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: bench-relay [--concurrency N] [--seconds S] [--calls MAX]\n"
+    fprintf(f, "usage: bench-relay [--concurrency N] [--seconds S] [--calls MAX] [--relay CMD]...\n"
                "  --concurrency N  calls in flight (default 64)\n"
                "  --seconds S      measured time per path, after a short warm-up (default 5)\n"
-               "  --calls MAX      at most this many ops per path (default 1000000)\n");
+               "  --calls MAX      at most this many ops per path (default 1000000)\n"
+               "  --relay CMD      also measure this relay: a shell command that listens on\n"
+               "                   $RELAYLAB_LISTEN and calls the baseline at $RELAYLAB_BASELINE,\n"
+               "                   as the grader starts a submission (repeatable, up to %d)\n",
+            MAX_RELAYS);
 }
 
 static int parse_num(const char *opt, const char *v, double lo, double hi, double *out)
@@ -253,6 +457,10 @@ int main(int argc, char **argv)
 {
     rl_log_init("bench-relay");
     double concurrency = 64, seconds = 5, max_calls = 1000000;
+    /* peers[0] is the reference; the --relay commands follow. */
+    peer peers[1 + MAX_RELAYS];
+    size_t npeers = 1;
+    memset(peers, 0, sizeof peers);
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
@@ -263,14 +471,20 @@ int main(int argc, char **argv)
             return 2;
         }
         const char *v = argv[++i];
-        int rc;
+        int rc = RL_OK;
         if (strcmp(argv[i - 1], "--concurrency") == 0)
             rc = parse_num("--concurrency", v, 1, 10000, &concurrency);
         else if (strcmp(argv[i - 1], "--seconds") == 0)
             rc = parse_num("--seconds", v, 0.1, 3600, &seconds);
         else if (strcmp(argv[i - 1], "--calls") == 0)
             rc = parse_num("--calls", v, 1, 1e9, &max_calls);
-        else {
+        else if (strcmp(argv[i - 1], "--relay") == 0) {
+            if (npeers > MAX_RELAYS || !*v) {
+                fprintf(stderr, "bench-relay: --relay wants a command, at most %d of them\n", MAX_RELAYS);
+                return 2;
+            }
+            peers[npeers++].cmd = v;
+        } else {
             usage(stderr);
             return 2;
         }
@@ -289,12 +503,11 @@ int main(int argc, char **argv)
      * table; RELAYLAB_LOG overrides. Their output is captured, and shown
      * when one fails to start or does not end cleanly. */
     setenv("RELAYLAB_LOG", "warn", 0);
-    /* Both servers start before grpc_init: forking after gRPC has started
+    /* Every server starts before grpc_init: forking after gRPC has started
      * its threads is not safe. */
-    int status = 1;
     char err[512];
-    rl_proc baseline = {0}, relay = {0};
-    char baseline_addr[128], relay_addr[128];
+    rl_proc baseline = {0};
+    char baseline_addr[128];
     const char *baseline_argv[] = {baseline_path, "--listen", "127.0.0.1:0", NULL};
     rl_proc_options bo = {.argv = baseline_argv, .kill_with_parent = true};
     if (rl_proc_start_server(&baseline, &bo, 10000, baseline_addr, sizeof baseline_addr, err, sizeof err) != RL_OK) {
@@ -304,55 +517,103 @@ int main(int argc, char **argv)
     }
     const char *relay_argv[] = {relay_path, "--listen", "127.0.0.1:0", "--baseline", baseline_addr, NULL};
     rl_proc_options ro = {.argv = relay_argv, .kill_with_parent = true};
-    if (rl_proc_start_server(&relay, &ro, 10000, relay_addr, sizeof relay_addr, err, sizeof err) != RL_OK) {
+    if (rl_proc_start_server(&peers[0].proc, &ro, 10000, peers[0].addr, sizeof peers[0].addr, err, sizeof err) !=
+        RL_OK) {
         fprintf(stderr, "bench-relay: %s (build it with `make`)\n", err);
-        rl_proc_fini(&relay);
+        rl_proc_fini(&peers[0].proc);
         rl_proc_stop(&baseline, 3000);
         rl_proc_fini(&baseline);
         return 1;
     }
+    peers[0].started = true;
+    for (size_t i = 1; i < npeers; i++)
+        start_peer(&peers[i], baseline_addr);
 
     grpc_init();
     unsigned conc = (unsigned)concurrency;
     printf("bench-relay: %u concurrent ops, %.1f s per path (after a warm-up), at most %.0f ops per path\n", conc,
            seconds, max_calls);
     printf("relay op: Process(steps=0, lookup_delay_ms=0); direct op: Lookup then Work on the baseline\n");
-    result rr, rd;
-    int rc1 = bench_path(relay_addr, false, conc, seconds, (uint64_t)max_calls, &rr);
-    int rc2 = bench_path(baseline_addr, true, conc, seconds, (uint64_t)max_calls, &rd);
+    printf("CPU: user+system time of the relay's process group and of the baseline over the measured\n"
+           "window, per op; relay CPU in cores (1.00 = one core busy all the time)\n\n");
+    fflush(stdout);
+    /* Each relay in turn, alone with the baseline: the others are stopped
+     * once measured (an idle one costs little, but none competes then). */
+    for (size_t i = 0; i < npeers; i++) {
+        peer *p = &peers[i];
+        if (p->started)
+            p->rc = bench_path(p->addr, false, conc, seconds, (uint64_t)max_calls, p->proc.pid, baseline.pid,
+                               &p->res);
+        if (i == 0)
+            stop_server(&p->proc, "reference relay");
+        else
+            rl_proc_stop(&p->proc, 3000);
+    }
+    result rd;
+    int rcd = bench_path(baseline_addr, true, conc, seconds, (uint64_t)max_calls, 0, baseline.pid, &rd);
     grpc_shutdown();
 
-    printf("%-8s %10s %10s %10s %10s %8s\n", "path", "ops", "ops/s", "p50 ms", "p99 ms", "errors");
-    printf("%-8s %10zu %10.0f %10.3f %10.3f %8llu\n", "relay", rr.ops, rr.ops_per_s, rr.p50_ms, rr.p99_ms,
-           (unsigned long long)rr.errors);
-    printf("%-8s %10zu %10.0f %10.3f %10.3f %8llu\n", "direct", rd.ops, rd.ops_per_s, rd.p50_ms, rd.p99_ms,
-           (unsigned long long)rd.errors);
-    if (rd.ops_per_s > 0 && rd.p50_ms > 0 && rd.p99_ms > 0)
-        printf("relay/direct: ops/s %.2f, p50 %.2f, p99 %.2f\n", rr.ops_per_s / rd.ops_per_s, rr.p50_ms / rd.p50_ms,
-               rr.p99_ms / rd.p99_ms);
-    if (rc1 == RL_OK && rc2 == RL_OK && rr.ops > 0 && rd.ops > 0)
-        status = 0;
-    else
+    printf("| relay | ops | ops/s | p50 ms | p99 ms | errors | relay CPU us/op | relay CPU cores | baseline CPU "
+           "us/op |\n");
+    printf("|---|---|---|---|---|---|---|---|---|\n");
+    int status = 0;
+    char name[80];
+    for (size_t i = 0; i < npeers; i++) {
+        peer *p = &peers[i];
+        peer_name(p, name, sizeof name);
+        if (!p->started) {
+            printf("| %s | %s | - | - | - | - | - | - | - |\n", name, p->why);
+            status = 1;
+            continue;
+        }
+        print_row(name, &p->res);
+        if (p->rc != RL_OK || p->res.ops == 0 || p->res.errors)
+            status = 1;
+    }
+    rd.server_cpu_share = -1;
+    print_row("direct (baseline Lookup+Work)", &rd);
+    if (rcd != RL_OK || rd.ops == 0 || rd.errors)
+        status = 1;
+    printf("\n");
+
+    /* What went wrong, below the table; then the reference against each. */
+    for (size_t i = 0; i <= npeers; i++) {
+        const result *r = i < npeers ? &peers[i].res : &rd;
+        int rc = i < npeers ? peers[i].rc : rcd;
+        if (i < npeers && !peers[i].started)
+            continue;
+        if (i < npeers)
+            peer_name(&peers[i], name, sizeof name);
+        else
+            snprintf(name, sizeof name, "direct");
+        if (r->errors)
+            printf("%s: %llu failed calls, the first: %s\n", name, (unsigned long long)r->errors, r->first_error);
+        if (rc != RL_OK)
+            printf("%s: calls still in flight %d s after the stop were cancelled\n", name,
+                   CALL_TIMEOUT_MS / 1000 + 2);
+        if (r->ops == 0)
+            printf("%s: no call completed\n", name);
+    }
+    const result *ref = &peers[0].res;
+    for (size_t i = 1; i < npeers; i++) {
+        const result *r = &peers[i].res;
+        if (!peers[i].started || r->ops == 0 || ref->ops == 0)
+            continue;
+        peer_name(&peers[i], name, sizeof name);
+        printf("reference against %s: ops/s x%.1f", name, ref->ops_per_s / r->ops_per_s);
+        if (ref->server_us_per_op > 0 && r->server_us_per_op >= 0)
+            printf(", relay CPU per op x%.1f less", r->server_us_per_op / ref->server_us_per_op);
+        printf(", p99 %.3f against %.3f ms\n", ref->p99_ms, r->p99_ms);
+    }
+    if (ref->ops > 0 && rd.ops > 0 && rd.p50_ms > 0 && rd.p99_ms > 0)
+        printf("reference/direct: ops/s %.2f, p50 %.2f, p99 %.2f\n", ref->ops_per_s / rd.ops_per_s,
+               ref->p50_ms / rd.p50_ms, ref->p99_ms / rd.p99_ms);
+    if (status)
         fprintf(stderr, "bench-relay: a path did not complete cleanly (see above)\n");
 
-    /* A server drains and exits 0 on SIGTERM (docs/DESIGN.md): anything
-     * else is worth a note. One SIGTERM to the leader, as a deployment would
-     * send: rl_proc_stop sends a second one (to the group and to the pid),
-     * which a relaylab server takes as "cut the drain short". */
-    rl_proc *servers[] = {&relay, &baseline};
-    const char *names[] = {"relay", "baseline"};
-    for (size_t i = 0; i < 2; i++) {
-        kill(servers[i]->pid, SIGTERM);
-        rl_proc_wait_exit(servers[i], 5000);
-        rl_proc_stop(servers[i], 0);
-        if (servers[i]->exit_code != 0) {
-            char how[64], tail[400];
-            rl_proc_describe(servers[i], how, sizeof how);
-            rl_proc_output_tail(servers[i], tail, sizeof tail);
-            fprintf(stderr, "bench-relay: note: the %s %s after SIGTERM; its output ends:\n%s\n", names[i], how,
-                    tail);
-        }
-        rl_proc_fini(servers[i]);
-    }
+    stop_server(&baseline, "baseline");
+    rl_proc_fini(&baseline);
+    for (size_t i = 0; i < npeers; i++)
+        rl_proc_fini(&peers[i].proc);
     return status;
 }

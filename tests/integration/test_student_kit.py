@@ -30,7 +30,7 @@ DENY = [
 ]
 NEED = ["bin/baseline", "bin/grader", "bin/lab", "bin/channel-config", "bin/jail", "proto/relaylab.proto",
         "grader/rubric.json", "grader/worlds/keepalive.json", "grader/worlds/retry.json", "Makefile", "README.md",
-        "channel_config/README.md"]
+        "channel_config/README.md", "scripts/install-deps.sh"]
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +108,25 @@ def test_getting_started_from_the_unpacked_kit(kit):
     p = subprocess.run([os.path.join(root, "bin", "lab"), "check", "deadline", "--only", "shrinks"], cwd=folder,
                        capture_output=True, text=True, timeout=300, env=env, stdin=subprocess.DEVNULL)
     assert p.returncode == 0 and "PASS" in p.stdout, p.stdout + p.stderr
+
+
+def test_c_starter_from_the_unpacked_kit(kit):
+    # The C starter builds from the kit alone (its own proto and Makefile,
+    # nothing of the checkout's lib/) and, untouched, FAILs at its TODO.
+    unpacked = os.path.join(kit, "unpacked-c")
+    with tarfile.open(os.path.join(kit, NAME + ".tar.gz")) as t:
+        t.extractall(unpacked)
+    os.chmod(unpacked, 0o755)
+    root = os.path.join(unpacked, NAME)
+    env = {k: v for k, v in os.environ.items() if k not in ("RELAYLAB_HOME", "RELAYLAB_BIN", "MAKEFLAGS", "MAKELEVEL")}
+    folder = os.path.join(root, "c-deadline")
+    lab = os.path.join(root, "bin", "lab")
+    p = subprocess.run([lab, "init", "deadline", "--lang", "c", folder], capture_output=True, text=True,
+                       timeout=300, env=env, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stdout + p.stderr
+    with open(os.path.join(folder, "Makefile")) as f:
+        assert "lib/" not in f.read()
+    p = subprocess.run([lab, "check", "deadline", "--only", "shrinks"], cwd=folder, capture_output=True, text=True,
+                       timeout=300, env=env, stdin=subprocess.DEVNULL)
+    out = p.stdout + p.stderr
+    assert p.returncode == 1 and "FAIL" in out and "TODO in relay.c" in out, out
