@@ -15,9 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* How long the relay may take to reach the downstream call: a Python relay
- * starts in well under a second; 3 s also absorbs a loaded machine. */
-#define REACH_MS 3000
 
 static bool has_ended(const Relaylab__ObserveReply *r, void *user)
 {
@@ -36,7 +33,7 @@ static bool work_seen(const Relaylab__ObserveReply *r, void *user)
 static int start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
                            uint32_t lookup_ms, uint32_t steps, gr_scenario_result *out)
 {
-    return gr_process_start_and_reach(ctx, c, tag, method, lookup_ms, steps, 10, REACH_MS, out);
+    return gr_process_start_and_reach(ctx, c, tag, method, lookup_ms, steps, 10, GR_PROCESS_REACH_MS, out);
 }
 
 /* Cancels, waits for |method| to end (up to |full_ms| + 1 s: long enough to

@@ -29,8 +29,6 @@
  * Kubernetes' 30 s default so that a run takes seconds. */
 #define GRACE_MS 2000
 #define GRACE_ENV "RELAYLAB_GRACE_MS=2000"
-/* How long the relay may take to reach the downstream call, as in cancel. */
-#define REACH_MS 3000
 /* Work of the call in flight at SIGTERM: 8 x 100 ms, well inside the grace;
  * and of the call that outlives it: 40 x 100 ms. */
 #define STEP_MS 100
@@ -97,7 +95,7 @@ static bool listener_closed(const char *addr)
 static int start_in_flight(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t steps,
                            gr_scenario_result *out)
 {
-    return gr_process_start_and_reach(ctx, c, tag, "Work", 0, steps, STEP_MS, REACH_MS, out);
+    return gr_process_start_and_reach(ctx, c, tag, "Work", 0, steps, STEP_MS, GR_PROCESS_REACH_MS, out);
 }
 
 /* in-flight: the call running at SIGTERM completes OK. */
@@ -529,7 +527,7 @@ static int rolling(gr_ctx *ctx, gr_scenario_result *out)
     rl_probe_call held;
     memset(&held, 0, sizeof held);
     int decided = reach_on(ctx, 0, &held, held_tag, out);
-    int64_t reach_until = rl_now_ns() + REACH_MS * RL_NS_PER_MS;
+    int64_t reach_until = rl_now_ns() + GR_PROCESS_REACH_MS * RL_NS_PER_MS;
     bool running = false;
     while (!decided && !gr_interrupted(ctx) && rl_now_ns() < reach_until && !(running = held_running(ctx, held_tag)) &&
            rl_probe_call_wait(&held, 0) != RL_OK)
@@ -539,7 +537,7 @@ static int rolling(gr_ctx *ctx, gr_scenario_result *out)
         if (held.done)
             gr_process_status_text(&held, st, sizeof st);
         decided = gr_scenario_decide(out, GR_FAIL, "a Process call on instance 1 never reached Work within %d ms (%s)",
-                                     REACH_MS, st);
+                                     GR_PROCESS_REACH_MS, st);
     }
     if (!decided)
         decided = send_sigterm(ctx, 0, &s, out);
