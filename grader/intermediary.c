@@ -22,7 +22,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define MAX_CONNS 64
+/* The balance lab's clients hold one connection each, plus the old ones
+ * still draining after a GOAWAY; 128 leaves room for a churning config. */
+#define MAX_CONNS 128
 
 typedef struct conn {
     int fd[2];          /* [0] client side, [1] upstream side; -1 when closed */
@@ -144,13 +146,21 @@ static int connect_upstream(int port)
  * Returns the socket with *which set, or -1 when none took it. */
 static int connect_picked(gr_intermediary *im, size_t *which)
 {
-    size_t n = im->stats.nupstreams;
     bool tried[GR_INTERMEDIARY_MAX_UPSTREAMS] = {false};
+    gr_intermediary_upstream ups[GR_INTERMEDIARY_MAX_UPSTREAMS];
+    pthread_mutex_lock(&im->mu);
+    size_t n = im->stats.nupstreams;
+    memcpy(ups, im->stats.upstreams, n * sizeof *ups);
+    pthread_mutex_unlock(&im->mu);
+    /* A removed upstream is one the policy must not pick: as if tried. */
+    for (size_t i = 0; i < n; i++)
+        tried[i] = ups[i].removed;
     for (size_t attempt = 0; attempt < n; attempt++) {
-        gr_intermediary_upstream ups[GR_INTERMEDIARY_MAX_UPSTREAMS];
-        pthread_mutex_lock(&im->mu);
-        memcpy(ups, im->stats.upstreams, n * sizeof *ups);
-        pthread_mutex_unlock(&im->mu);
+        if (attempt) {
+            pthread_mutex_lock(&im->mu);
+            memcpy(ups, im->stats.upstreams, n * sizeof *ups);
+            pthread_mutex_unlock(&im->mu);
+        }
         int i = im->policy->pick(im->policy_state, ups, tried, n);
         if (i < 0 || (size_t)i >= n || tried[i])
             return -1;
@@ -209,6 +219,11 @@ static bool pump(gr_intermediary *im, conn *c, int from)
     pthread_mutex_lock(&im->mu);
     if (gap > im->stats.longest_idle_ms)
         im->stats.longest_idle_ms = gap;
+    gr_intermediary_upstream *u = &im->stats.upstreams[c->upstream];
+    if (from == 0)
+        u->bytes_up += n;
+    else
+        u->bytes_down += n;
     pthread_mutex_unlock(&im->mu);
     c->last_ns = now;
     for (ssize_t off = 0; off < n;) {
@@ -315,6 +330,37 @@ int gr_intermediary_start(const gr_intermediary_options *opt, gr_intermediary **
     pthread_create(&im->thread, NULL, serve, im);
     *out = im;
     return RL_OK;
+}
+
+int gr_intermediary_add_upstream(gr_intermediary *im, int port, size_t *index)
+{
+    pthread_mutex_lock(&im->mu);
+    size_t n = im->stats.nupstreams;
+    int rc = RL_EINVAL;
+    if (n < GR_INTERMEDIARY_MAX_UPSTREAMS) {
+        im->stats.upstreams[n] = (gr_intermediary_upstream){.port = port};
+        im->stats.nupstreams = n + 1;
+        if (index)
+            *index = n;
+        rc = RL_OK;
+    }
+    pthread_mutex_unlock(&im->mu);
+    return rc;
+}
+
+int gr_intermediary_remove_upstream(gr_intermediary *im, size_t i)
+{
+    pthread_mutex_lock(&im->mu);
+    int rc = RL_EINVAL;
+    size_t left = 0;
+    for (size_t k = 0; k < im->stats.nupstreams; k++)
+        left += !im->stats.upstreams[k].removed;
+    if (i < im->stats.nupstreams && !im->stats.upstreams[i].removed && left > 1) {
+        im->stats.upstreams[i].removed = true;
+        rc = RL_OK;
+    }
+    pthread_mutex_unlock(&im->mu);
+    return rc;
 }
 
 int gr_intermediary_port(const gr_intermediary *im)
