@@ -40,6 +40,8 @@ struct gr_intermediary {
     int64_t idle_ns; /* 0: never drop */
     const gr_intermediary_policy *policy;
     void *policy_state;
+    void (*on_open)(void *user, size_t upstream, int64_t ns);
+    void *user;
     pthread_t thread;
     pthread_mutex_t mu; /* guards stats, whose upstream counts the thread
                          * updates and the policy reads */
@@ -194,6 +196,8 @@ static void accept_one(gr_intermediary *im)
         close(fd);
         return;
     }
+    if (im->on_open)
+        im->on_open(im->user, which, rl_now_ns());
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     conn *c = &im->conns[im->nconns++];
@@ -300,6 +304,8 @@ int gr_intermediary_start(const gr_intermediary_options *opt, gr_intermediary **
     gr_intermediary *im = rl_xcalloc(1, sizeof *im);
     im->idle_ns = opt->idle_drop_ms > 0 ? opt->idle_drop_ms * RL_NS_PER_MS : 0;
     im->policy = opt->policy ? opt->policy : &gr_intermediary_round_robin;
+    im->on_open = opt->on_open;
+    im->user = opt->user;
     im->stats.nupstreams = opt->nupstreams;
     for (size_t i = 0; i < opt->nupstreams; i++)
         im->stats.upstreams[i].port = opt->upstream_ports[i];

@@ -67,6 +67,11 @@ typedef struct gr_intermediary_options {
     const gr_intermediary_policy *policy; /* NULL: round robin */
     int64_t idle_drop_ms;      /* > 0: go silent on a connection idle that
                                 * long (the NAT); 0: never */
+    /* Called on the intermediary's thread for every connection it forwards,
+     * once the upstream accepted it: which upstream, and when (rl_now_ns).
+     * NULL: none. Must not call back into the intermediary. */
+    void (*on_open)(void *user, size_t upstream, int64_t ns);
+    void *user;
 } gr_intermediary_options;
 
 typedef struct gr_intermediary_stats {

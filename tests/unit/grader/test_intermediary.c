@@ -379,6 +379,23 @@ static void no_live_upstream_refuses_the_connection(void **state)
     gr_intermediary_stop(im);
 }
 
+typedef struct opens {
+    int n;
+    size_t upstream[16];
+    int64_t ns[16];
+} opens;
+
+/* Runs on the intermediary's thread; the test reads the log only after the
+ * echoes came back, which happen after the call. */
+static void on_open(void *user, size_t upstream, int64_t ns)
+{
+    opens *o = user;
+    if (o->n < 16) {
+        o->upstream[o->n] = upstream;
+        o->ns[o->n++] = ns;
+    }
+}
+
 static void an_added_upstream_takes_its_turn_and_a_removed_one_keeps_its_connections(void **state)
 {
     (void)state;
@@ -386,7 +403,12 @@ static void an_added_upstream_takes_its_turn_and_a_removed_one_keeps_its_connect
     for (int i = 0; i < 3; i++)
         echo_start(&e[i]);
     int ports[2] = {e[0].port, e[1].port};
-    gr_intermediary *im = balancer_start(ports, 2, NULL);
+    gr_intermediary *im;
+    char err[128];
+    opens log = {0};
+    gr_intermediary_options o = {.upstream_ports = ports, .nupstreams = 2, .on_open = on_open, .user = &log};
+    assert_int_equal(gr_intermediary_start(&o, &im, err, sizeof err), 0);
+    int64_t t0 = rl_now_ns();
     int fd[8];
     /* Two connections over two upstreams: 0, 1. */
     for (int i = 0; i < 2; i++) {
@@ -430,6 +452,14 @@ static void an_added_upstream_takes_its_turn_and_a_removed_one_keeps_its_connect
     assert_int_equal(gr_intermediary_remove_upstream(im, 1), 0);
     assert_int_equal(gr_intermediary_remove_upstream(im, 2), RL_EINVAL);
     assert_int_equal(gr_intermediary_remove_upstream(im, 7), RL_EINVAL);
+    /* on_open saw every connection, in order, with its upstream. */
+    assert_int_equal(log.n, 8);
+    static const size_t order[6] = {0, 1, 2, 0, 1, 2};
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(log.upstream[i], order[i]);
+    assert_true(log.upstream[6] != 0 && log.upstream[7] != 0);
+    for (int i = 0; i < 8; i++)
+        assert_true(log.ns[i] >= t0 && (i == 0 || log.ns[i] >= log.ns[i - 1]));
     for (int i = 0; i < 8; i++)
         close(fd[i]);
     gr_intermediary_stop(im);

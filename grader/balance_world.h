@@ -1,0 +1,93 @@
+/* balance_world: one run of the connection-age lab's world, shared by the
+ * grader's balance exercise and `lab demo balance`.
+ *
+ * Client channels make calls at a steady rate, each its own, through an L4
+ * balancer (the intermediary, round robin per connection) to the first
+ * backends; at a fixed instant a further backend joins the balancer. Each
+ * client also keeps one long call in flight, so a GOAWAY always finds one
+ * running. Or, with |direct|, every channel balances calls itself over all
+ * backends from the start (a static address list; the client's service
+ * config picks the policy). The run returns what the backends recorded,
+ * counted per backend per window (calls that arrived, connections that
+ * carried them), every connection's first and last call, and what the
+ * clients saw (calls that failed). The backends are started by the caller
+ * (with the server args under test); this module only talks to them.
+ *
+ * Gives gRPC's own time to nothing: every wait is bounded by the run's end
+ * plus the calls' deadlines. Not for concurrent use (one run at a time). */
+#ifndef GR_BALANCE_WORLD_H
+#define GR_BALANCE_WORLD_H
+
+#include "intermediary.h"
+
+#include <grpc/grpc.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GR_BW_MAX_BACKENDS 4
+#define GR_BW_MAX_CLIENTS 16
+#define GR_BW_MAX_WINDOWS 64
+#define GR_BW_MAX_CONNS 512
+
+typedef struct gr_bw_options {
+    const int *ports;          /* backends on 127.0.0.1, |nbackends| of them */
+    grpc_channel *const *observers; /* each backend's Observer channel */
+    size_t nbackends;          /* 1..GR_BW_MAX_BACKENDS */
+    size_t initial;            /* backends in the balancer from the start;
+                                * the others join at |add_at_ms| */
+    int64_t add_at_ms;         /* after the start of the calls */
+    int64_t run_ms;            /* how long calls are started */
+    int64_t window_ms;         /* width of a counting window */
+    int nclients;              /* 1..GR_BW_MAX_CLIENTS channels */
+    const int *rate;           /* calls per second of each client */
+    int64_t deadline_ms;       /* of the short calls (they answer at once) */
+    int64_t long_ms;           /* > 0: each client keeps a call of this
+                                * length in flight (Lookup delay_ms) */
+    int64_t long_deadline_ms;  /* its deadline */
+    const grpc_channel_args *client_args; /* each channel's args (may be NULL) */
+    bool direct;               /* channels target every backend themselves
+                                * (ipv4:A,B,C), no balancer */
+    const char *tag;           /* prefix of every call's tag */
+} gr_bw_options;
+
+/* One connection, as the backend saw it: its peer and the calls it carried. */
+typedef struct gr_bw_conn {
+    char peer[64];
+    int backend;
+    int64_t first_ns, last_ns; /* first and last call's arrival */
+    int calls;
+} gr_bw_conn;
+
+typedef struct gr_bw_result {
+    int64_t start_ns, add_ns, end_ns; /* the calls' start, the join, the last start */
+    size_t nbackends, nwindows;
+    int64_t window_ms;
+    int calls[GR_BW_MAX_WINDOWS][GR_BW_MAX_BACKENDS]; /* arrivals per window */
+    int conns[GR_BW_MAX_WINDOWS][GR_BW_MAX_BACKENDS]; /* connections with an arrival in it */
+    int client_calls[GR_BW_MAX_BACKENDS][GR_BW_MAX_CLIENTS]; /* arrivals per backend per client */
+    gr_bw_conn conn[GR_BW_MAX_CONNS]; /* in order of first arrival */
+    size_t nconn;
+    int sent, failed, failed_long, long_sent;
+    char first_failure[200];   /* "UNAVAILABLE (details) on a long call after 812 ms" */
+    int recorded;              /* records the backends returned for the run */
+    int64_t open_ns[GR_BW_MAX_CONNS]; /* when the balancer forwarded each
+                                * connection, in order (not when direct) */
+    int open_backend[GR_BW_MAX_CONNS];
+    size_t nopen;
+    gr_intermediary_stats lb;  /* the balancer's counters (zero when direct) */
+} gr_bw_result;
+
+/* Runs the world. Returns 0 with |out| filled, or RL_EINVAL (bad options) /
+ * RL_ESYS (the balancer could not start) / RL_EGRPC / RL_ETIMEOUT (a backend's
+ * Observer did not answer) with one line in |err|. */
+int gr_bw_run(const gr_bw_options *opt, gr_bw_result *out, char *err, size_t errlen);
+
+/* The share of the calls in windows [from, to) that backend |b| got, 0..1
+ * (0 when there were none). */
+double gr_bw_share(const gr_bw_result *r, size_t b, size_t from, size_t to);
+
+/* The window that holds instant |ns| (clamped to the last). */
+size_t gr_bw_window_at(const gr_bw_result *r, int64_t ns);
+
+#endif
