@@ -28,7 +28,7 @@
 #define GR_BW_MAX_BACKENDS 4
 #define GR_BW_MAX_CLIENTS 16
 #define GR_BW_MAX_WINDOWS 64
-#define GR_BW_MAX_CONNS 512
+#define GR_BW_MAX_CONNS 4096
 
 typedef struct gr_bw_options {
     const int *ports;          /* backends on 127.0.0.1, |nbackends| of them */

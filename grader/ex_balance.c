@@ -137,7 +137,8 @@ static void judge_fill(const gr_bw_result *r, live *l)
 
 static void judge_churn(const gr_bw_result *r, live *l)
 {
-    l->reconnects = r->nopen > NCLIENTS ? (int)r->nopen - NCLIENTS : 0;
+    /* The balancer's own count: the open log may be full on a churning run. */
+    l->reconnects = r->lb.connections > NCLIENTS ? r->lb.connections - NCLIENTS : 0;
     double world_min = (double)RUN_MS * LAB_SCALE / 60000.0;
     l->per_client_min = l->reconnects / (double)NCLIENTS / world_min;
     /* The most reconnects in any STORM_MS: a sliding window over the opens
