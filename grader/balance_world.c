@@ -31,7 +31,7 @@ typedef struct lcall {
     grpc_slice details;
     int client;
     bool is_long;
-    int64_t start_ns;
+    int64_t start_ns, deadline_ns;
     struct lcall *prev, *next; /* the calls in flight */
 } lcall;
 
@@ -62,6 +62,7 @@ static int start_call(world *w, int client, bool is_long)
     c->send_buf = rl_pb_pack(&req.base);
     c->start_ns = rl_now_ns();
     int64_t dl = c->start_ns + (is_long ? o->long_deadline_ms : o->deadline_ms) * RL_NS_PER_MS;
+    c->deadline_ns = dl;
     c->call = grpc_channel_create_call(w->ch[client], NULL, GRPC_PROPAGATE_DEFAULTS, w->cq,
                                        grpc_slice_from_static_string("/relaylab.Baseline/Lookup"), NULL,
                                        rl_ns_to_deadline(dl), NULL);
@@ -112,6 +113,17 @@ static void end_call(world *w, lcall *c, bool success)
         c->next->prev = c->prev;
     if (!success)
         c->status = GRPC_STATUS_UNKNOWN;
+    if (c->status == GRPC_STATUS_DEADLINE_EXCEEDED) {
+        int64_t late = (rl_now_ns() - c->deadline_ns) / RL_NS_PER_MS;
+        if (late > r->lag_ms)
+            r->lag_ms = late;
+    }
+    if (c->status == GRPC_STATUS_OK && !c->is_long) {
+        int64_t us = (rl_now_ns() - c->start_ns) / 1000;
+        if (us > r->short_max_us)
+            r->short_max_us = us;
+        r->short_slow += us > GR_BW_SLOW_MS * 1000;
+    }
     if (c->status != GRPC_STATUS_OK) {
         if (!r->failed++) {
             char *d = grpc_slice_to_c_string(c->details);
@@ -178,6 +190,8 @@ static void drive(world *w, gr_intermediary *lb)
         if (now < r->end_ns) {
             for (int i = 0; i < o->nclients; i++) {
                 while (next[i] <= now) {
+                    if ((now - next[i]) / RL_NS_PER_MS > r->lag_ms)
+                        r->lag_ms = (now - next[i]) / RL_NS_PER_MS;
                     start_call(w, i, false);
                     next[i] += period[i];
                 }
@@ -349,4 +363,46 @@ double gr_bw_share(const gr_bw_result *r, size_t b, size_t from, size_t to)
                 mine += r->calls[w][k];
         }
     return all ? (double)mine / (double)all : 0.0;
+}
+
+int64_t gr_bw_fill_ms(const gr_bw_result *r, size_t b, size_t span, double fair_min, double *share_after)
+{
+    *share_after = 0;
+    int64_t win_ns = r->window_ms * RL_NS_PER_MS;
+    size_t first = r->add_ns <= r->start_ns ? 0 : (size_t)((r->add_ns - r->start_ns + win_ns - 1) / win_ns);
+    for (size_t w = first; w + span <= r->nwindows; w++) {
+        if (gr_bw_share(r, b, w, w + span) >= fair_min) {
+            int64_t end_ns = r->start_ns + (int64_t)(w + span) * win_ns;
+            *share_after = gr_bw_share(r, b, w, r->nwindows);
+            return (end_ns - r->add_ns) / RL_NS_PER_MS;
+        }
+    }
+    return -1;
+}
+
+int gr_bw_bunches(const gr_bw_result *r, size_t skip, int64_t window_ns, int need, int *most, int64_t *most_at_ns)
+{
+    *most = 0;
+    *most_at_ns = 0;
+    for (size_t i = skip, j = skip; i < r->nopen; i++) {
+        while (r->open_ns[i] - r->open_ns[j] > window_ns)
+            j++;
+        if ((int)(i - j + 1) > *most) {
+            *most = (int)(i - j + 1);
+            *most_at_ns = r->open_ns[j];
+        }
+    }
+    int count = 0;
+    for (size_t j = skip; j < r->nopen;) {
+        size_t i = j;
+        while (i < r->nopen && r->open_ns[i] - r->open_ns[j] <= window_ns)
+            i++;
+        if ((int)(i - j) >= need) {
+            count++;
+            j = i;
+        } else {
+            j++;
+        }
+    }
+    return count;
 }

@@ -29,6 +29,9 @@
 #define GR_BW_MAX_CLIENTS 16
 #define GR_BW_MAX_WINDOWS 64
 #define GR_BW_MAX_CONNS 4096
+/* A short call (it answers at once) that took longer waited for something:
+ * a reconnect, with pick_first. */
+#define GR_BW_SLOW_MS 20
 
 typedef struct gr_bw_options {
     const int *ports;          /* backends on 127.0.0.1, |nbackends| of them */
@@ -69,6 +72,11 @@ typedef struct gr_bw_result {
     gr_bw_conn conn[GR_BW_MAX_CONNS]; /* in order of first arrival */
     size_t nconn;
     int sent, failed, failed_long, long_sent;
+    int64_t lag_ms;            /* how late the run's own thread was: the most a
+                                * call started after its instant, or a status came
+                                * after its deadline. A stalled machine shows here */
+    int64_t short_max_us;      /* the slowest short call that succeeded, start to status */
+    int short_slow;            /* short calls that took over GR_BW_SLOW_MS */
     char first_failure[200];   /* "UNAVAILABLE (details) on a long call after 812 ms" */
     int recorded;              /* records the backends returned for the run */
     int64_t open_ns[GR_BW_MAX_CONNS]; /* when the balancer forwarded each
@@ -89,5 +97,19 @@ double gr_bw_share(const gr_bw_result *r, size_t b, size_t from, size_t to);
 
 /* The window that holds instant |ns| (clamped to the last). */
 size_t gr_bw_window_at(const gr_bw_result *r, int64_t ns);
+
+/* When backend |b| took its share: the first span of |span| windows, from
+ * the first window wholly after the join (r->add_ns), in which its share is
+ * at least |fair_min|. Returns the ms from the join to that span's end and
+ * sets *share_after to its share from the span's start to the run's end;
+ * -1 (and *share_after 0) when no span reached it. */
+int64_t gr_bw_fill_ms(const gr_bw_result *r, size_t b, size_t span, double fair_min, double *share_after);
+
+/* Reconnect bunching, over r->open_ns after the first |skip| opens (each
+ * client's first connection). *most: the most opens within any |window_ns|,
+ * *most_at_ns the instant its first came; returns how many disjoint spans
+ * of |window_ns| held |need| or more (counted from each such span's first
+ * open, the next search starting after the span). */
+int gr_bw_bunches(const gr_bw_result *r, size_t skip, int64_t window_ns, int need, int *most, int64_t *most_at_ns);
 
 #endif

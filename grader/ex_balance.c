@@ -45,6 +45,13 @@
 #define RATE 50              /* calls per second of each client, lab time */
 #define SLACK_MS 1000        /* added to every lab deadline, unscaled */
 #define DEFAULT_LONGEST_MS 20000 /* when the world states no call deadline */
+/* A run whose own thread was this late (a call started after its instant,
+ * a status delivered after its deadline) saw the machine stall, not the
+ * config: calls time out because nobody ran. It is made again, up to
+ * ATTEMPTS times in all; the lag of a run on two cores with every core
+ * busy stays far below it (bench/results/balance.md). */
+#define STALL_MS 300
+#define ATTEMPTS 3
 /* The joining backend's fair share is a third. Six connections over three
  * backends move in sixths: holding one connection gives 17 %, two 33 %.
  * "Its share" is therefore at least 25 % of the calls over two windows (1 s,
@@ -87,10 +94,14 @@ typedef struct live {
     int sent, failed, failed_long, long_sent;
     char first_failure[200];
     /* churn and storm */
+    int attempts;             /* runs made: more than 1 after a stall */
+    int64_t lag_ms;           /* the judged run's (gr_bw_result.lag_ms) */
     int reconnects;           /* connections beyond each client's first */
     double per_client_min;    /* reconnects per client per world minute */
     int storm;                /* most reconnects within STORM_MS */
     int64_t storm_at_ms;      /* world ms from the start where it began */
+    int storms;               /* disjoint STORM_MS spans with a reconnect of
+                               * every client: the rounds that were storms */
 } live;
 
 static live *runs;   /* one per run index, --runs of them */
@@ -111,17 +122,7 @@ static int64_t lab_ms(int64_t world_ms)
 
 static void judge_fill(const gr_bw_result *r, live *l)
 {
-    size_t add_w = gr_bw_window_at(r, r->add_ns);
-    l->fill_ms = -1;
-    /* Spans of two windows from the first one wholly after the join. */
-    for (size_t w = add_w + 1; w + 2 <= r->nwindows; w++) {
-        if (gr_bw_share(r, 2, w, w + 2) >= FAIR_MIN) {
-            int64_t end_ns = r->start_ns + (int64_t)(w + 2) * r->window_ms * RL_NS_PER_MS;
-            l->fill_ms = (end_ns - r->add_ns) / RL_NS_PER_MS;
-            l->share_after = gr_bw_share(r, 2, w, r->nwindows);
-            break;
-        }
-    }
+    l->fill_ms = gr_bw_fill_ms(r, 2, 2, FAIR_MIN, &l->share_after);
     size_t tail = r->nwindows >= 2 ? r->nwindows - 2 : 0;
     l->share_tail = gr_bw_share(r, 2, tail, r->nwindows);
     for (size_t b = 0; b < r->nbackends; b++) {
@@ -141,17 +142,9 @@ static void judge_churn(const gr_bw_result *r, live *l)
     l->reconnects = r->lb.connections > NCLIENTS ? r->lb.connections - NCLIENTS : 0;
     double world_min = (double)RUN_MS * LAB_SCALE / 60000.0;
     l->per_client_min = l->reconnects / (double)NCLIENTS / world_min;
-    /* The most reconnects in any STORM_MS: a sliding window over the opens
-     * after each client's first. */
-    l->storm = 0;
-    for (size_t i = NCLIENTS, j = NCLIENTS; i < r->nopen; i++) {
-        while (r->open_ns[i] - r->open_ns[j] > STORM_MS * RL_NS_PER_MS)
-            j++;
-        if ((int)(i - j + 1) > l->storm) {
-            l->storm = (int)(i - j + 1);
-            l->storm_at_ms = (r->open_ns[j] - r->start_ns) / RL_NS_PER_MS * LAB_SCALE;
-        }
-    }
+    int64_t at_ns;
+    l->storms = gr_bw_bunches(r, NCLIENTS, STORM_MS * RL_NS_PER_MS, NCLIENTS, &l->storm, &at_ns);
+    l->storm_at_ms = l->storm ? (at_ns - r->start_ns) / RL_NS_PER_MS * LAB_SCALE : 0;
 }
 
 /* Restarts the three baselines with the config's server args, scaled, and
@@ -229,18 +222,42 @@ static void live_run(gr_ctx *ctx, live *l)
         .long_ms = longest_lab * 9 / 10,
         .long_deadline_ms = longest_lab + SLACK_MS,
         .client_args = sc ? &args : NULL,
-        .tag = gr_tag(ctx),
     };
     static gr_bw_result r; /* large; one run at a time */
-    char err[300];
-    int rc = gr_bw_run(&o, &r, err, sizeof err);
+    char err[300], tag[256];
+    int rc = RL_OK;
+    int64_t lags[ATTEMPTS];
+    for (l->attempts = 0; l->attempts < ATTEMPTS && !gr_interrupted(ctx);) {
+        /* Each attempt's calls under a tag of their own: the baselines keep
+         * the records of the one before. */
+        snprintf(tag, sizeof tag, "%s.a%d", gr_tag(ctx), l->attempts + 1);
+        o.tag = tag;
+        rc = gr_bw_run(&o, &r, err, sizeof err);
+        lags[l->attempts++] = r.lag_ms;
+        if (rc != RL_OK || r.lag_ms <= STALL_MS)
+            break;
+    }
     free(sc);
     gr_config_close(&ce);
+    if (l->attempts == 0) {
+        l->error = true;
+        snprintf(l->why, sizeof l->why, "interrupted");
+        return;
+    }
     if (rc != RL_OK) {
         l->error = true;
         snprintf(l->why, sizeof l->why, "the live run failed: %s", err);
         return;
     }
+    if (r.lag_ms > STALL_MS) {
+        l->error = true;
+        snprintf(l->why, sizeof l->why, "the machine stalled in every run (the grader's own calls were up to %lld, "
+                 "%lld%s ms late; %d ms is the limit): grade again on a less loaded machine",
+                 (long long)lags[0], (long long)lags[l->attempts > 1 ? 1 : 0], l->attempts > 2 ? ", ..." : "",
+                 STALL_MS);
+        return;
+    }
+    l->lag_ms = r.lag_ms;
     judge_fill(&r, l);
     l->sent = r.sent;
     l->failed = r.failed;
@@ -287,6 +304,18 @@ static const char *note(const live *l, char *buf, size_t len)
     return buf;
 }
 
+/* "" or "; run 2 of 3 (the first saw the machine stall)", with the lag. */
+static const char *stall_note(const live *l)
+{
+    static char buf[160];
+    if (l->attempts > 1)
+        snprintf(buf, sizeof buf, "; judged on run %d (the machine stalled over %d ms in the one before; this one "
+                 "lagged %lld ms)", l->attempts, STALL_MS, (long long)l->lag_ms);
+    else
+        snprintf(buf, sizeof buf, "; the grader lagged at most %lld ms", (long long)l->lag_ms);
+    return buf;
+}
+
 static int fills(gr_ctx *ctx, gr_scenario_result *out)
 {
     const live *l = get_live(ctx, out);
@@ -298,10 +327,10 @@ static int fills(gr_ctx *ctx, gr_scenario_result *out)
     int64_t fill_world = l->fill_ms * LAB_SCALE;
     if (l->fill_ms >= 0 && l->fill_ms <= FILL_MS && l->share_after >= FAIR_MIN)
         return gr_result(out, GR_PASS,
-                         "the joining backend took %.0f %% of the calls %lld s after it joined (within %d s) and "
-                         "%.0f %% from then on; calls/s at the end [%d %d %d] over connections [%d %d %d]; "
-                         "max_connection_age %s%s",
-                         100 * l->share_tail, (long long)(fill_world / 1000), WORLD_FILL_MS / 1000,
+                         "the joining backend took its share (%.0f %% or more over 30 s) %lld s after it joined "
+                         "(bound %d s), %.0f %% of the calls from then on; at the end calls/s [%d %d %d] over "
+                         "connections [%d %d %d]; max_connection_age %s%s",
+                         100 * FAIR_MIN, (long long)(fill_world / 1000), WORLD_FILL_MS / 1000,
                          100 * l->share_after, l->tail_rate[0], l->tail_rate[1], l->tail_rate[2], l->tail_conns[0],
                          l->tail_conns[1], l->tail_conns[2], age, n);
     char why[300];
@@ -340,15 +369,16 @@ static int no_failures(gr_ctx *ctx, gr_scenario_result *out)
     note(l, n, sizeof n);
     if (l->failed == 0)
         return gr_result(out, GR_PASS, "%d calls, %d of them long (%lld ms), %d reconnects: none failed; "
-                                       "max_connection_age %s, grace %s%s",
-                         l->sent, l->long_sent, (long long)(l->longest_ms * 9 / 10), l->reconnects, age, grace, n);
+                                       "max_connection_age %s, grace %s%s%s",
+                         l->sent, l->long_sent, (long long)(l->longest_ms * 9 / 10), l->reconnects, age, grace, n,
+                         stall_note(l));
     char why[300] = "";
     if (l->failed_long && l->grace_ms < l->longest_ms)
         snprintf(why, sizeof why, ": after the GOAWAY the server closes the connection %s later, but calls run up to "
                                   "%lld ms: set grpc.max_connection_age_grace_ms to the longest deadline or more",
                  grace, (long long)l->longest_ms);
-    return gr_result(out, GR_FAIL, "%d of %d calls failed (%d of %d long ones), first %s%s%s", l->failed, l->sent,
-                     l->failed_long, l->long_sent, l->first_failure, why, n);
+    return gr_result(out, GR_FAIL, "%d of %d calls failed (%d of %d long ones), first %s%s%s%s", l->failed, l->sent,
+                     l->failed_long, l->long_sent, l->first_failure, why, n, stall_note(l));
 }
 
 static int churn(gr_ctx *ctx, gr_scenario_result *out)
@@ -381,14 +411,19 @@ static int no_storm(gr_ctx *ctx, gr_scenario_result *out)
     char age[32], n[200];
     ms_text(l->age_ms, age, sizeof age);
     note(l, n, sizeof n);
-    if (l->storm < NCLIENTS)
-        return gr_result(out, GR_PASS, "%d reconnects, at most %d of the %d clients within %.1f s: spread by gRPC's "
-                                       "+-10 %% jitter on max_connection_age %s%s",
-                         l->reconnects, l->storm, NCLIENTS, WORLD_STORM_MS / 1000.0, age, n);
+    /* One round in which every client happened to reconnect together is a
+     * coincidence (and likelier than the jitter suggests: gRPC 1.51 draws it
+     * from rand(), never seeded, so two servers give their k-th connections
+     * the same age); a storm that comes back is the config's. */
+    if (l->storms < 2)
+        return gr_result(out, GR_PASS, "%d reconnects, at most %d within %.1f s (%d clients), %d such round%s: spread "
+                                       "by gRPC's +-10 %% jitter on max_connection_age %s%s",
+                         l->reconnects, l->storm, WORLD_STORM_MS / 1000.0, NCLIENTS, l->storms,
+                         l->storms == 1 ? "" : "s", age, n);
     return gr_result(out, GR_FAIL,
-                     "GOAWAY storm: %d reconnects within %.1f s at %.1f s, as many as there are clients (%d): gRPC's "
-                     "+-10 %% jitter on max_connection_age %s spreads them over too little time to matter%s",
-                     l->storm, WORLD_STORM_MS / 1000.0, l->storm_at_ms / 1000.0, NCLIENTS, age, n);
+                     "GOAWAY storms: %d times every client (%d) reconnected within %.1f s, up to %d reconnects at "
+                     "%.1f s: gRPC's +-10 %% jitter on max_connection_age %s spreads them over too little time%s",
+                     l->storms, NCLIENTS, WORLD_STORM_MS / 1000.0, l->storm, l->storm_at_ms / 1000.0, age, n);
 }
 
 static int check(gr_ctx *ctx, gr_scenario_result *out)
@@ -401,7 +436,7 @@ static const gr_scenario scenarios[] = {
     {"fills", "a backend that joins takes its share within 2 minutes", fills, 0},
     {"no-failures", "no call fails as connections are re-made, long calls included", no_failures, 0},
     {"churn", "connections live long enough: reconnects do not dominate", churn, 0},
-    {"no-storm", "reconnects are spread, not all clients at once", no_storm, 0},
+    {"no-storm", "reconnects are spread, not all clients at once, round after round", no_storm, 0},
 };
 
 const gr_exercise gr_ex_balance = {

@@ -155,7 +155,7 @@ static int run_case(const demo_case *c, gr_bw_result *r)
     return 0;
 }
 
-static void print_case(const demo_case *c, const gr_bw_result *r)
+static void print_case(const demo_case *c, const gr_bw_result *r, bool show_conns)
 {
     double per_s = 1000.0 / (double)r->window_ms;
     printf("\n%s\n", c->title);
@@ -183,7 +183,8 @@ static void print_case(const demo_case *c, const gr_bw_result *r)
     }
     printf("; calls %d, failed %d%s%s; connections made %zu\n", r->sent, r->failed, r->failed ? ", first " : "",
            r->failed ? r->first_failure : "", r->nconn);
-    if (getenv("LAB_BALANCE_DEBUG")) {
+    if (show_conns) {
+        printf("    slowest short call %.1f ms; %d over %d ms\n", r->short_max_us / 1000.0, r->short_slow, GR_BW_SLOW_MS);
         for (size_t b = 0; b < r->lb.nupstreams; b++)
             printf("    lb upstream %zu: opened %d active %d up %lld down %lld\n", b, r->lb.upstreams[b].opened,
                    r->lb.upstreams[b].active, (long long)r->lb.upstreams[b].bytes_up,
@@ -222,7 +223,8 @@ static int write_svg(const char *path, const gr_bw_result *rs)
     return 0;
 }
 
-static int run_all(const char *svg)
+/* |only|: 1-based case to run alone, 0: all. */
+static int run_all(const char *svg, int only, bool show_conns)
 {
     static gr_bw_result rs[NCASES];
     grpc_init();
@@ -231,13 +233,12 @@ static int run_all(const char *svg)
            "backend joins at %.1f s. Calls per second per backend, per %d ms window:\n",
            NCLIENTS, RATE, ADD_AT_MS / 1000.0, WINDOW_MS);
     int rc = 0;
-    const char *only = getenv("LAB_BALANCE_CASE");
     for (size_t i = 0; i < NCASES && !rc; i++) {
-        if (only && (size_t)atoi(only) != i + 1)
+        if (only && (size_t)only != i + 1)
             continue;
         rc = run_case(&cases[i], &rs[i]);
         if (!rc)
-            print_case(&cases[i], &rs[i]);
+            print_case(&cases[i], &rs[i], show_conns);
     }
     if (!rc) {
         printf("\nWithout an age the joining backend gets nothing: connections are made once. With\n"
@@ -245,7 +246,7 @@ static int run_all(const char *svg)
                "and the new backend fills up, with no failed call because the grace outlasts the longest\n"
                "call. Client-side round_robin spreads calls, not connections. And balanced connections are\n"
                "not balanced calls: the busy client's backend takes most of the load.\n");
-        if (svg)
+        if (svg && !only)
             rc = write_svg(svg, rs);
     }
     grpc_shutdown();
@@ -254,19 +255,28 @@ static int run_all(const char *svg)
 
 int lab_demo_balance(void)
 {
-    return run_all(NULL);
+    return run_all(NULL, 0, false);
 }
 
 int lab_compare_balance_main(int argc, char **argv)
 {
     const char *svg = NULL;
+    int only = 0;
+    bool show_conns = false;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--svg") == 0 && i + 1 < argc)
             svg = argv[++i];
-        else {
-            fprintf(stderr, "usage: lab compare-balance [--svg FILE]\n");
-            return 2;
-        }
+        else if (strcmp(argv[i], "--case") == 0 && i + 1 < argc && atoi(argv[i + 1]) >= 1 &&
+                 atoi(argv[i + 1]) <= (int)NCASES)
+            only = atoi(argv[++i]);
+        else if (strcmp(argv[i], "--connections") == 0)
+            show_conns = true;
+        else
+            return -1;
     }
-    return run_all(svg);
+    if (svg && only) {
+        fprintf(stderr, "lab compare-balance: --svg plots all four cases; not with --case\n");
+        return 2;
+    }
+    return run_all(svg, only, show_conns);
 }

@@ -12,8 +12,11 @@
  * not answer (the message says which). */
 int lab_demo_balance(void);
 
-/* `lab compare-balance [--svg FILE]`; argv[0] is the command name. Returns
- * 0, 1 as lab_demo_balance, or 2 for a usage error. */
+/* `lab compare-balance [--svg FILE] [--case N] [--connections]`: the demo,
+ * plus the plot, or case N alone, and every connection's backend, first and
+ * last call (how docs/grpc-facts.md measured the age's jitter). argv[0] is
+ * the command name. Returns 0, 1 as lab_demo_balance, 2 for a bad
+ * combination, -1 for a usage error. */
 int lab_compare_balance_main(int argc, char **argv);
 
 #endif

@@ -69,7 +69,8 @@ static const command commands[] = {
      "lab compare-memory [--submission CMD] [--svg FILE] [--seconds S]  producer RSS "
      "under a stalled reader",
      lab_compare_memory_main},
-    {"compare-balance", "lab compare-balance [--svg FILE]  calls per backend behind an L4 balancer, as a plot",
+    {"compare-balance", "lab compare-balance [--svg FILE] [--case N] [--connections]  calls per backend behind an "
+     "L4 balancer, as a plot; every connection's life",
      lab_compare_balance_main},
 };
 
