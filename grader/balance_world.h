@@ -26,32 +26,32 @@
 #include <stdint.h>
 
 #define GR_BW_MAX_BACKENDS 4
-#define GR_BW_MAX_CLIENTS 16
-#define GR_BW_MAX_WINDOWS 64
-#define GR_BW_MAX_CONNS 4096
+#define GR_BW_MAX_CLIENTS  16
+#define GR_BW_MAX_WINDOWS  64
+#define GR_BW_MAX_CONNS    4096
 /* A short call (it answers at once) that took longer waited for something:
  * a reconnect, with pick_first. */
 #define GR_BW_SLOW_MS 20
 
 typedef struct gr_bw_options {
-    const int *ports;          /* backends on 127.0.0.1, |nbackends| of them */
-    grpc_channel *const *observers; /* each backend's Observer channel */
-    size_t nbackends;          /* 1..GR_BW_MAX_BACKENDS */
-    size_t initial;            /* backends in the balancer from the start;
-                                * the others join at |add_at_ms| */
-    int64_t add_at_ms;         /* after the start of the calls */
-    int64_t run_ms;            /* how long calls are started */
-    int64_t window_ms;         /* width of a counting window */
-    int nclients;              /* 1..GR_BW_MAX_CLIENTS channels */
-    const int *rate;           /* calls per second of each client */
-    int64_t deadline_ms;       /* of the short calls (they answer at once) */
-    int64_t long_ms;           /* > 0: each client keeps a call of this
-                                * length in flight (Lookup delay_ms) */
-    int64_t long_deadline_ms;  /* its deadline */
+    const int *ports;                     /* backends on 127.0.0.1, |nbackends| of them */
+    grpc_channel *const *observers;       /* each backend's Observer channel */
+    size_t nbackends;                     /* 1..GR_BW_MAX_BACKENDS */
+    size_t initial;                       /* backends in the balancer from the start;
+                                           * the others join at |add_at_ms| */
+    int64_t add_at_ms;                    /* after the start of the calls */
+    int64_t run_ms;                       /* how long calls are started */
+    int64_t window_ms;                    /* width of a counting window */
+    int nclients;                         /* 1..GR_BW_MAX_CLIENTS channels */
+    const int *rate;                      /* calls per second of each client */
+    int64_t deadline_ms;                  /* of the short calls (they answer at once) */
+    int64_t long_ms;                      /* > 0: each client keeps a call of this
+                                           * length in flight (Lookup delay_ms) */
+    int64_t long_deadline_ms;             /* its deadline */
     const grpc_channel_args *client_args; /* each channel's args (may be NULL) */
-    bool direct;               /* channels target every backend themselves
-                                * (ipv4:A,B,C), no balancer */
-    const char *tag;           /* prefix of every call's tag */
+    bool direct;                          /* channels target every backend themselves
+                                           * (ipv4:A,B,C), no balancer */
+    const char *tag;                      /* prefix of every call's tag */
 } gr_bw_options;
 
 /* One connection, as the backend saw it: its peer and the calls it carried. */
@@ -66,24 +66,24 @@ typedef struct gr_bw_result {
     int64_t start_ns, add_ns, end_ns; /* the calls' start, the join, the last start */
     size_t nbackends, nwindows;
     int64_t window_ms;
-    int calls[GR_BW_MAX_WINDOWS][GR_BW_MAX_BACKENDS]; /* arrivals per window */
-    int conns[GR_BW_MAX_WINDOWS][GR_BW_MAX_BACKENDS]; /* connections with an arrival in it */
+    int calls[GR_BW_MAX_WINDOWS][GR_BW_MAX_BACKENDS];        /* arrivals per window */
+    int conns[GR_BW_MAX_WINDOWS][GR_BW_MAX_BACKENDS];        /* connections with an arrival in it */
     int client_calls[GR_BW_MAX_BACKENDS][GR_BW_MAX_CLIENTS]; /* arrivals per backend per client */
-    gr_bw_conn conn[GR_BW_MAX_CONNS]; /* in order of first arrival */
+    gr_bw_conn conn[GR_BW_MAX_CONNS];                        /* in order of first arrival */
     size_t nconn;
     int sent, failed, failed_long, long_sent;
-    int64_t lag_ms;            /* how late the run's own thread was: the most a
-                                * call started after its instant, or a status came
-                                * after its deadline. A stalled machine shows here */
-    int64_t short_max_us;      /* the slowest short call that succeeded, start to status */
-    int short_slow;            /* short calls that took over GR_BW_SLOW_MS */
-    char first_failure[200];   /* "UNAVAILABLE (details) on a long call after 812 ms" */
-    int recorded;              /* records the backends returned for the run */
+    int64_t lag_ms;                   /* how late the run's own thread was: the most a
+                                       * call started after its instant, or a status came
+                                       * after its deadline. A stalled machine shows here */
+    int64_t short_max_us;             /* the slowest short call that succeeded, start to status */
+    int short_slow;                   /* short calls that took over GR_BW_SLOW_MS */
+    char first_failure[200];          /* "UNAVAILABLE (details) on a long call after 812 ms" */
+    int recorded;                     /* records the backends returned for the run */
     int64_t open_ns[GR_BW_MAX_CONNS]; /* when the balancer forwarded each
-                                * connection, in order (not when direct) */
+                                       * connection, in order (not when direct) */
     int open_backend[GR_BW_MAX_CONNS];
     size_t nopen;
-    gr_intermediary_stats lb;  /* the balancer's counters (zero when direct) */
+    gr_intermediary_stats lb; /* the balancer's counters (zero when direct) */
 } gr_bw_result;
 
 /* Runs the world. Returns 0 with |out| filled, or RL_EINVAL (bad options) /

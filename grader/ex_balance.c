@@ -33,17 +33,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LAB_SCALE 30         /* world ms per lab ms */
-#define WORLD_ADD_MS 30000   /* the third backend joins this long after the clients connected */
+#define LAB_SCALE     30     /* world ms per lab ms */
+#define WORLD_ADD_MS  30000  /* the third backend joins this long after the clients connected */
 #define WORLD_FILL_MS 120000 /* ...and must take its share within this */
-#define WORLD_MIN_LIFE_MS 10000 /* a connection living shorter on average churns: each reconnect is a
+#define WORLD_MIN_LIFE_MS                                                                                              \
+    10000                       /* a connection living shorter on average churns: each reconnect is a                  \
                                  * TCP and TLS handshake and, for pick_first, a call that waits for it */
-#define WORLD_STORM_MS 1500  /* every client reconnecting within this is a storm */
-#define WINDOW_MS 500        /* lab: the counting window */
-#define TAIL_MS 1000         /* lab: run on this long after the fill-up bound */
-#define NCLIENTS 6
-#define RATE 50              /* calls per second of each client, lab time */
-#define SLACK_MS 1000        /* added to every lab deadline, unscaled */
+#define WORLD_STORM_MS     1500 /* every client reconnecting within this is a storm */
+#define WINDOW_MS          500  /* lab: the counting window */
+#define TAIL_MS            1000 /* lab: run on this long after the fill-up bound */
+#define NCLIENTS           6
+#define RATE               50    /* calls per second of each client, lab time */
+#define SLACK_MS           1000  /* added to every lab deadline, unscaled */
 #define DEFAULT_LONGEST_MS 20000 /* when the world states no call deadline */
 /* A run whose own thread was this late (a call started after its instant,
  * a status delivered after its deadline) saw the machine stall, not the
@@ -59,52 +60,54 @@
  * for a reconnect in flight; one connection never reaches it. */
 #define FAIR_MIN 0.25
 
-#define ADD_MS (WORLD_ADD_MS / LAB_SCALE)
-#define FILL_MS (WORLD_FILL_MS / LAB_SCALE)
-#define RUN_MS (ADD_MS + FILL_MS + TAIL_MS)
+#define ADD_MS   (WORLD_ADD_MS / LAB_SCALE)
+#define FILL_MS  (WORLD_FILL_MS / LAB_SCALE)
+#define RUN_MS   (ADD_MS + FILL_MS + TAIL_MS)
 #define STORM_MS (WORLD_STORM_MS / LAB_SCALE)
 
 /* The server args the live run gives the baselines: the ones that end
  * connections. Keepalive args stay out: the balance world has no idle
  * cut-off to keep connections from, and scaled pings would only add noise. */
 static const char *const server_keys[] = {
-    "grpc.max_connection_age_ms", "grpc.max_connection_age_grace_ms", "grpc.max_connection_idle_ms",
+    "grpc.max_connection_age_ms",
+    "grpc.max_connection_age_grace_ms",
+    "grpc.max_connection_idle_ms",
 };
 #define NSERVER (sizeof server_keys / sizeof *server_keys)
 
 /* What one live run measured, as the scenarios judge it. */
 typedef struct live {
     bool done;
-    bool error;               /* the grader could not run it: ERROR */
+    bool error;                /* the grader could not run it: ERROR */
     char why[GR_FEEDBACK_MAX]; /* the error, or the config's load failure */
-    gr_verdict load_verdict;  /* FAIL when the config could not be loaded */
-    char world[144];          /* "world relay-fleet" */
-    int64_t age_ms, grace_ms; /* the config's own (INT_MAX: infinite) */
-    int64_t longest_ms;       /* the world's longest call */
-    bool has_lb;              /* the client service config names a policy */
+    gr_verdict load_verdict;   /* FAIL when the config could not be loaded */
+    char world[144];           /* "world relay-fleet" */
+    int64_t age_ms, grace_ms;  /* the config's own (INT_MAX: infinite) */
+    int64_t longest_ms;        /* the world's longest call */
+    bool has_lb;               /* the client service config names a policy */
     char lb[48];
     /* fills */
-    int64_t fill_ms;          /* lab ms from the join to the end of the first 1 s
-                               * span with FAIR_MIN; -1: never */
-    double share_after;       /* the joining backend's share from then to the end */
-    double share_tail;        /* ... over the last second */
+    int64_t fill_ms;    /* lab ms from the join to the end of the first 1 s
+                         * span with FAIR_MIN; -1: never */
+    double share_after; /* the joining backend's share from then to the end */
+    double share_tail;  /* ... over the last second */
     int tail_rate[GR_BW_MAX_BACKENDS];
     int tail_conns[GR_BW_MAX_BACKENDS];
     /* no-failures */
     int sent, failed, failed_long, long_sent;
     char first_failure[200];
     /* churn and storm */
-    int attempts;             /* runs made: more than 1 after a stall */
-    int64_t lag_ms;           /* the judged run's (gr_bw_result.lag_ms) */
-    int reconnects;           /* connections beyond each client's first */
-    double per_client_min;    /* reconnects per client per world minute */
-    int storm;                /* most reconnects within STORM_MS */
-    int64_t storm_at_ms;      /* world ms from the start where it began */
-    int storms;               /* disjoint STORM_MS spans with a reconnect of
-                               * every client: the rounds that were storms */
+    int attempts;          /* runs made: more than 1 after a stall */
+    int64_t lag_ms;        /* the judged run's (gr_bw_result.lag_ms) */
+    int reconnects;        /* connections beyond each client's first */
+    double per_client_min; /* reconnects per client per world minute */
+    int storm;             /* most reconnects within STORM_MS */
+    int64_t storm_at_ms;   /* world ms from the start where it began */
+    int storms;            /* disjoint STORM_MS spans with a reconnect of
+                            * every client: the rounds that were storms */
 } live;
 
-static live *runs;   /* one per run index, --runs of them */
+static live *runs; /* one per run index, --runs of them */
 static int nruns;
 
 static bool configured(const rl_chancfg *cfg, const char *key, int64_t *v)
@@ -251,7 +254,8 @@ static void live_run(gr_ctx *ctx, live *l)
     }
     if (r.lag_ms > STALL_MS) {
         l->error = true;
-        snprintf(l->why, sizeof l->why, "the machine stalled in every run (the grader's own calls were up to %lld, "
+        snprintf(l->why, sizeof l->why,
+                 "the machine stalled in every run (the grader's own calls were up to %lld, "
                  "%lld%s ms late; %d ms is the limit): grade again on a less loaded machine",
                  (long long)lags[0], (long long)lags[l->attempts > 1 ? 1 : 0], l->attempts > 2 ? ", ..." : "",
                  STALL_MS);
@@ -309,8 +313,10 @@ static const char *stall_note(const live *l)
 {
     static char buf[160];
     if (l->attempts > 1)
-        snprintf(buf, sizeof buf, "; judged on run %d (the machine stalled over %d ms in the one before; this one "
-                 "lagged %lld ms)", l->attempts, STALL_MS, (long long)l->lag_ms);
+        snprintf(buf, sizeof buf,
+                 "; judged on run %d (the machine stalled over %d ms in the one before; this one "
+                 "lagged %lld ms)",
+                 l->attempts, STALL_MS, (long long)l->lag_ms);
     else
         snprintf(buf, sizeof buf, "; the grader lagged at most %lld ms", (long long)l->lag_ms);
     return buf;
@@ -330,16 +336,18 @@ static int fills(gr_ctx *ctx, gr_scenario_result *out)
                          "the joining backend took its share (%.0f %% or more over 30 s) %lld s after it joined "
                          "(bound %d s), %.0f %% of the calls from then on; at the end calls/s [%d %d %d] over "
                          "connections [%d %d %d]; max_connection_age %s%s",
-                         100 * FAIR_MIN, (long long)(fill_world / 1000), WORLD_FILL_MS / 1000,
-                         100 * l->share_after, l->tail_rate[0], l->tail_rate[1], l->tail_rate[2], l->tail_conns[0],
-                         l->tail_conns[1], l->tail_conns[2], age, n);
+                         100 * FAIR_MIN, (long long)(fill_world / 1000), WORLD_FILL_MS / 1000, 100 * l->share_after,
+                         l->tail_rate[0], l->tail_rate[1], l->tail_rate[2], l->tail_conns[0], l->tail_conns[1],
+                         l->tail_conns[2], age, n);
     char why[300];
     if (l->age_ms >= INT_MAX)
-        snprintf(why, sizeof why, "no grpc.max_connection_age_ms on the server: the clients' connections are made "
-                                  "once, and an L4 balancer places connections, not calls");
+        snprintf(why, sizeof why,
+                 "no grpc.max_connection_age_ms on the server: the clients' connections are made "
+                 "once, and an L4 balancer places connections, not calls");
     else if (l->age_ms * 11 / 10 > WORLD_ADD_MS + WORLD_FILL_MS)
-        snprintf(why, sizeof why, "max_connection_age %s (+10 %% jitter) is longer than the %d s the backend may "
-                                  "wait after joining %d s in: connections are re-made too late",
+        snprintf(why, sizeof why,
+                 "max_connection_age %s (+10 %% jitter) is longer than the %d s the backend may "
+                 "wait after joining %d s in: connections are re-made too late",
                  age, WORLD_FILL_MS / 1000, WORLD_ADD_MS / 1000);
     else if (l->has_lb && strcmp(l->lb, "round_robin") != 0)
         snprintf(why, sizeof why, "connections were re-made, yet the calls did not follow (client policy %s)", l->lb);
@@ -368,14 +376,16 @@ static int no_failures(gr_ctx *ctx, gr_scenario_result *out)
     ms_text(l->grace_ms, grace, sizeof grace);
     note(l, n, sizeof n);
     if (l->failed == 0)
-        return gr_result(out, GR_PASS, "%d calls, %d of them long (%lld ms), %d reconnects: none failed; "
-                                       "max_connection_age %s, grace %s%s%s",
+        return gr_result(out, GR_PASS,
+                         "%d calls, %d of them long (%lld ms), %d reconnects: none failed; "
+                         "max_connection_age %s, grace %s%s%s",
                          l->sent, l->long_sent, (long long)(l->longest_ms * 9 / 10), l->reconnects, age, grace, n,
                          stall_note(l));
     char why[300] = "";
     if (l->failed_long && l->grace_ms < l->longest_ms)
-        snprintf(why, sizeof why, ": after the GOAWAY the server closes the connection %s later, but calls run up to "
-                                  "%lld ms: set grpc.max_connection_age_grace_ms to the longest deadline or more",
+        snprintf(why, sizeof why,
+                 ": after the GOAWAY the server closes the connection %s later, but calls run up to "
+                 "%lld ms: set grpc.max_connection_age_grace_ms to the longest deadline or more",
                  grace, (long long)l->longest_ms);
     return gr_result(out, GR_FAIL, "%d of %d calls failed (%d of %d long ones), first %s%s%s%s", l->failed, l->sent,
                      l->failed_long, l->long_sent, l->first_failure, why, n, stall_note(l));
@@ -392,8 +402,9 @@ static int churn(gr_ctx *ctx, gr_scenario_result *out)
     double limit = 60000.0 / WORLD_MIN_LIFE_MS;
     int calls_per = l->reconnects ? l->sent / (l->reconnects + NCLIENTS) : l->sent / NCLIENTS;
     if (l->per_client_min <= limit)
-        return gr_result(out, GR_PASS, "%.1f reconnects per client per minute (at most %.0f), about %d calls per "
-                                       "connection; max_connection_age %s%s",
+        return gr_result(out, GR_PASS,
+                         "%.1f reconnects per client per minute (at most %.0f), about %d calls per "
+                         "connection; max_connection_age %s%s",
                          l->per_client_min, limit, calls_per, age, n);
     return gr_result(out, GR_FAIL,
                      "reconnects dominate: %.1f per client per minute (at most %.0f: a connection should live %d s "
@@ -416,8 +427,9 @@ static int no_storm(gr_ctx *ctx, gr_scenario_result *out)
      * from rand(), never seeded, so two servers give their k-th connections
      * the same age); a storm that comes back is the config's. */
     if (l->storms < 2)
-        return gr_result(out, GR_PASS, "%d reconnects, at most %d within %.1f s (%d clients), %d such round%s: spread "
-                                       "by gRPC's +-10 %% jitter on max_connection_age %s%s",
+        return gr_result(out, GR_PASS,
+                         "%d reconnects, at most %d within %.1f s (%d clients), %d such round%s: spread "
+                         "by gRPC's +-10 %% jitter on max_connection_age %s%s",
                          l->reconnects, l->storm, WORLD_STORM_MS / 1000.0, NCLIENTS, l->storms,
                          l->storms == 1 ? "" : "s", age, n);
     return gr_result(out, GR_FAIL,

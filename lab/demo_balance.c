@@ -21,18 +21,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define READY_MS 10000
-#define NBACKENDS 3
-#define WINDOW_MS 500
-#define RUN_MS 6000
-#define ADD_AT_MS 1500
-#define NCLIENTS 6
-#define RATE 50        /* calls per second of each client */
-#define AGE_MS 2000    /* the lab's max_connection_age (the world's 60 s at 1:30) */
-#define GRACE_MS 1000  /* its grace (the world's 30 s) */
-#define LONG_MS 600    /* the long calls (the world's 18 s of a 20 s deadline) */
+#define READY_MS         10000
+#define NBACKENDS        3
+#define WINDOW_MS        500
+#define RUN_MS           6000
+#define ADD_AT_MS        1500
+#define NCLIENTS         6
+#define RATE             50   /* calls per second of each client */
+#define AGE_MS           2000 /* the lab's max_connection_age (the world's 60 s at 1:30) */
+#define GRACE_MS         1000 /* its grace (the world's 30 s) */
+#define LONG_MS          600  /* the long calls (the world's 18 s of a 20 s deadline) */
 #define LONG_DEADLINE_MS 1667 /* the world's 20 s, plus 1 s unscaled for a loaded machine */
-#define SKEW 10        /* the busy client sends this many times the others' rate */
+#define SKEW             10   /* the busy client sends this many times the others' rate */
 
 typedef struct backend {
     rl_proc proc;
@@ -91,14 +91,13 @@ typedef struct demo_case {
 } demo_case;
 
 static const demo_case cases[] = {
-    {"1. L4 balancer (round robin per connection), no max_connection_age; backend 3 joins at 1.5 s",
-     "L4, no age", false, false, false},
-    {"2. the same with max_connection_age 2 s (+-10 % jitter), grace 1 s; calls of 0.6 s in flight",
-     "L4, age 2 s", true, false, false},
+    {"1. L4 balancer (round robin per connection), no max_connection_age; backend 3 joins at 1.5 s", "L4, no age",
+     false, false, false},
+    {"2. the same with max_connection_age 2 s (+-10 % jitter), grace 1 s; calls of 0.6 s in flight", "L4, age 2 s",
+     true, false, false},
     {"3. no balancer: each client round_robin over all three backends (static address list)", "client round_robin",
      false, true, false},
-    {"4. L4 balancer, two backends: one client sends 10x what each of three others sends", "skew", false, false,
-     true},
+    {"4. L4 balancer, two backends: one client sends 10x what each of three others sends", "skew", false, false, true},
 };
 #define NCASES (sizeof cases / sizeof *cases)
 
@@ -170,8 +169,9 @@ static void print_case(const demo_case *c, const gr_bw_result *r, bool show_conn
         printf("   [");
         for (size_t b = 0; b < r->nbackends; b++)
             printf("%s%d", b ? " " : "", r->conns[w][b]);
-        printf("]%s\n", (!c->direct && !c->skew && w * r->window_ms < ADD_AT_MS &&
-                         (w + 1) * r->window_ms > ADD_AT_MS) ? "  <- backend3 joins" : "");
+        printf("]%s\n", (!c->direct && !c->skew && w * r->window_ms < ADD_AT_MS && (w + 1) * r->window_ms > ADD_AT_MS)
+                            ? "  <- backend3 joins"
+                            : "");
     }
     size_t last = r->nwindows, from = last > 4 ? last - 4 : 0;
     printf("  last 2 s, calls/s:");
@@ -184,7 +184,8 @@ static void print_case(const demo_case *c, const gr_bw_result *r, bool show_conn
     printf("; calls %d, failed %d%s%s; connections made %zu\n", r->sent, r->failed, r->failed ? ", first " : "",
            r->failed ? r->first_failure : "", r->nconn);
     if (show_conns) {
-        printf("    slowest short call %.1f ms; %d over %d ms\n", r->short_max_us / 1000.0, r->short_slow, GR_BW_SLOW_MS);
+        printf("    slowest short call %.1f ms; %d over %d ms\n", r->short_max_us / 1000.0, r->short_slow,
+               GR_BW_SLOW_MS);
         for (size_t b = 0; b < r->lb.nupstreams; b++)
             printf("    lb upstream %zu: opened %d active %d up %lld down %lld\n", b, r->lb.upstreams[b].opened,
                    r->lb.upstreams[b].active, (long long)r->lb.upstreams[b].bytes_up,
@@ -209,11 +210,16 @@ static int write_svg(const char *path, const gr_bw_result *rs)
             xs[ns][w] = (double)((w + 1) * r->window_ms) / 1000.0;
             ys[ns][w] = 100.0 * gr_bw_share(r, b, w, w + 1);
         }
-        series[ns++] = (rl_svg_series){cases[i].skew ? "skew: backend 2 of 2 (fair 50 %)" : cases[i].label, xs[i], ys[i],
-                                       r->nwindows};
+        series[ns++] = (rl_svg_series){cases[i].skew ? "skew: backend 2 of 2 (fair 50 %)" : cases[i].label, xs[i],
+                                       ys[i], r->nwindows};
     }
     rl_svg_plot plot = {"Share of the calls on the joining backend (backend 3 of 3, joins at 1.5 s; fair share 33 %)",
-                        "time (s, end of each 0.5 s window)", "share of the window's calls (%)", series, ns, 900, 520};
+                        "time (s, end of each 0.5 s window)",
+                        "share of the window's calls (%)",
+                        series,
+                        ns,
+                        900,
+                        520};
     char err[300];
     if (rl_svg_save(path, &plot, err, sizeof err) != RL_OK) {
         fprintf(stderr, "lab compare-balance: %s\n", err);

@@ -22,7 +22,7 @@
 static gr_bw_result r;
 
 #define START (5 * RL_NS_PER_SEC)
-#define MS(x) ((int64_t)(x) * RL_NS_PER_MS)
+#define MS(x) ((int64_t)(x)*RL_NS_PER_MS)
 
 /* 12 windows of 500 ms; backends 0 and 1 get 75 calls a window each; the
  * joining backend 2 gets |b2[w]|. */
@@ -84,8 +84,8 @@ static void bunches_count_each_storm_once(void **state)
     r.start_ns = START;
     /* Six first connections together (skipped), then two storms of six
      * within 30 ms, 2 s apart, and a spread round between them. */
-    int64_t t[] = {0, 1, 2, 3, 4, 5, 2000, 2005, 2010, 2015, 2020, 2030, 3000, 3100, 3200, 3300, 3400, 3500,
-                   4000, 4001, 4002, 4003, 4004, 4005, 4006};
+    int64_t t[] = {0,    1,    2,    3,    4,    5,    2000, 2005, 2010, 2015, 2020, 2030, 3000,
+                   3100, 3200, 3300, 3400, 3500, 4000, 4001, 4002, 4003, 4004, 4005, 4006};
     r.nopen = sizeof t / sizeof *t;
     for (size_t i = 0; i < r.nopen; i++)
         r.open_ns[i] = START + MS(t[i]);
@@ -106,8 +106,16 @@ static void bad_options_are_refused_before_anything_starts(void **state)
     (void)state;
     int ports[3] = {1, 2, 3}, rate[2] = {50, 0};
     grpc_channel *obs[3] = {NULL, NULL, NULL};
-    gr_bw_options o = {.ports = ports, .observers = obs, .nbackends = 3, .initial = 2, .run_ms = 6000,
-                       .window_ms = 500, .nclients = 2, .rate = rate, .deadline_ms = 1000, .tag = "t"};
+    gr_bw_options o = {.ports = ports,
+                       .observers = obs,
+                       .nbackends = 3,
+                       .initial = 2,
+                       .run_ms = 6000,
+                       .window_ms = 500,
+                       .nclients = 2,
+                       .rate = rate,
+                       .deadline_ms = 1000,
+                       .tag = "t"};
     char err[128];
     assert_int_equal(gr_bw_run(&o, &r, err, sizeof err), RL_EINVAL); /* a rate of 0 */
     assert_non_null(strstr(err, "rate"));
