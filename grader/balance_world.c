@@ -127,13 +127,17 @@ static void end_call(world *w, lcall *c, bool success)
     if (c->status != GRPC_STATUS_OK) {
         if (!r->failed++) {
             char *d = grpc_slice_to_c_string(c->details);
-            snprintf(r->first_failure, sizeof r->first_failure, "%s (%.100s) on a %s call after %lld ms",
-                     rl_status_name(c->status), d, c->is_long ? "long" : "short",
+            snprintf(r->first_failure, sizeof r->first_failure,
+                     "%s (%.100s) on a %s call of client %d started %lld ms into the run, after %lld ms",
+                     rl_status_name(c->status), d, c->is_long ? "long" : "short", c->client + 1,
+                     (long long)((c->start_ns - r->start_ns) / RL_NS_PER_MS),
                      (long long)((rl_now_ns() - c->start_ns) / RL_NS_PER_MS));
             gpr_free(d);
         }
         if (c->is_long)
             r->failed_long++;
+        else if (c->status == GRPC_STATUS_DEADLINE_EXCEEDED && rl_now_ns() >= c->deadline_ns - 5 * RL_NS_PER_MS)
+            r->short_timed_out++; /* at the run's own deadline, not a service config's shorter one */
     }
     grpc_call_unref(c->call);
     grpc_byte_buffer_destroy(c->send_buf);
@@ -186,27 +190,28 @@ static void drive(world *w, gr_intermediary *lb)
                 gr_intermediary_add_upstream(lb, o->ports[b], NULL);
             added = true;
         }
-        int64_t wake = r->end_ns;
-        if (now < r->end_ns) {
-            for (int i = 0; i < o->nclients; i++) {
-                while (next[i] <= now) {
-                    if ((now - next[i]) / RL_NS_PER_MS > r->lag_ms)
-                        r->lag_ms = (now - next[i]) / RL_NS_PER_MS;
-                    start_call(w, i, false);
-                    next[i] += period[i];
-                }
-                if (next[i] < wake)
-                    wake = next[i];
+        /* Every call due before the end is started, late ones too (a stall
+         * just before the end must show as lag, not as calls never made). */
+        int64_t wake = INT64_MAX;
+        for (int i = 0; i < o->nclients; i++) {
+            while (next[i] <= now && next[i] < r->end_ns) {
+                if ((now - next[i]) / RL_NS_PER_MS > r->lag_ms)
+                    r->lag_ms = (now - next[i]) / RL_NS_PER_MS;
+                start_call(w, i, false);
+                next[i] += period[i];
             }
-            if (!added && r->add_ns < wake)
-                wake = r->add_ns;
-        } else if (w->inflight == 0) {
-            break;
-        } else {
+            if (next[i] < r->end_ns && next[i] < wake)
+                wake = next[i];
+        }
+        if (!added && r->add_ns < wake)
+            wake = r->add_ns;
+        if (wake == INT64_MAX) { /* nothing more to start */
+            if (w->inflight == 0)
+                break;
             int64_t longest = o->long_ms > 0 ? o->long_deadline_ms : o->deadline_ms;
             wake = r->end_ns + (longest + STATUS_SLACK_MS) * RL_NS_PER_MS;
             if (now >= wake)
-                break; /* a status gRPC never gave: left to the channel's destruction */
+                break; /* a status gRPC never gave: cancelled below */
         }
         grpc_event ev = grpc_completion_queue_next(w->cq, rl_ns_to_deadline(wake), NULL);
         if (ev.type != GRPC_OP_COMPLETE)

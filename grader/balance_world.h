@@ -77,7 +77,10 @@ typedef struct gr_bw_result {
                                        * after its deadline. A stalled machine shows here */
     int64_t short_max_us;             /* the slowest short call that succeeded, start to status */
     int short_slow;                   /* short calls that took over GR_BW_SLOW_MS */
-    char first_failure[200];          /* "UNAVAILABLE (details) on a long call after 812 ms" */
+    int short_timed_out;              /* short calls that failed DEADLINE_EXCEEDED at
+                                       * their deadline (a methodConfig timeout's
+                                       * earlier expiry is not counted here) */
+    char first_failure[320];          /* "UNAVAILABLE (details) on a long call of client 2 started ..." */
     int recorded;                     /* records the backends returned for the run */
     int64_t open_ns[GR_BW_MAX_CONNS]; /* when the balancer forwarded each
                                        * connection, in order (not when direct) */

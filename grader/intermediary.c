@@ -273,6 +273,7 @@ static void *serve(void *arg)
             break;
         if (pf[0].revents)
             break;
+        int64_t turn_ns = rl_now_ns();
         if (pf[1].revents & POLLIN)
             accept_one(im);
         for (int i = 0, k = 2; i < im->nconns && k < n; i++, k += 2) {
@@ -284,6 +285,11 @@ static void *serve(void *arg)
             if (!keep)
                 close_conn(im, c);
         }
+        int64_t turn_ms = (rl_now_ns() - turn_ns) / RL_NS_PER_MS;
+        pthread_mutex_lock(&im->mu);
+        if (turn_ms > im->stats.longest_turn_ms)
+            im->stats.longest_turn_ms = turn_ms;
+        pthread_mutex_unlock(&im->mu);
         /* Compact closed connections away. */
         int j = 0;
         for (int i = 0; i < im->nconns; i++)

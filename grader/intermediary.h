@@ -80,6 +80,10 @@ typedef struct gr_intermediary_stats {
     int refused;             /* accepted and closed at once: no upstream
                               * took them, or too many were open */
     int64_t longest_idle_ms; /* longest idle gap seen on a live connection */
+    int64_t longest_turn_ms; /* longest pass of its loop after a poll: accepting,
+                              * connecting upstream and forwarding. The sockets
+                              * block, so a slow connect or a full peer holds
+                              * every connection up this long */
     size_t nupstreams;       /* added so far, removed ones included */
     gr_intermediary_upstream upstreams[GR_INTERMEDIARY_MAX_UPSTREAMS];
 } gr_intermediary_stats;
