@@ -124,7 +124,17 @@ static void end_call(world *w, lcall *c, bool success)
             r->short_max_us = us;
         r->short_slow += us > GR_BW_SLOW_MS * 1000;
     }
-    if (c->status != GRPC_STATUS_OK) {
+    int64_t took_ms = (rl_now_ns() - c->start_ns) / RL_NS_PER_MS;
+    if (c->status == GRPC_STATUS_UNAVAILABLE && !c->is_long &&
+        (w->opt->grace_ms < 0 || took_ms < w->opt->grace_ms)) {
+        /* A call that answers at once, failed sooner than the grace could
+         * cut it: it met a GOAWAY on its way (grpc/grpc#31733). */
+        if (!r->raced++) {
+            char *d = grpc_slice_to_c_string(c->details);
+            snprintf(r->first_race, sizeof r->first_race, "UNAVAILABLE (%.80s) after %lld ms", d, (long long)took_ms);
+            gpr_free(d);
+        }
+    } else if (c->status != GRPC_STATUS_OK) {
         if (!r->failed++) {
             char *d = grpc_slice_to_c_string(c->details);
             snprintf(r->first_failure, sizeof r->first_failure,

@@ -48,6 +48,9 @@ typedef struct gr_bw_options {
     int64_t long_ms;                      /* > 0: each client keeps a call of this
                                            * length in flight (Lookup delay_ms) */
     int64_t long_deadline_ms;             /* its deadline */
+    int64_t grace_ms;                     /* the servers' max_connection_age_grace_ms
+                                           * (lab ms), -1 for none: a short call that
+                                           * fails UNAVAILABLE sooner was not cut by it */
     const grpc_channel_args *client_args; /* each channel's args (may be NULL) */
     bool direct;                          /* channels target every backend themselves
                                            * (ipv4:A,B,C), no balancer */
@@ -72,6 +75,10 @@ typedef struct gr_bw_result {
     gr_bw_conn conn[GR_BW_MAX_CONNS];                        /* in order of first arrival */
     size_t nconn;
     int sent, failed, failed_long, long_sent;
+    int raced;                        /* short calls that failed UNAVAILABLE sooner than
+                                       * the grace: gRPC 1.51's race of a new call with a
+                                       * GOAWAY (not in |failed|) */
+    char first_race[200];
     int64_t lag_ms;                   /* how late the run's own thread was: the most a
                                        * call started after its instant, or a status came
                                        * after its deadline. A stalled machine shows here */
