@@ -135,6 +135,10 @@ $(BIN)/$(call prog_name,$(1)): $$($(1)_OBJS) $(LIBS)
 	$(Q)$(CC) $(LDFLAGS) -o $$@ $$($(1)_OBJS) $(LIBS) $(LDLIBS)
 endef
 $(foreach d,$(PROGRAM_DIRS),$(eval $(call PROGRAM_RULE,$(d))))
+# `lab demo balance` runs the grader's balance world and its L4 balancer.
+LAB_GRADER_OBJS := $(BUILD)/grader/intermediary.o $(BUILD)/grader/balance_world.o
+lab_OBJS += $(LAB_GRADER_OBJS)
+$(BIN)/lab: $(LAB_GRADER_OBJS)
 
 # The jail starts inside the submission's limits (RLIMIT_DATA among them),
 # where a sanitizer's terabytes of shadow memory cannot be reserved: it is

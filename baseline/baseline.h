@@ -20,6 +20,9 @@ typedef struct bl_method {
 /* grpc-previous-rpc-attempts + 1 from a call's metadata (1 when absent). */
 uint32_t bl_attempt(const grpc_metadata_array *md);
 
+/* Records |call|'s peer (grpc_call_get_peer) in record |id|. */
+void bl_record_peer(bl_store *s, uint64_t id, grpc_call *call);
+
 /* rl_method_start handlers. */
 void bl_timed_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
 void bl_fetch_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);

@@ -60,6 +60,7 @@ static void on_request(rl_unary *u, ProtobufCMessage *msg)
     }
     c->rec = bl_store_open(c->store, c->req->tag, "Fetch", c->has_deadline, c->deadline_ms, c->arrival_ns,
                            c->attempt);
+    bl_record_peer(c->store, c->rec, u->call);
     bool after_first = false;
     if (bl_store_take_fault(c->store, "Fetch", &c->fault_status, &after_first)) {
         if (!after_first || c->req->count == 0) {

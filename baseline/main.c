@@ -32,7 +32,7 @@ static void usage(FILE *f)
             "  --record FILE   also write every ended call as a JSON line: seq, tag, method,\n"
             "                  deadline_ms (remaining at arrival, null for none), arrival_ns,\n"
             "                  end_ns (CLOCK_MONOTONIC), steps_done, status, status_name,\n"
-            "                  cancelled, attempt, faulted\n"
+            "                  cancelled, attempt, faulted, peer (the connection it came on)\n"
             "  --grace-ms MS   after SIGTERM, how long in-flight calls may finish before they are\n"
             "                  cancelled (default $RELAYLAB_GRACE_MS, else %d)\n"
             "  --drain-delay-ms MS  after SIGTERM, how long to keep admitting calls while the health\n"

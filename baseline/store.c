@@ -17,6 +17,7 @@
 typedef struct record {
     uint64_t seq;
     char *tag;
+    char *peer;         /* NULL until bl_store_set_peer */
     const char *method; /* static string */
     bool has_deadline;
     int64_t deadline_ms;
@@ -61,8 +62,10 @@ int bl_store_new(const char *record_path, bl_store **out)
 
 static void drop_records(bl_store *s)
 {
-    for (size_t i = 0; i < s->n; i++)
+    for (size_t i = 0; i < s->n; i++) {
         free(s->recs[i].tag);
+        free(s->recs[i].peer);
+    }
     s->base += s->n;
     s->n = 0;
 }
@@ -110,6 +113,19 @@ static record *find(bl_store *s, uint64_t id)
     return &s->recs[id - s->base];
 }
 
+void bl_store_set_peer(bl_store *s, uint64_t id, const char *peer)
+{
+    char *copy = rl_xstrdup(peer ? peer : "");
+    pthread_mutex_lock(&s->mu);
+    record *r = find(s, id);
+    if (r && !r->peer) {
+        r->peer = copy;
+        copy = NULL;
+    }
+    pthread_mutex_unlock(&s->mu);
+    free(copy);
+}
+
 void bl_store_progress(bl_store *s, uint64_t id, uint32_t steps_done)
 {
     pthread_mutex_lock(&s->mu);
@@ -121,12 +137,13 @@ void bl_store_progress(bl_store *s, uint64_t id, uint32_t steps_done)
 
 static void write_line(FILE *f, const record *r)
 {
-    json_t *o = json_pack("{s:I, s:s, s:s, s:o, s:I, s:o, s:i, s:i, s:s, s:b, s:i, s:b}", "seq", (json_int_t)r->seq,
+    json_t *o = json_pack("{s:I, s:s, s:s, s:o, s:I, s:o, s:i, s:i, s:s, s:b, s:i, s:b, s:s}", "seq", (json_int_t)r->seq,
                           "tag", r->tag, "method", r->method, "deadline_ms",
                           r->has_deadline ? json_integer(r->deadline_ms) : json_null(), "arrival_ns",
                           (json_int_t)r->arrival_ns, "end_ns", json_integer(r->end_ns), "steps_done",
                           (int)r->steps_done, "status", (int)r->status, "status_name", rl_status_name(r->status),
-                          "cancelled", r->cancelled, "attempt", (int)r->attempt, "faulted", r->faulted);
+                          "cancelled", r->cancelled, "attempt", (int)r->attempt, "faulted", r->faulted, "peer",
+                          r->peer ? r->peer : "");
     if (!o)
         return;
     char *text = json_dumps(o, JSON_COMPACT);
@@ -172,6 +189,7 @@ void bl_store_snapshot(bl_store *s, const char *tag, Relaylab__ObserveReply *rep
         relaylab__call_record__init(c);
         c->seq = r->seq;
         c->tag = rl_xstrdup(r->tag);
+        c->peer = rl_xstrdup(r->peer ? r->peer : "");
         c->method = (char *)r->method;
         c->has_deadline = r->has_deadline;
         c->deadline_ms = r->deadline_ms;
@@ -192,6 +210,7 @@ void bl_store_snapshot_free(Relaylab__ObserveReply *reply)
 {
     for (size_t i = 0; i < reply->n_calls; i++) {
         free(reply->calls[i]->tag);
+        free(reply->calls[i]->peer);
         free(reply->calls[i]);
     }
     free(reply->calls);
@@ -243,6 +262,13 @@ bool bl_store_take_fault(bl_store *s, const char *method, grpc_status_code *stat
     }
     pthread_mutex_unlock(&s->mu);
     return hit;
+}
+
+void bl_record_peer(bl_store *s, uint64_t id, grpc_call *call)
+{
+    char *peer = grpc_call_get_peer(call);
+    bl_store_set_peer(s, id, peer);
+    gpr_free(peer);
 }
 
 uint32_t bl_attempt(const grpc_metadata_array *md)

@@ -28,6 +28,11 @@ void bl_store_free(bl_store *s);
 uint64_t bl_store_open(bl_store *s, const char *tag, const char *method, bool has_deadline, int64_t deadline_ms,
                        int64_t arrival_ns, uint32_t attempt);
 
+/* Sets a record's peer (copied): the connection the call came on, so that
+ * calls can be counted per connection. Ids from before a reset are
+ * ignored. */
+void bl_store_set_peer(bl_store *s, uint64_t id, const char *peer);
+
 /* Updates a running record's progress. Ids from before a reset are ignored. */
 void bl_store_progress(bl_store *s, uint64_t id, uint32_t steps_done);
 

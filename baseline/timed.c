@@ -83,6 +83,7 @@ static void on_request(rl_unary *u, ProtobufCMessage *req)
     }
     c->rec = bl_store_open(c->store, c->tag, c->kind->method, c->has_deadline, c->deadline_ms, c->arrival_ns,
                            c->attempt);
+    bl_record_peer(c->store, c->rec, u->call);
     grpc_status_code fault_status;
     bool after_first;
     if (bl_store_take_fault(c->store, c->kind->method, &fault_status, &after_first)) {

@@ -13,6 +13,9 @@
 /* The retry exercise waits for a call (its deadline + 2 s) and then for the
  * observer (2 s); a longer deadline would risk the scenario watchdog (60 s). */
 #define RETRY_MAX_DEADLINE_MS 30000
+/* The balance exercise runs at 1:30 and waits for its long calls after the
+ * run: 60 s of the world is 2 s of the lab. */
+#define BALANCE_MAX_DEADLINE_MS 60000
 
 int gr_config_world(const char *exercise, const char *world_file, const char *variant, rl_chancfg_world *out,
                     char *err, size_t errlen)
@@ -42,6 +45,13 @@ int gr_config_world(const char *exercise, const char *world_file, const char *va
                (v < 100 || v > RETRY_MAX_DEADLINE_MS)) {
         snprintf(err, errlen, "world %s (%s): the retry exercise runs calls in real time; give it a call deadline "
                  "of 100..%d ms, not %lld", out->name, world_file, RETRY_MAX_DEADLINE_MS, (long long)v);
+        rc = RL_EINVAL;
+    }
+    else if (strcmp(exercise, "balance") == 0 && rl_chancfg_calls_deadline(out->deployment, &v) == RL_OK &&
+             (v < 100 || v > BALANCE_MAX_DEADLINE_MS)) {
+        snprintf(err, errlen, "world %s (%s): the balance exercise keeps a longest call in flight on every client; "
+                 "give it a call deadline of 100..%d ms, not %lld", out->name, world_file, BALANCE_MAX_DEADLINE_MS,
+                 (long long)v);
         rc = RL_EINVAL;
     }
     if (rc != RL_OK)

@@ -22,7 +22,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define MAX_CONNS 64
+/* The balance lab's clients hold one connection each, plus the old ones
+ * still draining after a GOAWAY; 128 leaves room for a churning config. */
+#define MAX_CONNS 128
 
 typedef struct conn {
     int fd[2];          /* [0] client side, [1] upstream side; -1 when closed */
@@ -38,6 +40,8 @@ struct gr_intermediary {
     int64_t idle_ns; /* 0: never drop */
     const gr_intermediary_policy *policy;
     void *policy_state;
+    void (*on_open)(void *user, size_t upstream, int64_t ns);
+    void *user;
     pthread_t thread;
     pthread_mutex_t mu; /* guards stats, whose upstream counts the thread
                          * updates and the policy reads */
@@ -144,13 +148,21 @@ static int connect_upstream(int port)
  * Returns the socket with *which set, or -1 when none took it. */
 static int connect_picked(gr_intermediary *im, size_t *which)
 {
-    size_t n = im->stats.nupstreams;
     bool tried[GR_INTERMEDIARY_MAX_UPSTREAMS] = {false};
+    gr_intermediary_upstream ups[GR_INTERMEDIARY_MAX_UPSTREAMS];
+    pthread_mutex_lock(&im->mu);
+    size_t n = im->stats.nupstreams;
+    memcpy(ups, im->stats.upstreams, n * sizeof *ups);
+    pthread_mutex_unlock(&im->mu);
+    /* A removed upstream is one the policy must not pick: as if tried. */
+    for (size_t i = 0; i < n; i++)
+        tried[i] = ups[i].removed;
     for (size_t attempt = 0; attempt < n; attempt++) {
-        gr_intermediary_upstream ups[GR_INTERMEDIARY_MAX_UPSTREAMS];
-        pthread_mutex_lock(&im->mu);
-        memcpy(ups, im->stats.upstreams, n * sizeof *ups);
-        pthread_mutex_unlock(&im->mu);
+        if (attempt) {
+            pthread_mutex_lock(&im->mu);
+            memcpy(ups, im->stats.upstreams, n * sizeof *ups);
+            pthread_mutex_unlock(&im->mu);
+        }
         int i = im->policy->pick(im->policy_state, ups, tried, n);
         if (i < 0 || (size_t)i >= n || tried[i])
             return -1;
@@ -184,6 +196,8 @@ static void accept_one(gr_intermediary *im)
         close(fd);
         return;
     }
+    if (im->on_open)
+        im->on_open(im->user, which, rl_now_ns());
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     conn *c = &im->conns[im->nconns++];
@@ -209,6 +223,11 @@ static bool pump(gr_intermediary *im, conn *c, int from)
     pthread_mutex_lock(&im->mu);
     if (gap > im->stats.longest_idle_ms)
         im->stats.longest_idle_ms = gap;
+    gr_intermediary_upstream *u = &im->stats.upstreams[c->upstream];
+    if (from == 0)
+        u->bytes_up += n;
+    else
+        u->bytes_down += n;
     pthread_mutex_unlock(&im->mu);
     c->last_ns = now;
     for (ssize_t off = 0; off < n;) {
@@ -254,6 +273,7 @@ static void *serve(void *arg)
             break;
         if (pf[0].revents)
             break;
+        int64_t turn_ns = rl_now_ns();
         if (pf[1].revents & POLLIN)
             accept_one(im);
         for (int i = 0, k = 2; i < im->nconns && k < n; i++, k += 2) {
@@ -265,6 +285,11 @@ static void *serve(void *arg)
             if (!keep)
                 close_conn(im, c);
         }
+        int64_t turn_ms = (rl_now_ns() - turn_ns) / RL_NS_PER_MS;
+        pthread_mutex_lock(&im->mu);
+        if (turn_ms > im->stats.longest_turn_ms)
+            im->stats.longest_turn_ms = turn_ms;
+        pthread_mutex_unlock(&im->mu);
         /* Compact closed connections away. */
         int j = 0;
         for (int i = 0; i < im->nconns; i++)
@@ -285,6 +310,8 @@ int gr_intermediary_start(const gr_intermediary_options *opt, gr_intermediary **
     gr_intermediary *im = rl_xcalloc(1, sizeof *im);
     im->idle_ns = opt->idle_drop_ms > 0 ? opt->idle_drop_ms * RL_NS_PER_MS : 0;
     im->policy = opt->policy ? opt->policy : &gr_intermediary_round_robin;
+    im->on_open = opt->on_open;
+    im->user = opt->user;
     im->stats.nupstreams = opt->nupstreams;
     for (size_t i = 0; i < opt->nupstreams; i++)
         im->stats.upstreams[i].port = opt->upstream_ports[i];
@@ -315,6 +342,37 @@ int gr_intermediary_start(const gr_intermediary_options *opt, gr_intermediary **
     pthread_create(&im->thread, NULL, serve, im);
     *out = im;
     return RL_OK;
+}
+
+int gr_intermediary_add_upstream(gr_intermediary *im, int port, size_t *index)
+{
+    pthread_mutex_lock(&im->mu);
+    size_t n = im->stats.nupstreams;
+    int rc = RL_EINVAL;
+    if (n < GR_INTERMEDIARY_MAX_UPSTREAMS) {
+        im->stats.upstreams[n] = (gr_intermediary_upstream){.port = port};
+        im->stats.nupstreams = n + 1;
+        if (index)
+            *index = n;
+        rc = RL_OK;
+    }
+    pthread_mutex_unlock(&im->mu);
+    return rc;
+}
+
+int gr_intermediary_remove_upstream(gr_intermediary *im, size_t i)
+{
+    pthread_mutex_lock(&im->mu);
+    int rc = RL_EINVAL;
+    size_t left = 0;
+    for (size_t k = 0; k < im->stats.nupstreams; k++)
+        left += !im->stats.upstreams[k].removed;
+    if (i < im->stats.nupstreams && !im->stats.upstreams[i].removed && left > 1) {
+        im->stats.upstreams[i].removed = true;
+        rc = RL_OK;
+    }
+    pthread_mutex_unlock(&im->mu);
+    return rc;
 }
 
 int gr_intermediary_port(const gr_intermediary *im)

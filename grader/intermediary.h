@@ -7,7 +7,11 @@
  * idle timeout, once a connection has been idle (no byte either way) for
  * longer than that it silently stops forwarding it: bytes from either side
  * are read and dropped, nothing is closed or reset, just as when a NAT has
- * forgotten the mapping. One thread serves every connection. */
+ * forgotten the mapping. Upstreams can be added and removed while it runs
+ * (the balance lab adds a backend mid-run): a removed one takes no new
+ * connection, and the ones it holds go on until either side closes them,
+ * as an L4 balancer draining a backend does. Per upstream it counts
+ * connections and bytes. One thread serves every connection. */
 #ifndef GR_INTERMEDIARY_H
 #define GR_INTERMEDIARY_H
 
@@ -21,9 +25,12 @@ typedef struct gr_intermediary gr_intermediary;
 
 /* One upstream as a policy sees it when it picks, and as the stats show it. */
 typedef struct gr_intermediary_upstream {
-    int port;   /* on 127.0.0.1 */
-    int active; /* connections to it open now */
-    int opened; /* connections to it opened so far */
+    int port;          /* on 127.0.0.1 */
+    int active;        /* connections to it open now */
+    int opened;        /* connections to it opened so far */
+    bool removed;      /* takes no new connection (gr_intermediary_remove_upstream) */
+    int64_t bytes_up;  /* forwarded from clients to it */
+    int64_t bytes_down; /* forwarded from it to clients */
 } gr_intermediary_upstream;
 
 /* A selection policy: which upstream takes a new connection. Its callbacks
@@ -32,7 +39,9 @@ typedef struct gr_intermediary_upstream {
 typedef struct gr_intermediary_policy {
     const char *name;
     /* Makes the policy's state for |n| upstreams in *state (may leave it
-     * NULL). Returns 0 or a negative RL_E* code. NULL: no state. */
+     * NULL). Upstreams added later get the next indexes, and pick gets the
+     * count of the moment. Returns 0 or a negative RL_E* code. NULL: no
+     * state. */
     int (*init)(void **state, size_t n);
     /* The index of the upstream for a new connection, one whose |tried| is
      * false, or -1 to refuse the connection. |tried[i]| is true once a
@@ -58,6 +67,11 @@ typedef struct gr_intermediary_options {
     const gr_intermediary_policy *policy; /* NULL: round robin */
     int64_t idle_drop_ms;      /* > 0: go silent on a connection idle that
                                 * long (the NAT); 0: never */
+    /* Called on the intermediary's thread for every connection it forwards,
+     * once the upstream accepted it: which upstream, and when (rl_now_ns).
+     * NULL: none. Must not call back into the intermediary. */
+    void (*on_open)(void *user, size_t upstream, int64_t ns);
+    void *user;
 } gr_intermediary_options;
 
 typedef struct gr_intermediary_stats {
@@ -66,7 +80,11 @@ typedef struct gr_intermediary_stats {
     int refused;             /* accepted and closed at once: no upstream
                               * took them, or too many were open */
     int64_t longest_idle_ms; /* longest idle gap seen on a live connection */
-    size_t nupstreams;
+    int64_t longest_turn_ms; /* longest pass of its loop after a poll: accepting,
+                              * connecting upstream and forwarding. The sockets
+                              * block, so a slow connect or a full peer holds
+                              * every connection up this long */
+    size_t nupstreams;       /* added so far, removed ones included */
     gr_intermediary_upstream upstreams[GR_INTERMEDIARY_MAX_UPSTREAMS];
 } gr_intermediary_stats;
 
@@ -75,6 +93,19 @@ typedef struct gr_intermediary_stats {
  * RL_EINVAL (no upstream, too many) / RL_ESYS / the policy's init error,
  * with the reason in |err|. */
 int gr_intermediary_start(const gr_intermediary_options *opt, gr_intermediary **out, char *err, size_t errlen);
+
+/* Adds upstream 127.0.0.1:|port| while the intermediary runs; the next
+ * connection the policy gives it goes there (round robin: in its turn). Sets
+ * *index (may be NULL) to its index. Returns 0, or RL_EINVAL when it already
+ * has GR_INTERMEDIARY_MAX_UPSTREAMS (removed ones count: indexes stay). */
+int gr_intermediary_add_upstream(gr_intermediary *im, int port, size_t *index);
+
+/* Takes upstream |i| out of the selection: no new connection goes to it;
+ * the connections it holds stay until either side closes them. Returns 0,
+ * or RL_EINVAL when there is no such upstream or it is already removed, or
+ * it is the last one not removed (the intermediary would refuse every
+ * connection). */
+int gr_intermediary_remove_upstream(gr_intermediary *im, size_t i);
 
 /* The port it listens on. */
 int gr_intermediary_port(const gr_intermediary *im);

@@ -6,6 +6,7 @@
  * table: name, usage, and the function that runs it. */
 #include "compare_memory.h"
 #include "demo.h"
+#include "demo_balance.h"
 #include "handout.h"
 #include "init.h"
 #include "rl_log.h"
@@ -40,6 +41,7 @@ static const demo demos[] = {
     {"cancel", lab_demo_cancel},
     {"shutdown", lab_demo_shutdown},
     {"flow", lab_flow_demo},
+    {"balance", lab_demo_balance},
 };
 
 static int cmd_demo(int argc, char **argv)
@@ -59,7 +61,7 @@ static int cmd_demo(int argc, char **argv)
 static const command commands[] = {
     {"list", "lab list                       the exercises", cmd_list},
     {"show", "lab show EXERCISE              an exercise's handout", cmd_show},
-    {"demo", "lab demo deadline|cancel|shutdown|flow  the reference next to its classic mistakes", cmd_demo},
+    {"demo", "lab demo deadline|cancel|shutdown|flow|balance  the reference next to its classic mistakes", cmd_demo},
     {"init", "lab init EXERCISE [--lang python|node|c] [--variant SEED] [DIR]  a starter folder", lab_init_main},
     {"stubs", "lab stubs python|node|c DIR    make a starter's generated code (or packages) again", lab_stubs_main},
     {"check", "lab check [EXERCISE] [GRADER OPTIONS]  grade the starter folder you are in", lab_check_main},
@@ -67,6 +69,9 @@ static const command commands[] = {
      "lab compare-memory [--submission CMD] [--svg FILE] [--seconds S]  producer RSS "
      "under a stalled reader",
      lab_compare_memory_main},
+    {"compare-balance", "lab compare-balance [--svg FILE] [--case N] [--connections]  calls per backend behind an "
+     "L4 balancer, as a plot; every connection's life",
+     lab_compare_balance_main},
 };
 
 static void usage(FILE *f)

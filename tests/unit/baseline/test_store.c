@@ -1,7 +1,8 @@
 /* Unit tests for the baseline's store: records are found by tag and update
  * live, reset forgets records and faults and ignores stale ids, faults fail
  * exactly the first N calls of their method, and the record file gets one
- * JSON line per ended call with "no deadline" as null. */
+ * JSON line per ended call with "no deadline" as null; a record keeps the
+ * peer it was given first ("" when none), and a stale id is ignored. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -45,6 +46,26 @@ static void records_by_tag_update_live(void **state)
     bl_store_snapshot(s, "", &rep);
     assert_int_equal(rep.n_calls, 3);
     bl_store_snapshot_free(&rep);
+    bl_store_free(s);
+}
+
+static void records_keep_their_peer(void **state)
+{
+    (void)state;
+    bl_store *s;
+    assert_int_equal(bl_store_new(NULL, &s), 0);
+    uint64_t a = bl_store_open(s, "p", "Lookup", false, 0, 1, 1);
+    uint64_t b = bl_store_open(s, "p", "Lookup", false, 0, 2, 1);
+    bl_store_set_peer(s, a, "ipv4:127.0.0.1:41234");
+    bl_store_set_peer(s, a, "ipv4:127.0.0.1:9"); /* the first one stays */
+    Relaylab__ObserveReply rep = RELAYLAB__OBSERVE_REPLY__INIT;
+    bl_store_snapshot(s, "p", &rep);
+    assert_int_equal(rep.n_calls, 2);
+    assert_string_equal(rep.calls[0]->peer, "ipv4:127.0.0.1:41234");
+    assert_string_equal(rep.calls[1]->peer, "");
+    bl_store_snapshot_free(&rep);
+    bl_store_reset(s);
+    bl_store_set_peer(s, b, "stale"); /* ignored: reset away */
     bl_store_free(s);
 }
 
@@ -132,6 +153,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(records_by_tag_update_live),
+        cmocka_unit_test(records_keep_their_peer),
         cmocka_unit_test(reset_forgets_and_ignores_stale_ids),
         cmocka_unit_test(fault_fails_exactly_first_n),
         cmocka_unit_test(record_file_has_json_lines),

@@ -3,7 +3,10 @@
  * without closing anything, as a NAT that forgot the mapping; a new
  * connection works again. With several upstreams, the policies spread
  * connections (round robin in turn, least connections to the emptiest), a
- * dead upstream is skipped, and none alive refuses the connection. The
+ * dead upstream is skipped, and none alive refuses the connection; an
+ * upstream added while it runs takes its turn, a removed one takes no new
+ * connection but keeps the ones it holds, and bytes are counted per
+ * upstream. The
  * upstreams are small echo servers on loopback. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -376,6 +379,106 @@ static void no_live_upstream_refuses_the_connection(void **state)
     gr_intermediary_stop(im);
 }
 
+typedef struct opens {
+    int n;
+    size_t upstream[16];
+    int64_t ns[16];
+} opens;
+
+/* Runs on the intermediary's thread; the test reads the log only after the
+ * echoes came back, which happen after the call. */
+static void on_open(void *user, size_t upstream, int64_t ns)
+{
+    opens *o = user;
+    if (o->n < 16) {
+        o->upstream[o->n] = upstream;
+        o->ns[o->n++] = ns;
+    }
+}
+
+static void an_added_upstream_takes_its_turn_and_a_removed_one_keeps_its_connections(void **state)
+{
+    (void)state;
+    echo e[3];
+    for (int i = 0; i < 3; i++)
+        echo_start(&e[i]);
+    int ports[2] = {e[0].port, e[1].port};
+    gr_intermediary *im;
+    char err[128];
+    opens log = {0};
+    gr_intermediary_options o = {.upstream_ports = ports, .nupstreams = 2, .on_open = on_open, .user = &log};
+    assert_int_equal(gr_intermediary_start(&o, &im, err, sizeof err), 0);
+    int64_t t0 = rl_now_ns();
+    int fd[8];
+    /* Two connections over two upstreams: 0, 1. */
+    for (int i = 0; i < 2; i++) {
+        fd[i] = dial(gr_intermediary_port(im));
+        assert_int_equal(round_trip(fd[i], "ab", 2000), 2);
+    }
+    size_t idx = 99;
+    assert_int_equal(gr_intermediary_add_upstream(im, e[2].port, &idx), 0);
+    assert_int_equal(idx, 2);
+    /* Round robin goes on in turn, the new one included: 2, 0, 1, 2. */
+    for (int i = 2; i < 6; i++) {
+        fd[i] = dial(gr_intermediary_port(im));
+        assert_int_equal(round_trip(fd[i], "abc", 2000), 3);
+    }
+    gr_intermediary_stats st;
+    gr_intermediary_stats_get(im, &st);
+    assert_int_equal(st.nupstreams, 3);
+    assert_int_equal(st.upstreams[0].opened, 2);
+    assert_int_equal(st.upstreams[1].opened, 2);
+    assert_int_equal(st.upstreams[2].opened, 2);
+    /* Bytes per upstream, both ways: 0 carried "ab" and "abc". */
+    assert_int_equal(st.upstreams[0].bytes_up, 5);
+    assert_int_equal(st.upstreams[0].bytes_down, 5);
+    assert_int_equal(st.upstreams[2].bytes_up, 6);
+
+    /* Removed: new connections skip it; its own still forward. */
+    assert_int_equal(gr_intermediary_remove_upstream(im, 0), 0);
+    assert_int_equal(gr_intermediary_remove_upstream(im, 0), RL_EINVAL);
+    for (int i = 6; i < 8; i++) {
+        fd[i] = dial(gr_intermediary_port(im));
+        assert_int_equal(round_trip(fd[i], "x", 2000), 1);
+    }
+    assert_int_equal(round_trip(fd[0], "still", 2000), 5);
+    gr_intermediary_stats_get(im, &st);
+    assert_true(st.upstreams[0].removed);
+    assert_int_equal(st.upstreams[0].opened, 2);
+    assert_int_equal(st.upstreams[0].active, 2);
+    assert_int_equal(st.upstreams[1].opened + st.upstreams[2].opened, 6);
+    assert_int_equal(st.upstreams[0].bytes_up, 10);
+    /* The last one left cannot go, nor can one that does not exist. */
+    assert_int_equal(gr_intermediary_remove_upstream(im, 1), 0);
+    assert_int_equal(gr_intermediary_remove_upstream(im, 2), RL_EINVAL);
+    assert_int_equal(gr_intermediary_remove_upstream(im, 7), RL_EINVAL);
+    /* on_open saw every connection, in order, with its upstream. */
+    assert_int_equal(log.n, 8);
+    static const size_t order[6] = {0, 1, 2, 0, 1, 2};
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(log.upstream[i], order[i]);
+    assert_true(log.upstream[6] != 0 && log.upstream[7] != 0);
+    for (int i = 0; i < 8; i++)
+        assert_true(log.ns[i] >= t0 && (i == 0 || log.ns[i] >= log.ns[i - 1]));
+    for (int i = 0; i < 8; i++)
+        close(fd[i]);
+    gr_intermediary_stop(im);
+    for (int i = 0; i < 3; i++)
+        echo_stop(&e[i]);
+}
+
+static void no_room_for_another_upstream(void **state)
+{
+    (void)state;
+    int ports[GR_INTERMEDIARY_MAX_UPSTREAMS];
+    for (int i = 0; i < GR_INTERMEDIARY_MAX_UPSTREAMS; i++)
+        ports[i] = dead_port();
+    gr_intermediary *im = balancer_start(ports, GR_INTERMEDIARY_MAX_UPSTREAMS - 1, NULL);
+    assert_int_equal(gr_intermediary_add_upstream(im, ports[GR_INTERMEDIARY_MAX_UPSTREAMS - 1], NULL), 0);
+    assert_int_equal(gr_intermediary_add_upstream(im, ports[0], NULL), RL_EINVAL);
+    gr_intermediary_stop(im);
+}
+
 static void bad_upstream_counts_are_refused(void **state)
 {
     (void)state;
@@ -398,6 +501,8 @@ int main(void)
         cmocka_unit_test(round_robin_takes_each_in_turn_and_skips_the_tried),
         cmocka_unit_test(least_connections_takes_the_emptiest_and_ties_in_turn),
         cmocka_unit_test(round_robin_spreads_connections_over_upstreams),
+        cmocka_unit_test(an_added_upstream_takes_its_turn_and_a_removed_one_keeps_its_connections),
+        cmocka_unit_test(no_room_for_another_upstream),
         cmocka_unit_test(least_connections_refills_the_upstream_that_emptied),
         cmocka_unit_test(a_dead_upstream_is_skipped),
         cmocka_unit_test(no_live_upstream_refuses_the_connection),

@@ -517,6 +517,16 @@ static void test_age_without_grace_warns(void **state)
     expect("age.grace-unbounded", W, "$.server[\"grpc.max_connection_age_grace_ms\"]", "forever");
 }
 
+static void test_age_too_short(void **state)
+{
+    (void)state;
+    check("{'server': {'grpc.max_connection_age_ms': 1000, 'grpc.max_connection_age_grace_ms': 30000}}");
+    expect("age.too-short", E, "$.server[\"grpc.max_connection_age_ms\"]", "60 TCP and TLS handshakes");
+    assert_int_equal(g_rep.nfindings, 1);
+    check("{'server': {'grpc.max_connection_age_ms': 10000, 'grpc.max_connection_age_grace_ms': 30000}}");
+    expect_clean();
+}
+
 static void test_reconnect_initial_above_max(void **state)
 {
     (void)state;
@@ -1005,6 +1015,7 @@ int main(void)
         cmocka_unit_test(test_age_grace_below_declared_deadline),
         cmocka_unit_test(test_age_grace_below_method_timeout),
         cmocka_unit_test(test_age_without_grace_warns),
+        cmocka_unit_test(test_age_too_short),
         cmocka_unit_test(test_reconnect_initial_above_max),
         cmocka_unit_test(test_reconnect_initial_above_default_max),
         cmocka_unit_test(test_sc_must_be_object_not_string),

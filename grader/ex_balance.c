@@ -1,0 +1,484 @@
+/* ex_balance: the connection-age exercise. The submission is a channel
+ * config; what matters is its server section's grpc.max_connection_age_ms
+ * and _grace_ms (and max_connection_idle_ms), and its client service config
+ * (the load-balancing policy). The world (grader/worlds/balance.json, or
+ * --world) gives the longest call; the rest of the world is this file's:
+ * six client channels calling at a steady rate through an L4 balancer that
+ * picks a backend per connection (round robin), two backends at first, a
+ * third joining 30 s in, and the rule that a joining backend must take its
+ * share within two minutes (autoscaling adds it because of load).
+ *
+ * Time runs 30 times faster than the world's (every duration of the config
+ * and the world is divided by LAB_SCALE), so a run that stands for three
+ * minutes takes six seconds. Only the machine's own latencies are not
+ * scaled: every deadline gets SLACK_MS more, so that a loaded machine's
+ * scheduling is never read as the config's fault.
+ *
+ * One live run feeds the four live scenarios, each judging one aspect of it
+ * (it is the run that costs the time); under --runs N each run index gets
+ * its own live run. The run happens in whichever scenario needs it first,
+ * on that scenario's fresh baselines. */
+#include "balance_world.h"
+#include "config_check.h"
+#include "exercise.h"
+#include "chancfg/rl_chancfg.h"
+#include "rl_deadline.h"
+#include "rl_err.h"
+#include "run.h"
+#include "scenario.h"
+
+#include <grpc/grpc.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LAB_SCALE     30     /* world ms per lab ms */
+#define WORLD_ADD_MS  30000  /* the third backend joins this long after the clients connected */
+#define WORLD_FILL_MS 120000 /* ...and must take its share within this */
+#define WORLD_MIN_LIFE_MS                                                                                              \
+    10000                       /* a connection living shorter on average churns: each reconnect is a                  \
+                                 * TCP and TLS handshake and, for pick_first, a call that waits for it */
+#define WORLD_STORM_MS     1500 /* every client reconnecting within this is a storm */
+#define WINDOW_MS          500  /* lab: the counting window */
+#define TAIL_MS            1000 /* lab: run on this long after the fill-up bound */
+#define NCLIENTS           6
+#define RATE               50    /* calls per second of each client, lab time */
+#define SLACK_MS           2000  /* added to every lab deadline, unscaled */
+#define DEFAULT_LONGEST_MS 20000 /* when the world states no call deadline */
+/* A run whose own thread was this late (a call started after its instant,
+ * a status delivered after its deadline) saw the machine stall, not the
+ * config: calls time out because nobody ran. It is made again, up to
+ * ATTEMPTS times in all; the lag of a run on two cores with every core
+ * busy stays far below it (bench/results/balance.md). */
+#define STALL_MS 300
+#define ATTEMPTS 3
+/* The joining backend's fair share is a third. Six connections over three
+ * backends move in sixths: holding one connection gives 17 %, two 33 %.
+ * "Its share" is therefore at least 25 % of the calls over two windows (1 s,
+ * half an age of the reference config): two of six connections, with room
+ * for a reconnect in flight; one connection never reaches it. */
+#define FAIR_MIN 0.25
+
+#define ADD_MS   (WORLD_ADD_MS / LAB_SCALE)
+#define FILL_MS  (WORLD_FILL_MS / LAB_SCALE)
+#define RUN_MS   (ADD_MS + FILL_MS + TAIL_MS)
+#define STORM_MS (WORLD_STORM_MS / LAB_SCALE)
+
+/* The server args the live run gives the baselines: the ones that end
+ * connections. Keepalive args stay out: the balance world has no idle
+ * cut-off to keep connections from, and scaled pings would only add noise. */
+static const char *const server_keys[] = {
+    "grpc.max_connection_age_ms",
+    "grpc.max_connection_age_grace_ms",
+    "grpc.max_connection_idle_ms",
+};
+#define NSERVER (sizeof server_keys / sizeof *server_keys)
+
+/* What one live run measured, as the scenarios judge it. */
+typedef struct live {
+    bool done;
+    bool error;                /* the grader could not run it: ERROR */
+    char why[GR_FEEDBACK_MAX]; /* the error, or the config's load failure */
+    gr_verdict load_verdict;   /* FAIL when the config could not be loaded */
+    char world[144];           /* "world relay-fleet" */
+    int64_t age_ms, grace_ms;  /* the config's own (INT_MAX: infinite) */
+    int64_t longest_ms;        /* the world's longest call */
+    bool has_lb;               /* the client service config names a policy */
+    char lb[48];
+    /* fills */
+    int64_t fill_ms;    /* lab ms from the join to the end of the first 1 s
+                         * span with FAIR_MIN; -1: never */
+    double share_after; /* the joining backend's share from then to the end */
+    double share_tail;  /* ... over the last second */
+    int tail_rate[GR_BW_MAX_BACKENDS];
+    int tail_conns[GR_BW_MAX_BACKENDS];
+    /* no-failures */
+    int sent, failed, failed_long, long_sent, raced;
+    char first_race[200];
+    char first_failure[320];
+    /* churn and storm */
+    int attempts;          /* runs made: more than 1 after a stall */
+    int64_t lag_ms;        /* the judged run's (gr_bw_result.lag_ms) */
+    int64_t lb_turn_ms;    /* and its balancer's longest turn */
+    int reconnects;        /* connections beyond each client's first */
+    double per_client_min; /* reconnects per client per world minute */
+    int storm;             /* most reconnects within STORM_MS */
+    int64_t storm_at_ms;   /* world ms from the start where it began */
+    int storms;            /* disjoint STORM_MS spans with a reconnect of
+                            * every client: the rounds that were storms */
+} live;
+
+static live *runs; /* one per run index, --runs of them */
+static int nruns;
+
+static bool configured(const rl_chancfg *cfg, const char *key, int64_t *v)
+{
+    bool is = false;
+    return rl_chancfg_effective_int(cfg, RL_CHANCFG_SERVER, key, v, &is) == RL_OK && is;
+}
+
+/* The world's ms as lab ms: scaled, at least 1. */
+static int64_t lab_ms(int64_t world_ms)
+{
+    int64_t v = world_ms / LAB_SCALE;
+    return v < 1 ? 1 : v;
+}
+
+static void judge_fill(const gr_bw_result *r, live *l)
+{
+    l->fill_ms = gr_bw_fill_ms(r, 2, 2, FAIR_MIN, &l->share_after);
+    size_t tail = r->nwindows >= 2 ? r->nwindows - 2 : 0;
+    l->share_tail = gr_bw_share(r, 2, tail, r->nwindows);
+    for (size_t b = 0; b < r->nbackends; b++) {
+        int n = 0, c = 0;
+        for (size_t w = tail; w < r->nwindows; w++) {
+            n += r->calls[w][b];
+            c = r->conns[w][b] > c ? r->conns[w][b] : c;
+        }
+        l->tail_rate[b] = (int)(n * 1000 / ((int64_t)(r->nwindows - tail) * r->window_ms));
+        l->tail_conns[b] = c;
+    }
+}
+
+static void judge_churn(const gr_bw_result *r, live *l)
+{
+    /* The balancer's own count: the open log may be full on a churning run. */
+    l->reconnects = r->lb.connections > NCLIENTS ? r->lb.connections - NCLIENTS : 0;
+    double world_min = (double)RUN_MS * LAB_SCALE / 60000.0;
+    l->per_client_min = l->reconnects / (double)NCLIENTS / world_min;
+    int64_t at_ns;
+    l->storms = gr_bw_bunches(r, NCLIENTS, STORM_MS * RL_NS_PER_MS, NCLIENTS, &l->storm, &at_ns);
+    l->storm_at_ms = l->storm ? (at_ns - r->start_ns) / RL_NS_PER_MS * LAB_SCALE : 0;
+}
+
+/* A short call answers at once, and no config of this world can hold one
+ * back for seconds: one that ran out of its SLACK_MS means a process of the
+ * run (the grader, its balancer thread, a baseline) did not run for that
+ * long. Like a late thread (the run's own, or the balancer's: its sockets
+ * block), it is the machine's doing, not the config's. */
+static bool stalled(const gr_bw_result *r)
+{
+    return r->lag_ms > STALL_MS || r->lb.longest_turn_ms > STALL_MS || r->short_timed_out > 0;
+}
+
+/* Restarts the three baselines with the config's server args, scaled, and
+ * runs the world. Fills |l| (l->error when the grader failed). */
+static void live_run(gr_ctx *ctx, live *l)
+{
+    memset(l, 0, sizeof *l);
+    l->done = true;
+    gr_config_env ce;
+    gr_scenario_result res;
+    if (gr_config_open(ctx, "balance", &ce, &res)) {
+        l->error = res.verdict == GR_ERROR;
+        l->load_verdict = res.verdict;
+        snprintf(l->why, sizeof l->why, "%s", res.feedback);
+        gr_config_close(&ce);
+        return;
+    }
+    gr_config_world_name(&ce, l->world, sizeof l->world);
+    if (rl_chancfg_calls_deadline(ce.cfg, &l->longest_ms) != RL_OK)
+        l->longest_ms = DEFAULT_LONGEST_MS;
+    l->age_ms = l->grace_ms = INT_MAX;
+    configured(ce.cfg, "grpc.max_connection_age_ms", &l->age_ms);
+    configured(ce.cfg, "grpc.max_connection_age_grace_ms", &l->grace_ms);
+
+    char argbuf[NSERVER][128];
+    const char *argv[2 * NSERVER + 1];
+    size_t na = 0;
+    for (size_t i = 0; i < NSERVER; i++) {
+        int64_t v;
+        if (configured(ce.cfg, server_keys[i], &v) && v < INT_MAX) {
+            snprintf(argbuf[i], sizeof argbuf[i], "%s=%lld", server_keys[i], (long long)lab_ms(v));
+            argv[na++] = "--arg";
+            argv[na++] = argbuf[i];
+        }
+    }
+    argv[na] = NULL;
+    int ports[3];
+    grpc_channel *obs[3];
+    for (int i = 0; i < 3; i++) {
+        char err[256];
+        if (gr_restart_baseline(ctx, i, argv, err, sizeof err) != RL_OK) {
+            l->error = true;
+            snprintf(l->why, sizeof l->why, "cannot restart baseline %d with the server args: %s", i + 1, err);
+            gr_config_close(&ce);
+            return;
+        }
+        ports[i] = atoi(strrchr(gr_baseline_addr(ctx, i), ':') + 1);
+        obs[i] = gr_baseline_channel(ctx, i);
+    }
+    char *sc = NULL;
+    rl_chancfg_service_config(ce.cfg, &sc);
+    grpc_arg arg = {.type = GRPC_ARG_STRING, .key = (char *)GRPC_ARG_SERVICE_CONFIG, .value.string = sc};
+    grpc_channel_args args = {sc ? 1 : 0, &arg};
+    if (sc && strstr(sc, "loadBalancing")) {
+        l->has_lb = true;
+        snprintf(l->lb, sizeof l->lb, "%s", strstr(sc, "round_robin") ? "round_robin" : "pick_first or other");
+    }
+    int rate[NCLIENTS];
+    for (int i = 0; i < NCLIENTS; i++)
+        rate[i] = RATE;
+    /* Long calls of 90 % of the longest deadline, so that the one in flight
+     * at a GOAWAY has up to that long still to run. */
+    int64_t longest_lab = lab_ms(l->longest_ms);
+    gr_bw_options o = {
+        .ports = ports,
+        .observers = obs,
+        .nbackends = 3,
+        .initial = 2,
+        .add_at_ms = ADD_MS,
+        .run_ms = RUN_MS,
+        .window_ms = WINDOW_MS,
+        .nclients = NCLIENTS,
+        .rate = rate,
+        .deadline_ms = SLACK_MS,
+        .long_ms = longest_lab * 9 / 10,
+        .long_deadline_ms = longest_lab + SLACK_MS,
+        .grace_ms = l->grace_ms >= INT_MAX ? -1 : l->grace_ms / LAB_SCALE,
+        .client_args = sc ? &args : NULL,
+    };
+    static gr_bw_result r; /* large; one run at a time */
+    char err[300], tag[256];
+    int rc = RL_OK;
+    int64_t lags[ATTEMPTS];
+    for (l->attempts = 0; l->attempts < ATTEMPTS && !gr_interrupted(ctx);) {
+        /* Each attempt's calls under a tag of their own: the baselines keep
+         * the records of the one before. */
+        snprintf(tag, sizeof tag, "%s.a%d", gr_tag(ctx), l->attempts + 1);
+        o.tag = tag;
+        rc = gr_bw_run(&o, &r, err, sizeof err);
+        lags[l->attempts++] = r.lag_ms;
+        if (rc != RL_OK || !stalled(&r))
+            break;
+    }
+    free(sc);
+    gr_config_close(&ce);
+    if (l->attempts == 0) {
+        l->error = true;
+        snprintf(l->why, sizeof l->why, "interrupted");
+        return;
+    }
+    if (rc != RL_OK) {
+        l->error = true;
+        snprintf(l->why, sizeof l->why, "the live run failed: %s", err);
+        return;
+    }
+    if (stalled(&r)) {
+        l->error = true;
+        snprintf(l->why, sizeof l->why,
+                 "the machine stalled in each of %d runs (the grader's own calls up to %lld, %lld%s ms late, "
+                 "%d ms the limit; its balancer %lld ms in the last; or a call that answers at once ran out of "
+                 "its %d ms: %d in the last run): grade again on a less loaded machine",
+                 l->attempts, (long long)lags[0], (long long)lags[l->attempts > 1 ? 1 : 0],
+                 l->attempts > 2 ? ", ..." : "", STALL_MS, (long long)r.lb.longest_turn_ms, SLACK_MS,
+                 r.short_timed_out);
+        return;
+    }
+    l->lag_ms = r.lag_ms;
+    l->lb_turn_ms = r.lb.longest_turn_ms;
+    judge_fill(&r, l);
+    l->sent = r.sent;
+    l->failed = r.failed;
+    l->failed_long = r.failed_long;
+    l->long_sent = r.long_sent;
+    l->raced = r.raced;
+    snprintf(l->first_race, sizeof l->first_race, "%s", r.first_race);
+    snprintf(l->first_failure, sizeof l->first_failure, "%s", r.first_failure);
+    judge_churn(&r, l);
+}
+
+/* The live run of this run index, made on first use. Returns it, or NULL
+ * with |out| decided (ERROR, or FAIL for a config that does not load). */
+static const live *get_live(gr_ctx *ctx, gr_scenario_result *out)
+{
+    int k = gr_run_index(ctx), n = gr_run_count(ctx);
+    if (!runs || nruns != n) {
+        free(runs);
+        runs = calloc((size_t)n, sizeof *runs);
+        nruns = runs ? n : 0;
+    }
+    static live spare;
+    live *l = runs && k >= 1 && k <= nruns ? &runs[k - 1] : &spare;
+    if (!l->done || l == &spare)
+        live_run(ctx, l);
+    if (l->error || l->load_verdict != GR_PASS) {
+        gr_scenario_decide(out, l->error ? GR_ERROR : l->load_verdict, "%s", l->why);
+        return NULL;
+    }
+    return l;
+}
+
+static const char *ms_text(int64_t ms, char *buf, size_t len)
+{
+    if (ms >= INT_MAX)
+        snprintf(buf, len, "infinite");
+    else
+        snprintf(buf, len, "%lld ms", (long long)ms);
+    return buf;
+}
+
+/* " (world X; lab time 1:30)" */
+static const char *note(const live *l, char *buf, size_t len)
+{
+    snprintf(buf, len, " (%s; the run's time is the world's at 1:%d)", l->world, LAB_SCALE);
+    return buf;
+}
+
+/* The grader's lag, and the runs made when one before stalled. */
+static const char *stall_note(const live *l)
+{
+    static char buf[160];
+    if (l->attempts > 1)
+        snprintf(buf, sizeof buf, "; judged on run %d (the machine stalled in the one before; this one lagged %lld ms)",
+                 l->attempts, (long long)l->lag_ms);
+    else
+        snprintf(buf, sizeof buf, "; the grader lagged at most %lld ms, its balancer %lld ms", (long long)l->lag_ms,
+                 (long long)l->lb_turn_ms);
+    return buf;
+}
+
+static int fills(gr_ctx *ctx, gr_scenario_result *out)
+{
+    const live *l = get_live(ctx, out);
+    if (!l)
+        return 0;
+    char age[32], n[200];
+    ms_text(l->age_ms, age, sizeof age);
+    note(l, n, sizeof n);
+    int64_t fill_world = l->fill_ms * LAB_SCALE;
+    if (l->fill_ms >= 0 && l->fill_ms <= FILL_MS && l->share_after >= FAIR_MIN)
+        return gr_result(out, GR_PASS,
+                         "the joining backend took its share (%.0f %% or more over 30 s) %lld s after it joined "
+                         "(bound %d s), %.0f %% of the calls from then on; at the end calls/s [%d %d %d] over "
+                         "connections [%d %d %d]; max_connection_age %s%s",
+                         100 * FAIR_MIN, (long long)(fill_world / 1000), WORLD_FILL_MS / 1000, 100 * l->share_after,
+                         l->tail_rate[0], l->tail_rate[1], l->tail_rate[2], l->tail_conns[0], l->tail_conns[1],
+                         l->tail_conns[2], age, n);
+    char why[300];
+    if (l->age_ms >= INT_MAX)
+        snprintf(why, sizeof why,
+                 "no grpc.max_connection_age_ms on the server: the clients' connections are made "
+                 "once, and an L4 balancer places connections, not calls");
+    else if (l->age_ms * 11 / 10 > WORLD_ADD_MS + WORLD_FILL_MS)
+        snprintf(why, sizeof why,
+                 "max_connection_age %s (+10 %% jitter) is longer than the %d s the backend may "
+                 "wait after joining %d s in: connections are re-made too late",
+                 age, WORLD_FILL_MS / 1000, WORLD_ADD_MS / 1000);
+    else if (l->has_lb && strcmp(l->lb, "round_robin") != 0)
+        snprintf(why, sizeof why, "connections were re-made, yet the calls did not follow (client policy %s)", l->lb);
+    else
+        snprintf(why, sizeof why, "connections were re-made (%d reconnects) but the backend did not get its share",
+                 l->reconnects);
+    if (l->fill_ms < 0)
+        return gr_result(out, GR_FAIL,
+                         "the joining backend never took %.0f %% of the calls within %d s (at the end it had %.0f %%; "
+                         "calls/s [%d %d %d]): %s%s",
+                         100 * FAIR_MIN, WORLD_FILL_MS / 1000, 100 * l->share_tail, l->tail_rate[0], l->tail_rate[1],
+                         l->tail_rate[2], why, n);
+    return gr_result(out, GR_FAIL,
+                     "the joining backend took its share only %lld s after it joined (bound %d s), %.0f %% from then "
+                     "on: %s%s",
+                     (long long)(fill_world / 1000), WORLD_FILL_MS / 1000, 100 * l->share_after, why, n);
+}
+
+static int no_failures(gr_ctx *ctx, gr_scenario_result *out)
+{
+    const live *l = get_live(ctx, out);
+    if (!l)
+        return 0;
+    char age[32], grace[32], n[200];
+    ms_text(l->age_ms, age, sizeof age);
+    ms_text(l->grace_ms, grace, sizeof grace);
+    note(l, n, sizeof n);
+    char race[480] = "";
+    if (l->raced)
+        snprintf(race, sizeof race,
+                 "; %d call%s that answer%s at once met a GOAWAY on the way and failed %s, gRPC 1.51's own race "
+                 "(grpc/grpc#31733; not cut by the grace: a client retry on UNAVAILABLE absorbs it)",
+                 l->raced, l->raced == 1 ? "" : "s", l->raced == 1 ? "s" : "", l->first_race);
+    if (l->failed == 0)
+        return gr_result(out, GR_PASS,
+                         "%d calls, %d of them long (%lld ms), %d reconnects: none cut; max_connection_age %s, "
+                         "grace %s%s%s%s",
+                         l->sent, l->long_sent, (long long)(l->longest_ms * 9 / 10), l->reconnects, age, grace, race,
+                         n, stall_note(l));
+    char why[300] = "";
+    if (l->failed_long && l->grace_ms < l->longest_ms)
+        snprintf(why, sizeof why,
+                 ": after the GOAWAY the server closes the connection %s later, but calls run up to "
+                 "%lld ms: set grpc.max_connection_age_grace_ms to the longest deadline or more",
+                 grace, (long long)l->longest_ms);
+    return gr_result(out, GR_FAIL, "%d of %d calls failed (%d of %d long ones), first %s%s%s%s", l->failed, l->sent,
+                     l->failed_long, l->long_sent, l->first_failure, why, n, stall_note(l));
+}
+
+static int churn(gr_ctx *ctx, gr_scenario_result *out)
+{
+    const live *l = get_live(ctx, out);
+    if (!l)
+        return 0;
+    char age[32], n[200];
+    ms_text(l->age_ms, age, sizeof age);
+    note(l, n, sizeof n);
+    double limit = 60000.0 / WORLD_MIN_LIFE_MS;
+    int calls_per = l->reconnects ? l->sent / (l->reconnects + NCLIENTS) : l->sent / NCLIENTS;
+    if (l->per_client_min <= limit)
+        return gr_result(out, GR_PASS,
+                         "%.1f reconnects per client per minute (at most %.0f), about %d calls per "
+                         "connection; max_connection_age %s%s",
+                         l->per_client_min, limit, calls_per, age, n);
+    return gr_result(out, GR_FAIL,
+                     "reconnects dominate: %.1f per client per minute (at most %.0f: a connection should live %d s "
+                     "or more), %d connections for %d calls, about %d calls each; every reconnect is a TCP and TLS "
+                     "handshake and a call waiting for it: max_connection_age %s is too short%s",
+                     l->per_client_min, limit, WORLD_MIN_LIFE_MS / 1000, l->reconnects + NCLIENTS, l->sent, calls_per,
+                     age, n);
+}
+
+static int no_storm(gr_ctx *ctx, gr_scenario_result *out)
+{
+    const live *l = get_live(ctx, out);
+    if (!l)
+        return 0;
+    char age[32], n[200];
+    ms_text(l->age_ms, age, sizeof age);
+    note(l, n, sizeof n);
+    /* One round in which every client happened to reconnect together is a
+     * coincidence (and likelier than the jitter suggests: gRPC 1.51 draws it
+     * from rand(), never seeded, so two servers give their k-th connections
+     * the same age); a storm that comes back is the config's. */
+    if (l->storms < 2)
+        return gr_result(out, GR_PASS,
+                         "%d reconnects, at most %d within %.1f s (%d clients), %d such round%s: spread "
+                         "by gRPC's +-10 %% jitter on max_connection_age %s%s",
+                         l->reconnects, l->storm, WORLD_STORM_MS / 1000.0, NCLIENTS, l->storms,
+                         l->storms == 1 ? "" : "s", age, n);
+    return gr_result(out, GR_FAIL,
+                     "GOAWAY storms: %d times every client (%d) reconnected within %.1f s, up to %d reconnects at "
+                     "%.1f s: gRPC's +-10 %% jitter on max_connection_age %s spreads them over too little time%s",
+                     l->storms, NCLIENTS, WORLD_STORM_MS / 1000.0, l->storm, l->storm_at_ms / 1000.0, age, n);
+}
+
+static int check(gr_ctx *ctx, gr_scenario_result *out)
+{
+    return gr_config_check_run(ctx, "balance", out);
+}
+
+static const gr_scenario scenarios[] = {
+    {"check", "the config's rules in the exercise's world, and gRPC accepts it", check, 0},
+    {"fills", "a backend that joins takes its share within 2 minutes", fills, 0},
+    {"no-failures", "no call fails as connections are re-made, long calls included", no_failures, 0},
+    {"churn", "connections live long enough: reconnects do not dominate", churn, 0},
+    {"no-storm", "reconnects are spread, not all clients at once, round after round", no_storm, 0},
+};
+
+const gr_exercise gr_ex_balance = {
+    .name = "balance",
+    .summary = "max connection age re-spreads connections behind an L4 balancer",
+    .kind = GR_SUBMISSION_CONFIG,
+    .baselines = 3,
+    .scenarios = scenarios,
+    .nscenarios = sizeof scenarios / sizeof scenarios[0],
+};
