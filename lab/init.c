@@ -54,6 +54,7 @@ static const starter starters[] = {
     {"flow", "streamer", "flow", LANG_PYTHON | LANG_NODE | LANG_C, "streamer", GIVEN_SERVER ", stopping on SIGTERM"},
     {"keepalive", "config", "keepalive", 0, NULL, NULL},
     {"retry", "config", "retry", 0, NULL, NULL},
+    {"balance", "config", "balance", 0, NULL, NULL},
     {"shutdown", "shutdown", "shutdown", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
      GIVEN_SERVER ", and Process: Lookup then Work, with a way to cancel the downstream calls in flight"},
 };
@@ -637,7 +638,7 @@ int lab_init_main(int argc, char **argv)
             return 2;
         }
         if (variant) {
-            fprintf(stderr, "lab: --variant is for the config exercises (keepalive, retry), not %s\n", s->exercise);
+            fprintf(stderr, "lab: --variant is for the config exercises (keepalive, retry, balance), not %s\n", s->exercise);
             return 2;
         }
     } else if (lang_name) {

@@ -46,7 +46,7 @@ QUICK_EXERCISES = {("deadline", "c"): ["deadline"]}
 # Starters checked in make selftest only (one C starter in make test is enough
 # to keep the C build path from rotting there).
 SELFTEST_ONLY = {("shutdown", "c"), ("flow", "c")}
-CONFIG_STARTERS = {"keepalive": "check", "retry": "check"}
+CONFIG_STARTERS = {"keepalive": "check", "retry": "check", "balance": "check"}
 
 
 @pytest.fixture
@@ -196,7 +196,10 @@ def test_config_starter_fails_at_its_todos_then_passes_filled_in(workdir, exerci
             for i, v in enumerate(node):
                 walk(v, f"{path}[{i}]")
 
+    # The choices are in the client's section (keepalive, retry) or the
+    # server's (balance: the connection age), beside the world's own args.
     walk(cfg.get("client"), "$.client")
+    walk({k: v for k, v in cfg.get("server", {}).items() if k not in dep.get("server", {})}, "$.server")
     assert todo_paths, "the starter leaves no choice open"
     rc, verdicts, out = check(folder, exercise, "--only", "check")
     assert rc == 1 and verdicts["check"][0] == "FAIL", out
@@ -205,7 +208,9 @@ def test_config_starter_fails_at_its_todos_then_passes_filled_in(workdir, exerci
     # a warning, unknown-method, which the check's line does not list).
     named = [p for p in todo_paths if p in verdicts["check"][1]]
     assert len(named) >= len(todo_paths) - 1, (todo_paths, verdicts)
-    cfg["client"] = solution["client"]
+    for section in ("client", "server"):
+        if section in solution:
+            cfg[section] = {**cfg.get(section, {}), **solution[section]}
     with open(path, "w") as f:
         json.dump(cfg, f, indent=2)
     rc, verdicts, out = check(folder, exercise, *(() if FULL else ("--only", CONFIG_STARTERS[exercise])))
