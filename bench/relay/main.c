@@ -370,6 +370,9 @@ static void start_peer(peer *p, const char *baseline_addr)
     if (rl_proc_alive(&p->proc))
         snprintf(how, sizeof how, "did not listen on %s within %d s", p->addr, PEER_READY_MS / 1000);
     else {
+        /* Reaped and read to its end of file: the last words a process
+         * wrote as it exited may still be in the pipe. */
+        rl_proc_stop(&p->proc, 0);
         char d[64];
         rl_proc_describe(&p->proc, d, sizeof d);
         snprintf(how, sizeof how, "%s before it listened on %s", d, p->addr);
