@@ -161,10 +161,12 @@ void bl_store_close(bl_store *s, uint64_t id, int64_t end_ns, grpc_status_code s
         r->cancelled = cancelled;
         r->faulted = faulted;
         r->ended = true;
-        /* Its deadline ended it here: whatever it did, in the queue or at
-         * work, was for a caller that had gone. A blackholed call is the
-         * outage's, not waste (it never began: start_ns 0, outage on). */
-        r->wasted = r->no_time_left || (status == GRPC_STATUS_DEADLINE_EXCEEDED && !r->blackholed);
+        /* Its caller's time ran out here (its deadline, or the cancel that
+         * came with the caller's deadline a moment before ours): whatever
+         * it got, in the queue or at work, was for a caller that had gone.
+         * A blackholed call is the outage's, never waste. */
+        r->wasted = r->no_time_left || (!r->blackholed && !faulted &&
+                                        (status == GRPC_STATUS_DEADLINE_EXCEEDED || cancelled));
         if (s->out)
             write_line(s->out, r);
     }

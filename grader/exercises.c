@@ -13,7 +13,8 @@
     X(flow)          \
     X(keepalive)     \
     X(retry)         \
-    X(shutdown)
+    X(shutdown)      \
+    X(overload)
 
 #define DECLARE(name) extern const gr_exercise gr_ex_##name;
 EXERCISES(DECLARE)

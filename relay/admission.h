@@ -6,7 +6,14 @@
  * cannot cover the expected wait plus the expected service time: a call
  * that would time out in the queue is better refused now, while its client
  * still has time to go elsewhere. The expected service time is a moving
- * average of the downstream time of the calls that succeeded.
+ * average of the downstream time of the calls that succeeded, which jumps
+ * up at once when a call took longer (a backend slowing down must not
+ * fill the queue while the average catches up) and comes down slowly;
+ * when it grows, queued calls that can no longer be served in time are
+ * evicted at once (on_grant with |evicted|), not left to time out. The
+ * oldest call in flight bounds it from below: a backend that has held a
+ * call for 600 ms takes at least that long, whatever the average says
+ * (the average knows nothing until a call ends).
  *
  * Threads: the gate is shared by every loop and guarded by a mutex. A
  * waiter belongs to the loop it was queued on, and is started there: when a
@@ -47,7 +54,12 @@ struct relay_waiter {
     relay_waiter *next, *prev;  /* the gate's queue, then the loop's inbox (lock) */
     relay_loop_gate *home;      /* the loop it waits on */
     relay_grant_fn on_grant;
+    int64_t deadline_ns;        /* its caller's deadline; INT64_MAX: none */
+    int64_t slot_ns;            /* when it got its slot */
+    relay_waiter *run_next, *run_prev; /* the in-flight list, while it holds a slot (lock) */
     bool queued;                /* in the gate's queue (lock) */
+    bool evicted;               /* on_grant without a slot: it can no longer be
+                                 * served in time (the estimate grew) */
 };
 
 typedef struct relay_gate {
@@ -56,6 +68,7 @@ typedef struct relay_gate {
     bool unbounded;
     unsigned inflight, queued;
     relay_waiter *head, *tail;  /* the queue, oldest first */
+    relay_waiter *run_head, *run_tail; /* the calls holding slots, oldest first */
     double service_ms;          /* moving average; 0 until a sample */
 } relay_gate;
 
@@ -68,11 +81,11 @@ typedef enum relay_admit {
 void relay_gate_init(relay_gate *g, unsigned max_inflight, unsigned max_queue, bool unbounded);
 void relay_gate_fini(relay_gate *g);
 
-/* Admits a call arriving on |loop| with |remaining_ms| left (-1: no
- * deadline). On QUEUED, |w| must stay valid until on_grant ran or
- * relay_gate_leave returned true. */
+/* Admits a call arriving on |loop| whose caller's deadline is
+ * |deadline_ns| (INT64_MAX: none). On QUEUED, |w| must stay valid until
+ * on_grant ran or relay_gate_leave returned true. */
 relay_admit relay_gate_admit(relay_gate *g, rl_loop *loop, relay_waiter *w, relay_grant_fn on_grant,
-                             int64_t remaining_ms, char *why, size_t whylen);
+                             int64_t deadline_ns, char *why, size_t whylen);
 
 /* Takes queued |w| out of the queue (its client left). Returns true when
  * it was still waiting; false when a slot was already handed to it (its
@@ -80,18 +93,22 @@ relay_admit relay_gate_admit(relay_gate *g, rl_loop *loop, relay_waiter *w, rela
  * wait for their turn whatever happens (the mistake). */
 bool relay_gate_leave(relay_gate *g, relay_waiter *w);
 
-/* Gives back a slot on |loop| (the loop that held it). |service_ms| >= 0
- * is a successful call's downstream time, for the average; -1: none. Hands
- * freed slots to the queue and starts this loop's granted waiters. */
-void relay_gate_done(relay_gate *g, rl_loop *loop, int64_t service_ms);
+/* Gives back |w|'s slot on |loop| (the loop that held it). |service_ms|
+ * >= 0 is a successful call's downstream time, for the average; -1: none.
+ * Hands freed slots to the queue and starts this loop's granted waiters. */
+void relay_gate_done(relay_gate *g, rl_loop *loop, relay_waiter *w, int64_t service_ms);
 
 /* The time a call must have left to be worth forwarding: the expected
- * service time plus a quarter (the average lags a backend slowing down)
- * plus RELAY_SERVICE_SLACK_MS (a loaded machine's scheduling delays). */
+ * service time plus half of it (the service varies: a call queued behind
+ * the estimate would miss its deadline by the difference, and the backend
+ * would have worked for nobody) plus RELAY_SERVICE_SLACK_MS (a loaded
+ * machine's scheduling delays). */
 #define RELAY_SERVICE_SLACK_MS 20
 int64_t relay_gate_margin_ms(int64_t service_ms);
 
-/* The moving average of the downstream time, 0 before any sample. */
+/* The service time to plan with: the moving average of the downstream
+ * time (0 before any sample), or the age of the oldest call in flight when
+ * that is longer. */
 int64_t relay_gate_service_ms(relay_gate *g);
 
 #endif

@@ -105,7 +105,7 @@ static void slot_done(process_call *p)
     if (!p->has_slot || p->down_busy)
         return;
     p->has_slot = false;
-    relay_gate_done(p->ctx->gate, p->loop, p->served ? (rl_now_ns() - p->slot_ns) / RL_NS_PER_MS : -1);
+    relay_gate_done(p->ctx->gate, p->loop, &p->waiter, p->served ? (rl_now_ns() - p->slot_ns) / RL_NS_PER_MS : -1);
 }
 
 static void start_work(process_call *p)
@@ -201,6 +201,15 @@ static void on_grant(relay_waiter *w)
 {
     process_call *p = RL_CONTAINER_OF(w, process_call, waiter);
     p->queued = false;
+    if (w->evicted) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "the relay is overloaded: the call can no longer be served in time (service about %lld ms)",
+                 (long long)relay_gate_service_ms(p->ctx->gate));
+        rl_unary_fail(&p->u, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+        release(p); /* the queue's ref */
+        return;
+    }
     p->has_slot = true;
     if (!p->ctx->mistake->unbounded_queue) {
         int64_t left_ms, service_ms = relay_gate_service_ms(p->ctx->gate);
@@ -210,7 +219,7 @@ static void on_grant(relay_waiter *w)
         } else if (timed && left_ms <= 0) {
             rl_unary_fail(&p->u, GRPC_STATUS_DEADLINE_EXCEEDED, "the call's time ran out in the relay's queue");
             slot_done(p);
-        } else if (timed && service_ms && left_ms < relay_gate_margin_ms(service_ms)) {
+        } else if (timed && left_ms < relay_gate_margin_ms(service_ms)) {
             char msg[160];
             snprintf(msg, sizeof msg,
                      "the relay is overloaded: after the queue %lld ms are left, the service takes %lld ms",
@@ -230,13 +239,11 @@ static void on_request(rl_unary *u, ProtobufCMessage *req)
 {
     process_call *p = from_unary(u);
     p->req = (Relaylab__ProcessRequest *)req;
-    int64_t left_ms;
-    if (rl_deadline_remaining_ms(p->deadline, rl_now_ns(), &left_ms) != RL_OK)
-        left_ms = -1;
-    else if (left_ms < 0)
-        left_ms = 0;
+    int64_t deadline_ns;
+    if (rl_deadline_to_ns(p->deadline, &deadline_ns) != RL_OK)
+        deadline_ns = INT64_MAX;
     char why[256];
-    switch (relay_gate_admit(p->ctx->gate, p->loop, &p->waiter, on_grant, left_ms, why, sizeof why)) {
+    switch (relay_gate_admit(p->ctx->gate, p->loop, &p->waiter, on_grant, deadline_ns, why, sizeof why)) {
     case RELAY_ADMIT_RUN:
         p->has_slot = true;
         start_lookup(p);
