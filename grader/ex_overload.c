@@ -14,7 +14,7 @@
  * port (gr_stop_baseline, gr_restart_baseline). Every bound is a named
  * constant with the measurement it comes from (bench/results/overload.md). */
 #include "exercise.h"
-#include "load.h"
+#include "rl_load.h"
 #include "process.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
@@ -227,13 +227,13 @@ typedef struct seen {
     int wasted;        /* the baseline's own count (CallRecord.wasted) */
 } seen;
 
-static void look(const char *prefix, const gr_load_call *calls, size_t n, const Relaylab__ObserveReply *obs,
+static void look(const char *prefix, const rl_load_call *calls, size_t n, const Relaylab__ObserveReply *obs,
                  seen *s)
 {
     memset(s, 0, sizeof *s);
     for (size_t k = 0; obs && k < obs->n_calls; k++) {
         const Relaylab__CallRecord *r = obs->calls[k];
-        long i = gr_load_index(prefix, r->tag);
+        long i = rl_load_index(prefix, r->tag);
         if (i >= (long)n)
             i = -1;
         if (i < 0 && strstr(r->tag, ".warm"))
@@ -259,15 +259,15 @@ static void look(const char *prefix, const gr_load_call *calls, size_t n, const 
 static int blackhole(gr_ctx *ctx, gr_scenario_result *out)
 {
     Relaylab__ObserveReply *obs = NULL;
-    gr_load_call *calls = NULL;
+    rl_load_call *calls = NULL;
     size_t n = 0;
     Relaylab__OutageRequest req = RELAYLAB__OUTAGE_REQUEST__INIT;
     req.mode = (char *)"blackhole";
     if (warm_up(ctx, out) || set_world(ctx, "/relaylab.Observer/SetOutage", &req.base, out))
         goto done;
-    gr_load_options o = {.prefix = gr_tag(ctx), .rate = BH_RATE, .duration_ms = BH_DURATION_MS,
+    rl_load_options o = {.prefix = gr_tag(ctx), .rate = BH_RATE, .duration_ms = BH_DURATION_MS,
                          .deadline_ms = BH_DEADLINE_MS, .steps = 1, .step_ms = 10};
-    if (gr_load_run(gr_submission_channel(ctx), &o, GR_SCENARIO_GRACE_MS, &calls, &n) != RL_OK) {
+    if (rl_load_run(gr_submission_channel(ctx), &o, GR_SCENARIO_GRACE_MS, &calls, &n) != RL_OK) {
         gr_result(out, GR_ERROR, "cannot start the client calls");
         goto done;
     }
@@ -398,7 +398,7 @@ static int cmp_i64(const void *a, const void *b)
 static int overload(gr_ctx *ctx, gr_scenario_result *out)
 {
     Relaylab__ObserveReply *obs = NULL;
-    gr_load_call *calls = NULL;
+    rl_load_call *calls = NULL;
     int64_t *lat = NULL;
     size_t n = 0;
     Relaylab__CapacityRequest req = RELAYLAB__CAPACITY_REQUEST__INIT;
@@ -407,10 +407,10 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     rss_watch w = {gr_submission_pgid(ctx), 0};
     rss_tick(&w);
-    gr_load_options o = {.prefix = gr_tag(ctx), .rate = OL_RATE, .duration_ms = OL_DURATION_MS,
+    rl_load_options o = {.prefix = gr_tag(ctx), .rate = OL_RATE, .duration_ms = OL_DURATION_MS,
                          .deadline_ms = OL_DEADLINE_MS, .steps = OL_STEPS, .step_ms = OL_STEP_MS,
                          .tick = rss_tick, .user = &w, .tick_ms = OL_RSS_TICK_MS};
-    if (gr_load_run(gr_submission_channel(ctx), &o, GR_SCENARIO_GRACE_MS, &calls, &n) != RL_OK) {
+    if (rl_load_run(gr_submission_channel(ctx), &o, GR_SCENARIO_GRACE_MS, &calls, &n) != RL_OK) {
         gr_result(out, GR_ERROR, "cannot start the client calls");
         goto done;
     }
@@ -425,7 +425,7 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
     lat = calloc(n ? n : 1, sizeof *lat);
     size_t nlat = 0;
     for (size_t i = 0; i < n; i++) {
-        const gr_load_call *k = &calls[i];
+        const rl_load_call *k = &calls[i];
         int64_t ms = gr_ms_between(k->start_ns, k->end_ns);
         if (!k->end_ns) {
             unended++;

@@ -6,6 +6,7 @@
  * table: name, usage, and the function that runs it. */
 #include "compare_memory.h"
 #include "demo.h"
+#include "demo_overload.h"
 #include "handout.h"
 #include "init.h"
 #include "rl_log.h"
@@ -39,6 +40,7 @@ static const demo demos[] = {
     {"deadline", lab_demo_deadline},
     {"cancel", lab_demo_cancel},
     {"shutdown", lab_demo_shutdown},
+    {"overload", lab_demo_overload_main},
     {"flow", lab_flow_demo},
 };
 
@@ -59,7 +61,7 @@ static int cmd_demo(int argc, char **argv)
 static const command commands[] = {
     {"list", "lab list                       the exercises", cmd_list},
     {"show", "lab show EXERCISE              an exercise's handout", cmd_show},
-    {"demo", "lab demo deadline|cancel|shutdown|flow  the reference next to its classic mistakes", cmd_demo},
+    {"demo", "lab demo deadline|cancel|shutdown|flow|overload  the reference next to its classic mistakes", cmd_demo},
     {"init", "lab init EXERCISE [--lang python|node] [--variant SEED] [DIR]  a starter folder", lab_init_main},
     {"stubs", "lab stubs python|node DIR      make a starter's generated code (or packages) again", lab_stubs_main},
     {"check", "lab check [EXERCISE] [GRADER OPTIONS]  grade the starter folder you are in", lab_check_main},

@@ -1,5 +1,5 @@
-/* load: open-loop Process calls on one completion queue; see load.h. */
-#include "load.h"
+/* rl_load: open-loop Process calls on one completion queue; see rl_load.h. */
+#include "rl_load.h"
 
 #include "relaylab.pb-c.h"
 #include "rl_alloc.h"
@@ -35,8 +35,8 @@ static void finish_slot(slot *s)
     grpc_slice_unref(s->details);
 }
 
-static int start_call(grpc_channel *ch, grpc_completion_queue *cq, const gr_load_options *opt, size_t i, slot *s,
-                      gr_load_call *out)
+static int start_call(grpc_channel *ch, grpc_completion_queue *cq, const rl_load_options *opt, size_t i, slot *s,
+                      rl_load_call *out)
 {
     memset(s, 0, sizeof *s);
     grpc_metadata_array_init(&s->initial_md);
@@ -78,7 +78,7 @@ static int start_call(grpc_channel *ch, grpc_completion_queue *cq, const gr_load
 }
 
 /* Takes one event due before |until_ns|; false when none came. */
-static bool take_event(grpc_completion_queue *cq, int64_t until_ns, slot *slots, gr_load_call *calls,
+static bool take_event(grpc_completion_queue *cq, int64_t until_ns, slot *slots, rl_load_call *calls,
                        size_t *pending)
 {
     grpc_event ev = grpc_completion_queue_next(cq, rl_ns_to_deadline(until_ns), NULL);
@@ -92,11 +92,11 @@ static bool take_event(grpc_completion_queue *cq, int64_t until_ns, slot *slots,
     return true;
 }
 
-int gr_load_run(grpc_channel *ch, const gr_load_options *opt, int64_t grace_ms, gr_load_call **calls_out,
+int rl_load_run(grpc_channel *ch, const rl_load_options *opt, int64_t grace_ms, rl_load_call **calls_out,
                 size_t *ncalls)
 {
     size_t max = (size_t)(opt->rate * (double)opt->duration_ms / 1000.0) + 1;
-    gr_load_call *calls = rl_xcalloc(max, sizeof *calls);
+    rl_load_call *calls = rl_xcalloc(max, sizeof *calls);
     slot *slots = rl_xcalloc(max, sizeof *slots);
     grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
     int rc = RL_OK;
@@ -160,7 +160,7 @@ int gr_load_run(grpc_channel *ch, const gr_load_options *opt, int64_t grace_ms, 
     return rc;
 }
 
-long gr_load_index(const char *prefix, const char *tag)
+long rl_load_index(const char *prefix, const char *tag)
 {
     size_t len = strlen(prefix);
     if (strncmp(tag, prefix, len) != 0 || tag[len] != '.' || !tag[len + 1])
