@@ -78,11 +78,12 @@
 #define OL_DURATION_MS 5000
 #define OL_DEADLINE_MS 2000
 #define OL_CAPACITY_PER_S ((double)OL_CAPACITY * 1000.0 / (OL_STEPS * OL_STEP_MS))
-/* A failed call that took this long was held until close to its deadline
- * instead of refused: the unbounded queue's calls all fail at 2000 ms. A
- * relay that learns the backend's pace may refuse the calls it queued
- * while it learned (the reference: within 1 s of 2 s). */
-#define OL_WAITED_MS 1500
+/* A call that failed DEADLINE_EXCEEDED was held by the relay for its whole
+ * deadline (the client's own timer ended it) instead of refused: that is
+ * judged by the status, not by when the grader saw it end, since a grader
+ * starved of CPU sees every end late (measured: 3.4 s for 2 s deadlines
+ * during a build at the same priority). How fast the refusals came is
+ * reported, not judged, for the same reason. */
 /* Goodput in the second half of the load (the first holds the start-up
  * that any queue serves): at least this share of the capacity. The
  * reference relay keeps about 100 %, the unbounded queue falls to 0. */
@@ -433,7 +434,7 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
             ok++;
             ok_late_half += k->start_ns >= half;
             lat[nlat++] = ms;
-        } else if (ms > OL_WAITED_MS) {
+        } else if (k->status == GRPC_STATUS_DEADLINE_EXCEEDED) {
             waited++;
             waited_max = ms > waited_max ? ms : waited_max;
         } else if (k->status == GRPC_STATUS_RESOURCE_EXHAUSTED || k->status == GRPC_STATUS_UNAVAILABLE) {
@@ -453,7 +454,7 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
     int len = snprintf(fb, sizeof fb,
                        "at %.0f calls/s, ten times the backend's capacity of %.0f/s, for %d ms (%d ms deadlines): "
                        "%d OK (p50 %lld ms, p99 %lld ms), goodput %.1f/s in the second half; %d refused "
-                       "(within %lld ms), %d waited and failed; the baseline saw %d calls, %d of them wasted; relay RSS "
+                       "(within %lld ms), %d waited their deadline; the baseline saw %d calls, %d of them wasted; relay RSS "
                        "peak %.1f MiB",
                        OL_RATE, OL_CAPACITY_PER_S, OL_DURATION_MS, OL_DEADLINE_MS, ok,
                        (long long)(nlat ? lat[nlat / 2] : 0), (long long)(nlat ? lat[(nlat * 99) / 100] : 0),
@@ -486,10 +487,10 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
     }
     if (waited > OL_LATE_TOL) {
         v = GR_FAIL;
-        WHY("; %d of %zu calls waited over %d ms (up to %lld ms) and failed anyway: a queue with no bound, or no "
-            "check of the remaining deadline, keeps calls it cannot serve in time instead of refusing them at "
-            "once (RESOURCE_EXHAUSTED)",
-            waited, n, OL_WAITED_MS, (long long)waited_max);
+        WHY("; %d of %zu calls waited their whole deadline (DEADLINE_EXCEEDED after up to %lld ms): a queue with "
+            "no bound, or no check of the remaining deadline, keeps calls it cannot serve in time instead of "
+            "refusing them at once (RESOURCE_EXHAUSTED)",
+            waited, n, (long long)waited_max);
     }
     if (goodput < OL_GOODPUT_SHARE * OL_CAPACITY_PER_S) {
         v = GR_FAIL;
