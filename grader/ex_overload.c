@@ -86,13 +86,18 @@
  * reported, not judged, for the same reason. */
 /* Goodput in the second half of the load (the first holds the start-up
  * that any queue serves): at least this share of the capacity. The
- * reference relay keeps about 100 %, the unbounded queue falls to 0. */
-#define OL_GOODPUT_SHARE 0.5
-/* Accepted calls that missed their deadline, and calls the baseline
- * worked on for nobody: none for the reference relay in the measured runs;
- * a few allow for a machine so loaded that a forwarded call misses. */
-#define OL_LATE_TOL 3
-#define OL_WASTE_TOL 3
+ * reference relay keeps 9.6-10.4/s quiet and at least 5.2/s with every
+ * core busy twice over; the unbounded queue falls to 0. */
+#define OL_GOODPUT_SHARE 0.3
+/* Accepted calls that missed their deadline, calls the baseline worked on
+ * for nobody, and downstream calls still open after their caller's
+ * deadline, each at most this many of the 500: none for the reference
+ * relay on a quiet machine; with every core busy twice over (our hogs and
+ * another's), up to 16 calls missed and 8 ran late at the baseline, when
+ * the backend's 800 ms of Work and the relay's answer were delayed by the
+ * machine. Every mistake here misses 480 or more. */
+#define OL_LATE_TOL 25
+#define OL_WASTE_TOL 25
 /* The relay's peak RSS (its process group, or its sandbox's processes):
  * measured peaks under this load, the C reference 17-20 MiB, grpcio
  * relays about 40 MiB, grpc-js about 60 MiB; the budget is several times
@@ -479,7 +484,7 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
             "the relay forwards calls whose remaining deadline cannot cover the wait and the work",
             s.wasted);
     }
-    if (s.linger > OL_WASTE_TOL) {
+    if (s.linger > OL_WASTE_TOL) {  /* the same allowance: it is the same delay */
         v = GR_FAIL;
         WHY("; %d downstream calls were still open %d ms after their caller's deadline: the relay neither passes "
             "the deadline on nor cancels the downstream call when its caller goes, so the backend works for nobody",

@@ -29,10 +29,11 @@ SLACK_S = 0.05   # scheduling delays on a loaded machine
 
 
 class Gate:
-    """Admission control. The service time is a moving average of the
-    downstream time of successful calls that jumps up at once when a call
-    took longer (a slowing backend must not fill the queue while the
-    average catches up) and comes down slowly."""
+    """Admission control. The service time is a moving average of how long
+    the backend held each call (answered or not: a blackholed backend holds
+    calls until their deadline, and that is what a waiting call can expect)
+    that jumps up at once when a call took longer (a slowing backend must
+    not fill the queue while the average catches up) and comes down slowly."""
 
     def __init__(self, slots=SLOTS, queue=QUEUE):
         self.cond = threading.Condition()
@@ -83,17 +84,16 @@ class Relay(pb_grpc.RelayServicer):
 
     def Process(self, request, context):
         self.gate.enter(context)
-        start, took = time.monotonic(), None
+        start = time.monotonic()
         try:
             calls = Downstream()
             if not context.add_callback(calls.cancel):
                 calls.cancel()
             calls.call(self.baseline.Lookup, lookup_request(request), context, time_left(context))
             work = calls.call(self.baseline.Work, work_request(request), context, time_left(context))
-            took = time.monotonic() - start
             return pb.ProcessReply(tag=work.tag, steps_done=work.steps_done)
         finally:
-            self.gate.leave(took)
+            self.gate.leave(time.monotonic() - start)
 
 
 if __name__ == "__main__":

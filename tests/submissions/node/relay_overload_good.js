@@ -22,10 +22,11 @@ function overloaded(details) {
   return { code: grpc.status.RESOURCE_EXHAUSTED, details: `the relay is overloaded: ${details}` };
 }
 
-// The service time is a moving average of the downstream time of the calls
-// that succeeded; it jumps up at once when a call took longer (a slowing
-// backend must not fill the queue while the average catches up) and comes
-// down slowly.
+// The service time is a moving average of how long the backend held each
+// call (answered or not: a blackholed backend holds calls until their
+// deadline, and that is what a waiting call can expect); it jumps up at once
+// when a call took longer (a slowing backend must not fill the queue while
+// the average catches up) and comes down slowly.
 class Gate {
   constructor(slots = SLOTS, queue = QUEUE) {
     this.slots = slots;
@@ -107,15 +108,13 @@ async function overloadProcess(baseline, call) {
   const deadline = deadlineOf(call);
   await gate.enter(call, deadline);
   const start = Date.now();
-  let took;
   try {
     const calls = new Downstream(call);
     await calls.call(baseline, 'Lookup', lookupRequest(call.request), deadline);
     const work = await calls.call(baseline, 'Work', workRequest(call.request), deadline);
-    took = Date.now() - start;
     return { tag: work.tag, steps_done: work.steps_done };
   } finally {
-    gate.leave(took);
+    gate.leave(Date.now() - start);
   }
 }
 
