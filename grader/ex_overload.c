@@ -37,15 +37,15 @@
  * fast answers in 1-2 ms (measured: at most 136 ms, the reconnect attempt
  * in progress); one that waits for the backend takes the whole deadline.
  * FAST_MS sits far from both, for a loaded machine and a Python relay. */
-#define REFUSE_CALLS 10
+#define REFUSE_CALLS       10
 #define REFUSE_SLOW_ENOUGH 2
 #define REFUSE_DEADLINE_MS 3000
-#define FAST_MS 1000
-#define CALL_GAP_MS 50
+#define FAST_MS            1000
+#define CALL_GAP_MS        50
 
 /* blackhole: 40 calls at 20/s, each with 1 s to live; the backend accepts
  * them and never answers. */
-#define BH_RATE 20.0
+#define BH_RATE        20.0
 #define BH_DURATION_MS 2000
 #define BH_DEADLINE_MS 1000
 /* A call reaching the baseline this long after its caller's deadline was
@@ -59,24 +59,24 @@
  * (connection-backoff.md; the defaults of the C core 1.51, grpcio and
  * grpc-js alike, and the grader cannot change a submission's channel):
  * first retry after 1 s, then x1.6 each time, each +-20 %. */
-#define OUTAGE_MS 1500
+#define OUTAGE_MS           1500
 #define RECOVER_DEADLINE_MS 1000
-#define BACKOFF_INITIAL_MS 1000.0
-#define BACKOFF_MULTIPLIER 1.6
-#define BACKOFF_JITTER 0.2
-#define BACKOFF_MAX_MS 120000.0
+#define BACKOFF_INITIAL_MS  1000.0
+#define BACKOFF_MULTIPLIER  1.6
+#define BACKOFF_JITTER      0.2
+#define BACKOFF_MAX_MS      120000.0
 /* Past the backoff: the connect, the first call through, a loaded machine. */
 #define RECOVER_SLACK_MS 1000
 
 /* overload: the baseline serves OL_CAPACITY Work calls at once, each
  * OL_STEPS x OL_STEP_MS = 800 ms, so 10 calls a second; the load offers ten
  * times that for OL_DURATION_MS, each call with OL_DEADLINE_MS to live. */
-#define OL_CAPACITY 8
-#define OL_STEPS 40
-#define OL_STEP_MS 20
-#define OL_RATE 100.0
-#define OL_DURATION_MS 5000
-#define OL_DEADLINE_MS 2000
+#define OL_CAPACITY       8
+#define OL_STEPS          40
+#define OL_STEP_MS        20
+#define OL_RATE           100.0
+#define OL_DURATION_MS    5000
+#define OL_DEADLINE_MS    2000
 #define OL_CAPACITY_PER_S ((double)OL_CAPACITY * 1000.0 / (OL_STEPS * OL_STEP_MS))
 /* A call that failed DEADLINE_EXCEEDED was held by the relay for its whole
  * deadline (the client's own timer ended it) instead of refused: that is
@@ -96,7 +96,7 @@
  * another's), up to 16 calls missed and 8 ran late at the baseline, when
  * the backend's 800 ms of Work and the relay's answer were delayed by the
  * machine. Every mistake here misses 480 or more. */
-#define OL_LATE_TOL 25
+#define OL_LATE_TOL  25
 #define OL_WASTE_TOL 25
 /* The relay's peak RSS (its process group, or its sandbox's processes):
  * measured peaks under this load, the C reference 17-20 MiB, grpcio
@@ -104,9 +104,7 @@
  * the largest, and a relay that keeps a thread or a buffer for every
  * call it holds goes past it. */
 #define OL_RSS_BUDGET_MIB 256.0
-#define OL_RSS_TICK_MS 100
-
-static const char *const overload_env[] = {NULL};
+#define OL_RSS_TICK_MS    100
 
 /* One Observer world call (SetCapacity, SetOutage) on baseline 0. */
 static int set_world(gr_ctx *ctx, const char *method, const ProtobufCMessage *req, gr_scenario_result *out)
@@ -226,15 +224,14 @@ static int observe_all(gr_ctx *ctx, int64_t until_ns, Relaylab__ObserveReply **o
 /* What the baseline saw of a load: calls forwarded after their caller's
  * deadline, calls still open long after it, and wasted work. */
 typedef struct seen {
-    int reached;       /* records of the load's calls (or of unknown tags) */
-    int late;          /* arrived after the caller's deadline, or with no time left */
+    int reached; /* records of the load's calls (or of unknown tags) */
+    int late;    /* arrived after the caller's deadline, or with no time left */
     int64_t late_max_ms;
-    int linger;        /* open LINGER_MS after the caller's deadline */
-    int wasted;        /* the baseline's own count (CallRecord.wasted) */
+    int linger; /* open LINGER_MS after the caller's deadline */
+    int wasted; /* the baseline's own count (CallRecord.wasted) */
 } seen;
 
-static void look(const char *prefix, const rl_load_call *calls, size_t n, const Relaylab__ObserveReply *obs,
-                 seen *s)
+static void look(const char *prefix, const rl_load_call *calls, size_t n, const Relaylab__ObserveReply *obs, seen *s)
 {
     memset(s, 0, sizeof *s);
     for (size_t k = 0; obs && k < obs->n_calls; k++) {
@@ -271,8 +268,12 @@ static int blackhole(gr_ctx *ctx, gr_scenario_result *out)
     req.mode = (char *)"blackhole";
     if (warm_up(ctx, out) || set_world(ctx, "/relaylab.Observer/SetOutage", &req.base, out))
         goto done;
-    rl_load_options o = {.prefix = gr_tag(ctx), .rate = BH_RATE, .duration_ms = BH_DURATION_MS,
-                         .deadline_ms = BH_DEADLINE_MS, .steps = 1, .step_ms = 10};
+    rl_load_options o = {.prefix = gr_tag(ctx),
+                         .rate = BH_RATE,
+                         .duration_ms = BH_DURATION_MS,
+                         .deadline_ms = BH_DEADLINE_MS,
+                         .steps = 1,
+                         .step_ms = 10};
     if (rl_load_run(gr_submission_channel(ctx), &o, GR_SCENARIO_GRACE_MS, &calls, &n) != RL_OK) {
         gr_result(out, GR_ERROR, "cannot start the client calls");
         goto done;
@@ -413,9 +414,15 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     rss_watch w = {gr_submission_pgid(ctx), 0};
     rss_tick(&w);
-    rl_load_options o = {.prefix = gr_tag(ctx), .rate = OL_RATE, .duration_ms = OL_DURATION_MS,
-                         .deadline_ms = OL_DEADLINE_MS, .steps = OL_STEPS, .step_ms = OL_STEP_MS,
-                         .tick = rss_tick, .user = &w, .tick_ms = OL_RSS_TICK_MS};
+    rl_load_options o = {.prefix = gr_tag(ctx),
+                         .rate = OL_RATE,
+                         .duration_ms = OL_DURATION_MS,
+                         .deadline_ms = OL_DEADLINE_MS,
+                         .steps = OL_STEPS,
+                         .step_ms = OL_STEP_MS,
+                         .tick = rss_tick,
+                         .user = &w,
+                         .tick_ms = OL_RSS_TICK_MS};
     if (rl_load_run(gr_submission_channel(ctx), &o, GR_SCENARIO_GRACE_MS, &calls, &n) != RL_OK) {
         gr_result(out, GR_ERROR, "cannot start the client calls");
         goto done;
@@ -456,15 +463,15 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
     double goodput = ok_late_half / (OL_DURATION_MS / 2 / 1000.0);
     double peak_mib = (double)w.peak / RL_MIB;
     char fb[GR_FEEDBACK_MAX];
-    int len = snprintf(fb, sizeof fb,
-                       "at %.0f calls/s, ten times the backend's capacity of %.0f/s, for %d ms (%d ms deadlines): "
-                       "%d OK (p50 %lld ms, p99 %lld ms), goodput %.1f/s in the second half; %d refused "
-                       "(within %lld ms), %d waited their deadline; the baseline saw %d calls, %d of them wasted; relay RSS "
-                       "peak %.1f MiB",
-                       OL_RATE, OL_CAPACITY_PER_S, OL_DURATION_MS, OL_DEADLINE_MS, ok,
-                       (long long)(nlat ? lat[nlat / 2] : 0), (long long)(nlat ? lat[(nlat * 99) / 100] : 0),
-                       goodput, fast, (long long)fast_max, waited, s.reached, s.wasted, peak_mib);
-    (void)len;
+    int len =
+        snprintf(fb, sizeof fb,
+                 "at %.0f calls/s, ten times the backend's capacity of %.0f/s, for %d ms (%d ms deadlines): "
+                 "%d OK (p50 %lld ms, p99 %lld ms), goodput %.1f/s in the second half; %d refused "
+                 "(within %lld ms), %d waited their deadline; the baseline saw %d calls, %d of them wasted; relay RSS "
+                 "peak %.1f MiB",
+                 OL_RATE, OL_CAPACITY_PER_S, OL_DURATION_MS, OL_DEADLINE_MS, ok, (long long)(nlat ? lat[nlat / 2] : 0),
+                 (long long)(nlat ? lat[(nlat * 99) / 100] : 0), goodput, fast, (long long)fast_max, waited, s.reached,
+                 s.wasted, peak_mib);
     gr_verdict v = GR_PASS;
     char why[1024] = "";
     size_t wl = 0;
@@ -484,7 +491,7 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
             "the relay forwards calls whose remaining deadline cannot cover the wait and the work",
             s.wasted);
     }
-    if (s.linger > OL_WASTE_TOL) {  /* the same allowance: it is the same delay */
+    if (s.linger > OL_WASTE_TOL) { /* the same allowance: it is the same delay */
         v = GR_FAIL;
         WHY("; %d downstream calls were still open %d ms after their caller's deadline: the relay neither passes "
             "the deadline on nor cancels the downstream call when its caller goes, so the backend works for nobody",
@@ -538,7 +545,6 @@ const gr_exercise gr_ex_overload = {
     .summary = "fail fast, shed load, never forward past a deadline",
     .kind = GR_SUBMISSION_COMMAND,
     .baselines = 1,
-    .env = overload_env,
     .scenarios = scenarios,
     .nscenarios = sizeof scenarios / sizeof scenarios[0],
 };

@@ -27,16 +27,16 @@
 
 /* The world of the overload exercise (grader/ex_overload.c): 8 Work calls
  * at once of 40 x 20 ms, so 10 calls/s, and 2 s deadlines. */
-#define CAPACITY 8
-#define STEPS 40
-#define STEP_MS 20
+#define CAPACITY       8
+#define STEPS          40
+#define STEP_MS        20
 #define CAPACITY_PER_S ((double)CAPACITY * 1000.0 / (STEPS * STEP_MS))
-#define DEADLINE_MS 2000
-#define LOAD_MS 4000
+#define DEADLINE_MS    2000
+#define LOAD_MS        4000
 /* Goodput counts the calls started in the second half of the load: the
  * first holds the start-up any queue serves (as the grader judges it). */
-#define READY_MS 10000
-#define DOWN_CALLS 3
+#define READY_MS         10000
+#define DOWN_CALLS       3
 #define DOWN_DEADLINE_MS 2000
 
 static const double multiples[] = {1, 2, 5, 10};
@@ -45,11 +45,11 @@ static const char *const relays[] = {NULL, "unbounded-queue", "wait-for-ready"};
 #define NRELAYS (sizeof relays / sizeof relays[0])
 
 typedef struct point {
-    double offered, goodput;   /* calls/s */
+    double offered, goodput; /* calls/s */
     int ok, refused, failed_late;
-    int64_t p50, p99;          /* ms, of the OK calls */
-    int wasted;                /* at the baseline */
-    double rss_mib;            /* the relay's peak */
+    int64_t p50, p99; /* ms, of the OK calls */
+    int wasted;       /* at the baseline */
+    double rss_mib;   /* the relay's peak */
 } point;
 
 typedef struct proc {
@@ -143,8 +143,15 @@ static int measure(proc *baseline, proc *relay, double rate, int index, point *p
     char prefix[64];
     snprintf(prefix, sizeof prefix, "demo.%d", index);
     rss_watch w = {relay->p.pid, 0};
-    rl_load_options o = {.prefix = prefix, .rate = rate, .duration_ms = LOAD_MS, .deadline_ms = DEADLINE_MS,
-                         .steps = STEPS, .step_ms = STEP_MS, .tick = rss_tick, .user = &w, .tick_ms = 100};
+    rl_load_options o = {.prefix = prefix,
+                         .rate = rate,
+                         .duration_ms = LOAD_MS,
+                         .deadline_ms = DEADLINE_MS,
+                         .steps = STEPS,
+                         .step_ms = STEP_MS,
+                         .tick = rss_tick,
+                         .user = &w,
+                         .tick_ms = 100};
     rl_load_call *calls = NULL;
     size_t n = 0;
     if (rl_load_run(relay->ch, &o, 2000, &calls, &n) != RL_OK) {
@@ -163,8 +170,7 @@ static int measure(proc *baseline, proc *relay, double rate, int index, point *p
         if (calls[i].end_ns && calls[i].status == GRPC_STATUS_OK) {
             lat[nlat++] = ms;
             late_half_ok += calls[i].start_ns >= half;
-        }
-        else if (ms > DEADLINE_MS * 3 / 4)
+        } else if (ms > DEADLINE_MS * 3 / 4)
             pt->failed_late++;
         else
             pt->refused++;
@@ -201,7 +207,7 @@ static int run_relay(const char *mistake, point *pts, int64_t *down_ms, int *dow
     grpc_channel_destroy(baseline.ch);
     baseline.ch = rl_channel_isolated(obs_path, NULL); /* the Observer answers only there */
     const char *rargs[] = {"--listen", "127.0.0.1:0", "--baseline", baseline.addr, mistake ? "--mistake" : NULL,
-                           mistake, NULL};
+                           mistake,    NULL};
     if (start(&relay, "relay", rargs)) {
         stop(&baseline);
         return 1;
@@ -267,8 +273,7 @@ int lab_demo_overload(const char *svg_path)
            "(%.0f calls/s). The load offers %.1f to %.0f times that for %d s, each call with %d ms to live,\n"
            "through the reference relay and each overload mistake; then the backend's port closes.\n"
            "(About a minute and a half.)\n\n",
-           CAPACITY, STEPS * STEP_MS, CAPACITY_PER_S, multiples[0], multiples[NLOADS - 1], LOAD_MS / 1000,
-           DEADLINE_MS);
+           CAPACITY, STEPS * STEP_MS, CAPACITY_PER_S, multiples[0], multiples[NLOADS - 1], LOAD_MS / 1000, DEADLINE_MS);
     fflush(stdout);
     grpc_init();
     for (size_t r = 0; r < NRELAYS; r++) {
@@ -278,24 +283,27 @@ int lab_demo_overload(const char *svg_path)
         }
     }
     grpc_shutdown();
-    printf("%-16s %8s %9s %8s %8s %8s %8s %8s %9s\n", "relay", "offered", "goodput", "p50", "p99", "refused",
-           "late", "wasted", "RSS");
-    printf("%-16s %8s %9s %8s %8s %8s %8s %8s %9s\n", "", "calls/s", "calls/s*", "ms", "ms", "calls", "calls",
-           "calls", "MiB");
+    printf("%-16s %8s %9s %8s %8s %8s %8s %8s %9s\n", "relay", "offered", "goodput", "p50", "p99", "refused", "late",
+           "wasted", "RSS");
+    printf("%-16s %8s %9s %8s %8s %8s %8s %8s %9s\n", "", "calls/s", "calls/s*", "ms", "ms", "calls", "calls", "calls",
+           "MiB");
     for (size_t r = 0; r < NRELAYS; r++) {
         for (size_t k = 0; k < NLOADS; k++) {
             const point *p = &pts[r][k];
-            printf("%-16s %8.0f %9.1f %8lld %8lld %8d %8d %8d %9.1f\n", k ? "" : relays[r] ? relays[r] : "reference",
-                   p->offered, p->goodput, (long long)p->p50, (long long)p->p99, p->refused, p->failed_late,
-                   p->wasted, p->rss_mib);
+            printf("%-16s %8.0f %9.1f %8lld %8lld %8d %8d %8d %9.1f\n",
+                   k           ? ""
+                   : relays[r] ? relays[r]
+                               : "reference",
+                   p->offered, p->goodput, (long long)p->p50, (long long)p->p99, p->refused, p->failed_late, p->wasted,
+                   p->rss_mib);
         }
     }
     printf("\n(* goodput: calls started in the second half of the load that succeeded, per second;\n"
            "late: calls that failed after holding their client for over 3/4 of the deadline; wasted:\n"
            "calls the backend worked on, or queued, for a caller that had gone.)\n\nBackend's port closed:\n");
     for (size_t r = 0; r < NRELAYS; r++)
-        printf("  %-16s a call fails in %lld ms (%s)\n", relays[r] ? relays[r] : "reference",
-               (long long)down_ms[r], down_status[r] < 0 ? "no status" : rl_status_name(down_status[r]));
+        printf("  %-16s a call fails in %lld ms (%s)\n", relays[r] ? relays[r] : "reference", (long long)down_ms[r],
+               down_status[r] < 0 ? "no status" : rl_status_name(down_status[r]));
     write_plot(pts, svg_path);
     return 0;
 }

@@ -11,7 +11,7 @@
 /* Where the plot goes: $RELAYLAB_DEMO_SVG, else this file in the current
  * folder. */
 #define LAB_DEMO_OVERLOAD_SVG "overload-goodput.svg"
-#define LAB_DEMO_SVG_ENV "RELAYLAB_DEMO_SVG"
+#define LAB_DEMO_SVG_ENV      "RELAYLAB_DEMO_SVG"
 
 /* Returns 0 when the demo ran, 1 when a program could not be started or
  * did not answer (the message says which). */

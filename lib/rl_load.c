@@ -19,7 +19,7 @@ typedef struct slot {
     grpc_slice details;
     grpc_status_code status;
     bool pending;
-    bool cut;      /* cancelled by the grader after the grace */
+    bool cut; /* cancelled by the grader after the grace */
 } slot;
 
 static void finish_slot(slot *s)
@@ -78,8 +78,7 @@ static int start_call(grpc_channel *ch, grpc_completion_queue *cq, const rl_load
 }
 
 /* Takes one event due before |until_ns|; false when none came. */
-static bool take_event(grpc_completion_queue *cq, int64_t until_ns, slot *slots, rl_load_call *calls,
-                       size_t *pending)
+static bool take_event(grpc_completion_queue *cq, int64_t until_ns, slot *slots, rl_load_call *calls, size_t *pending)
 {
     grpc_event ev = grpc_completion_queue_next(cq, rl_ns_to_deadline(until_ns), NULL);
     if (ev.type != GRPC_OP_COMPLETE)

@@ -19,7 +19,7 @@ struct relay_loop_gate {
     relay_waiter *inbox_head, *inbox_tail; /* granted, not yet started (gate lock) */
     size_t waiting;                        /* queued or granted, not started (loop thread) */
     rl_timer poll;
-    bool draining;                         /* inside drain(): no recursion */
+    bool draining; /* inside drain(): no recursion */
 };
 
 /* Each loop runs on its own thread, so the loop's gate state is the

@@ -41,7 +41,7 @@
  * check refuses under normal bursts (500 calls at once in
  * tests/integration/test_relay_memory.py). */
 #define RELAY_MAX_INFLIGHT 8
-#define RELAY_MAX_QUEUE 1000
+#define RELAY_MAX_QUEUE    1000
 
 typedef struct relay_loop_gate relay_loop_gate;
 
@@ -51,15 +51,15 @@ typedef struct relay_waiter relay_waiter;
 typedef void (*relay_grant_fn)(relay_waiter *w);
 
 struct relay_waiter {
-    relay_waiter *next, *prev;  /* the gate's queue, then the loop's inbox (lock) */
-    relay_loop_gate *home;      /* the loop it waits on */
+    relay_waiter *next, *prev; /* the gate's queue, then the loop's inbox (lock) */
+    relay_loop_gate *home;     /* the loop it waits on */
     relay_grant_fn on_grant;
-    int64_t deadline_ns;        /* its caller's deadline; INT64_MAX: none */
-    int64_t slot_ns;            /* when it got its slot */
+    int64_t deadline_ns;               /* its caller's deadline; INT64_MAX: none */
+    int64_t slot_ns;                   /* when it got its slot */
     relay_waiter *run_next, *run_prev; /* the in-flight list, while it holds a slot (lock) */
-    bool queued;                /* in the gate's queue (lock) */
-    bool evicted;               /* on_grant without a slot: it can no longer be
-                                 * served in time (the estimate grew) */
+    bool queued;                       /* in the gate's queue (lock) */
+    bool evicted;                      /* on_grant without a slot: it can no longer be
+                                        * served in time (the estimate grew) */
 };
 
 typedef struct relay_gate {
@@ -67,9 +67,9 @@ typedef struct relay_gate {
     unsigned max_inflight, max_queue;
     bool unbounded;
     unsigned inflight, queued;
-    relay_waiter *head, *tail;  /* the queue, oldest first */
+    relay_waiter *head, *tail;         /* the queue, oldest first */
     relay_waiter *run_head, *run_tail; /* the calls holding slots, oldest first */
-    double service_ms;          /* moving average; 0 until a sample */
+    double service_ms;                 /* moving average; 0 until a sample */
 } relay_gate;
 
 typedef enum relay_admit {
