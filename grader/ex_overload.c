@@ -244,8 +244,16 @@ static void look(const char *prefix, const rl_load_call *calls, size_t n, const 
         s->reached++;
         if (r->wasted)
             s->wasted++;
+        /* Forwarded after its caller's deadline: with no time left by the
+         * relay's own clock, or past the caller's deadline with a deadline
+         * longer than the caller ever had (or none). A relay starved on a
+         * loaded machine reads a call's headers late and counts its timeout
+         * from then, so a correct one may forward a call the caller has
+         * already given up on, but never with more time than it was given. */
         int64_t late_ms = i >= 0 ? gr_ms_between(calls[i].deadline_ns, r->arrival_ns) : 0;
-        if (r->no_time_left || late_ms > LATE_TOL_MS) {
+        int64_t given_ms = i >= 0 ? gr_ms_between(calls[i].start_ns, calls[i].deadline_ns) : 0;
+        bool longer = !r->has_deadline || r->deadline_ms > given_ms + LATE_TOL_MS;
+        if (r->no_time_left || (late_ms > LATE_TOL_MS && longer)) {
             s->late++;
             s->late_max_ms = late_ms > s->late_max_ms ? late_ms : s->late_max_ms;
         }
