@@ -257,15 +257,13 @@ static void look(const char *prefix, const rl_load_call *calls, size_t n, const 
             s->late++;
             s->late_max_ms = late_ms > s->late_max_ms ? late_ms : s->late_max_ms;
         }
-        if (i >= 0) {
-            /* Open long after the caller's deadline, and not because the
-             * baseline (starved on a loaded machine) ended it late: the
-             * relay gave it a deadline of its own, later than the caller's
-             * (or none), and did not cancel it when the caller went. */
+        /* Open long after the caller's deadline because the relay gave
+         * it more time than the caller had (or none) and did not cancel it
+         * when the caller went; not because a starved relay or baseline
+         * ran late, which a deadline within the caller's timeout shows. */
+        if (i >= 0 && longer) {
             int64_t open_until = r->ended ? r->end_ns : rl_now_ns();
-            int64_t own_deadline = r->has_deadline ? r->arrival_ns + r->deadline_ms * RL_NS_PER_MS : INT64_MAX;
-            if (gr_ms_between(calls[i].deadline_ns, open_until) > LINGER_MS &&
-                (own_deadline == INT64_MAX || gr_ms_between(calls[i].deadline_ns, own_deadline) > LATE_TOL_MS))
+            if (gr_ms_between(calls[i].deadline_ns, open_until) > LINGER_MS)
                 s->linger++;
         }
     }
