@@ -40,8 +40,8 @@ static const demo demos[] = {
     {"deadline", lab_demo_deadline},
     {"cancel", lab_demo_cancel},
     {"shutdown", lab_demo_shutdown},
-    {"overload", lab_demo_overload_main},
     {"flow", lab_flow_demo},
+    {"overload", lab_demo_overload_main},
 };
 
 static int cmd_demo(int argc, char **argv)
