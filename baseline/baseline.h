@@ -29,5 +29,7 @@ void bl_fetch_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, vo
 void bl_observe_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
 void bl_reset_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
 void bl_set_fault_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
+void bl_set_capacity_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
+void bl_set_outage_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
 
 #endif

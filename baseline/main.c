@@ -32,7 +32,8 @@ static void usage(FILE *f)
             "  --record FILE   also write every ended call as a JSON line: seq, tag, method,\n"
             "                  deadline_ms (remaining at arrival, null for none), arrival_ns,\n"
             "                  end_ns (CLOCK_MONOTONIC), steps_done, status, status_name,\n"
-            "                  cancelled, attempt, faulted, peer (the connection it came on)\n"
+            "                  cancelled, attempt, faulted, peer (the connection it came on),\n"
+            "                  start_ns, wasted\n"
             "  --grace-ms MS   after SIGTERM, how long in-flight calls may finish before they are\n"
             "                  cancelled (default $RELAYLAB_GRACE_MS, else %d)\n"
             "  --drain-delay-ms MS  after SIGTERM, how long to keep admitting calls while the health\n"
@@ -154,6 +155,8 @@ int main(int argc, char **argv)
         {"/relaylab.Observer/Observe", bl_observe_start, &plain, true},
         {"/relaylab.Observer/Reset", bl_reset_start, &plain, true},
         {"/relaylab.Observer/SetFault", bl_set_fault_start, &plain, true},
+        {"/relaylab.Observer/SetCapacity", bl_set_capacity_start, &plain, true},
+        {"/relaylab.Observer/SetOutage", bl_set_outage_start, &plain, true},
     };
     rl_server_signals_init(RL_SHUTDOWN_DRAIN); /* before gRPC starts its threads */
     grpc_init();

@@ -1,6 +1,8 @@
 /* observer: relaylab.Observer, the grader's window into the baseline:
- * Observe (records by tag), Reset (forget everything) and SetFault (arm a
- * failure for the retry lab). Each answers at once from the store. */
+ * Observe (records by tag), Reset (forget records and faults), SetFault (arm a
+ * failure for the retry lab), SetCapacity and SetOutage (the overload lab's
+ * world: a Work capacity with a queue, a blackhole). Each answers at once
+ * from the store. */
 #include "baseline.h"
 #include "rl_alloc.h"
 #include "rl_deadline.h"
@@ -59,6 +61,32 @@ static void set_fault(rl_unary *u, ProtobufCMessage *msg)
     protobuf_c_message_free_unpacked(msg, NULL);
 }
 
+static void set_capacity(rl_unary *u, ProtobufCMessage *msg)
+{
+    observer_call *c = RL_CONTAINER_OF(u, observer_call, u);
+    bl_store_set_capacity(c->store, ((const Relaylab__CapacityRequest *)msg)->max_work);
+    Relaylab__CapacityReply rep = RELAYLAB__CAPACITY_REPLY__INIT;
+    rl_unary_reply(u, &rep.base);
+    protobuf_c_message_free_unpacked(msg, NULL);
+}
+
+static void set_outage(rl_unary *u, ProtobufCMessage *msg)
+{
+    observer_call *c = RL_CONTAINER_OF(u, observer_call, u);
+    const char *mode = ((const Relaylab__OutageRequest *)msg)->mode;
+    if (strcmp(mode, "normal") == 0 || strcmp(mode, "blackhole") == 0) {
+        bl_store_set_outage(c->store, mode[0] == 'b' ? BL_OUTAGE_BLACKHOLE : BL_OUTAGE_NONE);
+        Relaylab__OutageReply rep = RELAYLAB__OUTAGE_REPLY__INIT;
+        rl_unary_reply(u, &rep.base);
+    } else {
+        rl_unary_fail(u, GRPC_STATUS_INVALID_ARGUMENT,
+                      "SetOutage: mode must be normal or blackhole (a closed port is made by stopping the baseline)");
+    }
+    protobuf_c_message_free_unpacked(msg, NULL);
+}
+
+static const rl_unary_ops set_capacity_ops = {set_capacity, NULL, on_free, NULL};
+static const rl_unary_ops set_outage_ops = {set_outage, NULL, on_free, NULL};
 static const rl_unary_ops observe_ops = {observe, NULL, on_free, NULL};
 static const rl_unary_ops reset_ops = {reset, NULL, on_free, NULL};
 static const rl_unary_ops set_fault_ops = {set_fault, NULL, on_free, NULL};
@@ -87,4 +115,16 @@ void bl_set_fault_start(rl_loop *loop, grpc_call *call, const rl_call_info *info
 {
     (void)info;
     start(loop, call, user, &relaylab__fault_request__descriptor, &set_fault_ops);
+}
+
+void bl_set_capacity_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user)
+{
+    (void)info;
+    start(loop, call, user, &relaylab__capacity_request__descriptor, &set_capacity_ops);
+}
+
+void bl_set_outage_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user)
+{
+    (void)info;
+    start(loop, call, user, &relaylab__outage_request__descriptor, &set_outage_ops);
 }

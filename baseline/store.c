@@ -26,6 +26,8 @@ typedef struct record {
     int32_t status;
     bool cancelled, ended, faulted;
     uint32_t attempt;
+    int64_t start_ns;
+    bool no_time_left, wasted, blackholed;
 } record;
 
 typedef struct fault {
@@ -45,6 +47,11 @@ struct bl_store {
     fault faults[MAX_FAULTS];
     size_t nfaults;
     FILE *out;       /* JSON lines, or NULL */
+    uint32_t capacity;   /* Work calls at once; 0: no limit */
+    uint32_t busy;       /* Work slots taken */
+    uint64_t *waiting;   /* record ids queued for a slot, oldest first */
+    size_t nwaiting, capwaiting;
+    bl_outage outage;
 };
 
 int bl_store_new(const char *record_path, bl_store **out)
@@ -76,6 +83,7 @@ void bl_store_free(bl_store *s)
         return;
     drop_records(s);
     free(s->recs);
+    free(s->waiting);
     if (s->out)
         fclose(s->out);
     pthread_mutex_destroy(&s->mu);
@@ -100,6 +108,9 @@ uint64_t bl_store_open(bl_store *s, const char *tag, const char *method, bool ha
     r->deadline_ms = has_deadline ? deadline_ms : 0;
     r->arrival_ns = arrival_ns;
     r->attempt = attempt;
+    /* gRPC refuses to send a call whose deadline has passed, so this needs
+     * one that ran out in flight, or a wire timeout of 0. */
+    r->no_time_left = has_deadline && deadline_ms <= 0;
     uint64_t id = r->seq;
     pthread_mutex_unlock(&s->mu);
     return id;
@@ -137,13 +148,13 @@ void bl_store_progress(bl_store *s, uint64_t id, uint32_t steps_done)
 
 static void write_line(FILE *f, const record *r)
 {
-    json_t *o = json_pack("{s:I, s:s, s:s, s:o, s:I, s:o, s:i, s:i, s:s, s:b, s:i, s:b, s:s}", "seq", (json_int_t)r->seq,
+    json_t *o = json_pack("{s:I, s:s, s:s, s:o, s:I, s:o, s:i, s:i, s:s, s:b, s:i, s:b, s:s, s:I, s:b}", "seq", (json_int_t)r->seq,
                           "tag", r->tag, "method", r->method, "deadline_ms",
                           r->has_deadline ? json_integer(r->deadline_ms) : json_null(), "arrival_ns",
                           (json_int_t)r->arrival_ns, "end_ns", json_integer(r->end_ns), "steps_done",
                           (int)r->steps_done, "status", (int)r->status, "status_name", rl_status_name(r->status),
                           "cancelled", r->cancelled, "attempt", (int)r->attempt, "faulted", r->faulted, "peer",
-                          r->peer ? r->peer : "");
+                          r->peer ? r->peer : "", "start_ns", (json_int_t)r->start_ns, "wasted", r->wasted);
     if (!o)
         return;
     char *text = json_dumps(o, JSON_COMPACT);
@@ -166,6 +177,12 @@ void bl_store_close(bl_store *s, uint64_t id, int64_t end_ns, grpc_status_code s
         r->cancelled = cancelled;
         r->faulted = faulted;
         r->ended = true;
+        /* Its caller's time ran out here (its deadline, or the cancel that
+         * came with the caller's deadline a moment before ours): whatever
+         * it got, in the queue or at work, was for a caller that had gone.
+         * A blackholed call is the outage's, never waste. */
+        r->wasted = r->no_time_left || (!r->blackholed && !faulted &&
+                                        (status == GRPC_STATUS_DEADLINE_EXCEEDED || cancelled));
         if (s->out)
             write_line(s->out, r);
     }
@@ -201,6 +218,9 @@ void bl_store_snapshot(bl_store *s, const char *tag, Relaylab__ObserveReply *rep
         c->ended = r->ended;
         c->attempt = r->attempt;
         c->faulted = r->faulted;
+        c->start_ns = r->start_ns;
+        c->no_time_left = r->no_time_left;
+        c->wasted = r->wasted;
         reply->calls[reply->n_calls++] = c;
     }
     pthread_mutex_unlock(&s->mu);
@@ -226,6 +246,103 @@ uint64_t bl_store_reset(bl_store *s)
     s->nfaults = 0;
     pthread_mutex_unlock(&s->mu);
     return dropped;
+}
+
+void bl_store_started(bl_store *s, uint64_t id, int64_t start_ns)
+{
+    pthread_mutex_lock(&s->mu);
+    record *r = find(s, id);
+    if (r)
+        r->start_ns = start_ns;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void bl_store_blackholed(bl_store *s, uint64_t id)
+{
+    pthread_mutex_lock(&s->mu);
+    record *r = find(s, id);
+    if (r)
+        r->blackholed = true;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void bl_store_set_capacity(bl_store *s, uint32_t max_work)
+{
+    pthread_mutex_lock(&s->mu);
+    s->capacity = max_work;
+    pthread_mutex_unlock(&s->mu);
+}
+
+bool bl_store_slot_admit(bl_store *s, uint64_t id)
+{
+    pthread_mutex_lock(&s->mu);
+    if (!s->capacity || (!s->nwaiting && s->busy < s->capacity)) {
+        s->busy++;
+        pthread_mutex_unlock(&s->mu);
+        return true;
+    }
+    if (s->nwaiting == s->capwaiting) {
+        s->capwaiting = s->capwaiting ? 2 * s->capwaiting : 64;
+        s->waiting = rl_xrealloc(s->waiting, s->capwaiting * sizeof *s->waiting);
+    }
+    s->waiting[s->nwaiting++] = id;
+    pthread_mutex_unlock(&s->mu);
+    return false;
+}
+
+/* Removes queue entry |i|; called with the lock. */
+static void unqueue(bl_store *s, size_t i)
+{
+    memmove(&s->waiting[i], &s->waiting[i + 1], (s->nwaiting - i - 1) * sizeof *s->waiting);
+    s->nwaiting--;
+}
+
+bool bl_store_slot_take(bl_store *s, uint64_t id)
+{
+    bool took = false;
+    pthread_mutex_lock(&s->mu);
+    if (s->nwaiting && s->waiting[0] == id && (!s->capacity || s->busy < s->capacity)) {
+        unqueue(s, 0);
+        s->busy++;
+        took = true;
+    }
+    pthread_mutex_unlock(&s->mu);
+    return took;
+}
+
+void bl_store_slot_leave(bl_store *s, uint64_t id)
+{
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->nwaiting; i++) {
+        if (s->waiting[i] == id) {
+            unqueue(s, i);
+            break;
+        }
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+void bl_store_slot_release(bl_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->busy)
+        s->busy--;
+    pthread_mutex_unlock(&s->mu);
+}
+
+void bl_store_set_outage(bl_store *s, bl_outage mode)
+{
+    pthread_mutex_lock(&s->mu);
+    s->outage = mode;
+    pthread_mutex_unlock(&s->mu);
+}
+
+bl_outage bl_store_outage(bl_store *s)
+{
+    pthread_mutex_lock(&s->mu);
+    bl_outage o = s->outage;
+    pthread_mutex_unlock(&s->mu);
+    return o;
 }
 
 void bl_store_set_fault(bl_store *s, const char *method, uint32_t fail_first, grpc_status_code status,

@@ -45,6 +45,47 @@ void bl_store_close(bl_store *s, uint64_t id, int64_t end_ns, grpc_status_code s
 void bl_store_snapshot(bl_store *s, const char *tag, Relaylab__ObserveReply *reply);
 void bl_store_snapshot_free(Relaylab__ObserveReply *reply);
 
+/* Marks record |id| as having begun its work at |start_ns| (Lookup at once,
+ * Work once a capacity slot took it). */
+void bl_store_started(bl_store *s, uint64_t id, int64_t start_ns);
+
+/* Marks record |id| as held by the blackhole (never answered by choice):
+ * its end by the deadline is not counted as waste. */
+void bl_store_blackholed(bl_store *s, uint64_t id);
+
+/* ---- the overload lab's world (Observer/SetCapacity, SetOutage) ----
+ * Work calls beyond the capacity wait in a FIFO queue. Calls live on
+ * different loop threads, so a waiter polls with bl_store_slot_take (a
+ * timer on its own loop) rather than being woken by another thread. */
+
+/* At most |max_work| Work calls at once; 0: no limit. Calls already
+ * running keep their slots. */
+void bl_store_set_capacity(bl_store *s, uint32_t max_work);
+
+/* Asks for a Work slot for record |id|: true when it got one at once (no
+ * limit, or a slot free and nobody waiting before it), else it joins the
+ * queue and polls with bl_store_slot_take. */
+bool bl_store_slot_admit(bl_store *s, uint64_t id);
+
+/* True when |id| is at the head of the queue and a slot is free: it leaves
+ * the queue holding a slot (give it back with bl_store_slot_release). */
+bool bl_store_slot_take(bl_store *s, uint64_t id);
+
+/* Leaves the queue without a slot (its deadline passed, it was cancelled);
+ * nothing when |id| is not queued. */
+void bl_store_slot_leave(bl_store *s, uint64_t id);
+
+/* Gives back a slot taken with bl_store_slot_take. */
+void bl_store_slot_release(bl_store *s);
+
+typedef enum bl_outage {
+    BL_OUTAGE_NONE = 0,  /* serve normally */
+    BL_OUTAGE_BLACKHOLE, /* accept Lookup and Work, never answer them */
+} bl_outage;
+
+void bl_store_set_outage(bl_store *s, bl_outage mode);
+bl_outage bl_store_outage(bl_store *s);
+
 /* Forgets every record and fault; returns how many records were dropped. */
 uint64_t bl_store_reset(bl_store *s);
 

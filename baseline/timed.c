@@ -30,11 +30,22 @@ typedef struct timed_call {
     uint32_t attempt;
     int64_t start_ns;
     uint32_t steps, step_ms, done;
+    bool queued;            /* waiting for a Work slot (the overload lab) */
+    bool has_slot;          /* holds a Work slot until it ends */
 } timed_call;
+
+/* How often a Work call waiting for a slot looks again: slots free on
+ * other loops' threads, and a 1 ms poll costs nothing next to a step. */
+#define SLOT_POLL_MS 1
 
 static void finish(timed_call *c, grpc_status_code status, bool cancelled)
 {
     rl_timer_stop(c->u.loop, &c->timer);
+    if (c->queued)
+        bl_store_slot_leave(c->store, c->rec);
+    if (c->has_slot)
+        bl_store_slot_release(c->store);
+    c->queued = c->has_slot = false;
     bl_store_close(c->store, c->rec, rl_now_ns(), status, cancelled, false);
     if (status == GRPC_STATUS_OK) {
         c->kind->reply(&c->u, c->tag, c->done);
@@ -68,6 +79,40 @@ static void step_fired(rl_timer *t)
         arm_next(c);
 }
 
+/* Runs the plan from now: the call holds its slot (if any). */
+static void begin(timed_call *c)
+{
+    c->start_ns = rl_now_ns();
+    bl_store_started(c->store, c->rec, c->start_ns);
+    if (c->steps == 0 && c->start_ns < c->deadline_ns)
+        finish(c, GRPC_STATUS_OK, false);
+    else
+        arm_next(c);
+}
+
+/* A blackholed call, or one whose time ran out in the queue: it ends at its
+ * deadline having done nothing. */
+static void expire_fired(rl_timer *t)
+{
+    finish(RL_CONTAINER_OF(t, timed_call, timer), GRPC_STATUS_DEADLINE_EXCEEDED, false);
+}
+
+static void slot_poll(rl_timer *t)
+{
+    timed_call *c = RL_CONTAINER_OF(t, timed_call, timer);
+    int64_t now = rl_now_ns();
+    if (now >= c->deadline_ns) {
+        finish(c, GRPC_STATUS_DEADLINE_EXCEEDED, false);
+    } else if (bl_store_slot_take(c->store, c->rec)) {
+        c->queued = false;
+        c->has_slot = true;
+        begin(c);
+    } else {
+        int64_t due = now + SLOT_POLL_MS * RL_NS_PER_MS;
+        rl_timer_start(c->u.loop, &c->timer, due < c->deadline_ns ? due : c->deadline_ns, slot_poll);
+    }
+}
+
 static void on_request(rl_unary *u, ProtobufCMessage *req)
 {
     timed_call *c = RL_CONTAINER_OF(u, timed_call, u);
@@ -92,11 +137,23 @@ static void on_request(rl_unary *u, ProtobufCMessage *req)
         rl_unary_fail(u, fault_status, "injected fault");
         return;
     }
-    c->start_ns = rl_now_ns();
-    if (c->steps == 0 && c->start_ns < c->deadline_ns)
-        finish(c, GRPC_STATUS_OK, false);
-    else
-        arm_next(c);
+    if (bl_store_outage(c->store) == BL_OUTAGE_BLACKHOLE) {
+        /* Accepted, recorded, never answered: only the deadline (or a
+         * cancel) ends it. Without a deadline it waits for the cancel. */
+        bl_store_blackholed(c->store, c->rec);
+        if (c->deadline_ns != INT64_MAX)
+            rl_timer_start(u->loop, &c->timer, c->deadline_ns, expire_fired);
+        return;
+    }
+    if (c->kind == &bl_work_kind) {
+        if (!bl_store_slot_admit(c->store, c->rec)) {
+            c->queued = true;
+            slot_poll(&c->timer);
+            return;
+        }
+        c->has_slot = true;
+    }
+    begin(c);
 }
 
 static void on_cancel(rl_unary *u)
@@ -112,7 +169,7 @@ static void on_cancel(rl_unary *u)
      * before ours (seen: 0.1 ms before, under load). EXPIRY_SLACK_MS covers
      * that moment; a client that gives up earlier is still a cancel. */
     enum { EXPIRY_SLACK_MS = 5 };
-    int64_t slack_ms = EXPIRY_SLACK_MS + rl_wire_rounding_ms((c->deadline_ns - c->start_ns) / RL_NS_PER_MS);
+    int64_t slack_ms = EXPIRY_SLACK_MS + rl_wire_rounding_ms((c->deadline_ns - (c->start_ns ? c->start_ns : c->arrival_ns)) / RL_NS_PER_MS);
     bool expired = rl_now_ns() >= c->deadline_ns - slack_ms * RL_NS_PER_MS;
     finish(c, expired ? GRPC_STATUS_DEADLINE_EXCEEDED : GRPC_STATUS_CANCELLED, true);
 }
@@ -121,6 +178,10 @@ static void on_free(rl_unary *u)
 {
     timed_call *c = RL_CONTAINER_OF(u, timed_call, u);
     rl_timer_stop(u->loop, &c->timer);
+    if (c->queued)
+        bl_store_slot_leave(c->store, c->rec);
+    if (c->has_slot)
+        bl_store_slot_release(c->store);
     if (c->req)
         protobuf_c_message_free_unpacked(c->req, NULL);
     free(c);

@@ -14,7 +14,8 @@
     X(keepalive)     \
     X(retry)         \
     X(shutdown)      \
-    X(balance)
+    X(balance)       \
+    X(overload)
 
 #define DECLARE(name) extern const gr_exercise gr_ex_##name;
 EXERCISES(DECLARE)

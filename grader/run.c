@@ -590,6 +590,14 @@ int gr_restart_baseline(gr_ctx *ctx, int i, const char *const *extra_argv, char 
     return start_baseline(ctx, i, listen, extra_argv, err, errlen);
 }
 
+int gr_stop_baseline(gr_ctx *ctx, int i)
+{
+    if (i < 0 || i >= ctx->nbaselines)
+        return RL_EINVAL;
+    stop_baseline(ctx, i); /* keeps its port for gr_restart_baseline */
+    return RL_OK;
+}
+
 /* ---- submission ---- */
 
 /* Stops a submission started on a clashing port, without judging it. */

@@ -69,6 +69,13 @@ const char *gr_variant(gr_ctx *ctx);
  * |err|. */
 int gr_restart_baseline(gr_ctx *ctx, int i, const char *const *extra_argv, char *err, size_t errlen);
 
+/* Stops baseline |i| (SIGTERM, then SIGKILL after a short grace) and
+ * leaves its port closed, as a backend that went away: connects to it are
+ * refused. gr_restart_baseline starts it again on the same port. Its
+ * address and channel are NULL meanwhile, and its exit is not judged.
+ * Returns 0, or RL_EINVAL when there is no baseline |i|. */
+int gr_stop_baseline(gr_ctx *ctx, int i);
+
 /* ---- the submission process ---- */
 
 /* True while the submission's leader process has not exited. Reaps it when it

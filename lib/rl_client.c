@@ -25,6 +25,12 @@ static void batch_done(rl_tag *tag, bool ok)
 
 int rl_client_start(rl_client *c, grpc_call *call, const ProtobufCMessage *req, rl_client_done done)
 {
+    return rl_client_start_flags(c, call, req, 0, done);
+}
+
+int rl_client_start_flags(rl_client *c, grpc_call *call, const ProtobufCMessage *req, uint32_t initial_md_flags,
+                          rl_client_done done)
+{
     memset(c, 0, sizeof *c);
     c->tag.done = batch_done;
     c->call = call;
@@ -38,6 +44,7 @@ int rl_client_start(rl_client *c, grpc_call *call, const ProtobufCMessage *req, 
     grpc_op ops[6];
     memset(ops, 0, sizeof ops);
     ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    ops[0].flags = initial_md_flags;
     ops[1].op = GRPC_OP_SEND_MESSAGE;
     ops[1].data.send_message.send_message = c->req_buf;
     ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;

@@ -17,6 +17,7 @@
 #include <grpc/grpc.h>
 #include <protobuf-c/protobuf-c.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 typedef struct rl_client rl_client;
 /* The call's status arrived (or the batch failed: status UNKNOWN, details
@@ -42,6 +43,12 @@ struct rl_client {
  * with request |req|. |done| runs when the status arrives. Returns 0, or
  * RL_EGRPC when gRPC refused the batch (|c| is then already finished). */
 int rl_client_start(rl_client *c, grpc_call *call, const ProtobufCMessage *req, rl_client_done done);
+
+/* rl_client_start with |initial_md_flags| on the SEND_INITIAL_METADATA op
+ * (GRPC_INITIAL_METADATA_WAIT_FOR_READY: wait for a ready connection
+ * instead of failing UNAVAILABLE at once; the overload lab's mistake). */
+int rl_client_start_flags(rl_client *c, grpc_call *call, const ProtobufCMessage *req, uint32_t initial_md_flags,
+                          rl_client_done done);
 
 /* Decodes the reply as |desc|; returns 0 and sets *out (free it with
  * protobuf_c_message_free_unpacked), or RL_EINVAL when no valid reply came. */

@@ -22,7 +22,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: relay [--listen ADDR] [--baseline ADDR] [--threads N] [--mistake NAME] [--config FILE]\n"
-            "             [--grace-ms MS] [--drain-delay-ms MS]\n"
+            "             [--grace-ms MS] [--drain-delay-ms MS] [--max-inflight N] [--max-queue N]\n"
             "  --listen ADDR    where to serve Relay.Process (default $RELAYLAB_LISTEN, else 127.0.0.1:0)\n"
             "  --baseline ADDR  the baseline to call (default $RELAYLAB_BASELINE; required)\n"
             "  --threads N      server loops (default: one per core)\n"
@@ -33,10 +33,14 @@ static void usage(FILE *f)
             "                   their downstream calls are cancelled (default $RELAYLAB_GRACE_MS, else %d)\n"
             "  --drain-delay-ms MS  after SIGTERM, how long to keep admitting calls while the health\n"
             "                   service already says NOT_SERVING (default 0; below the grace)\n"
+            "  --max-inflight N calls with a downstream call in flight at once, across the loops (default %d)\n"
+            "  --max-queue N    calls waiting for one of those; beyond it, or when a call's remaining\n"
+            "                   deadline cannot cover the expected wait, it is refused RESOURCE_EXHAUSTED\n"
+            "                   at once (default %d)\n"
             "SIGUSR1 logs one line of memory figures.\n"
             "SIGTERM: NOT_SERVING, admission closes, calls in flight finish within the grace, exit 0;\n"
             "a second SIGTERM or a SIGINT cancels what is left at once.\n",
-            RL_SERVER_GRACE_MS);
+            RL_SERVER_GRACE_MS, RELAY_MAX_INFLIGHT, RELAY_MAX_QUEUE);
 }
 
 int main(int argc, char **argv)
@@ -46,6 +50,7 @@ int main(int argc, char **argv)
     const char *baseline = getenv("RELAYLAB_BASELINE");
     const relay_mistake *mistake = relay_mistake_default();
     int threads = 0;
+    long max_inflight = RELAY_MAX_INFLIGHT, max_queue = RELAY_MAX_QUEUE;
     const char *config = NULL;
     int64_t grace_ms = RL_SERVER_GRACE_MS, drain_delay_ms = 0;
     const char *grace_env = getenv("RELAYLAB_GRACE_MS");
@@ -78,6 +83,15 @@ int main(int argc, char **argv)
                 return 2;
             }
             threads = (int)n;
+        } else if (strcmp(a, "--max-inflight") == 0 || strcmp(a, "--max-queue") == 0) {
+            char *end;
+            long n = strtol(v, &end, 10);
+            bool inflight = a[6] == 'i';
+            if (*end || n < (inflight ? 1 : 0) || n > 1000000) {
+                fprintf(stderr, "relay: %s wants a number from %d to 1000000, not '%s'\n", a, inflight ? 1 : 0, v);
+                return 2;
+            }
+            *(inflight ? &max_inflight : &max_queue) = n;
         } else if (strcmp(a, "--config") == 0) {
             config = v;
         } else if (strcmp(a, "--grace-ms") == 0 || strcmp(a, "--drain-delay-ms") == 0) {
@@ -138,8 +152,10 @@ int main(int argc, char **argv)
     grpc_channel *channel = grpc_channel_create(baseline, creds, client_args);
     grpc_channel_credentials_release(creds);
 
+    relay_gate gate;
+    relay_gate_init(&gate, (unsigned)max_inflight, (unsigned)max_queue, mistake->unbounded_queue);
     relay_ctx ctx;
-    relay_ctx_init(&ctx, channel, mistake);
+    relay_ctx_init(&ctx, channel, mistake, &gate);
     const rl_method methods[] = {{RELAY_PROCESS_PATH, relay_process_start, &ctx, false}};
     rl_server_options opt = {
         .name = "relay",
@@ -163,6 +179,7 @@ int main(int argc, char **argv)
         rl_chancfg_args_free(client_args);
         grpc_shutdown();
         rl_memstats_reporter_stop(reporter);
+        relay_gate_fini(&gate);
         return 1;
     }
     if (rl_server_wait(server) != RL_OK)
@@ -173,5 +190,6 @@ int main(int argc, char **argv)
     rl_chancfg_args_free(server_args);
     rl_chancfg_args_free(client_args);
     grpc_shutdown();
+    relay_gate_fini(&gate);
     return 0;
 }

@@ -4,7 +4,8 @@
  * against) what it looks like from the client and downstream sides. A mode is
  * data, not code paths: the propagation mask and deadline handed to
  * grpc_channel_create_call, whether the relay checks the upstream before
- * starting Work, how often it calls Work, and what its server does at SIGTERM. */
+ * starting Work, how often it calls Work, what its server does at SIGTERM,
+ * and how it admits calls under overload and outages. */
 #ifndef RELAY_MISTAKE_H
 #define RELAY_MISTAKE_H
 
@@ -28,6 +29,10 @@ typedef struct relay_mistake {
     bool check_before_work;      /* no Work once the upstream is cancelled or out of time */
     unsigned work_calls;         /* times Work is called per Process */
     rl_shutdown_mode shutdown;   /* RL_SHUTDOWN_DRAIN but in the shutdown mistakes */
+    bool unbounded_queue;        /* calls wait for a slot in a queue with no bound and no deadline
+                                  * check, and are forwarded whatever time they have left */
+    bool wait_for_ready;         /* downstream calls wait for a ready connection instead of
+                                  * failing UNAVAILABLE at once */
 } relay_mistake;
 
 /* The correct relay ("none"). */

@@ -33,8 +33,14 @@ typedef struct process_call {
     int64_t arrival_ns;
     Relaylab__ProcessRequest *req;   /* owned; NULL until on_request */
     unsigned works;                  /* Work calls started */
-    unsigned refs;                   /* 1 for |u| until on_free + 1 while |down_busy| */
+    unsigned refs;                   /* 1 for |u| until on_free + 1 while |down_busy|
+                                      * + 1 while queued for a slot */
     bool down_busy;
+    relay_waiter waiter;             /* its place in the admission queue */
+    bool queued;                     /* waiting for a slot (holds a ref) */
+    bool has_slot;                   /* holds an admission slot until its downstream part ends */
+    bool served;                     /* Work answered OK: a service-time sample */
+    int64_t slot_ns;                 /* when it got its slot */
 } process_call;
 
 static process_call *from_unary(rl_unary *u)
@@ -82,7 +88,8 @@ static int call_down(process_call *p, void *method, const ProtobufCMessage *msg,
                                                           m->propagate, p->loop->cq, method, deadline, NULL);
     if (!call)
         return RL_EGRPC;
-    if (rl_client_start(&p->down, call, msg, done) != RL_OK)
+    uint32_t flags = m->wait_for_ready ? GRPC_INITIAL_METADATA_WAIT_FOR_READY : 0;
+    if (rl_client_start_flags(&p->down, call, msg, flags, done) != RL_OK)
         return RL_EGRPC;
     p->down_busy = true;
     p->refs++;
@@ -90,6 +97,16 @@ static int call_down(process_call *p, void *method, const ProtobufCMessage *msg,
 }
 
 static void work_done(rl_client *c);
+
+/* The downstream part of the call is over (no call in flight, none to
+ * come): gives its slot back, which may start queued calls. */
+static void slot_done(process_call *p)
+{
+    if (!p->has_slot || p->down_busy)
+        return;
+    p->has_slot = false;
+    relay_gate_done(p->ctx->gate, p->loop, &p->waiter, p->served ? (rl_now_ns() - p->slot_ns) / RL_NS_PER_MS : -1);
+}
 
 static void start_work(process_call *p)
 {
@@ -126,6 +143,7 @@ static void lookup_done(rl_client *c)
     rl_client_fini(c); /* before start_work reuses |c| for Work */
     if (ok)
         start_work(p);
+    slot_done(p);
     release(p);
 }
 
@@ -138,6 +156,7 @@ static void work_done(rl_client *c)
         /* The call-twice bug: a "retry" whatever the outcome was. */
         rl_client_fini(c);
         start_work(p);
+        slot_done(p);
         release(p);
         return;
     }
@@ -153,32 +172,109 @@ static void work_done(rl_client *c)
             rep.tag = wrep->tag;
             rep.steps_done = wrep->steps_done;
             rl_unary_reply(&p->u, &rep.base);
+            p->served = true;
             protobuf_c_message_free_unpacked(msg, NULL);
         }
     }
     rl_client_fini(c);
+    slot_done(p);
     release(p);
+}
+
+/* With a slot: the downstream part starts with Lookup. */
+static void start_lookup(process_call *p)
+{
+    p->slot_ns = rl_now_ns();
+    Relaylab__LookupRequest lreq = RELAYLAB__LOOKUP_REQUEST__INIT;
+    lreq.tag = p->req->tag;
+    lreq.delay_ms = p->req->lookup_delay_ms;
+    if (call_down(p, p->ctx->lookup_method, &lreq.base, lookup_done) != RL_OK) {
+        rl_unary_fail(&p->u, GRPC_STATUS_INTERNAL, "the relay could not start Lookup");
+        slot_done(p);
+    }
+}
+
+/* A queued call got its slot (on its own loop). The correct relay forwards
+ * it only if its client is still there with time enough for the service;
+ * work the backend does for a caller that has gone is waste. */
+static void on_grant(relay_waiter *w)
+{
+    process_call *p = RL_CONTAINER_OF(w, process_call, waiter);
+    p->queued = false;
+    if (w->evicted) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "the relay is overloaded: the call can no longer be served in time (service about %lld ms)",
+                 (long long)relay_gate_service_ms(p->ctx->gate));
+        rl_unary_fail(&p->u, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+        release(p); /* the queue's ref */
+        return;
+    }
+    p->has_slot = true;
+    if (!p->ctx->mistake->unbounded_queue) {
+        int64_t left_ms, service_ms = relay_gate_service_ms(p->ctx->gate);
+        bool timed = rl_deadline_remaining_ms(p->deadline, rl_now_ns(), &left_ms) == RL_OK;
+        if (p->u.cancelled || p->u.answered) {
+            slot_done(p);
+        } else if (timed && left_ms <= 0) {
+            rl_unary_fail(&p->u, GRPC_STATUS_DEADLINE_EXCEEDED, "the call's time ran out in the relay's queue");
+            slot_done(p);
+        } else if (timed && left_ms < relay_gate_margin_ms(service_ms)) {
+            char msg[160];
+            snprintf(msg, sizeof msg,
+                     "the relay is overloaded: after the queue %lld ms are left, the service takes %lld ms",
+                     (long long)left_ms, (long long)service_ms);
+            rl_unary_fail(&p->u, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
+            slot_done(p);
+        } else {
+            start_lookup(p);
+        }
+    } else {
+        start_lookup(p); /* the mistake: whatever time is left, if any */
+    }
+    release(p); /* the queue's ref */
 }
 
 static void on_request(rl_unary *u, ProtobufCMessage *req)
 {
     process_call *p = from_unary(u);
     p->req = (Relaylab__ProcessRequest *)req;
-    Relaylab__LookupRequest lreq = RELAYLAB__LOOKUP_REQUEST__INIT;
-    lreq.tag = p->req->tag;
-    lreq.delay_ms = p->req->lookup_delay_ms;
-    if (call_down(p, p->ctx->lookup_method, &lreq.base, lookup_done) != RL_OK)
-        rl_unary_fail(u, GRPC_STATUS_INTERNAL, "the relay could not start Lookup");
+    int64_t deadline_ns;
+    if (rl_deadline_to_ns(p->deadline, &deadline_ns) != RL_OK)
+        deadline_ns = INT64_MAX;
+    char why[256];
+    switch (relay_gate_admit(p->ctx->gate, p->loop, &p->waiter, on_grant, deadline_ns, why, sizeof why)) {
+    case RELAY_ADMIT_RUN:
+        p->has_slot = true;
+        start_lookup(p);
+        break;
+    case RELAY_ADMIT_QUEUED:
+        p->queued = true;
+        p->refs++;
+        break;
+    case RELAY_ADMIT_REFUSED:
+        rl_unary_fail(u, GRPC_STATUS_RESOURCE_EXHAUSTED, why);
+        break;
+    }
 }
 
 static void on_cancel(rl_unary *u)
 {
+    process_call *p = from_unary(u);
+    /* A queued call whose client left leaves the queue at once (its place
+     * and memory are for calls that can still be served); the mistake
+     * leaves it there until its turn. */
+    bool left = p->queued && !p->ctx->mistake->unbounded_queue && relay_gate_leave(p->ctx->gate, &p->waiter);
     /* The downstream call in flight is a child of this one, so gRPC cancels
      * it (unless the mode leaves GRPC_PROPAGATE_CANCELLATION out). Answer now:
      * rl_unary finishes the call right after this returns, and nobody is
      * listening to the status any more. */
     RL_DEBUG("Process cancelled upstream%s", from_unary(u)->down_busy ? " with a downstream call in flight" : "");
     rl_unary_fail(u, GRPC_STATUS_CANCELLED, "the client cancelled or its deadline passed");
+    if (left) {
+        p->queued = false;
+        release(p); /* the queue's ref; |u|'s keeps |p| alive */
+    }
 }
 
 static void on_free(rl_unary *u)
@@ -188,10 +284,11 @@ static void on_free(rl_unary *u)
 
 static const rl_unary_ops process_ops = {.on_request = on_request, .on_cancel = on_cancel, .on_free = on_free};
 
-void relay_ctx_init(relay_ctx *ctx, grpc_channel *channel, const relay_mistake *mistake)
+void relay_ctx_init(relay_ctx *ctx, grpc_channel *channel, const relay_mistake *mistake, relay_gate *gate)
 {
     ctx->channel = channel;
     ctx->mistake = mistake;
+    ctx->gate = gate;
     /* Registered methods skip the per-call method-path lookup. */
     ctx->lookup_method = grpc_channel_register_call(channel, "/relaylab.Baseline/Lookup", NULL, NULL);
     ctx->work_method = grpc_channel_register_call(channel, "/relaylab.Baseline/Work", NULL, NULL);

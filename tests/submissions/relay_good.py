@@ -90,15 +90,17 @@ class Relay(pb_grpc.RelayServicer):
         return pb.ProcessReply(tag=work.tag, steps_done=work.steps_done)
 
 
-def serve(relay_class=Relay, workers=16):
+def serve(relay_class=Relay, workers=16, max_rpcs=None):
     """Starts |relay_class| on $RELAYLAB_LISTEN with a stub for
-    $RELAYLAB_BASELINE, prints the readiness line, and serves until killed."""
+    $RELAYLAB_BASELINE, prints the readiness line, and serves until killed.
+    |max_rpcs|: grpcio's maximum_concurrent_rpcs (None: no limit, and calls
+    beyond |workers| wait in the thread pool's queue, which has no bound)."""
     listen = os.environ.get("RELAYLAB_LISTEN", "127.0.0.1:0")
     baseline = os.environ.get("RELAYLAB_BASELINE")
     if not baseline:
         sys.exit("set RELAYLAB_BASELINE=host:port (where the baseline listens)")
     channel = grpc.insecure_channel(baseline)
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers))
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=workers), maximum_concurrent_rpcs=max_rpcs)
     pb_grpc.add_RelayServicer_to_server(relay_class(pb_grpc.BaselineStub(channel)), server)
     port = server.add_insecure_port(listen)
     if port == 0:

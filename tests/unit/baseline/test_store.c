@@ -149,6 +149,69 @@ static void record_file_has_json_lines(void **state)
     unlink(path);
 }
 
+/* The overload lab's capacity: Work slots are handed out first come, first
+ * served; a waiter that leaves is skipped; no capacity means no waiting. */
+static void capacity_queues_work_in_arrival_order(void **state)
+{
+    (void)state;
+    bl_store *s;
+    assert_int_equal(bl_store_new(NULL, &s), 0);
+    assert_true(bl_store_slot_admit(s, 1)); /* no limit yet */
+    bl_store_slot_release(s);
+    bl_store_set_capacity(s, 2);
+    assert_true(bl_store_slot_admit(s, 1));
+    assert_true(bl_store_slot_admit(s, 2));
+    assert_false(bl_store_slot_admit(s, 3));
+    assert_false(bl_store_slot_admit(s, 4));
+    assert_false(bl_store_slot_admit(s, 5));
+    assert_false(bl_store_slot_take(s, 3)); /* both slots busy */
+    bl_store_slot_release(s);
+    assert_false(bl_store_slot_take(s, 4)); /* 3 is ahead of it */
+    bl_store_slot_leave(s, 3);              /* 3's deadline passed */
+    assert_true(bl_store_slot_take(s, 4));
+    assert_false(bl_store_slot_take(s, 5));
+    bl_store_slot_release(s);
+    assert_true(bl_store_slot_take(s, 5));
+    bl_store_slot_release(s);
+    bl_store_slot_release(s);
+    bl_store_free(s);
+}
+
+/* Wasted work: a call with no time left, or one its caller's time ended
+ * here; never a blackholed one, a served one or an injected fault. */
+static void wasted_is_work_for_a_caller_that_has_gone(void **state)
+{
+    (void)state;
+    bl_store *s;
+    assert_int_equal(bl_store_new(NULL, &s), 0);
+    uint64_t served = bl_store_open(s, "w", "Work", true, 900, 100, 1);
+    uint64_t cut = bl_store_open(s, "w", "Work", true, 900, 100, 1);
+    uint64_t cancelled = bl_store_open(s, "w", "Work", true, 900, 100, 1);
+    uint64_t late = bl_store_open(s, "w", "Work", true, 0, 100, 1);
+    uint64_t held = bl_store_open(s, "w", "Work", true, 900, 100, 1);
+    bl_store_started(s, served, 150);
+    bl_store_started(s, cut, 150);
+    bl_store_blackholed(s, held);
+    bl_store_close(s, served, 500, GRPC_STATUS_OK, false, false);
+    bl_store_close(s, cut, 1000, GRPC_STATUS_DEADLINE_EXCEEDED, false, false);
+    bl_store_close(s, cancelled, 990, GRPC_STATUS_CANCELLED, true, false);
+    bl_store_close(s, late, 101, GRPC_STATUS_DEADLINE_EXCEEDED, false, false);
+    bl_store_close(s, held, 1000, GRPC_STATUS_DEADLINE_EXCEEDED, false, false);
+    Relaylab__ObserveReply rep = RELAYLAB__OBSERVE_REPLY__INIT;
+    bl_store_snapshot(s, "w", &rep);
+    assert_int_equal(rep.n_calls, 5);
+    assert_false(rep.calls[0]->wasted);
+    assert_int_equal(rep.calls[0]->start_ns, 150);
+    assert_true(rep.calls[1]->wasted);
+    assert_true(rep.calls[2]->wasted);
+    assert_true(rep.calls[3]->wasted);
+    assert_true(rep.calls[3]->no_time_left);
+    assert_false(rep.calls[4]->wasted);
+    assert_int_equal(rep.calls[4]->start_ns, 0);
+    bl_store_snapshot_free(&rep);
+    bl_store_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -157,6 +220,8 @@ int main(void)
         cmocka_unit_test(reset_forgets_and_ignores_stale_ids),
         cmocka_unit_test(fault_fails_exactly_first_n),
         cmocka_unit_test(record_file_has_json_lines),
+        cmocka_unit_test(capacity_queues_work_in_arrival_order),
+        cmocka_unit_test(wasted_is_work_for_a_caller_that_has_gone),
     };
     return cmocka_run_group_tests_name("baseline store", tests, NULL, NULL);
 }

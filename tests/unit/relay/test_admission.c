@@ -1,0 +1,222 @@
+/* test_admission: the relay's admission control (relay/admission.c): the
+ * in-flight bound, the queue bound, refusal by deadline, FIFO grants,
+ * eviction when the service time grows, leaving the queue, and the
+ * unbounded mistake. One loop and one thread, as a relay loop runs it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "admission.h"
+#include "rl_deadline.h"
+#include "rl_loop.h"
+
+#include <grpc/grpc.h>
+#include <string.h>
+
+#define MS RL_NS_PER_MS
+#define NW 16
+
+static rl_loop loop; /* one for the file: the gate keeps per-thread state */
+
+typedef struct call {
+    relay_waiter w;
+    int granted, evicted;
+} call;
+
+static call calls[NW];
+static int order[NW], norder;
+
+static void on_grant(relay_waiter *w)
+{
+    call *c = RL_CONTAINER_OF(w, call, w);
+    if (w->evicted) {
+        c->evicted++;
+    } else {
+        c->granted++;
+        order[norder++] = (int)(c - calls);
+    }
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    grpc_init();
+    return rl_loop_init(&loop);
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    rl_loop_fini(&loop);
+    grpc_shutdown();
+    return 0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(calls, 0, sizeof calls);
+    norder = 0;
+    return 0;
+}
+
+static relay_admit admit(relay_gate *g, int i, int64_t left_ms, char *why, size_t len)
+{
+    int64_t deadline = left_ms < 0 ? INT64_MAX : rl_now_ns() + left_ms * MS;
+    return relay_gate_admit(g, &loop, &calls[i].w, on_grant, deadline, why, len);
+}
+
+static void bounds_in_flight_then_queue(void **state)
+{
+    (void)state;
+    relay_gate g;
+    relay_gate_init(&g, 2, 2, false);
+    char why[256];
+    assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
+    assert_int_equal(admit(&g, 1, -1, why, sizeof why), RELAY_ADMIT_RUN);
+    assert_int_equal(admit(&g, 2, -1, why, sizeof why), RELAY_ADMIT_QUEUED);
+    assert_int_equal(admit(&g, 3, -1, why, sizeof why), RELAY_ADMIT_QUEUED);
+    assert_int_equal(admit(&g, 4, -1, why, sizeof why), RELAY_ADMIT_REFUSED);
+    assert_non_null(strstr(why, "queue is full"));
+    /* A slot freed goes to the head of the queue, in arrival order. */
+    relay_gate_done(&g, &loop, &calls[0].w, -1);
+    relay_gate_done(&g, &loop, &calls[1].w, -1);
+    assert_int_equal(norder, 2);
+    assert_int_equal(order[0], 2);
+    assert_int_equal(order[1], 3);
+    relay_gate_done(&g, &loop, &calls[2].w, -1);
+    relay_gate_done(&g, &loop, &calls[3].w, -1);
+    assert_int_equal(g.inflight, 0);
+    relay_gate_fini(&g);
+}
+
+static void refuses_a_call_whose_time_cannot_cover_the_wait(void **state)
+{
+    (void)state;
+    relay_gate g;
+    relay_gate_init(&g, 1, 100, false);
+    char why[256];
+    assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
+    relay_gate_done(&g, &loop, &calls[0].w, 800); /* a service sample: 800 ms */
+    assert_int_equal(relay_gate_service_ms(&g), 800);
+    assert_int_equal(admit(&g, 1, -1, why, sizeof why), RELAY_ADMIT_RUN);
+    /* Behind one call of 800 ms, plus 800 ms of its own and the margin:
+     * 500 ms cannot do, 5 s can. */
+    assert_int_equal(admit(&g, 2, 500, why, sizeof why), RELAY_ADMIT_REFUSED);
+    assert_non_null(strstr(why, "cannot cover the expected wait"));
+    assert_int_equal(admit(&g, 3, 5000, why, sizeof why), RELAY_ADMIT_QUEUED);
+    relay_gate_done(&g, &loop, &calls[1].w, 800);
+    assert_int_equal(calls[3].granted, 1);
+    relay_gate_done(&g, &loop, &calls[3].w, -1);
+    relay_gate_fini(&g);
+}
+
+static void evicts_queued_calls_when_the_service_grows(void **state)
+{
+    (void)state;
+    relay_gate g;
+    relay_gate_init(&g, 1, 100, false);
+    char why[256];
+    assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
+    /* No sample yet: a call with 1.5 s left queues. */
+    assert_int_equal(admit(&g, 1, 1500, why, sizeof why), RELAY_ADMIT_QUEUED);
+    assert_int_equal(admit(&g, 2, 60000, why, sizeof why), RELAY_ADMIT_QUEUED);
+    /* The call in flight took 2 s: the average jumps to it at once, the
+     * head gets the slot, and call 2 (behind nobody now) still fits. */
+    relay_gate_done(&g, &loop, &calls[0].w, 2000);
+    assert_int_equal(relay_gate_service_ms(&g) >= 2000, true);
+    assert_int_equal(calls[1].granted, 1);
+    assert_int_equal(calls[2].granted + calls[2].evicted, 0);
+    /* Call 1 holds the slot; a call with 3 s left behind it cannot make it
+     * (2 s wait + 3 s needed), one with 60 s can. */
+    assert_int_equal(admit(&g, 3, 3000, why, sizeof why), RELAY_ADMIT_REFUSED);
+    /* Now the service turns out to be 20 s: call 2 (60 s left) can still
+     * wait; but a queued call with 30 s left behind it cannot. */
+    assert_int_equal(admit(&g, 4, 30000, why, sizeof why), RELAY_ADMIT_QUEUED);
+    relay_gate_done(&g, &loop, &calls[1].w, 20000);
+    assert_int_equal(calls[2].granted, 1);
+    assert_int_equal(calls[4].evicted, 1);
+    assert_int_equal(g.queued, 0);
+    relay_gate_done(&g, &loop, &calls[2].w, -1);
+    relay_gate_fini(&g);
+}
+
+static void service_average_rises_at_once_and_falls_slowly(void **state)
+{
+    (void)state;
+    relay_gate g;
+    relay_gate_init(&g, 4, 4, false);
+    char why[256];
+    assert_int_equal(relay_gate_service_ms(&g), 0);
+    assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
+    relay_gate_done(&g, &loop, &calls[0].w, 100);
+    assert_int_equal(relay_gate_service_ms(&g), 100);
+    assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
+    relay_gate_done(&g, &loop, &calls[0].w, 1000);
+    assert_int_equal(relay_gate_service_ms(&g), 1000);
+    assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
+    relay_gate_done(&g, &loop, &calls[0].w, 0);
+    assert_int_equal(relay_gate_service_ms(&g), 800); /* a fifth of the way down */
+    relay_gate_fini(&g);
+}
+
+static void a_call_that_leaves_is_never_granted(void **state)
+{
+    (void)state;
+    relay_gate g;
+    relay_gate_init(&g, 1, 4, false);
+    char why[256];
+    assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
+    assert_int_equal(admit(&g, 1, -1, why, sizeof why), RELAY_ADMIT_QUEUED);
+    assert_int_equal(admit(&g, 2, -1, why, sizeof why), RELAY_ADMIT_QUEUED);
+    assert_true(relay_gate_leave(&g, &calls[1].w));
+    assert_false(relay_gate_leave(&g, &calls[1].w));
+    relay_gate_done(&g, &loop, &calls[0].w, -1);
+    assert_int_equal(calls[1].granted, 0);
+    assert_int_equal(calls[2].granted, 1);
+    /* Granted already: leaving is too late, the slot is the call's. */
+    assert_false(relay_gate_leave(&g, &calls[2].w));
+    relay_gate_done(&g, &loop, &calls[2].w, -1);
+    assert_int_equal(g.inflight, 0);
+    relay_gate_fini(&g);
+}
+
+static void unbounded_gate_queues_everything_and_evicts_nothing(void **state)
+{
+    (void)state;
+    relay_gate g;
+    relay_gate_init(&g, 1, 2, true);
+    char why[256];
+    assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
+    relay_gate_done(&g, &loop, &calls[0].w, 5000);
+    assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
+    /* Past its bound and with 1 ms left behind a 5 s call: queued anyway. */
+    for (int i = 1; i < 6; i++)
+        assert_int_equal(admit(&g, i, 1, why, sizeof why), RELAY_ADMIT_QUEUED);
+    relay_gate_done(&g, &loop, &calls[0].w, 5000);
+    assert_int_equal(calls[1].granted, 1);
+    for (int i = 1; i < 6; i++) {
+        assert_int_equal(calls[i].evicted, 0);
+        relay_gate_done(&g, &loop, &calls[i].w, -1);
+    }
+    assert_int_equal(norder, 5);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(order[i], i + 1);
+    relay_gate_fini(&g);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(bounds_in_flight_then_queue, setup),
+        cmocka_unit_test_setup(refuses_a_call_whose_time_cannot_cover_the_wait, setup),
+        cmocka_unit_test_setup(evicts_queued_calls_when_the_service_grows, setup),
+        cmocka_unit_test_setup(service_average_rises_at_once_and_falls_slowly, setup),
+        cmocka_unit_test_setup(a_call_that_leaves_is_never_granted, setup),
+        cmocka_unit_test_setup(unbounded_gate_queues_everything_and_evicts_nothing, setup),
+    };
+    return cmocka_run_group_tests_name("relay admission", tests, group_setup, group_teardown);
+}
