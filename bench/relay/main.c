@@ -518,7 +518,14 @@ int main(int argc, char **argv)
         rl_proc_fini(&baseline);
         return 1;
     }
-    const char *relay_argv[] = {relay_path, "--listen", "127.0.0.1:0", "--baseline", baseline_addr, NULL};
+    /* The relay's admission gate (8 downstream calls at once by default,
+     * for the overload lab's backend) would make this a measure of its
+     * queue; the peers have none, so the reference gets as many as the
+     * bench keeps in flight. */
+    char inflight[32];
+    snprintf(inflight, sizeof inflight, "%u", (unsigned)concurrency);
+    const char *relay_argv[] = {relay_path, "--listen", "127.0.0.1:0", "--baseline", baseline_addr,
+                                "--max-inflight", inflight, NULL};
     rl_proc_options ro = {.argv = relay_argv, .kill_with_parent = true};
     if (rl_proc_start_server(&peers[0].proc, &ro, 10000, peers[0].addr, sizeof peers[0].addr, err, sizeof err) !=
         RL_OK) {
