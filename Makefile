@@ -188,11 +188,15 @@ PYTEST_RUN = RELAYLAB_BIN=$(abspath $(BIN)) PYTHONPATH=$(abspath $(PYGEN)) \
 integration: build node-deps
 	@$(MAKE) --no-print-directory -j2 -O integration-matrix integration-rest
 
+# Two pytest processes of about equal length: the verdict matrix with the
+# other whole-grading files, and the rest.
+MATRIX_TESTS := tests/integration/test_verdict_matrix.py tests/integration/test_grade_class.py \
+                tests/integration/test_grader_world.py
 integration-matrix:
-	$(PYTEST_RUN) tests/integration/test_verdict_matrix.py
+	$(PYTEST_RUN) $(MATRIX_TESTS)
 
 integration-rest:
-	$(PYTEST_RUN) --ignore=tests/integration/test_verdict_matrix.py tests/integration
+	$(PYTEST_RUN) $(addprefix --ignore=,$(MATRIX_TESTS)) tests/integration
 
 # The Node (@grpc/grpc-js) submissions' packages: `npm ci` when node_modules is
 # missing or older than package-lock.json. Fatal when it fails: the Node tests

@@ -50,7 +50,7 @@ def test_show_prints_the_handout_unchanged(name):
 @pytest.mark.parametrize("args,message", [
     (["show", "nosuch"], "no exercise named 'nosuch'"),
     (["show"], "usage: lab show EXERCISE"),
-    (["demo", "nosuch"], "no demo named 'nosuch'; demos: deadline cancel shutdown flow overload"),
+    (["demo", "nosuch"], "no demo named 'nosuch'; demos: deadline cancel shutdown flow balance overload"),
     (["bogus"], "unknown command 'bogus'"),
 ])
 def test_bad_arguments_exit_2_with_a_message(args, message):
