@@ -54,9 +54,9 @@ static const starter starters[] = {
     {"flow", "streamer", "flow", LANG_PYTHON | LANG_NODE | LANG_C, "streamer", GIVEN_SERVER ", stopping on SIGTERM"},
     {"keepalive", "config", "keepalive", 0, NULL, NULL},
     {"retry", "config", "retry", 0, NULL, NULL},
-    {"balance", "config", "balance", 0, NULL, NULL},
     {"shutdown", "shutdown", "shutdown", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
      GIVEN_SERVER ", and Process: Lookup then Work, with a way to cancel the downstream calls in flight"},
+    {"balance", "config", "balance", 0, NULL, NULL},
 };
 
 typedef struct lang_info {

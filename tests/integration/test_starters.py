@@ -235,7 +235,7 @@ def test_stubs_makes_the_generated_code_again(workdir):
 
 @pytest.mark.parametrize("args,message", [
     (["init"], "usage: lab init EXERCISE"),
-    (["init", "nosuch"], "no starter for 'nosuch'; starters: deadline cancel flow keepalive retry shutdown"),
+    (["init", "nosuch"], "no starter for 'nosuch'; starters: deadline cancel flow keepalive retry shutdown balance"),
     (["init", "deadline", "--lang", "cobol"], "deadline has no cobol starter"),
     (["init", "keepalive", "--lang", "python"], "keepalive's submission is a JSON channel config: no --lang"),
     (["init", "flow", "--variant", "x"], "--variant is for the config exercises"),
