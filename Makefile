@@ -220,6 +220,8 @@ demo: deps
 	./$(BIN)/lab demo deadline
 	./$(BIN)/lab demo cancel
 	./$(BIN)/lab demo shutdown
+	./$(BIN)/lab demo balance
+	./$(BIN)/lab demo overload
 	./$(BIN)/grader deadline --submission ./$(BIN)/relay
 	./$(BIN)/grader deadline --submission './$(BIN)/relay --mistake forward-timeout' || \
 	  echo "demo: the mistaken relay failed, as it should (grader exit status $$?)"

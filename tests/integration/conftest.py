@@ -121,6 +121,12 @@ def bin_path(name):
     return path
 
 
+def sanitized(path):
+    """True for a binary built with ASan (`make check`)."""
+    with open(path, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
 def channel(addr):
     # A local subchannel pool keeps one test's dead server from leaking into
     # the next test's connections (docs/grpc-facts.md, client calls).

@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import PYTHON, SUBMISSIONS, bin_path
+from conftest import PYTHON, SUBMISSIONS, bin_path, sanitized
 
 BUDGET_MIB = 48  # grader/ex_flow.h GR_FLOW_BUDGET_MIB
 # The mistakes grow by ~185-198 MiB for 3000 x 64 KiB (bench/results/streamer.md);
@@ -46,11 +46,6 @@ def growth(output):
     assert m, output
     return float(m.group(1))
 
-
-def sanitized(path):
-    """True for a binary built with ASan (`make check`)."""
-    with open(path, "rb") as f:
-        return b"__asan_init" in f.read()
 
 
 def c_streamer():

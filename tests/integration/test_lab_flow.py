@@ -8,10 +8,17 @@ import subprocess
 import xml.etree.ElementTree as ET
 
 
-from conftest import PYTHON, SUBMISSIONS, bin_path
+from conftest import PYTHON, SUBMISSIONS, bin_path, sanitized
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 BUDGET_MIB = 48  # grader/ex_flow.h GR_FLOW_BUDGET_MIB
+
+
+def paced_max_mib():
+    """How much the paced reference may grow: far under the budget (it grows
+    ~1 MiB, bench/results/streamer.md), but an ASan build's quarantine keeps
+    freed chunks (17.5 MiB seen under `make check`): there, the budget."""
+    return BUDGET_MIB if sanitized(bin_path("streamer")) else BUDGET_MIB / 3
 # A table row: label, baseline, peak and growth in MiB, then the verdict.
 ROW_RE = re.compile(r"^(.*?)\s+([0-9.]+) MiB\s+([0-9.]+) MiB\s+([0-9.]+) MiB\s+(within|OVER) (\d+) MiB\s*$")
 
@@ -58,7 +65,7 @@ def test_compare_memory_table_and_plot(tmp_path):
     # leaves room. The unbounded one is over the budget, which is what the
     # table claims (its "OVER" checked above); how far over depends on the
     # machine's speed during the stall, so that is not asserted.
-    assert paced and paced[0] < BUDGET_MIB / 3, out
+    assert paced and paced[0] < paced_max_mib(), out
     assert unbounded and unbounded[0] > BUDGET_MIB, out
     root = ET.parse(svg).getroot()
     assert root.tag == SVG_NS + "svg"
@@ -80,5 +87,5 @@ def test_demo_flow_shows_both_producers():
     # The paced producer well within the budget and the unbounded one over
     # it, each on its own row (growth_by_producer checked the verdict words);
     # the same bounds as compare-memory above.
-    assert paced and paced[0] < BUDGET_MIB / 3, out
+    assert paced and paced[0] < paced_max_mib(), out
     assert unbounded and unbounded[0] > BUDGET_MIB, out

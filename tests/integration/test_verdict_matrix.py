@@ -16,7 +16,7 @@ import threading
 
 import pytest
 
-from conftest import REPO, bin_path
+from conftest import REPO, bin_path, sanitized
 
 _spec = importlib.util.spec_from_file_location("selftest", os.path.join(REPO, "scripts", "selftest.py"))
 selftest = importlib.util.module_from_spec(_spec)
@@ -25,10 +25,6 @@ _spec.loader.exec_module(selftest)
 CELLS = selftest.load_matrix()
 JOBS = 3
 
-
-def sanitized(path):
-    with open(path, "rb") as f:
-        return b"__asan_init" in f.read()
 
 
 def skip_reason(row):
