@@ -1,10 +1,11 @@
-/* demo_overload: `lab demo overload [--svg FILE]` runs the reference relay
+/* demo_overload: `lab demo overload` runs the reference relay
  * and each overload mistake (unbounded-queue, wait-for-ready) in front of a
  * baseline with a Work capacity, offers each a load from half to ten times
  * that capacity, and prints side by side the goodput, p50/p99, calls
  * refused and calls that failed late, the baseline's wasted work and the
  * relay's peak RSS; then how fast each fails with the backend's port
- * closed. It writes an SVG plot of goodput against offered load. */
+ * closed. It writes an SVG plot of goodput against offered load
+ * (RELAYLAB_DEMO_SVG names the file). */
 #ifndef LAB_DEMO_OVERLOAD_H
 #define LAB_DEMO_OVERLOAD_H
 
