@@ -23,15 +23,7 @@
 
 #define READY_MS 10000
 
-typedef struct server_proc {
-    const char *label;
-    rl_proc proc;
-    char addr[64];
-    grpc_channel *ch;
-} server_proc;
-
-/* Starts bin/|prog| with |args| and waits for its "listening on" line. */
-static int start_server(server_proc *s, const char *label, const char *prog, const char *const *args)
+int lab_server_start(lab_server *s, const char *label, const char *prog, const char *const *args)
 {
     char path[PATH_MAX];
     const char *argv[16];
@@ -58,7 +50,7 @@ static int start_server(server_proc *s, const char *label, const char *prog, con
     return 0;
 }
 
-static void stop_server(server_proc *s)
+void lab_server_stop(lab_server *s)
 {
     if (s->ch)
         grpc_channel_destroy(s->ch);
@@ -70,28 +62,28 @@ static void stop_server(server_proc *s)
 
 /* Starts the baseline and one relay per |mistakes| entry (NULL = the
  * reference). Returns 0, or 1 after stopping whatever had started. */
-static int start_all(server_proc *baseline, server_proc *relays, const char *const *mistakes, size_t n)
+static int start_all(lab_server *baseline, lab_server *relays, const char *const *mistakes, size_t n)
 {
-    if (start_server(baseline, "baseline", "baseline", NULL))
+    if (lab_server_start(baseline, "baseline", "baseline", NULL))
         return 1;
     for (size_t i = 0; i < n; i++) {
         const char *args[] = {"--listen", "127.0.0.1:0", "--baseline", baseline->addr, "--threads", "1",
                               mistakes[i] ? "--mistake" : NULL, mistakes[i], NULL};
-        if (start_server(&relays[i], mistakes[i] ? mistakes[i] : "reference", "relay", args)) {
+        if (lab_server_start(&relays[i], mistakes[i] ? mistakes[i] : "reference", "relay", args)) {
             while (i--)
-                stop_server(&relays[i]);
-            stop_server(baseline);
+                lab_server_stop(&relays[i]);
+            lab_server_stop(baseline);
             return 1;
         }
     }
     return 0;
 }
 
-static void stop_all(server_proc *baseline, server_proc *relays, size_t n)
+static void stop_all(lab_server *baseline, lab_server *relays, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        stop_server(&relays[i]);
-    stop_server(baseline);
+        lab_server_stop(&relays[i]);
+    lab_server_stop(baseline);
 }
 
 static bool all_ended(const Relaylab__ObserveReply *r, void *user)
@@ -158,7 +150,7 @@ static const char *const deadline_lessons[] = {
 int lab_demo_deadline(void)
 {
     enum { N = sizeof deadline_mistakes / sizeof *deadline_mistakes };
-    server_proc baseline, relays[N];
+    lab_server baseline, relays[N];
     grpc_init();
     if (start_all(&baseline, relays, deadline_mistakes, N)) {
         grpc_shutdown();
@@ -221,7 +213,7 @@ static bool lookup_running(const Relaylab__ObserveReply *r, void *user)
 
 /* Starts Process, cancels it once |seen| holds at the baseline, waits for
  * the baseline's calls to end, and returns the final records (or NULL). */
-static Relaylab__ObserveReply *cancel_when(server_proc *relay, server_proc *baseline, const char *tag,
+static Relaylab__ObserveReply *cancel_when(lab_server *relay, lab_server *baseline, const char *tag,
                                            uint32_t lookup_ms, rl_observe_pred seen, int64_t *cancel_ns)
 {
     Relaylab__ProcessRequest req = RELAYLAB__PROCESS_REQUEST__INIT;
@@ -271,7 +263,7 @@ static const char *const cancel_mistakes[] = {NULL, "ignore-cancel"};
 int lab_demo_cancel(void)
 {
     enum { N = sizeof cancel_mistakes / sizeof *cancel_mistakes };
-    server_proc baseline, relays[N];
+    lab_server baseline, relays[N];
     grpc_init();
     if (start_all(&baseline, relays, cancel_mistakes, N)) {
         grpc_shutdown();
@@ -357,7 +349,7 @@ static bool work_over(const Relaylab__ObserveReply *r, void *user)
 
 /* Starts Process with Work |steps| x SD_STEP_MS and no deadline, and waits
  * (bounded) until the baseline shows its Work running. Returns 0 or 1. */
-static int start_until_work(rl_probe_call *c, server_proc *relay, server_proc *baseline, const char *tag,
+static int start_until_work(rl_probe_call *c, lab_server *relay, lab_server *baseline, const char *tag,
                             uint32_t steps)
 {
     Relaylab__ProcessRequest req = RELAYLAB__PROCESS_REQUEST__INIT;
@@ -453,13 +445,13 @@ static bool calls_done(const rl_probe_call *calls, size_t n)
  * two calls in flight, sends SIGTERM, makes the new call, and follows the
  * calls and the process to the end, bounded. Returns 0, or 1 when the relay
  * could not be started. */
-static int shutdown_row(server_proc *baseline, size_t i)
+static int shutdown_row(lab_server *baseline, size_t i)
 {
     const char *mistake = shutdown_mistakes[i];
     const char *args[] = {"--listen", "127.0.0.1:0", "--baseline", baseline->addr, "--grace-ms", SD_GRACE_ARG,
                           mistake ? "--mistake" : NULL, mistake, NULL};
-    server_proc relay;
-    if (start_server(&relay, mistake ? mistake : "reference", "relay", args))
+    lab_server relay;
+    if (lab_server_start(&relay, mistake ? mistake : "reference", "relay", args))
         return 1;
     enum { LONG, SHORT, NEW, NCALLS };
     rl_probe_call calls[NCALLS];
@@ -472,7 +464,7 @@ static int shutdown_row(server_proc *baseline, size_t i)
         printf("%-14s %s\n", relay.label, "its Work never ran at the baseline: see the relay's output");
         for (int k = 0; k < NCALLS; k++)
             rl_probe_call_fini(&calls[k]);
-        stop_server(&relay);
+        lab_server_stop(&relay);
         return 0;
     }
     /* The signal goes to the relay itself, as an orchestrator sends it. */
@@ -529,16 +521,16 @@ static int shutdown_row(server_proc *baseline, size_t i)
         relaylab__observe_reply__free_unpacked(r, NULL);
     for (int k = 0; k < NCALLS; k++)
         rl_probe_call_fini(&calls[k]);
-    stop_server(&relay);
+    lab_server_stop(&relay);
     return 0;
 }
 
 int lab_demo_shutdown(void)
 {
     enum { N = sizeof shutdown_mistakes / sizeof *shutdown_mistakes };
-    server_proc baseline;
+    lab_server baseline;
     grpc_init();
-    if (start_server(&baseline, "baseline", "baseline", NULL)) {
+    if (lab_server_start(&baseline, "baseline", "baseline", NULL)) {
         grpc_shutdown();
         return 1;
     }
@@ -556,7 +548,7 @@ int lab_demo_shutdown(void)
         rc = shutdown_row(&baseline, i);
     if (rc == 0)
         printf("\nGrade a relay with: bin/grader shutdown --submission 'COMMAND'\n");
-    stop_server(&baseline);
+    lab_server_stop(&baseline);
     grpc_shutdown();
     return rc;
 }

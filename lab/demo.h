@@ -7,6 +7,27 @@
 #ifndef LAB_DEMO_H
 #define LAB_DEMO_H
 
+#include "rl_proc.h"
+
+#include <grpc/grpc.h>
+
+/* A kit server a demo started: bin/PROG, its address and a channel to it. */
+typedef struct lab_server {
+    const char *label;
+    rl_proc proc;
+    char addr[64];
+    grpc_channel *ch; /* owned */
+} lab_server;
+
+/* Starts bin/|prog| (next to lab) with |args| (NULL-terminated, at most 14)
+ * and waits for its "listening on" line; |label| names it in messages.
+ * Returns 0, or 1 with the reason on stderr and nothing left running. */
+int lab_server_start(lab_server *s, const char *label, const char *prog, const char *const *args);
+
+/* Closes the channel, stops the server (SIGTERM, then SIGKILL after 2 s)
+ * and releases it. Accepts a zeroed struct. */
+void lab_server_stop(lab_server *s);
+
 /* Each returns a process exit code: 0 when the demo ran, 1 when a program
  * could not be started or did not answer (the message says which). */
 int lab_demo_deadline(void);

@@ -6,6 +6,7 @@
  * per relay, so one relay's backlog never reaches the next. Every wait has
  * a deadline and every process is stopped, as in demo.c. */
 #include "demo_overload.h"
+#include "demo.h"
 
 #include "relaylab.pb-c.h"
 #include "rl_channel.h"
@@ -35,7 +36,6 @@
 #define LOAD_MS        4000
 /* Goodput counts the calls started in the second half of the load: the
  * first holds the start-up any queue serves (as the grader judges it). */
-#define READY_MS         10000
 #define DOWN_CALLS       3
 #define DOWN_DEADLINE_MS 2000
 
@@ -51,47 +51,6 @@ typedef struct point {
     int wasted;       /* at the baseline */
     double rss_mib;   /* the relay's peak */
 } point;
-
-typedef struct proc {
-    rl_proc p;
-    char addr[64];
-    grpc_channel *ch;
-} proc;
-
-static int start(proc *s, const char *prog, const char *const *args)
-{
-    char path[PATH_MAX], err[512];
-    const char *argv[16];
-    size_t n = 0;
-    if (rl_path_sibling(prog, path, sizeof path)) {
-        fprintf(stderr, "lab: cannot locate %s next to lab\n", prog);
-        return 1;
-    }
-    argv[n++] = path;
-    for (; args && *args && n < 15; args++)
-        argv[n++] = *args;
-    argv[n] = NULL;
-    memset(s, 0, sizeof *s);
-    rl_proc_options opt = {.argv = argv, .kill_with_parent = true};
-    if (rl_proc_start_server(&s->p, &opt, READY_MS, s->addr, sizeof s->addr, err, sizeof err)) {
-        fprintf(stderr, "lab: %s: %s; run 'make' first?\n", prog, err);
-        rl_proc_stop(&s->p, 0);
-        rl_proc_fini(&s->p);
-        return 1;
-    }
-    s->ch = rl_channel_isolated(s->addr, NULL);
-    return 0;
-}
-
-static void stop(proc *s)
-{
-    if (s->ch)
-        grpc_channel_destroy(s->ch);
-    s->ch = NULL;
-    if (s->p.pid)
-        rl_proc_stop(&s->p, 2000);
-    rl_proc_fini(&s->p);
-}
 
 /* One unary call on |ch|; returns its status, or -1 when it did not end. */
 static int call(grpc_channel *ch, const char *method, const ProtobufCMessage *req, int64_t deadline_ms,
@@ -138,11 +97,11 @@ static bool all_ended(const Relaylab__ObserveReply *r, void *user)
 }
 
 /* One load of |rate| calls/s through |relay|; fills |pt|. */
-static int measure(proc *baseline, proc *relay, double rate, int index, point *pt)
+static int measure(lab_server *baseline, lab_server *relay, double rate, int index, point *pt)
 {
     char prefix[64];
     snprintf(prefix, sizeof prefix, "demo.%d", index);
-    rss_watch w = {relay->p.pid, 0};
+    rss_watch w = {relay->proc.pid, 0};
     rl_load_options o = {.prefix = prefix,
                          .rate = rate,
                          .duration_ms = LOAD_MS,
@@ -197,19 +156,19 @@ static int measure(proc *baseline, proc *relay, double rate, int index, point *p
  * backend's port closed: how long a call takes to fail. */
 static int run_relay(const char *mistake, point *pts, int64_t *down_ms, int *down_status)
 {
-    proc baseline, relay;
+    lab_server baseline, relay;
     const char *bargs[] = {"--listen", "127.0.0.1:0", "--observer", "", NULL};
     char obs_path[128];
     snprintf(obs_path, sizeof obs_path, "unix:/tmp/relaylab-demo-overload-%d.sock", (int)getpid());
     bargs[3] = obs_path;
-    if (start(&baseline, "baseline", bargs))
+    if (lab_server_start(&baseline, "baseline", "baseline", bargs))
         return 1;
     grpc_channel_destroy(baseline.ch);
     baseline.ch = rl_channel_isolated(obs_path, NULL); /* the Observer answers only there */
     const char *rargs[] = {"--listen", "127.0.0.1:0", "--baseline", baseline.addr, mistake ? "--mistake" : NULL,
                            mistake,    NULL};
-    if (start(&relay, "relay", rargs)) {
-        stop(&baseline);
+    if (lab_server_start(&relay, "relay", "relay", rargs)) {
+        lab_server_stop(&baseline);
         return 1;
     }
     Relaylab__CapacityRequest cap = RELAYLAB__CAPACITY_REQUEST__INIT;
@@ -223,7 +182,7 @@ static int run_relay(const char *mistake, point *pts, int64_t *down_ms, int *dow
         rl_sleep_ms(DEADLINE_MS / 2, NULL);
     }
     if (!rc) {
-        stop(&baseline); /* its port closed: a backend that went away */
+        lab_server_stop(&baseline); /* its port closed: a backend that went away */
         Relaylab__ProcessRequest req = RELAYLAB__PROCESS_REQUEST__INIT;
         req.tag = (char *)"demo.down";
         req.steps = 1;
@@ -236,8 +195,8 @@ static int run_relay(const char *mistake, point *pts, int64_t *down_ms, int *dow
         }
         *down_ms = worst;
     }
-    stop(&relay);
-    stop(&baseline);
+    lab_server_stop(&relay);
+    lab_server_stop(&baseline);
     return rc;
 }
 
