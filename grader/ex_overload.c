@@ -393,20 +393,6 @@ done:
     return gr_scenario_done(&c, NULL);
 }
 
-/* The overload run's measurements, for the judge and the lab's demo. */
-typedef struct rss_watch {
-    pid_t pgid;
-    uint64_t peak;
-} rss_watch;
-
-static void rss_tick(void *user)
-{
-    rss_watch *w = user;
-    rl_proc_sample s;
-    if (rl_proc_group_sample(w->pgid, &s) == RL_OK && s.rss_bytes > w->peak)
-        w->peak = s.rss_bytes;
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -424,15 +410,15 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
     req.max_work = OL_CAPACITY;
     if (warm_up(ctx, out) || set_world(ctx, "/relaylab.Observer/SetCapacity", &req.base, out))
         goto done;
-    rss_watch w = {gr_submission_pgid(ctx), 0};
-    rss_tick(&w);
+    rl_proc_peak w = {gr_submission_pgid(ctx), 0};
+    rl_proc_peak_sample(&w);
     rl_load_options o = {.prefix = gr_tag(ctx),
                          .rate = OL_RATE,
                          .duration_ms = OL_DURATION_MS,
                          .deadline_ms = OL_DEADLINE_MS,
                          .steps = OL_STEPS,
                          .step_ms = OL_STEP_MS,
-                         .tick = rss_tick,
+                         .tick = rl_proc_peak_sample,
                          .user = &w,
                          .tick_ms = OL_RSS_TICK_MS};
     if (rl_load_run(gr_submission_channel(ctx), &o, GR_SCENARIO_GRACE_MS, &calls, &n) != RL_OK) {
@@ -473,7 +459,7 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
     seen s;
     look(gr_tag(ctx), calls, n, obs, &s);
     double goodput = ok_late_half / (OL_DURATION_MS / 2 / 1000.0);
-    double peak_mib = (double)w.peak / RL_MIB;
+    double peak_mib = (double)w.peak_rss / RL_MIB;
     char fb[GR_FEEDBACK_MAX];
     snprintf(fb, sizeof fb,
              "at %.0f calls/s, ten times the backend's capacity of %.0f/s, for %d ms (%d ms deadlines): "

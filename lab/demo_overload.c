@@ -68,19 +68,6 @@ static int call(grpc_channel *ch, const char *method, const ProtobufCMessage *re
     return st;
 }
 
-typedef struct rss_watch {
-    pid_t pgid;
-    uint64_t peak;
-} rss_watch;
-
-static void rss_tick(void *user)
-{
-    rss_watch *w = user;
-    rl_proc_sample s;
-    if (rl_proc_group_sample(w->pgid, &s) == RL_OK && s.rss_bytes > w->peak)
-        w->peak = s.rss_bytes;
-}
-
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -101,14 +88,14 @@ static int measure(lab_server *baseline, lab_server *relay, double rate, int ind
 {
     char prefix[64];
     snprintf(prefix, sizeof prefix, "demo.%d", index);
-    rss_watch w = {relay->proc.pid, 0};
+    rl_proc_peak w = {relay->proc.pid, 0};
     rl_load_options o = {.prefix = prefix,
                          .rate = rate,
                          .duration_ms = LOAD_MS,
                          .deadline_ms = DEADLINE_MS,
                          .steps = STEPS,
                          .step_ms = STEP_MS,
-                         .tick = rss_tick,
+                         .tick = rl_proc_peak_sample,
                          .user = &w,
                          .tick_ms = 100};
     rl_load_call *calls = NULL;
@@ -139,7 +126,7 @@ static int measure(lab_server *baseline, lab_server *relay, double rate, int ind
     pt->goodput = late_half_ok / (LOAD_MS / 2 / 1000.0);
     pt->p50 = nlat ? lat[nlat / 2] : 0;
     pt->p99 = nlat ? lat[nlat * 99 / 100] : 0;
-    pt->rss_mib = (double)w.peak / RL_MIB;
+    pt->rss_mib = (double)w.peak_rss / RL_MIB;
     Relaylab__ObserveReply *obs = NULL;
     rl_observe_until(baseline->ch, "", all_ended, NULL, rl_now_ns() + 3 * RL_NS_PER_SEC, 20, &obs);
     for (size_t i = 0; obs && i < obs->n_calls; i++)

@@ -852,6 +852,14 @@ int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
     return out->nprocs ? RL_OK : RL_ENOTFOUND;
 }
 
+void rl_proc_peak_sample(void *peak)
+{
+    rl_proc_peak *p = peak;
+    rl_proc_sample s;
+    if (rl_proc_group_sample(p->pgid, &s) == RL_OK && s.rss_bytes > p->peak_rss)
+        p->peak_rss = s.rss_bytes;
+}
+
 int rl_proc_become_subreaper(void)
 {
     return prctl(PR_SET_CHILD_SUBREAPER, 1) == 0 ? RL_OK : RL_ESYS;

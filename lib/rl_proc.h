@@ -168,6 +168,15 @@ typedef struct rl_proc_sample {
  * exists any more, or RL_ESYS when /proc cannot be read. */
 int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out);
 
+/* The largest RSS of a process group seen so far: rl_proc_peak_sample
+ * (void * for a periodic callback, e.g. rl_load's tick) samples |pgid| and
+ * raises |peak_rss|; a failed sample leaves it. */
+typedef struct rl_proc_peak {
+    pid_t pgid;
+    uint64_t peak_rss;
+} rl_proc_peak;
+void rl_proc_peak_sample(void *peak);
+
 /* From now on rl_proc_group_sample(|pgid|) counts the processes listed in
  * |procs_path| (a cgroup.procs file, copied) other than |exclude| (a
  * wrapper that is not the measured program; 0: none), and takes cpu_ns from

@@ -497,6 +497,22 @@ static void pidns_sample_counts_the_whole_namespace(void **state)
     rl_proc_fini(&p);
 }
 
+/* The peak only rises: a sample of this test's own group raises a zero
+ * peak, never lowers a larger one, and a group that is gone leaves it. */
+static void peak_sample_only_rises(void **state)
+{
+    (void)state;
+    rl_proc_peak p = {getpgrp(), 0};
+    rl_proc_peak_sample(&p);
+    assert_true(p.peak_rss > 0);
+    p.peak_rss = UINT64_MAX;
+    rl_proc_peak_sample(&p);
+    assert_true(p.peak_rss == UINT64_MAX);
+    rl_proc_peak gone = {0x3ffffff0, 7};
+    rl_proc_peak_sample(&gone);
+    assert_true(gone.peak_rss == 7);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -520,6 +536,7 @@ int main(void)
         cmocka_unit_test(silent_server_times_out),
         cmocka_unit_test(address_too_long_is_refused),
         cmocka_unit_test(pidns_sample_counts_the_whole_namespace),
+        cmocka_unit_test(peak_sample_only_rises),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
