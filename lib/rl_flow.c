@@ -25,6 +25,9 @@ int rl_memwatch_start(rl_memwatch *w, pid_t pgid, uint64_t flat_tol, bool keep_s
     w->base_cpu_ns = w->last_cpu_ns = ps.cpu_ns;
     w->flat_since_ns = w->t0_ns;
     w->flat_lo = w->flat_hi = ps.rss_bytes;
+    w->recent[0].t_ns = w->t0_ns;
+    w->recent[0].peak = ps.rss_bytes;
+    w->recent_head = w->recent_n = 1;
     if (keep_series) {
         w->cappoints = 256;
         w->points = rl_xmalloc(w->cappoints * sizeof *w->points);
@@ -51,6 +54,11 @@ int rl_memwatch_sample(rl_memwatch *w)
     }
     w->flat_lo = lo;
     w->flat_hi = hi;
+    w->recent[w->recent_head].t_ns = now;
+    w->recent[w->recent_head].peak = w->peak_rss;
+    w->recent_head = (w->recent_head + 1) % RL_MEMWATCH_RECENT;
+    if (w->recent_n < RL_MEMWATCH_RECENT)
+        w->recent_n++;
     if (w->keep_series) {
         if (w->npoints == w->cappoints) {
             w->cappoints *= 2;
@@ -69,6 +77,21 @@ uint64_t rl_memwatch_growth(const rl_memwatch *w)
 int64_t rl_memwatch_flat_ns(const rl_memwatch *w)
 {
     return rl_now_ns() - w->flat_since_ns;
+}
+
+uint64_t rl_memwatch_rise(const rl_memwatch *w, int64_t over_ns)
+{
+    if (w->recent_n == 0)
+        return 0;
+    size_t newest = (w->recent_head + RL_MEMWATCH_RECENT - 1) % RL_MEMWATCH_RECENT;
+    int64_t since = w->recent[newest].t_ns - over_ns;
+    size_t from = newest;
+    for (size_t i = 1; i < w->recent_n; i++) {
+        from = (newest + RL_MEMWATCH_RECENT - i) % RL_MEMWATCH_RECENT;
+        if (w->recent[from].t_ns <= since)
+            break;
+    }
+    return w->peak_rss - w->recent[from].peak;
 }
 
 void rl_memwatch_fini(rl_memwatch *w)
@@ -140,6 +163,23 @@ static int read_one(rl_stream *s, rl_memwatch *w, int64_t period_ns, int64_t unt
     }
 }
 
+rl_flow_step rl_flow_stall_step(const rl_flow_stall_opts *o, int64_t watched_ns, uint64_t growth, int64_t flat_ns,
+                                uint64_t rise_1s)
+{
+    if (o->give_up_growth && growth > o->give_up_growth)
+        return RL_FLOW_GAVE_UP;
+    if (watched_ns >= o->min_ms * RL_NS_PER_MS && flat_ns >= o->flat_ms * RL_NS_PER_MS)
+        return RL_FLOW_SETTLED;
+    if (watched_ns < o->max_ms * RL_NS_PER_MS)
+        return RL_FLOW_GO_ON;
+    if (!o->undecided_hi || growth > o->undecided_hi)
+        return RL_FLOW_ENDED;
+    bool rising = o->rising_per_s && rise_1s > o->rising_per_s;
+    if (watched_ns >= o->undecided_max_ms * RL_NS_PER_MS)
+        return rising ? RL_FLOW_RISING : RL_FLOW_ENDED;
+    return rising || growth > o->undecided_lo ? RL_FLOW_GO_ON : RL_FLOW_ENDED;
+}
+
 int rl_flow_stall(grpc_channel *ch, const char *tag, const rl_flow_stall_opts *o, rl_memwatch *w, rl_stream *s,
                   rl_flow_stall_result *out, char *err, size_t errlen)
 {
@@ -163,20 +203,12 @@ int rl_flow_stall(grpc_channel *ch, const char *tag, const rl_flow_stall_opts *o
     int64_t next_sample = t0;
     for (;;) {
         int64_t now = rl_now_ns();
-        int64_t watched = now - t0;
-        if (watched >= o->max_ms * RL_NS_PER_MS) {
-            uint64_t g = rl_memwatch_growth(w);
-            bool undecided = o->undecided_hi && g > o->undecided_lo && g <= o->undecided_hi &&
-                             watched < o->undecided_max_ms * RL_NS_PER_MS;
-            if (!undecided)
-                break;
-        }
-        if (watched >= o->min_ms * RL_NS_PER_MS && rl_memwatch_flat_ns(w) >= o->flat_ms * RL_NS_PER_MS) {
-            out->settled = true;
-            break;
-        }
-        if (o->give_up_growth && rl_memwatch_growth(w) > o->give_up_growth) {
-            out->gave_up = true;
+        rl_flow_step step = rl_flow_stall_step(o, now - t0, rl_memwatch_growth(w), rl_memwatch_flat_ns(w),
+                                               rl_memwatch_rise(w, RL_NS_PER_SEC));
+        if (step != RL_FLOW_GO_ON) {
+            out->settled = step == RL_FLOW_SETTLED;
+            out->gave_up = step == RL_FLOW_GAVE_UP;
+            out->rising = step == RL_FLOW_RISING;
             break;
         }
         if (o->read_every_ms > 0 && s->received < s->count && now >= next_read) {

@@ -24,6 +24,8 @@
 #include <sys/types.h>
 
 #define RL_MIB (1024.0 * 1024.0)
+/* Samples rl_memwatch keeps for rl_memwatch_rise: 6 s at the usual 50 ms. */
+#define RL_MEMWATCH_RECENT 128
 
 typedef struct rl_memwatch_point {
     int64_t t_ns;    /* since the watch started */
@@ -44,6 +46,10 @@ typedef struct rl_memwatch {
      * [flat_lo, flat_hi]. */
     int64_t flat_since_ns;
     uint64_t flat_lo, flat_hi, flat_tol;
+    /* The peak at the latest samples (a ring, |recent_n| used, newest at
+     * |recent_head - 1|): how fast the peak is rising now. */
+    struct { int64_t t_ns; uint64_t peak; } recent[RL_MEMWATCH_RECENT];
+    size_t recent_head, recent_n;
 } rl_memwatch;
 
 /* Starts watching group |pgid| and takes the first sample (the baseline).
@@ -59,6 +65,10 @@ uint64_t rl_memwatch_growth(const rl_memwatch *w);
 
 /* How long the RSS has been flat, in ns. */
 int64_t rl_memwatch_flat_ns(const rl_memwatch *w);
+
+/* How much the peak rose over the last |over_ns| (from the newest sample
+ * at least that old, or the oldest one kept), in bytes. */
+uint64_t rl_memwatch_rise(const rl_memwatch *w, int64_t over_ns);
 
 /* Frees the series. Accepts a zeroed struct. */
 void rl_memwatch_fini(rl_memwatch *w);
@@ -78,6 +88,11 @@ typedef struct rl_flow_stall_opts {
                              * does, so the watch goes on while it stays so,
                              * up to |undecided_max_ms|; hi 0: never */
     int64_t undecided_max_ms;
+    uint64_t rising_per_s;  /* with undecided_hi set: a peak that rose more
+                             * than this in the last second is undecided too,
+                             * whatever its growth: a starved producer that
+                             * does not wait for the window is still growing
+                             * when the watch would end (0: no such rule) */
     uint64_t give_up_growth; /* stop at once past this growth (protects the
                              * machine); 0: no such stop */
     int64_t first_timeout_ms; /* bound for the first chunk to arrive */
@@ -92,8 +107,27 @@ typedef struct rl_flow_stall_result {
     int64_t watched_ms;     /* how long the stall was watched */
     bool settled;           /* stopped because the RSS was flat */
     bool gave_up;           /* stopped at give_up_growth */
+    bool rising;            /* stopped undecided: RL_FLOW_RISING */
     uint64_t read;          /* chunks read so far (s->received) */
 } rl_flow_stall_result;
+
+/* What a watch does next, from where it stands: go on, or stop for one of
+ * four reasons. Pure, for the tests. */
+typedef enum rl_flow_step {
+    RL_FLOW_GO_ON,
+    RL_FLOW_SETTLED,   /* flat for flat_ms after min_ms */
+    RL_FLOW_GAVE_UP,   /* past give_up_growth */
+    RL_FLOW_ENDED,     /* max_ms reached and decided, or undecided_max_ms
+                        * reached high in the band */
+    RL_FLOW_RISING,    /* undecided_max_ms reached, the RSS within the
+                        * band's top and still rising */
+} rl_flow_step;
+
+/* Decides the next step of a watch |watched_ns| in, whose RSS peak grew
+ * |growth| bytes, has been flat |flat_ns| and rose |rise_1s| in the last
+ * second, by the rules in |o|. */
+rl_flow_step rl_flow_stall_step(const rl_flow_stall_opts *o, int64_t watched_ns, uint64_t growth, int64_t flat_ns,
+                                uint64_t rise_1s);
 
 /* Opens Produce(|tag|, count, size) on |ch| into |s| (caller memory, finish
  * with rl_stream_fini), reads |read_first| chunks, then watches the group

@@ -2,7 +2,8 @@
 # Python generator pass every scenario; the unbounded-queue mistakes (C
 # --unbounded and Python) fail `stall` and `slow-reader` by a wide margin
 # while their data stay right; a producer thread that ignores the cancel
-# fails `cancel`. Each run is bounded by the grader's own limits and by the
+# fails `cancel`; a producer paced by a timer, slowly growing, fails `stall`
+# once the grader has watched it past the budget. Each run is bounded by the grader's own limits and by the
 # subprocess timeout here.
 import json
 import os
@@ -96,3 +97,15 @@ def test_producer_ignoring_cancel_fails_cancel(tmp_path):
     status, output = v["cancel"]
     assert status == "failed", output
     assert "goes on after the client cancelled" in output or "nothing left for the cancel to stop" in output, output
+
+
+def test_producer_growing_slowly_fails_stall(tmp_path):
+    # A producer paced by a timer (3.1 MiB/s into an unbounded queue) is
+    # still under half the budget when the stall's 8 s end; its RSS is still
+    # rising, so the grader watches on until it passes the budget. (A watch
+    # that stopped at 8 s passed it with 21.5 MiB: the same wrong PASS a busy
+    # machine gave the unbounded producer. The rule's edges: tests/unit/lib/test_rl_flow.c.)
+    v = grade(tmp_path, python_submission("streamer_timer_paced.py"), only=["stall"])
+    status, output = v["stall"]
+    assert status == "failed", output
+    assert growth(output) >= BUDGET_MIB, output  # printed to 0.1 MiB
