@@ -242,6 +242,15 @@ static bool pump(gr_intermediary *im, conn *c, int from)
     return true;
 }
 
+/* Whether bytes wait unread on either side of |c|. A loop that ran late
+ * (a busy machine) would otherwise see a connection as idle whose next
+ * bytes came in while it was not running; they are read this turn. */
+static bool has_pending(const conn *c)
+{
+    struct pollfd pf[2] = {{.fd = c->fd[0], .events = POLLIN}, {.fd = c->fd[1], .events = POLLIN}};
+    return poll(pf, 2, 0) > 0 && ((pf[0].revents | pf[1].revents) & POLLIN);
+}
+
 static void *serve(void *arg)
 {
     gr_intermediary *im = arg;
@@ -253,7 +262,7 @@ static void *serve(void *arg)
             conn *c = &im->conns[i];
             if (!im->idle_ns)
                 continue;
-            if (!c->silent && now - c->last_ns >= im->idle_ns) {
+            if (!c->silent && now - c->last_ns >= im->idle_ns && !has_pending(c)) {
                 c->silent = true;
                 pthread_mutex_lock(&im->mu);
                 im->stats.dropped++;
