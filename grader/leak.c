@@ -17,6 +17,12 @@ static int count_tolerance(int calls)
     return t > 1 ? t : 1;
 }
 
+/* Whether |now|'s RSS is more than GR_LEAK_RSS_MIB over |before|'s. */
+static bool rss_over(const rl_proc_sample *before, const rl_proc_sample *now)
+{
+    return now->rss_bytes > before->rss_bytes && (double)(now->rss_bytes - before->rss_bytes) / MIB > GR_LEAK_RSS_MIB;
+}
+
 void gr_leak_judge(const rl_proc_sample *before, const rl_proc_sample *after, int calls, gr_leak_check *out)
 {
     memset(out, 0, sizeof *out);
@@ -30,8 +36,7 @@ void gr_leak_judge(const rl_proc_sample *before, const rl_proc_sample *after, in
     int tol = count_tolerance(calls);
     out->threads_grew = after->nthreads - before->nthreads > tol;
     out->fds_grew = before->nfds >= 0 && after->nfds >= 0 && after->nfds - before->nfds > tol;
-    out->rss_grew = after->rss_bytes > before->rss_bytes &&
-                    (double)(after->rss_bytes - before->rss_bytes) / MIB > GR_LEAK_RSS_MIB;
+    out->rss_grew = rss_over(before, after);
     out->pass = !out->threads_grew && !out->fds_grew && !out->rss_grew;
 }
 
@@ -108,11 +113,24 @@ int gr_leak_runaway_feedback(const rl_proc_sample *start, const rl_proc_sample *
 int gr_leak_settle(pid_t pgid, const rl_proc_sample *start, const rl_proc_sample *before, int calls, int64_t until_ns,
                    rl_proc_sample *after)
 {
+    int64_t falling_until = until_ns + GR_LEAK_FALLING_MS * RL_NS_PER_MS;
+    uint64_t low = UINT64_MAX;
+    int64_t low_ns = rl_now_ns();
     for (;;) {
         int rc = rl_proc_group_sample(pgid, after);
         if (rc != RL_OK)
             return rc;
-        if (settled(before, after, calls) || gr_leak_runaway(start, after) || rl_now_ns() >= until_ns)
+        int64_t now = rl_now_ns();
+        if (after->rss_bytes + GR_LEAK_FALL_STEP < low) {
+            low = after->rss_bytes;
+            low_ns = now;
+        }
+        /* Over the bound but still giving memory back: a starved runtime
+         * freeing what its cancelled calls held, not yet a leak. */
+        bool falling = rss_over(before, after) && now - low_ns < RL_NS_PER_SEC;
+        if (gr_leak_runaway(start, after) || now >= falling_until)
+            return RL_OK;
+        if (!falling && (settled(before, after, calls) || now >= until_ns))
             return RL_OK;
         rl_sleep_ms(50, NULL);
     }

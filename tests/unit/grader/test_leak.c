@@ -1,6 +1,8 @@
 /* Unit tests for the no-leak judge: a pool that grows a little passes, one
  * thread or file per call fails with the per-call figure named, memory is
- * judged against its own budget, and a runaway group is told apart. */
+ * judged against its own budget, and a runaway group is told apart. The
+ * settle, on a real child group: one still giving memory back is waited
+ * for, one that keeps it is judged a second after its threads settled. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +11,14 @@
 
 #include <cmocka.h>
 
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "leak.h"
+#include "rl_deadline.h"
+#include "rl_err.h"
 
 #define MIB (UINT64_C(1) << 20)
 
@@ -105,6 +114,94 @@ static void runaway_is_past_the_give_up_growth(void **state)
     assert_non_null(strstr(buf, "while 9 cancelled Produce calls ran, RSS grew 513.0 MiB"));
 }
 
+enum { BLOCKS = 10, BLOCK_MIB = 10 };
+
+/* A child in a group of its own that, told to on |go|, maps and touches
+ * BLOCKS x BLOCK_MIB, says so on |done|, then gives a block back every
+ * |free_every_ms| (0: keeps them all) and waits to be killed. */
+static pid_t hoarder(int free_every_ms, int *go_w, int *done_r)
+{
+    int go[2], done[2];
+    assert_int_equal(pipe(go), 0);
+    assert_int_equal(pipe(done), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        setpgid(0, 0);
+        char c;
+        if (read(go[0], &c, 1) != 1)
+            _exit(1);
+        char *blocks[BLOCKS];
+        size_t n = (size_t)BLOCK_MIB * MIB;
+        for (int i = 0; i < BLOCKS; i++) {
+            blocks[i] = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (blocks[i] == MAP_FAILED)
+                _exit(1);
+            memset(blocks[i], 1, n);
+        }
+        if (write(done[1], "x", 1) != 1)
+            _exit(1);
+        for (int i = 0; free_every_ms && i < BLOCKS; i++) {
+            usleep((useconds_t)free_every_ms * 1000);
+            munmap(blocks[i], n);
+        }
+        for (;;)
+            pause();
+    }
+    setpgid(pid, pid);
+    close(go[0]);
+    close(done[1]);
+    *go_w = go[1];
+    *done_r = done[0];
+    return pid;
+}
+
+/* Runs gr_leak_settle on a hoarder from before its blocks to after
+ * (threads and files never change, so only the RSS can hold it). */
+static void settle_hoarder(int free_every_ms, rl_proc_sample *before, rl_proc_sample *after, int64_t *took_ms)
+{
+    int go, done;
+    pid_t pid = hoarder(free_every_ms, &go, &done);
+    /* the group exists once setpgid ran on either side */
+    while (rl_proc_group_sample(pid, before) != RL_OK)
+        usleep(1000);
+    char c = 'x';
+    assert_int_equal(write(go, &c, 1), 1);
+    assert_int_equal(read(done, &c, 1), 1);
+    int64_t t0 = rl_now_ns();
+    assert_int_equal(gr_leak_settle(pid, before, before, GR_LEAK_CALLS, t0 + 300 * RL_NS_PER_MS, after), RL_OK);
+    *took_ms = (rl_now_ns() - t0) / RL_NS_PER_MS;
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    close(go);
+    close(done);
+}
+
+static void settle_waits_for_memory_given_back(void **state)
+{
+    (void)state;
+    rl_proc_sample before, after;
+    int64_t took;
+    settle_hoarder(150, &before, &after, &took);
+    gr_leak_check lc;
+    gr_leak_judge(&before, &after, GR_LEAK_CALLS, &lc);
+    assert_false(lc.rss_grew);  /* judged at 300 ms, 100 MiB were still held */
+    assert_true(lc.pass);
+}
+
+static void settle_judges_memory_kept(void **state)
+{
+    (void)state;
+    rl_proc_sample before, after;
+    int64_t took;
+    settle_hoarder(0, &before, &after, &took);
+    gr_leak_check lc;
+    gr_leak_judge(&before, &after, GR_LEAK_CALLS, &lc);
+    assert_true(lc.rss_grew);
+    /* a second without a new low, not the whole falling bound */
+    assert_true(took < 300 + GR_LEAK_FALLING_MS / 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -115,6 +212,8 @@ int main(void)
         cmocka_unit_test(unreadable_descriptors_are_not_judged),
         cmocka_unit_test(memory_past_its_budget_fails),
         cmocka_unit_test(runaway_is_past_the_give_up_growth),
+        cmocka_unit_test(settle_waits_for_memory_given_back),
+        cmocka_unit_test(settle_judges_memory_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
