@@ -352,6 +352,8 @@ static void close_admission(drain *d, grpc_completion_queue *cq, rl_tag *tag)
 {
     rl_health_end_watches();
     atomic_store(&refusing, true);
+    if (d->s->opt.on_close_admission)
+        d->s->opt.on_close_admission(d->s->opt.close_user);
     /* gRPC kills calls still waiting for a slot at the shutdown with
      * CANCELLED; with the refusal on, the loops take them as UNAVAILABLE.
      * Slots are free again within a loop's turn; bounded by the grace. */

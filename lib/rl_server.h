@@ -87,6 +87,12 @@ typedef struct rl_server_options {
      * grader): the methods marked private_only answer only there. The
      * folder's permissions decide who may connect. NULL: none. */
     const char *private_listen;
+    /* Called once from rl_server_wait's thread when admission closes (after
+     * the drain delay), before gRPC refuses new calls: a server that queues
+     * calls of its own fails the ones not yet started, so that their
+     * clients retry elsewhere instead of waiting out the drain. NULL: none. */
+    void (*on_close_admission)(void *user);
+    void *close_user;
 } rl_server_options;
 
 /* Blocks SIGTERM and SIGINT in the calling thread, so that every thread

@@ -37,6 +37,7 @@ void relay_gate_init(relay_gate *g, unsigned max_inflight, unsigned max_queue, b
     g->max_inflight = max_inflight ? max_inflight : 1;
     g->max_queue = max_queue;
     g->unbounded = unbounded;
+    g->closed = false;
     g->inflight = g->queued = 0;
     g->head = g->tail = NULL;
     g->run_head = g->run_tail = NULL;
@@ -222,6 +223,11 @@ relay_admit relay_gate_admit(relay_gate *g, rl_loop *loop, relay_waiter *w, rela
         pthread_mutex_unlock(&g->mu);
         return RELAY_ADMIT_RUN;
     }
+    if (g->closed && !g->unbounded) {
+        pthread_mutex_unlock(&g->mu);
+        snprintf(why, whylen, "the relay is shutting down");
+        return RELAY_ADMIT_CLOSED;
+    }
     if (!g->unbounded) {
         grant_locked(g, now); /* the estimate may have grown since: evict first */
         unsigned ahead = g->queued;
@@ -248,6 +254,7 @@ relay_admit relay_gate_admit(relay_gate *g, rl_loop *loop, relay_waiter *w, rela
     w->on_grant = on_grant;
     w->deadline_ns = deadline_ns;
     w->evicted = false;
+    w->closing = false;
     w->queued = true;
     w->next = NULL;
     w->prev = g->tail;
@@ -261,6 +268,21 @@ relay_admit relay_gate_admit(relay_gate *g, rl_loop *loop, relay_waiter *w, rela
     tl.waiting++;
     arm_poll();
     return RELAY_ADMIT_QUEUED;
+}
+
+void relay_gate_close(relay_gate *g)
+{
+    pthread_mutex_lock(&g->mu);
+    g->closed = true;
+    if (!g->unbounded) {
+        while (g->head) {
+            relay_waiter *w = g->head;
+            unlink_locked(g, w);
+            w->evicted = w->closing = true;
+            to_inbox_locked(w);
+        }
+    }
+    pthread_mutex_unlock(&g->mu);
 }
 
 bool relay_gate_leave(relay_gate *g, relay_waiter *w)

@@ -59,13 +59,16 @@ struct relay_waiter {
     relay_waiter *run_next, *run_prev; /* the in-flight list, while it holds a slot (lock) */
     bool queued;                       /* in the gate's queue (lock) */
     bool evicted;                      /* on_grant without a slot: it can no longer be
-                                        * served in time (the estimate grew) */
+                                        * served in time (the estimate grew), or the
+                                        * gate closed (|closing|) */
+    bool closing;                      /* evicted because the gate closed */
 };
 
 typedef struct relay_gate {
     pthread_mutex_t mu;
     unsigned max_inflight, max_queue;
     bool unbounded;
+    bool closed;                       /* relay_gate_close ran */
     unsigned inflight, queued;
     relay_waiter *head, *tail;         /* the queue, oldest first */
     relay_waiter *run_head, *run_tail; /* the calls holding slots, oldest first */
@@ -76,6 +79,7 @@ typedef enum relay_admit {
     RELAY_ADMIT_RUN,     /* a slot is the caller's: start now */
     RELAY_ADMIT_QUEUED,  /* |w| waits; on_grant runs on this loop later */
     RELAY_ADMIT_REFUSED, /* |why| says why */
+    RELAY_ADMIT_CLOSED,  /* the gate closed (shutting down): |why| says so */
 } relay_admit;
 
 void relay_gate_init(relay_gate *g, unsigned max_inflight, unsigned max_queue, bool unbounded);
@@ -86,6 +90,14 @@ void relay_gate_fini(relay_gate *g);
  * on_grant ran or relay_gate_leave returned true. */
 relay_admit relay_gate_admit(relay_gate *g, rl_loop *loop, relay_waiter *w, relay_grant_fn on_grant,
                              int64_t deadline_ns, char *why, size_t whylen);
+
+/* Closes the gate (SIGTERM's admission close): every queued call is
+ * evicted with |closing| set, on its own loop within GATE_POLL_MS, and a
+ * call admitted later is refused. A queued call has not started anything
+ * downstream, so failing it lets its client retry on another replica at
+ * once instead of holding it through the drain. An unbounded gate (the
+ * mistake) keeps its queue. Any thread. */
+void relay_gate_close(relay_gate *g);
 
 /* Takes queued |w| out of the queue (its client left). Returns true when
  * it was still waiting; false when a slot was already handed to it (its

@@ -38,9 +38,17 @@ static void usage(FILE *f)
             "                   deadline cannot cover the expected wait, it is refused RESOURCE_EXHAUSTED\n"
             "                   at once (default %d)\n"
             "SIGUSR1 logs one line of memory figures.\n"
-            "SIGTERM: NOT_SERVING, admission closes, calls in flight finish within the grace, exit 0;\n"
+            "SIGTERM: NOT_SERVING, admission closes (calls queued for a slot fail UNAVAILABLE), calls in\n"
+            "flight finish within the grace, exit 0;\n"
             "a second SIGTERM or a SIGINT cancels what is left at once.\n",
             RL_SERVER_GRACE_MS, RELAY_MAX_INFLIGHT, RELAY_MAX_QUEUE);
+}
+
+/* Admission closes at SIGTERM (after the drain delay): the calls queued
+ * for a slot fail UNAVAILABLE, their clients free to retry elsewhere. */
+static void close_gate(void *gate)
+{
+    relay_gate_close(gate);
 }
 
 int main(int argc, char **argv)
@@ -167,6 +175,8 @@ int main(int argc, char **argv)
         .grace_ms = grace_ms,
         .drain_delay_ms = drain_delay_ms,
         .shutdown = mistake->shutdown,
+        .on_close_admission = close_gate,
+        .close_user = &gate,
     };
     if (mistake != relay_mistake_default())
         RL_WARN("running with the '%s' mistake: %s", mistake->name, mistake->description);

@@ -201,6 +201,12 @@ static void on_grant(relay_waiter *w)
 {
     process_call *p = RL_CONTAINER_OF(w, process_call, waiter);
     p->queued = false;
+    if (w->closing) {
+        rl_unary_fail(&p->u, GRPC_STATUS_UNAVAILABLE,
+                      "the relay is shutting down: the call was queued and never started, try again");
+        release(p); /* the queue's ref */
+        return;
+    }
     if (w->evicted) {
         char msg[160];
         snprintf(msg, sizeof msg,
@@ -249,11 +255,15 @@ static void on_request(rl_unary *u, ProtobufCMessage *req)
         start_lookup(p);
         break;
     case RELAY_ADMIT_QUEUED:
+        RL_DEBUG("Process %s queued for a slot", p->req->tag);
         p->queued = true;
         p->refs++;
         break;
     case RELAY_ADMIT_REFUSED:
         rl_unary_fail(u, GRPC_STATUS_RESOURCE_EXHAUSTED, why);
+        break;
+    case RELAY_ADMIT_CLOSED:
+        rl_unary_fail(u, GRPC_STATUS_UNAVAILABLE, why);
         break;
     }
 }

@@ -144,6 +144,38 @@ def test_new_call_after_sigterm_is_refused_unavailable_at_once(start_program, ba
     ch.close()
 
 
+def test_calls_queued_for_a_slot_fail_unavailable_when_admission_closes(start_program, baseline, observer):
+    # One call in flight (--max-inflight 1), three queued behind it with
+    # time to spare. At SIGTERM the queued calls have started nothing
+    # downstream: they fail UNAVAILABLE at once (their clients may retry on
+    # another replica), while the call in flight drains and succeeds.
+    env = dict(os.environ, RELAYLAB_LOG="debug")
+    relay = start_relay(start_program, baseline, "--grace-ms", "20000", "--max-inflight", "1", env=env)
+    ch = channel(relay.addr)
+    stub = pbg.RelayStub(ch)
+    fut = long_process(stub, "q-holds", steps=40, step_ms=50)  # 2 s
+    work_started(observer, "q-holds")
+    queued = [long_process(stub, f"q-waits-{i}", steps=1, step_ms=1, timeout=30) for i in range(3)]
+    wait_until(lambda: relay.stderr(tail=None).count("queued for a slot") == 3, BOUND_S,
+               f"three calls queued:\n{relay.stderr()}")
+    sigterm(relay)
+    ended = []
+    for f in queued:
+        try:
+            f.result(timeout=BOUND_S)
+            pytest.fail("a queued call was served after admission closed")
+        except grpc.RpcError as e:
+            assert e.code() == grpc.StatusCode.UNAVAILABLE, (e.code(), e.details())
+            assert "shutting down" in e.details()
+        ended.append(fut.done())
+    assert not any(ended), "the queued calls were held until the call in flight ended"
+    assert fut.result(timeout=BOUND_S).steps_done == 40
+    assert relay.wait_exit(BOUND_S) == 0, relay.stderr()
+    for i in range(3):
+        assert observer.calls(f"q-waits-{i}") == [], "a queued call reached the baseline"
+    ch.close()
+
+
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_call_outliving_the_grace_is_cancelled_with_its_work(start_program, baseline, observer, how):
     grace_ms = 600

@@ -23,7 +23,7 @@ static rl_loop loop; /* one for the file: the gate keeps per-thread state */
 
 typedef struct call {
     relay_waiter w;
-    int granted, evicted;
+    int granted, evicted, closing;
 } call;
 
 static call calls[NW];
@@ -34,6 +34,7 @@ static void on_grant(relay_waiter *w)
     call *c = RL_CONTAINER_OF(w, call, w);
     if (w->evicted) {
         c->evicted++;
+        c->closing += w->closing;
     } else {
         c->granted++;
         order[norder++] = (int)(c - calls);
@@ -184,6 +185,31 @@ static void a_call_that_leaves_is_never_granted(void **state)
     relay_gate_fini(&g);
 }
 
+static void closing_evicts_the_queue_and_refuses_later_calls(void **state)
+{
+    (void)state;
+    relay_gate g;
+    relay_gate_init(&g, 1, 8, false);
+    char why[256];
+    assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
+    assert_int_equal(admit(&g, 1, 60000, why, sizeof why), RELAY_ADMIT_QUEUED);
+    assert_int_equal(admit(&g, 2, -1, why, sizeof why), RELAY_ADMIT_QUEUED);
+    relay_gate_close(&g);
+    assert_int_equal(g.queued, 0);
+    assert_int_equal(admit(&g, 3, -1, why, sizeof why), RELAY_ADMIT_CLOSED);
+    assert_non_null(strstr(why, "shutting down"));
+    /* The loop finds the evicted calls on its next turn (here: the slot
+     * given back); the call in flight keeps its slot until then. */
+    relay_gate_done(&g, &loop, &calls[0].w, 100);
+    for (int i = 1; i < 3; i++) {
+        assert_int_equal(calls[i].evicted, 1);
+        assert_int_equal(calls[i].closing, 1);
+        assert_int_equal(calls[i].granted, 0);
+    }
+    assert_int_equal(g.inflight, 0);
+    relay_gate_fini(&g);
+}
+
 static void unbounded_gate_queues_everything_and_evicts_nothing(void **state)
 {
     (void)state;
@@ -216,6 +242,7 @@ int main(void)
         cmocka_unit_test_setup(evicts_queued_calls_when_the_service_grows, setup),
         cmocka_unit_test_setup(service_average_rises_at_once_and_falls_slowly, setup),
         cmocka_unit_test_setup(a_call_that_leaves_is_never_granted, setup),
+        cmocka_unit_test_setup(closing_evicts_the_queue_and_refuses_later_calls, setup),
         cmocka_unit_test_setup(unbounded_gate_queues_everything_and_evicts_nothing, setup),
     };
     return cmocka_run_group_tests_name("relay admission", tests, group_setup, group_teardown);
