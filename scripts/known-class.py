@@ -7,6 +7,7 @@ runs from its own folder as a student's does (the sandbox shows it nothing
 else of the kit). Also writes the verdict each scenario must get.
 
     scripts/known-class.py DEST [--only TEXT,TEXT] [--limit N]
+    scripts/known-class.py DEST --full N   # N students, each with every exercise
     scripts/known-class.py DEST --check OUT     # OUT/grades.csv against DEST/expect.json
 
 DEST/class/STUDENT/sub/ is the class; DEST/expect.json maps each student to
@@ -146,6 +147,40 @@ def build(dest, only=None, limit=None, rows=None):
     return expect
 
 
+def build_full(dest, n):
+    """Makes a class of |n| students who each hand in every exercise: for
+    each exercise, student j takes the j-th usable row that has it (cycling
+    through them), in a folder of its own. The class a grading-time goal
+    is measured on ("40 students, every exercise"); the mix of good and
+    mistaken rows is the matrix's. Returns {student: expect}."""
+    doc = json.load(open(os.path.join(ROOT, "tests", "verdicts.json")))
+    by_ex = {}
+    for row in doc["submissions"]:
+        if usable(row)[0]:
+            for ex in row["expect"]:
+                by_ex.setdefault(ex, []).append(row)
+    cls = os.path.join(dest, "class")
+    os.makedirs(cls)
+    expect = {}
+    for j in range(n):
+        student = f"s{j:03d}"
+        exp = {"row": {}, "expect": {}}
+        for ex, rows in sorted(by_ex.items()):
+            row = rows[j % len(rows)]
+            sub = os.path.join(cls, student, ex)
+            submission = make_sub(row, sub)
+            with open(os.path.join(sub, ".relaylab"), "w") as f:
+                f.write("# written by scripts/known-class.py --full, as `lab init` writes it\n"
+                        f"exercises {ex}\nlang known\nsubmission {submission}\nvariant \n")
+            exp["row"][ex] = row["name"]
+            exp["expect"][ex] = row["expect"][ex]
+        expect[student] = exp
+    open_up(dest)
+    with open(os.path.join(dest, "expect.json"), "w") as f:
+        json.dump({"students": expect, "left_out": []}, f, indent=1)
+    return expect
+
+
 def read_csv(path):
     """{(student, exercise, scenario): row dict} of a grades.csv."""
     import csv
@@ -184,6 +219,7 @@ def main():
     ap.add_argument("--only", help="comma-separated texts: rows whose name has one")
     ap.add_argument("--limit", type=int)
     ap.add_argument("--check", metavar="OUT", help="compare OUT/grades.csv with DEST/expect.json")
+    ap.add_argument("--full", type=int, metavar="N", help="N students, each with every exercise")
     a = ap.parse_args()
     if a.check:
         bad = check(a.dest, a.check)
@@ -191,6 +227,10 @@ def main():
             print(line)
         print(f"known-class: {'every verdict as expected' if not bad else f'{len(bad)} verdicts not as expected'}")
         return 1 if bad else 0
+    if a.full:
+        exp = build_full(a.dest, a.full)
+        print(f"known-class: {len(exp)} students, each with every exercise, in {os.path.join(a.dest, 'class')}")
+        return 0
     exp = build(a.dest, a.only.split(",") if a.only else None, a.limit)
     print(f"known-class: {len(exp)} students in {os.path.join(a.dest, 'class')}")
     return 0
