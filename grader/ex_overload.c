@@ -116,9 +116,9 @@ static int set_world(gr_ctx *ctx, const char *method, const ProtobufCMessage *re
     int decided = 0;
     if (rl_probe_call_start(&c, ch, method, req, rl_now_ns() + GR_SCENARIO_OBSERVER_MS * RL_NS_PER_MS) != RL_OK ||
         rl_probe_call_wait(&c, c.deadline_ns + GR_SCENARIO_GRACE_MS * RL_NS_PER_MS) != RL_OK ||
-        c.status != GRPC_STATUS_OK)
+        c.batch.status != GRPC_STATUS_OK)
         decided = gr_scenario_decide(out, GR_ERROR, "the baseline's observer did not take %s (%s)", method,
-                                     c.done ? rl_status_name(c.status) : "no answer");
+                                     c.done ? rl_status_name(c.batch.status) : "no answer");
     rl_probe_call_fini(&c);
     return decided;
 }
@@ -173,7 +173,7 @@ static int refused(gr_ctx *ctx, gr_scenario_result *out)
         if (ms > FAST_MS) {
             if (!slow++)
                 gr_process_status_text(&c, slow_st, sizeof slow_st);
-        } else if (c.status != GRPC_STATUS_UNAVAILABLE) {
+        } else if (c.batch.status != GRPC_STATUS_UNAVAILABLE) {
             if (!wrong++)
                 gr_process_status_text(&c, wrong_st, sizeof wrong_st);
         }
@@ -370,7 +370,7 @@ static int recovers(gr_ctx *ctx, gr_scenario_result *out)
     for (int i = 0; rl_now_ns() < up + bound_ms * RL_NS_PER_MS && !gr_interrupted(ctx); i++) {
         if (one_call(ctx, &c, "up", i, RECOVER_DEADLINE_MS, out))
             goto done;
-        if (c.status == GRPC_STATUS_OK) {
+        if (c.batch.status == GRPC_STATUS_OK) {
             gr_result(out, GR_PASS,
                       "after a %lld ms outage, calls succeeded again %lld ms after the backend came back (bound "
                       "%lld ms: gRPC's reconnect backoff, plus %d ms)",

@@ -113,7 +113,7 @@ static const char *process(grpc_channel *ch, const char *tag, int64_t budget_ms,
     const char *status = "no answer";
     if (rl_probe_call_start(&c, ch, "/relaylab.Relay/Process", &req.base, *deadline_ns) == 0 &&
         rl_probe_call_wait(&c, rl_now_ns() + 10 * RL_NS_PER_SEC) == 0)
-        status = rl_status_name(c.status);
+        status = rl_status_name(c.batch.status);
     rl_probe_call_fini(&c);
     return status;
 }
@@ -379,7 +379,7 @@ static void describe_call(const rl_probe_call *c, int64_t s, char *buf, size_t l
     if (!c->done)
         snprintf(buf, len, "no answer");
     else
-        snprintf(buf, len, "%s at %lld ms", rl_status_name(c->status), ms_after(s, c->end_ns));
+        snprintf(buf, len, "%s at %lld ms", rl_status_name(c->batch.status), ms_after(s, c->end_ns));
 }
 
 /* "refused UNAVAILABLE in 1 ms" / "served OK in 104 ms": the call started
@@ -390,11 +390,11 @@ static void describe_new(const rl_probe_call *c, char *buf, size_t len)
         snprintf(buf, len, "not made");
     else if (!c->done)
         snprintf(buf, len, "no answer");
-    else if (c->status == GRPC_STATUS_OK)
+    else if (c->batch.status == GRPC_STATUS_OK)
         snprintf(buf, len, "served OK in %lld ms", ms_after(c->start_ns, c->end_ns));
     else
         snprintf(buf, len, "%s %s in %lld ms", ms_after(c->start_ns, c->end_ns) > SD_REFUSE_MS ? "failed" : "refused",
-                 rl_status_name(c->status), ms_after(c->start_ns, c->end_ns));
+                 rl_status_name(c->batch.status), ms_after(c->start_ns, c->end_ns));
 }
 
 /* What the baseline recorded of the long call's Work. */

@@ -61,7 +61,7 @@ static int call(grpc_channel *ch, const char *method, const ProtobufCMessage *re
     int64_t t0 = rl_now_ns();
     if (rl_probe_call_start(&c, ch, method, req, t0 + deadline_ms * RL_NS_PER_MS) == RL_OK &&
         rl_probe_call_wait(&c, c.deadline_ns + 2 * RL_NS_PER_SEC) == RL_OK)
-        st = (int)c.status;
+        st = (int)c.batch.status;
     if (took_ms)
         *took_ms = c.end_ns ? (c.end_ns - t0) / RL_NS_PER_MS : -1;
     rl_probe_call_fini(&c);

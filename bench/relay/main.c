@@ -143,8 +143,8 @@ static void start_op(slot *s)
 static void note_error(bench *b, const rl_client *c)
 {
     if (b->errors++ == 0) {
-        char *d = grpc_slice_to_c_string(c->details);
-        snprintf(b->first_error, sizeof b->first_error, "status %d: %s", (int)c->status, d);
+        char *d = grpc_slice_to_c_string(c->batch.details);
+        snprintf(b->first_error, sizeof b->first_error, "status %d: %s", (int)c->batch.status, d);
         gpr_free(d);
     }
 }
@@ -155,7 +155,7 @@ static void op_done(rl_client *c)
     bench *b = s->b;
     s->busy = false;
     b->busy--;
-    bool ok = c->status == GRPC_STATUS_OK;
+    bool ok = c->batch.status == GRPC_STATUS_OK;
     if (!ok)
         note_error(b, c);
     rl_client_fini(c);

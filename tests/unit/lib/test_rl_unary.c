@@ -215,7 +215,7 @@ static void reply_while_a_message_is_in_flight_is_refused(void **state)
     assert_false(t.h.freed_inside_answer);
     assert_int_equal(t.h.on_cancel, 0);
 
-    assert_int_equal(t.client.status, GRPC_STATUS_OK);
+    assert_int_equal(t.client.batch.status, GRPC_STATUS_OK);
     ProtobufCMessage *m = NULL;
     assert_int_equal(rl_client_unpack(&t.client, &relaylab__lookup_reply__descriptor, &m), RL_OK);
     assert_string_equal(((Relaylab__LookupReply *)m)->tag, "first");
@@ -228,7 +228,7 @@ static void late_answer_after_on_free_is_harmless(void **state)
     t.h.mode = NEVER_ANSWER;
     call_lookup(300);
     assert_true(run_until(&t.client_done, 10000));
-    assert_int_equal(t.client.status, GRPC_STATUS_DEADLINE_EXCEEDED);
+    assert_int_equal(t.client.batch.status, GRPC_STATUS_DEADLINE_EXCEEDED);
     run_until_freed(10000);
     assert_int_equal(t.h.on_request, 1);
     assert_int_equal(t.h.on_cancel, 1);
