@@ -21,6 +21,7 @@
 #include "rl_flow.h"
 #include "rl_probe.h"
 #include "rl_proc.h"
+#include "rl_stats.h"
 #include "run.h"
 #include "scenario.h"
 
@@ -393,12 +394,6 @@ done:
     return gr_scenario_done(&c, NULL);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* overload: ten times the capacity. */
 static int overload(gr_ctx *ctx, gr_scenario_result *out)
 {
@@ -455,7 +450,7 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
             wrong_code = k->status;
         }
     }
-    qsort(lat, nlat, sizeof *lat, cmp_i64);
+    rl_stats_sort_i64(lat, nlat);
     seen s;
     look(gr_tag(ctx), calls, n, obs, &s);
     double goodput = ok_late_half / (OL_DURATION_MS / 2 / 1000.0);
@@ -466,8 +461,8 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
              "%d OK (p50 %lld ms, p99 %lld ms), goodput %.1f/s in the second half; %d refused "
              "(within %lld ms), %d waited their deadline; the baseline saw %d calls, %d of them wasted; relay RSS "
              "peak %.1f MiB",
-             OL_RATE, OL_CAPACITY_PER_S, OL_DURATION_MS, OL_DEADLINE_MS, ok, (long long)(nlat ? lat[nlat / 2] : 0),
-             (long long)(nlat ? lat[(nlat * 99) / 100] : 0), goodput, fast, (long long)fast_max, waited, s.reached,
+             OL_RATE, OL_CAPACITY_PER_S, OL_DURATION_MS, OL_DEADLINE_MS, ok, (long long)rl_stats_pct_i64(lat, nlat, 50),
+             (long long)rl_stats_pct_i64(lat, nlat, 99), goodput, fast, (long long)fast_max, waited, s.reached,
              s.wasted, peak_mib);
     gr_verdict v = GR_PASS;
     char why[1024] = "";

@@ -17,6 +17,7 @@
 #include "rl_path.h"
 #include "rl_probe.h"
 #include "rl_proc.h"
+#include "rl_stats.h"
 #include "rl_svg.h"
 
 #include <grpc/grpc.h>
@@ -68,12 +69,6 @@ static int call(grpc_channel *ch, const char *method, const ProtobufCMessage *re
     return st;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static bool all_ended(const Relaylab__ObserveReply *r, void *user)
 {
     (void)user;
@@ -121,11 +116,11 @@ static int measure(lab_server *baseline, lab_server *relay, double rate, int ind
         else
             pt->refused++;
     }
-    qsort(lat, nlat, sizeof *lat, cmp_i64);
+    rl_stats_sort_i64(lat, nlat);
     pt->ok = (int)nlat;
     pt->goodput = late_half_ok / (LOAD_MS / 2 / 1000.0);
-    pt->p50 = nlat ? lat[nlat / 2] : 0;
-    pt->p99 = nlat ? lat[nlat * 99 / 100] : 0;
+    pt->p50 = rl_stats_pct_i64(lat, nlat, 50);
+    pt->p99 = rl_stats_pct_i64(lat, nlat, 99);
     pt->rss_mib = (double)w.peak_rss / RL_MIB;
     Relaylab__ObserveReply *obs = NULL;
     rl_observe_until(baseline->ch, "", all_ended, NULL, rl_now_ns() + 3 * RL_NS_PER_SEC, 20, &obs);
