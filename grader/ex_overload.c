@@ -204,21 +204,12 @@ done:
 
 /* The baseline's records once every one of them ended, waited for until
  * |until_ns| (a relay that leaves calls open is judged on what it left). */
-static bool all_ended(const Relaylab__ObserveReply *r, void *user)
-{
-    (void)user;
-    for (size_t i = 0; i < r->n_calls; i++)
-        if (!r->calls[i]->ended)
-            return false;
-    return true;
-}
-
 static int observe_all(gr_ctx *ctx, int64_t until_ns, Relaylab__ObserveReply **obs, gr_scenario_result *out)
 {
     grpc_channel *ch = gr_baseline_channel(ctx, 0);
     if (!ch)
         return gr_scenario_decide(out, GR_ERROR, "the baseline is not running");
-    int rc = rl_observe_until(ch, "", all_ended, NULL, until_ns, 20, obs);
+    int rc = rl_observe_until(ch, "", rl_observe_all_ended, NULL, until_ns, 20, obs);
     return gr_scenario_observed(rc, *obs, out);
 }
 

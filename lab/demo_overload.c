@@ -69,15 +69,6 @@ static int call(grpc_channel *ch, const char *method, const ProtobufCMessage *re
     return st;
 }
 
-static bool all_ended(const Relaylab__ObserveReply *r, void *user)
-{
-    (void)user;
-    for (size_t i = 0; i < r->n_calls; i++)
-        if (!r->calls[i]->ended)
-            return false;
-    return true;
-}
-
 /* One load of |rate| calls/s through |relay|; fills |pt|. */
 static int measure(lab_server *baseline, lab_server *relay, double rate, int index, point *pt)
 {
@@ -123,7 +114,7 @@ static int measure(lab_server *baseline, lab_server *relay, double rate, int ind
     pt->p99 = rl_stats_pct_i64(lat, nlat, 99);
     pt->rss_mib = (double)w.peak_rss / RL_MIB;
     Relaylab__ObserveReply *obs = NULL;
-    rl_observe_until(baseline->ch, "", all_ended, NULL, rl_now_ns() + 3 * RL_NS_PER_SEC, 20, &obs);
+    rl_observe_until(baseline->ch, "", rl_observe_all_ended, NULL, rl_now_ns() + 3 * RL_NS_PER_SEC, 20, &obs);
     for (size_t i = 0; obs && i < obs->n_calls; i++)
         if (rl_load_index(prefix, obs->calls[i]->tag) >= 0 && obs->calls[i]->wasted)
             pt->wasted++;

@@ -180,6 +180,16 @@ int rl_observe_until(grpc_channel *baseline, const char *tag, rl_observe_pred pr
     }
 }
 
+bool rl_observe_all_ended(const Relaylab__ObserveReply *r, void *min_calls)
+{
+    if (min_calls && r->n_calls < *(const size_t *)min_calls)
+        return false;
+    for (size_t i = 0; i < r->n_calls; i++)
+        if (!r->calls[i]->ended)
+            return false;
+    return true;
+}
+
 const Relaylab__CallRecord *rl_observe_find(const Relaylab__ObserveReply *r, const char *method, size_t nth)
 {
     if (!r)

@@ -90,6 +90,10 @@ typedef bool (*rl_observe_pred)(const Relaylab__ObserveReply *r, void *user);
 int rl_observe_until(grpc_channel *baseline, const char *tag, rl_observe_pred pred, void *user, int64_t until_ns,
                      int64_t poll_ms, Relaylab__ObserveReply **out);
 
+/* A condition for rl_observe_until: every record has ended, and there are
+ * at least *(const size_t *)|min_calls| of them (NULL: any number). */
+bool rl_observe_all_ended(const Relaylab__ObserveReply *r, void *min_calls);
+
 /* The |nth| (0-based) record of |method| in arrival order, or NULL. */
 const Relaylab__CallRecord *rl_observe_find(const Relaylab__ObserveReply *r, const char *method, size_t nth);
 
