@@ -18,11 +18,11 @@
 #include "rl_err.h"
 #include "rl_loop.h"
 #include "rl_pb.h"
+#include "rl_test_server.h"
 #include "rl_unary.h"
 
 #include <arpa/inet.h>
 #include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,14 +38,9 @@ typedef struct handler {
 } handler;
 
 static struct {
-    rl_loop loop;
-    grpc_server *server;
-    grpc_channel *channel;
-    grpc_call *server_call;
-    grpc_call_details details;
-    grpc_metadata_array request_md;
-    rl_tag accept_tag, shutdown_tag, client_tag, other_tag;
-    bool shut_down, client_done, other_done;
+    rl_test_server srv;
+    rl_tag client_tag, other_tag;
+    bool client_done, other_done;
     handler h;
     rl_client_batch b;
 } t;
@@ -74,18 +69,9 @@ static void on_free(rl_unary *u)
 
 static const rl_unary_ops ops = {.on_request = on_request, .on_free = on_free};
 
-static void accept_done(rl_tag *tag, bool ok)
+static void on_call(grpc_call *call)
 {
-    (void)tag;
-    if (ok)
-        rl_unary_start(&t.h.u, &t.loop, t.server_call, &relaylab__lookup_request__descriptor, 0, &ops);
-}
-
-static void shutdown_done(rl_tag *tag, bool ok)
-{
-    (void)tag;
-    (void)ok;
-    t.shut_down = true;
+    rl_unary_start(&t.h.u, &t.srv.loop, call, &relaylab__lookup_request__descriptor, 0, &ops);
 }
 
 /* What every owner does when the batch's tag comes off its queue. */
@@ -104,75 +90,28 @@ static void other_done(rl_tag *tag, bool ok)
     t.other_done = true;
 }
 
-/* Runs the loop until |*flag| is set or |ms| passed; returns the flag. */
-static bool run_until(const bool *flag, int64_t ms)
-{
-    int64_t until = rl_now_ns() + ms * RL_NS_PER_MS;
-    while (!*flag && rl_now_ns() < until)
-        rl_loop_run_until(&t.loop, rl_now_ns() + 5 * RL_NS_PER_MS);
-    return *flag;
-}
-
-static grpc_channel *channel_to(int port)
-{
-    char addr[64];
-    snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
-    grpc_channel_credentials *cc = grpc_insecure_credentials_create();
-    grpc_channel *ch = grpc_channel_create(addr, cc, NULL);
-    grpc_channel_credentials_release(cc);
-    return ch;
-}
-
 static int setup(void **state)
 {
     (void)state;
-    grpc_init();
     memset(&t, 0, sizeof t);
-    rl_loop_init(&t.loop);
-    t.server = grpc_server_create(NULL, NULL);
-    grpc_server_register_completion_queue(t.server, t.loop.cq, NULL);
-    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
-    int port = grpc_server_add_http2_port(t.server, "127.0.0.1:0", creds);
-    grpc_server_credentials_release(creds);
-    if (port <= 0)
-        return -1;
-    grpc_server_start(t.server);
-    t.channel = channel_to(port);
-    t.accept_tag.done = accept_done;
-    t.shutdown_tag.done = shutdown_done;
     t.client_tag.done = client_done;
     t.other_tag.done = other_done;
-    grpc_call_details_init(&t.details);
-    grpc_metadata_array_init(&t.request_md);
     rl_client_batch_init(&t.b);
-    if (grpc_server_request_call(t.server, &t.server_call, &t.details, &t.request_md, t.loop.cq, t.loop.cq,
-                                 &t.accept_tag) != GRPC_CALL_OK)
-        return -1;
-    return 0;
+    return rl_test_server_start(&t.srv, on_call);
 }
 
 static int teardown(void **state)
 {
     (void)state;
     rl_client_batch_fini(&t.b);
-    grpc_channel_destroy(t.channel);
-    grpc_server_shutdown_and_notify(t.server, t.loop.cq, &t.shutdown_tag);
-    grpc_server_cancel_all_calls(t.server);
-    run_until(&t.shut_down, 10000);
-    grpc_server_destroy(t.server);
-    grpc_completion_queue_shutdown(t.loop.cq);
-    rl_loop_run(&t.loop);
-    rl_loop_fini(&t.loop);
-    grpc_call_details_destroy(&t.details);
-    grpc_metadata_array_destroy(&t.request_md);
-    grpc_shutdown();
+    rl_test_server_stop(&t.srv);
     return 0;
 }
 
 /* A Lookup call on |ch| with a deadline |deadline_ms| from now. */
 static grpc_call *lookup_call(grpc_channel *ch, int64_t deadline_ms)
 {
-    grpc_call *call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, t.loop.cq,
+    grpc_call *call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, t.srv.loop.cq,
                                                grpc_slice_from_static_string("/relaylab.Baseline/Lookup"), NULL,
                                                rl_deadline_after_ms(deadline_ms), NULL);
     assert_non_null(call);
@@ -197,8 +136,8 @@ static void reply_and_ok_status_arrive(void **state)
 {
     (void)state;
     /* Deadlines far beyond the waits: a hung call fails the wait. */
-    assert_int_equal(start_lookup(t.channel, "echo-me", 0, 30000), RL_OK);
-    assert_true(run_until(&t.client_done, 10000));
+    assert_int_equal(start_lookup(t.srv.channel, "echo-me", 0, 30000), RL_OK);
+    assert_true(rl_test_run_until(&t.srv, &t.client_done, 10000));
     assert_int_equal(t.h.requests, 1);
     assert_string_equal(t.h.seen_tag, "echo-me");
     assert_int_equal(t.b.status, GRPC_STATUS_OK);
@@ -213,8 +152,8 @@ static void reply_and_ok_status_arrive(void **state)
 static void status_and_details_arrive_without_a_reply(void **state)
 {
     (void)state;
-    assert_int_equal(start_lookup(t.channel, "missing", 0, 30000), RL_OK);
-    assert_true(run_until(&t.client_done, 10000));
+    assert_int_equal(start_lookup(t.srv.channel, "missing", 0, 30000), RL_OK);
+    assert_true(rl_test_run_until(&t.srv, &t.client_done, 10000));
     assert_int_equal(t.h.requests, 1);
     assert_int_equal(t.b.status, GRPC_STATUS_NOT_FOUND);
     details_are("no record for missing");
@@ -239,18 +178,18 @@ static void initial_metadata_flags_reach_the_call(void **state)
 {
     (void)state;
     int fd;
-    grpc_channel *refused = channel_to(refusing_port(&fd));
+    grpc_channel *refused = rl_test_channel(refusing_port(&fd));
     /* Without flags gRPC fails the call as soon as the connect is refused,
      * long before its deadline. */
     assert_int_equal(start_lookup(refused, "fail-fast", 0, 30000), RL_OK);
-    assert_true(run_until(&t.client_done, 20000));
+    assert_true(rl_test_run_until(&t.srv, &t.client_done, 20000));
     assert_int_equal(t.b.status, GRPC_STATUS_UNAVAILABLE);
     rl_client_batch_fini(&t.b);
     /* With wait-for-ready the same call waits for a connection that never
      * comes, until its deadline. */
     t.client_done = false;
     assert_int_equal(start_lookup(refused, "wait", GRPC_INITIAL_METADATA_WAIT_FOR_READY, 300), RL_OK);
-    assert_true(run_until(&t.client_done, 20000));
+    assert_true(rl_test_run_until(&t.srv, &t.client_done, 20000));
     assert_int_equal(t.b.status, GRPC_STATUS_DEADLINE_EXCEEDED);
     grpc_channel_destroy(refused);
     close(fd);
@@ -272,7 +211,7 @@ static void a_call_gRPC_did_not_create_is_refused(void **state)
 static void a_refused_batch_leaves_its_buffers_to_fini(void **state)
 {
     (void)state;
-    grpc_call *call = lookup_call(t.channel, 30000);
+    grpc_call *call = lookup_call(t.srv.channel, 30000);
     grpc_op op;
     memset(&op, 0, sizeof op);
     op.op = GRPC_OP_SEND_INITIAL_METADATA;
@@ -284,7 +223,7 @@ static void a_refused_batch_leaves_its_buffers_to_fini(void **state)
     assert_non_null(t.b.req_buf);
     /* Its own batch must be done before the call may go. */
     grpc_call_cancel(call, NULL);
-    assert_true(run_until(&t.other_done, 10000));
+    assert_true(rl_test_run_until(&t.srv, &t.other_done, 10000));
     assert_false(t.client_done);
     rl_client_batch_fini(&t.b);
     assert_null(t.b.call);
@@ -305,8 +244,8 @@ static void a_failed_batch_reads_unknown(void **state)
 static void fini_leaves_it_as_after_init(void **state)
 {
     (void)state;
-    assert_int_equal(start_lookup(t.channel, "echo-me", 0, 30000), RL_OK);
-    assert_true(run_until(&t.client_done, 10000));
+    assert_int_equal(start_lookup(t.srv.channel, "echo-me", 0, 30000), RL_OK);
+    assert_true(rl_test_run_until(&t.srv, &t.client_done, 10000));
     assert_int_equal(t.b.status, GRPC_STATUS_OK);
     rl_client_batch_fini(&t.b);
     assert_null(t.b.call);
