@@ -28,12 +28,12 @@
  * batch completed (its tag came off the queue) or never started,
  * rl_client_batch_fini. The fields are the owner's to read. */
 typedef struct rl_client_batch {
-    grpc_call *call;             /* owned from start; unref'd by fini */
-    grpc_byte_buffer *req_buf;   /* the packed request, owned */
-    grpc_byte_buffer *reply_buf; /* the reply, owned; NULL if none arrived */
-    grpc_metadata_array initial_md, trailing_md;
-    grpc_status_code status; /* UNKNOWN until the batch completed */
-    grpc_slice details;      /* the status message, owned; valid once completed */
+    grpc_call *call;                             /* owned from start; unref'd by fini */
+    grpc_byte_buffer *req_buf;                   /* the packed request, owned */
+    grpc_byte_buffer *reply_buf;                 /* the reply, owned; NULL if none arrived */
+    grpc_metadata_array initial_md, trailing_md; /* received, owned */
+    grpc_status_code status;                     /* UNKNOWN until the batch completed */
+    grpc_slice details;                          /* the status message, owned; valid once completed */
 } rl_client_batch;
 
 /* Makes |b| empty: status UNKNOWN, nothing owned. */
