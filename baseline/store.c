@@ -116,9 +116,12 @@ uint64_t bl_store_open(bl_store *s, const char *tag, const char *method, bool ha
     return id;
 }
 
-/* The live record for |id|, or NULL after a reset; called with the lock. */
-static record *find(bl_store *s, uint64_t id)
+/* Takes the lock and returns the live record for |id|, or NULL when a
+ * reset dropped it: every update of a running call starts here, and the
+ * caller unlocks whatever this returned. */
+static record *lock_record(bl_store *s, uint64_t id)
 {
+    pthread_mutex_lock(&s->mu);
     if (id < s->base || id - s->base >= s->n)
         return NULL;
     return &s->recs[id - s->base];
@@ -127,8 +130,7 @@ static record *find(bl_store *s, uint64_t id)
 void bl_store_set_peer(bl_store *s, uint64_t id, const char *peer)
 {
     char *copy = rl_xstrdup(peer ? peer : "");
-    pthread_mutex_lock(&s->mu);
-    record *r = find(s, id);
+    record *r = lock_record(s, id);
     if (r && !r->peer) {
         r->peer = copy;
         copy = NULL;
@@ -139,8 +141,7 @@ void bl_store_set_peer(bl_store *s, uint64_t id, const char *peer)
 
 void bl_store_progress(bl_store *s, uint64_t id, uint32_t steps_done)
 {
-    pthread_mutex_lock(&s->mu);
-    record *r = find(s, id);
+    record *r = lock_record(s, id);
     if (r)
         r->steps_done = steps_done;
     pthread_mutex_unlock(&s->mu);
@@ -169,8 +170,7 @@ static void write_line(FILE *f, const record *r)
 void bl_store_close(bl_store *s, uint64_t id, int64_t end_ns, grpc_status_code status, bool cancelled,
                     bool faulted)
 {
-    pthread_mutex_lock(&s->mu);
-    record *r = find(s, id);
+    record *r = lock_record(s, id);
     if (r && !r->ended) {
         r->end_ns = end_ns;
         r->status = status;
@@ -250,8 +250,7 @@ uint64_t bl_store_reset(bl_store *s)
 
 void bl_store_started(bl_store *s, uint64_t id, int64_t start_ns)
 {
-    pthread_mutex_lock(&s->mu);
-    record *r = find(s, id);
+    record *r = lock_record(s, id);
     if (r)
         r->start_ns = start_ns;
     pthread_mutex_unlock(&s->mu);
@@ -259,8 +258,7 @@ void bl_store_started(bl_store *s, uint64_t id, int64_t start_ns)
 
 void bl_store_blackholed(bl_store *s, uint64_t id)
 {
-    pthread_mutex_lock(&s->mu);
-    record *r = find(s, id);
+    record *r = lock_record(s, id);
     if (r)
         r->blackholed = true;
     pthread_mutex_unlock(&s->mu);

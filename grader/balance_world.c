@@ -7,9 +7,9 @@
 #include "relaylab.pb-c.h"
 #include "rl_alloc.h"
 #include "rl_channel.h"
+#include "rl_client.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
-#include "rl_pb.h"
 #include "rl_probe.h"
 
 #include <grpc/support/alloc.h>
@@ -24,11 +24,7 @@
 #define STATUS_SLACK_MS 2000
 
 typedef struct lcall {
-    grpc_call *call;
-    grpc_byte_buffer *send_buf, *recv_buf;
-    grpc_metadata_array initial_md, trailing_md;
-    grpc_status_code status;
-    grpc_slice details;
+    rl_client_batch batch; /* its tag is the lcall */
     int client;
     bool is_long;
     int64_t start_ns, deadline_ns;
@@ -50,42 +46,20 @@ static int start_call(world *w, int client, bool is_long)
     lcall *c = rl_xcalloc(1, sizeof *c);
     c->client = client;
     c->is_long = is_long;
-    c->status = GRPC_STATUS_UNKNOWN;
-    c->details = grpc_empty_slice();
-    grpc_metadata_array_init(&c->initial_md);
-    grpc_metadata_array_init(&c->trailing_md);
+    rl_client_batch_init(&c->batch);
     char tag[160];
     snprintf(tag, sizeof tag, "%s.c%d.%c", o->tag, client, is_long ? 'l' : 's');
     Relaylab__LookupRequest req = RELAYLAB__LOOKUP_REQUEST__INIT;
     req.tag = tag;
     req.delay_ms = is_long ? (uint32_t)o->long_ms : 0;
-    c->send_buf = rl_pb_pack(&req.base);
     c->start_ns = rl_now_ns();
     int64_t dl = c->start_ns + (is_long ? o->long_deadline_ms : o->deadline_ms) * RL_NS_PER_MS;
     c->deadline_ns = dl;
-    c->call = grpc_channel_create_call(w->ch[client], NULL, GRPC_PROPAGATE_DEFAULTS, w->cq,
-                                       grpc_slice_from_static_string("/relaylab.Baseline/Lookup"), NULL,
-                                       rl_ns_to_deadline(dl), NULL);
-    grpc_op ops[6];
-    memset(ops, 0, sizeof ops);
-    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-    ops[1].op = GRPC_OP_SEND_MESSAGE;
-    ops[1].data.send_message.send_message = c->send_buf;
-    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-    ops[3].data.recv_initial_metadata.recv_initial_metadata = &c->initial_md;
-    ops[4].op = GRPC_OP_RECV_MESSAGE;
-    ops[4].data.recv_message.recv_message = &c->recv_buf;
-    ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-    ops[5].data.recv_status_on_client.trailing_metadata = &c->trailing_md;
-    ops[5].data.recv_status_on_client.status = &c->status;
-    ops[5].data.recv_status_on_client.status_details = &c->details;
-    if (!c->call || grpc_call_start_batch(c->call, ops, 6, c, NULL) != GRPC_CALL_OK) {
-        if (c->call)
-            grpc_call_unref(c->call);
-        grpc_byte_buffer_destroy(c->send_buf);
-        grpc_metadata_array_destroy(&c->initial_md);
-        grpc_metadata_array_destroy(&c->trailing_md);
+    grpc_call *call = grpc_channel_create_call(w->ch[client], NULL, GRPC_PROPAGATE_DEFAULTS, w->cq,
+                                               grpc_slice_from_static_string("/relaylab.Baseline/Lookup"), NULL,
+                                               rl_ns_to_deadline(dl), NULL);
+    if (rl_client_batch_start(&c->batch, call, &req.base, 0, c) != RL_OK) {
+        rl_client_batch_fini(&c->batch);
         free(c);
         return RL_EGRPC;
     }
@@ -111,51 +85,44 @@ static void end_call(world *w, lcall *c, bool success)
         w->head = c->next;
     if (c->next)
         c->next->prev = c->prev;
-    if (!success)
-        c->status = GRPC_STATUS_UNKNOWN;
-    if (c->status == GRPC_STATUS_DEADLINE_EXCEEDED) {
+    rl_client_batch_done(&c->batch, success);
+    grpc_status_code status = c->batch.status;
+    if (status == GRPC_STATUS_DEADLINE_EXCEEDED) {
         int64_t late = (rl_now_ns() - c->deadline_ns) / RL_NS_PER_MS;
         if (late > r->lag_ms)
             r->lag_ms = late;
     }
-    if (c->status == GRPC_STATUS_OK && !c->is_long) {
+    if (status == GRPC_STATUS_OK && !c->is_long) {
         int64_t us = (rl_now_ns() - c->start_ns) / 1000;
         if (us > r->short_max_us)
             r->short_max_us = us;
         r->short_slow += us > GR_BW_SLOW_MS * 1000;
     }
     int64_t took_ms = (rl_now_ns() - c->start_ns) / RL_NS_PER_MS;
-    if (c->status == GRPC_STATUS_UNAVAILABLE && !c->is_long &&
-        (w->opt->grace_ms < 0 || took_ms < w->opt->grace_ms)) {
+    if (status == GRPC_STATUS_UNAVAILABLE && !c->is_long && (w->opt->grace_ms < 0 || took_ms < w->opt->grace_ms)) {
         /* A call that answers at once, failed sooner than the grace could
          * cut it: it met a GOAWAY on its way (grpc/grpc#31733). */
         if (!r->raced++) {
-            char *d = grpc_slice_to_c_string(c->details);
+            char *d = grpc_slice_to_c_string(c->batch.details);
             snprintf(r->first_race, sizeof r->first_race, "UNAVAILABLE (%.80s) after %lld ms", d, (long long)took_ms);
             gpr_free(d);
         }
-    } else if (c->status != GRPC_STATUS_OK) {
+    } else if (status != GRPC_STATUS_OK) {
         if (!r->failed++) {
-            char *d = grpc_slice_to_c_string(c->details);
+            char *d = grpc_slice_to_c_string(c->batch.details);
             snprintf(r->first_failure, sizeof r->first_failure,
                      "%s (%.100s) on a %s call of client %d started %lld ms into the run, after %lld ms",
-                     rl_status_name(c->status), d, c->is_long ? "long" : "short", c->client + 1,
+                     rl_status_name(status), d, c->is_long ? "long" : "short", c->client + 1,
                      (long long)((c->start_ns - r->start_ns) / RL_NS_PER_MS),
                      (long long)((rl_now_ns() - c->start_ns) / RL_NS_PER_MS));
             gpr_free(d);
         }
         if (c->is_long)
             r->failed_long++;
-        else if (c->status == GRPC_STATUS_DEADLINE_EXCEEDED && rl_now_ns() >= c->deadline_ns - 5 * RL_NS_PER_MS)
+        else if (status == GRPC_STATUS_DEADLINE_EXCEEDED && rl_now_ns() >= c->deadline_ns - 5 * RL_NS_PER_MS)
             r->short_timed_out++; /* at the run's own deadline, not a service config's shorter one */
     }
-    grpc_call_unref(c->call);
-    grpc_byte_buffer_destroy(c->send_buf);
-    if (c->recv_buf)
-        grpc_byte_buffer_destroy(c->recv_buf);
-    grpc_slice_unref(c->details);
-    grpc_metadata_array_destroy(&c->initial_md);
-    grpc_metadata_array_destroy(&c->trailing_md);
+    rl_client_batch_fini(&c->batch);
     free(c);
 }
 
@@ -341,7 +308,7 @@ int gr_bw_run(const gr_bw_options *o, gr_bw_result *r, char *err, size_t errlen)
     /* A call gRPC never ended (it cannot happen with deadlines set, but the
      * queue must be empty before it goes): cancelled, its status counted. */
     for (lcall *c = w.head; c; c = c->next)
-        grpc_call_cancel(c->call, NULL);
+        grpc_call_cancel(c->batch.call, NULL);
     while (w.inflight > 0) {
         grpc_event ev = grpc_completion_queue_next(w.cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
         if (ev.type == GRPC_OP_COMPLETE)

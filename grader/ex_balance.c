@@ -81,8 +81,10 @@ typedef struct live {
     bool error;                /* the grader could not run it: ERROR */
     char why[GR_FEEDBACK_MAX]; /* the error, or the config's load failure */
     gr_verdict load_verdict;   /* FAIL when the config could not be loaded */
-    char world[144];           /* "world relay-fleet" */
     int64_t age_ms, grace_ms;  /* the config's own (INT_MAX: infinite) */
+    char age[32], grace[32];   /* the same in words: "600 ms", "infinite" */
+    char note[200];            /* " (world relay-fleet; the run's time is ...)",
+                                * closing every scenario's feedback */
     int64_t longest_ms;        /* the world's longest call */
     bool has_lb;               /* the client service config names a policy */
     char lb[48];
@@ -162,6 +164,15 @@ static bool stalled(const gr_bw_result *r)
     return r->lag_ms > STALL_MS || r->lb.longest_turn_ms > STALL_MS || r->short_timed_out > 0;
 }
 
+/* A config's duration in words: "600 ms", or "infinite" (INT_MAX). */
+static void ms_text(int64_t ms, char *buf, size_t len)
+{
+    if (ms >= INT_MAX)
+        snprintf(buf, len, "infinite");
+    else
+        snprintf(buf, len, "%lld ms", (long long)ms);
+}
+
 /* Restarts the three baselines with the config's server args, scaled, and
  * runs the world. Fills |l| (l->error when the grader failed). */
 static void live_run(gr_ctx *ctx, live *l)
@@ -177,12 +188,16 @@ static void live_run(gr_ctx *ctx, live *l)
         gr_config_close(&ce);
         return;
     }
-    gr_config_world_name(&ce, l->world, sizeof l->world);
+    char world[144]; /* "world relay-fleet" */
+    gr_config_world_name(&ce, world, sizeof world);
+    snprintf(l->note, sizeof l->note, " (%s; the run's time is the world's at 1:%d)", world, LAB_SCALE);
     if (rl_chancfg_calls_deadline(ce.cfg, &l->longest_ms) != RL_OK)
         l->longest_ms = DEFAULT_LONGEST_MS;
     l->age_ms = l->grace_ms = INT_MAX;
     configured(ce.cfg, "grpc.max_connection_age_ms", &l->age_ms);
     configured(ce.cfg, "grpc.max_connection_age_grace_ms", &l->grace_ms);
+    ms_text(l->age_ms, l->age, sizeof l->age);
+    ms_text(l->grace_ms, l->grace, sizeof l->grace);
 
     char argbuf[NSERVER][128];
     const char *argv[2 * NSERVER + 1];
@@ -310,22 +325,6 @@ static const live *get_live(gr_ctx *ctx, gr_scenario_result *out)
     return l;
 }
 
-static const char *ms_text(int64_t ms, char *buf, size_t len)
-{
-    if (ms >= INT_MAX)
-        snprintf(buf, len, "infinite");
-    else
-        snprintf(buf, len, "%lld ms", (long long)ms);
-    return buf;
-}
-
-/* " (world X; lab time 1:30)" */
-static const char *note(const live *l, char *buf, size_t len)
-{
-    snprintf(buf, len, " (%s; the run's time is the world's at 1:%d)", l->world, LAB_SCALE);
-    return buf;
-}
-
 /* The grader's lag, and the runs made when one before stalled. */
 static const char *stall_note(const live *l)
 {
@@ -344,9 +343,6 @@ static int fills(gr_ctx *ctx, gr_scenario_result *out)
     const live *l = get_live(ctx, out);
     if (!l)
         return 0;
-    char age[32], n[200];
-    ms_text(l->age_ms, age, sizeof age);
-    note(l, n, sizeof n);
     int64_t fill_world = l->fill_ms * LAB_SCALE;
     if (l->fill_ms >= 0 && l->fill_ms <= FILL_MS && l->share_after >= FAIR_MIN)
         return gr_result(out, GR_PASS,
@@ -355,7 +351,7 @@ static int fills(gr_ctx *ctx, gr_scenario_result *out)
                          "connections [%d %d %d]; max_connection_age %s%s",
                          100 * FAIR_MIN, (long long)(fill_world / 1000), WORLD_FILL_MS / 1000, 100 * l->share_after,
                          l->tail_rate[0], l->tail_rate[1], l->tail_rate[2], l->tail_conns[0], l->tail_conns[1],
-                         l->tail_conns[2], age, n);
+                         l->tail_conns[2], l->age, l->note);
     char why[300];
     if (l->age_ms >= INT_MAX)
         snprintf(why, sizeof why,
@@ -365,7 +361,7 @@ static int fills(gr_ctx *ctx, gr_scenario_result *out)
         snprintf(why, sizeof why,
                  "max_connection_age %s (+10 %% jitter) is longer than the %d s the backend may "
                  "wait after joining %d s in: connections are re-made too late",
-                 age, WORLD_FILL_MS / 1000, WORLD_ADD_MS / 1000);
+                 l->age, WORLD_FILL_MS / 1000, WORLD_ADD_MS / 1000);
     else if (l->has_lb && strcmp(l->lb, "round_robin") != 0)
         snprintf(why, sizeof why, "connections were re-made, yet the calls did not follow (client policy %s)", l->lb);
     else
@@ -376,11 +372,11 @@ static int fills(gr_ctx *ctx, gr_scenario_result *out)
                          "the joining backend never took %.0f %% of the calls within %d s (at the end it had %.0f %%; "
                          "calls/s [%d %d %d]): %s%s",
                          100 * FAIR_MIN, WORLD_FILL_MS / 1000, 100 * l->share_tail, l->tail_rate[0], l->tail_rate[1],
-                         l->tail_rate[2], why, n);
+                         l->tail_rate[2], why, l->note);
     return gr_result(out, GR_FAIL,
                      "the joining backend took its share only %lld s after it joined (bound %d s), %.0f %% from then "
                      "on: %s%s",
-                     (long long)(fill_world / 1000), WORLD_FILL_MS / 1000, 100 * l->share_after, why, n);
+                     (long long)(fill_world / 1000), WORLD_FILL_MS / 1000, 100 * l->share_after, why, l->note);
 }
 
 static int no_failures(gr_ctx *ctx, gr_scenario_result *out)
@@ -388,10 +384,6 @@ static int no_failures(gr_ctx *ctx, gr_scenario_result *out)
     const live *l = get_live(ctx, out);
     if (!l)
         return 0;
-    char age[32], grace[32], n[200];
-    ms_text(l->age_ms, age, sizeof age);
-    ms_text(l->grace_ms, grace, sizeof grace);
-    note(l, n, sizeof n);
     char race[480] = "";
     if (l->raced)
         snprintf(race, sizeof race,
@@ -402,16 +394,16 @@ static int no_failures(gr_ctx *ctx, gr_scenario_result *out)
         return gr_result(out, GR_PASS,
                          "%d calls, %d of them long (%lld ms), %d reconnects: none cut; max_connection_age %s, "
                          "grace %s%s%s%s",
-                         l->sent, l->long_sent, (long long)(l->longest_ms * 9 / 10), l->reconnects, age, grace, race,
-                         n, stall_note(l));
+                         l->sent, l->long_sent, (long long)(l->longest_ms * 9 / 10), l->reconnects, l->age, l->grace,
+                         race, l->note, stall_note(l));
     char why[300] = "";
     if (l->failed_long && l->grace_ms < l->longest_ms)
         snprintf(why, sizeof why,
                  ": after the GOAWAY the server closes the connection %s later, but calls run up to "
                  "%lld ms: set grpc.max_connection_age_grace_ms to the longest deadline or more",
-                 grace, (long long)l->longest_ms);
+                 l->grace, (long long)l->longest_ms);
     return gr_result(out, GR_FAIL, "%d of %d calls failed (%d of %d long ones), first %s%s%s%s", l->failed, l->sent,
-                     l->failed_long, l->long_sent, l->first_failure, why, n, stall_note(l));
+                     l->failed_long, l->long_sent, l->first_failure, why, l->note, stall_note(l));
 }
 
 static int churn(gr_ctx *ctx, gr_scenario_result *out)
@@ -419,22 +411,19 @@ static int churn(gr_ctx *ctx, gr_scenario_result *out)
     const live *l = get_live(ctx, out);
     if (!l)
         return 0;
-    char age[32], n[200];
-    ms_text(l->age_ms, age, sizeof age);
-    note(l, n, sizeof n);
     double limit = 60000.0 / WORLD_MIN_LIFE_MS;
     int calls_per = l->reconnects ? l->sent / (l->reconnects + NCLIENTS) : l->sent / NCLIENTS;
     if (l->per_client_min <= limit)
         return gr_result(out, GR_PASS,
                          "%.1f reconnects per client per minute (at most %.0f), about %d calls per "
                          "connection; max_connection_age %s%s",
-                         l->per_client_min, limit, calls_per, age, n);
+                         l->per_client_min, limit, calls_per, l->age, l->note);
     return gr_result(out, GR_FAIL,
                      "reconnects dominate: %.1f per client per minute (at most %.0f: a connection should live %d s "
                      "or more), %d connections for %d calls, about %d calls each; every reconnect is a TCP and TLS "
                      "handshake and a call waiting for it: max_connection_age %s is too short%s",
                      l->per_client_min, limit, WORLD_MIN_LIFE_MS / 1000, l->reconnects + NCLIENTS, l->sent, calls_per,
-                     age, n);
+                     l->age, l->note);
 }
 
 static int no_storm(gr_ctx *ctx, gr_scenario_result *out)
@@ -442,9 +431,6 @@ static int no_storm(gr_ctx *ctx, gr_scenario_result *out)
     const live *l = get_live(ctx, out);
     if (!l)
         return 0;
-    char age[32], n[200];
-    ms_text(l->age_ms, age, sizeof age);
-    note(l, n, sizeof n);
     /* One round in which every client happened to reconnect together is a
      * coincidence (and likelier than the jitter suggests: gRPC 1.51 draws it
      * from rand(), never seeded, so two servers give their k-th connections
@@ -454,11 +440,11 @@ static int no_storm(gr_ctx *ctx, gr_scenario_result *out)
                          "%d reconnects, at most %d within %.1f s (%d clients), %d such round%s: spread "
                          "by gRPC's +-10 %% jitter on max_connection_age %s%s",
                          l->reconnects, l->storm, WORLD_STORM_MS / 1000.0, NCLIENTS, l->storms,
-                         l->storms == 1 ? "" : "s", age, n);
+                         l->storms == 1 ? "" : "s", l->age, l->note);
     return gr_result(out, GR_FAIL,
                      "GOAWAY storms: %d times every client (%d) reconnected within %.1f s, up to %d reconnects at "
                      "%.1f s: gRPC's +-10 %% jitter on max_connection_age %s spreads them over too little time%s",
-                     l->storms, NCLIENTS, WORLD_STORM_MS / 1000.0, l->storm, l->storm_at_ms / 1000.0, age, n);
+                     l->storms, NCLIENTS, WORLD_STORM_MS / 1000.0, l->storm, l->storm_at_ms / 1000.0, l->age, l->note);
 }
 
 static int check(gr_ctx *ctx, gr_scenario_result *out)

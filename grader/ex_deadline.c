@@ -73,7 +73,7 @@ static int shrinks(gr_ctx *ctx, gr_scenario_result *out)
     char st[200];
     gr_process_status_text(&c, st, sizeof st);
     if (!lk || !wk) {
-        if (c.status == GRPC_STATUS_DEADLINE_EXCEEDED && c.end_ns >= d)
+        if (c.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED && c.end_ns >= d)
             gr_result(out, GR_TIMEOUT,
                             "Process did not answer within its %lld ms deadline (expected about 520 ms); the baseline "
                             "saw %zu Lookup and %zu Work calls",
@@ -137,7 +137,7 @@ static int none(gr_ctx *ctx, gr_scenario_result *out)
         char why[256], st[200];
         gr_process_status_text(&c, st, sizeof st);
         size_t nl = rl_observe_count(obs, "Lookup"), nw = rl_observe_count(obs, "Work");
-        if ((!lk || !wk) && c.status == GRPC_STATUS_DEADLINE_EXCEEDED) {
+        if ((!lk || !wk) && c.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED) {
             /* The client set no deadline, so this status is the relay's own
              * doing, whatever its language (see judge.h). */
             char fb[GR_FEEDBACK_MAX];
@@ -221,7 +221,7 @@ static int expires_in_lookup(gr_ctx *ctx, gr_scenario_result *out)
             gr_result(out, GR_FAIL, "Work was called without a Lookup first");
             goto done;
         }
-        if (c.status != GRPC_STATUS_DEADLINE_EXCEEDED || c.end_ns < d) {
+        if (c.batch.status != GRPC_STATUS_DEADLINE_EXCEEDED || c.end_ns < d) {
             gr_result(out, GR_FAIL, "Process returned %s after %lld ms without calling Lookup", st,
                             (long long)gr_ms_between(c.start_ns, c.end_ns));
             goto done;
@@ -263,7 +263,7 @@ static int expires_in_lookup(gr_ctx *ctx, gr_scenario_result *out)
      * grader's scheduling alone (134 ms was seen once in 20 runs of a
      * correct relay with two graders on 2 cores). It is reported. */
     int64_t late = gr_ms_between(d, c.end_ns);
-    if (c.status != GRPC_STATUS_DEADLINE_EXCEEDED)
+    if (c.batch.status != GRPC_STATUS_DEADLINE_EXCEEDED)
         gr_result(out, GR_FAIL, "Process ended with %s %lld ms after the start; expected DEADLINE_EXCEEDED at "
                         "its %lld ms deadline",
                         st, (long long)gr_ms_between(c.start_ns, c.end_ns), (long long)budget);
@@ -304,7 +304,7 @@ static int once(gr_ctx *ctx, gr_scenario_result *out)
         gr_result(out, GR_FAIL, "Work was called %zu times for one Process (Lookup %zu): call it once", nw, nl);
     else if (nl > 1)
         gr_result(out, GR_FAIL, "Lookup was called %zu times for one Process: call it once", nl);
-    else if (c.status == GRPC_STATUS_DEADLINE_EXCEEDED && nw == 0)
+    else if (c.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED && nw == 0)
         gr_result(out, GR_TIMEOUT,
                         "Process did not answer within its 5000 ms deadline (expected about 10 ms); the baseline saw "
                         "%zu Lookup and %zu Work calls",

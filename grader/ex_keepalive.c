@@ -131,7 +131,7 @@ static void call_baseline(grpc_channel *ch, const char *method, const ProtobufCM
     out->details[0] = '\0';
     /* No verdict from the call itself: the scenario judges its status. */
     if (gr_scenario_call(&c, ch, method, req, rl_now_ns() + budget_ms * RL_NS_PER_MS, NULL) == 0) {
-        out->status = c.status;
+        out->status = c.batch.status;
         rl_probe_call_details(&c, out->details, sizeof out->details);
     }
     out->ms = (rl_now_ns() - c.start_ns) / RL_NS_PER_MS;

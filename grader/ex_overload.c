@@ -21,6 +21,7 @@
 #include "rl_flow.h"
 #include "rl_probe.h"
 #include "rl_proc.h"
+#include "rl_stats.h"
 #include "run.h"
 #include "scenario.h"
 
@@ -116,9 +117,9 @@ static int set_world(gr_ctx *ctx, const char *method, const ProtobufCMessage *re
     int decided = 0;
     if (rl_probe_call_start(&c, ch, method, req, rl_now_ns() + GR_SCENARIO_OBSERVER_MS * RL_NS_PER_MS) != RL_OK ||
         rl_probe_call_wait(&c, c.deadline_ns + GR_SCENARIO_GRACE_MS * RL_NS_PER_MS) != RL_OK ||
-        c.status != GRPC_STATUS_OK)
+        c.batch.status != GRPC_STATUS_OK)
         decided = gr_scenario_decide(out, GR_ERROR, "the baseline's observer did not take %s (%s)", method,
-                                     c.done ? rl_status_name(c.status) : "no answer");
+                                     c.done ? rl_status_name(c.batch.status) : "no answer");
     rl_probe_call_fini(&c);
     return decided;
 }
@@ -173,7 +174,7 @@ static int refused(gr_ctx *ctx, gr_scenario_result *out)
         if (ms > FAST_MS) {
             if (!slow++)
                 gr_process_status_text(&c, slow_st, sizeof slow_st);
-        } else if (c.status != GRPC_STATUS_UNAVAILABLE) {
+        } else if (c.batch.status != GRPC_STATUS_UNAVAILABLE) {
             if (!wrong++)
                 gr_process_status_text(&c, wrong_st, sizeof wrong_st);
         }
@@ -203,21 +204,12 @@ done:
 
 /* The baseline's records once every one of them ended, waited for until
  * |until_ns| (a relay that leaves calls open is judged on what it left). */
-static bool all_ended(const Relaylab__ObserveReply *r, void *user)
-{
-    (void)user;
-    for (size_t i = 0; i < r->n_calls; i++)
-        if (!r->calls[i]->ended)
-            return false;
-    return true;
-}
-
 static int observe_all(gr_ctx *ctx, int64_t until_ns, Relaylab__ObserveReply **obs, gr_scenario_result *out)
 {
     grpc_channel *ch = gr_baseline_channel(ctx, 0);
     if (!ch)
         return gr_scenario_decide(out, GR_ERROR, "the baseline is not running");
-    int rc = rl_observe_until(ch, "", all_ended, NULL, until_ns, 20, obs);
+    int rc = rl_observe_until(ch, "", rl_observe_all_ended, NULL, until_ns, 20, obs);
     return gr_scenario_observed(rc, *obs, out);
 }
 
@@ -370,7 +362,7 @@ static int recovers(gr_ctx *ctx, gr_scenario_result *out)
     for (int i = 0; rl_now_ns() < up + bound_ms * RL_NS_PER_MS && !gr_interrupted(ctx); i++) {
         if (one_call(ctx, &c, "up", i, RECOVER_DEADLINE_MS, out))
             goto done;
-        if (c.status == GRPC_STATUS_OK) {
+        if (c.batch.status == GRPC_STATUS_OK) {
             gr_result(out, GR_PASS,
                       "after a %lld ms outage, calls succeeded again %lld ms after the backend came back (bound "
                       "%lld ms: gRPC's reconnect backoff, plus %d ms)",
@@ -391,12 +383,6 @@ static int recovers(gr_ctx *ctx, gr_scenario_result *out)
               (long long)bound_ms, (long long)outage_ms, (long long)(bound_ms - RECOVER_SLACK_MS), last);
 done:
     return gr_scenario_done(&c, NULL);
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* overload: ten times the capacity. */
@@ -455,7 +441,7 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
             wrong_code = k->status;
         }
     }
-    qsort(lat, nlat, sizeof *lat, cmp_i64);
+    rl_stats_sort_i64(lat, nlat);
     seen s;
     look(gr_tag(ctx), calls, n, obs, &s);
     double goodput = ok_late_half / (OL_DURATION_MS / 2 / 1000.0);
@@ -466,8 +452,8 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
              "%d OK (p50 %lld ms, p99 %lld ms), goodput %.1f/s in the second half; %d refused "
              "(within %lld ms), %d waited their deadline; the baseline saw %d calls, %d of them wasted; relay RSS "
              "peak %.1f MiB",
-             OL_RATE, OL_CAPACITY_PER_S, OL_DURATION_MS, OL_DEADLINE_MS, ok, (long long)(nlat ? lat[nlat / 2] : 0),
-             (long long)(nlat ? lat[(nlat * 99) / 100] : 0), goodput, fast, (long long)fast_max, waited, s.reached,
+             OL_RATE, OL_CAPACITY_PER_S, OL_DURATION_MS, OL_DEADLINE_MS, ok, (long long)rl_stats_pct_i64(lat, nlat, 50),
+             (long long)rl_stats_pct_i64(lat, nlat, 99), goodput, fast, (long long)fast_max, waited, s.reached,
              s.wasted, peak_mib);
     gr_verdict v = GR_PASS;
     char why[1024] = "";

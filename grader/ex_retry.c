@@ -122,7 +122,7 @@ static int call_attempts(gr_ctx *ctx, retry_env *env, const char *rpc, const cha
  * GR_SCENARIO_DECIDED; else 0. */
 static int lame(const rl_probe_call *c, const Relaylab__ObserveReply *obs, gr_scenario_result *out)
 {
-    if (rl_observe_count(obs, NULL) > 0 || c->status != GRPC_STATUS_INVALID_ARGUMENT)
+    if (rl_observe_count(obs, NULL) > 0 || c->batch.status != GRPC_STATUS_INVALID_ARGUMENT)
         return 0;
     char details[256];
     rl_probe_call_details(c, details, sizeof details);
@@ -211,11 +211,11 @@ static void judge_retried_to_ok(const faulted *f, gr_scenario_result *out)
     size_t n = f->n;
     char why[160];
     why_not_retried(&f->env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
-    if (f->c.status == GRPC_STATUS_OK && n == (size_t)run + 1 && attempts_numbered(f->obs))
+    if (f->c.batch.status == GRPC_STATUS_OK && n == (size_t)run + 1 && attempts_numbered(f->obs))
         gr_result(out, GR_PASS, "UNAVAILABLE %d time%s in a row, then OK: %d attempts, the client got OK "
                         "in %lld ms", run, run == 1 ? "" : "s", run + 1,
                         (long long)((f->c.end_ns - f->c.start_ns) / RL_NS_PER_MS));
-    else if (f->c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
+    else if (f->c.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED)
         gr_result(out, GR_FAIL,
                         "the retries did not finish within the caller's %lld ms deadline (%zu attempts seen): "
                         "the backoff is too long for it",
@@ -224,7 +224,8 @@ static void judge_retried_to_ok(const faulted *f, gr_scenario_result *out)
         gr_result(out, GR_FAIL,
                         "UNAVAILABLE %d time%s in a row (the world's restarting backend), then OK: the baseline "
                         "saw %zu attempt%s and the client got %s; expected %d attempts and OK: %s",
-                        run, run == 1 ? "" : "s", n, n == 1 ? "" : "s", rl_status_name(f->c.status), run + 1, why);
+                        run, run == 1 ? "" : "s", n, n == 1 ? "" : "s", rl_status_name(f->c.batch.status), run + 1,
+                        why);
 }
 
 static int unavailable_then_ok(gr_ctx *ctx, gr_scenario_result *out)
@@ -262,10 +263,10 @@ static void judge_answer_not_retried(const faulted *f, gr_scenario_result *out)
 {
     const char *name = rl_status_name(f->code);
     size_t n = f->n;
-    if (n == 1 && f->c.status == f->code)
+    if (n == 1 && f->c.batch.status == f->code)
         gr_result(out, GR_PASS, "%s: 1 attempt, not retried", name);
     else if (n == 1)
-        gr_result(out, GR_FAIL, "%s: 1 attempt, but the client got %s", name, rl_status_name(f->c.status));
+        gr_result(out, GR_FAIL, "%s: 1 attempt, but the client got %s", name, rl_status_name(f->c.batch.status));
     else
         gr_result(out, GR_FAIL,
                         "%s was tried %zu times: a request the server rejects fails the same way every time; "
@@ -286,12 +287,12 @@ static void judge_gives_up(const faulted *f, gr_scenario_result *out)
     bool retries = f->env.has_method && f->env.method.has_retry &&
                    (f->env.method.retryable_codes & (1u << GRPC_STATUS_UNAVAILABLE));
     size_t want = retries ? (size_t)f->env.method.max_attempts : 1;
-    if (f->c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
+    if (f->c.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED)
         gr_result(out, GR_FAIL,
                         "a persistent UNAVAILABLE: %zu attempts did not finish within the caller's %lld ms "
                         "deadline: the backoff is too long for it",
                         n, (long long)f->env.budget_ms);
-    else if (n == want && f->c.status == GRPC_STATUS_UNAVAILABLE)
+    else if (n == want && f->c.batch.status == GRPC_STATUS_UNAVAILABLE)
         gr_result(out, GR_PASS, "a persistent UNAVAILABLE: %zu attempts (maxAttempts %d%s), then UNAVAILABLE",
                         n, retries ? f->env.method.max_attempts : 1, retries ? ", at most 5" : "");
     else {
@@ -300,7 +301,7 @@ static void judge_gives_up(const faulted *f, gr_scenario_result *out)
         gr_result(out, GR_FAIL,
                         "a persistent UNAVAILABLE: the baseline saw %zu attempt%s, expected %zu; the client got "
                         "%s%s%s",
-                        n, n == 1 ? "" : "s", want, rl_status_name(f->c.status), n < want ? ": " : "",
+                        n, n == 1 ? "" : "s", want, rl_status_name(f->c.batch.status), n < want ? ": " : "",
                         n < want ? why : "");
     }
 }
@@ -426,13 +427,13 @@ done:
 /* Work failed once: never retried, whatever the policy says of the code. */
 static void judge_work_once(const faulted *f, gr_scenario_result *out)
 {
-    if (f->n == 1 && f->c.status == GRPC_STATUS_UNAVAILABLE)
+    if (f->n == 1 && f->c.batch.status == GRPC_STATUS_UNAVAILABLE)
         gr_result(out, GR_PASS, "Work failed UNAVAILABLE once: 1 attempt, the failure reached the caller");
     else
         gr_result(out, GR_FAIL,
                         "Work was tried %zu times (client got %s): Work has effects and must run at most once; "
                         "give the retryPolicy to Lookup only",
-                        f->n, rl_status_name(f->c.status));
+                        f->n, rl_status_name(f->c.batch.status));
 }
 
 static int work_once(gr_ctx *ctx, gr_scenario_result *out)

@@ -181,12 +181,12 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
     long long after = (long long)gr_ms_between(s, started);
     char st[200];
     gr_process_status_text(&n, st, sizeof st);
-    if (n.status == GRPC_STATUS_OK)
+    if (n.batch.status == GRPC_STATUS_OK)
         gr_result(out, GR_FAIL,
                         "a call started %lld ms after SIGTERM was served: a server that is shutting down must admit "
                         "no new call (clients retry on a live instance)",
                         after);
-    else if (n.status == GRPC_STATUS_DEADLINE_EXCEEDED || took > REFUSE_MS)
+    else if (n.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED || took > REFUSE_MS)
         gr_result(out, GR_FAIL,
                         "a call started %lld ms after SIGTERM failed %s only after %lld ms: a server that is shutting "
                         "down refuses new calls at once, so that clients go elsewhere",
@@ -369,7 +369,7 @@ static void load_run(load *l, int64_t until_ns, bool drain)
         int busy = 0;
         for (int i = 0; i < SLOTS; i++) {
             if (l->busy[i] && rl_probe_call_wait(&l->calls[i], 0) == RL_OK) {
-                if (l->calls[i].status == GRPC_STATUS_OK) {
+                if (l->calls[i].batch.status == GRPC_STATUS_OK) {
                     l->ok++;
                 } else {
                     if (l->failed < MAX_FAILURES) {

@@ -73,14 +73,14 @@ void gr_process_status_text(const rl_probe_call *c, char *buf, size_t len)
     char details[160];
     rl_probe_call_details(c, details, sizeof details);
     if (details[0])
-        snprintf(buf, len, "%s (%s)", rl_status_name(c->status), details);
+        snprintf(buf, len, "%s (%s)", rl_status_name(c->batch.status), details);
     else
-        snprintf(buf, len, "%s", rl_status_name(c->status));
+        snprintf(buf, len, "%s", rl_status_name(c->batch.status));
 }
 
 bool gr_process_reply_ok(const rl_probe_call *c, const char *tag, char *why, size_t len)
 {
-    if (c->status != GRPC_STATUS_OK) {
+    if (c->batch.status != GRPC_STATUS_OK) {
         char st[200];
         gr_process_status_text(c, st, sizeof st);
         snprintf(why, len, "Process failed with %s", st);
@@ -130,7 +130,7 @@ static int not_reached(gr_ctx *ctx, const rl_probe_call *c, const char *method, 
     /* A call that ended before the relay got there is a sign of death. */
     if (gr_scenario_crash_check(ctx, c->done, what, out))
         return GR_SCENARIO_DECIDED;
-    if (c->done && c->status == GRPC_STATUS_DEADLINE_EXCEEDED) {
+    if (c->done && c->batch.status == GRPC_STATUS_DEADLINE_EXCEEDED) {
         /* Every call start_and_reach makes has no deadline: this status is
          * the relay's own doing (judge.h). */
         char fb[GR_FEEDBACK_MAX];

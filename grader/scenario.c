@@ -114,9 +114,9 @@ int gr_scenario_crash_check(gr_ctx *ctx, bool likely_dead, const char *what, gr_
 
 int gr_scenario_crash_after(gr_ctx *ctx, const rl_probe_call *c, const char *what, gr_scenario_result *out)
 {
-    if (c->status == GRPC_STATUS_OK)
+    if (c->batch.status == GRPC_STATUS_OK)
         return 0;
-    return gr_scenario_crash_check(ctx, gr_scenario_status_says_dead(c->status), what, out);
+    return gr_scenario_crash_check(ctx, gr_scenario_status_says_dead(c->batch.status), what, out);
 }
 
 int gr_scenario_done(rl_probe_call *c, Relaylab__ObserveReply **obs)

@@ -86,17 +86,6 @@ static void stop_all(lab_server *baseline, lab_server *relays, size_t n)
     lab_server_stop(baseline);
 }
 
-static bool all_ended(const Relaylab__ObserveReply *r, void *user)
-{
-    size_t want = *(const size_t *)user;
-    if (r->n_calls < want)
-        return false;
-    for (size_t i = 0; i < r->n_calls; i++)
-        if (!r->calls[i]->ended)
-            return false;
-    return true;
-}
-
 /* Calls Process and returns its final status name; the call is bounded by
  * its own deadline or by |wait_ms|. */
 static const char *process(grpc_channel *ch, const char *tag, int64_t budget_ms, uint32_t lookup_ms, uint32_t steps,
@@ -113,7 +102,7 @@ static const char *process(grpc_channel *ch, const char *tag, int64_t budget_ms,
     const char *status = "no answer";
     if (rl_probe_call_start(&c, ch, "/relaylab.Relay/Process", &req.base, *deadline_ns) == 0 &&
         rl_probe_call_wait(&c, rl_now_ns() + 10 * RL_NS_PER_SEC) == 0)
-        status = rl_status_name(c.status);
+        status = rl_status_name(c.batch.status);
     rl_probe_call_fini(&c);
     return status;
 }
@@ -166,7 +155,7 @@ int lab_demo_deadline(void)
         const char *st = process(relays[i].ch, tag, 1000, 300, 1, 10, &d);
         size_t want = 2;
         Relaylab__ObserveReply *r = NULL;
-        rl_observe_until(baseline.ch, tag, all_ended, &want, rl_now_ns() + 3 * RL_NS_PER_SEC, 5, &r);
+        rl_observe_until(baseline.ch, tag, rl_observe_all_ended, &want, rl_now_ns() + 3 * RL_NS_PER_SEC, 5, &r);
         char lk[64], wk[64];
         received_vs_left(r ? rl_observe_find(r, "Lookup", 0) : NULL, d, lk, sizeof lk);
         received_vs_left(r ? rl_observe_find(r, "Work", 0) : NULL, d, wk, sizeof wk);
@@ -183,7 +172,7 @@ int lab_demo_deadline(void)
         const char *st = process(relays[i].ch, tag, -1, 10, 1, 10, &d);
         size_t want = 2;
         Relaylab__ObserveReply *r = NULL;
-        rl_observe_until(baseline.ch, tag, all_ended, &want, rl_now_ns() + 3 * RL_NS_PER_SEC, 5, &r);
+        rl_observe_until(baseline.ch, tag, rl_observe_all_ended, &want, rl_now_ns() + 3 * RL_NS_PER_SEC, 5, &r);
         char lk[64], wk[64];
         received(r ? rl_observe_find(r, "Lookup", 0) : NULL, lk, sizeof lk);
         received(r ? rl_observe_find(r, "Work", 0) : NULL, wk, sizeof wk);
@@ -234,7 +223,7 @@ static Relaylab__ObserveReply *cancel_when(lab_server *relay, lab_server *baseli
         /* A relay that ignores the cancel runs Work to its end (2 s) and
          * may call Work after Lookup: wait for both, bounded. */
         size_t want = lookup_ms ? 2 : 1;
-        rl_observe_until(baseline->ch, tag, all_ended, &want, rl_now_ns() + 4 * RL_NS_PER_SEC, 5, &r);
+        rl_observe_until(baseline->ch, tag, rl_observe_all_ended, &want, rl_now_ns() + 4 * RL_NS_PER_SEC, 5, &r);
     }
     rl_probe_call_fini(&c);
     return r;
@@ -379,7 +368,7 @@ static void describe_call(const rl_probe_call *c, int64_t s, char *buf, size_t l
     if (!c->done)
         snprintf(buf, len, "no answer");
     else
-        snprintf(buf, len, "%s at %lld ms", rl_status_name(c->status), ms_after(s, c->end_ns));
+        snprintf(buf, len, "%s at %lld ms", rl_status_name(c->batch.status), ms_after(s, c->end_ns));
 }
 
 /* "refused UNAVAILABLE in 1 ms" / "served OK in 104 ms": the call started
@@ -390,11 +379,11 @@ static void describe_new(const rl_probe_call *c, char *buf, size_t len)
         snprintf(buf, len, "not made");
     else if (!c->done)
         snprintf(buf, len, "no answer");
-    else if (c->status == GRPC_STATUS_OK)
+    else if (c->batch.status == GRPC_STATUS_OK)
         snprintf(buf, len, "served OK in %lld ms", ms_after(c->start_ns, c->end_ns));
     else
         snprintf(buf, len, "%s %s in %lld ms", ms_after(c->start_ns, c->end_ns) > SD_REFUSE_MS ? "failed" : "refused",
-                 rl_status_name(c->status), ms_after(c->start_ns, c->end_ns));
+                 rl_status_name(c->batch.status), ms_after(c->start_ns, c->end_ns));
 }
 
 /* What the baseline recorded of the long call's Work. */

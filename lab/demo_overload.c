@@ -17,6 +17,7 @@
 #include "rl_path.h"
 #include "rl_probe.h"
 #include "rl_proc.h"
+#include "rl_stats.h"
 #include "rl_svg.h"
 
 #include <grpc/grpc.h>
@@ -61,26 +62,11 @@ static int call(grpc_channel *ch, const char *method, const ProtobufCMessage *re
     int64_t t0 = rl_now_ns();
     if (rl_probe_call_start(&c, ch, method, req, t0 + deadline_ms * RL_NS_PER_MS) == RL_OK &&
         rl_probe_call_wait(&c, c.deadline_ns + 2 * RL_NS_PER_SEC) == RL_OK)
-        st = (int)c.status;
+        st = (int)c.batch.status;
     if (took_ms)
         *took_ms = c.end_ns ? (c.end_ns - t0) / RL_NS_PER_MS : -1;
     rl_probe_call_fini(&c);
     return st;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static bool all_ended(const Relaylab__ObserveReply *r, void *user)
-{
-    (void)user;
-    for (size_t i = 0; i < r->n_calls; i++)
-        if (!r->calls[i]->ended)
-            return false;
-    return true;
 }
 
 /* One load of |rate| calls/s through |relay|; fills |pt|. */
@@ -121,14 +107,14 @@ static int measure(lab_server *baseline, lab_server *relay, double rate, int ind
         else
             pt->refused++;
     }
-    qsort(lat, nlat, sizeof *lat, cmp_i64);
+    rl_stats_sort_i64(lat, nlat);
     pt->ok = (int)nlat;
     pt->goodput = late_half_ok / (LOAD_MS / 2 / 1000.0);
-    pt->p50 = nlat ? lat[nlat / 2] : 0;
-    pt->p99 = nlat ? lat[nlat * 99 / 100] : 0;
+    pt->p50 = rl_stats_pct_i64(lat, nlat, 50);
+    pt->p99 = rl_stats_pct_i64(lat, nlat, 99);
     pt->rss_mib = (double)w.peak_rss / RL_MIB;
     Relaylab__ObserveReply *obs = NULL;
-    rl_observe_until(baseline->ch, "", all_ended, NULL, rl_now_ns() + 3 * RL_NS_PER_SEC, 20, &obs);
+    rl_observe_until(baseline->ch, "", rl_observe_all_ended, NULL, rl_now_ns() + 3 * RL_NS_PER_SEC, 20, &obs);
     for (size_t i = 0; obs && i < obs->n_calls; i++)
         if (rl_load_index(prefix, obs->calls[i]->tag) >= 0 && obs->calls[i]->wasted)
             pt->wasted++;

@@ -3,9 +3,9 @@
 
 #include "relaylab.pb-c.h"
 #include "rl_alloc.h"
+#include "rl_client.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
-#include "rl_pb.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,35 +13,16 @@
 
 /* One call's gRPC state; |out| is its entry in the results. */
 typedef struct slot {
-    grpc_call *call;
-    grpc_byte_buffer *send, *recv;
-    grpc_metadata_array initial_md, trailing_md;
-    grpc_slice details;
-    grpc_status_code status;
+    rl_client_batch batch;
     bool pending;
     bool cut; /* cancelled by the grader after the grace */
 } slot;
-
-static void finish_slot(slot *s)
-{
-    if (s->call)
-        grpc_call_unref(s->call);
-    if (s->send)
-        grpc_byte_buffer_destroy(s->send);
-    if (s->recv)
-        grpc_byte_buffer_destroy(s->recv);
-    grpc_metadata_array_destroy(&s->initial_md);
-    grpc_metadata_array_destroy(&s->trailing_md);
-    grpc_slice_unref(s->details);
-}
 
 static int start_call(grpc_channel *ch, grpc_completion_queue *cq, const rl_load_options *opt, size_t i, slot *s,
                       rl_load_call *out)
 {
     memset(s, 0, sizeof *s);
-    grpc_metadata_array_init(&s->initial_md);
-    grpc_metadata_array_init(&s->trailing_md);
-    s->details = grpc_empty_slice();
+    rl_client_batch_init(&s->batch);
     char tag[256];
     snprintf(tag, sizeof tag, "%s.%zu", opt->prefix, i);
     Relaylab__ProcessRequest req = RELAYLAB__PROCESS_REQUEST__INIT;
@@ -51,27 +32,10 @@ static int start_call(grpc_channel *ch, grpc_completion_queue *cq, const rl_load
     out->start_ns = rl_now_ns();
     out->deadline_ns = out->start_ns + opt->deadline_ms * RL_NS_PER_MS;
     out->status = GRPC_STATUS_UNKNOWN;
-    s->call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
-                                       grpc_slice_from_static_string("/relaylab.Relay/Process"), NULL,
-                                       rl_ns_to_deadline(out->deadline_ns), NULL);
-    if (!s->call)
-        return RL_EGRPC;
-    s->send = rl_pb_pack(&req.base);
-    grpc_op ops[6];
-    memset(ops, 0, sizeof ops);
-    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-    ops[1].op = GRPC_OP_SEND_MESSAGE;
-    ops[1].data.send_message.send_message = s->send;
-    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-    ops[3].data.recv_initial_metadata.recv_initial_metadata = &s->initial_md;
-    ops[4].op = GRPC_OP_RECV_MESSAGE;
-    ops[4].data.recv_message.recv_message = &s->recv;
-    ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-    ops[5].data.recv_status_on_client.trailing_metadata = &s->trailing_md;
-    ops[5].data.recv_status_on_client.status = &s->status;
-    ops[5].data.recv_status_on_client.status_details = &s->details;
-    if (grpc_call_start_batch(s->call, ops, 6, (void *)(uintptr_t)(i + 1), NULL) != GRPC_CALL_OK)
+    grpc_call *call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, cq,
+                                               grpc_slice_from_static_string("/relaylab.Relay/Process"), NULL,
+                                               rl_ns_to_deadline(out->deadline_ns), NULL);
+    if (rl_client_batch_start(&s->batch, call, &req.base, 0, (void *)(uintptr_t)(i + 1)) != RL_OK)
         return RL_EGRPC;
     s->pending = true;
     return RL_OK;
@@ -85,7 +49,8 @@ static bool take_event(grpc_completion_queue *cq, int64_t until_ns, slot *slots,
         return false;
     size_t i = (size_t)(uintptr_t)ev.tag - 1;
     calls[i].end_ns = slots[i].cut ? 0 : rl_now_ns(); /* a cut call had no status of its own */
-    calls[i].status = ev.success ? slots[i].status : GRPC_STATUS_UNKNOWN;
+    rl_client_batch_done(&slots[i].batch, ev.success);
+    calls[i].status = slots[i].batch.status;
     slots[i].pending = false;
     (*pending)--;
     return true;
@@ -117,7 +82,7 @@ int rl_load_run(grpc_channel *ch, const rl_load_options *opt, int64_t grace_ms, 
             continue;
         }
         if (start_call(ch, cq, opt, n, &slots[n], &calls[n]) != RL_OK) {
-            finish_slot(&slots[n]);
+            rl_client_batch_fini(&slots[n].batch);
             rc = RL_EGRPC;
             break;
         }
@@ -138,14 +103,14 @@ int rl_load_run(grpc_channel *ch, const rl_load_options *opt, int64_t grace_ms, 
     for (size_t i = 0; i < n; i++) {
         if (slots[i].pending) {
             slots[i].cut = true;
-            grpc_call_cancel(slots[i].call, NULL);
+            grpc_call_cancel(slots[i].batch.call, NULL);
         }
     }
     int64_t drain_until = rl_now_ns() + 5 * RL_NS_PER_SEC;
     while (pending && rl_now_ns() < drain_until)
         take_event(cq, drain_until, slots, calls, &pending);
     for (size_t i = 0; i < n; i++)
-        finish_slot(&slots[i]);
+        rl_client_batch_fini(&slots[i].batch);
     grpc_completion_queue_shutdown(cq);
     for (;;) {
         grpc_event ev = grpc_completion_queue_next(cq, rl_ns_to_deadline(rl_now_ns() + RL_NS_PER_SEC), NULL);

@@ -21,35 +21,14 @@ int rl_probe_call_start(rl_probe_call *c, grpc_channel *ch, const char *method, 
 {
     memset(c, 0, sizeof *c);
     c->tag.done = no_op_done;
-    c->status = GRPC_STATUS_UNKNOWN;
-    c->details = grpc_empty_slice();
+    rl_client_batch_init(&c->batch);
     c->deadline_ns = deadline_ns;
-    grpc_metadata_array_init(&c->initial_md);
-    grpc_metadata_array_init(&c->trailing_md);
     c->cq = grpc_completion_queue_create_for_next(NULL);
     gpr_timespec d = deadline_ns == RL_NO_DEADLINE ? gpr_inf_future(GPR_CLOCK_MONOTONIC) : rl_ns_to_deadline(deadline_ns);
-    c->call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq,
-                                       grpc_slice_from_static_string(method), NULL, d, NULL);
-    if (!c->call)
-        return RL_EGRPC;
-    c->send_buf = rl_pb_pack(req);
-
-    grpc_op ops[6];
-    memset(ops, 0, sizeof ops);
-    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-    ops[1].op = GRPC_OP_SEND_MESSAGE;
-    ops[1].data.send_message.send_message = c->send_buf;
-    ops[2].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
-    ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
-    ops[3].data.recv_initial_metadata.recv_initial_metadata = &c->initial_md;
-    ops[4].op = GRPC_OP_RECV_MESSAGE;
-    ops[4].data.recv_message.recv_message = &c->recv_buf;
-    ops[5].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-    ops[5].data.recv_status_on_client.trailing_metadata = &c->trailing_md;
-    ops[5].data.recv_status_on_client.status = &c->status;
-    ops[5].data.recv_status_on_client.status_details = &c->details;
+    grpc_call *call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq,
+                                               grpc_slice_from_static_string(method), NULL, d, NULL);
     c->start_ns = rl_now_ns();
-    if (grpc_call_start_batch(c->call, ops, 6, &c->tag, NULL) != GRPC_CALL_OK)
+    if (rl_client_batch_start(&c->batch, call, req, 0, &c->tag) != RL_OK)
         return RL_EGRPC;
     c->started = true;
     return RL_OK;
@@ -66,10 +45,7 @@ int rl_probe_call_wait(rl_probe_call *c, int64_t until_ns)
         if (ev.type == GRPC_OP_COMPLETE) {
             c->done = true;
             c->end_ns = rl_now_ns();
-            /* A batch holding RECV_STATUS_ON_CLIENT only fails on a gRPC bug;
-             * keep it visible rather than trusting a half-filled status. */
-            if (!ev.success)
-                c->status = GRPC_STATUS_UNKNOWN;
+            rl_client_batch_done(&c->batch, ev.success);
             return RL_OK;
         }
         if (ev.type == GRPC_QUEUE_TIMEOUT && rl_now_ns() >= until_ns)
@@ -84,49 +60,38 @@ int64_t rl_probe_call_cancel(rl_probe_call *c)
     if (!c->started || c->done)
         return 0;
     c->cancel_ns = rl_now_ns();
-    grpc_call_cancel(c->call, NULL);
+    grpc_call_cancel(c->batch.call, NULL);
     return c->cancel_ns;
 }
 
 int rl_probe_call_reply(const rl_probe_call *c, const ProtobufCMessageDescriptor *desc, ProtobufCMessage **out)
 {
-    if (!c->done || !c->recv_buf)
+    if (!c->done || !c->batch.reply_buf)
         return RL_EINVAL;
-    return rl_pb_unpack(desc, c->recv_buf, 0, out);
+    return rl_pb_unpack(desc, c->batch.reply_buf, 0, out);
 }
 
 void rl_probe_call_details(const rl_probe_call *c, char *buf, size_t len)
 {
     if (!len)
         return;
-    size_t n = c->done ? GRPC_SLICE_LENGTH(c->details) : 0;
+    size_t n = c->done ? GRPC_SLICE_LENGTH(c->batch.details) : 0;
     if (n > len - 1)
         n = len - 1;
     if (n)
-        memcpy(buf, GRPC_SLICE_START_PTR(c->details), n);
+        memcpy(buf, GRPC_SLICE_START_PTR(c->batch.details), n);
     buf[n] = '\0';
 }
 
 void rl_probe_call_fini(rl_probe_call *c)
 {
-    if (!c->cq && !c->call)
+    if (!c->cq && !c->batch.call)
         return;
     if (c->started && !c->done) {
-        grpc_call_cancel(c->call, NULL);
+        grpc_call_cancel(c->batch.call, NULL);
         rl_probe_call_wait(c, rl_now_ns() + 5 * RL_NS_PER_SEC);
     }
-    if (c->call)
-        grpc_call_unref(c->call);
-    c->call = NULL;
-    if (c->send_buf)
-        grpc_byte_buffer_destroy(c->send_buf);
-    if (c->recv_buf)
-        grpc_byte_buffer_destroy(c->recv_buf);
-    c->send_buf = c->recv_buf = NULL;
-    grpc_metadata_array_destroy(&c->initial_md);
-    grpc_metadata_array_destroy(&c->trailing_md);
-    grpc_slice_unref(c->details);
-    c->details = grpc_empty_slice();
+    rl_client_batch_fini(&c->batch);
     if (c->cq) {
         grpc_completion_queue_shutdown(c->cq);
         /* Bounded drain: after the batch completed nothing else is queued. */
@@ -167,9 +132,9 @@ static int observer_call(grpc_channel *ch, const char *method, const ProtobufCMe
     if (rc == RL_OK)
         rc = rl_probe_call_wait(&c, deadline + 100 * RL_NS_PER_MS);
     if (rc == RL_OK) {
-        if (c.status == GRPC_STATUS_DEADLINE_EXCEEDED)
+        if (c.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED)
             rc = RL_ETIMEOUT;
-        else if (c.status != GRPC_STATUS_OK)
+        else if (c.batch.status != GRPC_STATUS_OK)
             rc = RL_EGRPC;
         else if (reply_desc)
             rc = rl_probe_call_reply(&c, reply_desc, out);
@@ -213,6 +178,16 @@ int rl_observe_until(grpc_channel *baseline, const char *tag, rl_observe_pred pr
         struct timespec ts = {.tv_sec = nap / RL_NS_PER_SEC, .tv_nsec = (long)(nap % RL_NS_PER_SEC)};
         nanosleep(&ts, NULL);
     }
+}
+
+bool rl_observe_all_ended(const Relaylab__ObserveReply *r, void *min_calls)
+{
+    if (min_calls && r->n_calls < *(const size_t *)min_calls)
+        return false;
+    for (size_t i = 0; i < r->n_calls; i++)
+        if (!r->calls[i]->ended)
+            return false;
+    return true;
 }
 
 const Relaylab__CallRecord *rl_observe_find(const Relaylab__ObserveReply *r, const char *method, size_t nth)

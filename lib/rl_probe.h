@@ -4,11 +4,11 @@
  * Each rl_probe_call owns a private completion queue, so waiting on one call
  * never consumes another call's event: a grader can start a call, poll the
  * baseline's observer while it runs, cancel it at a chosen instant and then
- * collect its status. The whole call is a single batch (send metadata,
- * message and close; receive metadata, message and status), which keeps the
- * status visible when a retry policy is active. Instants are CLOCK_MONOTONIC
- * nanoseconds, like rl_deadline. (The relay's loop-driven downstream call is
- * rl_client; this one is for callers without a loop.)
+ * collect its status. The whole call is rl_client's single batch (send
+ * metadata, message and close; receive metadata, message and status), which
+ * keeps the status visible when a retry policy is active. Instants are
+ * CLOCK_MONOTONIC nanoseconds, like rl_deadline. (The relay's loop-driven
+ * downstream call is rl_client; this one is for callers without a loop.)
  *
  * Threads: unlike the loop modules, any thread may use a call, one thread at
  * a time; the Observer queries block the calling thread. */
@@ -16,6 +16,7 @@
 #define RL_PROBE_H
 
 #include "relaylab.pb-c.h"
+#include "rl_client.h"
 #include "rl_loop.h"
 
 #include <grpc/grpc.h>
@@ -27,20 +28,17 @@
 #define RL_NO_DEADLINE INT64_MAX
 
 typedef struct rl_probe_call {
-    grpc_completion_queue *cq;  /* owned; private to this call */
-    grpc_call *call;            /* owned; NULL before start and after fini */
-    rl_tag tag;                 /* the one batch's tag */
-    grpc_metadata_array initial_md, trailing_md;
-    grpc_byte_buffer *send_buf; /* owned until fini */
-    grpc_byte_buffer *recv_buf; /* the reply, NULL if none arrived */
-    grpc_status_code status;    /* valid once done */
-    grpc_slice details;         /* status message, valid once done */
-    int64_t deadline_ns;        /* the deadline D given to gRPC; RL_NO_DEADLINE */
-    int64_t start_ns;           /* just before the batch was started */
-    int64_t end_ns;             /* when a wait saw the status (0 until done) */
-    int64_t cancel_ns;          /* instant of rl_probe_call_cancel, 0 if none */
-    bool started;               /* the batch was accepted by gRPC */
-    bool done;                  /* the status arrived */
+    grpc_completion_queue *cq; /* owned; private to this call */
+    rl_tag tag;                /* the batch's tag */
+    rl_client_batch batch;     /* the call (NULL before start and after
+                                * fini), its status and details (valid once
+                                * done) and its reply */
+    int64_t deadline_ns;       /* the deadline D given to gRPC; RL_NO_DEADLINE */
+    int64_t start_ns;          /* just before the batch was started */
+    int64_t end_ns;            /* when a wait saw the status (0 until done) */
+    int64_t cancel_ns;         /* instant of rl_probe_call_cancel, 0 if none */
+    bool started;              /* the batch was accepted by gRPC */
+    bool done;                 /* the status arrived */
 } rl_probe_call;
 
 /* Starts a unary call of |method| ("/relaylab.Relay/Process") on |ch| with
@@ -91,6 +89,10 @@ typedef bool (*rl_observe_pred)(const Relaylab__ObserveReply *r, void *user);
  * failed three times in a row. *out is always the caller's to free. */
 int rl_observe_until(grpc_channel *baseline, const char *tag, rl_observe_pred pred, void *user, int64_t until_ns,
                      int64_t poll_ms, Relaylab__ObserveReply **out);
+
+/* A condition for rl_observe_until: every record has ended, and there are
+ * at least *(const size_t *)|min_calls| of them (NULL: any number). */
+bool rl_observe_all_ended(const Relaylab__ObserveReply *r, void *min_calls);
 
 /* The |nth| (0-based) record of |method| in arrival order, or NULL. */
 const Relaylab__CallRecord *rl_observe_find(const Relaylab__ObserveReply *r, const char *method, size_t nth);

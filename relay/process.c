@@ -68,11 +68,11 @@ static void release(process_call *p)
  * every answer here it is a no-op when on_cancel already answered. */
 static void fail_from(process_call *p, const char *what)
 {
-    char *details = grpc_slice_to_c_string(p->down.details);
+    char *details = grpc_slice_to_c_string(p->down.batch.details);
     char msg[512];
     snprintf(msg, sizeof msg, "%s failed: %s", what, details);
     gpr_free(details);
-    rl_unary_fail(&p->u, p->down.status, msg);
+    rl_unary_fail(&p->u, p->down.batch.status, msg);
 }
 
 /* Starts a downstream call to |method| with |msg|. The server call is the
@@ -137,7 +137,7 @@ static void lookup_done(rl_client *c)
 {
     process_call *p = from_client(c);
     p->down_busy = false;
-    bool ok = c->status == GRPC_STATUS_OK;
+    bool ok = c->batch.status == GRPC_STATUS_OK;
     if (!ok)
         fail_from(p, "Lookup");
     rl_client_fini(c); /* before start_work reuses |c| for Work */
@@ -151,7 +151,7 @@ static void work_done(rl_client *c)
 {
     process_call *p = from_client(c);
     p->down_busy = false;
-    RL_DEBUG("Work %u of %s ended with status %d", p->works, p->req->tag, (int)c->status);
+    RL_DEBUG("Work %u of %s ended with status %d", p->works, p->req->tag, (int)c->batch.status);
     if (p->works < p->ctx->mistake->work_calls) {
         /* The call-twice bug: a "retry" whatever the outcome was. */
         rl_client_fini(c);
@@ -160,7 +160,7 @@ static void work_done(rl_client *c)
         release(p);
         return;
     }
-    if (c->status != GRPC_STATUS_OK) {
+    if (c->batch.status != GRPC_STATUS_OK) {
         fail_from(p, "Work");
     } else {
         ProtobufCMessage *msg = NULL;

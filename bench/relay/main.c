@@ -17,6 +17,7 @@
 #include "rl_loop.h"
 #include "rl_path.h"
 #include "rl_proc.h"
+#include "rl_stats.h"
 #include "rl_tcp.h"
 
 #include <grpc/grpc.h>
@@ -143,8 +144,8 @@ static void start_op(slot *s)
 static void note_error(bench *b, const rl_client *c)
 {
     if (b->errors++ == 0) {
-        char *d = grpc_slice_to_c_string(c->details);
-        snprintf(b->first_error, sizeof b->first_error, "status %d: %s", (int)c->status, d);
+        char *d = grpc_slice_to_c_string(c->batch.details);
+        snprintf(b->first_error, sizeof b->first_error, "status %d: %s", (int)c->batch.status, d);
         gpr_free(d);
     }
 }
@@ -155,7 +156,7 @@ static void op_done(rl_client *c)
     bench *b = s->b;
     s->busy = false;
     b->busy--;
-    bool ok = c->status == GRPC_STATUS_OK;
+    bool ok = c->batch.status == GRPC_STATUS_OK;
     if (!ok)
         note_error(b, c);
     rl_client_fini(c);
@@ -176,12 +177,6 @@ static void op_done(rl_client *c)
         b->last_end_ns = now;
     }
     start_op(s);
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
 }
 
 /* Runs one path to the end and fills |out|. Returns 0, or RL_ETIMEOUT when
@@ -226,12 +221,11 @@ static int run_path(bench *b, unsigned concurrency, double seconds, result *out)
     out->errors = b->errors;
     out->server_us_per_op = out->baseline_us_per_op = out->server_cpu_share = -1;
     if (b->nlat) {
-        qsort(b->lat, b->nlat, sizeof *b->lat, cmp_i64);
+        rl_stats_sort_i64(b->lat, b->nlat);
         double window = (double)(b->last_end_ns - b->measure_from_ns) / 1e9; /* last counted end */
         out->ops_per_s = window > 0 ? (double)b->nlat / window : 0;
-        out->p50_ms = (double)b->lat[b->nlat / 2] / 1e6;
-        size_t i99 = b->nlat * 99 / 100;
-        out->p99_ms = (double)b->lat[i99 < b->nlat ? i99 : b->nlat - 1] / 1e6;
+        out->p50_ms = (double)rl_stats_pct_i64(b->lat, b->nlat, 50) / 1e6;
+        out->p99_ms = (double)rl_stats_pct_i64(b->lat, b->nlat, 99) / 1e6;
         if (b->measuring && server_cpu >= 0 && b->server_cpu0_ns >= 0) {
             out->server_us_per_op = (double)(server_cpu - b->server_cpu0_ns) / 1e3 / (double)b->nlat;
             out->server_cpu_share = (double)(server_cpu - b->server_cpu0_ns) / (double)(end_ns - b->measure_from_ns);

@@ -130,7 +130,7 @@ static void crash_after_an_ok_status_looks_at_nothing(void **state)
     rl_probe_call c;
     memset(&c, 0, sizeof c);
     c.done = true;
-    c.status = GRPC_STATUS_OK;
+    c.batch.status = GRPC_STATUS_OK;
     gr_scenario_result out;
     memset(&out, 0, sizeof out);
     /* A submission that answered was alive: no context is even read. */
@@ -212,8 +212,8 @@ static void call_to_a_refusing_port_ends_unavailable(void **state)
         gr_scenario_call(&c, p->ch, "/relaylab.Baseline/Lookup", &req.base, rl_now_ns() + 5000 * RL_NS_PER_MS, &out),
         0);
     assert_true(c.done);
-    assert_int_equal(c.status, GRPC_STATUS_UNAVAILABLE);
-    assert_true(gr_scenario_status_says_dead(c.status));
+    assert_int_equal(c.batch.status, GRPC_STATUS_UNAVAILABLE);
+    assert_true(gr_scenario_status_says_dead(c.batch.status));
     rl_probe_call_fini(&c);
 }
 
@@ -224,7 +224,7 @@ static void call_to_a_silent_server_ends_at_its_deadline(void **state)
     rl_probe_call c;
     int64_t d = rl_now_ns() + 200 * RL_NS_PER_MS;
     assert_int_equal(gr_scenario_call(&c, p->ch, "/relaylab.Baseline/Lookup", &req.base, d, NULL), 0);
-    assert_int_equal(c.status, GRPC_STATUS_DEADLINE_EXCEEDED);
+    assert_int_equal(c.batch.status, GRPC_STATUS_DEADLINE_EXCEEDED);
     assert_true(c.end_ns >= d);
     rl_probe_call_fini(&c);
 }
@@ -239,7 +239,7 @@ static void cancel_collects_the_status(void **state)
         RL_OK);
     assert_true(gr_scenario_cancel(&c) > 0);
     assert_true(c.done);
-    assert_int_equal(c.status, GRPC_STATUS_CANCELLED);
+    assert_int_equal(c.batch.status, GRPC_STATUS_CANCELLED);
     rl_probe_call_fini(&c);
 }
 

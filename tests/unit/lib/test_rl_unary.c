@@ -16,10 +16,10 @@
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_loop.h"
+#include "rl_test_server.h"
 #include "rl_unary.h"
 
 #include <grpc/grpc.h>
-#include <grpc/grpc_security.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,15 +35,7 @@ typedef struct handler {
 } handler;
 
 static struct {
-    rl_loop loop;
-    grpc_server *server;
-    grpc_channel *channel;
-    char addr[64];
-    grpc_call *server_call;
-    grpc_call_details details;
-    grpc_metadata_array request_md;
-    rl_tag accept_tag, shutdown_tag;
-    bool accepted, shut_down;
+    rl_test_server srv;
     handler h;
     rl_client client;
     bool client_done;
@@ -96,20 +88,9 @@ static void on_free(rl_unary *u)
 
 static const rl_unary_ops ops = {on_request, on_cancel, on_free, on_sent};
 
-static void accept_done(rl_tag *tag, bool ok)
+static void on_call(grpc_call *call)
 {
-    (void)tag;
-    if (!ok)
-        return;
-    t.accepted = true;
-    rl_unary_start(&t.h.u, &t.loop, t.server_call, &relaylab__lookup_request__descriptor, 0, &ops);
-}
-
-static void shutdown_done(rl_tag *tag, bool ok)
-{
-    (void)tag;
-    (void)ok;
-    t.shut_down = true;
+    rl_unary_start(&t.h.u, &t.srv.loop, call, &relaylab__lookup_request__descriptor, 0, &ops);
 }
 
 static void client_done(rl_client *c)
@@ -118,58 +99,18 @@ static void client_done(rl_client *c)
     t.client_done = true;
 }
 
-/* Runs the loop until |*flag| is set or |ms| passed; returns the flag. */
-static bool run_until(const bool *flag, int64_t ms)
-{
-    int64_t until = rl_now_ns() + ms * RL_NS_PER_MS;
-    while (!*flag && rl_now_ns() < until)
-        rl_loop_run_until(&t.loop, rl_now_ns() + 5 * RL_NS_PER_MS);
-    return *flag;
-}
-
 static int setup(void **state)
 {
     (void)state;
-    grpc_init();
     memset(&t, 0, sizeof t);
-    rl_loop_init(&t.loop);
-    t.server = grpc_server_create(NULL, NULL);
-    grpc_server_register_completion_queue(t.server, t.loop.cq, NULL);
-    grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
-    int port = grpc_server_add_http2_port(t.server, "127.0.0.1:0", creds);
-    grpc_server_credentials_release(creds);
-    if (port <= 0)
-        return -1;
-    grpc_server_start(t.server);
-    snprintf(t.addr, sizeof t.addr, "127.0.0.1:%d", port);
-    grpc_channel_credentials *cc = grpc_insecure_credentials_create();
-    t.channel = grpc_channel_create(t.addr, cc, NULL);
-    grpc_channel_credentials_release(cc);
-    t.accept_tag.done = accept_done;
-    t.shutdown_tag.done = shutdown_done;
-    grpc_call_details_init(&t.details);
-    grpc_metadata_array_init(&t.request_md);
-    if (grpc_server_request_call(t.server, &t.server_call, &t.details, &t.request_md, t.loop.cq, t.loop.cq,
-                                 &t.accept_tag) != GRPC_CALL_OK)
-        return -1;
-    return 0;
+    return rl_test_server_start(&t.srv, on_call);
 }
 
 static int teardown(void **state)
 {
     (void)state;
     rl_client_fini(&t.client);
-    grpc_channel_destroy(t.channel);
-    grpc_server_shutdown_and_notify(t.server, t.loop.cq, &t.shutdown_tag);
-    grpc_server_cancel_all_calls(t.server);
-    run_until(&t.shut_down, 10000);
-    grpc_server_destroy(t.server);
-    grpc_completion_queue_shutdown(t.loop.cq);
-    rl_loop_run(&t.loop);
-    rl_loop_fini(&t.loop);
-    grpc_call_details_destroy(&t.details);
-    grpc_metadata_array_destroy(&t.request_md);
-    grpc_shutdown();
+    rl_test_server_stop(&t.srv);
     return 0;
 }
 
@@ -178,8 +119,8 @@ static void call_lookup(int64_t deadline_ms)
 {
     gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(deadline_ms, GPR_TIMESPAN));
     grpc_slice method = grpc_slice_from_static_string("/relaylab.Baseline/Lookup");
-    grpc_call *call =
-        grpc_channel_create_call(t.channel, NULL, GRPC_PROPAGATE_DEFAULTS, t.loop.cq, method, NULL, deadline, NULL);
+    grpc_call *call = grpc_channel_create_call(t.srv.channel, NULL, GRPC_PROPAGATE_DEFAULTS, t.srv.loop.cq, method,
+                                               NULL, deadline, NULL);
     assert_non_null(call);
     Relaylab__LookupRequest req = RELAYLAB__LOOKUP_REQUEST__INIT;
     req.tag = (char *)"unary-test";
@@ -191,7 +132,7 @@ static void run_until_freed(int64_t ms)
 {
     int64_t until = rl_now_ns() + ms * RL_NS_PER_MS;
     while (t.h.on_free == 0 && rl_now_ns() < until)
-        rl_loop_run_until(&t.loop, rl_now_ns() + 5 * RL_NS_PER_MS);
+        rl_loop_run_until(&t.srv.loop, rl_now_ns() + 5 * RL_NS_PER_MS);
 }
 
 static void reply_while_a_message_is_in_flight_is_refused(void **state)
@@ -199,7 +140,7 @@ static void reply_while_a_message_is_in_flight_is_refused(void **state)
     (void)state;
     t.h.mode = STREAM_THEN_REPLY;
     call_lookup(30000); /* far beyond the wait below: a hung call fails the wait */
-    assert_true(run_until(&t.client_done, 10000));
+    assert_true(rl_test_run_until(&t.srv, &t.client_done, 10000));
     run_until_freed(10000);
     assert_int_equal(t.h.on_free, 1);
 
@@ -215,7 +156,7 @@ static void reply_while_a_message_is_in_flight_is_refused(void **state)
     assert_false(t.h.freed_inside_answer);
     assert_int_equal(t.h.on_cancel, 0);
 
-    assert_int_equal(t.client.status, GRPC_STATUS_OK);
+    assert_int_equal(t.client.batch.status, GRPC_STATUS_OK);
     ProtobufCMessage *m = NULL;
     assert_int_equal(rl_client_unpack(&t.client, &relaylab__lookup_reply__descriptor, &m), RL_OK);
     assert_string_equal(((Relaylab__LookupReply *)m)->tag, "first");
@@ -227,8 +168,8 @@ static void late_answer_after_on_free_is_harmless(void **state)
     (void)state;
     t.h.mode = NEVER_ANSWER;
     call_lookup(300);
-    assert_true(run_until(&t.client_done, 10000));
-    assert_int_equal(t.client.status, GRPC_STATUS_DEADLINE_EXCEEDED);
+    assert_true(rl_test_run_until(&t.srv, &t.client_done, 10000));
+    assert_int_equal(t.client.batch.status, GRPC_STATUS_DEADLINE_EXCEEDED);
     run_until_freed(10000);
     assert_int_equal(t.h.on_request, 1);
     assert_int_equal(t.h.on_cancel, 1);
