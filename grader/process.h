@@ -52,6 +52,15 @@ int gr_process_start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, c
                                uint32_t lookup_ms, uint32_t steps, uint32_t step_ms, int64_t reach_ms,
                                gr_scenario_result *out);
 
+/* gr_process_start_and_reach, except when |method| ran to its end and
+ * Process answered OK before the grader saw |method| running (a grader
+ * starved for longer than the call: not the relay's doing). That returns
+ * GR_PROCESS_MISSED with |out| untouched, so the caller may try again with
+ * a new call; gr_process_start_and_reach makes it an ERROR. */
+#define GR_PROCESS_MISSED 2
+int gr_process_try_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method, uint32_t lookup_ms,
+                         uint32_t steps, uint32_t step_ms, int64_t reach_ms, gr_scenario_result *out);
+
 /* "UNAVAILABLE (Socket closed)": the status and its message. */
 void gr_process_status_text(const rl_probe_call *c, char *buf, size_t len);
 
