@@ -31,7 +31,7 @@ enum { LANG_PYTHON = 1u, LANG_NODE = 2u, LANG_C = 4u };
 
 typedef struct starter {
     const char *exercise;  /* lab init's argument */
-    const char *kind;      /* the template folder under starters/: relay, streamer, shutdown, config */
+    const char *kind;      /* the template folder under starters/: relay, streamer, shutdown, overload, config */
     const char *exercises; /* what `lab check` grades, space-separated */
     unsigned langs;        /* the languages offered (0: a config exercise, JSON) */
     const char *program;   /* the README's name for what the student builds */
@@ -45,7 +45,10 @@ typedef struct starter {
  * way round: Process is given (a plain one, which neither the deadline nor
  * the cancel exercise would pass) and the SIGTERM handling, which the relay
  * and streamer starters do for the student, is the TODO; it is graded on
- * shutdown alone. */
+ * shutdown alone. The overload starter is the relay done (deadline, cancel,
+ * a fail-fast channel, the shutdown drain) but for its admission control,
+ * the TODO: untouched, its gate lets one call through at a time and refuses
+ * the rest with a status naming the TODO, which fails overload alone. */
 static const starter starters[] = {
     {"deadline", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
      GIVEN_SERVER ", stopping on SIGTERM"},
@@ -57,6 +60,9 @@ static const starter starters[] = {
     {"shutdown", "shutdown", "shutdown", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
      GIVEN_SERVER ", and Process: Lookup then Work, with a way to cancel the downstream calls in flight"},
     {"balance", "config", "balance", 0, NULL, NULL},
+    {"overload", "overload", "overload", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
+     GIVEN_SERVER ", draining on SIGTERM, and Process: Lookup then Work, fail-fast, each with the time left, "
+     "cancelled when the client goes"},
 };
 
 typedef struct lang_info {

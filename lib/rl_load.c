@@ -86,6 +86,11 @@ static bool take_event(grpc_completion_queue *cq, int64_t until_ns, slot *slots,
     size_t i = (size_t)(uintptr_t)ev.tag - 1;
     calls[i].end_ns = slots[i].cut ? 0 : rl_now_ns(); /* a cut call had no status of its own */
     calls[i].status = ev.success ? slots[i].status : GRPC_STATUS_UNKNOWN;
+    size_t len = ev.success ? GRPC_SLICE_LENGTH(slots[i].details) : 0;
+    if (len >= sizeof calls[i].details)
+        len = sizeof calls[i].details - 1;
+    memcpy(calls[i].details, GRPC_SLICE_START_PTR(slots[i].details), len);
+    calls[i].details[len] = '\0';
     slots[i].pending = false;
     (*pending)--;
     return true;
