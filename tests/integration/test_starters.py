@@ -36,16 +36,25 @@ COMMAND_STARTERS = {
     ("shutdown", "python"): ("relay.py", "shutdown.py", {"shutdown": "in-flight,grace-ends"}),
     ("shutdown", "node"): ("relay.js", "shutdown.js", {"shutdown": "in-flight,grace-ends"}),
     ("shutdown", "c"): ("relay.c", "shutdown.c", {"shutdown": "in-flight,grace-ends"}),
+    ("overload", "python"): ("relay.py", "overload.py", {"overload": "overload"}),
+    ("overload", "node"): ("relay.js", "overload.js", {"overload": "overload"}),
+    ("overload", "c"): ("relay.c", "overload.c", {"overload": "overload"}),
 }
 # Scenarios an untouched starter passes: the shutdown starter cuts its calls
-# at once (its TODO), which closes admission too, as refuses-new asks.
-UNTOUCHED_MAY_PASS = {"shutdown": {"refuses-new"}}
+# at once (its TODO), which closes admission too, as refuses-new asks; the
+# overload starter's relay is given (fail-fast, deadlines, cancel) and its
+# gate lets one call through at a time, which is all that refused, blackhole
+# and recovers need.
+UNTOUCHED_MAY_PASS = {"shutdown": {"refuses-new"}, "overload": {"refused", "blackhole", "recovers"}}
+# Scenarios an untouched starter must FAIL quoting its TODO (the rest of the
+# FAILs may all but one name what is undone instead).
+UNTOUCHED_QUOTES = {"overload": {"overload"}}
 # The exercises a starter is checked on in `make test` when not all of its
 # folder's (building C with protoc-c and make is slow): the rest in make selftest.
 QUICK_EXERCISES = {("deadline", "c"): ["deadline"]}
 # Starters checked in make selftest only (one C starter in make test is enough
 # to keep the C build path from rotting there).
-SELFTEST_ONLY = {("shutdown", "c"), ("flow", "c")}
+SELFTEST_ONLY = {("shutdown", "c"), ("flow", "c"), ("overload", "c")}
 CONFIG_STARTERS = {"keepalive": "check", "retry": "check", "balance": "check"}
 
 
@@ -137,6 +146,7 @@ def test_command_starter_fails_at_its_todo_then_passes_filled_in(workdir, starte
         assert all(verdicts[sid][0] == "PASS" for sid in set(verdicts) - set(failed)), verdicts
         quoting = [sid for sid, fb in failed.items() if f"TODO in {code_file}" in fb]
         assert len(quoting) >= len(failed) - 1, verdicts
+        assert UNTOUCHED_QUOTES.get(exercise, set()) & set(verdicts) <= set(quoting), verdicts
     # Filled in with the test's solution: it passes.
     fill(os.path.join(folder, code_file), solution)
     for exercise, only in smoke.items():
@@ -235,7 +245,7 @@ def test_stubs_makes_the_generated_code_again(workdir):
 
 @pytest.mark.parametrize("args,message", [
     (["init"], "usage: lab init EXERCISE"),
-    (["init", "nosuch"], "no starter for 'nosuch'; starters: deadline cancel flow keepalive retry shutdown balance"),
+    (["init", "nosuch"], "no starter for 'nosuch'; starters: deadline cancel flow keepalive retry shutdown balance overload"),
     (["init", "deadline", "--lang", "cobol"], "deadline has no cobol starter"),
     (["init", "keepalive", "--lang", "python"], "keepalive's submission is a JSON channel config: no --lang"),
     (["init", "flow", "--variant", "x"], "--variant is for the config exercises"),
