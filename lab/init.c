@@ -62,7 +62,7 @@ static const starter starters[] = {
     {"balance", "config", "balance", 0, NULL, NULL},
     {"overload", "overload", "overload", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
      GIVEN_SERVER ", draining on SIGTERM, and Process: Lookup then Work, fail-fast, each with the time left, "
-     "cancelled when the client goes"},
+                  "cancelled when the client goes"},
 };
 
 typedef struct lang_info {

@@ -33,8 +33,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_INFLIGHT 8 /* Process calls with a downstream call in flight at once */
-#define MAX_QUEUE    16 /* calls waiting for one of those slots */
+#define MAX_INFLIGHT 8    /* Process calls with a downstream call in flight at once */
+#define MAX_QUEUE    16   /* calls waiting for one of those slots */
 #define SLACK_MS     50.0 /* what a loaded machine adds to a call's way through the relay */
 
 typedef struct tag tag;
