@@ -45,10 +45,13 @@ typedef struct starter {
  * way round: Process is given (a plain one, which neither the deadline nor
  * the cancel exercise would pass) and the SIGTERM handling, which the relay
  * and streamer starters do for the student, is the TODO; it is graded on
- * shutdown alone. The overload starter is the relay done (deadline, cancel,
- * a fail-fast channel, the shutdown drain) but for its admission control,
- * the TODO: untouched, its gate lets one call through at a time and refuses
- * the rest with a status naming the TODO, which fails overload alone. */
+ * shutdown alone. The overload starter gives the server around the relay
+ * (a fail-fast channel, the deadline starter's stop on SIGTERM, the state
+ * an admission gate keeps); its TODO is Process with the deadline and cancel
+ * rules, given plain as in the shutdown starter, and the gate: untouched,
+ * the gate lets one call through at a time and refuses the rest with a
+ * status naming the TODO, so the starter fails overload, and it answers
+ * neither deadline, cancel nor shutdown's drain. */
 static const starter starters[] = {
     {"deadline", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
      GIVEN_SERVER ", stopping on SIGTERM"},
@@ -61,8 +64,8 @@ static const starter starters[] = {
      GIVEN_SERVER ", and Process: Lookup then Work, with a way to cancel the downstream calls in flight"},
     {"balance", "config", "balance", 0, NULL, NULL},
     {"overload", "overload", "overload", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
-     GIVEN_SERVER ", draining on SIGTERM, and Process: Lookup then Work, fail-fast, each with the time left, "
-                  "cancelled when the client goes"},
+     GIVEN_SERVER ", stopping on SIGTERM, a fail-fast channel to the baseline, and the state your gate keeps "
+                  "(slots, waiting calls, a service-time average)"},
 };
 
 typedef struct lang_info {
