@@ -385,6 +385,30 @@ done:
     return gr_scenario_done(&c, NULL);
 }
 
+/* The message most of the refusals in |calls| carried (RESOURCE_EXHAUSTED
+ * or UNAVAILABLE, "" when none had one), and how many carried it: the
+ * feedback quotes it, since it is the relay's own word on why it refused
+ * (a starter's names its TODO). Quadratic, over a load's few hundred calls. */
+static const char *common_refusal(const rl_load_call *calls, size_t n, int *count)
+{
+    const char *best = "";
+    *count = 0;
+    for (size_t i = 0; i < n; i++) {
+        grpc_status_code st = calls[i].status;
+        if (!calls[i].end_ns || !calls[i].details[0] ||
+            (st != GRPC_STATUS_RESOURCE_EXHAUSTED && st != GRPC_STATUS_UNAVAILABLE))
+            continue;
+        int same = 0;
+        for (size_t j = i; j < n; j++)
+            same += calls[j].end_ns && calls[j].status == st && strcmp(calls[j].details, calls[i].details) == 0;
+        if (same > *count) {
+            *count = same;
+            best = calls[i].details;
+        }
+    }
+    return best;
+}
+
 /* overload: ten times the capacity. */
 static int overload(gr_ctx *ctx, gr_scenario_result *out)
 {
@@ -444,17 +468,22 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
     rl_stats_sort_i64(lat, nlat);
     seen s;
     look(gr_tag(ctx), calls, n, obs, &s);
+    int said_by = 0;
+    const char *said = common_refusal(calls, n, &said_by);
+    char refusals[RL_LOAD_DETAILS_MAX + 64] = "";
+    if (said_by)
+        snprintf(refusals, sizeof refusals, ", %d of them with \"%s\"", said_by, said);
     double goodput = ok_late_half / (OL_DURATION_MS / 2 / 1000.0);
     double peak_mib = (double)w.peak_rss / RL_MIB;
     char fb[GR_FEEDBACK_MAX];
     snprintf(fb, sizeof fb,
              "at %.0f calls/s, ten times the backend's capacity of %.0f/s, for %d ms (%d ms deadlines): "
              "%d OK (p50 %lld ms, p99 %lld ms), goodput %.1f/s in the second half; %d refused "
-             "(within %lld ms), %d waited their deadline; the baseline saw %d calls, %d of them wasted; relay RSS "
-             "peak %.1f MiB",
+             "(within %lld ms%s), %d waited their deadline; the baseline saw %d calls, %d of them wasted; relay "
+             "RSS peak %.1f MiB",
              OL_RATE, OL_CAPACITY_PER_S, OL_DURATION_MS, OL_DEADLINE_MS, ok, (long long)rl_stats_pct_i64(lat, nlat, 50),
-             (long long)rl_stats_pct_i64(lat, nlat, 99), goodput, fast, (long long)fast_max, waited, s.reached,
-             s.wasted, peak_mib);
+             (long long)rl_stats_pct_i64(lat, nlat, 99), goodput, fast, (long long)fast_max, refusals, waited,
+             s.reached, s.wasted, peak_mib);
     gr_verdict v = GR_PASS;
     char why[1024] = "";
     size_t wl = 0;

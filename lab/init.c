@@ -31,7 +31,7 @@ enum { LANG_PYTHON = 1u, LANG_NODE = 2u, LANG_C = 4u };
 
 typedef struct starter {
     const char *exercise;  /* lab init's argument */
-    const char *kind;      /* the template folder under starters/: relay, streamer, shutdown, config */
+    const char *kind;      /* the template folder under starters/: relay, streamer, shutdown, overload, config */
     const char *exercises; /* what `lab check` grades, space-separated */
     unsigned langs;        /* the languages offered (0: a config exercise, JSON) */
     const char *program;   /* the README's name for what the student builds */
@@ -45,7 +45,13 @@ typedef struct starter {
  * way round: Process is given (a plain one, which neither the deadline nor
  * the cancel exercise would pass) and the SIGTERM handling, which the relay
  * and streamer starters do for the student, is the TODO; it is graded on
- * shutdown alone. */
+ * shutdown alone. The overload starter gives the server around the relay
+ * (a fail-fast channel, the deadline starter's stop on SIGTERM, the state
+ * an admission gate keeps); its TODO is Process with the deadline and cancel
+ * rules, given plain as in the shutdown starter, and the gate: untouched,
+ * the gate lets one call through at a time and refuses the rest with a
+ * status naming the TODO, so the starter fails overload, and it answers
+ * neither deadline, cancel nor shutdown's drain. */
 static const starter starters[] = {
     {"deadline", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
      GIVEN_SERVER ", stopping on SIGTERM"},
@@ -57,6 +63,9 @@ static const starter starters[] = {
     {"shutdown", "shutdown", "shutdown", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
      GIVEN_SERVER ", and Process: Lookup then Work, with a way to cancel the downstream calls in flight"},
     {"balance", "config", "balance", 0, NULL, NULL},
+    {"overload", "overload", "overload", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
+     GIVEN_SERVER ", stopping on SIGTERM, a fail-fast channel to the baseline, and the state your gate keeps "
+                  "(slots, waiting calls, a service-time average)"},
 };
 
 typedef struct lang_info {

@@ -51,6 +51,11 @@ static bool take_event(grpc_completion_queue *cq, int64_t until_ns, slot *slots,
     calls[i].end_ns = slots[i].cut ? 0 : rl_now_ns(); /* a cut call had no status of its own */
     rl_client_batch_done(&slots[i].batch, ev.success);
     calls[i].status = slots[i].batch.status;
+    size_t len = GRPC_SLICE_LENGTH(slots[i].batch.details);
+    if (len >= sizeof calls[i].details)
+        len = sizeof calls[i].details - 1;
+    memcpy(calls[i].details, GRPC_SLICE_START_PTR(slots[i].batch.details), len);
+    calls[i].details[len] = '\0';
     slots[i].pending = false;
     (*pending)--;
     return true;

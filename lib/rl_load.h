@@ -16,10 +16,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A status message is kept up to this many bytes (with its NUL): enough
+ * to quote what a refusal said, e.g. a starter's TODO. */
+#define RL_LOAD_DETAILS_MAX 160
+
 typedef struct rl_load_call {
     int64_t start_ns, end_ns; /* end_ns 0: no status arrived */
     int64_t deadline_ns;
     grpc_status_code status;
+    char details[RL_LOAD_DETAILS_MAX]; /* the status message, cut short; "" when none */
 } rl_load_call;
 
 typedef struct rl_load_options {

@@ -36,16 +36,26 @@ COMMAND_STARTERS = {
     ("shutdown", "python"): ("relay.py", "shutdown.py", {"shutdown": "in-flight,grace-ends"}),
     ("shutdown", "node"): ("relay.js", "shutdown.js", {"shutdown": "in-flight,grace-ends"}),
     ("shutdown", "c"): ("relay.c", "shutdown.c", {"shutdown": "in-flight,grace-ends"}),
+    ("overload", "python"): ("relay.py", "overload.py", {"overload": "overload"}),
+    ("overload", "node"): ("relay.js", "overload.js", {"overload": "overload"}),
+    ("overload", "c"): ("relay.c", "overload.c", {"overload": "overload"}),
 }
 # Scenarios an untouched starter passes: the shutdown starter cuts its calls
-# at once (its TODO), which closes admission too, as refuses-new asks.
-UNTOUCHED_MAY_PASS = {"shutdown": {"refuses-new"}}
+# at once (its TODO), which closes admission too, as refuses-new asks; the
+# overload starter's server is given (a fail-fast channel) and its gate lets
+# one call through at a time, which is all that refused and recovers need
+# (blackhole FAILs: its plain Process hands no deadline on and cancels
+# nothing, so the one call it lets through stays open at the backend).
+UNTOUCHED_MAY_PASS = {"shutdown": {"refuses-new"}, "overload": {"refused", "recovers"}}
+# Scenarios an untouched starter must FAIL quoting its TODO (the rest of the
+# FAILs may all but one name what is undone instead).
+UNTOUCHED_QUOTES = {"overload": {"overload"}}
 # The exercises a starter is checked on in `make test` when not all of its
 # folder's (building C with protoc-c and make is slow): the rest in make selftest.
 QUICK_EXERCISES = {("deadline", "c"): ["deadline"]}
 # Starters checked in make selftest only (one C starter in make test is enough
 # to keep the C build path from rotting there).
-SELFTEST_ONLY = {("shutdown", "c"), ("flow", "c")}
+SELFTEST_ONLY = {("shutdown", "c"), ("flow", "c"), ("overload", "c")}
 CONFIG_STARTERS = {"keepalive": "check", "retry": "check", "balance": "check"}
 
 
@@ -137,6 +147,7 @@ def test_command_starter_fails_at_its_todo_then_passes_filled_in(workdir, starte
         assert all(verdicts[sid][0] == "PASS" for sid in set(verdicts) - set(failed)), verdicts
         quoting = [sid for sid, fb in failed.items() if f"TODO in {code_file}" in fb]
         assert len(quoting) >= len(failed) - 1, verdicts
+        assert UNTOUCHED_QUOTES.get(exercise, set()) & set(verdicts) <= set(quoting), verdicts
     # Filled in with the test's solution: it passes.
     fill(os.path.join(folder, code_file), solution)
     for exercise, only in smoke.items():
@@ -145,24 +156,55 @@ def test_command_starter_fails_at_its_todo_then_passes_filled_in(workdir, starte
         assert rc == 0 and all(v == "PASS" for v, _ in verdicts.values()), out
 
 
+def grade_one(folder, exercise, only):
+    """`bin/grader EXERCISE --submission ./run --only ONLY` in |folder| (what
+    a student would run to try the starter on another exercise): the
+    scenario's verdict line, and the grader's exit code."""
+    extra = ("--memory-limit", "0") if sanitizer_build() else ()
+    out = os.path.join(folder, "..", f"results-{uuid.uuid4().hex[:6]}.json")
+    p = subprocess.run([bin_path("grader"), exercise, "--submission", "./run", "--only", only, "--json", out,
+                        "--quiet", *extra], capture_output=True, text=True, cwd=folder, timeout=300,
+                       stdin=subprocess.DEVNULL)
+    assert os.path.exists(out), f"no results.json (exit {p.returncode}):\n{p.stdout}\n{p.stderr}"
+    with open(out) as f:
+        (test,) = json.load(f)["tests"]
+    os.unlink(out)
+    return test["output"], p.returncode
+
+
+# What a relay whose Process drops the deadline and lets Work run on after
+# the client left is told: the deadline and cancel exercises' answers are
+# not in a starter that gives Process away.
+NEITHER_DEADLINE_NOR_CANCEL = (("deadline", "shrinks", "the deadline was dropped"),
+                               ("cancel", "during-work", "cancellation is not propagated"))
+
+
 @pytest.mark.parametrize("lang", ["python", "node", "c"] if FULL else ["python"])
 def test_shutdown_starters_process_answers_neither_deadline_nor_cancel(workdir, lang):
     # The shutdown starter gives Process away, so the kit must not gain a
     # deadline or cancel answer through it: it drops the deadline and lets
     # Work run on after the client left. (Node's in make selftest only.)
     folder = init(workdir, "shutdown", "--lang", lang)
-    extra = ("--memory-limit", "0") if sanitizer_build() else ()
-    for exercise, only, says in (("deadline", "shrinks", "the deadline was dropped"),
-                                 ("cancel", "during-work", "cancellation is not propagated")):
-        out = os.path.join(folder, "..", f"results-{uuid.uuid4().hex[:6]}.json")
-        p = subprocess.run([bin_path("grader"), exercise, "--submission", "./run", "--only", only, "--json", out,
-                            "--quiet", *extra], capture_output=True, text=True, cwd=folder, timeout=300,
-                           stdin=subprocess.DEVNULL)
-        with open(out) as f:
-            (test,) = json.load(f)["tests"]
-        os.unlink(out)
-        assert p.returncode == 1 and test["output"].startswith("FAIL"), test["output"]
-        assert says in test["output"], test["output"]
+    for exercise, only, says in NEITHER_DEADLINE_NOR_CANCEL:
+        output, rc = grade_one(folder, exercise, only)
+        assert rc == 1 and output.startswith("FAIL") and says in output, output
+
+
+@pytest.mark.parametrize("lang", ["python", "node", "c"] if FULL else ["python", "node"])
+def test_overload_starters_answer_neither_deadline_nor_cancel_nor_shutdown(workdir, lang):
+    # The overload starter gives the relay around its gate away, and
+    # Process, the deadline and cancel exercises' lesson, is in its TODO
+    # block: untouched, it is the plain relay the shutdown starter gives,
+    # and its SIGTERM handling is the deadline starter's (1 s, then cut), so
+    # shutdown's drain is not in it either: the call that outlives the
+    # grace is cut before the grace ends, or not at all. (C's in make
+    # selftest only.)
+    folder = init(workdir, "overload", "--lang", lang)
+    for exercise, only, says in NEITHER_DEADLINE_NOR_CANCEL:
+        output, rc = grade_one(folder, exercise, only)
+        assert rc == 1 and output.startswith("FAIL") and says in output, output
+    output, rc = grade_one(folder, "shutdown", "grace-ends")
+    assert rc == 1 and output.startswith("FAIL") and "2000 ms grace" in output, output
 
 
 @pytest.mark.parametrize("exercise", sorted(CONFIG_STARTERS))
@@ -235,7 +277,7 @@ def test_stubs_makes_the_generated_code_again(workdir):
 
 @pytest.mark.parametrize("args,message", [
     (["init"], "usage: lab init EXERCISE"),
-    (["init", "nosuch"], "no starter for 'nosuch'; starters: deadline cancel flow keepalive retry shutdown balance"),
+    (["init", "nosuch"], "no starter for 'nosuch'; starters: deadline cancel flow keepalive retry shutdown balance overload"),
     (["init", "deadline", "--lang", "cobol"], "deadline has no cobol starter"),
     (["init", "keepalive", "--lang", "python"], "keepalive's submission is a JSON channel config: no --lang"),
     (["init", "flow", "--variant", "x"], "--variant is for the config exercises"),

@@ -27,6 +27,7 @@ DENY = [
     r"^relay/", r"^streamer/", r"^bench/", r"^tests/", r"^bin/relay$", r"^bin/streamer$", r"^bin/bench-",
     r"_good\.(py|js|json)$", r"(^|/)relay_[^/]*\.(py|js)$", r"(^|/)streamer_[^/]*\.(py|js)$",
     r"(^|/)node_modules/", r"^build/(?!gen/)",
+    r"(^|/)overload\.(py|js|c)$",  # the overload starters' solutions, wherever they might land
 ]
 NEED = ["bin/baseline", "bin/grader", "bin/lab", "bin/channel-config", "bin/jail", "proto/relaylab.proto",
         "grader/rubric.json", "grader/worlds/keepalive.json", "grader/worlds/retry.json", "Makefile", "README.md",
