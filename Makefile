@@ -68,7 +68,7 @@ LIBS         := $(LIBCHANCFG) $(LIBRL)
 # Generated code is compiled without -Werror on purpose: protoc-c's output is not ours.
 GEN_CFLAGS := -std=c11 $(OPT) $(SANFLAGS) -MMD -MP $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
 
-.PHONY: all build deps test unit integration integration-matrix integration-rest check demo bench clean lint format fuzz pystubs node-deps selftest student-kit
+.PHONY: all build deps test unit integration integration-matrix integration-demos integration-rest check demo bench clean lint format fuzz pystubs node-deps selftest student-kit
 
 # Public targets install missing packages first, then re-run make, so that
 # pkg-config's flags are read after the packages exist on a fresh machine.
@@ -186,17 +186,24 @@ unit: $(UNIT_BINS)
 PYTEST_RUN = RELAYLAB_BIN=$(abspath $(BIN)) PYTHONPATH=$(abspath $(PYGEN)) \
 	  $(PYTHON) -m pytest -q -rs --durations=10 -p no:cacheprovider
 integration: build node-deps
-	@$(MAKE) --no-print-directory -j2 -O integration-matrix integration-rest
+	@$(MAKE) --no-print-directory -j3 -O integration-matrix integration-demos integration-rest
 
-# Two pytest processes of about equal length: the verdict matrix with the
-# other whole-grading files, and the rest.
+# Three pytest processes: the verdict matrix with the other whole-grading
+# files (6.5 min), the demos and starters (each a run of minutes that mostly
+# waits: `lab demo overload` alone is 85 s), and the rest. Two groups took
+# 9 min 6 s on a fresh clone, the rest group 8 min 10 s of it.
 MATRIX_TESTS := tests/integration/test_verdict_matrix.py tests/integration/test_grade_class.py \
                 tests/integration/test_grader_world.py
+DEMO_TESTS   := tests/integration/test_lab_overload.py tests/integration/test_lab_balance.py \
+                tests/integration/test_starters.py tests/integration/test_lab_flow.py
 integration-matrix:
 	$(PYTEST_RUN) $(MATRIX_TESTS)
 
+integration-demos:
+	$(PYTEST_RUN) $(DEMO_TESTS)
+
 integration-rest:
-	$(PYTEST_RUN) $(addprefix --ignore=,$(MATRIX_TESTS)) tests/integration
+	$(PYTEST_RUN) $(addprefix --ignore=,$(MATRIX_TESTS) $(DEMO_TESTS)) tests/integration
 
 # The Node (@grpc/grpc-js) submissions' packages: `npm ci` when node_modules is
 # missing or older than package-lock.json. Fatal when it fails: the Node tests
