@@ -148,7 +148,7 @@ static void drive(world *w, gr_intermediary *lb)
 {
     const gr_bw_options *o = w->opt;
     gr_bw_result *r = w->out;
-    int64_t next[GR_BW_MAX_CLIENTS], period[GR_BW_MAX_CLIENTS];
+    int64_t next[GR_BW_MAX_CLIENTS] = {0}, period[GR_BW_MAX_CLIENTS] = {0};
     r->start_ns = rl_now_ns();
     r->add_ns = r->start_ns + o->add_at_ms * RL_NS_PER_MS;
     r->end_ns = r->start_ns + o->run_ms * RL_NS_PER_MS;

@@ -421,7 +421,7 @@ static int loopback_up(void)
  * "ok", else RL_ESYS with the reason in |err|. */
 static int read_status(int fd, int64_t until_ns, char *err, size_t errlen)
 {
-    char line[320];
+    char line[320] = {0};
     size_t n = 0;
     while (n < sizeof line - 1 && !memchr(line, '\n', n)) {
         int64_t left = (until_ns - rl_now_ns()) / RL_NS_PER_MS;

@@ -245,8 +245,8 @@ int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, si
     argv[nargs].type = GRPC_ARG_INTEGER;
     argv[nargs].key = (char *)GRPC_ARG_ALLOW_REUSEPORT;
     argv[nargs++].value.integer = 0;
-    grpc_channel_args args = {.num_args = nargs, .args = argv};
-    s->server = grpc_server_create(&args, NULL);
+    grpc_channel_args server_args = {.num_args = nargs, .args = argv};
+    s->server = grpc_server_create(&server_args, NULL);
     free(argv);
     for (size_t i = 0; i < s->nloops; i++) {
         rl_loop_init(&s->loops[i]);
