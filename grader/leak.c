@@ -175,7 +175,7 @@ static int run_calls(gr_ctx *ctx, gr_leak_call_fn call, int from, int to, const 
         rl_proc_sample now;
         if (rl_proc_group_sample(gr_submission_pgid(ctx), &now) != RL_OK)
             return gone(ctx, out);
-        if (now.rss_bytes > *peak_rss)
+        if (peak_rss && now.rss_bytes > *peak_rss)
             *peak_rss = now.rss_bytes;
         if (gr_leak_runaway(start, &now)) {
             char fb[400];
@@ -196,7 +196,7 @@ static int judge_batch(gr_ctx *ctx, gr_leak_call_fn call, const char *calls_what
     char fb[480];
     if (rl_proc_group_sample(pgid, &start) != RL_OK)
         return gone(ctx, out);
-    uint64_t warm_peak = start.rss_bytes, batch_peak = 0;
+    uint64_t warm_peak = start.rss_bytes;
     if (run_calls(ctx, call, 0, GR_LEAK_WARMUP_CALLS, &start, calls_what, &warm_peak, out))
         return GR_SCENARIO_DECIDED;
     if (steady(pgid, rl_now_ns() + GR_LEAK_SETTLE_MS * RL_NS_PER_MS, &before) != RL_OK)
@@ -205,7 +205,7 @@ static int judge_batch(gr_ctx *ctx, gr_leak_call_fn call, const char *calls_what
      * warm-up's calls: memory is judged from the most it held then. */
     if (warm_peak > before.rss_bytes)
         before.rss_bytes = warm_peak;
-    if (run_calls(ctx, call, GR_LEAK_WARMUP_CALLS, total, &start, calls_what, &batch_peak, out))
+    if (run_calls(ctx, call, GR_LEAK_WARMUP_CALLS, total, &start, calls_what, NULL, out))
         return GR_SCENARIO_DECIDED;
     if (gr_leak_settle(pgid, &start, &before, GR_LEAK_CALLS, rl_now_ns() + GR_LEAK_SETTLE_MS * RL_NS_PER_MS,
                        &after) != RL_OK)
