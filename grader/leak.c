@@ -165,7 +165,8 @@ static int gone(gr_ctx *ctx, gr_scenario_result *out)
 }
 
 /* Runs calls |from| to |to| (exclusive), checking after each that the group
- * has not run away from |start|. Returns 0, or GR_SCENARIO_DECIDED. */
+ * has not run away from |start| and raising *peak_rss (NULL: not kept) to
+ * the largest RSS seen after a call. Returns 0, or GR_SCENARIO_DECIDED. */
 static int run_calls(gr_ctx *ctx, gr_leak_call_fn call, int from, int to, const rl_proc_sample *start,
                      const char *calls_what, uint64_t *peak_rss, gr_scenario_result *out)
 {
