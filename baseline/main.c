@@ -157,6 +157,7 @@ int main(int argc, char **argv)
         {"/relaylab.Observer/SetFault", bl_set_fault_start, &plain, true},
         {"/relaylab.Observer/SetCapacity", bl_set_capacity_start, &plain, true},
         {"/relaylab.Observer/SetOutage", bl_set_outage_start, &plain, true},
+        {"/relaylab.Observer/HideRunning", bl_hide_running_start, &plain, true},
     };
     rl_server_signals_init(RL_SHUTDOWN_DRAIN); /* before gRPC starts its threads */
     grpc_init();

@@ -106,17 +106,24 @@ typedef struct running_wait {
     const char *method;
     uint32_t min_steps;  /* Work: steps it must have done */
     rl_probe_call *call; /* stop waiting when the Process call ended */
+    bool call_ended;     /* the call had ended before this observation */
 } running_wait;
 
 static bool is_running(const Relaylab__ObserveReply *r, void *user)
 {
     running_wait *w = user;
+    /* The records are judged against the call's end, so they must be
+     * taken after it: an observation from before it may show a Work that
+     * then ended, Process answering, between the two looks. */
+    if (w->call_ended)
+        return true;
     const Relaylab__CallRecord *rec = rl_observe_find(r, w->method, 0);
     /* Work counts as running once a step is done: the cancel then lands in
      * the middle of real work, not in the relay's call set-up. */
     if (rec && !rec->ended && (w->min_steps == 0 || rec->steps_done >= w->min_steps))
         return true;
-    return rl_probe_call_wait(w->call, 0) == RL_OK; /* non-blocking check */
+    w->call_ended = rl_probe_call_wait(w->call, 0) == RL_OK; /* non-blocking check */
+    return false;
 }
 
 /* Judges a Process call that ended, or a relay that never reached |method|
