@@ -165,6 +165,12 @@ int gr_process_try_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const c
     running_wait w = {.method = method, .min_steps = strcmp(method, "Work") == 0 ? 1 : 0, .call = c};
     Relaylab__ObserveReply *obs = NULL;
     int rc = gr_process_observe_until(ctx, tag, is_running, &w, c->start_ns + reach_ms * RL_NS_PER_MS, 2, &obs);
+    if (rc == RL_ETIMEOUT && w.call_ended) {
+        /* The call ended at the last look before the bound: one more, so
+         * the records are from after its end. */
+        gr_scenario_free_obs(&obs);
+        rc = gr_process_observe_until(ctx, tag, is_running, &w, rl_now_ns(), 2, &obs);
+    }
     const Relaylab__CallRecord *rec = rl_observe_find(obs, method, 0);
     bool running = rc == RL_OK && rec && !rec->ended && !c->done;
     /* The relay did its part: |method| ran to its end and Process answered
