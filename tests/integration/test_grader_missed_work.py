@@ -13,6 +13,7 @@ import grpc
 import pytest
 
 import relaylab_pb2 as pb
+import relaylab_pb2_grpc as pb_grpc
 from conftest import PYTHON, SUBMISSIONS, bin_path
 from test_grader import grade
 
@@ -50,6 +51,19 @@ def test_hide_running_refuses_an_unknown_method_and_reset_disarms_it(baseline_st
     w = baseline_stub.Work.future(pb.WorkRequest(tag="after-reset", steps=500, step_ms=10), timeout=10)
     observer.wait_for(lambda rs: len(rs) == 1 and not rs[0].ended, 5, tag="after-reset")
     w.cancel()
+
+
+def test_hide_running_is_as_private_as_every_observer_method(start_program, tmp_path):
+    # Only the grader reaches it: on the port a submission is given it is
+    # refused, as Observe and Reset are (docs/sandbox.md).
+    sock = tmp_path / "observer.sock"
+    base = start_program([bin_path("baseline"), "--listen", "127.0.0.1:0", "--observer", f"unix:{sock}"])
+    with grpc.insecure_channel(base.addr) as ch:
+        with pytest.raises(grpc.RpcError) as e:
+            pb_grpc.ObserverStub(ch).HideRunning(pb.HideRunningRequest(method="Work", calls=1), timeout=5)
+        assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    with grpc.insecure_channel(f"unix:{sock}") as ch:
+        pb_grpc.ObserverStub(ch).HideRunning(pb.HideRunningRequest(method="Work", calls=1), timeout=5)
 
 
 def test_a_missed_work_is_tried_again_then_error_never_the_relays_fail(tmp_path):
