@@ -9,6 +9,7 @@
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_log.h"
+#include "rl_marker.h"
 #include "rl_path.h"
 #include "run.h"
 #include "sandbox.h"
@@ -48,6 +49,9 @@ static void usage(FILE *f)
             "                     grader/worlds/EXERCISE.json); the submission's own is ignored\n"
             "  --variant SEED     config exercises: pick one of the world file's deployments by\n"
             "                     name, or by a seed such as a student id (FNV-1a-64 mod count)\n"
+            "  --student ID       the same: the grading identity. A config whose folder's\n"
+            "                     .relaylab was made for another identity is graded as ID,\n"
+            "                     and its feedback says so first\n"
             "  --dir DIR          the submission's folder, the one the sandbox shows it\n"
             "                     (default: the folder of the command's script or program)\n"
             "  --unsafe           grade even where the sandbox cannot be built (no namespaces,\n"
@@ -157,6 +161,44 @@ static int sandbox_up(gr_sandbox_view *view, const char *dir, const char *rubric
     return gr_sandbox_enter(view, err, errlen);
 }
 
+static bool marker_lists(const rl_marker *m, const char *exercise)
+{
+    char list[sizeof m->exercises];
+    snprintf(list, sizeof list, "%s", m->exercises);
+    char *save = NULL;
+    for (char *w = strtok_r(list, " ", &save); w; w = strtok_r(NULL, " ", &save))
+        if (strcmp(w, exercise) == 0)
+            return true;
+    return false;
+}
+
+/* The identity rule (rl_marker.h): a config whose folder's .relaylab was
+ * made for another identity than the grading one (--student/--variant, or
+ * none) is graded in the grading one's deployment, and the feedback says so
+ * first. A marker that cannot be read changes nothing: the grading identity
+ * alone decides the deployment. */
+static void identity_check(const char *exercise, gr_options *opt, char *buf, size_t len, const char **note)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", opt->submission);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    static rl_marker m;
+    char err[PATH_MAX + 200];
+    if (rl_marker_read(dir, &m, err, sizeof err) != RL_OK || !marker_lists(&m, exercise) ||
+        !rl_identity_differs(opt->variant, m.student))
+        return;
+    opt->made_for = m.student;
+    rl_identity_note(exercise, opt->variant, m.student, buf, len);
+    opt->identity_note = buf;
+    *note = buf;
+}
+
 int main(int argc, char **argv)
 {
     rl_log_init("grader");
@@ -178,6 +220,7 @@ int main(int argc, char **argv)
         {"help", no_argument, NULL, OPT_HELP},
         {"world", required_argument, NULL, OPT_WORLD},
         {"variant", required_argument, NULL, OPT_VARIANT},
+        {"student", required_argument, NULL, OPT_VARIANT},
         {NULL, 0, NULL, 0},
     };
     gr_options opt = {.runs = 1, .ready_timeout_ms = 15000, .data_limit_mb = 1024};
@@ -286,7 +329,7 @@ int main(int argc, char **argv)
     }
 
     int64_t t0 = rl_now_ns();
-    char bin[PATH_MAX], rubric_buf[PATH_MAX + 64], err[512] = "", note_buf[1024];
+    char bin[PATH_MAX], rubric_buf[PATH_MAX + 64], err[512] = "", note_buf[1024], identity_buf[512];
     const char *note = NULL;
     gr_sandbox_view view = {0};
     gr_outcome *outcomes = calloc(ex->nscenarios ? ex->nscenarios : 1, sizeof *outcomes);
@@ -331,6 +374,7 @@ int main(int argc, char **argv)
             goto report;
         }
         rl_chancfg_world_fini(&w);
+        identity_check(ex->name, &opt, identity_buf, sizeof identity_buf, &note);
     }
     if (gr_install_guards() != RL_OK) {
         snprintf(err, sizeof err, "cannot install signal handlers or become a subreaper");

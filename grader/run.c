@@ -306,6 +306,16 @@ const char *gr_variant(gr_ctx *ctx)
     return ctx->opt->variant;
 }
 
+const char *gr_made_for(gr_ctx *ctx)
+{
+    return ctx->opt->made_for;
+}
+
+const char *gr_identity_note(gr_ctx *ctx)
+{
+    return ctx->opt->identity_note;
+}
+
 bool gr_submission_alive_at(gr_ctx *ctx, int i)
 {
     instance *s = started_instance(ctx, i);

@@ -64,9 +64,9 @@ static const command commands[] = {
     {"list", "lab list                       the exercises", cmd_list},
     {"show", "lab show EXERCISE              an exercise's handout", cmd_show},
     {"demo", "lab demo deadline|cancel|shutdown|flow|balance|overload  the reference next to its classic mistakes", cmd_demo},
-    {"init", "lab init EXERCISE [--lang python|node|c] [--variant SEED] [DIR]  a starter folder", lab_init_main},
+    {"init", "lab init EXERCISE [--lang python|node|c] [--student ID] [DIR]  a starter folder", lab_init_main},
     {"stubs", "lab stubs python|node|c DIR    make a starter's generated code (or packages) again", lab_stubs_main},
-    {"check", "lab check [EXERCISE] [GRADER OPTIONS]  grade the starter folder you are in", lab_check_main},
+    {"check", "lab check [EXERCISE] [--student ID] [GRADER OPTIONS]  grade the starter folder you are in", lab_check_main},
     {"compare-memory",
      "lab compare-memory [--submission CMD] [--svg FILE] [--seconds S]  producer RSS "
      "under a stalled reader",
