@@ -11,6 +11,7 @@
 #include "pool.h"
 #include "roster.h"
 #include "tally.h"
+#include "upload.h"
 
 #include "rl_alloc.h"
 #include "rl_deadline.h"
@@ -58,10 +59,16 @@ static void usage(FILE *f)
                "  --ready-timeout S    the grader's --ready-timeout\n"
                "  --memory-limit MB    the grader's --memory-limit\n"
                "  --world EX=FILE      config exercise EX is judged in FILE's deployments\n"
-               "  --variant-from W     config exercises' --variant: folder (the student folder's\n"
-               "                       name: the default with CLASS_DIR), marker (what `lab init\n"
-               "                       --variant` wrote: the default with --student), or none\n"
+               "  --exercises EX/ID    one scenario of an exercise (the grader's --only), e.g.\n"
+               "                       keepalive/check,deadline\n"
+               "  --variant-from W     the grading identity (the config exercises' deployment):\n"
+               "                       folder (the roster: the student folder's name, or --roster's\n"
+               "                       id for it; the default with CLASS_DIR), marker (each folder's\n"
+               "                       own .relaylab: a copy then grades for its copier), or none\n"
+               "  --roster FILE        CSV lines FOLDER,ID: the identity of each student folder\n"
                "  --student DIR        grade one student's folder (Gradescope's submission)\n"
+               "  --identity ID        with --student: the grading identity (Gradescope's submitter;\n"
+               "                       without it, the folder's own .relaylab)\n"
                "  --results FILE       with --student: also write its results.json to FILE\n"
                "  --unsafe             the grader's --unsafe: grade unsandboxed where the sandbox\n"
                "                       cannot be built (a container without namespaces); the\n"
@@ -82,6 +89,7 @@ typedef struct batch {
     char worlds[MAX_WORLDS][PATH_MAX + GC_NAME_MAX];
     size_t nworlds;
     const char *variant_from;
+    char only[MAX_EXERCISES][1024]; /* --exercises EX/ID: the grader's --only, or "" */
     bool fresh, quiet, tty, unsafe;
     /* progress */
     size_t total, done;
@@ -101,6 +109,7 @@ typedef struct job_info {
     char dir[PATH_MAX];
     char variant[GC_NAME_MAX];
     char runs[16];
+    char inferred[512]; /* the folder had no .relaylab: how it was recognised */
 } job_info;
 
 /* Runs `grader list` and parses it. */
@@ -170,8 +179,8 @@ static int make_dir(const char *path)
 }
 
 /* Fills |job| and |ji| for |student| (folder |sdir|) on exercise |ex|. */
-static void plan(batch *b, const char *student, const char *sdir, const gc_starter *st, size_t nst, size_t ex,
-                 gc_job *job, job_info *ji)
+static void plan(batch *b, const char *student, const char *identity, const char *sdir, const gc_starter *st,
+                 size_t nst, size_t ex, gc_job *job, job_info *ji)
 {
     memset(ji, 0, sizeof *ji);
     snprintf(ji->student, sizeof ji->student, "%s", student);
@@ -192,6 +201,11 @@ static void plan(batch *b, const char *student, const char *sdir, const gc_start
                  e->name, sdir, e->name, e->name);
         return;
     }
+    if (s->inferred[0])
+        snprintf(ji->inferred, sizeof ji->inferred,
+                 "%.120s has no .relaylab (zip tools and drag-and-drop drop hidden files): it was recognised by "
+                 "%.240s",
+                 s->dir, s->inferred);
     if (e->config && (strchr(s->submission, '/') || strcmp(s->submission, "..") == 0)) {
         snprintf(ji->error, sizeof ji->error,
                  "the .relaylab of %.200s names '%.100s': a config must be a file of its folder", s->dir,
@@ -228,18 +242,25 @@ static void plan(batch *b, const char *student, const char *sdir, const gc_start
     }
     if (b->unsafe)
         job->argv[n++] = "--unsafe";
+    if (b->only[ex][0]) {
+        job->argv[n++] = "--only";
+        job->argv[n++] = b->only[ex];
+    }
     if (e->config) {
         const char *w = world_for(b, e->name);
         if (w) {
             job->argv[n++] = "--world";
             job->argv[n++] = w;
         }
-        const char *v = strcmp(b->variant_from, "folder") == 0   ? student
+        /* The identity rule (lib/rl_marker.h): the grading identity picks
+         * the deployment; the grader compares it with the folder's own
+         * and says so first when they differ. */
+        const char *v = strcmp(b->variant_from, "folder") == 0   ? identity
                         : strcmp(b->variant_from, "marker") == 0 ? s->variant
                                                                  : "";
         snprintf(ji->variant, sizeof ji->variant, "%s", v);
         if (ji->variant[0]) {
-            job->argv[n++] = "--variant";
+            job->argv[n++] = "--student";
             job->argv[n++] = ji->variant;
         }
     }
@@ -328,6 +349,131 @@ static bool tally_job(gc_tally *t, const gc_job *job, const job_info *ji)
     return finished;
 }
 
+/* Adds scenario |id| of exercise |ex| to its --only list. */
+static int add_only(batch *b, size_t ex, const char *id)
+{
+    bool known = false;
+    for (size_t i = 0; i < b->ex[ex].nscenarios; i++)
+        known |= strcmp(b->ex[ex].scenarios[i], id) == 0;
+    size_t n = strlen(b->only[ex]);
+    if (!known || n + strlen(id) + 2 > sizeof b->only[ex])
+        return RL_EINVAL;
+    snprintf(b->only[ex] + n, sizeof b->only[ex] - n, "%s%s", n ? "," : "", id);
+    return RL_OK;
+}
+
+/* An exercise named with scenarios keeps only those (rows, points, the
+ * grader's --only), in the grader's order. */
+static void trim_to_only(batch *b)
+{
+    for (size_t e = 0; e < b->nex; e++) {
+        if (!b->only[e][0])
+            continue;
+        gc_exercise *x = &b->ex[e];
+        size_t k = 0;
+        for (size_t i = 0; i < x->nscenarios; i++) {
+            char list[sizeof b->only[e]], *save = NULL;
+            bool keep = false;
+            snprintf(list, sizeof list, "%s", b->only[e]);
+            for (char *w = strtok_r(list, ",", &save); w && !keep; w = strtok_r(NULL, ",", &save))
+                keep = strcmp(w, x->scenarios[i]) == 0;
+            if (!keep)
+                continue;
+            if (k != i) {
+                memcpy(x->scenarios[k], x->scenarios[i], sizeof x->scenarios[k]);
+                x->points[k] = x->points[i];
+                memcpy(x->visibility[k], x->visibility[i], sizeof x->visibility[k]);
+            }
+            k++;
+        }
+        x->nscenarios = k;
+    }
+}
+
+static void prefix_feedback(gc_row *r, const char *why)
+{
+    size_t n = strlen(why) + strlen(r->feedback ? r->feedback : "") + 3;
+    char *fb = rl_xmalloc(n);
+    snprintf(fb, n, "%s. %s", why, r->feedback ? r->feedback : "");
+    free(r->feedback);
+    r->feedback = fb;
+}
+
+/* Puts |why| before the "output" of the results.json at |path|. */
+static void prefix_output(const char *path, const char *why)
+{
+    json_t *root = json_load_file(path, 0, NULL);
+    const char *was = json_string_value(json_object_get(root, "output"));
+    if (!root)
+        return;
+    size_t n = strlen(why) + (was ? strlen(was) : 0) + 4;
+    char *text = rl_xmalloc(n);
+    snprintf(text, n, "%s. %s", why, was ? was : "");
+    json_object_set_new(root, "output", json_string(text));
+    free(text);
+    char tmp[PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0 || rename(tmp, path) != 0)
+        unlink(tmp);
+    json_decref(root);
+}
+
+/* --student DIR with nothing gradable in it: one results.json entry that
+ * says what was uploaded and what was expected (upload.h), worth every
+ * wanted scenario's points, so the score reads 0 of the assignment. */
+static int unexpected_upload(const batch *b, const char *sdir, const char *student, const char *results)
+{
+    char names[1024] = "";
+    double max = 0;
+    for (size_t e = 0; e < b->nex; e++) {
+        if (!b->want[e])
+            continue;
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "", b->ex[e].name);
+        for (size_t i = 0; i < b->ex[e].nscenarios; i++)
+            max += b->ex[e].points[i];
+    }
+    static char msg[8192];
+    gc_upload_unexpected(sdir, names, msg, sizeof msg);
+    json_t *root = json_object();
+    json_t *test = json_object();
+    json_object_set_new(test, "name", json_string("Your upload"));
+    json_object_set_new(test, "score", json_real(0));
+    json_object_set_new(test, "max_score", json_real(max));
+    json_object_set_new(test, "status", json_string("failed"));
+    json_object_set_new(test, "output", json_string(msg));
+    json_t *x = json_object();
+    json_object_set_new(x, "verdict", json_string("UPLOAD"));
+    json_object_set_new(test, "extra_data", x);
+    json_t *tests = json_array();
+    json_array_append_new(tests, test);
+    json_object_set_new(root, "score", json_real(0));
+    json_object_set_new(root, "max_score", json_real(max));
+    json_object_set_new(root, "output", json_string("Nothing could be graded: see the entry \"Your upload\"."));
+    json_object_set_new(root, "tests", tests);
+    json_t *rx = json_object();
+    json_object_set_new(rx, "student", json_string(student));
+    json_object_set_new(root, "extra_data", rx);
+    char own[PATH_MAX + GC_NAME_MAX + 32];
+    snprintf(own, sizeof own, "%s/%s/results.json", b->out, student);
+    int rc = 0;
+    const char *paths[] = {own, results};
+    for (size_t i = 0; i < 2; i++) {
+        char tmp[PATH_MAX + GC_NAME_MAX + 40];
+        if (!paths[i])
+            continue;
+        snprintf(tmp, sizeof tmp, "%s.tmp", paths[i]);
+        if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0 || rename(tmp, paths[i]) != 0) {
+            fprintf(stderr, "grade-class: cannot write %s: %s\n", paths[i], strerror(errno));
+            unlink(tmp);
+            rc = 2;
+        }
+    }
+    json_decref(root);
+    if (!b->quiet)
+        fprintf(stderr, "grade-class: %s\n", msg);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     enum {
@@ -343,7 +489,9 @@ int main(int argc, char **argv)
         O_RESULTS,
         O_FRESH,
         O_QUIET,
-        O_UNSAFE
+        O_UNSAFE,
+        O_ROSTER,
+        O_IDENTITY
     };
     static const struct option longopts[] = {
         {"out", required_argument, NULL, O_OUT},
@@ -358,6 +506,8 @@ int main(int argc, char **argv)
         {"results", required_argument, NULL, O_RESULTS},
         {"fresh", no_argument, NULL, O_FRESH},
         {"unsafe", no_argument, NULL, O_UNSAFE},
+        {"roster", required_argument, NULL, O_ROSTER},
+        {"identity", required_argument, NULL, O_IDENTITY},
         {"quiet", no_argument, NULL, O_QUIET},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -365,7 +515,8 @@ int main(int argc, char **argv)
     static batch b;
     b.jobs = 1;
     b.runs = 1;
-    const char *out = NULL, *exercises = "all", *student_dir = NULL, *results = NULL;
+    const char *out = NULL, *exercises = "all", *student_dir = NULL, *results = NULL, *roster = NULL,
+               *identity = NULL;
     int c;
     char err[PATH_MAX + 1024];
     opterr = 0;
@@ -409,6 +560,15 @@ int main(int argc, char **argv)
         case O_FRESH: b.fresh = true; break;
         case O_QUIET: b.quiet = true; break;
         case O_UNSAFE: b.unsafe = true; break;
+        case O_ROSTER: roster = optarg; break;
+        case O_IDENTITY:
+            /* Gradescope's sid or email; "" (no metadata) leaves the marker's. */
+            if (*optarg && !gc_roster_name_ok(optarg)) {
+                fprintf(stderr, "grade-class: --identity takes an id (letters, digits and ._-@+), not '%s'\n", optarg);
+                return 2;
+            }
+            identity = *optarg ? optarg : NULL;
+            break;
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "grade-class: unknown or incomplete option '%s'\n\n", argv[optind - 1]);
@@ -423,8 +583,13 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if ((identity && !student_dir) || (roster && student_dir)) {
+        fprintf(stderr, "grade-class: --identity goes with --student DIR, --roster with CLASS_DIR\n");
+        return 2;
+    }
+    /* One student without an identity of its own: the folder's (lab check's). */
     if (!b.variant_from)
-        b.variant_from = student_dir ? "marker" : "folder";
+        b.variant_from = student_dir && !identity ? "marker" : "folder";
     char class_dir[PATH_MAX], one_name[GC_NAME_MAX] = "";
     if (!realpath(class_arg ? class_arg : student_dir, class_dir)) {
         fprintf(stderr, "grade-class: cannot find %s: %s\n", class_arg ? class_arg : student_dir, strerror(errno));
@@ -461,13 +626,21 @@ int main(int argc, char **argv)
         snprintf(list, sizeof list, "%s", exercises);
         char *save = NULL;
         for (char *w = strtok_r(list, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+            char *slash = strchr(w, '/');
+            if (slash)
+                *slash++ = '\0';
             int i = find_exercise(&b, w);
             if (i < 0) {
                 fprintf(stderr, "grade-class: no exercise '%s' (see `grader list`)\n", w);
                 return 2;
             }
             b.want[i] = true;
+            if (slash && add_only(&b, (size_t)i, slash) != RL_OK) {
+                fprintf(stderr, "grade-class: %s has no scenario '%s' (see `grader list`)\n", w, slash);
+                return 2;
+            }
         }
+        trim_to_only(&b);
     }
     for (size_t i = 0; i < b.nworlds; i++) {
         char name[GC_NAME_MAX];
@@ -510,6 +683,11 @@ int main(int argc, char **argv)
     gc_job *jobs = rl_xcalloc(njobs, sizeof *jobs);
     job_info *info = rl_xcalloc(njobs, sizeof *info);
     gc_starter *st = rl_xcalloc(MAX_STARTERS, sizeof *st);
+    char config_names[MAX_EXERCISES * (GC_NAME_MAX + 1)] = "";
+    for (size_t e = 0; e < b.nex; e++)
+        if (b.ex[e].config)
+            snprintf(config_names + strlen(config_names), sizeof config_names - strlen(config_names), "%s%s",
+                     config_names[0] ? " " : "", b.ex[e].name);
     for (size_t s = 0; s < nstudents; s++) {
         char sdir[PATH_MAX + GC_NAME_MAX + 2], odir[PATH_MAX + GC_NAME_MAX + 2];
         snprintf(sdir, sizeof sdir, "%s/%s", class_dir, students[s]);
@@ -518,14 +696,32 @@ int main(int argc, char **argv)
             fprintf(stderr, "grade-class: cannot make %s: %s\n", odir, strerror(errno));
             return 2;
         }
-        size_t nst = gc_roster_starters(sdir, st, MAX_STARTERS);
+        size_t nst = gc_roster_starters(sdir, config_names, st, MAX_STARTERS);
+        if (student_dir && nst == 0) {
+            /* Gradescope's upload holds nothing gradable: one entry that
+             * says what came and what was expected, not a MISSING line a
+             * scenario. */
+            return unexpected_upload(&b, sdir, students[s], results);
+        }
+        char who[GC_NAME_MAX];
+        snprintf(who, sizeof who, "%s", identity ? identity : students[s]);
+        if (roster) {
+            int irc = gc_roster_identity(roster, students[s], who, sizeof who, err, sizeof err);
+            if (irc == RL_ENOTFOUND)
+                fprintf(stderr, "grade-class: %s is not in the roster %s: graded as its folder's name\n", students[s],
+                        roster);
+            else if (irc != RL_OK) {
+                fprintf(stderr, "grade-class: %s\n", err);
+                return 2;
+            }
+        }
         for (size_t e = 0; e < b.nex; e++) {
             gc_job *j = &jobs[s * b.nex + e];
             if (!b.want[e]) {
                 j->state = GC_JOB_SKIPPED;
                 continue;
             }
-            plan(&b, students[s], sdir, st, nst, e, j, &info[s * b.nex + e]);
+            plan(&b, students[s], who, sdir, st, nst, e, j, &info[s * b.nex + e]);
             b.total += j->state == GC_JOB_PENDING;
         }
     }
@@ -550,9 +746,14 @@ int main(int argc, char **argv)
     gc_tally t;
     gc_tally_init(&t, b.ex, b.nex);
     bool complete = prc == RL_OK && !gc_pool_interrupted();
-    for (size_t i = 0; i < njobs; i++)
+    for (size_t i = 0; i < njobs; i++) {
+        size_t before = t.n;
         if (jobs[i].user && !tally_job(&t, &jobs[i], &info[i]))
             complete = false;
+        if (jobs[i].user && info[i].inferred[0])
+            for (size_t r = before; r < t.n; r++)
+                prefix_feedback(&t.rows[r], info[i].inferred);
+    }
     gc_tally_sort(&t);
     int rc = complete ? 0 : 2;
     char path[PATH_MAX + 300];
@@ -570,6 +771,16 @@ int main(int argc, char **argv)
         if (results && gc_tally_write_student(&t, students[s], ex_paths, results) != RL_OK) {
             fprintf(stderr, "grade-class: cannot write %s: %s\n", results, strerror(errno));
             rc = 2;
+        }
+        /* A folder recognised by its files: its results say so first. */
+        for (size_t e = 0; e < b.nex; e++) {
+            const char *why = info[s * b.nex + e].inferred;
+            if (!jobs[s * b.nex + e].user || !why[0])
+                continue;
+            prefix_output(path, why);
+            if (results)
+                prefix_output(results, why);
+            break;
         }
     }
     free(ex_paths);

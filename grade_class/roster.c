@@ -4,6 +4,8 @@
 
 #include "rl_alloc.h"
 #include "rl_err.h"
+#include "rl_file.h"
+#include "rl_marker.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -12,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 int gc_roster_parse_list(const char *text, gc_exercise *out, size_t max, size_t *n, char *err, size_t errlen)
@@ -87,29 +90,32 @@ int gc_roster_read_points(const char *path, gc_exercise *ex, size_t n, char *err
 
 int gc_roster_read_marker(const char *dir, gc_starter *out)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/.relaylab", dir);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return RL_ENOTFOUND;
     memset(out, 0, sizeof *out);
+    rl_marker m;
+    char err[4400];
+    int rc = rl_marker_read(dir, &m, err, sizeof err);
+    if (rc != RL_OK)
+        return rc;
     snprintf(out->dir, sizeof out->dir, "%s", dir);
-    char line[1200];
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\r\n")] = '\0';
-        char *val = strchr(line, ' ');
-        if (line[0] == '#' || !val)
-            continue;
-        *val++ = '\0';
-        if (strcmp(line, "exercises") == 0)
-            snprintf(out->exercises, sizeof out->exercises, "%s", val);
-        else if (strcmp(line, "submission") == 0)
-            snprintf(out->submission, sizeof out->submission, "%s", val);
-        else if (strcmp(line, "variant") == 0)
-            snprintf(out->variant, sizeof out->variant, "%s", val);
-    }
-    fclose(f);
-    return out->exercises[0] && out->submission[0] ? RL_OK : RL_EPARSE;
+    snprintf(out->exercises, sizeof out->exercises, "%s", m.exercises);
+    snprintf(out->submission, sizeof out->submission, "%s", m.submission);
+    snprintf(out->variant, sizeof out->variant, "%s", m.student);
+    return RL_OK;
+}
+
+/* |dir| recognised by its files into |out|. */
+static int infer(const char *dir, const char *config_exercises, gc_starter *out)
+{
+    memset(out, 0, sizeof *out);
+    rl_marker m;
+    char why[300];
+    if (rl_marker_infer(dir, config_exercises, &m, why, sizeof why) != RL_OK)
+        return RL_ENOTFOUND;
+    snprintf(out->dir, sizeof out->dir, "%s", dir);
+    snprintf(out->exercises, sizeof out->exercises, "%s", m.exercises);
+    snprintf(out->submission, sizeof out->submission, "%s", m.submission);
+    snprintf(out->inferred, sizeof out->inferred, "%s", why);
+    return RL_OK;
 }
 
 bool gc_starter_has(const gc_starter *s, const char *exercise)
@@ -155,7 +161,7 @@ static int subfolders(const char *dir, char ***names, size_t *n)
     return RL_OK;
 }
 
-size_t gc_roster_starters(const char *dir, gc_starter *out, size_t max)
+size_t gc_roster_starters(const char *dir, const char *config_exercises, gc_starter *out, size_t max)
 {
     size_t found = 0;
     if (max > 0 && gc_roster_read_marker(dir, &out[0]) == RL_OK)
@@ -163,15 +169,79 @@ size_t gc_roster_starters(const char *dir, gc_starter *out, size_t max)
     char **names;
     size_t n;
     if (subfolders(dir, &names, &n) != RL_OK)
-        return found;
+        names = NULL, n = 0;
     for (size_t i = 0; i < n && found < max; i++) {
         char sub[4200];
         snprintf(sub, sizeof sub, "%s/%s", dir, names[i]);
         if (gc_roster_read_marker(sub, &out[found]) == RL_OK)
             found++;
     }
+    /* No marker anywhere: a hand-in whose hidden files were dropped, in
+     * the same two places. Only then, so that a marker always wins. */
+    bool any_marker = found > 0;
+    if (!any_marker && max > 0 && infer(dir, config_exercises, &out[0]) == RL_OK)
+        found++;
+    for (size_t i = 0; i < n && found < max && !any_marker; i++) {
+        char sub[4200];
+        snprintf(sub, sizeof sub, "%s/%s", dir, names[i]);
+        if (infer(sub, config_exercises, &out[found]) == RL_OK)
+            found++;
+    }
     gc_roster_free_names(names, n);
     return found;
+}
+
+int gc_roster_identity(const char *path, const char *folder, char *id, size_t idlen, char *err, size_t errlen)
+{
+    char *text = NULL;
+    size_t len = 0;
+    char why[256];
+    /* The instructor's file, but read as any other: regular, capped. */
+    int rc = rl_file_read_untrusted(path, NULL, 4 << 20, &text, &len, why, sizeof why);
+    if (rc != RL_OK) {
+        snprintf(err, errlen, "cannot read the roster %s: %s", path, why);
+        return rc == RL_ENOTFOUND ? RL_ESYS : rc;
+    }
+    rc = RL_ENOTFOUND;
+    int lineno = 0;
+    for (char *line = text, *next; line && *line && rc == RL_ENOTFOUND; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        lineno++;
+        line[strcspn(line, "\r")] = '\0';
+        while (*line == ' ' || *line == '\t')
+            line++;
+        if (!*line || *line == '#' || (lineno == 1 && strncasecmp(line, "folder,", 7) == 0))
+            continue;
+        char *comma = strchr(line, ',');
+        if (!comma) {
+            snprintf(err, errlen, "%s, line %d: expected FOLDER,ID", path, lineno);
+            rc = RL_EPARSE;
+            break;
+        }
+        *comma = '\0';
+        char *val = comma + 1;
+        val[strcspn(val, ",")] = '\0';
+        while (*val == ' ')
+            val++;
+        for (char *e = val + strlen(val); e > val && e[-1] == ' ';)
+            *--e = '\0';
+        for (char *e = line + strlen(line); e > line && e[-1] == ' ';)
+            *--e = '\0';
+        if (strcmp(line, folder) != 0)
+            continue;
+        if (!gc_roster_name_ok(val) || strlen(val) >= idlen) {
+            snprintf(err, errlen, "%s, line %d: the id of %s is not a roster name (letters, digits and ._-@+)",
+                     path, lineno, folder);
+            rc = RL_EPARSE;
+            break;
+        }
+        snprintf(id, idlen, "%s", val);
+        rc = RL_OK;
+    }
+    free(text);
+    return rc;
 }
 
 int gc_roster_students(const char *class_dir, char ***names, size_t *n, char *err, size_t errlen)

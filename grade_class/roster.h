@@ -38,12 +38,14 @@ typedef struct gc_starter {
     char dir[4096];            /* absolute path of the folder */
     char exercises[512];       /* space-separated */
     char submission[1024];     /* the marker's submission line */
-    char variant[GC_NAME_MAX]; /* may be empty */
+    char variant[GC_NAME_MAX]; /* the identity it was made for (`student`); may be empty */
+    char inferred[320];        /* no .relaylab: how it was recognised (rl_marker_infer), else "" */
 } gc_starter;
 
-/* Reads DIR/.relaylab into |out| (dir set to |dir|). Returns 0,
- * RL_ENOTFOUND when there is none, RL_EPARSE when it lacks exercises or
- * submission. */
+/* Reads DIR/.relaylab into |out| (dir set to |dir|) with rl_marker_read
+ * (a regular file of the folder, capped). Returns 0, RL_ENOTFOUND when
+ * there is none, RL_EPARSE when it lacks exercises or submission, or
+ * rl_file's refusal. */
 int gc_roster_read_marker(const char *dir, gc_starter *out);
 
 /* True when |starter| lists |exercise|. */
@@ -51,9 +53,19 @@ bool gc_starter_has(const gc_starter *s, const char *exercise);
 
 /* The starter folders of the student folder |dir|: the folder itself when
  * it has a marker, then every subfolder (by name, not hidden) with one.
- * Returns how many were found (at most |max|); malformed markers are
- * skipped. */
-size_t gc_roster_starters(const char *dir, gc_starter *out, size_t max);
+ * When no folder has a marker (zip tools and drag-and-drop drop hidden
+ * files), the folder and its subfolders recognised by their files
+ * (rl_marker_infer; |config_exercises| the config exercises' names,
+ * space-separated), each with |inferred| saying how. Returns how many were
+ * found (at most |max|); malformed markers are skipped. */
+size_t gc_roster_starters(const char *dir, const char *config_exercises, gc_starter *out, size_t max);
+
+/* The roster file |path| (CSV: FOLDER,ID a line; '#' comments, blank
+ * lines and a header line "folder,id" are skipped): the identity of the
+ * student whose folder is |folder|, into |id| (|idlen|). Returns 0,
+ * RL_ENOTFOUND (no line for |folder|), or RL_EPARSE / RL_ESYS with |err|
+ * (a line without a comma, an id that is not a roster name). */
+int gc_roster_identity(const char *path, const char *folder, char *id, size_t idlen, char *err, size_t errlen);
 
 /* The student folders of |class_dir|: every subfolder not starting with '.'
  * in name order, as names (malloc'd array of malloc'd strings, free with

@@ -117,7 +117,7 @@ static void starters_are_found_by_marker(void **state)
     char sdir[128];
     snprintf(sdir, sizeof sdir, "%s/alice", dir);
     gc_starter st[8];
-    size_t n = gc_roster_starters(sdir, st, 8);
+    size_t n = gc_roster_starters(sdir, "keepalive retry", st, 8);
     assert_int_equal(n, 2); /* ka, relay: by name; hidden and malformed skipped */
     assert_true(gc_starter_has(&st[0], "keepalive"));
     assert_string_equal(st[0].variant, "s123");
@@ -134,8 +134,78 @@ static void a_student_folder_may_be_a_starter(void **state)
     char sdir[128];
     snprintf(sdir, sizeof sdir, "%s/bob", dir);
     gc_starter st[2];
-    assert_int_equal(gc_roster_starters(sdir, st, 2), 1);
+    assert_int_equal(gc_roster_starters(sdir, "keepalive retry", st, 2), 1);
     assert_string_equal(st[0].dir, sdir);
+}
+
+static void folders_without_marker_are_recognised_by_their_files(void **state)
+{
+    (void)state;
+    /* A command starter: run and the README lab init wrote; a config
+     * starter: its EXERCISE.json; junk is not a starter. */
+    put("carl/relay/run", "#!/bin/sh\n");
+    put("carl/relay/README.md", "# x\n    lab check              # every exercise this folder is for: deadline cancel\n");
+    put("carl/ka/keepalive.json", "{}");
+    put("carl/junk/notes.txt", "x");
+    char sdir[128];
+    snprintf(sdir, sizeof sdir, "%s/carl", dir);
+    gc_starter st[8];
+    assert_int_equal(gc_roster_starters(sdir, "keepalive retry", st, 8), 2);
+    assert_string_equal(st[0].exercises, "keepalive");
+    assert_string_equal(st[0].submission, "keepalive.json");
+    assert_non_null(strstr(st[0].inferred, "keepalive.json"));
+    assert_string_equal(st[1].exercises, "deadline cancel");
+    assert_string_equal(st[1].submission, "./run");
+    assert_true(st[1].inferred[0]);
+    /* Any marker wins: the unmarked folders are then not guessed at. */
+    put("carl/other/.relaylab", "exercises flow\nsubmission ./run\n");
+    assert_int_equal(gc_roster_starters(sdir, "keepalive retry", st, 8), 1);
+    assert_string_equal(st[0].exercises, "flow");
+    assert_string_equal(st[0].inferred, "");
+}
+
+static void ambiguous_or_unnamed_folders_are_not_guessed(void **state)
+{
+    (void)state;
+    put("dana/run", "#!/bin/sh\n"); /* a run without the README: which exercise? */
+    put("dana/relay.py", "x");
+    put("dana/cfg/keepalive.json", "{}");
+    put("dana/cfg/retry.json", "{}"); /* two configs: which one? */
+    char sdir[128];
+    snprintf(sdir, sizeof sdir, "%s/dana", dir);
+    gc_starter st[4];
+    assert_int_equal(gc_roster_starters(sdir, "keepalive retry", st, 4), 0);
+}
+
+static void a_marker_that_is_not_a_regular_file_is_refused(void **state)
+{
+    (void)state;
+    put("erin/relay", NULL);
+    char path[256], sdir[128];
+    snprintf(path, sizeof path, "%s/erin/relay/.relaylab", dir);
+    assert_int_equal(symlink("/dev/zero", path), 0);
+    snprintf(sdir, sizeof sdir, "%s/erin", dir);
+    gc_starter st[2];
+    /* /dev/zero would never end: refused at once, and nothing recognised. */
+    assert_int_equal(gc_roster_starters(sdir, "keepalive", st, 2), 0);
+}
+
+static void the_roster_file_maps_folders_to_ids(void **state)
+{
+    (void)state;
+    put("roster.csv", "folder,id\n# comment\n\nalice, s1001\nbob,bob@uni.edu,extra\nbad,has space\nnocomma\n");
+    char path[128], id[128], err[256];
+    snprintf(path, sizeof path, "%s/roster.csv", dir);
+    assert_int_equal(gc_roster_identity(path, "alice", id, sizeof id, err, sizeof err), RL_OK);
+    assert_string_equal(id, "s1001");
+    assert_int_equal(gc_roster_identity(path, "bob", id, sizeof id, err, sizeof err), RL_OK);
+    assert_string_equal(id, "bob@uni.edu");
+    assert_int_equal(gc_roster_identity(path, "bad", id, sizeof id, err, sizeof err), RL_EPARSE);
+    assert_non_null(strstr(err, "line 6"));
+    assert_int_equal(gc_roster_identity(path, "carl", id, sizeof id, err, sizeof err), RL_EPARSE); /* nocomma */
+    put("short.csv", "alice,s1\n");
+    snprintf(path, sizeof path, "%s/short.csv", dir);
+    assert_int_equal(gc_roster_identity(path, "zed", id, sizeof id, err, sizeof err), RL_ENOTFOUND);
 }
 
 static void students_are_sorted_and_names_checked(void **state)
@@ -169,6 +239,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(starters_are_found_by_marker, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(a_student_folder_may_be_a_starter, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(students_are_sorted_and_names_checked, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(folders_without_marker_are_recognised_by_their_files, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(ambiguous_or_unnamed_folders_are_not_guessed, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(a_marker_that_is_not_a_regular_file_is_refused, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(the_roster_file_maps_folders_to_ids, make_dir, remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
