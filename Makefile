@@ -211,6 +211,7 @@ integration-rest:
 # (npm's whole output stays in build/node-deps.log) and `make test` stops.
 node-deps: $(DEPS_STAMP)
 	@sh scripts/node-deps.sh
+	@sh scripts/node-deps.sh --kit
 
 test: deps
 	@$(MAKE) --no-print-directory build

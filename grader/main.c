@@ -161,6 +161,35 @@ static int sandbox_up(gr_sandbox_view *view, const char *dir, const char *rubric
     return gr_sandbox_enter(view, err, errlen);
 }
 
+/* "NODE_PATH=DIR" for the kit's Node packages (build/node-packages, made by
+ * `make node-deps` and Gradescope's setup.sh), when they are there. */
+static int kit_node_packages(char *buf, size_t len)
+{
+    char found[PATH_MAX], real[PATH_MAX];
+    if (rl_path_find_data("build/node-packages/node_modules", found, sizeof found) != RL_OK ||
+        !realpath(found, real))
+        return RL_ENOTFOUND;
+    snprintf(buf, len, "NODE_PATH=%s", real);
+    return RL_OK;
+}
+
+/* True when the submission's folder (|dir|, else the command's) is a Node
+ * folder without its packages. */
+static bool no_node_modules(const char *dir, const char *submission)
+{
+    char sub[PATH_MAX], path[PATH_MAX + 32];
+    struct stat st;
+    if (dir)
+        snprintf(sub, sizeof sub, "%s", dir);
+    else if (gr_sandbox_submission_dir(submission, sub, sizeof sub) != RL_OK)
+        return false;
+    snprintf(path, sizeof path, "%s/package.json", sub);
+    if (lstat(path, &st) != 0)
+        return false;
+    snprintf(path, sizeof path, "%s/node_modules", sub);
+    return lstat(path, &st) != 0;
+}
+
 static bool marker_lists(const rl_marker *m, const char *exercise)
 {
     char list[sizeof m->exercises];
@@ -382,6 +411,9 @@ int main(int argc, char **argv)
         goto report;
     }
     opt.progress = verbose || (!quiet && isatty(STDERR_FILENO));
+    static char node_path[PATH_MAX + 16];
+    if (ex->kind == GR_SUBMISSION_COMMAND && kit_node_packages(node_path, sizeof node_path) == RL_OK)
+        opt.node_path = node_path;
     int src;
     if (ex->kind == GR_SUBMISSION_COMMAND) {
         if (no_sandbox) {
@@ -412,6 +444,14 @@ int main(int argc, char **argv)
         }
     }
 
+    static char notes[2048];
+    if (opt.node_path && no_node_modules(dir, opt.submission)) {
+        /* What Gradescope uploads are: say how it was run. */
+        snprintf(notes, sizeof notes, "%s%sthe submission's folder has a package.json but no node_modules: it ran "
+                 "with the packages the starters pin (the kit's build/node-packages)",
+                 note ? note : "", note ? "; " : "");
+        note = notes;
+    }
     grpc_init();
     int rc = gr_run_exercise(ex, &opt, outcomes, &n, err, sizeof err);
     grpc_shutdown();

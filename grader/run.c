@@ -689,10 +689,17 @@ static gr_verdict start_once(gr_ctx *ctx, instance *s, bool first, int port, gr_
         o += (size_t)snprintf(env_baselines + o, sizeof env_baselines - o, "%s%s", i ? "," : "",
                               ctx->baselines[i].addr);
     /* The exercise's own variables come after the address ones. */
-    const char *env[8 + 16] = {env_listen, env_baseline, env_baselines};
-    const char *sandbox_env[8 + 16] = {env_listen,  env_baseline,   env_baselines, "PATH=/usr/local/bin:/usr/bin:/bin",
+    const char *env[8 + 17] = {env_listen, env_baseline, env_baselines};
+    const char *sandbox_env[8 + 17] = {env_listen,  env_baseline,   env_baselines, "PATH=/usr/local/bin:/usr/bin:/bin",
                                        "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"};
-    for (size_t k = 0, n = 3, m = 7; ctx->ex->env && ctx->ex->env[k] && k < 16; k++) {
+    size_t n0 = 3, m0 = 7;
+    /* Node looks in NODE_PATH only after every node_modules up from the
+     * script, so a folder with its own packages keeps them. */
+    if (ctx->opt->node_path) {
+        env[n0++] = ctx->opt->node_path;
+        sandbox_env[m0++] = ctx->opt->node_path;
+    }
+    for (size_t k = 0, n = n0, m = m0; ctx->ex->env && ctx->ex->env[k] && k < 16; k++) {
         env[n++] = ctx->ex->env[k];
         sandbox_env[m++] = ctx->ex->env[k];
     }

@@ -236,6 +236,8 @@ typedef struct gr_options {
     const char *variant;      /* config exercises: --variant SEED, or NULL: the world's default */
     const char *made_for;     /* config exercises: the marker's other identity, or NULL (gr_made_for) */
     const char *identity_note; /* the note that goes with it, or NULL */
+    const char *node_path;    /* "NODE_PATH=DIR": the kit's Node packages (build/node-packages),
+                               * for a submission without node_modules; or NULL */
     const struct gr_sandbox_view *sandbox; /* command submissions run in the
                                * sandbox with this view (sandbox.h), once
                                * gr_sandbox_enter succeeded; NULL: unsandboxed */
