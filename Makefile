@@ -193,7 +193,7 @@ integration: build node-deps
 # waits: `lab demo overload` alone is 85 s), and the rest. Two groups took
 # 9 min 6 s on a fresh clone, the rest group 8 min 10 s of it.
 MATRIX_TESTS := tests/integration/test_verdict_matrix.py tests/integration/test_grade_class.py \
-                tests/integration/test_grader_world.py
+                tests/integration/test_grader_world.py tests/integration/test_all_paths.py
 DEMO_TESTS   := tests/integration/test_lab_overload.py tests/integration/test_lab_balance.py \
                 tests/integration/test_starters.py tests/integration/test_lab_flow.py
 integration-matrix:
