@@ -34,7 +34,9 @@ static void add_line(listing *l, int depth, const char *name, char kind)
     rl_printable(name, shown, sizeof shown);
     if (l->used < l->len)
         l->used += (size_t)snprintf(l->buf + l->used, l->len - l->used, "%*s%s%s\n", 2 + 2 * depth, "", shown,
-                                    kind == 'd' ? "/" : kind == 'l' ? "@" : "");
+                                    kind == 'd'   ? "/"
+                                    : kind == 'l' ? "@"
+                                                  : "");
     l->shown++;
 }
 
