@@ -697,6 +697,9 @@ int main(int argc, char **argv)
             return 2;
         }
         size_t nst = gc_roster_starters(sdir, config_names, st, MAX_STARTERS);
+        char inner[PATH_MAX];
+        if (student_dir && nst == 0 && gc_upload_wrapper(sdir, inner, sizeof inner) == RL_OK)
+            nst = gc_roster_starters(inner, config_names, st, MAX_STARTERS); /* a zip of their parent folder */
         if (student_dir && nst == 0) {
             /* Gradescope's upload holds nothing gradable: one entry that
              * says what came and what was expected, not a MISSING line a

@@ -3,6 +3,7 @@
 #include "upload.h"
 
 #include "rl_alloc.h"
+#include "rl_err.h"
 #include "rl_marker.h"
 
 #include <dirent.h>
@@ -109,6 +110,30 @@ void gc_upload_tree(const char *dir, char *buf, size_t len)
     else if (l.left_out && l.used < len)
         snprintf(buf + l.used, len - l.used, "  ... (%zu%s more not listed)\n", l.left_out,
                  l.left_out >= 10000 ? " or" : "");
+}
+
+int gc_upload_wrapper(const char *dir, char *out, size_t len)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return RL_ENOTFOUND;
+    int folders = 0, others = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && folders + others < 2) {
+        if (e->d_name[0] == '.' || strcmp(e->d_name, "__MACOSX") == 0)
+            continue;
+        char path[PATH_MAX];
+        struct stat st;
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path || lstat(path, &st) != 0 ||
+            !S_ISDIR(st.st_mode)) {
+            others++;
+            continue;
+        }
+        folders++;
+        snprintf(out, len, "%s", path);
+    }
+    closedir(d);
+    return folders == 1 && others == 0 ? RL_OK : RL_ENOTFOUND;
 }
 
 void gc_upload_unexpected(const char *dir, const char *exercises, char *buf, size_t len)

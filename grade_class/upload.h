@@ -21,6 +21,12 @@
  * (N more)" for what was left out; "  (empty)" for an empty folder. */
 void gc_upload_tree(const char *dir, char *buf, size_t len);
 
+/* The one folder an upload was wrapped in (a zip of the folder that holds
+ * the starter folders): when |dir| holds a single folder (not a link) and
+ * nothing else but hidden entries and macOS's __MACOSX, its path into |out|
+ * (|len|) and 0; else RL_ENOTFOUND. */
+int gc_upload_wrapper(const char *dir, char *out, size_t len);
+
 /* The whole message for an upload with no starter folder: what was
  * uploaded (|dir|'s listing), what was expected for |exercises| (comma- or
  * space-separated names), and how to hand in. Into |buf| (|len|). */

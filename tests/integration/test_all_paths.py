@@ -296,8 +296,13 @@ def test_an_upload_with_nothing_gradable_gets_one_clear_entry(folders):
 
 
 def test_a_folder_without_its_relaylab_is_recognised(folders):
-    root = fake_autograder(folders, "dropped", ["cfg"], ALICE, flat=True)
-    os.unlink(os.path.join(root, "submission", ".relaylab"))
+    # Uploaded as a zip of the folder that holds it (one more level), its
+    # .relaylab left out.
+    root = fake_autograder(folders, "dropped", ["cfg"], ALICE)
+    sub = os.path.join(root, "submission")
+    os.unlink(os.path.join(sub, "cfg", ".relaylab"))
+    os.makedirs(os.path.join(sub, "my-work"))
+    os.rename(os.path.join(sub, "cfg"), os.path.join(sub, "my-work", "cfg"))
     res, _ = run_autograder(root, exercises="keepalive/check")
     verdict, _ = verdicts_of(res)[("keepalive", "check")]
     assert verdict == "PASS", res

@@ -76,6 +76,22 @@ static void the_listing_is_capped(void **state)
     assert_non_null(strstr(buf, "(25 more not listed)"));
 }
 
+static void one_wrapping_folder_is_seen_through(void **state)
+{
+    (void)state;
+    char path[512], out[512], want[512];
+    snprintf(path, sizeof path, "%s/my-work", dir);
+    mkdir(path, 0755);
+    snprintf(path, sizeof path, "%s/__MACOSX", dir);
+    mkdir(path, 0755);
+    touch(".DS_Store");
+    assert_int_equal(gc_upload_wrapper(dir, out, sizeof out), 0);
+    snprintf(want, sizeof want, "%s/my-work", dir);
+    assert_string_equal(out, want);
+    touch("stray.txt"); /* then it is not just a wrapper */
+    assert_int_not_equal(gc_upload_wrapper(dir, out, sizeof out), 0);
+}
+
 static void an_empty_upload_says_so_and_names_the_marker(void **state)
 {
     (void)state;
@@ -92,6 +108,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(the_listing_shows_kinds_and_printable_names, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(the_listing_is_capped, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(an_empty_upload_says_so_and_names_the_marker, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(one_wrapping_folder_is_seen_through, make_dir, remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
