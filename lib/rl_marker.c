@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 /* A README lab init wrote is a few KiB; the line sought is near its top. */
-#define README_MAX_BYTES (64 * 1024)
+#define README_MAX_BYTES ((size_t)64 * 1024)
 #define README_LINE      "every exercise this folder is for: "
 
 void rl_printable(const char *in, char *out, size_t len)
