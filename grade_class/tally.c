@@ -4,6 +4,7 @@
 
 #include "rl_alloc.h"
 #include "rl_err.h"
+#include "rl_file.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -128,21 +129,17 @@ static void csv_cell(FILE *f, const char *s, bool last)
     fputs(last ? "\r\n" : ",", f);
 }
 
-/* Writes through PATH.tmp and a rename, so a reader never sees half a file. */
+/* Writes through a fresh temporary file and a rename, so a reader never
+ * sees half a file and a link planted beside |path| is never written
+ * through (rl_file_tmp_open). */
 static FILE *open_tmp(const char *path, char *tmp, size_t len)
 {
-    snprintf(tmp, len, "%s.tmp", path);
-    return fopen(tmp, "w");
+    return rl_file_tmp_open(path, 0644, tmp, len);
 }
 
 static int close_tmp(FILE *f, const char *tmp, const char *path)
 {
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return RL_ESYS;
-    }
-    return RL_OK;
+    return rl_file_tmp_commit(f, tmp, path) == 0 ? RL_OK : RL_ESYS;
 }
 
 int gc_tally_write_csv(const gc_tally *t, const char *path)
@@ -261,11 +258,13 @@ int gc_tally_write_student(const gc_tally *t, const char *student, char *const *
     json_object_set_new(x, "student", json_string(student));
     json_object_set_new(root, "extra_data", x);
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int rc = RL_OK;
-    if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0 || rename(tmp, path) != 0) {
+    int rc = RL_ESYS;
+    FILE *f = open_tmp(path, tmp, sizeof tmp);
+    if (f && json_dumpf(root, f, JSON_INDENT(2)) != 0) {
+        fclose(f);
         unlink(tmp);
-        rc = RL_ESYS;
+    } else if (f) {
+        rc = close_tmp(f, tmp, path);
     }
     json_decref(root);
     return rc;

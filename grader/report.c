@@ -7,10 +7,12 @@
 #include "judge.h"
 #include "rl_alloc.h"
 #include "rl_err.h"
+#include "rl_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -225,27 +227,23 @@ static void set_string(json_t *obj, const char *key, const char *value)
     free(a);
 }
 
-/* "PATH.tmp", the name results are written under first. Caller frees. */
-static char *tmp_path(const char *path)
-{
-    size_t plen = strlen(path) + 16;
-    char *tmp = rl_xmalloc(plen);
-    snprintf(tmp, plen, "%s.tmp", path);
-    return tmp;
-}
-
-/* Dumps |root| (consumed) to |path| through a temporary file and a rename,
- * so a reader never sees half a file. */
+/* Dumps |root| (consumed) to |path| through a fresh temporary file and a
+ * rename, so a reader never sees half a file, and a link planted at any
+ * name beside |path| is never written through (rl_file_tmp_open). */
 static int write_json(json_t *root, const char *path, char *err, size_t errlen)
 {
-    char *tmp = tmp_path(path);
+    char tmp[PATH_MAX + 32];
     int rc = RL_OK;
-    if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0 || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    FILE *f = rl_file_tmp_open(path, 0644, tmp, sizeof tmp);
+    if (f && json_dumpf(root, f, JSON_INDENT(2)) != 0) {
+        fclose(f);
         unlink(tmp);
+        f = NULL;
+    }
+    if (!f || rl_file_tmp_commit(f, tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         rc = RL_ESYS;
     }
-    free(tmp);
     json_decref(root);
     return rc;
 }
@@ -335,17 +333,14 @@ int gr_report_json_writable(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "cannot write the results file '%s': it is a folder (--json takes a file name)", path);
         return RL_ESYS;
     }
-    char *tmp = tmp_path(path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int rc = RL_OK;
-    if (fd < 0) {
+    char tmp[PATH_MAX + 32];
+    FILE *f = rl_file_tmp_open(path, 0644, tmp, sizeof tmp);
+    if (!f) {
         snprintf(err, errlen, "cannot write the results file %s: %s (--json needs a file in an existing, writable folder)",
                  path, strerror(errno));
-        rc = RL_ESYS;
-    } else {
-        close(fd);
-        unlink(tmp);
+        return RL_ESYS;
     }
-    free(tmp);
-    return rc;
+    fclose(f);
+    unlink(tmp);
+    return RL_OK;
 }

@@ -296,6 +296,11 @@ const char *gr_config_path(gr_ctx *ctx)
     return ctx->ex->kind == GR_SUBMISSION_CONFIG ? ctx->opt->submission : NULL;
 }
 
+const char *gr_submission_dir(gr_ctx *ctx)
+{
+    return ctx->opt->dir;
+}
+
 const char *gr_world_path(gr_ctx *ctx)
 {
     return ctx->opt->world;
