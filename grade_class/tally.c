@@ -5,6 +5,7 @@
 #include "rl_alloc.h"
 #include "rl_err.h"
 #include "rl_file.h"
+#include "rl_text.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -47,7 +48,7 @@ void gc_tally_add_all(gc_tally *t, const char *student, size_t ex, const char *v
     for (size_t sc = 0; sc < t->exercises[ex].nscenarios; sc++) {
         gc_row *r = add_row(t, student, ex, sc);
         snprintf(r->verdict, sizeof r->verdict, "%s", verdict);
-        r->feedback = rl_xstrdup(feedback);
+        r->feedback = rl_text_printable_dup(feedback, 0);
     }
 }
 
@@ -77,7 +78,7 @@ int gc_tally_add_results(gc_tally *t, const char *student, size_t ex, const char
         gc_row *r = add_row(t, student, ex, sc);
         if (!found) {
             snprintf(r->verdict, sizeof r->verdict, "ERROR");
-            r->feedback = rl_xstrdup(why);
+            r->feedback = rl_text_printable_dup(why, 0);
             continue;
         }
         json_t *x = json_object_get(found, "extra_data");
@@ -89,7 +90,13 @@ int gc_tally_add_results(gc_tally *t, const char *student, size_t ex, const char
         r->seconds = json_number_value(json_object_get(x, "seconds"));
         r->points = json_number_value(json_object_get(found, "score"));
         r->max_points = json_number_value(json_object_get(found, "max_score"));
-        r->feedback = rl_xstrdup(fb ? fb : "");
+        /* The grader's feedback is printable already; a results.json in a
+         * student's reach need not be, and rows reach the CSV, the summary
+         * and the terminal (rl_text.h). */
+        r->feedback = rl_text_printable_dup(fb ? fb : "", 0);
+        char *pv = rl_text_printable_dup(r->verdict, 0);
+        snprintf(r->verdict, sizeof r->verdict, "%s", pv);
+        free(pv);
     }
     json_decref(root);
     return root ? RL_OK : RL_EPARSE;
@@ -112,9 +119,12 @@ void gc_tally_sort(gc_tally *t)
         qsort(t->rows, t->n, sizeof *t->rows, cmp_rows);
 }
 
-/* One CSV cell, quoted when it holds a comma, quote or line break. */
-static void csv_cell(FILE *f, const char *s, bool last)
+/* One CSV cell, quoted when it holds a comma, quote or line break. Every
+ * cell is made printable (rl_text.h): a student's folder name is theirs. */
+static void csv_cell(FILE *f, const char *raw, bool last)
 {
+    char *p = rl_text_printable_dup(raw, 0);
+    const char *s = p;
     if (strpbrk(s, ",\"\r\n")) {
         fputc('"', f);
         for (; *s; s++) {
@@ -127,6 +137,7 @@ static void csv_cell(FILE *f, const char *s, bool last)
         fputs(s, f);
     }
     fputs(last ? "\r\n" : ",", f);
+    free(p);
 }
 
 /* Writes through a fresh temporary file and a rename, so a reader never
@@ -255,7 +266,9 @@ int gc_tally_write_student(const gc_tally *t, const char *student, char *const *
     json_object_set_new(root, "output", json_string(output));
     json_object_set_new(root, "tests", tests);
     json_t *x = json_object();
-    json_object_set_new(x, "student", json_string(student));
+    char *shown = rl_text_printable_dup(student, 0);
+    json_object_set_new(x, "student", json_string(shown));
+    free(shown);
     json_object_set_new(root, "extra_data", x);
     char tmp[4200];
     int rc = RL_ESYS;

@@ -5,6 +5,7 @@
 #include "rl_err.h"
 #include "rl_file.h"
 #include "rl_path.h"
+#include "rl_text.h"
 #include "scenario.h"
 
 #include <limits.h>
@@ -91,6 +92,9 @@ static void broken_rules(const rl_chancfg_report *rep, const char *world, size_t
         snprintf(tail, sizeof tail, " (`bin/channel-config check FILE` says the same)");
     size_t n = strlen(out->feedback);
     snprintf(out->feedback + n, sizeof out->feedback - n, "%s", tail);
+    /* Paths and reasons name the submission's own keys: make them printable
+     * like all feedback (gr_result). */
+    rl_text_printable_inplace(out->feedback, sizeof out->feedback, 0);
 }
 
 

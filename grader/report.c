@@ -1,13 +1,15 @@
 /* report: rubric points, the results table and Gradescope's JSON; see
  * report.h. Feedback may quote a submission's output, so every string that
- * goes into JSON is made plain ASCII first (jansson rejects invalid UTF-8,
- * and a cut-off multibyte character would lose the whole result). */
+ * goes into JSON or the table is made printable ASCII first (rl_text.h:
+ * jansson rejects invalid UTF-8, a cut-off multibyte character would lose
+ * the whole result, and an ESC or a CR would rewrite a reader's terminal). */
 #include "report.h"
 
 #include "judge.h"
 #include "rl_alloc.h"
 #include "rl_err.h"
 #include "rl_file.h"
+#include "rl_text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -186,43 +188,47 @@ static void verdict_text(const gr_report *r, const gr_outcome *o, char *buf, siz
         snprintf(buf, len, "%s", gr_verdict_name(o->verdict));
 }
 
+/* |s| on one line, printable (rl_text.h), to |f|. Feedback is made so
+ * where it is written (gr_result); this holds for every other string too. */
+static void put_line(FILE *f, const char *s)
+{
+    char *p = rl_text_printable_dup(s, 0);
+    fputs(p, f);
+    free(p);
+}
+
 void gr_report_table(FILE *f, const gr_report *r)
 {
     fprintf(f, "%s: %s\n", r->ex->name, r->ex->summary);
-    if (r->note)
-        fprintf(f, "note: %s\n", r->note);
+    if (r->note) {
+        fputs("note: ", f);
+        put_line(f, r->note);
+        fputc('\n', f);
+    }
     fprintf(f, "%-20s %-14s %-7s %s\n", "SCENARIO", "VERDICT", "POINTS", "FEEDBACK");
     for (size_t i = 0; i < r->noutcomes; i++) {
         const gr_outcome *o = &r->outcomes[i];
         char v[32], pts[32];
         verdict_text(r, o, v, sizeof v);
         snprintf(pts, sizeof pts, "%g/%g", earned(r, o), max_points(r, o));
-        fprintf(f, "%-20s %-14s %-7s %s\n", o->scenario->id, v, pts, o->feedback);
+        fprintf(f, "%-20s %-14s %-7s ", o->scenario->id, v, pts);
+        put_line(f, o->feedback);
+        fputc('\n', f);
     }
     double score, max;
     gr_report_score(r, &score, &max);
     fprintf(f, "%-20s %-14s %-7s (%.1f s)\n", "TOTAL", "", "", r->seconds);
     fprintf(f, "score %g/%g\n", score, max);
-    if (r->error)
-        fprintf(f, "grader error: %s\n", r->error);
-}
-
-/* A copy of |s| with only printable ASCII, newline and tab. Caller frees. */
-static char *ascii(const char *s)
-{
-    size_t n = strlen(s);
-    char *o = rl_xmalloc(n + 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        o[i] = (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) ? (char)c : '?';
+    if (r->error) {
+        fputs("grader error: ", f);
+        put_line(f, r->error);
+        fputc('\n', f);
     }
-    o[n] = '\0';
-    return o;
 }
 
 static void set_string(json_t *obj, const char *key, const char *value)
 {
-    char *a = ascii(value);
+    char *a = rl_text_printable_dup(value, RL_TEXT_MULTILINE);
     json_object_set_new(obj, key, json_string(a));
     free(a);
 }

@@ -140,3 +140,33 @@ def test_json_never_written_through_a_link_beside_it(tmp_path, run_kind):
     assert os.path.islink(tmp_path / "results.json.tmp")
     left = sorted(n for n in os.listdir(tmp_path) if n.startswith("results.json.tmp."))
     assert left == [], left
+
+
+# ---- terminal and log injection (item 1) ----
+
+
+def test_escape_sequences_from_a_relay_are_shown_escaped(tmp_path):
+    """terminal_injection answers with ESC and CR in its reply tag and its
+    status details. Raw, they erased the table and drew "score 10/10" over a
+    2/10 run. The table, stderr and results.json show them escaped, and the
+    last score line is the true one."""
+    out = tmp_path / "results.json"
+    sub = f"{PYTHON} {os.path.join(HOSTILE, 'terminal_injection.py')}"
+    # --no-sandbox: what is judged is the grader's printing, and the
+    # sandbox would need the checkout readable by nobody.
+    p = subprocess.run(
+        [bin_path("grader"), "deadline", "--no-sandbox", "--dir", SUBMISSIONS, "--json", str(out), "--submission",
+         sub],
+        capture_output=True, timeout=240, stdin=subprocess.DEVNULL)
+    stdout, stderr = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    for name, text in (("stdout", p.stdout), ("stderr", p.stderr), ("results.json", out.read_bytes())):
+        assert b"\x1b" not in text and b"\r" not in text and b"\x07" not in text, f"{name}: {text!r}"
+    res = results(out)
+    assert res["score"] < 10, stdout
+    last_score = [line for line in stdout.splitlines() if line.startswith("score ")][-1]
+    assert last_score == f"score {res['score']:g}/10", stdout
+    feedback = " ".join(t["extra_data"]["feedback"] for t in res["tests"])
+    # Both ways in were judged and quoted, escaped: the tag and the details.
+    assert "tag '\\r\\x1b[1A" in feedback and "tag '\\r\\x1b[1A" in stdout, stdout
+    assert "INTERNAL (\\x1b]0;graded\\x07" in feedback and "INTERNAL (\\x1b]0;graded\\x07" in stdout, stdout
+    assert p.returncode == 1, stdout + stderr
