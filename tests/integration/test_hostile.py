@@ -170,3 +170,23 @@ def test_escape_sequences_from_a_relay_are_shown_escaped(tmp_path):
     assert "tag '\\r\\x1b[1A" in feedback and "tag '\\r\\x1b[1A" in stdout, stdout
     assert "INTERNAL (\\x1b]0;graded\\x07" in feedback and "INTERNAL (\\x1b]0;graded\\x07" in stdout, stdout
     assert p.returncode == 1, stdout + stderr
+
+
+# ---- a balance config gRPC refuses (item 5) ----
+
+
+def test_balance_scores_nothing_when_every_call_failed(tmp_path):
+    """balance_refused's client service config names no policy gRPC knows:
+    every call of the live run fails at once. churn and no-storm used to
+    pass ("no reconnects"); now every live scenario fails and says why."""
+    out = tmp_path / "results.json"
+    p = grader(["balance", "--submission", os.path.join(HOSTILE, "balance_refused.json"), "--json", str(out)],
+               timeout=240)
+    res = results(out)
+    assert res["score"] == 0, p.stdout
+    for sid in ("churn", "no-storm", "fills"):
+        t = scenario(res, sid)
+        assert t["extra_data"]["verdict"] == "FAIL", t
+        assert "calls failed" in t["extra_data"]["feedback"] and "nothing to judge" in t["extra_data"]["feedback"]
+    assert scenario(res, "no-failures")["extra_data"]["verdict"] == "FAIL"
+    assert p.returncode == 1, p.stdout + p.stderr
