@@ -16,7 +16,10 @@
 #include "rl_alloc.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
+#include "rl_marker.h"
+#include "rl_file.h"
 #include "rl_path.h"
+#include "rl_text.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -75,6 +78,8 @@ static void usage(FILE *f)
                "                       submissions could then reach the grader: a last resort\n"
                "  --fresh              grade everything again, keeping nothing\n"
                "  --quiet              no progress lines\n"
+               "  --show-logs N        at the end, print the last N lines of the gradings' logs, every\n"
+               "                       byte a submission could have put there made printable\n"
                "  --help               this text\n");
 }
 
@@ -91,6 +96,7 @@ typedef struct batch {
     const char *variant_from;
     char only[MAX_EXERCISES][1024]; /* --exercises EX/ID: the grader's --only, or "" */
     bool fresh, quiet, tty, unsafe;
+    long show_logs; /* --show-logs N: lines of the logs printed at the end; 0: none */
     /* progress */
     size_t total, done;
     int64_t t0;
@@ -206,6 +212,12 @@ static void plan(batch *b, const char *student, const char *identity, const char
                  "%.120s has no .relaylab (zip tools and drag-and-drop drop hidden files): it was recognised by "
                  "%.240s",
                  s->dir, s->inferred);
+    /* The folder's names are the student's: shown in the CSV and the terminal. */
+    if (ji->inferred[0]) {
+        char raw[sizeof ji->inferred];
+        memcpy(raw, ji->inferred, sizeof raw);
+        rl_printable(raw, ji->inferred, sizeof ji->inferred);
+    }
     if (e->config && (strchr(s->submission, '/') || strcmp(s->submission, "..") == 0)) {
         snprintf(ji->error, sizeof ji->error,
                  "the .relaylab of %.200s names '%.100s': a config must be a file of its folder", s->dir,
@@ -280,6 +292,44 @@ static void plan(batch *b, const char *student, const char *identity, const char
     }
 }
 
+/* The last |nlines| lines of the gradings' logs, in job order, on stdout.
+ * A log holds what a grading printed, a submission's words among them, so
+ * each line is made printable here (rl_text.h) whatever made it: what
+ * Gradescope's instructor view shows is never a terminal's command. */
+static void show_logs(const gc_job *jobs, size_t njobs, long nlines)
+{
+    char *all = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&all, &len);
+    for (size_t i = 0; i < njobs; i++) {
+        char *text;
+        size_t n;
+        char why[200];
+        if (!jobs[i].log[0] || rl_file_read_untrusted(jobs[i].log, NULL, 4u << 20, &text, &n, why, sizeof why) != RL_OK)
+            continue;
+        /* Line by line, NULs included: every line is one printable line. */
+        for (size_t at = 0; at < n;) {
+            const char *nl = memchr(text + at, '\n', n - at);
+            size_t ll = nl ? (size_t)(nl - (text + at)) : n - at;
+            size_t need = rl_text_printable(NULL, 0, text + at, ll, 0);
+            char *line = rl_xmalloc(need + 1);
+            rl_text_printable(line, need + 1, text + at, ll, 0);
+            fprintf(m, "%s\n", line);
+            free(line);
+            at += ll + 1;
+        }
+        free(text);
+    }
+    fclose(m);
+    size_t start = len;
+    for (long k = 0; start > 0; start--)
+        if (all[start - 1] == '\n' && k++ == nlines)
+            break;
+    fwrite(all + start, 1, len - start, stdout);
+    fflush(stdout);
+    free(all);
+}
+
 static void fmt_dur(double s, char *buf, size_t len)
 {
     int t = (int)(s + 0.5);
@@ -317,8 +367,12 @@ static void on_event(gc_job *job, void *arg)
         fmt_dur(el / (double)b->done * (double)(b->total - b->done), left, sizeof left);
     if (b->quiet)
         return;
+    /* A folder's name is its student's choice: printable before a terminal
+     * sees it (rl_text.h). */
+    char student[sizeof ji->student * 4];
+    rl_text_printable(student, sizeof student, ji->student, strlen(ji->student), 0);
     fprintf(stderr, "%sgrade-class: %zu/%zu graded, %s elapsed, ~%s left: %s/%s %s (%.0f s)\n", b->tty ? "\r" : "",
-            b->done, b->total, e, left, ji->student, b->ex[ji->ex].name,
+            b->done, b->total, e, left, student, b->ex[ji->ex].name,
             job->interrupted   ? "interrupted"
             : job->timed_out   ? "stopped at the time limit"
             : job->status == 0 ? "all passed"
@@ -489,6 +543,7 @@ int main(int argc, char **argv)
         O_RESULTS,
         O_FRESH,
         O_QUIET,
+        O_SHOW_LOGS,
         O_UNSAFE,
         O_ROSTER,
         O_IDENTITY
@@ -509,6 +564,7 @@ int main(int argc, char **argv)
         {"roster", required_argument, NULL, O_ROSTER},
         {"identity", required_argument, NULL, O_IDENTITY},
         {"quiet", no_argument, NULL, O_QUIET},
+        {"show-logs", required_argument, NULL, O_SHOW_LOGS},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -559,6 +615,15 @@ int main(int argc, char **argv)
         case O_RESULTS: results = optarg; break;
         case O_FRESH: b.fresh = true; break;
         case O_QUIET: b.quiet = true; break;
+        case O_SHOW_LOGS:
+            v = strtol(optarg, &end, 10);
+            if (*optarg < '0' || *optarg > '9' || *end || v > 100000) {
+                fprintf(stderr, "grade-class: --show-logs takes a number of lines from 0 to 100000, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            b.show_logs = v;
+            break;
         case O_UNSAFE: b.unsafe = true; break;
         case O_ROSTER: roster = optarg; break;
         case O_IDENTITY:
@@ -793,16 +858,22 @@ int main(int argc, char **argv)
         rc = 2;
     }
     snprintf(path, sizeof path, "%s/summary.txt", b.out);
-    FILE *sf = fopen(path, "w");
+    char stmp[sizeof path + 32];
+    FILE *sf = rl_file_tmp_open(path, 0644, stmp, sizeof stmp);
     if (sf) {
         gc_tally_summary(&t, sf, wall, b.jobs);
-        fclose(sf);
+        if (rl_file_tmp_commit(sf, stmp, path) != 0) {
+            fprintf(stderr, "grade-class: cannot write %s: %s\n", path, strerror(errno));
+            rc = 2;
+        }
     } else {
         fprintf(stderr, "grade-class: cannot write %s: %s\n", path, strerror(errno));
         rc = 2;
     }
     if (!b.quiet)
         gc_tally_summary(&t, stdout, wall, b.jobs);
+    if (b.show_logs)
+        show_logs(jobs, njobs, b.show_logs);
     if (!complete)
         fprintf(stderr, "grade-class: %s: run the same command again to resume\n",
                 prc != RL_OK ? "a grader could not be started" : "interrupted");

@@ -4,6 +4,8 @@
 
 #include "rl_alloc.h"
 #include "rl_err.h"
+#include "rl_file.h"
+#include "rl_text.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -46,7 +48,7 @@ void gc_tally_add_all(gc_tally *t, const char *student, size_t ex, const char *v
     for (size_t sc = 0; sc < t->exercises[ex].nscenarios; sc++) {
         gc_row *r = add_row(t, student, ex, sc);
         snprintf(r->verdict, sizeof r->verdict, "%s", verdict);
-        r->feedback = rl_xstrdup(feedback);
+        r->feedback = rl_text_printable_dup(feedback, 0);
     }
 }
 
@@ -76,7 +78,7 @@ int gc_tally_add_results(gc_tally *t, const char *student, size_t ex, const char
         gc_row *r = add_row(t, student, ex, sc);
         if (!found) {
             snprintf(r->verdict, sizeof r->verdict, "ERROR");
-            r->feedback = rl_xstrdup(why);
+            r->feedback = rl_text_printable_dup(why, 0);
             continue;
         }
         json_t *x = json_object_get(found, "extra_data");
@@ -88,7 +90,13 @@ int gc_tally_add_results(gc_tally *t, const char *student, size_t ex, const char
         r->seconds = json_number_value(json_object_get(x, "seconds"));
         r->points = json_number_value(json_object_get(found, "score"));
         r->max_points = json_number_value(json_object_get(found, "max_score"));
-        r->feedback = rl_xstrdup(fb ? fb : "");
+        /* The grader's feedback is printable already; a results.json in a
+         * student's reach need not be, and rows reach the CSV, the summary
+         * and the terminal (rl_text.h). */
+        r->feedback = rl_text_printable_dup(fb ? fb : "", 0);
+        char *pv = rl_text_printable_dup(r->verdict, 0);
+        snprintf(r->verdict, sizeof r->verdict, "%s", pv);
+        free(pv);
     }
     json_decref(root);
     return root ? RL_OK : RL_EPARSE;
@@ -111,9 +119,12 @@ void gc_tally_sort(gc_tally *t)
         qsort(t->rows, t->n, sizeof *t->rows, cmp_rows);
 }
 
-/* One CSV cell, quoted when it holds a comma, quote or line break. */
-static void csv_cell(FILE *f, const char *s, bool last)
+/* One CSV cell, quoted when it holds a comma, quote or line break. Every
+ * cell is made printable (rl_text.h): a student's folder name is theirs. */
+static void csv_cell(FILE *f, const char *raw, bool last)
 {
+    char *p = rl_text_printable_dup(raw, 0);
+    const char *s = p;
     if (strpbrk(s, ",\"\r\n")) {
         fputc('"', f);
         for (; *s; s++) {
@@ -126,23 +137,20 @@ static void csv_cell(FILE *f, const char *s, bool last)
         fputs(s, f);
     }
     fputs(last ? "\r\n" : ",", f);
+    free(p);
 }
 
-/* Writes through PATH.tmp and a rename, so a reader never sees half a file. */
+/* Writes through a fresh temporary file and a rename, so a reader never
+ * sees half a file and a link planted beside |path| is never written
+ * through (rl_file_tmp_open). */
 static FILE *open_tmp(const char *path, char *tmp, size_t len)
 {
-    snprintf(tmp, len, "%s.tmp", path);
-    return fopen(tmp, "w");
+    return rl_file_tmp_open(path, 0644, tmp, len);
 }
 
 static int close_tmp(FILE *f, const char *tmp, const char *path)
 {
-    bool bad = ferror(f) != 0;
-    if (fclose(f) != 0 || bad || rename(tmp, path) != 0) {
-        unlink(tmp);
-        return RL_ESYS;
-    }
-    return RL_OK;
+    return rl_file_tmp_commit(f, tmp, path) == 0 ? RL_OK : RL_ESYS;
 }
 
 int gc_tally_write_csv(const gc_tally *t, const char *path)
@@ -258,14 +266,18 @@ int gc_tally_write_student(const gc_tally *t, const char *student, char *const *
     json_object_set_new(root, "output", json_string(output));
     json_object_set_new(root, "tests", tests);
     json_t *x = json_object();
-    json_object_set_new(x, "student", json_string(student));
+    char *shown = rl_text_printable_dup(student, 0);
+    json_object_set_new(x, "student", json_string(shown));
+    free(shown);
     json_object_set_new(root, "extra_data", x);
     char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int rc = RL_OK;
-    if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0 || rename(tmp, path) != 0) {
+    int rc = RL_ESYS;
+    FILE *f = open_tmp(path, tmp, sizeof tmp);
+    if (f && json_dumpf(root, f, JSON_INDENT(2)) != 0) {
+        fclose(f);
         unlink(tmp);
-        rc = RL_ESYS;
+    } else if (f) {
+        rc = close_tmp(f, tmp, path);
     }
     json_decref(root);
     return rc;

@@ -3,12 +3,15 @@
 #include "config_check.h"
 
 #include "rl_err.h"
+#include "rl_file.h"
 #include "rl_marker.h"
 #include "rl_path.h"
+#include "rl_text.h"
 #include "scenario.h"
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The retry exercise waits for a call (its deadline + 2 s) and then for the
@@ -90,8 +93,37 @@ static void broken_rules(const rl_chancfg_report *rep, const char *world, size_t
         snprintf(tail, sizeof tail, " (`bin/channel-config check FILE` says the same)");
     size_t n = strlen(out->feedback);
     snprintf(out->feedback + n, sizeof out->feedback - n, "%s", tail);
+    /* Paths and reasons name the submission's own keys: make them printable
+     * like all feedback (gr_result). */
+    rl_text_printable_inplace(out->feedback, sizeof out->feedback, 0);
 }
 
+
+int gr_config_load(gr_ctx *ctx, rl_chancfg **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    /* Read as the student could (rl_file.h): the grader runs as root, and a
+     * link to a root-only file, or a FIFO no one writes, is the submission's
+     * doing: a FAIL that says so, never the file's words or a hang. */
+    char *buf, why[200];
+    size_t len;
+    int rc = rl_file_read_untrusted(gr_config_path(ctx), gr_submission_dir(ctx), RL_CHANCFG_MAX_BYTES, &buf, &len,
+                                    why, sizeof why);
+    if (rc != RL_OK) {
+        snprintf(err, errlen, "the config cannot be loaded: the file %s", why);
+        return rc;
+    }
+    rl_chancfg_diag diag;
+    memset(&diag, 0, sizeof diag);
+    rc = rl_chancfg_parse(buf, len, out, &diag);
+    free(buf);
+    if (rc == RL_EPARSE && diag.line)
+        snprintf(err, errlen, "the config is not valid JSON: line %d, column %d: %s", diag.line, diag.column,
+                 diag.text);
+    else if (rc != RL_OK)
+        snprintf(err, errlen, "the config cannot be loaded: %s", diag.text[0] ? diag.text : rl_strerror(rc));
+    return rc;
+}
 
 int gr_config_open(gr_ctx *ctx, const char *exercise, gr_config_env *env, gr_scenario_result *res)
 {
@@ -112,16 +144,9 @@ int gr_config_open(gr_ctx *ctx, const char *exercise, gr_config_env *env, gr_sce
         rl_printable(gr_made_for(ctx), env->made_for, sizeof env->made_for);
     }
     rl_chancfg *sub;
-    rl_chancfg_diag diag;
-    memset(&diag, 0, sizeof diag);
-    int rc = rl_chancfg_load(gr_config_path(ctx), &sub, &diag);
-    if (rc != RL_OK) {
-        if (diag.line)
-            return gr_scenario_decide(res, GR_FAIL, "the config is not valid JSON: line %d, column %d: %s", diag.line,
-                                      diag.column, diag.text);
-        return gr_scenario_decide(res, GR_FAIL, "the config cannot be loaded: %s",
-                                  diag.text[0] ? diag.text : rl_strerror(rc));
-    }
+    int rc = gr_config_load(ctx, &sub, err, sizeof err);
+    if (rc != RL_OK)
+        return gr_scenario_decide(res, GR_FAIL, "%s", err);
     rc = rl_chancfg_in_world(sub, &env->world, &env->cfg, &env->notes);
     rl_chancfg_free(sub);
     if (rc != RL_OK)

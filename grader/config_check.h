@@ -35,6 +35,13 @@ typedef struct gr_config_env {
     char made_for[48];       /* that identity, printable, or "" for none recorded */
 } gr_config_env;
 
+/* Loads the submitted file as its student could read it (rl_file.h: a
+ * regular file, inside --dir or the file's own folder once links are
+ * followed, at most RL_CHANCFG_MAX_BYTES). Returns 0 with |*out|
+ * (rl_chancfg_free), or an RL_E code with one line of why in |err|: the
+ * submission's fault, quoting nothing of a file it could not read. */
+int gr_config_load(gr_ctx *ctx, rl_chancfg **out, char *err, size_t errlen);
+
 /* Loads the submitted file and puts it into |exercise|'s world. Returns 0
  * with |env| filled, or GR_SCENARIO_DECIDED (scenario.h) with |res| filled
  * (FAIL when the file is not valid JSON, ERROR when the world cannot be

@@ -303,6 +303,7 @@ int main(int argc, char **argv)
             break;
         case OPT_DIR:
             dir = optarg;
+            opt.dir = optarg;
             break;
         case OPT_QUIET:
             quiet = true;

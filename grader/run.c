@@ -12,6 +12,7 @@
 #include "rl_channel.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
+#include "rl_text.h"
 #include "rl_log.h"
 #include "rl_proc.h"
 #include "rl_tcp.h"
@@ -140,15 +141,22 @@ static void mark_cut(char *fb, size_t size, size_t needed)
     memcpy(fb + size - cut, GR_FEEDBACK_CUT, cut);
 }
 
+/* Feedback quotes what a submission said (status details, tags, its
+ * output): it is made printable here, where it is made, so no terminal,
+ * log, CSV or results.json downstream ever gets an ESC or a CR from it
+ * (rl_text.h). Feedback is one line: newlines are escaped too. */
 int gr_result(gr_scenario_result *out, gr_verdict v, const char *fmt, ...)
 {
     out->verdict = v;
+    char raw[GR_FEEDBACK_MAX + 1];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(out->feedback, sizeof out->feedback, fmt, ap);
+    int n = vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    if (n > 0)
-        mark_cut(out->feedback, sizeof out->feedback, (size_t)n);
+    size_t m = rl_text_printable(out->feedback, sizeof out->feedback, raw, strlen(raw), 0);
+    if (n > 0 && (size_t)n > m)
+        m = (size_t)n;
+    mark_cut(out->feedback, sizeof out->feedback, m);
     return 0;
 }
 
@@ -157,9 +165,13 @@ void gr_feedback_append(gr_scenario_result *out, const char *text)
     size_t n = strlen(out->feedback);
     if (n >= sizeof out->feedback - 1)
         return; /* full, and already marked */
-    int m = snprintf(out->feedback + n, sizeof out->feedback - n, "%s%s", n ? "; " : "", text);
-    if (m > 0)
-        mark_cut(out->feedback, sizeof out->feedback, n + (size_t)m);
+    size_t m = 0;
+    if (n) {
+        snprintf(out->feedback + n, sizeof out->feedback - n, "; ");
+        m = 2;
+    }
+    m += rl_text_printable(out->feedback + n + m, sizeof out->feedback - n - m, text, strlen(text), 0);
+    mark_cut(out->feedback, sizeof out->feedback, n + m);
 }
 
 static bool tcp_accepts(int port)
@@ -294,6 +306,11 @@ grpc_channel *gr_baseline_channel(gr_ctx *ctx, int i)
 const char *gr_config_path(gr_ctx *ctx)
 {
     return ctx->ex->kind == GR_SUBMISSION_CONFIG ? ctx->opt->submission : NULL;
+}
+
+const char *gr_submission_dir(gr_ctx *ctx)
+{
+    return ctx->opt->dir;
 }
 
 const char *gr_world_path(gr_ctx *ctx)

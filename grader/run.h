@@ -59,6 +59,9 @@ const char *gr_config_path(gr_ctx *ctx);
 /* --world FILE and --variant SEED as given (NULL when not), for config
  * exercises (config_check.c resolves the exercise's default world). */
 const char *gr_world_path(gr_ctx *ctx);
+
+/* The submission's folder given with --dir, or NULL. */
+const char *gr_submission_dir(gr_ctx *ctx);
 const char *gr_variant(gr_ctx *ctx);
 
 /* Config exercises: when the submission's folder was made for another
@@ -232,6 +235,8 @@ typedef struct gr_options {
     int64_t ready_timeout_ms; /* submission readiness bound */
     int64_t data_limit_mb;    /* RLIMIT_DATA of the submission; 0: none */
     bool progress;            /* progress lines on stderr */
+    const char *dir;          /* --dir: the submission's folder (a config file must lie
+                               * in it), or NULL: the config file's own folder */
     const char *world;        /* config exercises: --world FILE, or NULL: the exercise's own */
     const char *variant;      /* config exercises: --variant SEED, or NULL: the world's default */
     const char *made_for;     /* config exercises: the marker's other identity, or NULL (gr_made_for) */

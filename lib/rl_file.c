@@ -171,3 +171,43 @@ fail_fd:
     close(fd);
     return rc;
 }
+
+FILE *rl_file_tmp_open(const char *path, mode_t mode, char *tmp, size_t tmplen)
+{
+    int n = snprintf(tmp, tmplen, "%s.tmp.XXXXXX", path);
+    if (n < 0 || (size_t)n >= tmplen) {
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    int fd = mkostemp(tmp, O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    FILE *f = fchmod(fd, mode) == 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        errno = e;
+    }
+    return f;
+}
+
+int rl_file_tmp_commit(FILE *f, const char *tmp, const char *path)
+{
+    int bad = fflush(f) != 0 || ferror(f);
+    int e = errno;
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (!bad && rename(tmp, path) != 0) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad) {
+        unlink(tmp);
+        errno = e;
+        return RL_ESYS;
+    }
+    return 0;
+}

@@ -11,6 +11,8 @@
 #define RL_FILE_H
 
 #include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
 
 /* Reads the whole of the file at |path| into |*out| (NUL-terminated; the
  * caller frees it with free()) with its length, not counting the NUL, in
@@ -35,5 +37,17 @@
  * content or of where a link leads. */
 int rl_file_read_untrusted(const char *path, const char *root, size_t max, char **out, size_t *len, char *err,
                            size_t errlen);
+
+/* Writing a file whole, where a hostile hand may have planted links: the
+ * grader writes results as root into folders a submission or a student
+ * may have reached. rl_file_tmp_open creates a fresh file beside |path|
+ * (mkstemp in |path|'s folder, so O_EXCL: a link at any name there is never
+ * followed), with |mode|, and writes its name into |tmp| (|tmplen| bytes).
+ * Returns the stream, or NULL with errno set (ENAMETOOLONG when |tmp| is
+ * short). rl_file_tmp_commit flushes and closes |f|, then renames |tmp| over
+ * |path| (a link at |path| is replaced, not followed); on any failure it
+ * removes |tmp|. Returns 0, or RL_ESYS with errno set. */
+FILE *rl_file_tmp_open(const char *path, mode_t mode, char *tmp, size_t tmplen);
+int rl_file_tmp_commit(FILE *f, const char *tmp, const char *path);
 
 #endif

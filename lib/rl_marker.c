@@ -4,6 +4,7 @@
 
 #include "rl_err.h"
 #include "rl_file.h"
+#include "rl_text.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -21,14 +22,14 @@
 
 void rl_printable(const char *in, char *out, size_t len)
 {
-    size_t i = 0;
     if (!len)
         return;
-    for (; in && in[i] && i + 1 < len; i++) {
-        unsigned char c = (unsigned char)in[i];
-        out[i] = c < 0x20 || c >= 0x7f || c == '"' || c == '\\' ? '?' : (char)c;
-    }
-    out[i] = '\0';
+    if (!in)
+        in = "";
+    rl_text_printable(out, len, in, strlen(in), 0);
+    /* Quoted between '"' in feedback: one inside would end the quote. */
+    for (char *p = out; (p = strchr(p, '"'));)
+        *p = '?';
 }
 
 /* Copies |val| into |dst| (|len|); false when it does not fit. */

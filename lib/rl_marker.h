@@ -59,9 +59,9 @@ bool rl_identity_differs(const char *graded_as, const char *made_for);
  * ID NEW-FOLDER`). Names are quoted with unprintable bytes replaced. */
 void rl_identity_note(const char *exercise, const char *graded_as, const char *made_for, char *buf, size_t len);
 
-/* Copies |in| into |out| (|len| bytes) with every byte outside printable
- * ASCII, and '"' and '\\', replaced by '?', so a name a student chose can be
- * quoted in feedback or a terminal. */
+/* Copies |in| (NULL: "") into |out| (|len| bytes) made printable by
+ * rl_text_printable (one line: ESC shows as \x1b), with '"' as '?', so a
+ * name a student chose can be quoted in feedback or a terminal. */
 void rl_printable(const char *in, char *out, size_t len);
 
 #endif

@@ -286,7 +286,7 @@ def test_an_upload_with_nothing_gradable_gets_one_clear_entry(folders):
     t = res["tests"][0]
     assert t["status"] == "failed" and t["score"] == 0 and res["max_score"] > 0
     out = t["output"]
-    assert "What was uploaded:" in out and "  Downloads/\n    notes?[31m.txt\n" in out and "screenshot.png" in out
+    assert "What was uploaded:" in out and "  Downloads/\n    notes\\x1b[31m.txt\n" in out and "screenshot.png" in out
     assert "\x1b" not in out
     assert ".relaylab" in out and "What was expected" in out
     # An empty upload: the same one entry.

@@ -57,7 +57,7 @@ static void the_listing_shows_kinds_and_printable_names(void **state)
     assert_non_null(strstr(buf, "  relay/\n"));
     assert_non_null(strstr(buf, "    relay.py\n"));
     assert_non_null(strstr(buf, "  outside@\n"));
-    assert_non_null(strstr(buf, "bad?[31mname"));
+    assert_non_null(strstr(buf, "bad\\x1b[31mname"));
     assert_null(strchr(buf, '\x1b'));
     assert_null(strstr(buf, "passwd")); /* the link was not followed */
 }

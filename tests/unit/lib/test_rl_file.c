@@ -188,6 +188,47 @@ static void root_refuses_what_the_student_could_not_read(void **state)
     free(out);
 }
 
+/* A link planted where results were once written first (PATH.tmp) is never
+ * written through; the file lands at PATH, and nothing else is left. */
+static void tmp_file_never_follows_a_planted_link(void **state)
+{
+    fixture *f = *state;
+    put(f->outer, "victim", "precious", 0644);
+    char path[128], planted[128], victim[128], tmp[160];
+    snprintf(path, sizeof path, "%s/results.json", f->dir);
+    snprintf(planted, sizeof planted, "%s/results.json.tmp", f->dir);
+    snprintf(victim, sizeof victim, "%s/victim", f->outer);
+    assert_int_equal(symlink(victim, planted), 0);
+    FILE *out = rl_file_tmp_open(path, 0644, tmp, sizeof tmp);
+    assert_non_null(out);
+    assert_string_not_equal(tmp, planted);
+    fputs("{}", out);
+    assert_int_equal(rl_file_tmp_commit(out, tmp, path), 0);
+    char *text, err[200];
+    size_t len;
+    assert_int_equal(rl_file_read_untrusted(victim, NULL, 100, &text, &len, err, sizeof err), 0);
+    assert_string_equal(text, "precious");
+    free(text);
+    assert_int_equal(rl_file_read_untrusted(path, NULL, 100, &text, &len, err, sizeof err), 0);
+    assert_string_equal(text, "{}");
+    free(text);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0644);
+    assert_int_equal(access(tmp, F_OK), -1);
+    /* A link at PATH itself is replaced, not followed. */
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(symlink(victim, path), 0);
+    out = rl_file_tmp_open(path, 0644, tmp, sizeof tmp);
+    assert_non_null(out);
+    assert_int_equal(rl_file_tmp_commit(out, tmp, path), 0);
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(rl_file_read_untrusted(victim, NULL, 100, &text, &len, err, sizeof err), 0);
+    assert_string_equal(text, "precious");
+    free(text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -199,6 +240,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(refuses_a_file_above_the_cap, setup, teardown),
         cmocka_unit_test_setup_teardown(refuses_a_missing_file, setup, teardown),
         cmocka_unit_test_setup_teardown(root_refuses_what_the_student_could_not_read, setup, teardown),
+        cmocka_unit_test_setup_teardown(tmp_file_never_follows_a_planted_link, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

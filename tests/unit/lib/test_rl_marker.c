@@ -123,7 +123,7 @@ static void the_note_names_both_and_the_fix(void **state)
     assert_non_null(strstr(note, "made with no --student"));
     rl_identity_note("keepalive", NULL, "al\x1b[2Jice\"", note, sizeof note);
     assert_null(strchr(note, '\x1b'));
-    assert_non_null(strstr(note, "al?[2Jice?"));
+    assert_non_null(strstr(note, "al\\x1b[2Jice?"));
     assert_non_null(strstr(note, "default deployment"));
 }
 
