@@ -7,7 +7,9 @@
 # get the same verdict on each. A classmate's copy of the config, graded as
 # the copier (bob) on grade-class and Gradescope, is judged in bob's
 # deployment: it fails, and the feedback says so first with the command that
-# makes the folder right. One cheap scenario a folder keeps this small.
+# makes the folder right. One cheap scenario a folder, and three gradings
+# at once (each its own grader: --jobs changes no verdict, README.md), keep
+# this small.
 #
 # Also Gradescope's uploads that are not what was expected: nothing gradable
 # gets one entry naming what came and the hidden .relaylab; a config folder
@@ -17,6 +19,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import yaml
@@ -89,6 +92,12 @@ def set_exercises(folder, exercises):
 def folders():
     base = open_tmpdir()
     made = {}
+    # npm ci and make take the time: side by side.
+    with ThreadPoolExecutor(2) as pool:
+        node = pool.submit(lab_init, base, "node", "flow", "--lang", "node")
+        c = pool.submit(lab_init, base, "c", "deadline", "--lang", "c")
+        made["node"], _ = node.result()
+        made["c"], _ = c.result()
     made["py"], _ = lab_init(base, "py", "deadline", "--lang", "python")
     # A known-good relay as the student's relay.py, its stubs from the folder's gen/.
     good = open(os.path.join(ROOT, "tests", "submissions", "relay_good.py")).read()
@@ -97,9 +106,7 @@ def folders():
     open(os.path.join(made["py"], "relay.py"), "w").write(
         good.replace(old, 'os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen")'))
     set_exercises(made["py"], "deadline")
-    made["node"], _ = lab_init(base, "node", "flow", "--lang", "node")
     shutil.rmtree(os.path.join(made["node"], "node_modules"))  # what students upload
-    made["c"], _ = lab_init(base, "c", "deadline", "--lang", "c")
     set_exercises(made["c"], "deadline")
     made["cfg"], out = lab_init(base, "cfg", "keepalive")
     mine = out.split("your deployment: ")[1].split(":")[0]
@@ -213,22 +220,32 @@ def test_every_path_gives_the_same_verdict(folders):
     out = os.path.join(made["base"], "out")
     os.makedirs(out)
     got = {name: {} for name in SCENARIOS}
-    for name in SCENARIOS:
-        key = SCENARIOS[name]
-        got[name]["lab check"] = verdicts_of(by_lab_check(made[name], name, out))[key]
-        got[name]["bin/grader"] = verdicts_of(by_grader(made[name], name, out))[key]
-        got[name]["CI"] = verdicts_of(by_ci(made, name, ALICE))[key]
     # grade-class: one student folder each, all alice by the roster; and a
     # classmate (bob) who copied alice's config folder, .relaylab and all.
     students = {f"s-{name}": (made[name], ALICE) for name in SCENARIOS}
     students["s-copy"] = (made["cfg"], BOB)
-    gc = by_grade_class(made, os.path.join(made["base"], "gc"), students)
+    # Gradescope: alice uploads py, node (no node_modules) and cfg as
+    # folders, and the C starter flattened (its files at the top); bob
+    # uploads alice's config folder.
+    trees = {"folders": fake_autograder(made, "folders", ["py", "node", "cfg"], ALICE),
+             "flat": fake_autograder(made, "flat", ["c"], ALICE, flat=True),
+             "copy": fake_autograder(made, "copy", ["cfg"], BOB)}
+    with ThreadPoolExecutor(3) as pool:
+        per_folder = {(name, path): pool.submit(fn, name)
+                      for name in SCENARIOS
+                      for path, fn in (("lab check", lambda n: by_lab_check(made[n], n, out)),
+                                       ("bin/grader", lambda n: by_grader(made[n], n, out)),
+                                       ("CI", lambda n: by_ci(made, n, ALICE)))}
+        gc_job = pool.submit(by_grade_class, made, os.path.join(made["base"], "gc"), students)
+        ag = {k: pool.submit(run_autograder, root) for k, root in trees.items()}
+        for (name, path), f in per_folder.items():
+            got[name][path] = verdicts_of(f.result())[SCENARIOS[name]]
+        gc = gc_job.result()
+        up, _ = ag["folders"].result()
+        flat, _ = ag["flat"].result()
+        bobs, log = ag["copy"].result()
     for name in SCENARIOS:
         got[name]["grade-class"] = verdicts_of(gc[f"s-{name}"])[SCENARIOS[name]]
-    # Gradescope: alice uploads py, node (no node_modules) and cfg as
-    # folders, and the C starter flattened (its files at the top).
-    up, _ = run_autograder(fake_autograder(made, "folders", ["py", "node", "cfg"], ALICE))
-    flat, _ = run_autograder(fake_autograder(made, "flat", ["c"], ALICE, flat=True))
     for name in ("py", "node", "cfg"):
         got[name]["Gradescope"] = verdicts_of(up)[SCENARIOS[name]]
     got["c"]["Gradescope"] = verdicts_of(flat)[SCENARIOS["c"]]
@@ -248,7 +265,6 @@ def test_every_path_gives_the_same_verdict(folders):
     assert fb.startswith(f'this folder was made for "{ALICE}" (its .relaylab) and is graded as "{BOB}"'), fb
     assert f"lab init keepalive --student {BOB} NEW-FOLDER" in fb
     # ... and the same on Gradescope, uploaded by bob.
-    bobs, log = run_autograder(fake_autograder(made, "copy", ["cfg"], BOB))
     assert f"grading as {BOB}" in log
     verdict, score = verdicts_of(bobs)[("keepalive", "check")]
     assert verdict == "FAIL" and score == 0
