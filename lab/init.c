@@ -549,7 +549,7 @@ static int init_config(const starter *s, const char *kit, const char *dir, const
     char deployment[384], variant_arg[300];
     rl_chancfg_world_describe(&w, deployment, sizeof deployment);
     if (variant && *variant)
-        snprintf(variant_arg, sizeof variant_arg, "--student %s", variant);
+        snprintf(variant_arg, sizeof variant_arg, "--variant %s", variant); /* channel-config and the grader both take it */
     else
         variant_arg[0] = '\0';
     const subst keys[] = {

@@ -323,3 +323,20 @@ def test_a_folder_without_its_relaylab_is_recognised(folders):
     verdict, _ = verdicts_of(res)[("keepalive", "check")]
     assert verdict == "PASS", res
     assert "has no .relaylab" in res["output"] and "recognised by its config file keepalive.json" in res["output"]
+
+
+def test_lab_check_grades_as_the_identity_it_is_given(folders):
+    """`lab check --student ID` (the CI setting) grades a config as ID and
+    says first that the folder was made for another; a bad id is refused."""
+    for args in (["--student", BOB], [f"--student={BOB}"]):
+        r = run([os.path.join(BIN, "lab"), "check", "keepalive", *args, "--only", "check"], cwd=folders["cfg"])
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert f"--submission keepalive.json --student {BOB} --only check" in r.stdout
+        row = [ln for ln in r.stdout.splitlines() if ln.startswith("check ")][0]
+        assert "FAIL" in row and f'this folder was made for "{ALICE}"' in row, row
+    r = run([os.path.join(BIN, "lab"), "check", "--student", "bad id"], cwd=folders["cfg"])
+    assert r.returncode == 2 and "--student takes an id" in r.stderr
+    r = run([os.path.join(BIN, "lab"), "init", "keepalive", "--student", "-x",
+             os.path.join(folders["base"], "never")])
+    assert r.returncode == 2 and "--student takes your id" in r.stderr
+    assert not os.path.exists(os.path.join(folders["base"], "never"))
