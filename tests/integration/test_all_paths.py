@@ -90,6 +90,8 @@ def set_exercises(folder, exercises):
 
 @pytest.fixture(scope="module")
 def folders():
+    packages = os.path.join(KIT, "build", "node-packages", "node_modules")
+    assert os.path.isdir(packages), f"{packages} is missing: `make node-deps` installs the starters' Node packages"
     base = open_tmpdir()
     made = {}
     # npm ci and make take the time: side by side.
