@@ -33,7 +33,8 @@ int rl_path_within(const char *root, const char *path, char *real, size_t len);
  * file of |root| stays inside |root| (rl_path_within): the words are split
  * as the grader splits them (blanks and shell punctuation); a relative word
  * is |cwd|/WORD, an absolute one counts only when it lies under |root|
- * (python3 or /usr/bin/node are not the student's). Returns 0, or
+ * (python3 or /usr/bin/node are not the student's); "." and ".." (cd ..) are
+ * not files. Returns 0, or
  * RL_EINVAL with the first word that leads out in |bad| (|badlen|). */
 int rl_path_command_within(const char *root, const char *cwd, const char *cmd, char *bad, size_t badlen);
 
