@@ -651,14 +651,17 @@ int main(int argc, char **argv)
             bool graded = j->state != GC_JOB_PENDING && !j->interrupted;
             ex_paths[e] = j->user && !ji->error[0] && graded ? ji->json : NULL;
         }
-        if (!has_out[s])
-            continue; /* a name the results cannot use: its rows are in the CSV */
+        /* A name the results cannot use has no folder of --out (its rows,
+         * named as shown, are in the CSV); --results (Gradescope's) is
+         * written all the same. */
+        char shown[GC_NAME_MAX];
+        gc_roster_name_shown(students[s], shown, sizeof shown);
         snprintf(path, sizeof path, "%s/%s/results.json", b.out, students[s]);
-        if (gc_tally_write_student(&t, students[s], ex_paths, path) != RL_OK) {
+        if (has_out[s] && gc_tally_write_student(&t, students[s], ex_paths, path) != RL_OK) {
             fprintf(stderr, "grade-class: cannot write %s: %s\n", path, strerror(errno));
             rc = 2;
         }
-        if (results && gc_tally_write_student(&t, students[s], ex_paths, results) != RL_OK) {
+        if (results && gc_tally_write_student(&t, shown, ex_paths, results) != RL_OK) {
             fprintf(stderr, "grade-class: cannot write %s: %s\n", results, strerror(errno));
             rc = 2;
         }

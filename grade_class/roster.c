@@ -273,8 +273,8 @@ void gc_roster_name_shown(const char *name, char *out, size_t len)
 int gc_roster_refuse_folder(const char *path, const char *name, char *why, size_t whylen)
 {
     struct stat st;
-    if (lstat(path, &st) == 0 && !S_ISLNK(st.st_mode))
-        return RL_OK;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+        return RL_OK; /* gone since it was listed: it has no folder, as MISSING says */
     char shown[GC_NAME_MAX * 4];
     gc_roster_name_shown(name, shown, sizeof shown);
     snprintf(why, whylen,
