@@ -53,6 +53,9 @@ static void usage(FILE *f)
                "script, or the config file) and its variant in its .relaylab file. An exercise\n"
                "no folder names is MISSING (no points). Run again after an interruption: every\n"
                "grading with complete results (same options) is kept, the rest is graded.\n"
+               "A student folder that is a symlink, or holds a folder, .relaylab, config or run\n"
+               "leading outside it, is refused (ERROR rows say which), never followed; a folder\n"
+               "name the results cannot use skips that student, not the class.\n"
                "\n"
                "  --out DIR            where the results go (made if missing)\n"
                "  --exercises LIST     comma-separated exercises, or all (default; `grader list`)\n"
@@ -86,6 +89,7 @@ static void usage(FILE *f)
 typedef struct batch {
     char grader[PATH_MAX];
     char out[PATH_MAX];
+    char class_dir[PATH_MAX]; /* real path: messages name folders relative to it */
     gc_exercise ex[MAX_EXERCISES];
     size_t nex;
     bool want[MAX_EXERCISES];
@@ -108,7 +112,7 @@ typedef struct job_info {
     char json[PATH_MAX + 300];
     char args_file[PATH_MAX + 300];
     char args_text[8192];
-    char error[1024]; /* set instead of a job: cannot be graded (bad marker) */
+    char error[4096]; /* set instead of a job: cannot be graded (bad marker, refused folder) */
     bool missing;
     /* argv storage */
     char submission[PATH_MAX + 1100];
@@ -184,9 +188,47 @@ static int make_dir(const char *path)
     return mkdir(path, 0755) == 0 || errno == EEXIST ? RL_OK : RL_ESYS;
 }
 
-/* Fills |job| and |ji| for |student| (folder |sdir|) on exercise |ex|. */
+/* |path| as the rows show it: relative to the class folder when inside it. */
+static const char *shown_path(const batch *b, const char *path)
+{
+    size_t n = strlen(b->class_dir);
+    return strncmp(path, b->class_dir, n) == 0 && path[n] == '/' ? path + n + 1 : path;
+}
+
+/* Why |s|'s submission for exercise |e| is refused, into |why|: a config
+ * that is not a regular file of its folder (a symlink to a classmate's, a
+ * FIFO, /dev/zero, a huge file), or a command naming a file that leads out
+ * of the folder (`run -> ../../bob/deadline/run`). The grader refuses the
+ * same (its --dir and --submission); refusing here puts it in the row.
+ * Returns true when refused. */
+static bool refuse_submission(const batch *b, const gc_exercise *e, const gc_starter *s, const char *submission,
+                              char *why, size_t whylen)
+{
+    char err[PATH_MAX + 512];
+    if (e->config) {
+        char *text = NULL;
+        size_t len;
+        int rc = rl_file_read_untrusted(submission, s->dir, GC_CONFIG_MAX, &text, &len, err, sizeof err);
+        free(text);
+        if (rc == RL_OK || rc == RL_ENOTFOUND)
+            return false; /* a missing config is the grader's to report, as `lab check` does */
+        snprintf(why, whylen, "refused: the config %.1000s/%.200s %.500s: not read", shown_path(b, s->dir),
+                 s->submission, err); /* err names no path */
+        return true;
+    }
+    if (rl_path_command_within(s->dir, s->dir, s->submission, err, sizeof err) == RL_OK)
+        return false;
+    snprintf(why, whylen,
+             "refused: the .relaylab of %.1000s runs '%.200s', and its '%.200s' leads outside that folder (a symlink, or "
+             "a path to a classmate's files): not followed; hand in the file itself",
+             shown_path(b, s->dir), s->submission, err);
+    return true;
+}
+
+/* Fills |job| and |ji| for |student| (folder |sdir|) on exercise |ex|;
+ * |notes| says why folders of the student were refused (or ""). */
 static void plan(batch *b, const char *student, const char *identity, const char *sdir, const gc_starter *st,
-                 size_t nst, size_t ex, gc_job *job, job_info *ji)
+                 size_t nst, size_t ex, const char *notes, gc_job *job, job_info *ji)
 {
     memset(ji, 0, sizeof *ji);
     snprintf(ji->student, sizeof ji->student, "%s", student);
@@ -200,18 +242,24 @@ static void plan(batch *b, const char *student, const char *identity, const char
     for (size_t i = 0; i < nst && !s; i++)
         if (gc_starter_has(&st[i], e->name))
             s = &st[i];
+    if (!s && notes[0]) {
+        /* One of the refused folders may have been this exercise's: say
+         * what was refused rather than "missing". */
+        snprintf(ji->error, sizeof ji->error, "no folder for %s could be graded: %s", e->name, notes);
+        return;
+    }
     if (!s) {
         ji->missing = true;
         snprintf(ji->error, sizeof ji->error,
                  "no folder for %s in %.200s: a folder `lab init %s` made (its .relaylab lists %s) was expected",
-                 e->name, sdir, e->name, e->name);
+                 e->name, shown_path(b, sdir), e->name, e->name);
         return;
     }
     if (s->inferred[0])
         snprintf(ji->inferred, sizeof ji->inferred,
                  "%.120s has no .relaylab (zip tools and drag-and-drop drop hidden files): it was recognised by "
                  "%.240s",
-                 s->dir, s->inferred);
+                 shown_path(b, s->dir), s->inferred);
     /* The folder's names are the student's: shown in the CSV and the terminal. */
     if (ji->inferred[0]) {
         char raw[sizeof ji->inferred];
@@ -232,6 +280,10 @@ static void plan(batch *b, const char *student, const char *identity, const char
         snprintf(ji->submission, sizeof ji->submission, "%s/%s", s->dir, s->submission);
     else
         snprintf(ji->submission, sizeof ji->submission, "%s", s->submission);
+    if (refuse_submission(b, e, s, ji->submission, ji->error, sizeof ji->error)) {
+        fprintf(stderr, "grade-class: %s: %s\n", student, ji->error);
+        return;
+    }
     job->argv[n++] = ji->submission;
     /* The sandbox shows the submission this folder and nothing else of the
      * class or the kit, whatever its command names. */
@@ -388,19 +440,22 @@ static bool tally_job(gc_tally *t, const gc_job *job, const job_info *ji)
         gc_tally_add_all(t, ji->student, ji->ex, ji->missing ? "MISSING" : "ERROR", ji->error);
         return true;
     }
-    if (job->state == GC_JOB_PENDING) {
-        gc_tally_add_all(t, ji->student, ji->ex, "ERROR",
-                         "not graded: the batch was interrupted first (run it again to resume)");
+    if (job->state == GC_JOB_PENDING || job->interrupted) {
+        /* Not a verdict: what the stopped grader wrote is incomplete, and a
+         * resume grades it again from the start. */
+        gc_tally_add_all(t, ji->student, ji->ex, GC_NOT_GRADED,
+                         job->interrupted ? "not graded: the batch was interrupted during this grading (run it "
+                                            "again to resume)"
+                                          : "not graded: the batch was interrupted first (run it again to resume)");
         return false;
     }
-    bool finished = !job->interrupted;
     if (job->timed_out) {
         gc_tally_add_all(t, ji->student, ji->ex, "ERROR",
                          "the grader did not finish within the batch's time limit (see its .log)");
         return true;
     }
     gc_tally_add_results(t, ji->student, ji->ex, ji->json);
-    return finished;
+    return true;
 }
 
 /* Adds scenario |id| of exercise |ex| to its --only list. */
@@ -731,14 +786,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "grade-class: %s holds no student folder\n", class_dir);
         return 2;
     }
-    for (size_t s = 0; s < nstudents; s++)
-        if (!gc_roster_name_ok(students[s])) {
-            fprintf(stderr,
-                    "grade-class: the student folder '%s' has a name the results cannot use (letters, digits and "
-                    "._-@+ only): rename it\n",
-                    students[s]);
-            return 2;
-        }
     if (gc_pool_install_guards() != RL_OK) {
         fprintf(stderr, "grade-class: cannot install signal handlers or become a subreaper\n");
         return 2;
@@ -747,25 +794,51 @@ int main(int argc, char **argv)
     size_t njobs = nstudents * b.nex;
     gc_job *jobs = rl_xcalloc(njobs, sizeof *jobs);
     job_info *info = rl_xcalloc(njobs, sizeof *info);
+    bool *has_out = rl_xcalloc(nstudents, sizeof *has_out); /* STUDENT/ of --out made: results.json goes there */
     gc_starter *st = rl_xcalloc(MAX_STARTERS, sizeof *st);
     char config_names[MAX_EXERCISES * (GC_NAME_MAX + 1)] = "";
     for (size_t e = 0; e < b.nex; e++)
         if (b.ex[e].config)
             snprintf(config_names + strlen(config_names), sizeof config_names - strlen(config_names), "%s%s",
                      config_names[0] ? " " : "", b.ex[e].name);
+    char *notes = rl_xmalloc(4096);
+    snprintf(b.class_dir, sizeof b.class_dir, "%s", class_dir);
     for (size_t s = 0; s < nstudents; s++) {
-        char sdir[PATH_MAX + GC_NAME_MAX + 2], odir[PATH_MAX + GC_NAME_MAX + 2];
+        char sdir[PATH_MAX + GC_NAME_MAX + 2], odir[PATH_MAX + GC_NAME_MAX + 2], shown[GC_NAME_MAX];
+        gc_roster_name_shown(students[s], shown, sizeof shown);
         snprintf(sdir, sizeof sdir, "%s/%s", class_dir, students[s]);
-        snprintf(odir, sizeof odir, "%s/%s", b.out, students[s]);
-        if (make_dir(odir) != RL_OK) {
-            fprintf(stderr, "grade-class: cannot make %s: %s\n", odir, strerror(errno));
-            return 2;
+        notes[0] = '\0';
+        const char *refused = NULL;
+        if (gc_pool_interrupted()) {
+            refused = ""; /* not planned: its gradings stay PENDING, "not graded" */
+        } else if (!gc_roster_name_ok(students[s])) {
+            /* The results cannot name it (a folder of --out, a CSV cell):
+             * skip this student, never the class. */
+            snprintf(notes, 4096,
+                     "not graded: the student folder '%s' has a name the results cannot use (letters, digits and "
+                     "._-@+ only, not starting with '.'): rename it and run again",
+                     shown);
+            refused = notes;
+        } else if (gc_roster_refuse_folder(sdir, students[s], notes, 4096) != RL_OK) {
+            refused = notes;
         }
-        size_t nst = gc_roster_starters(sdir, config_names, st, MAX_STARTERS);
+        if (refused && refused[0])
+            fprintf(stderr, "grade-class: %s: %s\n", shown, refused);
+        if (gc_roster_name_ok(students[s])) {
+            snprintf(odir, sizeof odir, "%s/%s", b.out, students[s]);
+            if (make_dir(odir) != RL_OK) {
+                fprintf(stderr, "grade-class: cannot make %s: %s\n", odir, strerror(errno));
+                return 2;
+            }
+            has_out[s] = true;
+        }
+        size_t nst = refused ? 0 : gc_roster_starters(sdir, students[s], config_names, st, MAX_STARTERS, notes, 4096);
         char inner[PATH_MAX];
-        if (student_dir && nst == 0 && gc_upload_wrapper(sdir, inner, sizeof inner) == RL_OK)
-            nst = gc_roster_starters(inner, config_names, st, MAX_STARTERS); /* a zip of their parent folder */
-        if (student_dir && nst == 0) {
+        if (student_dir && !refused && nst == 0 && !notes[0] && gc_upload_wrapper(sdir, inner, sizeof inner) == RL_OK)
+            nst = gc_roster_starters(inner, students[s], config_names, st, MAX_STARTERS, notes, 4096); /* a zip of their parent folder */
+        if (!refused && notes[0])
+            fprintf(stderr, "grade-class: %s: %s\n", shown, notes);
+        if (student_dir && !refused && nst == 0 && !notes[0]) {
             /* Gradescope's upload holds nothing gradable: one entry that
              * says what came and what was expected, not a MISSING line a
              * scenario. */
@@ -773,10 +846,10 @@ int main(int argc, char **argv)
         }
         char who[GC_NAME_MAX];
         snprintf(who, sizeof who, "%s", identity ? identity : students[s]);
-        if (roster) {
+        if (roster && !refused) {
             int irc = gc_roster_identity(roster, students[s], who, sizeof who, err, sizeof err);
             if (irc == RL_ENOTFOUND)
-                fprintf(stderr, "grade-class: %s is not in the roster %s: graded as its folder's name\n", students[s],
+                fprintf(stderr, "grade-class: %s is not in the roster %s: graded as its folder's name\n", shown,
                         roster);
             else if (irc != RL_OK) {
                 fprintf(stderr, "grade-class: %s\n", err);
@@ -785,14 +858,25 @@ int main(int argc, char **argv)
         }
         for (size_t e = 0; e < b.nex; e++) {
             gc_job *j = &jobs[s * b.nex + e];
+            job_info *ji = &info[s * b.nex + e];
             if (!b.want[e]) {
                 j->state = GC_JOB_SKIPPED;
                 continue;
             }
-            plan(&b, students[s], who, sdir, st, nst, e, j, &info[s * b.nex + e]);
+            if (refused) {
+                memset(ji, 0, sizeof *ji);
+                snprintf(ji->student, sizeof ji->student, "%s", shown);
+                ji->ex = e;
+                snprintf(ji->error, sizeof ji->error, "%s", refused);
+                j->user = ji;
+                j->state = refused[0] ? GC_JOB_SKIPPED : GC_JOB_PENDING;
+                continue;
+            }
+            plan(&b, students[s], who, sdir, st, nst, e, notes, j, ji);
             b.total += j->state == GC_JOB_PENDING;
         }
     }
+    free(notes);
     free(st);
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (cores > 0 && b.jobs > GC_JOBS_PER_CORE * cores)
@@ -829,14 +913,23 @@ int main(int argc, char **argv)
     for (size_t s = 0; s < nstudents; s++) {
         for (size_t e = 0; e < b.nex; e++) {
             job_info *ji = &info[s * b.nex + e];
-            ex_paths[e] = jobs[s * b.nex + e].user && !ji->error[0] ? ji->json : NULL;
+            const gc_job *j = &jobs[s * b.nex + e];
+            /* Not from a grading that never ran or was stopped: its file is
+             * incomplete, and the rows say "not graded". */
+            bool graded = j->state != GC_JOB_PENDING && !j->interrupted;
+            ex_paths[e] = j->user && !ji->error[0] && graded ? ji->json : NULL;
         }
+        /* A name the results cannot use has no folder of --out (its rows,
+         * named as shown, are in the CSV); --results (Gradescope's) is
+         * written all the same. */
+        char shown[GC_NAME_MAX];
+        gc_roster_name_shown(students[s], shown, sizeof shown);
         snprintf(path, sizeof path, "%s/%s/results.json", b.out, students[s]);
-        if (gc_tally_write_student(&t, students[s], ex_paths, path) != RL_OK) {
+        if (has_out[s] && gc_tally_write_student(&t, students[s], ex_paths, path) != RL_OK) {
             fprintf(stderr, "grade-class: cannot write %s: %s\n", path, strerror(errno));
             rc = 2;
         }
-        if (results && gc_tally_write_student(&t, students[s], ex_paths, results) != RL_OK) {
+        if (results && gc_tally_write_student(&t, shown, ex_paths, results) != RL_OK) {
             fprintf(stderr, "grade-class: cannot write %s: %s\n", results, strerror(errno));
             rc = 2;
         }
@@ -881,5 +974,6 @@ int main(int argc, char **argv)
     gc_roster_free_names(students, nstudents);
     free(jobs);
     free(info);
+    free(has_out);
     return rc;
 }

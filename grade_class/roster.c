@@ -6,11 +6,13 @@
 #include "rl_err.h"
 #include "rl_file.h"
 #include "rl_marker.h"
+#include "rl_path.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,19 +90,41 @@ int gc_roster_read_points(const char *path, gc_exercise *ex, size_t n, char *err
     return RL_OK;
 }
 
-int gc_roster_read_marker(const char *dir, gc_starter *out)
+int gc_roster_read_marker(const char *dir, const char *root, gc_starter *out, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    rl_marker m;
-    char err[4400];
-    int rc = rl_marker_read(dir, &m, err, sizeof err);
-    if (rc != RL_OK)
+    char path[4200];
+    snprintf(path, sizeof path, "%s/.relaylab", dir);
+    struct stat st;
+    if (lstat(path, &st) != 0 && errno == ENOENT)
+        return RL_ENOTFOUND;
+    char *text;
+    size_t len;
+    char why[512];
+    int rc = rl_file_read_untrusted(path, root, GC_MARKER_MAX, &text, &len, why, sizeof why);
+    if (rc != RL_OK) {
+        snprintf(err, errlen, "%s %s: not read", path, why); /* why names no path */
         return rc;
+    }
+    memset(out, 0, sizeof *out);
     snprintf(out->dir, sizeof out->dir, "%s", dir);
-    snprintf(out->exercises, sizeof out->exercises, "%s", m.exercises);
-    snprintf(out->submission, sizeof out->submission, "%s", m.submission);
-    snprintf(out->variant, sizeof out->variant, "%s", m.student);
-    return RL_OK;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
+        char *val = strchr(line, ' ');
+        if (line[0] == '#' || !val)
+            continue;
+        *val++ = '\0';
+        if (strcmp(line, "exercises") == 0)
+            snprintf(out->exercises, sizeof out->exercises, "%s", val);
+        else if (strcmp(line, "submission") == 0)
+            snprintf(out->submission, sizeof out->submission, "%s", val);
+        else if (strcmp(line, "student") == 0 || strcmp(line, "variant") == 0) /* rl_marker.h */
+            snprintf(out->variant, sizeof out->variant, "%s", val);
+    }
+    free(text);
+    if (out->exercises[0] && out->submission[0])
+        return RL_OK;
+    snprintf(err, errlen, "%s names no %s", path, out->exercises[0] ? "submission" : "exercises");
+    return RL_EPARSE;
 }
 
 /* |dir| recognised by its files into |out|. */
@@ -132,7 +156,9 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The subfolders of |dir| not starting with '.', sorted. */
+/* The entries of |dir| not starting with '.' that are folders or symlinks
+ * to folders, sorted. A FIFO or a device is not a folder: stat() only
+ * looks at it, it never opens it. */
 static int subfolders(const char *dir, char ***names, size_t *n)
 {
     DIR *d = opendir(dir);
@@ -161,30 +187,75 @@ static int subfolders(const char *dir, char ***names, size_t *n)
     return RL_OK;
 }
 
-size_t gc_roster_starters(const char *dir, const char *config_exercises, gc_starter *out, size_t max)
+static void note(char *notes, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void note(char *notes, size_t len, const char *fmt, ...)
+{
+    size_t used = strlen(notes);
+    if (used + 3 >= len)
+        return;
+    if (used)
+        used += (size_t)snprintf(notes + used, len - used, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(notes + used, len - used, fmt, ap);
+    va_end(ap);
+}
+
+size_t gc_roster_starters(const char *dir, const char *label, const char *config_exercises, gc_starter *out,
+                          size_t max, char *notes, size_t noteslen)
 {
     size_t found = 0;
-    if (max > 0 && gc_roster_read_marker(dir, &out[0]) == RL_OK)
-        found++;
+    char err[4600];
+    int rc;
+    bool saw_marker = false; /* any .relaylab, even refused: then nothing is guessed */
+    if (max > 0) {
+        rc = gc_roster_read_marker(dir, dir, &out[0], err, sizeof err);
+        saw_marker |= rc != RL_ENOTFOUND;
+        if (rc == RL_OK) {
+            found++;
+        } else if (rc != RL_ENOTFOUND) {
+            gc_roster_relabel(err, sizeof err, dir, label);
+            note(notes, noteslen, "refused: %s", err);
+        }
+    }
     char **names;
     size_t n;
     if (subfolders(dir, &names, &n) != RL_OK)
         names = NULL, n = 0;
     for (size_t i = 0; i < n && found < max; i++) {
-        char sub[4200];
+        char sub[4200], real[4200], shown[GC_NAME_MAX * 4];
         snprintf(sub, sizeof sub, "%s/%s", dir, names[i]);
-        if (gc_roster_read_marker(sub, &out[found]) == RL_OK)
+        gc_roster_name_shown(names[i], shown, sizeof shown);
+        /* A symlink to a classmate's folder is the classmate's work: git
+         * and tar keep symlinks, so one costs no access to their files. */
+        rc = rl_path_within(dir, sub, real, sizeof real);
+        if (rc != RL_OK) {
+            note(notes, noteslen,
+                 "refused: %s/%s is a symlink that leads outside %s's folder: not followed (hand in the folder "
+                 "itself, not a link to one)",
+                 label, shown, label);
+            continue;
+        }
+        rc = gc_roster_read_marker(real, dir, &out[found], err, sizeof err);
+        saw_marker |= rc != RL_ENOTFOUND;
+        if (rc == RL_OK) {
             found++;
+        } else if (rc != RL_ENOTFOUND) {
+            gc_roster_relabel(err, sizeof err, dir, label);
+            note(notes, noteslen, "refused: %s", err);
+        }
     }
     /* No marker anywhere: a hand-in whose hidden files were dropped, in
      * the same two places. Only then, so that a marker always wins. */
-    bool any_marker = found > 0;
+    bool any_marker = found > 0 || saw_marker;
     if (!any_marker && max > 0 && infer(dir, config_exercises, &out[0]) == RL_OK)
         found++;
     for (size_t i = 0; i < n && found < max && !any_marker; i++) {
-        char sub[4200];
+        char sub[4200], real[4200];
         snprintf(sub, sizeof sub, "%s/%s", dir, names[i]);
-        if (infer(sub, config_exercises, &out[found]) == RL_OK)
+        /* Never through a link out of the folder (refused above). */
+        if (rl_path_within(dir, sub, real, sizeof real) == RL_OK && infer(real, config_exercises, &out[found]) == RL_OK)
             found++;
     }
     gc_roster_free_names(names, n);
@@ -270,4 +341,51 @@ bool gc_roster_name_ok(const char *name)
         if (!isalnum((unsigned char)*p) && !strchr("._-@+", *p))
             return false;
     return true;
+}
+
+void gc_roster_name_shown(const char *name, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p && o + 5 < len; p++) {
+        if (isalnum(*p) || strchr("._-@+", *p))
+            out[o++] = (char)*p;
+        else
+            o += (size_t)snprintf(out + o, len - o, "\\x%02x", *p);
+    }
+    if (len)
+        out[o < len ? o : len - 1] = '\0';
+}
+
+int gc_roster_refuse_folder(const char *path, const char *name, char *why, size_t whylen)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+        return RL_OK; /* gone since it was listed: it has no folder, as MISSING says */
+    char shown[GC_NAME_MAX * 4];
+    gc_roster_name_shown(name, shown, sizeof shown);
+    snprintf(why, whylen,
+             "refused: the student folder %s is a symlink, not a folder: not followed (a link to a classmate's "
+             "folder would grade their work as this student's); hand in the folder itself",
+             shown);
+    return RL_EINVAL;
+}
+
+void gc_roster_relabel(char *text, size_t len, const char *from, const char *to)
+{
+    size_t fl = strlen(from);
+    if (!fl)
+        return;
+    char *out = rl_xmalloc(len);
+    size_t o = 0;
+    for (const char *p = text; *p && o + 1 < len;) {
+        if (strncmp(p, from, fl) == 0) {
+            o += (size_t)snprintf(out + o, len - o, "%s", to);
+            p += fl;
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o < len ? o : len - 1] = '\0';
+    memcpy(text, out, len);
+    free(out);
 }

@@ -144,6 +144,66 @@ static int parse_positive(const char *s, long max, long *out)
     return RL_OK;
 }
 
+/* Whether the link |path| (when it is one) leads out of the folder it is in
+ * (`erin/deadline -> ../bob/deadline`). */
+static bool link_leads_out(const char *path)
+{
+    char p[PATH_MAX], parent[PATH_MAX];
+    snprintf(p, sizeof p, "%s", path);
+    for (size_t n = strlen(p); n > 1 && p[n - 1] == '/'; n--)
+        p[n - 1] = '\0'; /* "erin/deadline/" names the link too */
+    struct stat st;
+    if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode))
+        return false;
+    char *slash = strrchr(p, '/');
+    if (!slash)
+        snprintf(parent, sizeof parent, ".");
+    else if (slash == p)
+        snprintf(parent, sizeof parent, "/");
+    else
+        snprintf(parent, sizeof parent, "%.*s", (int)(slash - p), p);
+    return rl_path_within(parent, p, NULL, 0) != RL_OK;
+}
+
+/* Whether what the grader was handed leads out of the folder it was handed
+ * in: --dir a symlink out of its own folder, a config file a symlink out of
+ * its folder, a command naming a file of its folder (--dir, else the
+ * working folder) that leads out (`run -> ../bob/run`). A symlinked folder
+ * would be graded as a classmate's work; grade-class refuses the same
+ * first, and lab check and Gradescope reach the grader too. Returns true
+ * with the reason in |err|. */
+static bool handed_out_of_folder(const gr_exercise *ex, const char *dir, const char *submission, char *err,
+                                 size_t errlen)
+{
+    if (dir && link_leads_out(dir)) {
+        snprintf(err, errlen,
+                 "--dir %s is a symlink that leads outside its folder: not followed (grade the folder itself, not a "
+                 "link to one)",
+                 dir);
+        return true;
+    }
+    if (ex->kind == GR_SUBMISSION_CONFIG) {
+        if (link_leads_out(submission) ||
+            (dir && rl_path_within(dir, submission, NULL, 0) == RL_EINVAL && strncmp(submission, dir, strlen(dir)) == 0)) {
+            snprintf(err, errlen,
+                     "the submission file %s is a symlink that leads outside its folder: not followed (hand in the "
+                     "file itself, not a link to a file elsewhere)",
+                     submission);
+            return true;
+        }
+        return false;
+    }
+    char bad[PATH_MAX];
+    if (rl_path_command_within(dir ? dir : ".", ".", submission, bad, sizeof bad) != RL_OK) {
+        snprintf(err, errlen,
+                 "the submission '%.100s' names %.100s, which leads outside %s%.80s (a symlink, or a path to "
+                 "another's files): not followed; hand in the file itself",
+                 submission, bad, dir ? "--dir " : "the folder it runs in", dir ? dir : "");
+        return true;
+    }
+    return false;
+}
+
 /* Builds the submission's view (its folder: |dir|, else the command's) and
  * enters the sandbox. Returns 0, or an error with the reason in |err|. */
 static int sandbox_up(gr_sandbox_view *view, const char *dir, const char *rubric_path, const gr_options *opt,
@@ -387,6 +447,11 @@ int main(int argc, char **argv)
         gr_rubric_free(rubric);
         rubric = NULL;
         error = err;
+        goto report;
+    }
+    if (handed_out_of_folder(ex, dir, opt.submission, err, sizeof err)) {
+        error = err;
+        bad_submission = true;
         goto report;
     }
     if (ex->kind == GR_SUBMISSION_CONFIG && access(opt.submission, R_OK) != 0) {

@@ -380,7 +380,18 @@ static void crash_feedback(gr_ctx *ctx, instance *s, const char *what, gr_scenar
     last_lines(tail, lines, sizeof lines, 160);
     if (ctx->ninstances > 1)
         snprintf(who, sizeof who, "instance %d of the submission", s->index + 1);
-    gr_result(out, GR_CRASH, "%s %s %s%s%s", who, how, what, lines[0] ? "; last output: " : "", lines);
+    /* "can't start new thread" names no mistake: the mistake is a thread
+     * per call (or stream), which the sandbox's task limit stops under
+     * load where a bounded pool would not. */
+    bool threads = strstr(tail, "can't start new thread") || strstr(tail, "pthread_create") ||
+                   strstr(tail, "uv_thread_create") || strstr(tail, "Thread creation failed");
+    if (threads)
+        gr_result(out, GR_CRASH,
+                  "%s %s %s: it could not start another thread, past the sandbox's limit of %d tasks (threads and "
+                  "processes): a thread per call or stream? Serve calls from a bounded pool%s%s",
+                  who, how, what, GR_SANDBOX_PIDS_MAX, lines[0] ? "; last output: " : "", lines);
+    else
+        gr_result(out, GR_CRASH, "%s %s %s%s%s", who, how, what, lines[0] ? "; last output: " : "", lines);
 }
 
 bool gr_crash_check(gr_ctx *ctx, int64_t wait_ms, const char *what, gr_scenario_result *out)

@@ -58,7 +58,8 @@ static const starter starters[] = {
      GIVEN_SERVER ", stopping on SIGTERM"},
     {"cancel", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
      GIVEN_SERVER ", stopping on SIGTERM"},
-    {"flow", "streamer", "flow", LANG_PYTHON | LANG_NODE | LANG_C, "streamer", GIVEN_SERVER ", stopping on SIGTERM"},
+    {"flow", "streamer", "flow", LANG_PYTHON | LANG_NODE | LANG_C, "streamer",
+     "listening on `RELAYLAB_LISTEN`, stopping on SIGTERM"},
     {"keepalive", "config", "keepalive", 0, NULL, NULL},
     {"retry", "config", "retry", 0, NULL, NULL},
     {"shutdown", "shutdown", "shutdown", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
@@ -460,11 +461,20 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
     char regen[PATH_MAX + 128];
     snprintf(regen, sizeof regen, "If `proto/relaylab.proto` changes, `%s/bin/lab stubs %s .` makes %s again.", kit,
              lang->name, lang->bit == LANG_NODE ? "`node_modules/`" : "`gen/`");
+    /* A streamer calls nobody: only a relay is told where the baseline is. */
+    char by_hand[PATH_MAX + 256];
+    if (strcmp(s->kind, "streamer") == 0)
+        snprintf(by_hand, sizeof by_hand, "    RELAYLAB_LISTEN=127.0.0.1:50051 ./run");
+    else
+        snprintf(by_hand, sizeof by_hand,
+                 "    %s/bin/baseline &           # prints \"baseline listening on 127.0.0.1:PORT\"\n"
+                 "    RELAYLAB_LISTEN=127.0.0.1:50051 RELAYLAB_BASELINE=127.0.0.1:PORT ./run",
+                 kit);
     const subst keys[] = {
         {"@PROGRAM@", s->program}, {"@EXERCISES_OR@", both}, {"@EXERCISES@", s->exercises},
         {"@LANG@", lang->title},   {"@KIT@", kit},           {"@FILE@", file},
         {"@STUBS@", lang->stubs},  {"@REGEN@", regen},       {"@GIVEN@", s->given},
-        {"@BUILD@", lang->build},
+        {"@BUILD@", lang->build},  {"@BY_HAND@", by_hand},
     };
     snprintf(from, sizeof from, "%s/starters/README.command.md", kit);
     if (!rc)
