@@ -190,3 +190,88 @@ def test_balance_scores_nothing_when_every_call_failed(tmp_path):
         assert "calls failed" in t["extra_data"]["feedback"] and "nothing to judge" in t["extra_data"]["feedback"]
     assert scenario(res, "no-failures")["extra_data"]["verdict"] == "FAIL"
     assert p.returncode == 1, p.stdout + p.stderr
+
+
+# ---- a submission exhausting the baseline's descriptors (item 4) ----
+
+
+def _observe(sock_path, timeout=5):
+    import grpc
+    import relaylab_pb2 as pb
+    import relaylab_pb2_grpc as pb_grpc
+
+    ch = grpc.insecure_channel(f"unix:{sock_path}", options=[("grpc.use_local_subchannel_pool", 1)])
+    try:
+        pb_grpc.ObserverStub(ch).Observe(pb.ObserveRequest(tag="none"), timeout=timeout)
+    finally:
+        ch.close()
+
+
+def _lookup(addr, timeout=2):
+    import grpc
+    import relaylab_pb2 as pb
+    import relaylab_pb2_grpc as pb_grpc
+
+    ch = grpc.insecure_channel(addr, options=[("grpc.use_local_subchannel_pool", 1)])
+    try:
+        pb_grpc.BaselineStub(ch).Lookup(pb.LookupRequest(tag="after.flood"), timeout=timeout)
+    finally:
+        ch.close()
+
+
+@pytest.mark.timeout(120)
+def test_baseline_keeps_its_observer_when_the_public_port_takes_every_descriptor(tmp_path, start_program):
+    """A baseline limited to 300 descriptors gets 400 idle connections on its
+    public port. gRPC 1.51's listeners stop for good at their first EMFILE:
+    before the guard, the observer's unix socket then never accepted again.
+    Now the connections past the guard are closed at accept, the observer
+    answers on a fresh connection, and once the flood is gone the public port
+    serves again (its listener never stopped)."""
+    import socket
+
+    sock = tmp_path / "obs.sock"
+    b = start_program(["/usr/bin/prlimit", "--nofile=300:300", "--", bin_path("baseline"), "--listen", "127.0.0.1:0",
+                       "--observer", f"unix:{sock}"])
+    host, port = b.addr.rsplit(":", 1)
+    conns = []
+    try:
+        for _ in range(400):
+            conns.append(socket.create_connection((host, int(port)), timeout=5))
+        # Wait until the baseline has met the end of its descriptors: the guard
+        # says so, or (without it) gRPC's listener fails.
+        deadline = time.monotonic() + 60
+        while not any(w in b.stderr() for w in ("closed at accept", "Failed accept4")):
+            assert time.monotonic() < deadline, b.stderr()
+            time.sleep(0.05)
+        _observe(sock)
+    finally:
+        for c in conns:
+            c.close()
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            _lookup(b.addr)
+            break
+        except Exception:
+            assert time.monotonic() < deadline, b.stderr()
+    assert "Failed accept4" not in b.stderr()
+
+
+@pytest.mark.timeout(180)
+def test_a_submission_flooding_the_baseline_fails_with_the_reason(tmp_path):
+    """exhaust_fds opens 6 x 900 idle connections to the baseline before it
+    listens. The grader runs in a network namespace of its own (as the
+    sandbox does; unshare here, so the test needs no nobody-readable
+    checkout): the flood stays off the machine's loopback. Its verdict is
+    FAIL naming the connections, never ERROR or a TIMEOUT that hides why."""
+    if os.geteuid() != 0 or not os.access("/usr/bin/unshare", os.X_OK):
+        pytest.skip("needs root and unshare for a network namespace of the test's own")
+    out = tmp_path / "results.json"
+    sub = f"{PYTHON} {os.path.join(HOSTILE, 'exhaust_fds.py')} 6 900"
+    p = run(["/usr/bin/unshare", "--net", "/bin/sh", "-c", '/usr/sbin/ip link set lo up && exec "$@"', "sh",
+             bin_path("grader"), "deadline", "--no-sandbox", "--only", "shrinks", "--json", str(out),
+             "--submission", sub], timeout=150)
+    t = scenario(results(out), "shrinks")
+    assert t["extra_data"]["verdict"] == "FAIL", p.stdout + p.stderr
+    assert "connections to the baseline" in t["extra_data"]["feedback"], t
+    assert p.returncode == 1, p.stdout + p.stderr
