@@ -275,3 +275,36 @@ def test_a_submission_flooding_the_baseline_fails_with_the_reason(tmp_path):
     assert t["extra_data"]["verdict"] == "FAIL", p.stdout + p.stderr
     assert "connections to the baseline" in t["extra_data"]["feedback"], t
     assert p.returncode == 1, p.stdout + p.stderr
+
+
+@pytest.mark.timeout(300)
+def test_run_autograder_prints_and_files_no_escape_sequence(tmp_path):
+    """terminal_injection graded the way Gradescope runs it: grade-class over
+    the upload, then the grading logs printed for the instructor. Nothing it
+    said reaches that print, the CSV or results.json raw, and the score is
+    the true one."""
+    import shutil
+
+    root = tmp_path / "ag"
+    sub = root / "submission"
+    (sub / "hostile").mkdir(parents=True)
+    for name in ("relay_good.py",):
+        shutil.copy(os.path.join(SUBMISSIONS, name), sub)
+    shutil.copy(os.path.join(HOSTILE, "terminal_injection.py"), sub / "hostile")
+    shutil.copytree(os.path.join(REPO, "build", "gen", "py"), sub / "gen")
+    run_sh = sub / "run"
+    run_sh.write_text("#!/bin/sh\nPYTHONPATH=gen exec /usr/bin/python3 hostile/terminal_injection.py\n")
+    os.chmod(run_sh, 0o755)
+    (sub / ".relaylab").write_text("exercises deadline\nlang python\nsubmission ./run\nvariant \n")
+    env = dict(os.environ, RELAYLAB_AUTOGRADER_ROOT=str(root), RELAYLAB_KIT=os.path.dirname(os.path.dirname(bin_path("grader"))),
+               RELAYLAB_EXERCISES="deadline")
+    p = subprocess.run([os.path.join(REPO, "scripts", "gradescope", "run_autograder")], env=env, capture_output=True,
+                       timeout=280, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr
+    res_bytes = (root / "results" / "results.json").read_bytes()
+    for name, text in (("printed", p.stdout + p.stderr), ("results.json", res_bytes)):
+        assert b"\x1b" not in text and b"\r" not in text, f"{name}: {text[-3000:]!r}"
+    res = json.loads(res_bytes)
+    assert 0 < res["score"] < res["max_score"] == 10, res["output"]
+    # The printed logs are the gradings' (grade-class --show-logs), escaped.
+    assert b"\\x1b[1A" in p.stdout and b"score 2/10" in p.stdout, p.stdout[-3000:]
