@@ -11,6 +11,7 @@
 #include "rl_log.h"
 #include "rl_marker.h"
 #include "rl_path.h"
+#include "rl_text.h"
 #include "run.h"
 #include "sandbox.h"
 
@@ -557,7 +558,11 @@ report:;
     gr_report_table(stdout, &rep);
     fflush(stdout);
     if (error) {
-        fprintf(stderr, "grader: %s\n", error);
+        /* It may name the submission's folder or quote the submission:
+         * printable, as everything the grader prints (rl_text.h). */
+        char *shown = rl_text_printable_dup(error, 0);
+        fprintf(stderr, "grader: %s\n", shown);
+        free(shown);
         status = 2;
     } else {
         status = 0;

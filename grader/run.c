@@ -12,10 +12,10 @@
 #include "rl_channel.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
-#include "rl_text.h"
 #include "rl_log.h"
 #include "rl_proc.h"
 #include "rl_tcp.h"
+#include "rl_text.h"
 #include "ports.h"
 #include "sandbox.h"
 #include "watchdog.h"
@@ -71,6 +71,12 @@
 _Static_assert(GR_MAX_BASELINES <= GR_WATCHDOG_MAX_BASELINES, "every baseline needs a watchdog slot");
 
 static volatile sig_atomic_t interrupted;
+
+/* Connections to a baseline beyond which a submission is flooding it: an
+ * honest relay holds one or a few per baseline (a channel per call, leaked,
+ * is still hundreds in a scenario); the baseline keeps its observer's
+ * descriptors whatever comes (baseline/fd_guard.h). */
+#define GR_BASELINE_CONNECTIONS_MAX 1000
 
 /* One of the run's baselines. */
 typedef struct baseline {
@@ -1053,6 +1059,41 @@ static instance *dead_instance(gr_ctx *ctx)
     return NULL;
 }
 
+/* A submission holding thousands of connections to a baseline (the
+ * measured attack: 24 processes of 900 idle connections each) is flooding
+ * the grader's instrument, not relaying: whatever the scenario concluded
+ * (its calls failing, or, before the baseline guarded its descriptors,
+ * the observer silent and an ERROR of the grader's), the verdict is FAIL
+ * and says so. Counted on the baselines' side, in the grader's network
+ * namespace, while the submission still runs. */
+static void judge_flood(gr_ctx *ctx, gr_scenario_result *res)
+{
+    if (!ctx->ninstances)
+        return;
+    int total = 0, most = 0, which = 0;
+    for (int i = 0; i < ctx->nbaselines; i++) {
+        int n;
+        if (!ctx->baselines[i].running || ctx->baselines[i].port <= 0 ||
+            gr_ports_connections(ctx->baselines[i].port, &n) != RL_OK)
+            continue;
+        total += n;
+        if (n > most) {
+            most = n;
+            which = i;
+        }
+    }
+    if (total <= GR_BASELINE_CONNECTIONS_MAX)
+        return;
+    char *said = rl_xstrdup(res->feedback);
+    gr_verdict was = res->verdict;
+    gr_result(res, GR_FAIL,
+              "the submission opened %d connections to the baseline%s (%d to %s): a relay needs a few, and "
+              "more than %d only exhaust the baseline's file descriptors; the scenario itself said %s: %s",
+              total, ctx->nbaselines > 1 ? "s" : "", most, ctx->baselines[which].addr, GR_BASELINE_CONNECTIONS_MAX,
+              gr_verdict_name(was), said);
+    free(said);
+}
+
 static void run_once(const gr_exercise *ex, const gr_scenario *sc, const gr_options *opt, int run_index,
                      gr_scenario_result *res, char *output, size_t outlen)
 {
@@ -1134,6 +1175,8 @@ static void run_once(const gr_exercise *ex, const gr_scenario *sc, const gr_opti
                 break;
             }
     }
+    if (!interrupted)
+        judge_flood(ctx, res);
 
 teardown:
     for (int i = 0; i < ctx->ninstances; i++) {

@@ -190,3 +190,121 @@ def test_balance_scores_nothing_when_every_call_failed(tmp_path):
         assert "calls failed" in t["extra_data"]["feedback"] and "nothing to judge" in t["extra_data"]["feedback"]
     assert scenario(res, "no-failures")["extra_data"]["verdict"] == "FAIL"
     assert p.returncode == 1, p.stdout + p.stderr
+
+
+# ---- a submission exhausting the baseline's descriptors (item 4) ----
+
+
+def _observe(sock_path, timeout=5):
+    import grpc
+    import relaylab_pb2 as pb
+    import relaylab_pb2_grpc as pb_grpc
+
+    ch = grpc.insecure_channel(f"unix:{sock_path}", options=[("grpc.use_local_subchannel_pool", 1)])
+    try:
+        pb_grpc.ObserverStub(ch).Observe(pb.ObserveRequest(tag="none"), timeout=timeout)
+    finally:
+        ch.close()
+
+
+def _lookup(addr, timeout=2):
+    import grpc
+    import relaylab_pb2 as pb
+    import relaylab_pb2_grpc as pb_grpc
+
+    ch = grpc.insecure_channel(addr, options=[("grpc.use_local_subchannel_pool", 1)])
+    try:
+        pb_grpc.BaselineStub(ch).Lookup(pb.LookupRequest(tag="after.flood"), timeout=timeout)
+    finally:
+        ch.close()
+
+
+@pytest.mark.timeout(120)
+def test_baseline_keeps_its_observer_when_the_public_port_takes_every_descriptor(tmp_path, start_program):
+    """A baseline limited to 300 descriptors gets 400 idle connections on its
+    public port. gRPC 1.51's listeners stop for good at their first EMFILE:
+    before the guard, the observer's unix socket then never accepted again.
+    Now the connections past the guard are closed at accept, the observer
+    answers on a fresh connection, and once the flood is gone the public port
+    serves again (its listener never stopped)."""
+    import socket
+
+    sock = tmp_path / "obs.sock"
+    b = start_program(["/usr/bin/prlimit", "--nofile=300:300", "--", bin_path("baseline"), "--listen", "127.0.0.1:0",
+                       "--observer", f"unix:{sock}"])
+    host, port = b.addr.rsplit(":", 1)
+    conns = []
+    try:
+        for _ in range(400):
+            conns.append(socket.create_connection((host, int(port)), timeout=5))
+        # Wait until the baseline has met the end of its descriptors: the guard
+        # says so, or (without it) gRPC's listener fails.
+        deadline = time.monotonic() + 60
+        while not any(w in b.stderr() for w in ("closed at accept", "Failed accept4")):
+            assert time.monotonic() < deadline, b.stderr()
+            time.sleep(0.05)
+        _observe(sock)
+    finally:
+        for c in conns:
+            c.close()
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            _lookup(b.addr)
+            break
+        except Exception:
+            assert time.monotonic() < deadline, b.stderr()
+    assert "Failed accept4" not in b.stderr()
+
+
+@pytest.mark.timeout(180)
+def test_a_submission_flooding_the_baseline_fails_with_the_reason(tmp_path):
+    """exhaust_fds opens 6 x 900 idle connections to the baseline before it
+    listens. The grader runs in a network namespace of its own (as the
+    sandbox does; unshare here, so the test needs no nobody-readable
+    checkout): the flood stays off the machine's loopback. Its verdict is
+    FAIL naming the connections, never ERROR or a TIMEOUT that hides why."""
+    if os.geteuid() != 0 or not os.access("/usr/bin/unshare", os.X_OK):
+        pytest.skip("needs root and unshare for a network namespace of the test's own")
+    out = tmp_path / "results.json"
+    sub = f"{PYTHON} {os.path.join(HOSTILE, 'exhaust_fds.py')} 6 900"
+    p = run(["/usr/bin/unshare", "--net", "/bin/sh", "-c", '/usr/sbin/ip link set lo up && exec "$@"', "sh",
+             bin_path("grader"), "deadline", "--no-sandbox", "--only", "shrinks", "--json", str(out),
+             "--submission", sub], timeout=150)
+    t = scenario(results(out), "shrinks")
+    assert t["extra_data"]["verdict"] == "FAIL", p.stdout + p.stderr
+    assert "connections to the baseline" in t["extra_data"]["feedback"], t
+    assert p.returncode == 1, p.stdout + p.stderr
+
+
+@pytest.mark.timeout(300)
+def test_run_autograder_prints_and_files_no_escape_sequence(tmp_path):
+    """terminal_injection graded the way Gradescope runs it: grade-class over
+    the upload, then the grading logs printed for the instructor. Nothing it
+    said reaches that print, the CSV or results.json raw, and the score is
+    the true one."""
+    import shutil
+
+    root = tmp_path / "ag"
+    sub = root / "submission"
+    (sub / "hostile").mkdir(parents=True)
+    for name in ("relay_good.py",):
+        shutil.copy(os.path.join(SUBMISSIONS, name), sub)
+    shutil.copy(os.path.join(HOSTILE, "terminal_injection.py"), sub / "hostile")
+    shutil.copytree(os.path.join(REPO, "build", "gen", "py"), sub / "gen")
+    run_sh = sub / "run"
+    run_sh.write_text("#!/bin/sh\nPYTHONPATH=gen exec /usr/bin/python3 hostile/terminal_injection.py\n")
+    os.chmod(run_sh, 0o755)
+    (sub / ".relaylab").write_text("exercises deadline\nlang python\nsubmission ./run\nvariant \n")
+    env = dict(os.environ, RELAYLAB_AUTOGRADER_ROOT=str(root), RELAYLAB_KIT=os.path.dirname(os.path.dirname(bin_path("grader"))),
+               RELAYLAB_EXERCISES="deadline")
+    p = subprocess.run([os.path.join(REPO, "scripts", "gradescope", "run_autograder")], env=env, capture_output=True,
+                       timeout=280, stdin=subprocess.DEVNULL)
+    assert p.returncode == 0, p.stderr
+    res_bytes = (root / "results" / "results.json").read_bytes()
+    for name, text in (("printed", p.stdout + p.stderr), ("results.json", res_bytes)):
+        assert b"\x1b" not in text and b"\r" not in text, f"{name}: {text[-3000:]!r}"
+    res = json.loads(res_bytes)
+    assert 0 < res["score"] < res["max_score"] == 10, res["output"]
+    # The printed logs are the gradings' (grade-class --show-logs), escaped.
+    assert b"\\x1b[1A" in p.stdout and b"score 2/10" in p.stdout, p.stdout[-3000:]

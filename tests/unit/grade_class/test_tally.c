@@ -151,10 +151,17 @@ static void csv_quotes_commas_quotes_and_lines(void **state)
     gc_tally t;
     gc_tally_init(&t, ex, 1);
     gc_tally_add_all(&t, "amy", 0, "ERROR", "a, \"b\"\nc");
+    /* A student's folder name and feedback with escape sequences and line
+     * breaks: one printable row each (rl_text.h), never a fake row or a
+     * terminal command for whoever prints the file. */
+    gc_tally_add_all(&t, "bob\x1b[2J\r", 0, "FAIL", "x\x1b[1A\ry");
     char p[256];
     snprintf(p, sizeof p, "%s/t.csv", dir);
     assert_int_equal(gc_tally_write_csv(&t, p), RL_OK);
-    assert_non_null(strstr(slurp(p), "amy,deadline,shrinks,ERROR,0,4,0,0,\"a, \"\"b\"\"\nc\"\r\n"));
+    const char *csv = slurp(p);
+    assert_non_null(strstr(csv, "amy,deadline,shrinks,ERROR,0,4,0,0,\"a, \"\"b\"\"\\nc\"\r\n"));
+    assert_non_null(strstr(csv, "bob\\x1b[2J\\r,deadline,shrinks,FAIL,0,4,0,0,x\\x1b[1A\\ry\r\n"));
+    assert_null(strchr(csv, '\x1b'));
     gc_tally_fini(&t);
 }
 
