@@ -193,7 +193,7 @@ integration: build node-deps
 # waits: `lab demo overload` alone is 85 s), and the rest. Two groups took
 # 9 min 6 s on a fresh clone, the rest group 8 min 10 s of it.
 MATRIX_TESTS := tests/integration/test_verdict_matrix.py tests/integration/test_grade_class.py \
-                tests/integration/test_grader_world.py
+                tests/integration/test_grader_world.py tests/integration/test_all_paths.py
 DEMO_TESTS   := tests/integration/test_lab_overload.py tests/integration/test_lab_balance.py \
                 tests/integration/test_starters.py tests/integration/test_lab_flow.py
 integration-matrix:
@@ -211,6 +211,7 @@ integration-rest:
 # (npm's whole output stays in build/node-deps.log) and `make test` stops.
 node-deps: $(DEPS_STAMP)
 	@sh scripts/node-deps.sh
+	@sh scripts/node-deps.sh --kit
 
 test: deps
 	@$(MAKE) --no-print-directory build

@@ -5,6 +5,7 @@
  * records to the grader; --record also writes them as JSON lines. */
 #include "baseline.h"
 #include "chancfg/rl_chancfg.h"
+#include "fd_guard.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_log.h"
@@ -159,6 +160,10 @@ int main(int argc, char **argv)
         {"/relaylab.Observer/SetOutage", bl_set_outage_start, &plain, true},
         {"/relaylab.Observer/HideRunning", bl_hide_running_start, &plain, true},
     };
+    /* Before anything listens: a flood of the public port must never take
+     * the descriptors the observer needs (fd_guard.h). */
+    if (bl_fd_guard_init() != 0)
+        RL_WARN("cannot read RLIMIT_NOFILE: the observer's descriptors are not guarded");
     rl_server_signals_init(RL_SHUTDOWN_DRAIN); /* before gRPC starts its threads */
     grpc_init();
     rl_server_options so = {

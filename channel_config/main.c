@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "chancfg/rl_chancfg.h"
+#include "rl_file.h"
 
 enum {
     EXIT_CLEAN = 0,    /* no errors (warnings allowed unless --strict) */
@@ -42,11 +43,25 @@ static void usage(FILE *f)
           f);
 }
 
-/* Loads |path| or explains why not on stderr. Returns an exit code. */
+/* Loads |path| or explains why not on stderr. Returns an exit code. The
+ * file is read as rl_file_read_untrusted reads a submission's (a regular
+ * file in its own folder once links are followed, capped): the kit runs
+ * this over students' folders, as root too, and a FIFO must not hang it
+ * nor a link make it quote a file its student could not read. */
 static int load(const char *path, rl_chancfg **cfg)
 {
     rl_chancfg_diag diag;
-    int rc = rl_chancfg_load(path, cfg, &diag);
+    char *buf, why[200];
+    size_t len;
+    *cfg = NULL;
+    int rc = rl_file_read_untrusted(path, NULL, RL_CHANCFG_MAX_BYTES, &buf, &len, why, sizeof why);
+    if (rc != 0) {
+        fprintf(stderr, "channel-config: %s: %s%s\n", path, why,
+                rc == RL_EINVAL ? " (give the config itself, a regular file)" : "");
+        return EXIT_USAGE;
+    }
+    rc = rl_chancfg_parse(buf, len, cfg, &diag);
+    free(buf);
     if (rc == 0)
         return EXIT_CLEAN;
     if (rc == RL_EPARSE)

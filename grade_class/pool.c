@@ -7,6 +7,7 @@
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_proc.h"
+#include "rl_text.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -67,7 +68,12 @@ static void exec_job(const gc_job *j, pid_t parent)
     signal(SIGHUP, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
     if (chdir(j->cwd) != 0) {
-        dprintf(2, "grade-class: cannot enter %s: %s\n", j->cwd, strerror(errno));
+        /* A folder's name is its student's: printable (rl_text.h; it takes
+         * no lock and allocates nothing, as a child after fork must). */
+        char shown[sizeof j->cwd * 4];
+        int e = errno;
+        rl_text_printable(shown, sizeof shown, j->cwd, strlen(j->cwd), 0);
+        dprintf(2, "grade-class: cannot enter %s: %s\n", shown, strerror(e));
         _exit(127);
     }
     execv(j->argv[0], (char *const *)j->argv);

@@ -3,11 +3,15 @@
 #include "config_check.h"
 
 #include "rl_err.h"
+#include "rl_file.h"
+#include "rl_marker.h"
 #include "rl_path.h"
+#include "rl_text.h"
 #include "scenario.h"
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The retry exercise waits for a call (its deadline + 2 s) and then for the
@@ -89,8 +93,37 @@ static void broken_rules(const rl_chancfg_report *rep, const char *world, size_t
         snprintf(tail, sizeof tail, " (`bin/channel-config check FILE` says the same)");
     size_t n = strlen(out->feedback);
     snprintf(out->feedback + n, sizeof out->feedback - n, "%s", tail);
+    /* Paths and reasons name the submission's own keys: make them printable
+     * like all feedback (gr_result). */
+    rl_text_printable_inplace(out->feedback, sizeof out->feedback, 0);
 }
 
+
+int gr_config_load(gr_ctx *ctx, rl_chancfg **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    /* Read as the student could (rl_file.h): the grader runs as root, and a
+     * link to a root-only file, or a FIFO no one writes, is the submission's
+     * doing: a FAIL that says so, never the file's words or a hang. */
+    char *buf, why[200];
+    size_t len;
+    int rc = rl_file_read_untrusted(gr_config_path(ctx), gr_submission_dir(ctx), RL_CHANCFG_MAX_BYTES, &buf, &len,
+                                    why, sizeof why);
+    if (rc != RL_OK) {
+        snprintf(err, errlen, "the config cannot be loaded: the file %s", why);
+        return rc;
+    }
+    rl_chancfg_diag diag;
+    memset(&diag, 0, sizeof diag);
+    rc = rl_chancfg_parse(buf, len, out, &diag);
+    free(buf);
+    if (rc == RL_EPARSE && diag.line)
+        snprintf(err, errlen, "the config is not valid JSON: line %d, column %d: %s", diag.line, diag.column,
+                 diag.text);
+    else if (rc != RL_OK)
+        snprintf(err, errlen, "the config cannot be loaded: %s", diag.text[0] ? diag.text : rl_strerror(rc));
+    return rc;
+}
 
 int gr_config_open(gr_ctx *ctx, const char *exercise, gr_config_env *env, gr_scenario_result *res)
 {
@@ -102,22 +135,18 @@ int gr_config_open(gr_ctx *ctx, const char *exercise, gr_config_env *env, gr_sce
         return gr_scenario_decide(res, GR_ERROR, "%s", err);
     if (env->world.by_seed) {
         /* Quoted in feedback: printable and short. */
-        snprintf(env->variant, sizeof env->variant, "%.40s", variant);
-        for (char *p = env->variant; *p; p++)
-            if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f || *p == '"')
-                *p = '?';
+        char v[41];
+        snprintf(v, sizeof v, "%s", variant);
+        rl_printable(v, env->variant, sizeof env->variant);
+    }
+    if (gr_made_for(ctx)) {
+        env->other_identity = true;
+        rl_printable(gr_made_for(ctx), env->made_for, sizeof env->made_for);
     }
     rl_chancfg *sub;
-    rl_chancfg_diag diag;
-    memset(&diag, 0, sizeof diag);
-    int rc = rl_chancfg_load(gr_config_path(ctx), &sub, &diag);
-    if (rc != RL_OK) {
-        if (diag.line)
-            return gr_scenario_decide(res, GR_FAIL, "the config is not valid JSON: line %d, column %d: %s", diag.line,
-                                      diag.column, diag.text);
-        return gr_scenario_decide(res, GR_FAIL, "the config cannot be loaded: %s",
-                                  diag.text[0] ? diag.text : rl_strerror(rc));
-    }
+    int rc = gr_config_load(ctx, &sub, err, sizeof err);
+    if (rc != RL_OK)
+        return gr_scenario_decide(res, GR_FAIL, "%s", err);
     rc = rl_chancfg_in_world(sub, &env->world, &env->cfg, &env->notes);
     rl_chancfg_free(sub);
     if (rc != RL_OK)
@@ -135,10 +164,14 @@ void gr_config_close(gr_config_env *env)
 
 const char *gr_config_world_name(const gr_config_env *env, char *buf, size_t len)
 {
+    char other[80] = "";
+    if (env->other_identity)
+        snprintf(other, sizeof other, "%s the folder's \"%.40s\"", env->variant[0] ? ", not" : " (not",
+                 env->made_for[0] ? env->made_for : "(none)");
     if (env->variant[0])
-        snprintf(buf, len, "world %.63s (picked by variant \"%.40s\")", env->world.name, env->variant);
+        snprintf(buf, len, "world %.63s (picked by variant \"%.40s\"%s)", env->world.name, env->variant, other);
     else
-        snprintf(buf, len, "world %.63s", env->world.name);
+        snprintf(buf, len, "world %.63s%s%s", env->world.name, other, other[0] ? ")" : "");
     return buf;
 }
 
@@ -154,11 +187,24 @@ const char *gr_config_notes(const gr_config_env *env, char *buf, size_t len)
     return buf;
 }
 
+/* A folder made for another identity: that comes first in check's
+ * feedback (rl_marker.h), whatever the verdict. */
+static void identity_first(gr_ctx *ctx, gr_scenario_result *out)
+{
+    const char *note = gr_identity_note(ctx);
+    if (!note)
+        return;
+    char was[GR_FEEDBACK_MAX];
+    snprintf(was, sizeof was, "%s", out->feedback);
+    gr_result(out, out->verdict, "%s. %s", note, was);
+}
+
 int gr_config_check_run(gr_ctx *ctx, const char *exercise, gr_scenario_result *out)
 {
     gr_config_env env;
     if (gr_config_open(ctx, exercise, &env, out)) {
         gr_config_close(&env);
+        identity_first(ctx, out);
         return 0;
     }
     rl_chancfg_report rep;
@@ -189,6 +235,7 @@ int gr_config_check_run(gr_ctx *ctx, const char *exercise, gr_scenario_result *o
         gr_result(out, GR_PASS, "[%s] no rule broken (%zu warning%s); gRPC accepts the client args", world,
                         rep.nwarnings, rep.nwarnings == 1 ? "" : "s");
     gr_feedback_append(out, more);
+    identity_first(ctx, out);
     rl_chancfg_report_fini(&rep);
     gr_config_close(&env);
     return 0;

@@ -338,10 +338,30 @@ static const char *stall_note(const live *l)
     return buf;
 }
 
+/* A run in which no call succeeded measured nothing of the config's
+ * connections: no connection carried a call, so "no reconnects" and "no
+ * storm" would be points for a config gRPC refused outright (all 836,090
+ * calls of a run failed, and churn and no-storm passed, issue 21). Such a
+ * run fails every scenario that judges connections, and says why. Returns
+ * true with |out| decided. */
+static bool nothing_answered(const live *l, gr_scenario_result *out)
+{
+    if (l->sent > 0 && l->failed + l->raced < l->sent)
+        return false;
+    if (l->sent == 0)
+        gr_result(out, GR_FAIL, "the clients made no call: with this config nothing could be measured%s", l->note);
+    else
+        gr_result(out, GR_FAIL,
+                  "all %d calls failed (first %s), so no connection carried a call and there is nothing to judge: "
+                  "the check scenario says what gRPC refuses%s",
+                  l->sent, l->first_failure[0] ? l->first_failure : "with no status", l->note);
+    return true;
+}
+
 static int fills(gr_ctx *ctx, gr_scenario_result *out)
 {
     const live *l = get_live(ctx, out);
-    if (!l)
+    if (!l || nothing_answered(l, out))
         return 0;
     int64_t fill_world = l->fill_ms * LAB_SCALE;
     if (l->fill_ms >= 0 && l->fill_ms <= FILL_MS && l->share_after >= FAIR_MIN)
@@ -409,7 +429,7 @@ static int no_failures(gr_ctx *ctx, gr_scenario_result *out)
 static int churn(gr_ctx *ctx, gr_scenario_result *out)
 {
     const live *l = get_live(ctx, out);
-    if (!l)
+    if (!l || nothing_answered(l, out))
         return 0;
     double limit = 60000.0 / WORLD_MIN_LIFE_MS;
     int calls_per = l->reconnects ? l->sent / (l->reconnects + NCLIENTS) : l->sent / NCLIENTS;
@@ -429,7 +449,7 @@ static int churn(gr_ctx *ctx, gr_scenario_result *out)
 static int no_storm(gr_ctx *ctx, gr_scenario_result *out)
 {
     const live *l = get_live(ctx, out);
-    if (!l)
+    if (!l || nothing_answered(l, out))
         return 0;
     /* One round in which every client happened to reconnect together is a
      * coincidence (and likelier than the jitter suggests: gRPC 1.51 draws it

@@ -247,7 +247,8 @@ static grpc_status_code answer_to_inject(gr_ctx *ctx)
     rl_chancfg *cfg = NULL;
     rl_chancfg_method m;
     grpc_status_code code = GRPC_STATUS_INVALID_ARGUMENT;
-    if (rl_chancfg_load(gr_config_path(ctx), &cfg, NULL) == RL_OK &&
+    char err[300];
+    if (gr_config_load(ctx, &cfg, err, sizeof err) == RL_OK &&
         rl_chancfg_method_config(cfg, "relaylab.Baseline", "Lookup", &m) == RL_OK && m.has_retry)
         for (size_t i = 0; i < sizeof answer_codes / sizeof *answer_codes; i++)
             if (m.retryable_codes & (1u << answer_codes[i])) {

@@ -254,3 +254,26 @@ int gr_ports_holders(int port, bool listeners_only, pid_t pgid, const pid_t *exc
     free(inodes);
     return RL_OK;
 }
+
+int gr_ports_connections(int port, int *count)
+{
+    *count = 0;
+    static const char *const files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+    int opened = 0;
+    for (size_t k = 0; k < 2; k++) {
+        FILE *f = fopen(files[k], "re");
+        if (!f)
+            continue;
+        opened++;
+        char line[512];
+        while (fgets(line, sizeof line, f)) {
+            int lport, st;
+            uint64_t ino;
+            if (gr_ports_parse_line(line, &lport, &st, &ino) == RL_OK && lport == port &&
+                (st == GR_PORTS_ESTABLISHED || st == GR_PORTS_SYN_RECV))
+                (*count)++;
+        }
+        fclose(f);
+    }
+    return opened ? RL_OK : RL_ESYS;
+}

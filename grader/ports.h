@@ -49,4 +49,13 @@ int gr_ports_parse_line(const char *line, int *port, int *state, uint64_t *inode
 int gr_ports_holders(int port, bool listeners_only, pid_t pgid, const pid_t *except, size_t nexcept, int *ours,
                      int *foreign);
 
+/* How many TCP connections have |port| as their local port and are open
+ * or opening (ESTABLISHED or SYN_RECV, accepted or still queued): a
+ * listener's incoming connections, whoever holds the other end. Sets
+ * *count. Returns 0 or RL_ESYS when /proc/net/tcp cannot be read. */
+int gr_ports_connections(int port, int *count);
+
+#define GR_PORTS_ESTABLISHED 0x01
+#define GR_PORTS_SYN_RECV 0x03
+
 #endif

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 int gr_process_start(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_delay_ms, uint32_t steps,
                      uint32_t step_ms, int64_t deadline_ns, gr_scenario_result *res)
@@ -72,7 +73,9 @@ void gr_process_status_text(const rl_probe_call *c, char *buf, size_t len)
 {
     char details[160];
     rl_probe_call_details(c, details, sizeof details);
-    if (details[0])
+    /* "CANCELLED (CANCELLED)" says nothing twice: details that only repeat
+     * the status's name are left out. */
+    if (details[0] && strcasecmp(details, rl_status_name(c->batch.status)) != 0)
         snprintf(buf, len, "%s (%s)", rl_status_name(c->batch.status), details);
     else
         snprintf(buf, len, "%s", rl_status_name(c->batch.status));

@@ -1,16 +1,20 @@
 /* report: rubric points, the results table and Gradescope's JSON; see
  * report.h. Feedback may quote a submission's output, so every string that
- * goes into JSON is made plain ASCII first (jansson rejects invalid UTF-8,
- * and a cut-off multibyte character would lose the whole result). */
+ * goes into JSON or the table is made printable ASCII first (rl_text.h:
+ * jansson rejects invalid UTF-8, a cut-off multibyte character would lose
+ * the whole result, and an ESC or a CR would rewrite a reader's terminal). */
 #include "report.h"
 
 #include "judge.h"
 #include "rl_alloc.h"
 #include "rl_err.h"
+#include "rl_file.h"
+#include "rl_text.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,68 +188,68 @@ static void verdict_text(const gr_report *r, const gr_outcome *o, char *buf, siz
         snprintf(buf, len, "%s", gr_verdict_name(o->verdict));
 }
 
+/* |s| on one line, printable (rl_text.h), to |f|. Feedback is made so
+ * where it is written (gr_result); this holds for every other string too. */
+static void put_line(FILE *f, const char *s)
+{
+    char *p = rl_text_printable_dup(s, 0);
+    fputs(p, f);
+    free(p);
+}
+
 void gr_report_table(FILE *f, const gr_report *r)
 {
     fprintf(f, "%s: %s\n", r->ex->name, r->ex->summary);
-    if (r->note)
-        fprintf(f, "note: %s\n", r->note);
+    if (r->note) {
+        fputs("note: ", f);
+        put_line(f, r->note);
+        fputc('\n', f);
+    }
     fprintf(f, "%-20s %-14s %-7s %s\n", "SCENARIO", "VERDICT", "POINTS", "FEEDBACK");
     for (size_t i = 0; i < r->noutcomes; i++) {
         const gr_outcome *o = &r->outcomes[i];
         char v[32], pts[32];
         verdict_text(r, o, v, sizeof v);
         snprintf(pts, sizeof pts, "%g/%g", earned(r, o), max_points(r, o));
-        fprintf(f, "%-20s %-14s %-7s %s\n", o->scenario->id, v, pts, o->feedback);
+        fprintf(f, "%-20s %-14s %-7s ", o->scenario->id, v, pts);
+        put_line(f, o->feedback);
+        fputc('\n', f);
     }
     double score, max;
     gr_report_score(r, &score, &max);
     fprintf(f, "%-20s %-14s %-7s (%.1f s)\n", "TOTAL", "", "", r->seconds);
     fprintf(f, "score %g/%g\n", score, max);
-    if (r->error)
-        fprintf(f, "grader error: %s\n", r->error);
-}
-
-/* A copy of |s| with only printable ASCII, newline and tab. Caller frees. */
-static char *ascii(const char *s)
-{
-    size_t n = strlen(s);
-    char *o = rl_xmalloc(n + 1);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        o[i] = (c == '\n' || c == '\t' || (c >= 0x20 && c < 0x7f)) ? (char)c : '?';
+    if (r->error) {
+        fputs("grader error: ", f);
+        put_line(f, r->error);
+        fputc('\n', f);
     }
-    o[n] = '\0';
-    return o;
 }
 
 static void set_string(json_t *obj, const char *key, const char *value)
 {
-    char *a = ascii(value);
+    char *a = rl_text_printable_dup(value, RL_TEXT_MULTILINE);
     json_object_set_new(obj, key, json_string(a));
     free(a);
 }
 
-/* "PATH.tmp", the name results are written under first. Caller frees. */
-static char *tmp_path(const char *path)
-{
-    size_t plen = strlen(path) + 16;
-    char *tmp = rl_xmalloc(plen);
-    snprintf(tmp, plen, "%s.tmp", path);
-    return tmp;
-}
-
-/* Dumps |root| (consumed) to |path| through a temporary file and a rename,
- * so a reader never sees half a file. */
+/* Dumps |root| (consumed) to |path| through a fresh temporary file and a
+ * rename, so a reader never sees half a file, and a link planted at any
+ * name beside |path| is never written through (rl_file_tmp_open). */
 static int write_json(json_t *root, const char *path, char *err, size_t errlen)
 {
-    char *tmp = tmp_path(path);
+    char tmp[PATH_MAX + 32];
     int rc = RL_OK;
-    if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0 || rename(tmp, path) != 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    FILE *f = rl_file_tmp_open(path, 0644, tmp, sizeof tmp);
+    if (f && json_dumpf(root, f, JSON_INDENT(2)) != 0) {
+        fclose(f);
         unlink(tmp);
+        f = NULL;
+    }
+    if (!f || rl_file_tmp_commit(f, tmp, path) != 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
         rc = RL_ESYS;
     }
-    free(tmp);
     json_decref(root);
     return rc;
 }
@@ -335,17 +339,14 @@ int gr_report_json_writable(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "cannot write the results file '%s': it is a folder (--json takes a file name)", path);
         return RL_ESYS;
     }
-    char *tmp = tmp_path(path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    int rc = RL_OK;
-    if (fd < 0) {
+    char tmp[PATH_MAX + 32];
+    FILE *f = rl_file_tmp_open(path, 0644, tmp, sizeof tmp);
+    if (!f) {
         snprintf(err, errlen, "cannot write the results file %s: %s (--json needs a file in an existing, writable folder)",
                  path, strerror(errno));
-        rc = RL_ESYS;
-    } else {
-        close(fd);
-        unlink(tmp);
+        return RL_ESYS;
     }
-    free(tmp);
-    return rc;
+    fclose(f);
+    unlink(tmp);
+    return RL_OK;
 }

@@ -15,6 +15,7 @@
 #include "rl_log.h"
 #include "rl_proc.h"
 #include "rl_tcp.h"
+#include "rl_text.h"
 #include "ports.h"
 #include "sandbox.h"
 #include "watchdog.h"
@@ -70,6 +71,12 @@
 _Static_assert(GR_MAX_BASELINES <= GR_WATCHDOG_MAX_BASELINES, "every baseline needs a watchdog slot");
 
 static volatile sig_atomic_t interrupted;
+
+/* Connections to a baseline beyond which a submission is flooding it: an
+ * honest relay holds one or a few per baseline (a channel per call, leaked,
+ * is still hundreds in a scenario); the baseline keeps its observer's
+ * descriptors whatever comes (baseline/fd_guard.h). */
+#define GR_BASELINE_CONNECTIONS_MAX 1000
 
 /* One of the run's baselines. */
 typedef struct baseline {
@@ -140,15 +147,22 @@ static void mark_cut(char *fb, size_t size, size_t needed)
     memcpy(fb + size - cut, GR_FEEDBACK_CUT, cut);
 }
 
+/* Feedback quotes what a submission said (status details, tags, its
+ * output): it is made printable here, where it is made, so no terminal,
+ * log, CSV or results.json downstream ever gets an ESC or a CR from it
+ * (rl_text.h). Feedback is one line: newlines are escaped too. */
 int gr_result(gr_scenario_result *out, gr_verdict v, const char *fmt, ...)
 {
     out->verdict = v;
+    char raw[GR_FEEDBACK_MAX + 1];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(out->feedback, sizeof out->feedback, fmt, ap);
+    int n = vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    if (n > 0)
-        mark_cut(out->feedback, sizeof out->feedback, (size_t)n);
+    size_t m = rl_text_printable(out->feedback, sizeof out->feedback, raw, strlen(raw), 0);
+    if (n > 0 && (size_t)n > m)
+        m = (size_t)n;
+    mark_cut(out->feedback, sizeof out->feedback, m);
     return 0;
 }
 
@@ -157,9 +171,13 @@ void gr_feedback_append(gr_scenario_result *out, const char *text)
     size_t n = strlen(out->feedback);
     if (n >= sizeof out->feedback - 1)
         return; /* full, and already marked */
-    int m = snprintf(out->feedback + n, sizeof out->feedback - n, "%s%s", n ? "; " : "", text);
-    if (m > 0)
-        mark_cut(out->feedback, sizeof out->feedback, n + (size_t)m);
+    size_t m = 0;
+    if (n) {
+        snprintf(out->feedback + n, sizeof out->feedback - n, "; ");
+        m = 2;
+    }
+    m += rl_text_printable(out->feedback + n + m, sizeof out->feedback - n - m, text, strlen(text), 0);
+    mark_cut(out->feedback, sizeof out->feedback, n + m);
 }
 
 static bool tcp_accepts(int port)
@@ -296,6 +314,11 @@ const char *gr_config_path(gr_ctx *ctx)
     return ctx->ex->kind == GR_SUBMISSION_CONFIG ? ctx->opt->submission : NULL;
 }
 
+const char *gr_submission_dir(gr_ctx *ctx)
+{
+    return ctx->opt->dir;
+}
+
 const char *gr_world_path(gr_ctx *ctx)
 {
     return ctx->opt->world;
@@ -304,6 +327,16 @@ const char *gr_world_path(gr_ctx *ctx)
 const char *gr_variant(gr_ctx *ctx)
 {
     return ctx->opt->variant;
+}
+
+const char *gr_made_for(gr_ctx *ctx)
+{
+    return ctx->opt->made_for;
+}
+
+const char *gr_identity_note(gr_ctx *ctx)
+{
+    return ctx->opt->identity_note;
 }
 
 bool gr_submission_alive_at(gr_ctx *ctx, int i)
@@ -353,7 +386,18 @@ static void crash_feedback(gr_ctx *ctx, instance *s, const char *what, gr_scenar
     last_lines(tail, lines, sizeof lines, 160);
     if (ctx->ninstances > 1)
         snprintf(who, sizeof who, "instance %d of the submission", s->index + 1);
-    gr_result(out, GR_CRASH, "%s %s %s%s%s", who, how, what, lines[0] ? "; last output: " : "", lines);
+    /* "can't start new thread" names no mistake: the mistake is a thread
+     * per call (or stream), which the sandbox's task limit stops under
+     * load where a bounded pool would not. */
+    bool threads = strstr(tail, "can't start new thread") || strstr(tail, "pthread_create") ||
+                   strstr(tail, "uv_thread_create") || strstr(tail, "Thread creation failed");
+    if (threads)
+        gr_result(out, GR_CRASH,
+                  "%s %s %s: it could not start another thread, past the sandbox's limit of %d tasks (threads and "
+                  "processes): a thread per call or stream? Serve calls from a bounded pool%s%s",
+                  who, how, what, GR_SANDBOX_PIDS_MAX, lines[0] ? "; last output: " : "", lines);
+    else
+        gr_result(out, GR_CRASH, "%s %s %s%s%s", who, how, what, lines[0] ? "; last output: " : "", lines);
 }
 
 bool gr_crash_check(gr_ctx *ctx, int64_t wait_ms, const char *what, gr_scenario_result *out)
@@ -679,10 +723,17 @@ static gr_verdict start_once(gr_ctx *ctx, instance *s, bool first, int port, gr_
         o += (size_t)snprintf(env_baselines + o, sizeof env_baselines - o, "%s%s", i ? "," : "",
                               ctx->baselines[i].addr);
     /* The exercise's own variables come after the address ones. */
-    const char *env[8 + 16] = {env_listen, env_baseline, env_baselines};
-    const char *sandbox_env[8 + 16] = {env_listen,  env_baseline,   env_baselines, "PATH=/usr/local/bin:/usr/bin:/bin",
+    const char *env[8 + 17] = {env_listen, env_baseline, env_baselines};
+    const char *sandbox_env[8 + 17] = {env_listen,  env_baseline,   env_baselines, "PATH=/usr/local/bin:/usr/bin:/bin",
                                        "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"};
-    for (size_t k = 0, n = 3, m = 7; ctx->ex->env && ctx->ex->env[k] && k < 16; k++) {
+    size_t n0 = 3, m0 = 7;
+    /* Node looks in NODE_PATH only after every node_modules up from the
+     * script, so a folder with its own packages keeps them. */
+    if (ctx->opt->node_path) {
+        env[n0++] = ctx->opt->node_path;
+        sandbox_env[m0++] = ctx->opt->node_path;
+    }
+    for (size_t k = 0, n = n0, m = m0; ctx->ex->env && ctx->ex->env[k] && k < 16; k++) {
         env[n++] = ctx->ex->env[k];
         sandbox_env[m++] = ctx->ex->env[k];
     }
@@ -1008,6 +1059,41 @@ static instance *dead_instance(gr_ctx *ctx)
     return NULL;
 }
 
+/* A submission holding thousands of connections to a baseline (the
+ * measured attack: 24 processes of 900 idle connections each) is flooding
+ * the grader's instrument, not relaying: whatever the scenario concluded
+ * (its calls failing, or, before the baseline guarded its descriptors,
+ * the observer silent and an ERROR of the grader's), the verdict is FAIL
+ * and says so. Counted on the baselines' side, in the grader's network
+ * namespace, while the submission still runs. */
+static void judge_flood(gr_ctx *ctx, gr_scenario_result *res)
+{
+    if (!ctx->ninstances)
+        return;
+    int total = 0, most = 0, which = 0;
+    for (int i = 0; i < ctx->nbaselines; i++) {
+        int n;
+        if (!ctx->baselines[i].running || ctx->baselines[i].port <= 0 ||
+            gr_ports_connections(ctx->baselines[i].port, &n) != RL_OK)
+            continue;
+        total += n;
+        if (n > most) {
+            most = n;
+            which = i;
+        }
+    }
+    if (total <= GR_BASELINE_CONNECTIONS_MAX)
+        return;
+    char *said = rl_xstrdup(res->feedback);
+    gr_verdict was = res->verdict;
+    gr_result(res, GR_FAIL,
+              "the submission opened %d connections to the baseline%s (%d to %s): a relay needs a few, and "
+              "more than %d only exhaust the baseline's file descriptors; the scenario itself said %s: %s",
+              total, ctx->nbaselines > 1 ? "s" : "", most, ctx->baselines[which].addr, GR_BASELINE_CONNECTIONS_MAX,
+              gr_verdict_name(was), said);
+    free(said);
+}
+
 static void run_once(const gr_exercise *ex, const gr_scenario *sc, const gr_options *opt, int run_index,
                      gr_scenario_result *res, char *output, size_t outlen)
 {
@@ -1089,6 +1175,8 @@ static void run_once(const gr_exercise *ex, const gr_scenario *sc, const gr_opti
                 break;
             }
     }
+    if (!interrupted)
+        judge_flood(ctx, res);
 
 teardown:
     for (int i = 0; i < ctx->ninstances; i++) {

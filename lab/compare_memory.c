@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* grader/ex_flow.h's GR_FLOW_BUDGET_MIB, for the table's last column. */
 #define GRADER_BUDGET_MIB 48.0
@@ -141,18 +142,25 @@ static int write_svg(producer *ps, size_t n, const cm_opts *o)
 }
 
 /* Fills |ps| with the reference producers (and the submission); returns how
- * many, or 0 when bin/streamer is missing. */
+ * many, or 0 when there is nothing to run. The student kit has no
+ * bin/streamer (it answers the flow exercise): there only the submission
+ * runs, and a line says why the references are not beside it. */
 static size_t producers(producer *ps, const cm_opts *o, char *streamer, size_t len)
 {
-    if (rl_path_sibling("streamer", streamer, len) != RL_OK) {
-        fprintf(stderr, "lab: cannot find bin/streamer next to bin/lab; run make\n");
+    memset(ps, 0, MAX_PRODUCERS * sizeof *ps);
+    size_t n = 0;
+    if (rl_path_sibling("streamer", streamer, len) == RL_OK && access(streamer, X_OK) == 0) {
+        ps[n++] = (producer){.label = "streamer (paced by the window)", .argv = {streamer, "--threads", "1", NULL}};
+        ps[n++] = (producer){.label = "streamer --unbounded (the mistake)",
+                             .argv = {streamer, "--threads", "1", "--unbounded", NULL}};
+    } else if (o->submission) {
+        printf("(The reference producers, bin/streamer, are in the instructor's kit, not this one: your producer "
+               "runs alone.)\n");
+    } else {
+        fprintf(stderr, "lab: the reference producers (bin/streamer) are in the instructor's kit, not this one: "
+                        "name yours with --submission CMD\n");
         return 0;
     }
-    memset(ps, 0, MAX_PRODUCERS * sizeof *ps);
-    ps[0] = (producer){.label = "streamer (paced by the window)", .argv = {streamer, "--threads", "1", NULL}};
-    ps[1] = (producer){.label = "streamer --unbounded (the mistake)",
-                       .argv = {streamer, "--threads", "1", "--unbounded", NULL}};
-    size_t n = 2;
     if (o->submission)
         ps[n++] = (producer){.label = o->submission, .argv = {"/bin/sh", "-c", o->submission, NULL}};
     return n;
@@ -247,6 +255,14 @@ int lab_flow_demo(void)
         fails += !ps[i].ok;
     }
     print_table(ps, n, &o);
+    if (fails) {
+        /* No conclusion from a demo that did not run. */
+        printf("\nThe demo did not run in full (see above): nothing to conclude.\n");
+        for (size_t i = 0; i < n; i++)
+            rl_memwatch_fini(&ps[i].w);
+        grpc_shutdown();
+        return 1;
+    }
     double top = 0;
     int64_t end = 0;
     for (size_t i = 0; i < n; i++)

@@ -1,6 +1,8 @@
 /* rl_log: stderr logging; see rl_log.h. */
 #include "rl_log.h"
 
+#include "rl_text.h"
+
 #include <grpc/support/log.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -36,15 +38,19 @@ void rl_log(enum rl_log_level level, const char *fmt, ...)
 {
     if (!rl_log_enabled(level))
         return;
-    char line[1024];
+    char line[1024], raw[1024];
     int n = snprintf(line, sizeof line, "%s %s ", prog_name, level_names[level]);
     va_list ap;
     va_start(ap, fmt);
-    int m = vsnprintf(line + n, sizeof line - (size_t)n - 1, fmt, ap);
+    int m = vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
-    size_t len = (size_t)n + (m < 0 ? 0 : (size_t)m);
-    if (len > sizeof line - 2)
-        len = sizeof line - 2;
+    /* A record may quote a peer (a tag, status details, gRPC's own text on
+     * a submission's bytes): one printable line, whatever it holds, so a log
+     * printed later rewrites no terminal (rl_text.h). */
+    line[n] = '\0';
+    if (m > 0)
+        rl_text_printable(line + n, sizeof line - (size_t)n - 1, raw, strlen(raw), 0);
+    size_t len = strlen(line);
     line[len++] = '\n';
     /* One write per record keeps lines from different threads whole. */
     ssize_t w = write(STDERR_FILENO, line, len);

@@ -7,6 +7,7 @@
 #include "rl_alloc.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
+#include "rl_text.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -90,14 +91,6 @@ static size_t ring_count(const rl_capture *cap)
     return after > RL_CAPTURE_TAIL ? RL_CAPTURE_TAIL : (size_t)after;
 }
 
-static char printable(char c)
-{
-    unsigned char u = (unsigned char)c;
-    if (c == '\n' || c == '\t')
-        return c;
-    return (u < 0x20 || u >= 0x7f) ? '?' : c;
-}
-
 /* Copies the |k|-th byte (0-based) of the ring's content, oldest first. */
 static char ring_at(const rl_capture *cap, size_t k)
 {
@@ -106,6 +99,15 @@ static char ring_at(const rl_capture *cap, size_t k)
     return cap->tail[(start + k) % RL_CAPTURE_TAIL];
 }
 
+/* The escaped length of one byte (rl_text.h): what it takes on screen. */
+static size_t shown_len(char c)
+{
+    return rl_text_printable(NULL, 0, &c, 1, RL_TEXT_MULTILINE);
+}
+
+/* The output is a submission's: every byte goes out through
+ * rl_text_printable (newlines and tabs kept, ESC and CR escaped), so it
+ * cannot rewrite a terminal or a log it is printed to. */
 static uint64_t capture_tail(const rl_capture *cap, char *buf, size_t len)
 {
     if (!len)
@@ -114,19 +116,25 @@ static uint64_t capture_tail(const rl_capture *cap, char *buf, size_t len)
     size_t r = ring_count(cap);
     /* The head joins the ring seamlessly only when nothing was dropped. */
     bool contiguous = cap->total - cap->nhead <= RL_CAPTURE_TAIL;
-    size_t from_head = 0;
-    if (want > r && contiguous) {
-        from_head = want - r;
-        if (from_head > cap->nhead)
-            from_head = cap->nhead;
+    size_t avail = r + (contiguous ? cap->nhead : 0);
+    /* The last raw bytes whose escaped form fits: walk back from the end. */
+    size_t take = 0, shown = 0;
+    while (take < avail) {
+        size_t k = avail - 1 - take;
+        char c = k >= avail - r ? ring_at(cap, k - (avail - r)) : cap->head[cap->nhead - (avail - r) + k];
+        size_t n = shown_len(c);
+        if (shown + n > want)
+            break;
+        shown += n;
+        take++;
     }
-    size_t from_ring = want < r ? want : r;
-    size_t o = 0;
-    for (size_t i = cap->nhead - from_head; i < cap->nhead; i++)
-        buf[o++] = printable(cap->head[i]);
-    for (size_t k = r - from_ring; k < r; k++)
-        buf[o++] = printable(ring_at(cap, k));
-    buf[o] = '\0';
+    char *raw = rl_xmalloc(take + 1);
+    for (size_t i = 0; i < take; i++) {
+        size_t k = avail - take + i;
+        raw[i] = k >= avail - r ? ring_at(cap, k - (avail - r)) : cap->head[cap->nhead - (avail - r) + k];
+    }
+    rl_text_printable(buf, len, raw, take, RL_TEXT_MULTILINE);
+    free(raw);
     return cap->total;
 }
 
@@ -134,18 +142,20 @@ static uint64_t capture_text(const rl_capture *cap, char *buf, size_t len)
 {
     if (!len)
         return cap->total;
-    size_t o = 0;
-    for (size_t i = 0; i < cap->nhead && o + 1 < len; i++)
-        buf[o++] = printable(cap->head[i]);
+    size_t o = rl_text_printable(buf, len, cap->head, cap->nhead, RL_TEXT_MULTILINE);
+    if (o >= len)
+        return cap->total;
     size_t r = ring_count(cap);
     uint64_t skipped = cap->total - cap->nhead - r;
-    if (skipped && o + 1 < len)
+    if (skipped)
         o += (size_t)snprintf(buf + o, len - o, "\n[... %llu bytes skipped ...]\n", (unsigned long long)skipped);
-    if (o >= len)
-        o = len - 1;
-    for (size_t k = 0; k < r && o + 1 < len; k++)
-        buf[o++] = printable(ring_at(cap, k));
-    buf[o] = '\0';
+    if (o + 1 >= len)
+        return cap->total;
+    char *raw = rl_xmalloc(r + 1);
+    for (size_t k = 0; k < r; k++)
+        raw[k] = ring_at(cap, k);
+    rl_text_printable(buf + o, len - o, raw, r, RL_TEXT_MULTILINE);
+    free(raw);
     return cap->total;
 }
 

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---- allocation ------------------------------------------------------- */
@@ -431,14 +432,23 @@ int rl_chancfg_parse(const char *buf, size_t len, rl_chancfg **out, rl_chancfg_d
 int rl_chancfg_load(const char *path, rl_chancfg **out, rl_chancfg_diag *diag)
 {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK and O_NOCTTY, then a regular file only: a FIFO no one
+     * writes would block open() and read() for ever (issue 21), and a
+     * device is no config. A submission's file goes through
+     * rl_file_read_untrusted and rl_chancfg_parse instead (lib/rl_file.h). */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
         int e = errno;
         diag_set(diag, 0, 0, -1, "cannot open: %s", strerror(e));
         return e == ENOENT ? RL_ENOTFOUND : RL_ESYS;
     }
-    /* Read in a loop rather than trusting st_size, so pipes and
-     * <(process substitution) work too. */
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        diag_set(diag, 0, 0, -1, "not a regular file (a FIFO, device, socket or folder is no config)");
+        close(fd);
+        return RL_EINVAL;
+    }
+    /* Read in a loop rather than trusting st_size: the file may grow. */
     size_t cap = 4096, len = 0;
     char *buf = cc_malloc(cap);
     int rc = 0;

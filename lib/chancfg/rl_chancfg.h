@@ -60,8 +60,13 @@ typedef struct rl_chancfg_diag {
  * judged here (duplicate keys count as syntax errors, because the later value
  * would silently win); every other problem is a finding of rl_chancfg_check,
  * so a tool can report them all at once.
- * Returns 0, RL_ENOTFOUND (no such file), RL_ESYS (unreadable: |diag| says
- * why), RL_ETOOBIG, RL_EPARSE (|diag| has line and column) or RL_ENOMEM.
+ * The file must be a regular file: a FIFO, device, socket or folder is
+ * refused at once with RL_EINVAL, never waited on. A submission's file
+ * should be read with rl_file_read_untrusted (lib/rl_file.h) and given to
+ * rl_chancfg_parse: that also refuses links out of its folder.
+ * Returns 0, RL_ENOTFOUND (no such file), RL_EINVAL (not a regular file),
+ * RL_ESYS (unreadable: |diag| says why), RL_ETOOBIG, RL_EPARSE (|diag| has
+ * line and column) or RL_ENOMEM.
  * |diag| may be NULL. On success the caller frees |*out| with rl_chancfg_free. */
 int rl_chancfg_load(const char *path, rl_chancfg **out, rl_chancfg_diag *diag);
 

@@ -162,6 +162,24 @@ static void flood_is_capped_and_counted(void **state)
     rl_proc_fini(&p);
 }
 
+/* What a child writes comes back printable (rl_text.h): ESC and CR
+ * escaped, newlines kept; the tail keeps its last bytes whole even when
+ * escapes make it longer. */
+static void output_is_made_printable(void **state)
+{
+    (void)state;
+    rl_proc p;
+    spawn_sh(&p, "printf 'ok\\n\\033[2Jscore 10/10\\r\\n'");
+    assert_true(rl_proc_wait_exit(&p, 20000));
+    rl_proc_stop(&p, 0);
+    char text[256], tail[12];
+    rl_proc_output_text(&p, text, sizeof text);
+    assert_string_equal(text, "ok\n\\x1b[2Jscore 10/10\\r\n");
+    rl_proc_output_tail(&p, tail, sizeof tail);
+    assert_string_equal(tail, "re 10/10\\r\n");
+    rl_proc_fini(&p);
+}
+
 static void capture_keeps_head_and_tail(void **state)
 {
     (void)state;
@@ -523,6 +541,7 @@ int main(void)
         cmocka_unit_test(failed_exec_is_status_127),
         cmocka_unit_test(flood_is_capped_and_counted),
         cmocka_unit_test(capture_keeps_head_and_tail),
+        cmocka_unit_test(output_is_made_printable),
         cmocka_unit_test(group_sample_sees_rss_and_cpu),
         cmocka_unit_test(group_sample_counts_open_files),
         cmocka_unit_test(early_signal_never_runs_the_parents_handler),

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -105,8 +106,25 @@ static void test_load_directory_is_unreadable(void **state)
     (void)state;
     rl_chancfg *cfg;
     rl_chancfg_diag diag;
-    assert_int_equal(rl_chancfg_load("/tmp", &cfg, &diag), RL_ESYS);
-    assert_non_null(strstr(diag.text, "directory"));
+    assert_int_equal(rl_chancfg_load("/tmp", &cfg, &diag), RL_EINVAL);
+    assert_non_null(strstr(diag.text, "not a regular file"));
+}
+
+/* A FIFO no one writes is refused at once: open() and read() of it used
+ * to wait for ever (the test's time limit would end it). */
+static void test_load_refuses_a_fifo_at_once(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/rl_chancfg_fifo_XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/c.json", dir);
+    assert_int_equal(mkfifo(path, 0600), 0);
+    rl_chancfg *cfg;
+    rl_chancfg_diag diag;
+    assert_int_equal(rl_chancfg_load(path, &cfg, &diag), RL_EINVAL);
+    assert_non_null(strstr(diag.text, "not a regular file"));
+    unlink(path);
+    rmdir(dir);
 }
 
 static void test_load_reads_a_file_larger_than_one_read(void **state)
@@ -503,6 +521,7 @@ int main(void)
         cmocka_unit_test(test_parse_too_big_is_refused),
         cmocka_unit_test(test_load_missing_file_is_not_found),
         cmocka_unit_test(test_load_directory_is_unreadable),
+        cmocka_unit_test(test_load_refuses_a_fifo_at_once),
         cmocka_unit_test(test_load_reads_a_file_larger_than_one_read),
         cmocka_unit_test(test_edit_distance_counts_edits_case_insensitively),
         cmocka_unit_test(test_suggest_finds_typos_and_not_strangers),
