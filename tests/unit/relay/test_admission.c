@@ -74,7 +74,7 @@ static void bounds_in_flight_then_queue(void **state)
 {
     (void)state;
     relay_gate g;
-    relay_gate_init(&g, 2, 2, false);
+    relay_gate_init(&g, 2, 2, false, false);
     char why[256];
     assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
     assert_int_equal(admit(&g, 1, -1, why, sizeof why), RELAY_ADMIT_RUN);
@@ -83,13 +83,13 @@ static void bounds_in_flight_then_queue(void **state)
     assert_int_equal(admit(&g, 4, -1, why, sizeof why), RELAY_ADMIT_REFUSED);
     assert_non_null(strstr(why, "queue is full"));
     /* A slot freed goes to the head of the queue, in arrival order. */
-    relay_gate_done(&g, &loop, &calls[0].w, -1);
-    relay_gate_done(&g, &loop, &calls[1].w, -1);
+    relay_gate_done(&g, &loop, &calls[0].w, -1, -1);
+    relay_gate_done(&g, &loop, &calls[1].w, -1, -1);
     assert_int_equal(norder, 2);
     assert_int_equal(order[0], 2);
     assert_int_equal(order[1], 3);
-    relay_gate_done(&g, &loop, &calls[2].w, -1);
-    relay_gate_done(&g, &loop, &calls[3].w, -1);
+    relay_gate_done(&g, &loop, &calls[2].w, -1, -1);
+    relay_gate_done(&g, &loop, &calls[3].w, -1, -1);
     assert_int_equal(g.inflight, 0);
     relay_gate_fini(&g);
 }
@@ -98,10 +98,10 @@ static void refuses_a_call_whose_time_cannot_cover_the_wait(void **state)
 {
     (void)state;
     relay_gate g;
-    relay_gate_init(&g, 1, 100, false);
+    relay_gate_init(&g, 1, 100, false, false);
     char why[256];
     assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
-    relay_gate_done(&g, &loop, &calls[0].w, 800); /* a service sample: 800 ms */
+    relay_gate_done(&g, &loop, &calls[0].w, 800, -1); /* a service sample: 800 ms */
     assert_int_equal(relay_gate_service_ms(&g), 800);
     assert_int_equal(admit(&g, 1, -1, why, sizeof why), RELAY_ADMIT_RUN);
     /* Behind one call of 800 ms, plus 800 ms of its own and the margin:
@@ -109,9 +109,9 @@ static void refuses_a_call_whose_time_cannot_cover_the_wait(void **state)
     assert_int_equal(admit(&g, 2, 500, why, sizeof why), RELAY_ADMIT_REFUSED);
     assert_non_null(strstr(why, "cannot cover the expected wait"));
     assert_int_equal(admit(&g, 3, 5000, why, sizeof why), RELAY_ADMIT_QUEUED);
-    relay_gate_done(&g, &loop, &calls[1].w, 800);
+    relay_gate_done(&g, &loop, &calls[1].w, 800, -1);
     assert_int_equal(calls[3].granted, 1);
-    relay_gate_done(&g, &loop, &calls[3].w, -1);
+    relay_gate_done(&g, &loop, &calls[3].w, -1, -1);
     relay_gate_fini(&g);
 }
 
@@ -119,7 +119,7 @@ static void evicts_queued_calls_when_the_service_grows(void **state)
 {
     (void)state;
     relay_gate g;
-    relay_gate_init(&g, 1, 100, false);
+    relay_gate_init(&g, 1, 100, false, false);
     char why[256];
     assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
     /* No sample yet: a call with 1.5 s left queues. */
@@ -127,7 +127,7 @@ static void evicts_queued_calls_when_the_service_grows(void **state)
     assert_int_equal(admit(&g, 2, 60000, why, sizeof why), RELAY_ADMIT_QUEUED);
     /* The call in flight took 2 s: the average jumps to it at once, the
      * head gets the slot, and call 2 (behind nobody now) still fits. */
-    relay_gate_done(&g, &loop, &calls[0].w, 2000);
+    relay_gate_done(&g, &loop, &calls[0].w, 2000, -1);
     assert_int_equal(relay_gate_service_ms(&g) >= 2000, true);
     assert_int_equal(calls[1].granted, 1);
     assert_int_equal(calls[2].granted + calls[2].evicted, 0);
@@ -137,11 +137,11 @@ static void evicts_queued_calls_when_the_service_grows(void **state)
     /* Now the service turns out to be 20 s: call 2 (60 s left) can still
      * wait; but a queued call with 30 s left behind it cannot. */
     assert_int_equal(admit(&g, 4, 30000, why, sizeof why), RELAY_ADMIT_QUEUED);
-    relay_gate_done(&g, &loop, &calls[1].w, 20000);
+    relay_gate_done(&g, &loop, &calls[1].w, 20000, -1);
     assert_int_equal(calls[2].granted, 1);
     assert_int_equal(calls[4].evicted, 1);
     assert_int_equal(g.queued, 0);
-    relay_gate_done(&g, &loop, &calls[2].w, -1);
+    relay_gate_done(&g, &loop, &calls[2].w, -1, -1);
     relay_gate_fini(&g);
 }
 
@@ -149,17 +149,17 @@ static void service_average_rises_at_once_and_falls_slowly(void **state)
 {
     (void)state;
     relay_gate g;
-    relay_gate_init(&g, 4, 4, false);
+    relay_gate_init(&g, 4, 4, false, false);
     char why[256];
     assert_int_equal(relay_gate_service_ms(&g), 0);
     assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
-    relay_gate_done(&g, &loop, &calls[0].w, 100);
+    relay_gate_done(&g, &loop, &calls[0].w, 100, -1);
     assert_int_equal(relay_gate_service_ms(&g), 100);
     assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
-    relay_gate_done(&g, &loop, &calls[0].w, 1000);
+    relay_gate_done(&g, &loop, &calls[0].w, 1000, -1);
     assert_int_equal(relay_gate_service_ms(&g), 1000);
     assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
-    relay_gate_done(&g, &loop, &calls[0].w, 0);
+    relay_gate_done(&g, &loop, &calls[0].w, 0, -1);
     assert_int_equal(relay_gate_service_ms(&g), 800); /* a fifth of the way down */
     relay_gate_fini(&g);
 }
@@ -168,19 +168,19 @@ static void a_call_that_leaves_is_never_granted(void **state)
 {
     (void)state;
     relay_gate g;
-    relay_gate_init(&g, 1, 4, false);
+    relay_gate_init(&g, 1, 4, false, false);
     char why[256];
     assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
     assert_int_equal(admit(&g, 1, -1, why, sizeof why), RELAY_ADMIT_QUEUED);
     assert_int_equal(admit(&g, 2, -1, why, sizeof why), RELAY_ADMIT_QUEUED);
     assert_true(relay_gate_leave(&g, &calls[1].w));
     assert_false(relay_gate_leave(&g, &calls[1].w));
-    relay_gate_done(&g, &loop, &calls[0].w, -1);
+    relay_gate_done(&g, &loop, &calls[0].w, -1, -1);
     assert_int_equal(calls[1].granted, 0);
     assert_int_equal(calls[2].granted, 1);
     /* Granted already: leaving is too late, the slot is the call's. */
     assert_false(relay_gate_leave(&g, &calls[2].w));
-    relay_gate_done(&g, &loop, &calls[2].w, -1);
+    relay_gate_done(&g, &loop, &calls[2].w, -1, -1);
     assert_int_equal(g.inflight, 0);
     relay_gate_fini(&g);
 }
@@ -189,7 +189,7 @@ static void closing_evicts_the_queue_and_refuses_later_calls(void **state)
 {
     (void)state;
     relay_gate g;
-    relay_gate_init(&g, 1, 8, false);
+    relay_gate_init(&g, 1, 8, false, false);
     char why[256];
     assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
     assert_int_equal(admit(&g, 1, 60000, why, sizeof why), RELAY_ADMIT_QUEUED);
@@ -200,7 +200,7 @@ static void closing_evicts_the_queue_and_refuses_later_calls(void **state)
     assert_non_null(strstr(why, "shutting down"));
     /* The loop finds the evicted calls on its next turn (here: the slot
      * given back); the call in flight keeps its slot until then. */
-    relay_gate_done(&g, &loop, &calls[0].w, 100);
+    relay_gate_done(&g, &loop, &calls[0].w, 100, -1);
     for (int i = 1; i < 3; i++) {
         assert_int_equal(calls[i].evicted, 1);
         assert_int_equal(calls[i].closing, 1);
@@ -214,19 +214,19 @@ static void unbounded_gate_queues_everything_and_evicts_nothing(void **state)
 {
     (void)state;
     relay_gate g;
-    relay_gate_init(&g, 1, 2, true);
+    relay_gate_init(&g, 1, 2, true, false);
     char why[256];
     assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
-    relay_gate_done(&g, &loop, &calls[0].w, 5000);
+    relay_gate_done(&g, &loop, &calls[0].w, 5000, -1);
     assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
     /* Past its bound and with 1 ms left behind a 5 s call: queued anyway. */
     for (int i = 1; i < 6; i++)
         assert_int_equal(admit(&g, i, 1, why, sizeof why), RELAY_ADMIT_QUEUED);
-    relay_gate_done(&g, &loop, &calls[0].w, 5000);
+    relay_gate_done(&g, &loop, &calls[0].w, 5000, -1);
     assert_int_equal(calls[1].granted, 1);
     for (int i = 1; i < 6; i++) {
         assert_int_equal(calls[i].evicted, 0);
-        relay_gate_done(&g, &loop, &calls[i].w, -1);
+        relay_gate_done(&g, &loop, &calls[i].w, -1, -1);
     }
     assert_int_equal(norder, 5);
     for (int i = 0; i < 5; i++)

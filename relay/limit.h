@@ -1,0 +1,87 @@
+/* limit: the relay's adaptive concurrency limit, a gradient controller
+ * after Envoy's adaptive concurrency filter and Netflix's concurrency-limits
+ * (Gradient2), written from their documented behaviour.
+ *
+ * The limit on calls in flight follows the backend's latency. The shortest
+ * round trip seen (|min_rtt_ns|) is what a call costs when nothing queues;
+ * every window the mean round trip of the calls started in it is compared
+ * with it, and
+ *
+ *     gradient = (min_rtt + tolerance) / mean      clamped to [0.5, 2]
+ *     limit    = limit * gradient + RELAY_LIMIT_HEADROOM
+ *
+ * so a backend whose latency rises (its queue grows) gets fewer calls, and
+ * one that answers as fast as ever gets more. The tolerance is the larger
+ * of RELAY_LIMIT_BUFFER x min_rtt and RELAY_LIMIT_TARGET_NS: a queue that
+ * adds less than a few milliseconds costs nobody anything, while on a
+ * sub-millisecond backend the scheduling noise of a loaded machine alone
+ * would otherwise read as a queue and shrink the limit. Against a backend
+ * of K slots that queues the rest, the limit settles near
+ * K x (1 + buffer) + headroom (10 for the overload lab's K = 8).
+ *
+ * Only calls started in the current window count, so each step sees the
+ * effect of the previous one (with 800 ms calls, a window lasts about a
+ * round trip; with a fast backend, RELAY_LIMIT_WINDOW_NS). The limit does
+ * not grow while fewer than half of it are in use (it would mean nothing,
+ * and a burst would then meet a limit nobody tested). The minimum is
+ * re-measured every RELAY_LIMIT_PROBE_NS: for one window the limit drops to
+ * its floor, and the round trips seen then replace the old minimum (a
+ * backend that became slower for good must not look queued forever).
+ *
+ * The floor is RELAY_LIMIT_MIN, the fixed gate of the overload lab, so the
+ * controller only ever lets through more than that gate would: a mix of
+ * cheap and expensive calls (the minimum is the cheap ones', the mean the
+ * expensive ones') keeps the fixed gate's behaviour instead of collapsing.
+ *
+ * Pure arithmetic over the instants it is given; no lock (the gate's
+ * lock guards it). */
+#ifndef RELAY_LIMIT_H
+#define RELAY_LIMIT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define RELAY_LIMIT_MIN       8
+#define RELAY_LIMIT_MAX       1000
+#define RELAY_LIMIT_BUFFER    0.1
+#define RELAY_LIMIT_TARGET_NS (5 * 1000 * 1000LL)
+#define RELAY_LIMIT_HEADROOM  1.0
+#define RELAY_LIMIT_WINDOW_NS (100 * 1000 * 1000LL)
+#define RELAY_LIMIT_SAMPLES   5 /* per window, at least */
+#define RELAY_LIMIT_PROBE_NS  (60 * 1000 * 1000 * 1000LL)
+#define RELAY_LIMIT_GRADIENT_MIN 0.5
+#define RELAY_LIMIT_GRADIENT_MAX 2.0
+
+typedef struct relay_limit {
+    double limit;           /* in [RELAY_LIMIT_MIN, RELAY_LIMIT_MAX] */
+    int64_t min_rtt_ns;     /* shortest round trip since the last probe; 0: none yet */
+    int64_t window_ns;      /* when the current window began */
+    int64_t sum_ns;         /* round trips of the calls started in it */
+    unsigned samples;       /* how many */
+    unsigned busiest;       /* most calls in flight seen in it */
+    bool probing;           /* this window re-measures the minimum */
+    int64_t probe_min_ns;   /* the probe's shortest round trip; 0: none yet */
+    double resume;          /* the limit to go back to after the probe */
+    int64_t next_probe_ns;
+    unsigned steps;         /* windows closed, for tests and logs */
+} relay_limit;
+
+/* Starts at |initial| (clamped to the floor and ceiling) at |now_ns|. */
+void relay_limit_init(relay_limit *l, unsigned initial, int64_t now_ns);
+
+/* The limit in calls in flight. */
+unsigned relay_limit_get(const relay_limit *l);
+
+/* |inflight| calls hold a slot now (after one more started). */
+void relay_limit_busy(relay_limit *l, unsigned inflight);
+
+/* A call that got its slot at |start_ns| ended at |now_ns|: its round trip
+ * (served, or a lower bound when its deadline ended it downstream). May
+ * close the window and move the limit; returns true when it did. */
+bool relay_limit_sample(relay_limit *l, int64_t start_ns, int64_t now_ns);
+
+/* The step of the controller: the limit after a window whose mean round
+ * trip was |mean_ns| against |min_rtt_ns|. Exposed for the tests. */
+double relay_limit_next(double limit, int64_t min_rtt_ns, int64_t mean_ns);
+
+#endif
