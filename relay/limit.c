@@ -19,6 +19,7 @@ void relay_limit_init(relay_limit *l, unsigned initial, int64_t now_ns)
     l->resume = l->limit;
     l->next_probe_ns = now_ns + RELAY_LIMIT_PROBE_NS;
     l->steps = 0;
+    l->calm = RELAY_LIMIT_HOLD;
 }
 
 unsigned relay_limit_get(const relay_limit *l)
@@ -36,12 +37,12 @@ double relay_limit_next(double limit, int64_t min_rtt_ns, int64_t mean_ns)
 {
     if (min_rtt_ns <= 0 || mean_ns <= 0)
         return clamp(limit, RELAY_LIMIT_MIN, RELAY_LIMIT_MAX);
-    double tolerance = (double)min_rtt_ns * RELAY_LIMIT_BUFFER;
-    if (tolerance < (double)RELAY_LIMIT_TARGET_NS)
-        tolerance = (double)RELAY_LIMIT_TARGET_NS;
-    double gradient = clamp(((double)min_rtt_ns + tolerance) / (double)mean_ns, RELAY_LIMIT_GRADIENT_MIN,
+    double gradient = clamp(((double)min_rtt_ns + (double)RELAY_LIMIT_TARGET_NS) / (double)mean_ns, RELAY_LIMIT_GRADIENT_MIN,
                             RELAY_LIMIT_GRADIENT_MAX);
-    return clamp(limit * gradient + RELAY_LIMIT_HEADROOM, RELAY_LIMIT_MIN, RELAY_LIMIT_MAX);
+    /* The headroom only while nothing queues: added to a shrinking limit
+     * it would keep a standing queue of its size in the backend. */
+    double next = limit * gradient + (gradient >= 1.0 ? RELAY_LIMIT_HEADROOM : 0.0);
+    return clamp(next, RELAY_LIMIT_MIN, RELAY_LIMIT_MAX);
 }
 
 /* Ends the window at |now_ns|: moves the limit, or ends or starts a probe. */
@@ -54,9 +55,19 @@ static void close_window(relay_limit *l, int64_t now_ns)
         l->next_probe_ns = now_ns + RELAY_LIMIT_PROBE_NS;
     } else {
         double next = relay_limit_next(l->limit, l->min_rtt_ns, l->sum_ns / (int64_t)l->samples);
-        /* Fewer than half in use: the latency says nothing about more. */
-        if (next > l->limit && 2.0 * l->busiest < l->limit)
-            next = l->limit;
+        if (next < l->limit) {
+            l->calm = 0;
+        } else if (2.0 * l->busiest < l->limit) {
+            next = l->limit; /* fewer than half in use: the latency says nothing about more */
+        } else if (l->calm < RELAY_LIMIT_HOLD) {
+            /* Soon after a queue showed: grow only as far as the latency
+             * is below its target, without probing for more (a probe
+             * above a saturated backend's slots queues a call there). */
+            next -= RELAY_LIMIT_HEADROOM;
+            if (next < l->limit)
+                next = l->limit;
+            l->calm++;
+        }
         l->limit = next;
         if (now_ns >= l->next_probe_ns) {
             l->probing = true;

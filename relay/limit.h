@@ -8,16 +8,22 @@
  * with it, and
  *
  *     gradient = (min_rtt + tolerance) / mean      clamped to [0.5, 2]
- *     limit    = limit * gradient + RELAY_LIMIT_HEADROOM
+ *     limit    = limit * gradient + RELAY_LIMIT_HEADROOM   (gradient >= 1)
+ *     limit    = limit * gradient                          (gradient < 1)
  *
  * so a backend whose latency rises (its queue grows) gets fewer calls, and
- * one that answers as fast as ever gets more. The tolerance is the larger
- * of RELAY_LIMIT_BUFFER x min_rtt and RELAY_LIMIT_TARGET_NS: a queue that
- * adds less than a few milliseconds costs nobody anything, while on a
- * sub-millisecond backend the scheduling noise of a loaded machine alone
- * would otherwise read as a queue and shrink the limit. Against a backend
- * of K slots that queues the rest, the limit settles near
- * K x (1 + buffer) + headroom (10 for the overload lab's K = 8).
+ * one that answers as fast as ever gets more. The headroom is the probe for
+ * more slots than the limit uses; it is left out while the limit falls
+ * (it would keep a standing queue of its size in the backend) and for
+ * RELAY_LIMIT_HOLD windows after the limit fell. The tolerance is
+ * RELAY_LIMIT_TARGET_NS, CoDel's target delay: a queue that adds less than
+ * a few milliseconds costs nobody anything, while on a sub-millisecond
+ * backend the scheduling noise of a loaded machine alone would otherwise
+ * read as a queue and shrink the limit. (Envoy's buffer, a fraction of the
+ * minimum, was tried: 10 % of 800 ms kept 1.8 calls queued in the overload
+ * lab's backend, and its calls' deadlines paid for it.) Against a backend
+ * of K slots that queues the rest, the limit stays at K and probes K + 1
+ * one window in RELAY_LIMIT_HOLD + 2 (the overload lab: 8, now and then 9).
  *
  * Only calls started in the current window count, so each step sees the
  * effect of the previous one (with 800 ms calls, a window lasts about a
@@ -43,12 +49,12 @@
 
 #define RELAY_LIMIT_MIN       8
 #define RELAY_LIMIT_MAX       1000
-#define RELAY_LIMIT_BUFFER    0.1
 #define RELAY_LIMIT_TARGET_NS (5 * 1000 * 1000LL)
 #define RELAY_LIMIT_HEADROOM  1.0
 #define RELAY_LIMIT_WINDOW_NS (100 * 1000 * 1000LL)
 #define RELAY_LIMIT_SAMPLES   5 /* per window, at least */
 #define RELAY_LIMIT_PROBE_NS  (60 * 1000 * 1000 * 1000LL)
+#define RELAY_LIMIT_HOLD      5 /* windows without a probe after the limit fell */
 #define RELAY_LIMIT_GRADIENT_MIN 0.5
 #define RELAY_LIMIT_GRADIENT_MAX 2.0
 
@@ -64,6 +70,7 @@ typedef struct relay_limit {
     double resume;          /* the limit to go back to after the probe */
     int64_t next_probe_ns;
     unsigned steps;         /* windows closed, for tests and logs */
+    unsigned calm;          /* windows since the limit last fell, up to RELAY_LIMIT_HOLD */
 } relay_limit;
 
 /* Starts at |initial| (clamped to the floor and ceiling) at |now_ns|. */

@@ -1,7 +1,9 @@
 /* test_admission: the relay's admission control (relay/admission.c): the
  * in-flight bound, the queue bound, refusal by deadline, FIFO grants,
- * eviction when the service time grows, leaving the queue, and the
- * unbounded mistake. One loop and one thread, as a relay loop runs it. */
+ * eviction when the service time grows, leaving the queue, the unbounded
+ * mistake, and the hand-over of a slot to a call queued on another loop.
+ * One loop and one thread, as a relay loop runs it, plus a second loop on
+ * a thread of its own for the hand-over. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,6 +16,8 @@
 #include "rl_loop.h"
 
 #include <grpc/grpc.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #define MS RL_NS_PER_MS
@@ -234,6 +238,94 @@ static void unbounded_gate_queues_everything_and_evicts_nothing(void **state)
     relay_gate_fini(&g);
 }
 
+/* A second relay loop: its thread queues one call and runs its loop until
+ * the call got a slot (then gives it back) or 5 s passed. */
+typedef struct remote {
+    rl_loop loop;
+    relay_gate *g;
+    relay_waiter w;
+    pthread_t thread;
+    atomic_int queued;    /* 1 once the call is queued */
+    relay_admit got;
+    size_t timers_queued; /* timers armed on the loop while the call waited */
+    int granted;
+    bool granted_here;    /* on_grant ran on the remote loop's thread */
+} remote;
+
+static void remote_grant(relay_waiter *w)
+{
+    remote *r = RL_CONTAINER_OF(w, remote, w);
+    r->granted += !w->evicted;
+    r->granted_here = pthread_equal(pthread_self(), r->thread) != 0;
+}
+
+static void *remote_run(void *arg)
+{
+    remote *r = arg;
+    char why[256];
+    r->got = relay_gate_admit(r->g, &r->loop, &r->w, remote_grant, INT64_MAX, why, sizeof why);
+    r->timers_queued = r->loop.nheap;
+    atomic_store(&r->queued, 1);
+    int64_t give_up = rl_now_ns() + 5 * RL_NS_PER_SEC;
+    while (!r->granted && rl_now_ns() < give_up)
+        rl_loop_run_until(&r->loop, rl_now_ns() + 10 * MS);
+    if (r->granted)
+        relay_gate_done(r->g, &r->loop, &r->w, -1, -1);
+    return NULL;
+}
+
+static void a_slot_freed_on_one_loop_wakes_a_call_queued_on_another(void **state)
+{
+    (void)state;
+    relay_gate g;
+    relay_gate_init(&g, 1, 4, false, false);
+    char why[256];
+    assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
+    remote r;
+    memset(&r, 0, sizeof r);
+    r.g = &g;
+    rl_loop_init(&r.loop);
+    assert_int_equal(pthread_create(&r.thread, NULL, remote_run, &r), 0);
+    int64_t give_up = rl_now_ns() + 5 * RL_NS_PER_SEC;
+    while (!atomic_load(&r.queued) && rl_now_ns() < give_up)
+        rl_loop_run_until(&loop, rl_now_ns() + MS);
+    assert_int_equal(atomic_load(&r.queued), 1);
+    /* The slot is freed here; the remote loop is woken, not polled: it has
+     * no timer armed while its call waits. */
+    relay_gate_done(&g, &loop, &calls[0].w, -1, -1);
+    pthread_join(r.thread, NULL);
+    assert_int_equal(r.got, RELAY_ADMIT_QUEUED);
+    assert_int_equal(r.timers_queued, 0);
+    assert_int_equal(r.granted, 1);
+    assert_true(r.granted_here);
+    assert_true(r.loop.wakes >= 1);
+    assert_int_equal(g.inflight, 0);
+    grpc_completion_queue_shutdown(r.loop.cq);
+    rl_loop_run(&r.loop);
+    rl_loop_fini(&r.loop);
+    relay_gate_fini(&g);
+}
+
+static void the_adaptive_limit_starts_at_the_fixed_gates(void **state)
+{
+    (void)state;
+    relay_gate g;
+    relay_gate_init(&g, RELAY_MAX_INFLIGHT, 4, false, true);
+    assert_int_equal(relay_gate_limit(&g), RELAY_MAX_INFLIGHT);
+    char why[256];
+    for (int i = 0; i < RELAY_MAX_INFLIGHT; i++)
+        assert_int_equal(admit(&g, i, -1, why, sizeof why), RELAY_ADMIT_RUN);
+    assert_int_equal(admit(&g, RELAY_MAX_INFLIGHT, -1, why, sizeof why), RELAY_ADMIT_QUEUED);
+    /* A round trip is a sample of the limit, not only of the average. */
+    relay_gate_done(&g, &loop, &calls[0].w, 1, 1 * MS);
+    assert_true(g.lim.min_rtt_ns == 1 * MS);
+    assert_int_equal(calls[RELAY_MAX_INFLIGHT].granted, 1);
+    for (int i = 1; i <= RELAY_MAX_INFLIGHT; i++)
+        relay_gate_done(&g, &loop, &calls[i].w, -1, -1);
+    assert_int_equal(g.inflight, 0);
+    relay_gate_fini(&g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -244,6 +336,8 @@ int main(void)
         cmocka_unit_test_setup(a_call_that_leaves_is_never_granted, setup),
         cmocka_unit_test_setup(closing_evicts_the_queue_and_refuses_later_calls, setup),
         cmocka_unit_test_setup(unbounded_gate_queues_everything_and_evicts_nothing, setup),
+        cmocka_unit_test_setup(a_slot_freed_on_one_loop_wakes_a_call_queued_on_another, setup),
+        cmocka_unit_test_setup(the_adaptive_limit_starts_at_the_fixed_gates, setup),
     };
     return cmocka_run_group_tests_name("relay admission", tests, group_setup, group_teardown);
 }
