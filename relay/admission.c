@@ -362,8 +362,8 @@ void relay_gate_done(relay_gate *g, rl_loop *loop, relay_waiter *w, int64_t serv
                             ? (double)service_ms
                             : (1 - SERVICE_ALPHA) * g->service_ms + SERVICE_ALPHA * (double)service_ms;
     if (g->adaptive && rtt_ns >= 0 && relay_limit_sample(&g->lim, now - rtt_ns, now))
-        RL_DEBUG("admission: limit %u (shortest round trip %.3f ms)", relay_limit_get(&g->lim),
-                 (double)g->lim.min_rtt_ns / RL_NS_PER_MS);
+        RL_DEBUG("admission: limit %u (round trip %.3f ms, shortest %.3f ms)", relay_limit_get(&g->lim),
+                 (double)g->lim.last_ns / RL_NS_PER_MS, (double)g->lim.min_rtt_ns / RL_NS_PER_MS);
     grant_locked(g, now, &ws);
     pthread_mutex_unlock(&g->mu);
     wake_all(&ws);

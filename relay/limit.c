@@ -19,6 +19,7 @@ void relay_limit_init(relay_limit *l, unsigned initial, int64_t now_ns)
     l->resume = l->limit;
     l->next_probe_ns = now_ns + RELAY_LIMIT_PROBE_NS;
     l->steps = 0;
+    l->last_ns = 0;
     l->calm = RELAY_LIMIT_HOLD;
 }
 
@@ -48,6 +49,7 @@ double relay_limit_next(double limit, int64_t min_rtt_ns, int64_t mean_ns)
 /* Ends the window at |now_ns|: moves the limit, or ends or starts a probe. */
 static void close_window(relay_limit *l, int64_t now_ns)
 {
+    l->last_ns = l->sum_ns / (int64_t)l->samples;
     if (l->probing) {
         l->min_rtt_ns = l->probe_min_ns;
         l->limit = l->resume;

@@ -16,11 +16,14 @@
  * more slots than the limit uses; it is left out while the limit falls
  * (it would keep a standing queue of its size in the backend) and for
  * RELAY_LIMIT_HOLD windows after the limit fell. The tolerance is
- * RELAY_LIMIT_TARGET_NS, CoDel's target delay: a queue that adds less than
- * a few milliseconds costs nobody anything, while on a sub-millisecond
- * backend the scheduling noise of a loaded machine alone would otherwise
- * read as a queue and shrink the limit. (Envoy's buffer, a fraction of the
- * minimum, was tried: 10 % of 800 ms kept 1.8 calls queued in the overload
+ * RELAY_LIMIT_TARGET_NS (after CoDel's target delay): a queue that adds
+ * less than that costs nobody anything, and it is the scheduling noise of
+ * a loaded machine, which the relay's planning allows for already
+ * (RELAY_SERVICE_SLACK_MS). With CoDel's 5 ms, a sub-millisecond baseline
+ * on 2 busy cores (load average 16) measured 3-10 ms round trips at any
+ * limit, read them as a queue, and held the limit near its floor: half the
+ * calls/s of the unlimited relay. (Envoy's buffer, a fraction of the
+ * minimum, was tried too: 10 % of 800 ms kept 1.8 calls queued in the overload
  * lab's backend, and its calls' deadlines paid for it.) Against a backend
  * of K slots that queues the rest, the limit stays at K and probes K + 1
  * one window in RELAY_LIMIT_HOLD + 2 (the overload lab: 8, now and then 9).
@@ -49,7 +52,7 @@
 
 #define RELAY_LIMIT_MIN       8
 #define RELAY_LIMIT_MAX       1000
-#define RELAY_LIMIT_TARGET_NS (5 * 1000 * 1000LL)
+#define RELAY_LIMIT_TARGET_NS (20 * 1000 * 1000LL) /* = RELAY_SERVICE_SLACK_MS */
 #define RELAY_LIMIT_HEADROOM  1.0
 #define RELAY_LIMIT_WINDOW_NS (100 * 1000 * 1000LL)
 #define RELAY_LIMIT_SAMPLES   5 /* per window, at least */
@@ -70,6 +73,7 @@ typedef struct relay_limit {
     double resume;          /* the limit to go back to after the probe */
     int64_t next_probe_ns;
     unsigned steps;         /* windows closed, for tests and logs */
+    int64_t last_ns;        /* the last window's round trip, for logs */
     unsigned calm;          /* windows since the limit last fell, up to RELAY_LIMIT_HOLD */
 } relay_limit;
 

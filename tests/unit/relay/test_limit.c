@@ -43,10 +43,11 @@ static void a_backend_as_fast_as_its_minimum_doubles_the_limit(void **state)
 static void a_latency_twice_the_minimum_shrinks_the_limit(void **state)
 {
     (void)state;
-    /* 800 ms at best, 1600 ms now: gradient (800 + 5) / 1600, and no
+    /* 800 ms at best, 1600 ms now: gradient (800 + target) / 1600, and no
      * headroom while it falls. */
     double next = relay_limit_next(40, 800 * MS, 1600 * MS);
-    assert_true(next > 40 * 805.0 / 1600 - 0.01 && next < 40 * 805.0 / 1600 + 0.01);
+    double want = 40 * (800.0 + RELAY_LIMIT_TARGET_NS / MS) / 1600;
+    assert_true(next > want - 0.01 && next < want + 0.01);
     /* Ten times: clamped to halving. */
     assert_true(relay_limit_next(100, 800 * MS, 8000 * MS) == 100 * 0.5);
 }
@@ -69,13 +70,13 @@ static void stays_at_a_slow_backends_slots(void **state)
     double limit = 8;
     for (int i = 0; i < 50; i++) {
         limit = relay_limit_next(limit, 800 * MS, backend_rtt(limit, 8, 800 * MS));
-        assert_true(limit >= RELAY_LIMIT_MIN && limit < 9 + 0.1);
+        assert_true(limit >= RELAY_LIMIT_MIN && limit < 9.5);
     }
     /* 40 slots: it climbs from 8 to them, a call a step, and stays there. */
     limit = 8;
     for (int i = 0; i < 60; i++)
         limit = relay_limit_next(limit, 800 * MS, backend_rtt(limit, 40, 800 * MS));
-    assert_true(limit > 39 && limit < 41 + 0.5);
+    assert_true(limit > 40 && limit < 40 * (800.0 + RELAY_LIMIT_TARGET_NS / MS) / 800 + 1.5);
 }
 
 static void no_probe_for_a_while_after_the_limit_fell(void **state)
@@ -89,15 +90,17 @@ static void no_probe_for_a_while_after_the_limit_fell(void **state)
     /* 9 in flight on 8 slots of 800 ms: 900 ms; the limit falls to 8. */
     assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, t + 1, 900 * MS), 1);
     assert_int_equal(relay_limit_get(&l), 8);
-    /* Then at the minimum: no probe for RELAY_LIMIT_HOLD windows... */
+    /* Then on target (a gradient of 1): no probe for RELAY_LIMIT_HOLD
+     * windows... */
+    int64_t on_target = 800 * MS + RELAY_LIMIT_TARGET_NS;
     for (int i = 0; i < RELAY_LIMIT_HOLD; i++) {
         relay_limit_busy(&l, 8);
-        assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, l.window_ns + 1, 800 * MS), 1);
+        assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, l.window_ns + 1, on_target), 1);
         assert_int_equal(relay_limit_get(&l), 8);
     }
     /* ...then one call more. */
     relay_limit_busy(&l, 8);
-    assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, l.window_ns + 1, 800 * MS), 1);
+    assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, l.window_ns + 1, on_target), 1);
     assert_int_equal(relay_limit_get(&l), 9);
 }
 
