@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """peers: the reference relay beside its peers, in one run, driven by h2load.
 
-bench/peers.py [--seconds S] [--connections C] [--streams M] [--skip NAME]...
+bench/peers.py [--seconds S] [--connections C] [--streams M] [--rounds N] [--skip NAME]...
 
 Rows, each measured alone (its server started, warmed up, measured, stopped)
 against one bin/baseline on loopback:
@@ -201,8 +201,11 @@ def main():
     ap.add_argument("--connections", type=int, default=4)
     ap.add_argument("--streams", type=int, default=16)
     ap.add_argument("--skip", action="append", default=[])
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="measure every path this many times, in turn (a shared machine's noise shows)")
     args = ap.parse_args()
     args.seconds = max(1, min(args.seconds, 60))
+    args.rounds = max(1, min(args.rounds, 10))
     for tool in ("h2load", "nginx"):
         if not shutil.which(tool) and not os.path.exists("/usr/sbin/" + tool):
             sys.exit(f"peers: {tool} is missing: `make bench-peers` installs it (nghttp2-client, nginx-core)")
@@ -237,7 +240,7 @@ def main():
             ("grpc-js", "grpc-js relay (node/relay_good.js)",
              ["node", os.path.join(ROOT, "tests/submissions/node/relay_good.js")], "process"),
         ]
-        for name, label, cmd, kind in paths:
+        for rnd, (name, label, cmd, kind) in [(r, p) for r in range(args.rounds) for p in paths]:
             if name in args.skip:
                 continue
             load0 = loadavg()
@@ -260,7 +263,8 @@ def main():
                     server = Server(name, argv, port, env=senv)
                 servers.append(server)
                 if not server.ready():
-                    rows.append({"name": name, "label": label, "error": "did not start: " + server.output()[-300:]})
+                    rows.append({"round": rnd, "name": name, "label": label,
+                                 "error": "did not start: " + server.output()[-300:]})
                     server.stop()
                     continue
             path = "/relaylab.Baseline/Lookup" if kind == "lookup" else "/relaylab.Relay/Process"
@@ -276,7 +280,7 @@ def main():
                 b1 = baseline.cpu()
                 s1 = server.cpu() if server else 0
             except (RuntimeError, subprocess.TimeoutExpired) as e:
-                rows.append({"name": name, "label": label, "error": str(e)[-300:]})
+                rows.append({"round": rnd, "name": name, "label": label, "error": str(e)[-300:]})
                 if server:
                     server.stop()
                 continue
@@ -284,7 +288,7 @@ def main():
                 server.stop()
             served = min(ok, data // reply_bytes[kind])
             p50, p99 = latencies_ms(log)
-            rows.append({"name": name, "label": label, "calls": ok, "served": served, "rate": served / wall,
+            rows.append({"round": rnd, "name": name, "label": label, "calls": ok, "served": served, "rate": served / wall,
                          "p50": p50, "p99": p99,
                          "cpu_us": ((s1 - s0) if server else (b1 - b0)) / served * 1e6 if served else None,
                          "base_us": (b1 - b0) / served * 1e6 if served else None,
@@ -297,41 +301,38 @@ def main():
     print(f"bench peers, {time.strftime('%Y-%m-%d %H:%M')}: {machine()}")
     print(f"h2load: {args.connections} connections x {args.streams} streams, {args.seconds} s measured after "
           f"2000 calls of warm-up; relays: Process(steps=0), baseline and nginx: Lookup\n")
-    print("| path | calls | served | calls/s | p50 ms | p99 ms | server CPU us/call | baseline CPU us/call "
-          "| load avg |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    by = {}
+    print("| round | path | calls | served | calls/s | p50 ms | p99 ms | server CPU us/call "
+          "| baseline CPU us/call | load avg |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    rounds = [{} for _ in range(args.rounds)]
     for r in rows:
         if "error" in r:
-            print(f"| {r['label']} | - | - | - | - | - | - | - | {r['error'][:120]} |")
+            print(f"| {r['round'] + 1} | {r['label']} | - | - | - | - | - | - | - | {r['error'][:120]} |")
             continue
-        by[r["name"]] = r
+        rounds[r["round"]][r["name"]] = r
         cpu = f"{r['cpu_us']:.1f}" if r["cpu_us"] is not None else "-"
         base = f"{r['base_us']:.1f}" if r["base_us"] is not None else "-"
-        print(f"| {r['label']} | {r['calls']} | {r['served']} | {r['rate']:.0f} | {r['p50']:.2f} | {r['p99']:.2f} "
-              f"| {cpu} | {base} | {r['load']} |")
-    print()
+        print(f"| {r['round'] + 1} | {r['label']} | {r['calls']} | {r['served']} | {r['rate']:.0f} | {r['p50']:.2f} "
+              f"| {r['p99']:.2f} | {cpu} | {base} | {r['load']} |")
+    print("\nRatios, one per round (each within its round):")
 
     def ratio(what, num, den, goal):
-        if num is None or den is None or not den:
-            return
-        print(f"- {what}: {num / den:.2f} ({goal})")
+        vals = []
+        for by in rounds:
+            a, b = by.get(num[0]), by.get(den[0])
+            if a and b and a[num[1]] is not None and b[den[1]]:
+                vals.append(a[num[1]] / b[den[1]])
+        if vals:
+            print(f"- {what}: {', '.join(f'{v:.2f}' for v in vals)} ({goal})")
 
-    ref, unl = by.get("relay"), by.get("unlimited")
-    base = by.get("baseline")
-    if ref and base:
-        ratio("relay CPU per call at defaults / baseline CPU per served Lookup", ref["cpu_us"], base["base_us"],
-              "goal <= 3.3")
-    if ref and unl:
-        ratio("relay calls/s at defaults / unlimited", ref["rate"], unl["rate"], "goal >= 0.9")
-        ratio("relay CPU per call at defaults / unlimited", ref["cpu_us"], unl["cpu_us"], "goal <= 1.1")
-    if unl and by.get("fixed-8"):
-        ratio("relay CPU per call at --max-inflight 8 / unlimited", by["fixed-8"]["cpu_us"], unl["cpu_us"],
-              "goal <= 1.15")
-    for peer, goal in (("grpcio", 10), ("grpc-js", 8)):
-        if ref and by.get(peer):
-            ratio(f"{peer} relay CPU per call / relay at defaults", by[peer]["cpu_us"], ref["cpu_us"],
-                  f"goal >= {goal}")
+    ratio("relay CPU per call at defaults / baseline CPU per served Lookup", ("relay", "cpu_us"),
+          ("baseline", "base_us"), "goal <= 3.3")
+    ratio("relay calls/s at defaults / unlimited", ("relay", "rate"), ("unlimited", "rate"), "goal >= 0.9")
+    ratio("relay CPU per call at defaults / unlimited", ("relay", "cpu_us"), ("unlimited", "cpu_us"), "goal <= 1.1")
+    ratio("relay CPU per call at --max-inflight 8 / unlimited", ("fixed-8", "cpu_us"), ("unlimited", "cpu_us"),
+          "goal <= 1.15")
+    ratio("grpcio relay CPU per call / relay at defaults", ("grpcio", "cpu_us"), ("relay", "cpu_us"), "goal >= 10")
+    ratio("grpc-js relay CPU per call / relay at defaults", ("grpc-js", "cpu_us"), ("relay", "cpu_us"), "goal >= 8")
     return 0 if all("error" not in r for r in rows) else 1
 
 
