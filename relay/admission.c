@@ -349,7 +349,8 @@ bool relay_gate_leave(relay_gate *g, relay_waiter *w)
     return was;
 }
 
-void relay_gate_done(relay_gate *g, rl_loop *loop, relay_waiter *w, int64_t service_ms, int64_t rtt_ns)
+void relay_gate_done(relay_gate *g, rl_loop *loop, relay_waiter *w, int64_t service_ms, int64_t rtt_ns,
+                     bool rtt_bound)
 {
     bind_loop(g, loop);
     int64_t now = rl_now_ns();
@@ -361,7 +362,7 @@ void relay_gate_done(relay_gate *g, rl_loop *loop, relay_waiter *w, int64_t serv
         g->service_ms = (double)service_ms > g->service_ms
                             ? (double)service_ms
                             : (1 - SERVICE_ALPHA) * g->service_ms + SERVICE_ALPHA * (double)service_ms;
-    if (g->adaptive && rtt_ns >= 0 && relay_limit_sample(&g->lim, now - rtt_ns, now))
+    if (g->adaptive && rtt_ns >= 0 && relay_limit_sample(&g->lim, now - rtt_ns, now, rtt_bound))
         RL_DEBUG("admission: limit %u (round trip %.3f ms, shortest %.3f ms)", relay_limit_get(&g->lim),
                  (double)g->lim.last_ns / RL_NS_PER_MS, (double)g->lim.min_rtt_ns / RL_NS_PER_MS);
     grant_locked(g, now, &ws);

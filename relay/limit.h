@@ -4,10 +4,10 @@
  *
  * The limit on calls in flight follows the backend's latency. The shortest
  * round trip seen (|min_rtt_ns|) is what a call costs when nothing queues;
- * every window the mean round trip of the calls started in it is compared
- * with it, and
+ * every window the median round trip of the calls started in it is
+ * compared with it, and
  *
- *     gradient = (min_rtt + tolerance) / mean      clamped to [0.5, 2]
+ *     gradient = (min_rtt + tolerance) / median    clamped to [0.5, 2]
  *     limit    = limit * gradient + RELAY_LIMIT_HEADROOM   (gradient >= 1)
  *     limit    = limit * gradient                          (gradient < 1)
  *
@@ -30,16 +30,25 @@
  *
  * Only calls started in the current window count, so each step sees the
  * effect of the previous one (with 800 ms calls, a window lasts about a
- * round trip; with a fast backend, RELAY_LIMIT_WINDOW_NS). The limit does
- * not grow while fewer than half of it are in use (it would mean nothing,
- * and a burst would then meet a limit nobody tested). The minimum is
+ * round trip; with a fast backend, RELAY_LIMIT_WINDOW_NS). The limit grows
+ * only in a window where all of it was in use: a backend that keeps up with
+ * what it is offered says nothing about more, and a limit grown while load
+ * sat at the backend's capacity would meet the next burst untested (Netflix
+ * grows while half is in use; in the overload lab's demo at exactly its
+ * capacity that crept the limit from 8 to 15 in 4 s, and the next, doubled
+ * load then queued 7 calls in the backend before a window could see it). The minimum is
  * re-measured every RELAY_LIMIT_PROBE_NS: for one window the limit drops to
  * its floor, and the round trips seen then replace the old minimum (a
  * backend that became slower for good must not look queued forever).
  *
+ * The median, as Envoy takes by default, not the mean: on a loaded machine
+ * a few calls of a window wait 50-100 ms for a core, and their mean read
+ * as a queue (round trips of 3-10 ms around a 0.3 ms minimum, and windows
+ * whose mean was 98 ms).
+ *
  * The floor is RELAY_LIMIT_MIN, the fixed gate of the overload lab, so the
  * controller only ever lets through more than that gate would: a mix of
- * cheap and expensive calls (the minimum is the cheap ones', the mean the
+ * cheap and expensive calls (the minimum is the cheap ones', the median the
  * expensive ones') keeps the fixed gate's behaviour instead of collapsing.
  *
  * Pure arithmetic over the instants it is given; no lock (the gate's
@@ -56,6 +65,7 @@
 #define RELAY_LIMIT_HEADROOM  1.0
 #define RELAY_LIMIT_WINDOW_NS (100 * 1000 * 1000LL)
 #define RELAY_LIMIT_SAMPLES   5 /* per window, at least */
+#define RELAY_LIMIT_KEEP      64 /* round trips kept per window for its median */
 #define RELAY_LIMIT_PROBE_NS  (60 * 1000 * 1000 * 1000LL)
 #define RELAY_LIMIT_HOLD      5 /* windows without a probe after the limit fell */
 #define RELAY_LIMIT_GRADIENT_MIN 0.5
@@ -65,8 +75,10 @@ typedef struct relay_limit {
     double limit;           /* in [RELAY_LIMIT_MIN, RELAY_LIMIT_MAX] */
     int64_t min_rtt_ns;     /* shortest round trip since the last probe; 0: none yet */
     int64_t window_ns;      /* when the current window began */
-    int64_t sum_ns;         /* round trips of the calls started in it */
-    unsigned samples;       /* how many */
+    int64_t kept[RELAY_LIMIT_KEEP]; /* round trips of the calls started in it: all
+                             * of them, or a uniform sample of RELAY_LIMIT_KEEP */
+    unsigned samples;       /* how many calls started in it ended */
+    uint32_t rand;          /* xorshift state for the sample */
     unsigned busiest;       /* most calls in flight seen in it */
     bool probing;           /* this window re-measures the minimum */
     int64_t probe_min_ns;   /* the probe's shortest round trip; 0: none yet */
@@ -86,13 +98,15 @@ unsigned relay_limit_get(const relay_limit *l);
 /* |inflight| calls hold a slot now (after one more started). */
 void relay_limit_busy(relay_limit *l, unsigned inflight);
 
-/* A call that got its slot at |start_ns| ended at |now_ns|: its round trip
- * (served, or a lower bound when its deadline ended it downstream). May
- * close the window and move the limit; returns true when it did. */
-bool relay_limit_sample(relay_limit *l, int64_t start_ns, int64_t now_ns);
+/* A call that got its slot at |start_ns| ended at |now_ns|: its round trip,
+ * or with |lower_bound| a lower bound of it (its deadline ended it
+ * downstream), which counts in the window's median but never as the
+ * shortest round trip. May close the window and move the limit; returns
+ * true when it did. */
+bool relay_limit_sample(relay_limit *l, int64_t start_ns, int64_t now_ns, bool lower_bound);
 
-/* The step of the controller: the limit after a window whose mean round
- * trip was |mean_ns| against |min_rtt_ns|. Exposed for the tests. */
-double relay_limit_next(double limit, int64_t min_rtt_ns, int64_t mean_ns);
+/* The step of the controller: the limit after a window whose median round
+ * trip was |rtt_ns| against |min_rtt_ns|. Exposed for the tests. */
+double relay_limit_next(double limit, int64_t min_rtt_ns, int64_t rtt_ns);
 
 #endif

@@ -28,7 +28,7 @@ static int feed(relay_limit *l, int n, int64_t start, int64_t rtt)
 {
     int closed = 0;
     for (int i = 0; i < n; i++)
-        closed += relay_limit_sample(l, start, start + rtt);
+        closed += relay_limit_sample(l, start, start + rtt, false);
     return closed;
 }
 
@@ -153,14 +153,28 @@ static void an_idle_limit_does_not_grow(void **state)
     relay_limit l;
     int64_t t = 1000 * MS;
     relay_limit_init(&l, 8, t);
-    /* At most 3 of 8 in use: fast answers say nothing about 16. */
-    relay_limit_busy(&l, 3);
+    /* At most 7 of 8 in use: fast answers say nothing about 16. */
+    relay_limit_busy(&l, 7);
     assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, t + 100 * MS, 1 * MS), 1);
     assert_int_equal(relay_limit_get(&l), 8);
-    /* Half of it in use: it may. */
-    relay_limit_busy(&l, 4);
+    /* All of it in use: it may. */
+    relay_limit_busy(&l, 8);
     assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, l.window_ns + 100 * MS, 1 * MS), 1);
     assert_int_equal(relay_limit_get(&l), 17);
+}
+
+static void a_call_cut_short_by_its_deadline_is_no_minimum(void **state)
+{
+    (void)state;
+    relay_limit l;
+    int64_t t = 1000 * MS;
+    relay_limit_init(&l, 8, t);
+    assert_int_equal(feed(&l, 1, t - 900 * MS, 800 * MS), 0);
+    /* It ran out after 50 ms: a lower bound, it counts in the window... */
+    assert_false(relay_limit_sample(&l, t + 1, t + 50 * MS, true));
+    assert_int_equal(l.samples, 1);
+    /* ...but the shortest round trip is still the served call's. */
+    assert_true(l.min_rtt_ns == 800 * MS);
 }
 
 static void the_probe_re_measures_the_minimum_at_the_floor(void **state)
@@ -202,6 +216,7 @@ int main(void)
         cmocka_unit_test(a_window_needs_its_samples_and_its_time),
         cmocka_unit_test(calls_started_before_the_window_do_not_count),
         cmocka_unit_test(an_idle_limit_does_not_grow),
+        cmocka_unit_test(a_call_cut_short_by_its_deadline_is_no_minimum),
         cmocka_unit_test(the_probe_re_measures_the_minimum_at_the_floor),
     };
     return cmocka_run_group_tests_name("relay adaptive limit", tests, NULL, NULL);
