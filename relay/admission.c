@@ -146,8 +146,10 @@ static void run_locked(relay_gate *g, relay_waiter *w, int64_t now_ns)
     else
         g->run_head = w;
     g->run_tail = w;
-    if (g->adaptive)
+    if (g->adaptive) {
+        relay_limit_started(&g->lim, now_ns);
         relay_limit_busy(&g->lim, g->inflight);
+    }
 }
 
 /* |w| gives its slot back. Called with the lock. */
@@ -349,8 +351,7 @@ bool relay_gate_leave(relay_gate *g, relay_waiter *w)
     return was;
 }
 
-void relay_gate_done(relay_gate *g, rl_loop *loop, relay_waiter *w, int64_t service_ms, int64_t rtt_ns,
-                     bool rtt_bound)
+void relay_gate_done(relay_gate *g, rl_loop *loop, relay_waiter *w, int64_t service_ms, relay_rtt rtt)
 {
     bind_loop(g, loop);
     int64_t now = rl_now_ns();
@@ -362,7 +363,7 @@ void relay_gate_done(relay_gate *g, rl_loop *loop, relay_waiter *w, int64_t serv
         g->service_ms = (double)service_ms > g->service_ms
                             ? (double)service_ms
                             : (1 - SERVICE_ALPHA) * g->service_ms + SERVICE_ALPHA * (double)service_ms;
-    if (g->adaptive && rtt_ns >= 0 && relay_limit_sample(&g->lim, now - rtt_ns, now, rtt_bound))
+    if (g->adaptive && relay_limit_ended(&g->lim, w->slot_ns, now, rtt))
         RL_DEBUG("admission: limit %u (round trip %.3f ms, shortest %.3f ms)", relay_limit_get(&g->lim),
                  (double)g->lim.last_ns / RL_NS_PER_MS, (double)g->lim.min_rtt_ns / RL_NS_PER_MS);
     grant_locked(g, now, &ws);

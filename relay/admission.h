@@ -118,14 +118,13 @@ bool relay_gate_leave(relay_gate *g, relay_waiter *w);
 
 /* Gives back |w|'s slot on |loop| (the loop that held it). |service_ms|
  * >= 0 is a successful call's downstream time, for the average; -1: none.
- * |rtt_ns| >= 0 is its downstream time for the adaptive limit: a served
- * call's, or with |rtt_bound| a lower bound, when its deadline ended it
- * downstream; -1: none (a backend that refused at once says nothing about
- * its latency).
+ * |rtt| says what the call's time since its slot tells the adaptive limit
+ * (limit.h): a served call's round trip, a lower bound when its deadline
+ * ended it downstream, or nothing (a backend that refused at once says
+ * nothing about its latency).
  * Hands freed slots to the queue, starts this loop's granted waiters and
  * wakes the loops of the others. */
-void relay_gate_done(relay_gate *g, rl_loop *loop, relay_waiter *w, int64_t service_ms, int64_t rtt_ns,
-                     bool rtt_bound);
+void relay_gate_done(relay_gate *g, rl_loop *loop, relay_waiter *w, int64_t service_ms, relay_rtt rtt);
 
 /* The limit on calls in flight now. */
 unsigned relay_gate_limit(relay_gate *g);

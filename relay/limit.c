@@ -13,7 +13,7 @@ void relay_limit_init(relay_limit *l, unsigned initial, int64_t now_ns)
     l->limit = clamp(initial, RELAY_LIMIT_MIN, RELAY_LIMIT_MAX);
     l->min_rtt_ns = 0;
     l->window_ns = now_ns;
-    l->samples = 0;
+    l->started = l->ended = l->samples = 0;
     l->rand = 2463534242u;
     l->busiest = 0;
     l->probing = false;
@@ -96,38 +96,61 @@ static void close_window(relay_limit *l, int64_t now_ns)
         }
     }
     l->window_ns = now_ns;
-    l->samples = 0;
+    l->started = l->ended = l->samples = 0;
     l->busiest = 0;
     l->steps++;
 }
 
-bool relay_limit_sample(relay_limit *l, int64_t start_ns, int64_t now_ns, bool lower_bound)
+/* Whether a call that started at |start_ns| is in the window's cohort. */
+static bool in_cohort(const relay_limit *l, int64_t start_ns)
+{
+    return start_ns >= l->window_ns && start_ns - l->window_ns < RELAY_LIMIT_WINDOW_NS;
+}
+
+void relay_limit_started(relay_limit *l, int64_t start_ns)
+{
+    /* A window whose cohort ended with nothing to say (every call failed
+     * at once, or none came): start afresh with this call. */
+    if (start_ns - l->window_ns >= RELAY_LIMIT_WINDOW_NS && l->ended >= l->started && !l->samples) {
+        l->window_ns = start_ns;
+        l->started = l->ended = 0;
+        l->busiest = 0;
+    }
+    if (in_cohort(l, start_ns))
+        l->started++;
+}
+
+bool relay_limit_ended(relay_limit *l, int64_t start_ns, int64_t now_ns, relay_rtt kind)
 {
     int64_t rtt = now_ns - start_ns;
     if (rtt <= 0)
         rtt = 1;
     /* A call its deadline cut short says nothing about the shortest. */
-    if (!lower_bound && (!l->min_rtt_ns || rtt < l->min_rtt_ns))
+    if (kind == RELAY_RTT_SERVED && (!l->min_rtt_ns || rtt < l->min_rtt_ns))
         l->min_rtt_ns = rtt;
-    /* A call started before the window saw an older limit. */
-    if (start_ns < l->window_ns)
-        return false;
-    if (l->probing && !lower_bound && (!l->probe_min_ns || rtt < l->probe_min_ns))
-        l->probe_min_ns = rtt;
-    /* Reservoir sampling: every round trip of the window has the same
-     * chance of being among the kept ones. */
-    if (l->samples < RELAY_LIMIT_KEEP) {
-        l->kept[l->samples] = rtt;
-    } else {
-        l->rand ^= l->rand << 13;
-        l->rand ^= l->rand >> 17;
-        l->rand ^= l->rand << 5;
-        uint32_t j = l->rand % (l->samples + 1);
-        if (j < RELAY_LIMIT_KEEP)
-            l->kept[j] = rtt;
+    if (!in_cohort(l, start_ns))
+        return false; /* it saw another limit */
+    l->ended++;
+    if (kind != RELAY_RTT_NONE) {
+        if (l->probing && kind == RELAY_RTT_SERVED && (!l->probe_min_ns || rtt < l->probe_min_ns))
+            l->probe_min_ns = rtt;
+        /* Reservoir sampling: every round trip of the cohort has the same
+         * chance of being among the kept ones. */
+        if (l->samples < RELAY_LIMIT_KEEP) {
+            l->kept[l->samples] = rtt;
+        } else {
+            l->rand ^= l->rand << 13;
+            l->rand ^= l->rand >> 17;
+            l->rand ^= l->rand << 5;
+            uint32_t j = l->rand % (l->samples + 1);
+            if (j < RELAY_LIMIT_KEEP)
+                l->kept[j] = rtt;
+        }
+        l->samples++;
     }
-    l->samples++;
-    if (l->samples < RELAY_LIMIT_SAMPLES || now_ns - l->window_ns < RELAY_LIMIT_WINDOW_NS)
+    int64_t age = now_ns - l->window_ns;
+    bool all_ended = age >= RELAY_LIMIT_WINDOW_NS && l->ended >= l->started;
+    if (!l->samples || (!all_ended && age < RELAY_LIMIT_WINDOW_MAX_NS))
         return false;
     close_window(l, now_ns);
     return true;

@@ -28,9 +28,13 @@
  * of K slots that queues the rest, the limit stays at K and probes K + 1
  * one window in RELAY_LIMIT_HOLD + 2 (the overload lab: 8, now and then 9).
  *
- * Only calls started in the current window count, so each step sees the
- * effect of the previous one (with 800 ms calls, a window lasts about a
- * round trip; with a fast backend, RELAY_LIMIT_WINDOW_NS). The limit grows
+ * A window's sample is the cohort of calls that started in its first
+ * RELAY_LIMIT_WINDOW_NS, and it closes once every one of them ended: each
+ * step sees the effect of the previous one, and the calls a backend
+ * queued count with the others (a window that closed on its first few
+ * answers saw only the calls that found a free slot, and never a queue).
+ * With 800 ms calls a window lasts about a round trip; with a fast backend,
+ * about RELAY_LIMIT_WINDOW_NS; never more than RELAY_LIMIT_WINDOW_MAX_NS. The limit grows
  * only in a window where all of it was in use: a backend that keeps up with
  * what it is offered says nothing about more, and a limit grown while load
  * sat at the backend's capacity would meet the next burst untested (Netflix
@@ -64,7 +68,7 @@
 #define RELAY_LIMIT_TARGET_NS (20 * 1000 * 1000LL) /* = RELAY_SERVICE_SLACK_MS */
 #define RELAY_LIMIT_HEADROOM  1.0
 #define RELAY_LIMIT_WINDOW_NS (100 * 1000 * 1000LL)
-#define RELAY_LIMIT_SAMPLES   5 /* per window, at least */
+#define RELAY_LIMIT_WINDOW_MAX_NS (10 * 1000 * 1000 * 1000LL)
 #define RELAY_LIMIT_KEEP      64 /* round trips kept per window for its median */
 #define RELAY_LIMIT_PROBE_NS  (60 * 1000 * 1000 * 1000LL)
 #define RELAY_LIMIT_HOLD      5 /* windows without a probe after the limit fell */
@@ -77,7 +81,9 @@ typedef struct relay_limit {
     int64_t window_ns;      /* when the current window began */
     int64_t kept[RELAY_LIMIT_KEEP]; /* round trips of the calls started in it: all
                              * of them, or a uniform sample of RELAY_LIMIT_KEEP */
-    unsigned samples;       /* how many calls started in it ended */
+    unsigned started;       /* calls in its cohort (started in its first WINDOW_NS) */
+    unsigned ended;         /* of them, ended */
+    unsigned samples;       /* of them, with a round trip (kept or not) */
     uint32_t rand;          /* xorshift state for the sample */
     unsigned busiest;       /* most calls in flight seen in it */
     bool probing;           /* this window re-measures the minimum */
@@ -98,12 +104,21 @@ unsigned relay_limit_get(const relay_limit *l);
 /* |inflight| calls hold a slot now (after one more started). */
 void relay_limit_busy(relay_limit *l, unsigned inflight);
 
-/* A call that got its slot at |start_ns| ended at |now_ns|: its round trip,
- * or with |lower_bound| a lower bound of it (its deadline ended it
- * downstream), which counts in the window's median but never as the
- * shortest round trip. May close the window and move the limit; returns
+/* What a call's end says about the backend's latency. */
+typedef enum relay_rtt {
+    RELAY_RTT_NONE,   /* nothing: refused at once, cancelled, never started */
+    RELAY_RTT_SERVED, /* served: its round trip */
+    RELAY_RTT_BOUND,  /* its deadline ended it downstream: a lower bound,
+                       * in the window's median but never the shortest */
+} relay_rtt;
+
+/* A call got a slot at |start_ns|. */
+void relay_limit_started(relay_limit *l, int64_t start_ns);
+
+/* The call that got its slot at |start_ns| ended at |now_ns|, and |rtt|
+ * says what that tells. May close the window and move the limit; returns
  * true when it did. */
-bool relay_limit_sample(relay_limit *l, int64_t start_ns, int64_t now_ns, bool lower_bound);
+bool relay_limit_ended(relay_limit *l, int64_t start_ns, int64_t now_ns, relay_rtt rtt);
 
 /* The step of the controller: the limit after a window whose median round
  * trip was |rtt_ns| against |min_rtt_ns|. Exposed for the tests. */

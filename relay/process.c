@@ -109,7 +109,7 @@ static void slot_done(process_call *p)
     p->has_slot = false;
     int64_t took_ns = rl_now_ns() - p->slot_ns;
     relay_gate_done(p->ctx->gate, p->loop, &p->waiter, p->served ? took_ns / RL_NS_PER_MS : -1,
-                    p->served || p->ran_out ? took_ns : -1, !p->served);
+                    p->served ? RELAY_RTT_SERVED : p->ran_out ? RELAY_RTT_BOUND : RELAY_RTT_NONE);
 }
 
 static void start_work(process_call *p)

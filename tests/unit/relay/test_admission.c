@@ -87,13 +87,13 @@ static void bounds_in_flight_then_queue(void **state)
     assert_int_equal(admit(&g, 4, -1, why, sizeof why), RELAY_ADMIT_REFUSED);
     assert_non_null(strstr(why, "queue is full"));
     /* A slot freed goes to the head of the queue, in arrival order. */
-    relay_gate_done(&g, &loop, &calls[0].w, -1, -1, false);
-    relay_gate_done(&g, &loop, &calls[1].w, -1, -1, false);
+    relay_gate_done(&g, &loop, &calls[0].w, -1, RELAY_RTT_NONE);
+    relay_gate_done(&g, &loop, &calls[1].w, -1, RELAY_RTT_NONE);
     assert_int_equal(norder, 2);
     assert_int_equal(order[0], 2);
     assert_int_equal(order[1], 3);
-    relay_gate_done(&g, &loop, &calls[2].w, -1, -1, false);
-    relay_gate_done(&g, &loop, &calls[3].w, -1, -1, false);
+    relay_gate_done(&g, &loop, &calls[2].w, -1, RELAY_RTT_NONE);
+    relay_gate_done(&g, &loop, &calls[3].w, -1, RELAY_RTT_NONE);
     assert_int_equal(g.inflight, 0);
     relay_gate_fini(&g);
 }
@@ -105,7 +105,7 @@ static void refuses_a_call_whose_time_cannot_cover_the_wait(void **state)
     relay_gate_init(&g, 1, 100, false, false);
     char why[256];
     assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
-    relay_gate_done(&g, &loop, &calls[0].w, 800, -1, false); /* a service sample: 800 ms */
+    relay_gate_done(&g, &loop, &calls[0].w, 800, RELAY_RTT_NONE); /* a service sample: 800 ms */
     assert_int_equal(relay_gate_service_ms(&g), 800);
     assert_int_equal(admit(&g, 1, -1, why, sizeof why), RELAY_ADMIT_RUN);
     /* Behind one call of 800 ms, plus 800 ms of its own and the margin:
@@ -113,9 +113,9 @@ static void refuses_a_call_whose_time_cannot_cover_the_wait(void **state)
     assert_int_equal(admit(&g, 2, 500, why, sizeof why), RELAY_ADMIT_REFUSED);
     assert_non_null(strstr(why, "cannot cover the expected wait"));
     assert_int_equal(admit(&g, 3, 5000, why, sizeof why), RELAY_ADMIT_QUEUED);
-    relay_gate_done(&g, &loop, &calls[1].w, 800, -1, false);
+    relay_gate_done(&g, &loop, &calls[1].w, 800, RELAY_RTT_NONE);
     assert_int_equal(calls[3].granted, 1);
-    relay_gate_done(&g, &loop, &calls[3].w, -1, -1, false);
+    relay_gate_done(&g, &loop, &calls[3].w, -1, RELAY_RTT_NONE);
     relay_gate_fini(&g);
 }
 
@@ -131,7 +131,7 @@ static void evicts_queued_calls_when_the_service_grows(void **state)
     assert_int_equal(admit(&g, 2, 60000, why, sizeof why), RELAY_ADMIT_QUEUED);
     /* The call in flight took 2 s: the average jumps to it at once, the
      * head gets the slot, and call 2 (behind nobody now) still fits. */
-    relay_gate_done(&g, &loop, &calls[0].w, 2000, -1, false);
+    relay_gate_done(&g, &loop, &calls[0].w, 2000, RELAY_RTT_NONE);
     assert_int_equal(relay_gate_service_ms(&g) >= 2000, true);
     assert_int_equal(calls[1].granted, 1);
     assert_int_equal(calls[2].granted + calls[2].evicted, 0);
@@ -141,11 +141,11 @@ static void evicts_queued_calls_when_the_service_grows(void **state)
     /* Now the service turns out to be 20 s: call 2 (60 s left) can still
      * wait; but a queued call with 30 s left behind it cannot. */
     assert_int_equal(admit(&g, 4, 30000, why, sizeof why), RELAY_ADMIT_QUEUED);
-    relay_gate_done(&g, &loop, &calls[1].w, 20000, -1, false);
+    relay_gate_done(&g, &loop, &calls[1].w, 20000, RELAY_RTT_NONE);
     assert_int_equal(calls[2].granted, 1);
     assert_int_equal(calls[4].evicted, 1);
     assert_int_equal(g.queued, 0);
-    relay_gate_done(&g, &loop, &calls[2].w, -1, -1, false);
+    relay_gate_done(&g, &loop, &calls[2].w, -1, RELAY_RTT_NONE);
     relay_gate_fini(&g);
 }
 
@@ -157,13 +157,13 @@ static void service_average_rises_at_once_and_falls_slowly(void **state)
     char why[256];
     assert_int_equal(relay_gate_service_ms(&g), 0);
     assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
-    relay_gate_done(&g, &loop, &calls[0].w, 100, -1, false);
+    relay_gate_done(&g, &loop, &calls[0].w, 100, RELAY_RTT_NONE);
     assert_int_equal(relay_gate_service_ms(&g), 100);
     assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
-    relay_gate_done(&g, &loop, &calls[0].w, 1000, -1, false);
+    relay_gate_done(&g, &loop, &calls[0].w, 1000, RELAY_RTT_NONE);
     assert_int_equal(relay_gate_service_ms(&g), 1000);
     assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
-    relay_gate_done(&g, &loop, &calls[0].w, 0, -1, false);
+    relay_gate_done(&g, &loop, &calls[0].w, 0, RELAY_RTT_NONE);
     assert_int_equal(relay_gate_service_ms(&g), 800); /* a fifth of the way down */
     relay_gate_fini(&g);
 }
@@ -179,12 +179,12 @@ static void a_call_that_leaves_is_never_granted(void **state)
     assert_int_equal(admit(&g, 2, -1, why, sizeof why), RELAY_ADMIT_QUEUED);
     assert_true(relay_gate_leave(&g, &calls[1].w));
     assert_false(relay_gate_leave(&g, &calls[1].w));
-    relay_gate_done(&g, &loop, &calls[0].w, -1, -1, false);
+    relay_gate_done(&g, &loop, &calls[0].w, -1, RELAY_RTT_NONE);
     assert_int_equal(calls[1].granted, 0);
     assert_int_equal(calls[2].granted, 1);
     /* Granted already: leaving is too late, the slot is the call's. */
     assert_false(relay_gate_leave(&g, &calls[2].w));
-    relay_gate_done(&g, &loop, &calls[2].w, -1, -1, false);
+    relay_gate_done(&g, &loop, &calls[2].w, -1, RELAY_RTT_NONE);
     assert_int_equal(g.inflight, 0);
     relay_gate_fini(&g);
 }
@@ -204,7 +204,7 @@ static void closing_evicts_the_queue_and_refuses_later_calls(void **state)
     assert_non_null(strstr(why, "shutting down"));
     /* The loop finds the evicted calls on its next turn (here: the slot
      * given back); the call in flight keeps its slot until then. */
-    relay_gate_done(&g, &loop, &calls[0].w, 100, -1, false);
+    relay_gate_done(&g, &loop, &calls[0].w, 100, RELAY_RTT_NONE);
     for (int i = 1; i < 3; i++) {
         assert_int_equal(calls[i].evicted, 1);
         assert_int_equal(calls[i].closing, 1);
@@ -221,16 +221,16 @@ static void unbounded_gate_queues_everything_and_evicts_nothing(void **state)
     relay_gate_init(&g, 1, 2, true, false);
     char why[256];
     assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
-    relay_gate_done(&g, &loop, &calls[0].w, 5000, -1, false);
+    relay_gate_done(&g, &loop, &calls[0].w, 5000, RELAY_RTT_NONE);
     assert_int_equal(admit(&g, 0, -1, why, sizeof why), RELAY_ADMIT_RUN);
     /* Past its bound and with 1 ms left behind a 5 s call: queued anyway. */
     for (int i = 1; i < 6; i++)
         assert_int_equal(admit(&g, i, 1, why, sizeof why), RELAY_ADMIT_QUEUED);
-    relay_gate_done(&g, &loop, &calls[0].w, 5000, -1, false);
+    relay_gate_done(&g, &loop, &calls[0].w, 5000, RELAY_RTT_NONE);
     assert_int_equal(calls[1].granted, 1);
     for (int i = 1; i < 6; i++) {
         assert_int_equal(calls[i].evicted, 0);
-        relay_gate_done(&g, &loop, &calls[i].w, -1, -1, false);
+        relay_gate_done(&g, &loop, &calls[i].w, -1, RELAY_RTT_NONE);
     }
     assert_int_equal(norder, 5);
     for (int i = 0; i < 5; i++)
@@ -270,7 +270,7 @@ static void *remote_run(void *arg)
     while (!r->granted && rl_now_ns() < give_up)
         rl_loop_run_until(&r->loop, rl_now_ns() + 10 * MS);
     if (r->granted)
-        relay_gate_done(r->g, &r->loop, &r->w, -1, -1, false);
+        relay_gate_done(r->g, &r->loop, &r->w, -1, RELAY_RTT_NONE);
     return NULL;
 }
 
@@ -292,7 +292,7 @@ static void a_slot_freed_on_one_loop_wakes_a_call_queued_on_another(void **state
     assert_int_equal(atomic_load(&r.queued), 1);
     /* The slot is freed here; the remote loop is woken, not polled: it has
      * no timer armed while its call waits. */
-    relay_gate_done(&g, &loop, &calls[0].w, -1, -1, false);
+    relay_gate_done(&g, &loop, &calls[0].w, -1, RELAY_RTT_NONE);
     pthread_join(r.thread, NULL);
     assert_int_equal(r.got, RELAY_ADMIT_QUEUED);
     assert_int_equal(r.timers_queued, 0);
@@ -317,11 +317,11 @@ static void the_adaptive_limit_starts_at_the_fixed_gates(void **state)
         assert_int_equal(admit(&g, i, -1, why, sizeof why), RELAY_ADMIT_RUN);
     assert_int_equal(admit(&g, RELAY_MAX_INFLIGHT, -1, why, sizeof why), RELAY_ADMIT_QUEUED);
     /* A round trip is a sample of the limit, not only of the average. */
-    relay_gate_done(&g, &loop, &calls[0].w, 1, 1 * MS, false);
-    assert_true(g.lim.min_rtt_ns == 1 * MS);
+    relay_gate_done(&g, &loop, &calls[0].w, 1, RELAY_RTT_SERVED);
+    assert_true(g.lim.min_rtt_ns > 0 && g.lim.ended == 1);
     assert_int_equal(calls[RELAY_MAX_INFLIGHT].granted, 1);
     for (int i = 1; i <= RELAY_MAX_INFLIGHT; i++)
-        relay_gate_done(&g, &loop, &calls[i].w, -1, -1, false);
+        relay_gate_done(&g, &loop, &calls[i].w, -1, RELAY_RTT_NONE);
     assert_int_equal(g.inflight, 0);
     relay_gate_fini(&g);
 }

@@ -28,7 +28,9 @@ static int feed(relay_limit *l, int n, int64_t start, int64_t rtt)
 {
     int closed = 0;
     for (int i = 0; i < n; i++)
-        closed += relay_limit_sample(l, start, start + rtt, false);
+        relay_limit_started(l, start);
+    for (int i = 0; i < n; i++)
+        closed += relay_limit_ended(l, start, start + rtt, RELAY_RTT_SERVED);
     return closed;
 }
 
@@ -88,19 +90,19 @@ static void no_probe_for_a_while_after_the_limit_fell(void **state)
     relay_limit_busy(&l, 9);
     assert_int_equal(feed(&l, 1, t - 900 * MS, 800 * MS), 0); /* the minimum, from before */
     /* 9 in flight on 8 slots of 800 ms: 900 ms; the limit falls to 8. */
-    assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, t + 1, 900 * MS), 1);
+    assert_int_equal(feed(&l, 5, t + 1, 900 * MS), 1);
     assert_int_equal(relay_limit_get(&l), 8);
     /* Then on target (a gradient of 1): no probe for RELAY_LIMIT_HOLD
      * windows... */
     int64_t on_target = 800 * MS + RELAY_LIMIT_TARGET_NS;
     for (int i = 0; i < RELAY_LIMIT_HOLD; i++) {
         relay_limit_busy(&l, 8);
-        assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, l.window_ns + 1, on_target), 1);
+        assert_int_equal(feed(&l, 5, l.window_ns + 1, on_target), 1);
         assert_int_equal(relay_limit_get(&l), 8);
     }
     /* ...then one call more. */
     relay_limit_busy(&l, 8);
-    assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, l.window_ns + 1, on_target), 1);
+    assert_int_equal(feed(&l, 5, l.window_ns + 1, on_target), 1);
     assert_int_equal(relay_limit_get(&l), 9);
 }
 
@@ -113,19 +115,28 @@ static void a_fast_backend_lets_the_limit_grow_to_the_ceiling(void **state)
     assert_true(limit == RELAY_LIMIT_MAX);
 }
 
-static void a_window_needs_its_samples_and_its_time(void **state)
+static void a_window_waits_for_every_call_of_its_cohort(void **state)
 {
     (void)state;
     relay_limit l;
     int64_t t = 1000 * MS;
     relay_limit_init(&l, 8, t);
     relay_limit_busy(&l, 8);
-    /* Enough samples, too soon: 50 ms after the window began. */
-    assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, t + 49 * MS, 1 * MS), 0);
+    /* Three calls start in the window's first 100 ms; the first two come
+     * back at once (they found free slots), the third was queued. */
+    for (int i = 0; i < 3; i++)
+        relay_limit_started(&l, t + 10 * MS);
+    relay_limit_started(&l, t + 150 * MS); /* after the cohort: not waited for */
+    assert_false(relay_limit_ended(&l, t + 10 * MS, t + 200 * MS, RELAY_RTT_SERVED));
+    assert_false(relay_limit_ended(&l, t + 10 * MS, t + 200 * MS, RELAY_RTT_SERVED));
     assert_int_equal(relay_limit_get(&l), 8);
-    /* One more after 100 ms closes it: 1 ms round trips, the limit doubles. */
-    assert_int_equal(feed(&l, 1, t + 99 * MS, 1 * MS), 1);
-    assert_int_equal(relay_limit_get(&l), 17);
+    /* The queued one closes the window, and its time is the median's. */
+    assert_true(relay_limit_ended(&l, t + 10 * MS, t + 1500 * MS, RELAY_RTT_SERVED));
+    assert_int_equal(l.steps, 1);
+    assert_true(l.last_ns == 190 * MS);
+    /* A cohort that only failed says nothing: no step. */
+    relay_limit_started(&l, l.window_ns + 1);
+    assert_false(relay_limit_ended(&l, l.window_ns + 1, l.window_ns + 200 * MS, RELAY_RTT_NONE));
     assert_int_equal(l.steps, 1);
 }
 
@@ -136,12 +147,12 @@ static void calls_started_before_the_window_do_not_count(void **state)
     int64_t t = 1000 * MS;
     relay_limit_init(&l, 8, t);
     relay_limit_busy(&l, 8);
-    assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, t, 1 * MS), 0);
-    assert_int_equal(feed(&l, 1, t + 100 * MS, 1 * MS), 1);
+    assert_int_equal(feed(&l, 5, t + 99 * MS, 1 * MS), 1);
     int64_t w = l.window_ns;
     /* Slow calls that began under the old limit end now: they lower no
      * limit, but a shorter one would still count for the minimum. */
-    assert_int_equal(feed(&l, 20, w - 50 * MS, 900 * MS), 0);
+    for (int i = 0; i < 20; i++)
+        assert_false(relay_limit_ended(&l, w - 50 * MS, w + 850 * MS, RELAY_RTT_SERVED));
     assert_int_equal(l.samples, 0);
     assert_int_equal(relay_limit_get(&l), 17);
     assert_true(l.min_rtt_ns == 1 * MS);
@@ -155,11 +166,13 @@ static void an_idle_limit_does_not_grow(void **state)
     relay_limit_init(&l, 8, t);
     /* At most 7 of 8 in use: fast answers say nothing about 16. */
     relay_limit_busy(&l, 7);
-    assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, t + 100 * MS, 1 * MS), 1);
+    assert_int_equal(feed(&l, 5, t + 1, 1 * MS), 0);
+    assert_int_equal(feed(&l, 1, t + 2, 100 * MS), 1); /* past 100 ms: the window closes */
     assert_int_equal(relay_limit_get(&l), 8);
     /* All of it in use: it may. */
     relay_limit_busy(&l, 8);
-    assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, l.window_ns + 100 * MS, 1 * MS), 1);
+    assert_int_equal(feed(&l, 5, l.window_ns + 1, 1 * MS), 0);
+    assert_int_equal(feed(&l, 1, l.window_ns + 2, 100 * MS), 1);
     assert_int_equal(relay_limit_get(&l), 17);
 }
 
@@ -171,7 +184,9 @@ static void a_call_cut_short_by_its_deadline_is_no_minimum(void **state)
     relay_limit_init(&l, 8, t);
     assert_int_equal(feed(&l, 1, t - 900 * MS, 800 * MS), 0);
     /* It ran out after 50 ms: a lower bound, it counts in the window... */
-    assert_false(relay_limit_sample(&l, t + 1, t + 50 * MS, true));
+    relay_limit_started(&l, t + 1);
+    relay_limit_started(&l, t + 1);
+    assert_false(relay_limit_ended(&l, t + 1, t + 50 * MS, RELAY_RTT_BOUND));
     assert_int_equal(l.samples, 1);
     /* ...but the shortest round trip is still the served call's. */
     assert_true(l.min_rtt_ns == 800 * MS);
@@ -184,20 +199,20 @@ static void the_probe_re_measures_the_minimum_at_the_floor(void **state)
     int64_t t = 1000 * MS;
     relay_limit_init(&l, 8, t);
     relay_limit_busy(&l, 8);
-    assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, t + 100 * MS, 100 * MS), 1);
+    assert_int_equal(feed(&l, 5, t + 1, 100 * MS), 1);
     assert_true(l.min_rtt_ns == 100 * MS);
     unsigned before = relay_limit_get(&l);
     /* The backend became slower for good (300 ms), long after: the first
      * window past the probe instant drops the limit to the floor... */
     int64_t late = t + RELAY_LIMIT_PROBE_NS + 1000 * MS;
-    assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, late, 300 * MS), 1);
+    assert_int_equal(feed(&l, 5, late, 300 * MS), 1);
     assert_true(l.probing);
     assert_int_equal(relay_limit_get(&l), RELAY_LIMIT_MIN);
     /* ...and the calls started during the probe give the new minimum; the
      * limit comes back to where it was before the probe. */
     unsigned resume = (unsigned)l.resume;
     assert_true(resume < before); /* 300 ms against 100 ms shrank it first */
-    assert_int_equal(feed(&l, RELAY_LIMIT_SAMPLES, l.window_ns + 1, 300 * MS), 1);
+    assert_int_equal(feed(&l, 5, l.window_ns + 1, 300 * MS), 1);
     assert_false(l.probing);
     assert_true(l.min_rtt_ns == 300 * MS);
     assert_int_equal(relay_limit_get(&l), resume);
@@ -213,7 +228,7 @@ int main(void)
         cmocka_unit_test(stays_at_a_slow_backends_slots),
         cmocka_unit_test(no_probe_for_a_while_after_the_limit_fell),
         cmocka_unit_test(a_fast_backend_lets_the_limit_grow_to_the_ceiling),
-        cmocka_unit_test(a_window_needs_its_samples_and_its_time),
+        cmocka_unit_test(a_window_waits_for_every_call_of_its_cohort),
         cmocka_unit_test(calls_started_before_the_window_do_not_count),
         cmocka_unit_test(an_idle_limit_does_not_grow),
         cmocka_unit_test(a_call_cut_short_by_its_deadline_is_no_minimum),
