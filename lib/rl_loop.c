@@ -166,20 +166,17 @@ static bool step(rl_loop *loop, int64_t until_ns)
     int64_t wake = until_ns;
     if (loop->nheap && loop->heap[0]->due_ns < wake)
         wake = loop->heap[0]->due_ns;
-    gpr_timespec deadline =
-        wake == INT64_MAX ? gpr_inf_future(GPR_CLOCK_MONOTONIC) : rl_ns_to_deadline(wake);
+    gpr_timespec deadline = wake == INT64_MAX ? gpr_inf_future(GPR_CLOCK_MONOTONIC) : rl_ns_to_deadline(wake);
     grpc_event ev = grpc_completion_queue_next(loop->cq, deadline, NULL);
     switch (ev.type) {
-    case GRPC_QUEUE_SHUTDOWN:
-        return false;
+    case GRPC_QUEUE_SHUTDOWN: return false;
     case GRPC_OP_COMPLETE: {
         rl_tag *tag = ev.tag;
         loop->events++;
         tag->done(tag, ev.success != 0);
         break;
     }
-    case GRPC_QUEUE_TIMEOUT:
-        break;
+    case GRPC_QUEUE_TIMEOUT: break;
     }
     fire_due(loop);
     return true;

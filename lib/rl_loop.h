@@ -42,8 +42,8 @@ struct rl_tag {
 typedef struct rl_timer rl_timer;
 typedef void (*rl_timer_cb)(rl_timer *timer);
 struct rl_timer {
-    int64_t due_ns;  /* CLOCK_MONOTONIC instant it fires at */
-    size_t slot;     /* 1 + index in the loop's heap; 0 when not armed */
+    int64_t due_ns; /* CLOCK_MONOTONIC instant it fires at */
+    size_t slot;    /* 1 + index in the loop's heap; 0 when not armed */
     rl_timer_cb fire;
 };
 
@@ -55,17 +55,17 @@ struct rl_loop {
     grpc_completion_queue *cq; /* owned; created by rl_loop_init */
     rl_timer **heap;           /* min-heap on due_ns, armed timers only */
     size_t nheap, capheap;
-    uint64_t events;           /* completions dispatched, for tests and stats */
+    uint64_t events; /* completions dispatched, for tests and stats */
     /* Wake-ups (rl_loop_wake_init); all NULL until then. */
-    rl_tag wake_tag;           /* the empty batch's tag */
+    rl_tag wake_tag;            /* the empty batch's tag */
     grpc_channel *wake_channel; /* owned: a lame channel */
-    grpc_call *wake_call;      /* owned: on |wake_channel|, bound to |cq| */
-    pthread_mutex_t wake_mu;   /* serializes the empty batches: gRPC calls
-                                * them thread-compatible, not thread-safe */
-    atomic_bool wake_pending;  /* a wake-up is on the queue, not yet run */
+    grpc_call *wake_call;       /* owned: on |wake_channel|, bound to |cq| */
+    pthread_mutex_t wake_mu;    /* serializes the empty batches: gRPC calls
+                                 * them thread-compatible, not thread-safe */
+    atomic_bool wake_pending;   /* a wake-up is on the queue, not yet run */
     rl_loop_woken woken;
     void *woken_user;
-    uint64_t wakes;            /* wake-ups run, for tests and stats */
+    uint64_t wakes; /* wake-ups run, for tests and stats */
 };
 
 /* Creates the loop's completion queue. Returns 0. */

@@ -75,9 +75,9 @@ typedef struct relay_gate {
     pthread_mutex_t mu;
     unsigned max_inflight, max_queue; /* max_inflight: the fixed limit, or the start */
     bool unbounded;
-    bool adaptive;                     /* the limit is |lim|'s, not max_inflight */
+    bool adaptive; /* the limit is |lim|'s, not max_inflight */
     relay_limit lim;
-    bool closed;                       /* relay_gate_close ran */
+    bool closed; /* relay_gate_close ran */
     unsigned inflight, queued;
     relay_waiter *head, *tail;         /* the queue, oldest first */
     relay_waiter *run_head, *run_tail; /* the calls holding slots, oldest first */

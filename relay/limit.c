@@ -40,8 +40,8 @@ double relay_limit_next(double limit, int64_t min_rtt_ns, int64_t rtt_ns)
 {
     if (min_rtt_ns <= 0 || rtt_ns <= 0)
         return clamp(limit, RELAY_LIMIT_MIN, RELAY_LIMIT_MAX);
-    double gradient = clamp(((double)min_rtt_ns + (double)RELAY_LIMIT_TARGET_NS) / (double)rtt_ns, RELAY_LIMIT_GRADIENT_MIN,
-                            RELAY_LIMIT_GRADIENT_MAX);
+    double gradient = clamp(((double)min_rtt_ns + (double)RELAY_LIMIT_TARGET_NS) / (double)rtt_ns,
+                            RELAY_LIMIT_GRADIENT_MIN, RELAY_LIMIT_GRADIENT_MAX);
     /* The headroom only while nothing queues: added to a shrinking limit
      * it would keep a standing queue of its size in the backend. */
     double next = limit * gradient + (gradient >= 1.0 ? RELAY_LIMIT_HEADROOM : 0.0);

@@ -64,36 +64,36 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define RELAY_LIMIT_MIN       8
-#define RELAY_LIMIT_MAX       1000
-#define RELAY_LIMIT_TARGET_NS (20 * 1000 * 1000LL) /* = RELAY_SERVICE_SLACK_MS */
-#define RELAY_LIMIT_HEADROOM  1.0
-#define RELAY_LIMIT_WINDOW_NS (100 * 1000 * 1000LL)
+#define RELAY_LIMIT_MIN           8
+#define RELAY_LIMIT_MAX           1000
+#define RELAY_LIMIT_TARGET_NS     (20 * 1000 * 1000LL) /* = RELAY_SERVICE_SLACK_MS */
+#define RELAY_LIMIT_HEADROOM      1.0
+#define RELAY_LIMIT_WINDOW_NS     (100 * 1000 * 1000LL)
 #define RELAY_LIMIT_WINDOW_MAX_NS (10 * 1000 * 1000 * 1000LL)
-#define RELAY_LIMIT_KEEP      64 /* round trips kept per window for its median */
-#define RELAY_LIMIT_PROBE_NS  (60 * 1000 * 1000 * 1000LL)
-#define RELAY_LIMIT_HOLD      5 /* windows without a probe after the limit fell */
-#define RELAY_LIMIT_GRADIENT_MIN 0.5
-#define RELAY_LIMIT_GRADIENT_MAX 2.0
+#define RELAY_LIMIT_KEEP          64 /* round trips kept per window for its median */
+#define RELAY_LIMIT_PROBE_NS      (60 * 1000 * 1000 * 1000LL)
+#define RELAY_LIMIT_HOLD          5 /* windows without a probe after the limit fell */
+#define RELAY_LIMIT_GRADIENT_MIN  0.5
+#define RELAY_LIMIT_GRADIENT_MAX  2.0
 
 typedef struct relay_limit {
-    double limit;           /* in [RELAY_LIMIT_MIN, RELAY_LIMIT_MAX] */
-    int64_t min_rtt_ns;     /* shortest round trip since the last probe; 0: none yet */
-    int64_t window_ns;      /* when the current window began */
+    double limit;                   /* in [RELAY_LIMIT_MIN, RELAY_LIMIT_MAX] */
+    int64_t min_rtt_ns;             /* shortest round trip since the last probe; 0: none yet */
+    int64_t window_ns;              /* when the current window began */
     int64_t kept[RELAY_LIMIT_KEEP]; /* round trips of the calls started in it: all
-                             * of them, or a uniform sample of RELAY_LIMIT_KEEP */
-    unsigned started;       /* calls in its cohort (started in its first WINDOW_NS) */
-    unsigned ended;         /* of them, ended */
-    unsigned samples;       /* of them, with a round trip (kept or not) */
-    uint32_t rand;          /* xorshift state for the sample */
-    unsigned busiest;       /* most calls in flight seen in it */
-    bool probing;           /* this window re-measures the minimum */
-    int64_t probe_min_ns;   /* the probe's shortest round trip; 0: none yet */
-    double resume;          /* the limit to go back to after the probe */
+                                     * of them, or a uniform sample of RELAY_LIMIT_KEEP */
+    unsigned started;               /* calls in its cohort (started in its first WINDOW_NS) */
+    unsigned ended;                 /* of them, ended */
+    unsigned samples;               /* of them, with a round trip (kept or not) */
+    uint32_t rand;                  /* xorshift state for the sample */
+    unsigned busiest;               /* most calls in flight seen in it */
+    bool probing;                   /* this window re-measures the minimum */
+    int64_t probe_min_ns;           /* the probe's shortest round trip; 0: none yet */
+    double resume;                  /* the limit to go back to after the probe */
     int64_t next_probe_ns;
-    unsigned steps;         /* windows closed, for tests and logs */
-    int64_t last_ns;        /* the last window's round trip, for logs */
-    unsigned calm;          /* windows since the limit last fell, up to RELAY_LIMIT_HOLD */
+    unsigned steps;  /* windows closed, for tests and logs */
+    int64_t last_ns; /* the last window's round trip, for logs */
+    unsigned calm;   /* windows since the limit last fell, up to RELAY_LIMIT_HOLD */
 } relay_limit;
 
 /* Starts at |initial| (clamped to the floor and ceiling) at |now_ns|. */

@@ -22,7 +22,7 @@
 typedef struct player {
     rl_loop loop;
     struct player *other;
-    long left;     /* wake-ups still to send; the pinger's counts round trips */
+    long left; /* wake-ups still to send; the pinger's counts round trips */
     atomic_bool done;
 } player;
 
@@ -84,8 +84,8 @@ int main(int argc, char **argv)
     rl_loop_init(&b.loop);
     a.other = &b;
     b.other = &a;
-    a.left = n;     /* a wakes b n times, b answers each */
-    b.left = n;     /* b answers each; a ends at the n-th answer */
+    a.left = n; /* a wakes b n times, b answers each */
+    b.left = n; /* b answers each; a ends at the n-th answer */
     if (rl_loop_wake_init(&a.loop, on_woken, &a) || rl_loop_wake_init(&b.loop, on_woken, &b)) {
         fprintf(stderr, "bench-wake: gRPC would not create the wake-up calls\n");
         return 1;
@@ -119,8 +119,8 @@ int main(int argc, char **argv)
     rl_timer_stop(&a.loop, &p.t);
     double pcpu = cpu_s() - pc0;
     double secs = wall > 1.0 ? wall : 1.0;
-    printf("1 ms polling: %ld polls in %.3f s: CPU %.2f us per poll, %.3f cores while a call waits\n", p.fired,
-           secs, pcpu / (double)(p.fired ? p.fired : 1) * 1e6, pcpu / secs);
+    printf("1 ms polling: %ld polls in %.3f s: CPU %.2f us per poll, %.3f cores while a call waits\n", p.fired, secs,
+           pcpu / (double)(p.fired ? p.fired : 1) * 1e6, pcpu / secs);
 
     grpc_completion_queue_shutdown(a.loop.cq);
     grpc_completion_queue_shutdown(b.loop.cq);

@@ -184,9 +184,9 @@ static void tag_dispatches_to_done(void **state)
 
 typedef struct wake_probe {
     int woken;
-    bool on_loop_thread;  /* every |woken| ran on the thread that runs the loop */
+    bool on_loop_thread; /* every |woken| ran on the thread that runs the loop */
     pthread_t loop_thread;
-    int wake_again;       /* wake-ups to post from inside |woken| */
+    int wake_again; /* wake-ups to post from inside |woken| */
 } wake_probe;
 
 static void on_woken(rl_loop *loop, void *user)

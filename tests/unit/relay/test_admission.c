@@ -245,11 +245,11 @@ typedef struct remote {
     relay_gate *g;
     relay_waiter w;
     pthread_t thread;
-    atomic_int queued;    /* 1 once the call is queued */
+    atomic_int queued; /* 1 once the call is queued */
     relay_admit got;
     size_t timers_queued; /* timers armed on the loop while the call waited */
     int granted;
-    bool granted_here;    /* on_grant ran on the remote loop's thread */
+    bool granted_here; /* on_grant ran on the remote loop's thread */
 } remote;
 
 static void remote_grant(relay_waiter *w)
