@@ -68,7 +68,7 @@ LIBS         := $(LIBCHANCFG) $(LIBRL)
 # Generated code is compiled without -Werror on purpose: protoc-c's output is not ours.
 GEN_CFLAGS := -std=c11 $(OPT) $(SANFLAGS) -MMD -MP $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
 
-.PHONY: all build deps test unit integration integration-matrix integration-demos integration-rest check demo bench clean lint format fuzz pystubs node-deps selftest student-kit
+.PHONY: all build deps test unit integration integration-matrix integration-demos integration-rest check demo bench bench-peers clean lint format fuzz pystubs node-deps selftest student-kit
 
 # Public targets install missing packages first, then re-run make, so that
 # pkg-config's flags are read after the packages exist on a fresh machine.
@@ -239,6 +239,16 @@ bench: deps
 	@$(MAKE) --no-print-directory build node-deps
 	./$(BIN)/bench-relay --relay '$(PYTHON) tests/submissions/relay_good.py' \
 	  --relay 'node tests/submissions/node/relay_good.js'
+
+# The reference relay beside nginx grpc_pass, a grpcio and a grpc-js relay,
+# driven by h2load (bench/peers.py; bench/results/relay.md). h2load and nginx
+# come from Debian (nghttp2-client, nginx-core), installed only when missing.
+bench-peers: deps
+	@$(MAKE) --no-print-directory build node-deps
+	@command -v h2load >/dev/null && { command -v nginx >/dev/null || test -x /usr/sbin/nginx; } || \
+	  { echo "bench-peers: installing h2load (nghttp2-client) and nginx (nginx-core)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nghttp2-client nginx-core; }
+	RELAYLAB_BIN=$(abspath $(BIN)) $(PYTHON) bench/peers.py
 
 # The verdict matrix: every known submission on every exercise it belongs to,
 # RUNS runs each (default 20), with a CPU hog on every core when LOAD=1,
