@@ -268,12 +268,19 @@ def test_no_way_out_of_the_sandbox_works(tmp_path, outside_port):
     assert "note:" not in proc.stdout
 
 
-def test_the_escape_probe_sees_escapes_without_the_sandbox(tmp_path, outside_port):
+@pytest.mark.timeout(300)
+def test_the_escape_probe_sees_escapes_without_the_sandbox(outside_port):
     # The same probe unsandboxed, as the grader's own user: it must say what
-    # it reached, or its PASS above would prove nothing.
-    proc, results, v = grade("deadline", hostile("escape_probe", str(outside_port)), tmp_path, "--only", "once",
-                             "--no-sandbox", "--ready-timeout", "60")
-    out = verdict_of(v, "once")["output"]
+    # it reached, or its PASS above would prove nothing. Run directly, not
+    # under `grader --no-sandbox`: what is judged is the probe, and the
+    # grader's readiness bound is not part of it (the probe took over 60 s
+    # before exiting at load ~30 on 2 cores, bench/results/soak.md). The
+    # bound here only ends a probe that found no way out and serves.
+    env = dict(os.environ, RELAYLAB_LISTEN="127.0.0.1:0", RELAYLAB_BASELINE="127.0.0.1:1")
+    proc = subprocess.run(hostile("escape_probe", str(outside_port)).split(), capture_output=True, text=True,
+                          timeout=240, stdin=subprocess.DEVNULL, env=env)
+    out = proc.stdout
+    assert proc.returncode == 3, f"exit status {proc.returncode}: {out}{proc.stderr}"
     assert "escaped: read the model solution bin/relay" in out, out
     assert f"escaped: reached a listener outside its network namespace (127.0.0.1:{outside_port})" in out, out
     if [name for _, name in socket.if_nameindex() if name != "lo"]:
