@@ -196,14 +196,17 @@ MATRIX_TESTS := tests/integration/test_verdict_matrix.py tests/integration/test_
                 tests/integration/test_grader_world.py tests/integration/test_all_paths.py
 DEMO_TESTS   := tests/integration/test_lab_overload.py tests/integration/test_lab_balance.py \
                 tests/integration/test_starters.py tests/integration/test_lab_flow.py
+# JUNIT=PREFIX: each group also writes pytest's junitxml report to
+# PREFIX-GROUP.xml (`make soak` reads them).
+junit = $(if $(JUNIT),--junitxml=$(JUNIT)-$(1).xml -o junit_family=xunit1)
 integration-matrix:
-	$(PYTEST_RUN) $(MATRIX_TESTS)
+	$(PYTEST_RUN) $(call junit,matrix) $(MATRIX_TESTS)
 
 integration-demos:
-	$(PYTEST_RUN) $(DEMO_TESTS)
+	$(PYTEST_RUN) $(call junit,demos) $(DEMO_TESTS)
 
 integration-rest:
-	$(PYTEST_RUN) $(addprefix --ignore=,$(MATRIX_TESTS) $(DEMO_TESTS)) tests/integration
+	$(PYTEST_RUN) $(call junit,rest) $(addprefix --ignore=,$(MATRIX_TESTS) $(DEMO_TESTS)) tests/integration
 
 # The Node (@grpc/grpc-js) submissions' packages: `npm ci` when node_modules is
 # missing or older than package-lock.json. Fatal when it fails: the Node tests
@@ -263,6 +266,16 @@ selftest: deps
 	RUNS=$(RUNS) LOAD=$(LOAD) JOBS=$(JOBS) $(PYTHON) scripts/selftest.py $(if $(REPORT),--report $(REPORT))
 	RELAYLAB_STARTERS_FULL=1 RELAYLAB_BIN=$(abspath $(BIN)) PYTHONPATH=$(abspath $(PYGEN)) \
 	  $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration/test_starters.py
+
+# The soak: the integration suite RUNS times (default 5 here), from a fresh
+# clone of HEAD under a 0700 folder, half of the runs with a CPU hog on
+# every core; prints each test that failed with its rate, quiet and loaded
+# apart (scripts/soak.py; reports in build/soak/). A run is `make
+# integration`'s 7-10 min, so it is not part of `make test`.
+SOAK_RUNS = $(if $(filter file,$(origin RUNS)),5,$(RUNS))
+.PHONY: soak
+soak: deps
+	$(PYTHON) scripts/soak.py --runs $(SOAK_RUNS)
 
 # What a student receives: build/relaylab-student.tar.gz (and the folder),
 # everything needed to start, check and hand in the exercises and nothing
