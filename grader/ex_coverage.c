@@ -422,6 +422,19 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
     int64_t until = t0 + (int64_t)(REST_CALLS * INTERVAL_MS + 4000) * RL_NS_PER_MS;
     if (wait_answered(ctx, b, REST_CALLS, t0, until, &o, out))
         goto done;
+    gr_cov_waits w;
+    gr_cov_wait_stats(o.s[b], t0, INT64_MAX, o.s[b]->now_ns, &w);
+    if (w.queued || w.unanswered) {
+        /* Rest is judged after a burst that was served: one that was not
+         * is the bursts' lesson, named here with its figures. */
+        int held = gr_cov_streams_at(o.s[b], o.s[b]->now_ns);
+        gr_result(out, GR_FAIL,
+                  "%zu of the burst's %d calls on server %s were still unanswered %d ms after it began (%zu "
+                  "queued; %d stream%s of yours there): cover the burst first (see burst-uniform), then prune",
+                  w.queued + w.unanswered, REST_CALLS, NAMES[b], (int)((o.s[b]->now_ns - t0) / RL_NS_PER_MS),
+                  w.queued, held, held == 1 ? "" : "s");
+        goto done;
+    }
     int64_t t_end = gr_cov_last_answer(o.s[b]);
     if (!t_end)
         t_end = rl_now_ns();
@@ -457,18 +470,18 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
             }
         }
     }
-    if (worst >= 0) {
+    if (below >= 0) {
+        gr_result(out, GR_FAIL,
+                  "the agent pruned server %s down to %d stream%s at rest: never below the reserve (%d per "
+                  "server), or the next call there waits for a new stream",
+                  NAMES[below], below_n, below_n == 1 ? "" : "s", RL_COV_RESERVE);
+    } else if (worst >= 0) {
         gr_result(out, GR_FAIL,
                   "%lld ms after the burst's last answer the agent still held %d streams on server %s (%s; %d "
                   "at the peak): idle streams older than %d ms and unused for %d ms must be pruned back to the "
                   "reserve (%d per server): never pruning?",
                   (long long)((check - t_end) / RL_NS_PER_MS), worst_n, NAMES[worst], figures, peak,
                   RL_COV_PRUNE_AGE_MS, RL_COV_PRUNE_UNUSED_MS, RL_COV_RESERVE);
-    } else if (below >= 0) {
-        gr_result(out, GR_FAIL,
-                  "the agent pruned server %s down to %d stream%s at rest: never below the reserve (%d per "
-                  "server), or the next call there waits for a new stream",
-                  NAMES[below], below_n, below_n == 1 ? "" : "s", RL_COV_RESERVE);
     } else {
         gr_result(out, GR_PASS, "back to %s streams %lld ms after the burst (peak %d); never below the reserve",
                   figures, (long long)((check - t_end) / RL_NS_PER_MS), peak);
