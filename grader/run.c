@@ -123,6 +123,12 @@ struct gr_ctx {
     char **tags;
     size_t ntags, captags;
 
+    /* The exercise's world (ex->world), started before the submission,
+     * and the variable it gives the submission. */
+    void *world;
+    bool world_started;
+    const char *world_env;
+
     /* Holds the groups above while they may be killed: each is published
      * right after its spawn and released before its leader is reaped. */
     gr_watchdog wd;
@@ -491,6 +497,26 @@ int gr_run_count(gr_ctx *ctx)
     return ctx->opt->runs;
 }
 
+void *gr_world(gr_ctx *ctx)
+{
+    return ctx->world;
+}
+
+const gr_scenario *gr_current_scenario(gr_ctx *ctx)
+{
+    return ctx->sc;
+}
+
+const char *gr_bin_dir(gr_ctx *ctx)
+{
+    return ctx->opt->bin_dir;
+}
+
+const char *gr_private_dir(gr_ctx *ctx)
+{
+    return ctx->private_dir;
+}
+
 bool gr_interrupted(gr_ctx *ctx)
 {
     return interrupted || gr_watchdog_fired(&ctx->wd);
@@ -682,9 +708,14 @@ static gr_verdict start_once(gr_ctx *ctx, instance *s, bool first, int port, gr_
     const char *env[8 + 16] = {env_listen, env_baseline, env_baselines};
     const char *sandbox_env[8 + 16] = {env_listen,  env_baseline,   env_baselines, "PATH=/usr/local/bin:/usr/bin:/bin",
                                        "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"};
-    for (size_t k = 0, n = 3, m = 7; ctx->ex->env && ctx->ex->env[k] && k < 16; k++) {
-        env[n++] = ctx->ex->env[k];
-        sandbox_env[m++] = ctx->ex->env[k];
+    size_t nenv = 3, nsandbox_env = 7;
+    for (size_t k = 0; ctx->ex->env && ctx->ex->env[k] && k < 15; k++) {
+        env[nenv++] = ctx->ex->env[k];
+        sandbox_env[nsandbox_env++] = ctx->ex->env[k];
+    }
+    if (ctx->world_env) {
+        env[nenv++] = ctx->world_env;
+        sandbox_env[nsandbox_env++] = ctx->world_env;
     }
     /* A simple command is exec'd by the shell, so the submission itself
      * leads the group and its exit status or signal reaches us unaltered.
@@ -755,7 +786,14 @@ static gr_verdict start_once(gr_ctx *ctx, instance *s, bool first, int port, gr_
      * is not scheduled in every 20 ms sample and then adds no hit there. */
     uint64_t hits = 0, seen_hits = 0;
     int64_t hitting_since = 0, last_hit = 0;
-    while (!interrupted && rl_now_ns() < until) {
+    /* A submission that dials out is ready when its world says so. */
+    const gr_world_ops *world = ctx->ex->world;
+    while (world && !interrupted && rl_now_ns() < until && rl_proc_alive(&s->proc)) {
+        if (world->ready(ctx->world))
+            return GR_PASS;
+        rl_sleep_ms(20, &interrupted);
+    }
+    while (!world && !interrupted && rl_now_ns() < until) {
         if (!rl_proc_alive(&s->proc))
             break;
         if ((accepts = tcp_accepts(port)))
@@ -797,7 +835,7 @@ static gr_verdict start_once(gr_ctx *ctx, instance *s, bool first, int port, gr_
     }
     /* A submission that could not bind because another socket held the
      * port is not NOT-READY: check before judging. */
-    if (!interrupted && port_clash(ctx, s, port, false)) {
+    if (!world && !interrupted && port_clash(ctx, s, port, false)) {
         *clash = true;
         return GR_ERROR;
     }
@@ -820,7 +858,9 @@ static gr_verdict start_once(gr_ctx *ctx, instance *s, bool first, int port, gr_
         return v;
     }
     double secs = (double)(rl_now_ns() - t0) / 1e9;
-    if (accepts)
+    if (world)
+        gr_result(out, GR_NOT_READY, "%s %s within %.1f s%s%s", who, world->not_ready, secs, sep, lines);
+    else if (accepts)
         gr_result(out, GR_NOT_READY,
                         "%s accepted TCP connections on %s but no gRPC (HTTP/2) connection became ready within "
                         "%.1f s%s%s",
@@ -1036,6 +1076,17 @@ static void run_once(const gr_exercise *ex, const gr_scenario *sc, const gr_opti
         gr_result(res, GR_ERROR, "%s", err);
         goto teardown;
     }
+    if (ex->world) {
+        if (!ctx->private_dir[0] && make_private_dir(ctx, err, sizeof err) != RL_OK) {
+            gr_result(res, GR_ERROR, "%s", err);
+            goto teardown;
+        }
+        ctx->world_started = true;
+        if (ex->world->start(ctx, &ctx->world, &ctx->world_env, err, sizeof err) != RL_OK) {
+            gr_result(res, GR_ERROR, "the grader could not start the exercise's world: %s", err);
+            goto teardown;
+        }
+    }
     ctx->ninstances = ex->kind != GR_SUBMISSION_COMMAND ? 0
                       : sc->instances                ? sc->instances
                       : ex->instances                ? ex->instances
@@ -1100,6 +1151,8 @@ teardown:
     }
     for (int i = 0; i < ctx->nbaselines; i++)
         stop_baseline(ctx, i);
+    if (ctx->world_started)
+        ex->world->stop(ctx->world);
     /* Whatever escaped the groups (setsid, double fork) came back to us as
      * subreaper: nothing of a submission may outlive its scenario. */
     rl_proc_sample_by_cgroup(0, NULL, 0, NULL);
