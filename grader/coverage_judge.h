@@ -41,7 +41,9 @@ typedef struct gr_cov_waits {
 } gr_cov_waits;
 void gr_cov_wait_stats(const gr_cov_server *s, int64_t t0, int64_t t1, int64_t now, gr_cov_waits *out);
 
-/* Streams of |s| the agent closed (a half-close, not a cancel) in [t0, t1]. */
+/* Streams of |s| closed in [t0, t1], by a half-close or a cancel: while a
+ * scenario watches, only the agent ends streams (the world cancels them
+ * after the last observation). */
 int gr_cov_closed_in(const gr_cov_server *s, int64_t t0, int64_t t1);
 
 /* Streams of |s| the agent closed in [t0, t1] younger than |age_ns| after

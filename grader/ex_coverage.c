@@ -63,10 +63,13 @@
 /* The rest scenario's burst. */
 #define REST_CALLS 100
 #define REST_WORK_MS 300
-/* The evacuation scenario's steady load on B: one call a second. */
-#define EVAC_CALLS 7
+/* The evacuation scenario's steady load on B: a call of 400 ms every
+ * 300 ms, so B always has one in flight (it is short, never idle, never
+ * overdue), for as long as two evacuations take (C's, then one more), so
+ * that an agent evacuating B shows it whichever of B and C it picks
+ * first. */
 #define EVAC_WORK_MS 400
-#define EVAC_INTERVAL_MS 1000
+#define EVAC_INTERVAL_MS 300
 
 static const char *const NAMES[NSERVERS] = {"A", "B", "C"};
 
@@ -231,11 +234,21 @@ static int churn(const obs *o, int64_t t0, int64_t t1, bool with_call_only)
         for (int i = 0; i < NSERVERS; i++)
             for (size_t k = 0; k < o->s[i]->n_streams; k++) {
                 const Relaylab__TunnelStreamRecord *r = o->s[i]->streams[k];
-                n += r->closed_ns && !r->cancelled && r->closed_ns >= t0 && r->closed_ns <= t1 &&
+                n += r->closed_ns && r->closed_ns >= t0 && r->closed_ns <= t1 &&
                      r->closed_ns - r->opened_ns < RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS;
             }
     }
     return n;
+}
+
+/* The stream-per-call verdict, shared by the scenarios where it shows. */
+static void per_call_fail(gr_scenario_result *out, int young, const char *where)
+{
+    gr_result(out, GR_FAIL,
+              "%d stream%s closed younger than %d ms right after carrying a call%s: a stream per call? Streams "
+              "are long-lived: keep them, and prune only idle ones (%d ms old and %d ms unused)",
+              young, young == 1 ? " was" : "s were", RL_COV_PRUNE_AGE_MS, where, RL_COV_PRUNE_AGE_MS,
+              RL_COV_PRUNE_UNUSED_MS);
 }
 
 static int lost_calls(const obs *o, int64_t t0)
@@ -289,7 +302,10 @@ static int burst(gr_ctx *ctx, bool skewed, gr_scenario_result *out)
     int64_t total_bound = initial + gr_cov_opened_in(ticks + 2);
     char oth[32];
     others(b, oth, sizeof oth);
-    if (w.max_ns > bound_ns) {
+    int closed_b = gr_cov_closed_in(o.s[b], t0, now);
+    if (young > CHURN_MAX) {
+        per_call_fail(out, young, " during the burst");
+    } else if (w.max_ns > bound_ns) {
         /* The instant the worst call had waited the bound: what the agent
          * held then. */
         int64_t t = w.max_at_ns + bound_ns < now ? w.max_at_ns + bound_ns : now;
@@ -304,15 +320,14 @@ static int burst(gr_ctx *ctx, bool skewed, gr_scenario_result *out)
                   idle >= RL_COV_RESERVE ? ": streams sized as a total? Group them by the server named in their "
                                            "first message and size each server"
                                          : ": grow greedily (8, then doubling each tick) while a server is short");
-    } else if (lost) {
+    } else if (closed_b || lost) {
+        /* Nothing prunes a server with calls in flight, and none of its
+         * streams is old and unused enough within the burst. */
         gr_result(out, GR_FAIL,
-                  "%d call%s lost: the agent closed a stream that was carrying a call (close only idle streams)",
-                  lost, lost == 1 ? " was" : "s were");
-    } else if (young > CHURN_MAX) {
-        gr_result(out, GR_FAIL,
-                  "%d streams were closed younger than %d ms after carrying a call: a stream per call? Streams "
-                  "are long-lived; keep them and prune only idle ones (%d ms old, %d ms unused)",
-                  young, RL_COV_PRUNE_AGE_MS, RL_COV_PRUNE_AGE_MS, RL_COV_PRUNE_UNUSED_MS);
+                  "the agent closed %d of its streams on server %s during the burst (%d call%s lost) while %s had "
+                  "calls in flight: never evacuate or prune a server with calls in flight (evacuating a busy "
+                  "server?)",
+                  closed_b, NAMES[b], lost, lost == 1 ? "" : "s", NAMES[b]);
     } else if (skewed && peak > total_bound) {
         gr_result(out, GR_FAIL,
                   "%d streams open at once (%lld ms into the burst) to cover %d calls in flight on server %s, "
@@ -379,7 +394,12 @@ static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
                 2 * RL_COV_GROW_MIN;
     int thrash = churn(&o, t0, now, false);
     int lost = lost_calls(&o, t0);
-    if (closed_b || lost) {
+    int single_b = gr_cov_young_closes(o.s[b], t0, now, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);
+    if (closed_b && single_b == closed_b) {
+        char where[96];
+        snprintf(where, sizeof where, " on busy server %s, where no new stream could land", NAMES[b]);
+        per_call_fail(out, single_b, where);
+    } else if (closed_b || lost) {
         gr_result(out, GR_FAIL,
                   "the agent closed %d of its streams on server %s (%d call%s lost) while %s had calls in flight "
                   "and queued and no new stream could land there: never evacuate or prune a server with calls "
@@ -424,6 +444,11 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     gr_cov_waits w;
     gr_cov_wait_stats(o.s[b], t0, INT64_MAX, o.s[b]->now_ns, &w);
+    int young = churn(&o, t0, o.s[b]->now_ns, true);
+    if (young > CHURN_MAX) {
+        per_call_fail(out, young, " during the burst");
+        goto done;
+    }
     if (w.queued || w.unanswered) {
         /* Rest is judged after a burst that was served: one that was not
          * is the bursts' lesson, named here with its figures. */
@@ -460,7 +485,7 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
          * the burst ended, on a server that held the reserve then. */
         for (size_t k = 0; k < o.s[i]->n_streams; k++) {
             const Relaylab__TunnelStreamRecord *r = o.s[i]->streams[k];
-            if (!r->closed_ns || r->cancelled || r->closed_ns < t_end || r->closed_ns > check)
+            if (!r->closed_ns || r->closed_ns < t_end || r->closed_ns > check)
                 continue;
             int left = gr_cov_streams_at(o.s[i], r->closed_ns);
             if (left < RL_COV_RESERVE && gr_cov_streams_at(o.s[i], t_end) >= RL_COV_RESERVE &&
@@ -514,10 +539,12 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
                          gr_cov_streams_at(o.s[b], t0), gr_cov_streams_at(o.s[c], t0));
         goto done;
     }
-    if (dispatch(ctx, b, EVAC_CALLS, EVAC_WORK_MS, EVAC_INTERVAL_MS, out))
-        goto done;
-    int64_t load_end = t0 + (int64_t)((EVAC_CALLS - 1) * EVAC_INTERVAL_MS + EVAC_WORK_MS) * RL_NS_PER_MS;
     int64_t evac_by = c_since + (int64_t)RL_COV_OVERDUE_MS * RL_NS_PER_MS + (1 + SLACK_TICKS) * TICK_NS;
+    int64_t second = evac_by + (int64_t)RL_COV_EVACUATE_EVERY_MS * RL_NS_PER_MS;
+    uint32_t calls = (uint32_t)((second - t0) / ((int64_t)EVAC_INTERVAL_MS * RL_NS_PER_MS)) + 2;
+    if (dispatch(ctx, b, calls, EVAC_WORK_MS, EVAC_INTERVAL_MS, out))
+        goto done;
+    int64_t load_end = t0 + (int64_t)((calls - 1) * EVAC_INTERVAL_MS + EVAC_WORK_MS) * RL_NS_PER_MS;
     int64_t until = load_end > evac_by ? load_end : evac_by;
     while (rl_now_ns() < until && !gr_interrupted(ctx) && gr_submission_alive(ctx))
         rl_sleep_ms(50, NULL);
@@ -529,10 +556,13 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
     int64_t emptied = gr_cov_emptied_at(o.s[c], c_since, evac_by < now ? evac_by : now);
     int c_left = gr_cov_streams_at(o.s[c], evac_by < now ? evac_by : now);
     int64_t early_ns = (int64_t)RL_COV_OVERDUE_MS * RL_NS_PER_MS - 2 * TICK_NS;
-    if (closed_b || lost) {
+    int single_b = gr_cov_young_closes(o.s[b], t0, now, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);
+    if (closed_b && single_b == closed_b) {
+        per_call_fail(out, single_b, " on server B");
+    } else if (closed_b || lost) {
         gr_result(out, GR_FAIL,
-                  "the agent closed %d of its streams on server %s (%d call%s lost) while a call came there every "
-                  "%d ms: a server with calls in flight is never overdue, so never evacuated (evacuating a busy "
+                  "the agent closed %d of its streams on server %s (%d call%s lost) while it always had a call in flight (one "
+                  "every %d ms): a server with calls in flight is never overdue, so never evacuated (evacuating a busy "
                   "server?)",
                   closed_b, NAMES[b], lost, lost == 1 ? "" : "s", EVAC_INTERVAL_MS);
     } else if (!emptied) {
