@@ -241,6 +241,35 @@ static int churn(const obs *o, int64_t t0, int64_t t1, bool with_call_only)
     return n;
 }
 
+/* The caps of lib/rl_coverage.h, by the proxy's count of what the agent
+ * held open at once since it started (the proxy refuses streams a quarter
+ * over the total cap: rl_tworld.h). True with the verdict in |out|. */
+static bool caps_broken(gr_ctx *ctx, gr_scenario_result *out)
+{
+    cov_world *cw = gr_world(ctx);
+    rl_l7proxy_stats st;
+    rl_l7proxy_get_stats(cw->w.proxy, &st);
+    for (int i = 0; i < NSERVERS; i++)
+        if (st.peak[i] > RL_COV_CAP_PER_SERVER) {
+            gr_result(out, GR_FAIL,
+                      "%d of your streams were open at once on server %s (%d in all at the peak): the caps are %d "
+                      "per server and %d in all, and growth pauses while idle streams elsewhere reach %dx the "
+                      "demand (growing without a cap?)",
+                      st.peak[i], NAMES[i], st.peak_open, RL_COV_CAP_PER_SERVER, RL_COV_CAP_TOTAL,
+                      RL_COV_PAUSE_FACTOR);
+            return true;
+        }
+    if (st.peak_open > RL_COV_CAP_TOTAL || st.refused) {
+        gr_result(out, GR_FAIL,
+                  "%d of your streams were open at once (the proxy refused %llu more beyond %d): the caps are %d "
+                  "per server and %d in all (growing without a cap?)",
+                  st.peak_open, (unsigned long long)st.refused, RL_TWORLD_STREAM_LIMIT, RL_COV_CAP_PER_SERVER,
+                  RL_COV_CAP_TOTAL);
+        return true;
+    }
+    return false;
+}
+
 /* The stream-per-call verdict, shared by the scenarios where it shows. */
 static void per_call_fail(gr_scenario_result *out, int young, const char *where)
 {
@@ -303,7 +332,8 @@ static int burst(gr_ctx *ctx, bool skewed, gr_scenario_result *out)
     char oth[32];
     others(b, oth, sizeof oth);
     int closed_b = gr_cov_closed_in(o.s[b], t0, now);
-    if (young > CHURN_MAX) {
+    if (caps_broken(ctx, out)) {
+    } else if (young > CHURN_MAX) {
         per_call_fail(out, young, " during the burst");
     } else if (w.max_ns > bound_ns) {
         /* The instant the worst call had waited the bound: what the agent
@@ -395,7 +425,8 @@ static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
     int thrash = churn(&o, t0, now, false);
     int lost = lost_calls(&o, t0);
     int single_b = gr_cov_young_closes(o.s[b], t0, now, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);
-    if (closed_b && single_b == closed_b) {
+    if (caps_broken(ctx, out)) {
+    } else if (closed_b && single_b == closed_b) {
         char where[96];
         snprintf(where, sizeof where, " on busy server %s, where no new stream could land", NAMES[b]);
         per_call_fail(out, single_b, where);
@@ -445,6 +476,8 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
     gr_cov_waits w;
     gr_cov_wait_stats(o.s[b], t0, INT64_MAX, o.s[b]->now_ns, &w);
     int young = churn(&o, t0, o.s[b]->now_ns, true);
+    if (caps_broken(ctx, out))
+        goto done;
     if (young > CHURN_MAX) {
         per_call_fail(out, young, " during the burst");
         goto done;
@@ -557,7 +590,8 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
     int c_left = gr_cov_streams_at(o.s[c], evac_by < now ? evac_by : now);
     int64_t early_ns = (int64_t)RL_COV_OVERDUE_MS * RL_NS_PER_MS - 2 * TICK_NS;
     int single_b = gr_cov_young_closes(o.s[b], t0, now, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);
-    if (closed_b && single_b == closed_b) {
+    if (caps_broken(ctx, out)) {
+    } else if (closed_b && single_b == closed_b) {
         per_call_fail(out, single_b, " on server B");
     } else if (closed_b || lost) {
         gr_result(out, GR_FAIL,

@@ -54,6 +54,8 @@ struct rl_l7proxy {
 
     pthread_mutex_t mu; /* guards what follows */
     rl_placement placement;
+    int limit; /* 0: none */
+    int nopen;
     uint64_t seq;
     rl_l7proxy_stats stats;
     pcall *newest; /* open streams, newest first */
@@ -127,6 +129,7 @@ static void close_open(pcall *c)
     if (c->open) {
         c->open = false;
         px->stats.open[c->backend]--;
+        px->nopen--;
         if (c->newer)
             c->newer->older = c->older;
         else
@@ -372,9 +375,32 @@ static void start_proxied(rl_l7proxy *px, accept_slot *a)
     px->live++;
 
     pthread_mutex_lock(&px->mu);
+    if (px->limit && px->nopen >= px->limit) {
+        px->stats.refused++;
+        pthread_mutex_unlock(&px->mu);
+        /* The call was never placed: refuse it, and let the close batch
+         * free the struct. */
+        grpc_op op;
+        memset(&op, 0, sizeof op);
+        op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+        op.data.recv_close_on_server.cancelled = &c->s_cancelled;
+        if (post(c, c->sc, &op, 1, &c->t_s_close))
+            grpc_call_cancel_with_status(c->sc, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                                         "l7proxy: too many streams open through this proxy", NULL);
+        else {
+            c->pending++;
+            settle(c);
+        }
+        return;
+    }
     c->backend = rl_placement_pick(&px->placement, px->seq++, px->n);
+    px->nopen++;
+    if (px->nopen > px->stats.peak_open)
+        px->stats.peak_open = px->nopen;
     px->stats.placed[c->backend]++;
     px->stats.open[c->backend]++;
+    if (px->stats.open[c->backend] > px->stats.peak[c->backend])
+        px->stats.peak[c->backend] = px->stats.open[c->backend];
     px->stats.total++;
     c->open = true;
     c->older = px->newest;
@@ -537,6 +563,13 @@ void rl_l7proxy_set_placement(rl_l7proxy *px, const rl_placement *p)
 {
     pthread_mutex_lock(&px->mu);
     px->placement = *p;
+    pthread_mutex_unlock(&px->mu);
+}
+
+void rl_l7proxy_set_limit(rl_l7proxy *px, int max_open)
+{
+    pthread_mutex_lock(&px->mu);
+    px->limit = max_open > 0 ? max_open : 0;
     pthread_mutex_unlock(&px->mu);
 }
 

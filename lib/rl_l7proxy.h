@@ -53,8 +53,11 @@ typedef struct rl_l7proxy_stats {
     int nbackends;
     uint64_t placed[RL_L7PROXY_MAX_BACKENDS]; /* streams ever placed on each */
     int open[RL_L7PROXY_MAX_BACKENDS];        /* streams open on each now */
+    int peak[RL_L7PROXY_MAX_BACKENDS];        /* the most open on each at once */
     int newest_open; /* the backend of the newest stream still open, -1: none */
     uint64_t total;  /* every stream placed */
+    uint64_t refused; /* streams refused at the limit (rl_l7proxy_set_limit) */
+    int peak_open;   /* the most streams open at once on all backends */
 } rl_l7proxy_stats;
 
 /* Starts a proxy on 127.0.0.1 (a port the OS picks) in front of the
@@ -70,6 +73,12 @@ const char *rl_l7proxy_addr(const rl_l7proxy *px);
 
 /* Streams opened from now on are placed by |p| (copied). */
 void rl_l7proxy_set_placement(rl_l7proxy *px, const rl_placement *p);
+
+/* At most |max_open| streams open at once on all backends (0: no limit,
+ * the default): a stream beyond it is refused RESOURCE_EXHAUSTED and
+ * reaches no backend, so an agent that grows without bound cannot starve
+ * the machine its grader runs on. */
+void rl_l7proxy_set_limit(rl_l7proxy *px, int max_open);
 
 /* Copies the figures into |out|. */
 void rl_l7proxy_get_stats(rl_l7proxy *px, rl_l7proxy_stats *out);

@@ -39,7 +39,10 @@ int rl_tworld_start(rl_tworld *w, const rl_tworld_options *opt, char *err, size_
         w->ctl_ch[i] = rl_channel_isolated(w->ctl[i], NULL);
         backends[i] = w->addrs[i];
     }
-    return rl_l7proxy_start(backends, w->n, &opt->placement, &w->proxy, err, errlen);
+    int rc = rl_l7proxy_start(backends, w->n, &opt->placement, &w->proxy, err, errlen);
+    if (rc == RL_OK)
+        rl_l7proxy_set_limit(w->proxy, RL_TWORLD_STREAM_LIMIT);
+    return rc;
 }
 
 const char *rl_tworld_addr(const rl_tworld *w)

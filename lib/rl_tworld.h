@@ -13,6 +13,7 @@
 
 #include "relaylab.pb-c.h"
 #include "rl_l7proxy.h"
+#include "rl_coverage.h"
 #include "rl_proc.h"
 
 #include <grpc/grpc.h>
@@ -21,7 +22,12 @@
 
 #define RL_TWORLD_MAX_SERVERS RL_L7PROXY_MAX_BACKENDS
 /* A control call's bound: the server answers from memory at once. */
-#define RL_TWORLD_CALL_MS 5000
+#define RL_TWORLD_CALL_MS 10000
+/* The proxy refuses streams beyond this many open at once: a quarter over
+ * the rules' total cap (lib/rl_coverage.h), so an agent that keeps them
+ * never meets it and one that grows without a cap cannot starve the
+ * machine. */
+#define RL_TWORLD_STREAM_LIMIT (RL_COV_CAP_TOTAL + RL_COV_CAP_TOTAL / 4)
 
 typedef struct rl_tworld_options {
     const char *tunnel_bin; /* path of bin/tunnel */
@@ -41,7 +47,8 @@ typedef struct rl_tworld {
     rl_l7proxy *proxy;
 } rl_tworld;
 
-/* Starts the servers and the proxy. |w| is caller memory. Returns 0, or an
+/* Starts the servers and the proxy (limited to RL_TWORLD_STREAM_LIMIT
+ * open streams). |w| is caller memory. Returns 0, or an
  * RL_E* code with one line in |err|; either way rl_tworld_stop cleans up. */
 int rl_tworld_start(rl_tworld *w, const rl_tworld_options *opt, char *err, size_t errlen);
 

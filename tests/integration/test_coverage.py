@@ -150,4 +150,4 @@ def test_grader_passes_per_server_sizing_and_names_the_incident():
     fb = total_r["burst-uniform"]["feedback"]
     assert total_r["burst-uniform"]["verdict"] == "FAIL", fb
     assert "streams sized as a total?" in fb
-    assert "idle streams sat on A and C" in fb
+    assert "idle streams sat on" in fb
