@@ -37,7 +37,7 @@
 #include <string.h>
 
 #define NSERVERS 3
-#define TICK_NS ((int64_t)RL_COV_TICK_MS * RL_NS_PER_MS)
+#define TICK_NS  ((int64_t)RL_COV_TICK_MS * RL_NS_PER_MS)
 /* Added to every bound: a loaded machine's delay in seeing a tick's
  * figures and acting on them (bench/results/coverage.md). */
 #define SLACK_TICKS 4
@@ -46,11 +46,11 @@
 #define SETTLE_MS 3000
 /* A burst: BURST_CALLS calls of WORK_MS, one every INTERVAL_MS. */
 #define BURST_CALLS 200
-#define WORK_MS 500
+#define WORK_MS     500
 #define INTERVAL_MS 10
-#define BURST_MS (BURST_CALLS * INTERVAL_MS)
+#define BURST_MS    (BURST_CALLS * INTERVAL_MS)
 /* In flight at once at the burst's rate: the demand to cover. */
-#define DEMAND ((BURST_CALLS * WORK_MS + BURST_MS - 1) / BURST_MS)
+#define DEMAND       ((BURST_CALLS * WORK_MS + BURST_MS - 1) / BURST_MS)
 #define SKEW_PERCENT 80
 /* Streams closed younger than RL_COV_PRUNE_AGE_MS in a burst: none is
  * the rule (only pruning closes, and it waits that long); a few are
@@ -58,17 +58,17 @@
 #define CHURN_MAX 2
 /* The unfillable burst lasts longer than the overdue time, so an agent
  * that gives the busy server up shows it. */
-#define UNFILL_CALLS 160
+#define UNFILL_CALLS       160
 #define UNFILL_INTERVAL_MS 25
 /* The rest scenario's burst. */
-#define REST_CALLS 100
+#define REST_CALLS   100
 #define REST_WORK_MS 300
 /* The evacuation scenario's steady load on B: a call of 400 ms every
  * 300 ms, so B always has one in flight (it is short, never idle, never
  * overdue), for as long as two evacuations take (C's, then one more), so
  * that an agent evacuating B shows it whichever of B and C it picks
  * first. */
-#define EVAC_WORK_MS 400
+#define EVAC_WORK_MS     400
 #define EVAC_INTERVAL_MS 300
 
 static const char *const NAMES[NSERVERS] = {"A", "B", "C"};
@@ -143,8 +143,8 @@ static int observe(gr_ctx *ctx, obs *o, gr_scenario_result *out)
     for (int i = 0; i < NSERVERS; i++) {
         int rc = rl_tworld_observe(&cw->w, i, &o->s[i]);
         if (rc != RL_OK)
-            return gr_scenario_decide(out, GR_ERROR, "tunnel server %s's control service did not answer (%s)",
-                                      NAMES[i], rl_strerror(rc));
+            return gr_scenario_decide(out, GR_ERROR, "tunnel server %s's control service did not answer (%s)", NAMES[i],
+                                      rl_strerror(rc));
     }
     return 0;
 }
@@ -228,8 +228,7 @@ static int churn(const obs *o, int64_t t0, int64_t t1, bool with_call_only)
 {
     int n = 0;
     for (int i = 0; i < NSERVERS; i++)
-        n += with_call_only ? gr_cov_young_closes(o->s[i], t0, t1, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS)
-                            : 0;
+        n += with_call_only ? gr_cov_young_closes(o->s[i], t0, t1, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS) : 0;
     if (!with_call_only) {
         for (int i = 0; i < NSERVERS; i++)
             for (size_t k = 0; k < o->s[i]->n_streams; k++) {
@@ -255,8 +254,7 @@ static bool caps_broken(gr_ctx *ctx, gr_scenario_result *out)
                       "%d of your streams were open at once on server %s (%d in all at the peak): the caps are %d "
                       "per server and %d in all, and growth pauses while idle streams elsewhere reach %dx the "
                       "demand (growing without a cap?)",
-                      st.peak[i], NAMES[i], st.peak_open, RL_COV_CAP_PER_SERVER, RL_COV_CAP_TOTAL,
-                      RL_COV_PAUSE_FACTOR);
+                      st.peak[i], NAMES[i], st.peak_open, RL_COV_CAP_PER_SERVER, RL_COV_CAP_TOTAL, RL_COV_PAUSE_FACTOR);
             return true;
         }
     if (st.peak_open > RL_COV_CAP_TOTAL || st.refused) {
@@ -363,8 +361,8 @@ static int burst(gr_ctx *ctx, bool skewed, gr_scenario_result *out)
                   "%d streams open at once (%lld ms into the burst) to cover %d calls in flight on server %s, "
                   "where %d%% of new streams land: doubling from %d needs %lld at most; grow by the server's "
                   "shortfall and stop once it is covered (no cap?)",
-                  peak, (long long)((peak_at - t0) / RL_NS_PER_MS), DEMAND, NAMES[b], SKEW_PERCENT,
-                  RL_COV_GROW_MIN, (long long)total_bound);
+                  peak, (long long)((peak_at - t0) / RL_NS_PER_MS), DEMAND, NAMES[b], SKEW_PERCENT, RL_COV_GROW_MIN,
+                  (long long)total_bound);
     } else {
         gr_result(out, GR_PASS,
                   "%d calls on server %s: longest queue wait %lld ms (bound %lld ms: %d ticks to cover %d in "
@@ -420,8 +418,8 @@ static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
      * busy server's demand, which is at most the streams it holds: one
      * pause's worth, the doubling step that crossed it, and the start. */
     int demand = have > 0 ? have : 1;
-    int bound = initial + 2 * RL_COV_PAUSE_FACTOR * (demand > RL_COV_GROW_MIN ? demand : RL_COV_GROW_MIN) +
-                2 * RL_COV_GROW_MIN;
+    int bound =
+        initial + 2 * RL_COV_PAUSE_FACTOR * (demand > RL_COV_GROW_MIN ? demand : RL_COV_GROW_MIN) + 2 * RL_COV_GROW_MIN;
     int thrash = churn(&o, t0, now, false);
     int lost = lost_calls(&o, t0);
     int single_b = gr_cov_young_closes(o.s[b], t0, now, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);
@@ -489,8 +487,8 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
         gr_result(out, GR_FAIL,
                   "%zu of the burst's %d calls on server %s were still unanswered %d ms after it began (%zu "
                   "queued; %d stream%s of yours there): cover the burst first (see burst-uniform), then prune",
-                  w.queued + w.unanswered, REST_CALLS, NAMES[b], (int)((o.s[b]->now_ns - t0) / RL_NS_PER_MS),
-                  w.queued, held, held == 1 ? "" : "s");
+                  w.queued + w.unanswered, REST_CALLS, NAMES[b], (int)((o.s[b]->now_ns - t0) / RL_NS_PER_MS), w.queued,
+                  held, held == 1 ? "" : "s");
         goto done;
     }
     int64_t t_end = gr_cov_last_answer(o.s[b]);
@@ -508,8 +506,7 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
     int worst = -1, worst_n = 0, below = -1, below_n = 0;
     for (int i = 0; i < NSERVERS; i++) {
         int n = gr_cov_streams_at(o.s[i], check);
-        snprintf(figures + strlen(figures), sizeof figures - strlen(figures), "%s%s %d", i ? ", " : "", NAMES[i],
-                 n);
+        snprintf(figures + strlen(figures), sizeof figures - strlen(figures), "%s%s %d", i ? ", " : "", NAMES[i], n);
         if (n > 2 * RL_COV_RESERVE && n > worst_n) {
             worst = i;
             worst_n = n;
@@ -567,9 +564,9 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
     int64_t c_since = gr_cov_first_open(o.s[c]);
     if (!c_since || gr_cov_streams_at(o.s[c], t0) == 0 || gr_cov_streams_at(o.s[b], t0) == 0) {
         gr_result(out, GR_ERROR,
-                         "the placement gave no stream to server B or C (B %d, C %d): the scenario needs one on "
-                         "each",
-                         gr_cov_streams_at(o.s[b], t0), gr_cov_streams_at(o.s[c], t0));
+                  "the placement gave no stream to server B or C (B %d, C %d): the scenario needs one on "
+                  "each",
+                  gr_cov_streams_at(o.s[b], t0), gr_cov_streams_at(o.s[c], t0));
         goto done;
     }
     int64_t evac_by = c_since + (int64_t)RL_COV_OVERDUE_MS * RL_NS_PER_MS + (1 + SLACK_TICKS) * TICK_NS;
@@ -595,7 +592,8 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
         per_call_fail(out, single_b, " on server B");
     } else if (closed_b || lost) {
         gr_result(out, GR_FAIL,
-                  "the agent closed %d of its streams on server %s (%d call%s lost) while it always had a call in flight (one "
+                  "the agent closed %d of its streams on server %s (%d call%s lost) while it always had a call in "
+                  "flight (one "
                   "every %d ms): a server with calls in flight is never overdue, so never evacuated (evacuating a busy "
                   "server?)",
                   closed_b, NAMES[b], lost, lost == 1 ? "" : "s", EVAC_INTERVAL_MS);

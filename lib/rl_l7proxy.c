@@ -71,8 +71,7 @@ struct pcall {
     grpc_slice status_details;
     int s_cancelled;
     grpc_byte_buffer *up_buf, *down_buf;
-    rl_tag t_c_init, t_s_init, t_s_recv, t_c_send, t_c_close, t_c_recv, t_s_send, t_c_status, t_s_close,
-        t_s_status;
+    rl_tag t_c_init, t_s_init, t_s_recv, t_c_send, t_c_close, t_c_recv, t_s_send, t_c_status, t_s_close, t_s_status;
     unsigned pending;
     bool down_done, status_in, status_sent, s_init_sent, open;
     pcall *older, *newer; /* under px->mu while |open| */
@@ -465,8 +464,8 @@ static void accept_done(rl_tag *tag, bool ok)
 static void post_accept(accept_slot *a)
 {
     rl_l7proxy *px = a->px;
-    grpc_call_error e = grpc_server_request_call(px->server, &a->call, &a->details, &a->md, px->loop.cq,
-                                                 px->loop.cq, &a->tag);
+    grpc_call_error e =
+        grpc_server_request_call(px->server, &a->call, &a->details, &a->md, px->loop.cq, px->loop.cq, &a->tag);
     if (e == GRPC_CALL_OK)
         px->slots_posted++;
     else
@@ -491,8 +490,8 @@ static void *run(void *arg)
 
 /* ---- the owner's side ---- */
 
-int rl_l7proxy_start(const char *const *backends, int n, const rl_placement *initial, rl_l7proxy **out,
-                     char *err, size_t errlen)
+int rl_l7proxy_start(const char *const *backends, int n, const rl_placement *initial, rl_l7proxy **out, char *err,
+                     size_t errlen)
 {
     *out = NULL;
     if (n < 1 || n > RL_L7PROXY_MAX_BACKENDS) {
@@ -507,8 +506,7 @@ int rl_l7proxy_start(const char *const *backends, int n, const rl_placement *ini
     px->stats.newest_open = -1;
     px->shutdown_tag.done = shutdown_done;
     /* Each backend its own connection, shared with nothing else. */
-    grpc_arg barg = {.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_MAX_CONCURRENT_STREAMS,
-                     .value.integer = 100000};
+    grpc_arg barg = {.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_MAX_CONCURRENT_STREAMS, .value.integer = 100000};
     grpc_channel_args bargs = {1, &barg};
     for (int i = 0; i < n; i++)
         px->backends[i] = rl_channel_isolated(backends[i], &bargs);

@@ -40,9 +40,9 @@ typedef struct rl_tworld {
     int n;
     rl_proc procs[RL_TWORLD_MAX_SERVERS];
     bool running[RL_TWORLD_MAX_SERVERS];
-    char ids[RL_TWORLD_MAX_SERVERS][4];     /* "A", "B" ... */
-    char addrs[RL_TWORLD_MAX_SERVERS][64];  /* their public Tunnel ports */
-    char ctl[RL_TWORLD_MAX_SERVERS][192];   /* "unix:DIR/tunnel-A.sock" */
+    char ids[RL_TWORLD_MAX_SERVERS][4];    /* "A", "B" ... */
+    char addrs[RL_TWORLD_MAX_SERVERS][64]; /* their public Tunnel ports */
+    char ctl[RL_TWORLD_MAX_SERVERS][192];  /* "unix:DIR/tunnel-A.sock" */
     grpc_channel *ctl_ch[RL_TWORLD_MAX_SERVERS];
     rl_l7proxy *proxy;
 } rl_tworld;
@@ -65,8 +65,7 @@ int rl_tworld_last_healthy(rl_tworld *w);
 /* Asks server |i| for |count| calls of |work_ms|, one every |interval_ms|
  * (paced by the server). Returns 0 (the first call's id in *first_id, may
  * be NULL) or RL_EGRPC / RL_ETIMEOUT / RL_EINVAL. */
-int rl_tworld_dispatch(rl_tworld *w, int i, uint32_t count, uint32_t work_ms, uint32_t interval_ms,
-                       uint64_t *first_id);
+int rl_tworld_dispatch(rl_tworld *w, int i, uint32_t count, uint32_t work_ms, uint32_t interval_ms, uint64_t *first_id);
 
 /* Server |i|'s records. Returns 0 and sets *out (free with
  * relaylab__observe_tunnel_reply__free_unpacked) or an RL_E* code. */

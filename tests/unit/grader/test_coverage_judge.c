@@ -135,11 +135,11 @@ static void young_closes_are_streams_ended_soon_after_carrying_a_call(void **sta
     (void)state;
     fake f;
     fake_init(&f);
-    add_stream(&f, 0, 300, 1, false);    /* young, used: churn */
-    add_stream(&f, 0, 300, 0, false);    /* young, never used: not churn */
-    add_stream(&f, 0, 300, 1, true);     /* used, then cancelled: churn too */
-    add_stream(&f, 0, 3000, 5, false);   /* old: a prune */
-    add_stream(&f, 0, 0, 1, false);      /* open */
+    add_stream(&f, 0, 300, 1, false);  /* young, used: churn */
+    add_stream(&f, 0, 300, 0, false);  /* young, never used: not churn */
+    add_stream(&f, 0, 300, 1, true);   /* used, then cancelled: churn too */
+    add_stream(&f, 0, 3000, 5, false); /* old: a prune */
+    add_stream(&f, 0, 0, 1, false);    /* open */
     assert_int_equal(gr_cov_young_closes(&f.s, 0, 10000 * MS, 2000 * MS), 2);
     assert_int_equal(gr_cov_closed_in(&f.s, 0, 10000 * MS), 4);
     assert_int_equal(gr_cov_closed_in(&f.s, 1000 * MS, 10000 * MS), 1);
