@@ -14,8 +14,11 @@
  * A scenario reads as its rule:
  *   burst-uniform  200 calls in 2 s on the last-healthy server, new streams
  *                  uniform: in flight within the ticks doubling needs
- *   burst-skewed   the same, 80 % of new streams on that server; and the
- *                  total stays within what doubling opens
+ *   burst-skewed   the same, 80 % of new streams on that server; the
+ *                  total within the caps (a bound from the doubling alone
+ *                  failed the reference on a loaded machine: streams not
+ *                  yet named by their server keep a server short for the
+ *                  agent for more ticks, and each one doubles)
  *   unfillable     no new stream lands on the busy server: bounded, keeps
  *                  the busy server's streams, no thrash
  *   rest           after a burst, each server back to the reserve once
@@ -300,9 +303,6 @@ static int burst(gr_ctx *ctx, bool skewed, gr_scenario_result *out)
         goto done;
     int64_t t0 = rl_now_ns();
     int have = gr_cov_streams_at(o.s[b], t0);
-    int initial = 0;
-    for (int i = 0; i < NSERVERS; i++)
-        initial += gr_cov_streams_at(o.s[i], t0);
     double share = skewed ? SKEW_PERCENT / 100.0 : 1.0 / NSERVERS;
     if (skewed) {
         rl_placement p = {RL_PLACE_SKEWED, b, SKEW_PERCENT};
@@ -326,7 +326,6 @@ static int burst(gr_ctx *ctx, bool skewed, gr_scenario_result *out)
     int young = churn(&o, t0, now, true);
     int64_t peak_at;
     int peak = gr_cov_peak_total((const gr_cov_server *const *)o.s, NSERVERS, t0, now, &peak_at);
-    int64_t total_bound = initial + gr_cov_opened_in(ticks + 2);
     char oth[32];
     others(b, oth, sizeof oth);
     int closed_b = gr_cov_closed_in(o.s[b], t0, now);
@@ -356,13 +355,6 @@ static int burst(gr_ctx *ctx, bool skewed, gr_scenario_result *out)
                   "calls in flight: never evacuate or prune a server with calls in flight (evacuating a busy "
                   "server?)",
                   closed_b, NAMES[b], lost, lost == 1 ? "" : "s", NAMES[b]);
-    } else if (skewed && peak > total_bound) {
-        gr_result(out, GR_FAIL,
-                  "%d streams open at once (%lld ms into the burst) to cover %d calls in flight on server %s, "
-                  "where %d%% of new streams land: doubling from %d needs %lld at most; grow by the server's "
-                  "shortfall and stop once it is covered (no cap?)",
-                  peak, (long long)((peak_at - t0) / RL_NS_PER_MS), DEMAND, NAMES[b], SKEW_PERCENT, RL_COV_GROW_MIN,
-                  (long long)total_bound);
     } else {
         gr_result(out, GR_PASS,
                   "%d calls on server %s: longest queue wait %lld ms (bound %lld ms: %d ticks to cover %d in "
@@ -415,11 +407,13 @@ static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
     int64_t peak_at;
     int peak = gr_cov_peak_total((const gr_cov_server *const *)o.s, NSERVERS, t0, now, &peak_at);
     /* Growth pauses once idle streams elsewhere reach PAUSE_FACTOR times the
-     * busy server's demand, which is at most the streams it holds: one
-     * pause's worth, the doubling step that crossed it, and the start. */
-    int demand = have > 0 ? have : 1;
-    int bound =
-        initial + 2 * RL_COV_PAUSE_FACTOR * (demand > RL_COV_GROW_MIN ? demand : RL_COV_GROW_MIN) + 2 * RL_COV_GROW_MIN;
+     * busy server's demand (at most the few streams it holds), which the
+     * first step of GROW_MIN nearly does. A new stream counts as elsewhere
+     * only once its server named it, so on a loaded machine the agent may
+     * double a few more times first: the bound allows one step plus
+     * SLACK_TICKS of doubling, far below a growth that never pauses (which
+     * doubles every tick of the burst). */
+    int bound = initial + (int)gr_cov_opened_in(1 + SLACK_TICKS);
     int thrash = churn(&o, t0, now, false);
     int lost = lost_calls(&o, t0);
     int single_b = gr_cov_young_closes(o.s[b], t0, now, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);
@@ -468,7 +462,9 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
     int64_t t0 = rl_now_ns();
     if (dispatch(ctx, b, REST_CALLS, REST_WORK_MS, INTERVAL_MS, out))
         goto done;
-    int64_t until = t0 + (int64_t)(REST_CALLS * INTERVAL_MS + 4000) * RL_NS_PER_MS;
+    /* Rest is judged after the burst was served; a loaded machine gets
+     * time for that (the wait ends at the last answer). */
+    int64_t until = t0 + (int64_t)(REST_CALLS * INTERVAL_MS + 8000) * RL_NS_PER_MS;
     if (wait_answered(ctx, b, REST_CALLS, t0, until, &o, out))
         goto done;
     gr_cov_waits w;
@@ -570,7 +566,7 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     }
     int64_t evac_by = c_since + (int64_t)RL_COV_OVERDUE_MS * RL_NS_PER_MS + (1 + SLACK_TICKS) * TICK_NS;
-    int64_t second = evac_by + (int64_t)RL_COV_EVACUATE_EVERY_MS * RL_NS_PER_MS;
+    int64_t second = evac_by + (int64_t)RL_COV_EVACUATE_EVERY_MS * RL_NS_PER_MS + (1 + SLACK_TICKS) * TICK_NS;
     uint32_t calls = (uint32_t)((second - t0) / ((int64_t)EVAC_INTERVAL_MS * RL_NS_PER_MS)) + 2;
     if (dispatch(ctx, b, calls, EVAC_WORK_MS, EVAC_INTERVAL_MS, out))
         goto done;
