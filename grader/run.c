@@ -854,7 +854,10 @@ static gr_verdict start_once(gr_ctx *ctx, instance *s, bool first, int port, gr_
         char how[192];
         describe_submission(ctx, s, how, sizeof how);
         gr_verdict v = rl_proc_death_signal(&s->proc) ? GR_CRASH : GR_NOT_READY;
-        gr_result(out, v, "%s %s before it listened on %s%s%s", who, how, s->addr, sep, lines);
+        if (world)
+            gr_result(out, v, "%s %s before it was ready (it %s)%s%s", who, how, world->not_ready, sep, lines);
+        else
+            gr_result(out, v, "%s %s before it listened on %s%s%s", who, how, s->addr, sep, lines);
         return v;
     }
     double secs = (double)(rl_now_ns() - t0) / 1e9;

@@ -126,11 +126,11 @@ def test_control_answers_only_on_the_private_socket(tunnel):
     assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
 
 
-def grade(submission, only):
+def grade(submission, only, *extra):
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "r.json")
         args = [bin_path("grader"), "coverage", "--submission", submission, "--only", only, "--json", out,
-                "--quiet"]
+                "--quiet", *extra]
         if sanitized(bin_path("grader")):
             args += ["--memory-limit", "0"]  # ASan's shadow counts against RLIMIT_DATA
         subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=180, cwd=REPO,
@@ -139,13 +139,19 @@ def grade(submission, only):
             return {t["extra_data"]["scenario"]: t["extra_data"] for t in json.load(f)["tests"]}
 
 
-def test_grader_passes_per_server_sizing_and_names_the_incident():
+def test_grader_passes_per_server_sizing_names_the_incident_and_waits_for_a_stream():
     good = f"/usr/bin/python3 {SUBMISSIONS}/coverage_good.py"
     total = f"/usr/bin/python3 {SUBMISSIONS}/coverage_total.py"
-    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+    # An agent that never dials is NOT-READY: readiness is its first stream
+    # reaching a server, not a listener (it is given RELAYLAB_TUNNEL).
+    silent = "/bin/sh -c 'test -n \"$RELAYLAB_TUNNEL\" && exec sleep 30'"
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
         g = pool.submit(grade, good, "burst-uniform")
         t = pool.submit(grade, total, "burst-uniform")
-        good_r, total_r = g.result(), t.result()
+        s = pool.submit(grade, silent, "rest", "--ready-timeout", "2")
+        good_r, total_r, silent_r = g.result(), t.result(), s.result()
+    assert silent_r["rest"]["verdict"] == "NOT-READY", silent_r["rest"]["feedback"]
+    assert "opened no stream to RELAYLAB_TUNNEL" in silent_r["rest"]["feedback"]
     assert good_r["burst-uniform"]["verdict"] == "PASS", good_r["burst-uniform"]["feedback"]
     fb = total_r["burst-uniform"]["feedback"]
     assert total_r["burst-uniform"]["verdict"] == "FAIL", fb
