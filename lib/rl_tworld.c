@@ -24,8 +24,10 @@ int rl_tworld_start(rl_tworld *w, const rl_tworld_options *opt, char *err, size_
     }
     const char *backends[RL_TWORLD_MAX_SERVERS];
     for (int i = 0; i < opt->nservers; i++) {
-        snprintf(w->ids[i], sizeof w->ids[i], "%c", 'A' + i);
-        snprintf(w->ctl[i], sizeof w->ctl[i], "unix:%s/tunnel-%s.sock", opt->sock_dir, w->ids[i]);
+        /* From a local, not w->ids: gcc -O1's -Wrestrict sees w on both sides. */
+        char id = (char)('A' + i);
+        snprintf(w->ids[i], sizeof w->ids[i], "%c", id);
+        snprintf(w->ctl[i], sizeof w->ctl[i], "unix:%s/tunnel-%c.sock", opt->sock_dir, id);
         unlink(w->ctl[i] + strlen("unix:"));
         const char *argv[] = {opt->tunnel_bin, "--id",      w->ids[i], "--listen",
                               "127.0.0.1:0",   "--control", w->ctl[i], NULL};
