@@ -128,7 +128,7 @@ static void world_stop(void *world)
 static const gr_world_ops coverage_world = {
     .start = world_start,
     .ready = world_ready,
-    .not_ready = "opened no stream to RELAYLAB_TUNNEL (the proxy saw none)",
+    .not_ready = "opened no stream to RELAYLAB_TUNNEL",
     .stop = world_stop,
 };
 
