@@ -53,6 +53,26 @@ typedef struct gr_scenario {
                     * when not the exercise's (0: the exercise's) */
 } gr_scenario;
 
+/* A world the exercise runs around a command submission that dials out
+ * instead of listening (the coverage lab's agent): started for each
+ * scenario run after the baselines and before the submission, which is
+ * given |env|; the submission is ready once |ready| says so, instead of
+ * when it listens; stopped after the submission. */
+typedef struct gr_world_ops {
+    /* Starts the run's world into *world. Sets *env to one "NAME=value"
+     * string the submission gets (owned by the world, valid until stop).
+     * Returns 0, or an RL_E* code with the reason in |err| (an ERROR
+     * verdict: the grader's failure, never the submission's). */
+    int (*start)(gr_ctx *ctx, void **world, const char **env, char *err, size_t errlen);
+    /* True once the submission counts as started (polled every 20 ms). */
+    bool (*ready)(void *world);
+    /* What the submission failed to do when never ready, for NOT-READY
+     * feedback: "opened no stream to RELAYLAB_TUNNEL". */
+    const char *not_ready;
+    /* Stops everything start made. Accepts what a failed start left. */
+    void (*stop)(void *world);
+} gr_world_ops;
+
 typedef enum gr_submission_kind {
     GR_SUBMISSION_COMMAND, /* a shell command that starts a server */
     GR_SUBMISSION_CONFIG,  /* a channel config file */
@@ -74,6 +94,8 @@ typedef struct gr_exercise {
                              * exercise promises it, e.g. its grace period */
     const gr_scenario *scenarios;
     size_t nscenarios;
+    const gr_world_ops *world; /* command submissions that dial out: their
+                                * world (NULL: the submission listens) */
 } gr_exercise;
 
 /* The table of every exercise (exercises.c), NULL-terminated. */

@@ -15,7 +15,8 @@
     X(retry)         \
     X(shutdown)      \
     X(balance)       \
-    X(overload)
+    X(overload)      \
+    X(coverage)
 
 #define DECLARE(name) extern const gr_exercise gr_ex_##name;
 EXERCISES(DECLARE)

@@ -130,6 +130,12 @@ struct gr_ctx {
     char **tags;
     size_t ntags, captags;
 
+    /* The exercise's world (ex->world), started before the submission,
+     * and the variable it gives the submission. */
+    void *world;
+    bool world_started;
+    const char *world_env;
+
     /* Holds the groups above while they may be killed: each is published
      * right after its spawn and released before its leader is reaped. */
     gr_watchdog wd;
@@ -535,6 +541,26 @@ int gr_run_count(gr_ctx *ctx)
     return ctx->opt->runs;
 }
 
+void *gr_world(gr_ctx *ctx)
+{
+    return ctx->world;
+}
+
+const gr_scenario *gr_current_scenario(gr_ctx *ctx)
+{
+    return ctx->sc;
+}
+
+const char *gr_bin_dir(gr_ctx *ctx)
+{
+    return ctx->opt->bin_dir;
+}
+
+const char *gr_private_dir(gr_ctx *ctx)
+{
+    return ctx->private_dir;
+}
+
 bool gr_interrupted(gr_ctx *ctx)
 {
     return interrupted || gr_watchdog_fired(&ctx->wd);
@@ -726,16 +752,20 @@ static gr_verdict start_once(gr_ctx *ctx, instance *s, bool first, int port, gr_
     const char *env[8 + 17] = {env_listen, env_baseline, env_baselines};
     const char *sandbox_env[8 + 17] = {env_listen,  env_baseline,   env_baselines, "PATH=/usr/local/bin:/usr/bin:/bin",
                                        "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"};
-    size_t n0 = 3, m0 = 7;
+    size_t nenv = 3, nsandbox_env = 7;
     /* Node looks in NODE_PATH only after every node_modules up from the
      * script, so a folder with its own packages keeps them. */
     if (ctx->opt->node_path) {
-        env[n0++] = ctx->opt->node_path;
-        sandbox_env[m0++] = ctx->opt->node_path;
+        env[nenv++] = ctx->opt->node_path;
+        sandbox_env[nsandbox_env++] = ctx->opt->node_path;
     }
-    for (size_t k = 0, n = n0, m = m0; ctx->ex->env && ctx->ex->env[k] && k < 16; k++) {
-        env[n++] = ctx->ex->env[k];
-        sandbox_env[m++] = ctx->ex->env[k];
+    for (size_t k = 0; ctx->ex->env && ctx->ex->env[k] && k < 15; k++) {
+        env[nenv++] = ctx->ex->env[k];
+        sandbox_env[nsandbox_env++] = ctx->ex->env[k];
+    }
+    if (ctx->world_env) {
+        env[nenv++] = ctx->world_env;
+        sandbox_env[nsandbox_env++] = ctx->world_env;
     }
     /* A simple command is exec'd by the shell, so the submission itself
      * leads the group and its exit status or signal reaches us unaltered.
@@ -806,7 +836,14 @@ static gr_verdict start_once(gr_ctx *ctx, instance *s, bool first, int port, gr_
      * is not scheduled in every 20 ms sample and then adds no hit there. */
     uint64_t hits = 0, seen_hits = 0;
     int64_t hitting_since = 0, last_hit = 0;
-    while (!interrupted && rl_now_ns() < until) {
+    /* A submission that dials out is ready when its world says so. */
+    const gr_world_ops *world = ctx->ex->world;
+    while (world && !interrupted && rl_now_ns() < until && rl_proc_alive(&s->proc)) {
+        if (world->ready(ctx->world))
+            return GR_PASS;
+        rl_sleep_ms(20, &interrupted);
+    }
+    while (!world && !interrupted && rl_now_ns() < until) {
         if (!rl_proc_alive(&s->proc))
             break;
         if ((accepts = tcp_accepts(port)))
@@ -848,7 +885,7 @@ static gr_verdict start_once(gr_ctx *ctx, instance *s, bool first, int port, gr_
     }
     /* A submission that could not bind because another socket held the
      * port is not NOT-READY: check before judging. */
-    if (!interrupted && port_clash(ctx, s, port, false)) {
+    if (!world && !interrupted && port_clash(ctx, s, port, false)) {
         *clash = true;
         return GR_ERROR;
     }
@@ -867,11 +904,16 @@ static gr_verdict start_once(gr_ctx *ctx, instance *s, bool first, int port, gr_
         char how[192];
         describe_submission(ctx, s, how, sizeof how);
         gr_verdict v = rl_proc_death_signal(&s->proc) ? GR_CRASH : GR_NOT_READY;
-        gr_result(out, v, "%s %s before it listened on %s%s%s", who, how, s->addr, sep, lines);
+        if (world)
+            gr_result(out, v, "%s %s before it was ready (it %s)%s%s", who, how, world->not_ready, sep, lines);
+        else
+            gr_result(out, v, "%s %s before it listened on %s%s%s", who, how, s->addr, sep, lines);
         return v;
     }
     double secs = (double)(rl_now_ns() - t0) / 1e9;
-    if (accepts)
+    if (world)
+        gr_result(out, GR_NOT_READY, "%s %s within %.1f s%s%s", who, world->not_ready, secs, sep, lines);
+    else if (accepts)
         gr_result(out, GR_NOT_READY,
                         "%s accepted TCP connections on %s but no gRPC (HTTP/2) connection became ready within "
                         "%.1f s%s%s",
@@ -1122,6 +1164,17 @@ static void run_once(const gr_exercise *ex, const gr_scenario *sc, const gr_opti
         gr_result(res, GR_ERROR, "%s", err);
         goto teardown;
     }
+    if (ex->world) {
+        if (!ctx->private_dir[0] && make_private_dir(ctx, err, sizeof err) != RL_OK) {
+            gr_result(res, GR_ERROR, "%s", err);
+            goto teardown;
+        }
+        ctx->world_started = true;
+        if (ex->world->start(ctx, &ctx->world, &ctx->world_env, err, sizeof err) != RL_OK) {
+            gr_result(res, GR_ERROR, "the grader could not start the exercise's world: %s", err);
+            goto teardown;
+        }
+    }
     ctx->ninstances = ex->kind != GR_SUBMISSION_COMMAND ? 0
                       : sc->instances                ? sc->instances
                       : ex->instances                ? ex->instances
@@ -1188,6 +1241,8 @@ teardown:
     }
     for (int i = 0; i < ctx->nbaselines; i++)
         stop_baseline(ctx, i);
+    if (ctx->world_started)
+        ex->world->stop(ctx->world);
     /* Whatever escaped the groups (setsid, double fork) came back to us as
      * subreaper: nothing of a submission may outlive its scenario. */
     rl_proc_sample_by_cgroup(0, NULL, 0, NULL);

@@ -86,6 +86,21 @@ int gr_restart_baseline(gr_ctx *ctx, int i, const char *const *extra_argv, char 
  * Returns 0, or RL_EINVAL when there is no baseline |i|. */
 int gr_stop_baseline(gr_ctx *ctx, int i);
 
+/* The exercise's world of this run (gr_exercise.world's *world), NULL
+ * when it has none. */
+void *gr_world(gr_ctx *ctx);
+
+/* The scenario being run (for a world's start, which sets itself up per
+ * scenario). */
+const gr_scenario *gr_current_scenario(gr_ctx *ctx);
+
+/* The folder of the kit's programs (--bin), e.g. for bin/tunnel. */
+const char *gr_bin_dir(gr_ctx *ctx);
+
+/* The run's private folder (0700, the grader's alone), for unix sockets
+ * only the grader may reach; "" when the run has none. */
+const char *gr_private_dir(gr_ctx *ctx);
+
 /* ---- the submission process ---- */
 
 /* True while the submission's leader process has not exited. Reaps it when it

@@ -129,7 +129,7 @@ static int noop(gr_ctx *ctx, gr_scenario_result *out)
 }
 
 static const gr_scenario scenarios[] = {{"a", "first", noop, 0}, {"b", "second", noop, 0}};
-static const gr_exercise ex = {"ex", "a test exercise", GR_SUBMISSION_COMMAND, 1, 1, NULL, scenarios, 2};
+static const gr_exercise ex = {"ex", "a test exercise", GR_SUBMISSION_COMMAND, 1, 1, NULL, scenarios, 2, NULL};
 
 static void the_shipped_rubric_checks_against_every_exercise(void **state)
 {

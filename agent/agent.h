@@ -1,0 +1,32 @@
+/* agent: the coverage lab's reference agent, its streams and its tick.
+ *
+ * One channel to the tunnel (the L7 proxy), one rl_loop on the main thread,
+ * a list of Tunnel streams (stream.h) and the servers they landed on. Once a
+ * tick (RL_COV_TICK_MS) it hands the per-server figures to the sizing
+ * module (coverage.h), closes the idle streams it marked and opens what it
+ * asked for; it logs its figures when they changed, one line per server:
+ * "agent: server S streams N busy B state STATE" on stderr. SIGTERM or
+ * SIGINT (blocked by the caller, polled here as rl_server does) closes every
+ * stream, answering the calls in hand within AG_STOP_GRACE_MS, and returns. */
+#ifndef AG_AGENT_H
+#define AG_AGENT_H
+
+#include "coverage.h"
+
+/* How long the calls in hand may still be answered after SIGTERM before the
+ * streams left are cancelled. */
+#define AG_STOP_GRACE_MS 1000
+/* The process's own bound on its streams, whatever the rules say: the
+ * no-cap mistake must show its growth, not take the machine down. */
+#define AG_STREAMS_MAX 8000
+
+typedef struct ag_options {
+    const char *tunnel;        /* host:port of the tunnel (the L7 proxy) */
+    const ag_cov_rules *rules; /* ag_cov_rules_default() or a mistake */
+} ag_options;
+
+/* Runs the agent until SIGTERM or SIGINT and its streams are closed. Call
+ * after rl_server_signals_init and grpc_init. Returns 0. */
+int ag_agent_run(const ag_options *opt);
+
+#endif

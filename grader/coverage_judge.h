@@ -1,0 +1,74 @@
+/* coverage_judge: the coverage exercise's arithmetic on what the tunnel
+ * servers recorded (their ObserveTunnel replies), apart from the scenarios
+ * so that it is tested on its own: streams and busy streams on a server at
+ * an instant, the peak of all streams, queue waits, and the streams an agent
+ * closed in a window. Pure functions; instants are CLOCK_MONOTONIC ns. */
+#ifndef GR_COVERAGE_JUDGE_H
+#define GR_COVERAGE_JUDGE_H
+
+#include "relaylab.pb-c.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef Relaylab__ObserveTunnelReply gr_cov_server;
+
+/* Streams of |s| open at |t| (opened at or before, not closed by then). */
+int gr_cov_streams_at(const gr_cov_server *s, int64_t t);
+
+/* Streams of |s| carrying a call at |t| (handed at or before, not answered
+ * or lost by then): the server's calls in flight. */
+int gr_cov_busy_at(const gr_cov_server *s, int64_t t);
+
+/* The most streams open on all |n| servers together at any instant of
+ * [t0, t1], and when (*at, may be NULL). */
+int gr_cov_peak_total(const gr_cov_server *const *servers, size_t n, int64_t t0, int64_t t1, int64_t *at);
+
+/* The most streams open on |s| at any instant of [t0, t1]. */
+int gr_cov_peak(const gr_cov_server *s, int64_t t0, int64_t t1);
+
+/* The queue waits of |s|'s calls dispatched in [t0, t1]: a call's wait is
+ * handed - dispatched, or now - dispatched while still queued. */
+typedef struct gr_cov_waits {
+    size_t calls;      /* dispatched in the window */
+    size_t queued;     /* still waiting at |now| */
+    size_t unanswered; /* handed but not answered at |now| (lost ones too) */
+    size_t lost;       /* their stream ended before the answer */
+    int64_t max_ns;    /* the longest wait */
+    int64_t max_at_ns; /* when that call was dispatched */
+    int64_t p50_ns;
+} gr_cov_waits;
+void gr_cov_wait_stats(const gr_cov_server *s, int64_t t0, int64_t t1, int64_t now, gr_cov_waits *out);
+
+/* Streams of |s| closed in [t0, t1], by a half-close or a cancel: while a
+ * scenario watches, only the agent ends streams (the world cancels them
+ * after the last observation). */
+int gr_cov_closed_in(const gr_cov_server *s, int64_t t0, int64_t t1);
+
+/* Streams of |s| closed in [t0, t1] younger than |age_ns| after
+ * carrying a call: a stream used once and dropped (churn). */
+int gr_cov_young_closes(const gr_cov_server *s, int64_t t0, int64_t t1, int64_t age_ns);
+
+/* The first instant in [t0, t1] from which |s| holds no open stream until
+ * t1 (an evacuation), or 0 when it holds one at t1 or never emptied. */
+int64_t gr_cov_emptied_at(const gr_cov_server *s, int64_t t0, int64_t t1);
+
+/* Ticks the growing rule needs to cover |demand| calls in flight on a
+ * server holding |have| streams when a |share| (0 < share <= 1) of new
+ * streams land there: growing opens RL_COV_GROW_MIN, then doubles each
+ * tick, so after T ticks GROW_MIN * (2^T - 1) were opened and share of them
+ * landed. The smallest T with have + share * opened >= demand + reserve;
+ * 0 when already covered, -1 when no T up to 30 does (share 0). */
+int gr_cov_ticks_to_cover(int demand, int have, double share);
+
+/* Streams the growing rule opens in |ticks| ticks: GROW_MIN * (2^ticks - 1). */
+int64_t gr_cov_opened_in(int ticks);
+
+/* The earliest opened_ns of |s|'s streams, 0 when it has none. */
+int64_t gr_cov_first_open(const gr_cov_server *s);
+
+/* The latest answered_ns of |s|'s calls, 0 when none was answered. */
+int64_t gr_cov_last_answer(const gr_cov_server *s);
+
+#endif

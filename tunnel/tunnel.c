@@ -1,0 +1,362 @@
+/* tunnel: the Open stream's state machine, the calls' queue and the records;
+ * see tunnel.h.
+ *
+ * A stream has at most four batches posted: the first send (metadata and the
+ * server's name) or a call's send, the receive of the next answer, the
+ * RECV_CLOSE_ON_SERVER that tells a cancel, and the final status. It is
+ * idle, and may be handed a call, once its send completed and its last call
+ * was answered; a half-close ends it OK at once, and a call it still carried
+ * is lost (recorded: the judge names it). */
+#include "tunnel.h"
+
+#include "rl_alloc.h"
+#include "rl_deadline.h"
+#include "rl_log.h"
+#include "rl_pb.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NO_CALL SIZE_MAX
+
+struct tn_stream {
+    tn_server *srv;
+    grpc_call *call;
+    rl_tag send_tag, recv_tag, close_tag, status_tag;
+    grpc_byte_buffer *send_buf, *recv_buf;
+    int close_cancelled;
+    unsigned pending; /* batches posted and not done; the last frees */
+    size_t rec;       /* index of its record in srv->streams */
+    size_t current;   /* the call unanswered (index), or NO_CALL */
+    bool hello_done;  /* the naming message went out */
+    bool sending;
+    bool ended; /* closed: half-closed or cancelled; off the list */
+    tn_stream *older, *newer;
+};
+
+static void hand_queued(tn_server *s);
+
+static bool idle(const tn_stream *st)
+{
+    return st->hello_done && !st->sending && st->current == NO_CALL && !st->ended;
+}
+
+static void unlink_stream(tn_stream *st)
+{
+    tn_server *s = st->srv;
+    if (st->newer)
+        st->newer->older = st->older;
+    else
+        s->newest = st->older;
+    if (st->older)
+        st->older->newer = st->newer;
+    st->older = st->newer = NULL;
+}
+
+static void settle(tn_stream *st)
+{
+    if (--st->pending)
+        return;
+    if (st->send_buf)
+        grpc_byte_buffer_destroy(st->send_buf);
+    if (st->recv_buf)
+        grpc_byte_buffer_destroy(st->recv_buf);
+    grpc_call_unref(st->call);
+    rl_server_call_end();
+    free(st);
+}
+
+/* Marks the stream closed in its record; a call it carried is lost. */
+static void end_stream(tn_stream *st, bool cancelled)
+{
+    if (st->ended)
+        return;
+    st->ended = true;
+    tn_server *s = st->srv;
+    tn_stream_rec *r = &s->streams[st->rec];
+    r->closed_ns = rl_now_ns();
+    r->cancelled = cancelled;
+    if (st->current != NO_CALL) {
+        r->closed_busy = true;
+        s->calls[st->current].lost = true;
+        st->current = NO_CALL;
+    }
+    unlink_stream(st);
+}
+
+static int post(tn_stream *st, const grpc_op *ops, size_t n, rl_tag *tag)
+{
+    grpc_call_error e = grpc_call_start_batch(st->call, ops, n, tag, NULL);
+    if (e != GRPC_CALL_OK) {
+        RL_ERROR("tunnel: grpc_call_start_batch failed (%d)", (int)e);
+        return -1;
+    }
+    st->pending++;
+    return 0;
+}
+
+static void send_msg(tn_stream *st, const Relaylab__TunnelCall *m, bool with_metadata)
+{
+    grpc_op ops[2];
+    memset(ops, 0, sizeof ops);
+    size_t n = 0;
+    if (with_metadata)
+        ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+    st->send_buf = rl_pb_pack(&m->base);
+    ops[n].op = GRPC_OP_SEND_MESSAGE;
+    ops[n++].data.send_message.send_message = st->send_buf;
+    st->sending = true;
+    if (post(st, ops, n, &st->send_tag) != 0) {
+        st->sending = false;
+        grpc_call_cancel(st->call, NULL);
+    }
+}
+
+static void post_recv(tn_stream *st)
+{
+    grpc_op op;
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_RECV_MESSAGE;
+    op.data.recv_message.recv_message = &st->recv_buf;
+    if (post(st, &op, 1, &st->recv_tag) != 0)
+        grpc_call_cancel(st->call, NULL);
+}
+
+static void hand(tn_stream *st, size_t call)
+{
+    tn_server *s = st->srv;
+    tn_call_rec *c = &s->calls[call];
+    c->handed_ns = rl_now_ns();
+    c->stream_id = s->streams[st->rec].id;
+    s->streams[st->rec].calls++;
+    st->current = call;
+    Relaylab__TunnelCall m = RELAYLAB__TUNNEL_CALL__INIT;
+    m.call_id = c->id;
+    m.work_ms = c->work_ms;
+    send_msg(st, &m, false);
+}
+
+static tn_stream *newest_idle(tn_server *s)
+{
+    for (tn_stream *st = s->newest; st; st = st->older)
+        if (idle(st))
+            return st;
+    return NULL;
+}
+
+static void hand_queued(tn_server *s)
+{
+    while (s->qlen) {
+        tn_stream *st = newest_idle(s);
+        if (!st)
+            return;
+        size_t call = s->queue[s->qhead];
+        s->qhead = (s->qhead + 1) % s->qcap;
+        s->qlen--;
+        hand(st, call);
+    }
+}
+
+static void send_done(rl_tag *tag, bool ok)
+{
+    tn_stream *st = RL_CONTAINER_OF(tag, tn_stream, send_tag);
+    st->sending = false;
+    grpc_byte_buffer_destroy(st->send_buf);
+    st->send_buf = NULL;
+    if (ok && !st->hello_done)
+        st->hello_done = true;
+    if (ok && idle(st))
+        hand_queued(st->srv);
+    settle(st);
+}
+
+static void send_status(tn_stream *st)
+{
+    grpc_op op;
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+    op.data.send_status_from_server.status = GRPC_STATUS_OK;
+    if (post(st, &op, 1, &st->status_tag) != 0)
+        grpc_call_cancel(st->call, NULL);
+}
+
+static void recv_done(rl_tag *tag, bool ok)
+{
+    tn_stream *st = RL_CONTAINER_OF(tag, tn_stream, recv_tag);
+    tn_server *s = st->srv;
+    if (ok && !st->recv_buf && !st->ended) {
+        /* The agent half-closed: the stream ends OK. */
+        end_stream(st, false);
+        send_status(st);
+    } else if (ok && st->recv_buf) {
+        ProtobufCMessage *m = NULL;
+        if (rl_pb_unpack(&relaylab__tunnel_answer__descriptor, st->recv_buf, TN_MAX_MESSAGE, &m) == 0) {
+            uint64_t id = ((Relaylab__TunnelAnswer *)m)->call_id;
+            if (st->current != NO_CALL && s->calls[st->current].id == id) {
+                s->calls[st->current].answered_ns = rl_now_ns();
+                st->current = NO_CALL;
+            }
+            protobuf_c_message_free_unpacked(m, NULL);
+        }
+        grpc_byte_buffer_destroy(st->recv_buf);
+        st->recv_buf = NULL;
+        if (!st->ended) {
+            post_recv(st);
+            if (idle(st))
+                hand_queued(s);
+        }
+    }
+    settle(st);
+}
+
+static void close_done(rl_tag *tag, bool ok)
+{
+    (void)ok;
+    tn_stream *st = RL_CONTAINER_OF(tag, tn_stream, close_tag);
+    end_stream(st, st->close_cancelled != 0);
+    settle(st);
+}
+
+static void status_done(rl_tag *tag, bool ok)
+{
+    (void)ok;
+    settle(RL_CONTAINER_OF(tag, tn_stream, status_tag));
+}
+
+void tn_stream_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user)
+{
+    (void)loop;
+    tn_server *s = user;
+    tn_stream *st = rl_xcalloc(1, sizeof *st);
+    st->srv = s;
+    st->call = call;
+    st->current = NO_CALL;
+    st->send_tag.done = send_done;
+    st->recv_tag.done = recv_done;
+    st->close_tag.done = close_done;
+    st->status_tag.done = status_done;
+    if (s->nstreams == s->capstreams) {
+        s->capstreams = s->capstreams ? 2 * s->capstreams : 256;
+        s->streams = rl_xrealloc(s->streams, s->capstreams * sizeof *s->streams);
+    }
+    st->rec = s->nstreams++;
+    tn_stream_rec *r = &s->streams[st->rec];
+    memset(r, 0, sizeof *r);
+    r->id = st->rec + 1;
+    r->opened_ns = info->arrival_ns;
+    st->older = s->newest;
+    if (s->newest)
+        s->newest->newer = st;
+    s->newest = st;
+
+    /* The close batch first: it holds a count until the call ends, so the
+     * struct outlives every other batch. */
+    grpc_op op;
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+    op.data.recv_close_on_server.cancelled = &st->close_cancelled;
+    if (post(st, &op, 1, &st->close_tag) != 0) {
+        /* Nothing posted: the stream was never usable. */
+        unlink_stream(st);
+        st->ended = true;
+        s->streams[st->rec].closed_ns = rl_now_ns();
+        s->streams[st->rec].cancelled = true;
+        grpc_call_cancel(call, NULL);
+        grpc_call_unref(call);
+        rl_server_call_end();
+        free(st);
+        return;
+    }
+    Relaylab__TunnelCall hello = RELAYLAB__TUNNEL_CALL__INIT;
+    hello.server_id = (char *)s->id;
+    send_msg(st, &hello, true);
+    post_recv(st);
+}
+
+uint64_t tn_dispatch(tn_server *s, uint32_t work_ms)
+{
+    if (s->ncalls == s->capcalls) {
+        s->capcalls = s->capcalls ? 2 * s->capcalls : 1024;
+        s->calls = rl_xrealloc(s->calls, s->capcalls * sizeof *s->calls);
+    }
+    size_t i = s->ncalls++;
+    tn_call_rec *c = &s->calls[i];
+    memset(c, 0, sizeof *c);
+    c->id = i + 1;
+    c->work_ms = work_ms;
+    c->dispatched_ns = rl_now_ns();
+    if (s->qlen == s->qcap) {
+        /* Grow the ring, unrolling it so qhead is 0. */
+        size_t cap = s->qcap ? 2 * s->qcap : 1024;
+        size_t *q = rl_xmalloc(cap * sizeof *q);
+        for (size_t k = 0; k < s->qlen; k++)
+            q[k] = s->queue[(s->qhead + k) % s->qcap];
+        free(s->queue);
+        s->queue = q;
+        s->qcap = cap;
+        s->qhead = 0;
+    }
+    s->queue[(s->qhead + s->qlen) % s->qcap] = i;
+    s->qlen++;
+    hand_queued(s);
+    return c->id;
+}
+
+void tn_observe(const tn_server *s, Relaylab__ObserveTunnelReply *rep)
+{
+    rep->server_id = (char *)s->id;
+    rep->streams = rl_xcalloc(s->nstreams + 1, sizeof *rep->streams);
+    Relaylab__TunnelStreamRecord *sr = rl_xcalloc(s->nstreams + 1, sizeof *sr);
+    size_t n = 0;
+    for (size_t i = 0; i < s->nstreams; i++) {
+        const tn_stream_rec *r = &s->streams[i];
+        if (r->closed_ns && r->closed_ns < s->reset_ns)
+            continue;
+        relaylab__tunnel_stream_record__init(&sr[n]);
+        sr[n].id = r->id;
+        sr[n].opened_ns = r->opened_ns;
+        sr[n].closed_ns = r->closed_ns;
+        sr[n].calls = r->calls;
+        sr[n].closed_busy = r->closed_busy;
+        sr[n].cancelled = r->cancelled;
+        rep->streams[n] = &sr[n];
+        n++;
+    }
+    rep->n_streams = n;
+    if (!n)
+        free(sr); /* tn_observe_free finds the array through its first element */
+    rep->calls = rl_xcalloc(s->ncalls + 1, sizeof *rep->calls);
+    Relaylab__TunnelCallRecord *cr = rl_xcalloc(s->ncalls + 1, sizeof *cr);
+    n = 0;
+    for (size_t i = 0; i < s->ncalls; i++) {
+        const tn_call_rec *c = &s->calls[i];
+        bool over = c->lost || c->answered_ns;
+        if (over && c->dispatched_ns < s->reset_ns)
+            continue;
+        relaylab__tunnel_call_record__init(&cr[n]);
+        cr[n].id = c->id;
+        cr[n].work_ms = c->work_ms;
+        cr[n].dispatched_ns = c->dispatched_ns;
+        cr[n].handed_ns = c->handed_ns;
+        cr[n].answered_ns = c->answered_ns;
+        cr[n].stream_id = c->stream_id;
+        cr[n].lost = c->lost;
+        rep->calls[n] = &cr[n];
+        n++;
+    }
+    rep->n_calls = n;
+    if (!n)
+        free(cr);
+}
+
+void tn_observe_free(Relaylab__ObserveTunnelReply *rep)
+{
+    /* The records are one array each, whose address is the first
+     * pointer's (tn_observe freed an array it kept nothing of). */
+    if (rep->streams && rep->n_streams)
+        free(rep->streams[0]);
+    free(rep->streams);
+    if (rep->calls && rep->n_calls)
+        free(rep->calls[0]);
+    free(rep->calls);
+}
