@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* How often SIGTERM is looked for, and the end of the shutdown watched. */
 #define WATCH_MS 20
@@ -31,6 +32,7 @@ typedef struct agent {
     rl_loop loop;
     grpc_channel *channel;
     const ag_cov_rules *rules;
+    bool one_call; /* the rules retire a stream once it answered a call */
     ag_stream *head; /* every stream from its start to its end */
     uint32_t live;
     server_info *info; /* info[i] and cov[i] are server i */
@@ -74,6 +76,7 @@ static void open_streams(agent *a, uint32_t n)
     for (uint32_t k = 0; k < n; k++) {
         ag_stream *s = rl_xcalloc(1, sizeof *s);
         int rc = ag_stream_start(s, a->channel, &a->loop, ++a->next_id, &events, a);
+        s->one_call = a->one_call;
         s->next = a->head;
         if (a->head)
             a->head->prev = s;
@@ -121,8 +124,8 @@ static void on_answered(ag_stream *s, void *user)
      * only the stream-per-call mistake retires a stream that answered. */
     int64_t now = rl_now_ns();
     ag_cov_idle view = {(uintptr_t)s, (now - s->opened_ns) / RL_NS_PER_MS, 0, s->served, false};
-    if (!s->close_wanted && a->rules->retire(&view)) {
-        ag_stream_close(s);
+    if (a->rules->retire(&view)) {
+        ag_stream_close(s); /* a one-call stream half-closed with its answer already */
         open_streams(a, 1);
     }
 }
@@ -242,6 +245,11 @@ static void watch(rl_timer *t)
             ag_stream_cancel(s);
         }
     }
+    if (a->stopping && a->live > 0 && now >= a->stop_by_ns + (int64_t)(AG_STOP_LEAVE_MS - AG_STOP_GRACE_MS) * RL_NS_PER_MS) {
+        RL_WARN("%u streams still not ended %d ms after the signal: leaving without them", a->live,
+                AG_STOP_LEAVE_MS);
+        _exit(0);
+    }
     if (a->stopping && a->live == 0) {
         if (!a->shut) {
             a->shut = true;
@@ -256,6 +264,7 @@ int ag_agent_run(const ag_options *opt)
 {
     agent *a = rl_xcalloc(1, sizeof *a);
     a->rules = opt->rules ? opt->rules : ag_cov_rules_default();
+    a->one_call = a->rules->retire(&(ag_cov_idle){.served = 1});
     rl_loop_init(&a->loop);
     a->channel = rl_channel_isolated(opt->tunnel, NULL);
     RL_INFO("dialling the tunnel at %s (rules: %s)", opt->tunnel, a->rules->name);

@@ -53,6 +53,7 @@ struct ag_stream {
     ag_call *calls;
     size_t ncalls, capcalls;
     bool sending;       /* the oldest call's answer is being sent */
+    bool one_call;      /* the owner's: half-close with the first answer (stream-per-call) */
     bool close_wanted;  /* half-close once no call is unanswered */
     bool half_closed;   /* SEND_CLOSE_FROM_CLIENT posted */
     bool receiving;     /* a RECV_MESSAGE is posted */
