@@ -7,6 +7,7 @@
 #include "compare_memory.h"
 #include "demo.h"
 #include "demo_balance.h"
+#include "demo_coverage.h"
 #include "demo_overload.h"
 #include "handout.h"
 #include "init.h"
@@ -44,6 +45,7 @@ static const demo demos[] = {
     {"flow", lab_flow_demo},
     {"balance", lab_demo_balance},
     {"overload", lab_demo_overload_main},
+    {"coverage", lab_demo_coverage},
 };
 
 static int cmd_demo(int argc, char **argv)
@@ -63,7 +65,7 @@ static int cmd_demo(int argc, char **argv)
 static const command commands[] = {
     {"list", "lab list                       the exercises", cmd_list},
     {"show", "lab show EXERCISE              an exercise's handout", cmd_show},
-    {"demo", "lab demo deadline|cancel|shutdown|flow|balance|overload  the reference next to its classic mistakes", cmd_demo},
+    {"demo", "lab demo deadline|cancel|shutdown|flow|balance|overload|coverage  the reference next to its classic mistakes", cmd_demo},
     {"init", "lab init EXERCISE [--lang python|node|c] [--variant SEED] [DIR]  a starter folder", lab_init_main},
     {"stubs", "lab stubs python|node|c DIR    make a starter's generated code (or packages) again", lab_stubs_main},
     {"check", "lab check [EXERCISE] [GRADER OPTIONS]  grade the starter folder you are in", lab_check_main},
