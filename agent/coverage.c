@@ -312,7 +312,8 @@ int ag_cov_tick(ag_cov_fleet *f, const ag_cov_rules *r, int64_t now_ms, ag_cov_p
         if (s->state == AG_COV_EVACUATED) {
             recycle(s);
         } else {
-            qsort(s->idle, idle, sizeof *s->idle, by_unused_desc);
+            if (idle > 1)
+                qsort(s->idle, idle, sizeof *s->idle, by_unused_desc);
             uint32_t keep = s->busy + RL_COV_RESERVE;
             uint32_t excess = s->streams > keep ? s->streams - keep : 0;
             for (uint32_t k = 0; k < idle; k++) {

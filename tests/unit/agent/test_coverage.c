@@ -355,7 +355,7 @@ static void nothing_is_pruned_before_it_is_old_and_unused(void **state)
 
 /* ---- evacuation, on a fleet set by hand ---- */
 
-static ag_cov_idle idle_pool[4][8];
+static ag_cov_idle idle_pool[4][64];
 static ag_cov_server hand[4];
 
 static void fleet_of(ag_cov_fleet *f, size_t n, const uint32_t *streams, const uint32_t *busy)
