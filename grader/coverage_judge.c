@@ -113,7 +113,7 @@ int gr_cov_closed_in(const gr_cov_server *s, int64_t t0, int64_t t1)
     int n = 0;
     for (size_t i = 0; i < s->n_streams; i++) {
         const Relaylab__TunnelStreamRecord *r = s->streams[i];
-        n += r->closed_ns && !r->cancelled && r->closed_ns >= t0 && r->closed_ns <= t1;
+        n += r->closed_ns && r->closed_ns >= t0 && r->closed_ns <= t1;
     }
     return n;
 }
@@ -123,7 +123,7 @@ int gr_cov_young_closes(const gr_cov_server *s, int64_t t0, int64_t t1, int64_t 
     int n = 0;
     for (size_t i = 0; i < s->n_streams; i++) {
         const Relaylab__TunnelStreamRecord *r = s->streams[i];
-        n += r->closed_ns && !r->cancelled && r->closed_ns >= t0 && r->closed_ns <= t1 && r->calls > 0 &&
+        n += r->closed_ns && r->closed_ns >= t0 && r->closed_ns <= t1 && r->calls > 0 &&
              r->closed_ns - r->opened_ns < age_ns;
     }
     return n;

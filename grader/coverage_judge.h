@@ -41,10 +41,12 @@ typedef struct gr_cov_waits {
 } gr_cov_waits;
 void gr_cov_wait_stats(const gr_cov_server *s, int64_t t0, int64_t t1, int64_t now, gr_cov_waits *out);
 
-/* Streams of |s| the agent closed (a half-close, not a cancel) in [t0, t1]. */
+/* Streams of |s| closed in [t0, t1], by a half-close or a cancel: while a
+ * scenario watches, only the agent ends streams (the world cancels them
+ * after the last observation). */
 int gr_cov_closed_in(const gr_cov_server *s, int64_t t0, int64_t t1);
 
-/* Streams of |s| the agent closed in [t0, t1] younger than |age_ns| after
+/* Streams of |s| closed in [t0, t1] younger than |age_ns| after
  * carrying a call: a stream used once and dropped (churn). */
 int gr_cov_young_closes(const gr_cov_server *s, int64_t t0, int64_t t1, int64_t age_ns);
 

@@ -54,6 +54,8 @@ struct rl_l7proxy {
 
     pthread_mutex_t mu; /* guards what follows */
     rl_placement placement;
+    int limit; /* 0: none */
+    int nopen;
     uint64_t seq;
     rl_l7proxy_stats stats;
     pcall *newest; /* open streams, newest first */
@@ -69,8 +71,7 @@ struct pcall {
     grpc_slice status_details;
     int s_cancelled;
     grpc_byte_buffer *up_buf, *down_buf;
-    rl_tag t_c_init, t_s_init, t_s_recv, t_c_send, t_c_close, t_c_recv, t_s_send, t_c_status, t_s_close,
-        t_s_status;
+    rl_tag t_c_init, t_s_init, t_s_recv, t_c_send, t_c_close, t_c_recv, t_s_send, t_c_status, t_s_close, t_s_status;
     unsigned pending;
     bool down_done, status_in, status_sent, s_init_sent, open;
     pcall *older, *newer; /* under px->mu while |open| */
@@ -127,6 +128,7 @@ static void close_open(pcall *c)
     if (c->open) {
         c->open = false;
         px->stats.open[c->backend]--;
+        px->nopen--;
         if (c->newer)
             c->newer->older = c->older;
         else
@@ -372,9 +374,32 @@ static void start_proxied(rl_l7proxy *px, accept_slot *a)
     px->live++;
 
     pthread_mutex_lock(&px->mu);
+    if (px->limit && px->nopen >= px->limit) {
+        px->stats.refused++;
+        pthread_mutex_unlock(&px->mu);
+        /* The call was never placed: refuse it, and let the close batch
+         * free the struct. */
+        grpc_op op;
+        memset(&op, 0, sizeof op);
+        op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+        op.data.recv_close_on_server.cancelled = &c->s_cancelled;
+        if (post(c, c->sc, &op, 1, &c->t_s_close))
+            grpc_call_cancel_with_status(c->sc, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                                         "l7proxy: too many streams open through this proxy", NULL);
+        else {
+            c->pending++;
+            settle(c);
+        }
+        return;
+    }
     c->backend = rl_placement_pick(&px->placement, px->seq++, px->n);
+    px->nopen++;
+    if (px->nopen > px->stats.peak_open)
+        px->stats.peak_open = px->nopen;
     px->stats.placed[c->backend]++;
     px->stats.open[c->backend]++;
+    if (px->stats.open[c->backend] > px->stats.peak[c->backend])
+        px->stats.peak[c->backend] = px->stats.open[c->backend];
     px->stats.total++;
     c->open = true;
     c->older = px->newest;
@@ -439,8 +464,8 @@ static void accept_done(rl_tag *tag, bool ok)
 static void post_accept(accept_slot *a)
 {
     rl_l7proxy *px = a->px;
-    grpc_call_error e = grpc_server_request_call(px->server, &a->call, &a->details, &a->md, px->loop.cq,
-                                                 px->loop.cq, &a->tag);
+    grpc_call_error e =
+        grpc_server_request_call(px->server, &a->call, &a->details, &a->md, px->loop.cq, px->loop.cq, &a->tag);
     if (e == GRPC_CALL_OK)
         px->slots_posted++;
     else
@@ -465,8 +490,8 @@ static void *run(void *arg)
 
 /* ---- the owner's side ---- */
 
-int rl_l7proxy_start(const char *const *backends, int n, const rl_placement *initial, rl_l7proxy **out,
-                     char *err, size_t errlen)
+int rl_l7proxy_start(const char *const *backends, int n, const rl_placement *initial, rl_l7proxy **out, char *err,
+                     size_t errlen)
 {
     *out = NULL;
     if (n < 1 || n > RL_L7PROXY_MAX_BACKENDS) {
@@ -481,8 +506,7 @@ int rl_l7proxy_start(const char *const *backends, int n, const rl_placement *ini
     px->stats.newest_open = -1;
     px->shutdown_tag.done = shutdown_done;
     /* Each backend its own connection, shared with nothing else. */
-    grpc_arg barg = {.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_MAX_CONCURRENT_STREAMS,
-                     .value.integer = 100000};
+    grpc_arg barg = {.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_MAX_CONCURRENT_STREAMS, .value.integer = 100000};
     grpc_channel_args bargs = {1, &barg};
     for (int i = 0; i < n; i++)
         px->backends[i] = rl_channel_isolated(backends[i], &bargs);
@@ -537,6 +561,13 @@ void rl_l7proxy_set_placement(rl_l7proxy *px, const rl_placement *p)
 {
     pthread_mutex_lock(&px->mu);
     px->placement = *p;
+    pthread_mutex_unlock(&px->mu);
+}
+
+void rl_l7proxy_set_limit(rl_l7proxy *px, int max_open)
+{
+    pthread_mutex_lock(&px->mu);
+    px->limit = max_open > 0 ? max_open : 0;
     pthread_mutex_unlock(&px->mu);
 }
 

@@ -53,8 +53,11 @@ typedef struct rl_l7proxy_stats {
     int nbackends;
     uint64_t placed[RL_L7PROXY_MAX_BACKENDS]; /* streams ever placed on each */
     int open[RL_L7PROXY_MAX_BACKENDS];        /* streams open on each now */
-    int newest_open; /* the backend of the newest stream still open, -1: none */
-    uint64_t total;  /* every stream placed */
+    int peak[RL_L7PROXY_MAX_BACKENDS];        /* the most open on each at once */
+    int newest_open;                          /* the backend of the newest stream still open, -1: none */
+    uint64_t total;                           /* every stream placed */
+    uint64_t refused;                         /* streams refused at the limit (rl_l7proxy_set_limit) */
+    int peak_open;                            /* the most streams open at once on all backends */
 } rl_l7proxy_stats;
 
 /* Starts a proxy on 127.0.0.1 (a port the OS picks) in front of the
@@ -62,14 +65,20 @@ typedef struct rl_l7proxy_stats {
  * RL_L7PROXY_MAX_BACKENDS, placing by |initial| (copied). grpc_init() must
  * have been called. Returns 0 and sets *out, or RL_EINVAL / RL_ESYS with a
  * message in |err|. */
-int rl_l7proxy_start(const char *const *backends, int n, const rl_placement *initial, rl_l7proxy **out,
-                     char *err, size_t errlen);
+int rl_l7proxy_start(const char *const *backends, int n, const rl_placement *initial, rl_l7proxy **out, char *err,
+                     size_t errlen);
 
 /* "127.0.0.1:PORT", valid until rl_l7proxy_free. */
 const char *rl_l7proxy_addr(const rl_l7proxy *px);
 
 /* Streams opened from now on are placed by |p| (copied). */
 void rl_l7proxy_set_placement(rl_l7proxy *px, const rl_placement *p);
+
+/* At most |max_open| streams open at once on all backends (0: no limit,
+ * the default): a stream beyond it is refused RESOURCE_EXHAUSTED and
+ * reaches no backend, so an agent that grows without bound cannot starve
+ * the machine its grader runs on. */
+void rl_l7proxy_set_limit(rl_l7proxy *px, int max_open);
 
 /* Copies the figures into |out|. */
 void rl_l7proxy_get_stats(rl_l7proxy *px, rl_l7proxy_stats *out);

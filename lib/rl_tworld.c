@@ -27,19 +27,21 @@ int rl_tworld_start(rl_tworld *w, const rl_tworld_options *opt, char *err, size_
         snprintf(w->ids[i], sizeof w->ids[i], "%c", 'A' + i);
         snprintf(w->ctl[i], sizeof w->ctl[i], "unix:%s/tunnel-%s.sock", opt->sock_dir, w->ids[i]);
         unlink(w->ctl[i] + strlen("unix:"));
-        const char *argv[] = {opt->tunnel_bin, "--id", w->ids[i], "--listen", "127.0.0.1:0",
-                              "--control", w->ctl[i], NULL};
+        const char *argv[] = {opt->tunnel_bin, "--id",      w->ids[i], "--listen",
+                              "127.0.0.1:0",   "--control", w->ctl[i], NULL};
         rl_proc_options po = {.argv = argv, .kill_with_parent = true};
         w->n = i + 1;
         w->running[i] = true;
-        int rc = rl_proc_start_server(&w->procs[i], &po, SERVER_READY_MS, w->addrs[i], sizeof w->addrs[i], err,
-                                      errlen);
+        int rc = rl_proc_start_server(&w->procs[i], &po, SERVER_READY_MS, w->addrs[i], sizeof w->addrs[i], err, errlen);
         if (rc != RL_OK)
             return rc;
         w->ctl_ch[i] = rl_channel_isolated(w->ctl[i], NULL);
         backends[i] = w->addrs[i];
     }
-    return rl_l7proxy_start(backends, w->n, &opt->placement, &w->proxy, err, errlen);
+    int rc = rl_l7proxy_start(backends, w->n, &opt->placement, &w->proxy, err, errlen);
+    if (rc == RL_OK)
+        rl_l7proxy_set_limit(w->proxy, RL_TWORLD_STREAM_LIMIT);
+    return rc;
 }
 
 const char *rl_tworld_addr(const rl_tworld *w)
@@ -80,8 +82,7 @@ static int call(rl_tworld *w, int i, const char *method, const ProtobufCMessage 
     return rc;
 }
 
-int rl_tworld_dispatch(rl_tworld *w, int i, uint32_t count, uint32_t work_ms, uint32_t interval_ms,
-                       uint64_t *first_id)
+int rl_tworld_dispatch(rl_tworld *w, int i, uint32_t count, uint32_t work_ms, uint32_t interval_ms, uint64_t *first_id)
 {
     Relaylab__DispatchRequest req = RELAYLAB__DISPATCH_REQUEST__INIT;
     req.count = count;
@@ -100,8 +101,8 @@ int rl_tworld_observe(rl_tworld *w, int i, Relaylab__ObserveTunnelReply **out)
 {
     Relaylab__ObserveTunnelRequest req = RELAYLAB__OBSERVE_TUNNEL_REQUEST__INIT;
     *out = NULL;
-    return call(w, i, "/relaylab.TunnelControl/ObserveTunnel", &req.base,
-                &relaylab__observe_tunnel_reply__descriptor, (ProtobufCMessage **)out);
+    return call(w, i, "/relaylab.TunnelControl/ObserveTunnel", &req.base, &relaylab__observe_tunnel_reply__descriptor,
+                (ProtobufCMessage **)out);
 }
 
 void rl_tworld_stop(rl_tworld *w)

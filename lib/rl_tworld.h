@@ -13,6 +13,7 @@
 
 #include "relaylab.pb-c.h"
 #include "rl_l7proxy.h"
+#include "rl_coverage.h"
 #include "rl_proc.h"
 
 #include <grpc/grpc.h>
@@ -21,7 +22,12 @@
 
 #define RL_TWORLD_MAX_SERVERS RL_L7PROXY_MAX_BACKENDS
 /* A control call's bound: the server answers from memory at once. */
-#define RL_TWORLD_CALL_MS 5000
+#define RL_TWORLD_CALL_MS 10000
+/* The proxy refuses streams beyond this many open at once: a quarter over
+ * the rules' total cap (lib/rl_coverage.h), so an agent that keeps them
+ * never meets it and one that grows without a cap cannot starve the
+ * machine. */
+#define RL_TWORLD_STREAM_LIMIT (RL_COV_CAP_TOTAL + RL_COV_CAP_TOTAL / 4)
 
 typedef struct rl_tworld_options {
     const char *tunnel_bin; /* path of bin/tunnel */
@@ -34,14 +40,15 @@ typedef struct rl_tworld {
     int n;
     rl_proc procs[RL_TWORLD_MAX_SERVERS];
     bool running[RL_TWORLD_MAX_SERVERS];
-    char ids[RL_TWORLD_MAX_SERVERS][4];     /* "A", "B" ... */
-    char addrs[RL_TWORLD_MAX_SERVERS][64];  /* their public Tunnel ports */
-    char ctl[RL_TWORLD_MAX_SERVERS][192];   /* "unix:DIR/tunnel-A.sock" */
+    char ids[RL_TWORLD_MAX_SERVERS][4];    /* "A", "B" ... */
+    char addrs[RL_TWORLD_MAX_SERVERS][64]; /* their public Tunnel ports */
+    char ctl[RL_TWORLD_MAX_SERVERS][192];  /* "unix:DIR/tunnel-A.sock" */
     grpc_channel *ctl_ch[RL_TWORLD_MAX_SERVERS];
     rl_l7proxy *proxy;
 } rl_tworld;
 
-/* Starts the servers and the proxy. |w| is caller memory. Returns 0, or an
+/* Starts the servers and the proxy (limited to RL_TWORLD_STREAM_LIMIT
+ * open streams). |w| is caller memory. Returns 0, or an
  * RL_E* code with one line in |err|; either way rl_tworld_stop cleans up. */
 int rl_tworld_start(rl_tworld *w, const rl_tworld_options *opt, char *err, size_t errlen);
 
@@ -58,8 +65,7 @@ int rl_tworld_last_healthy(rl_tworld *w);
 /* Asks server |i| for |count| calls of |work_ms|, one every |interval_ms|
  * (paced by the server). Returns 0 (the first call's id in *first_id, may
  * be NULL) or RL_EGRPC / RL_ETIMEOUT / RL_EINVAL. */
-int rl_tworld_dispatch(rl_tworld *w, int i, uint32_t count, uint32_t work_ms, uint32_t interval_ms,
-                       uint64_t *first_id);
+int rl_tworld_dispatch(rl_tworld *w, int i, uint32_t count, uint32_t work_ms, uint32_t interval_ms, uint64_t *first_id);
 
 /* Server |i|'s records. Returns 0 and sets *out (free with
  * relaylab__observe_tunnel_reply__free_unpacked) or an RL_E* code. */

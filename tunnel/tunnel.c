@@ -30,7 +30,7 @@ struct tn_stream {
     size_t current;   /* the call unanswered (index), or NO_CALL */
     bool hello_done;  /* the naming message went out */
     bool sending;
-    bool ended;       /* closed: half-closed or cancelled; off the list */
+    bool ended; /* closed: half-closed or cancelled; off the list */
     tn_stream *older, *newer;
 };
 

@@ -1,0 +1,153 @@
+# The coverage lab's world and judge, quickly: a tunnel server (bin/tunnel)
+# names itself first, hands each call to its newest idle stream, queues
+# calls when none is idle and records all of it, with its control service on
+# the private socket only; and the grader's coverage exercise, through its
+# L7 proxy, passes a per-server agent and names the incident for one that
+# sizes its streams as a total. The full matrix (every scenario, quiet and
+# loaded) is `make selftest` (tests/verdicts.json, rows coverage_*).
+import concurrent.futures
+import json
+import os
+import queue
+import subprocess
+import tempfile
+import threading
+import time
+
+import grpc
+import pytest
+
+import relaylab_pb2 as pb
+import relaylab_pb2_grpc as pb_grpc
+from conftest import REPO, bin_path, channel, sanitized
+
+SUBMISSIONS = os.path.join(REPO, "tests", "submissions")
+
+
+class AgentStream:
+    """One Tunnel.Open stream driven by hand: |calls| receives every call,
+    answer() and close() write."""
+
+    def __init__(self, stub):
+        self.out = queue.Queue()
+        self.calls = queue.Queue()
+        self.server_id = None
+        self.named = threading.Event()
+        self.ended = threading.Event()
+        self.call = stub.Open(iter(self.out.get, None))
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        try:
+            for m in self.call:
+                if self.server_id is None:
+                    self.server_id = m.server_id
+                    self.named.set()
+                else:
+                    self.calls.put(m)
+        except grpc.RpcError:
+            pass
+        self.ended.set()
+
+    def answer(self, m):
+        self.out.put(pb.TunnelAnswer(call_id=m.call_id))
+
+    def close(self):
+        self.out.put(None)
+
+
+@pytest.fixture
+def tunnel(start_program):
+    with tempfile.TemporaryDirectory() as d:
+        sock = f"unix:{d}/control.sock"
+        p = start_program([bin_path("tunnel"), "--id", "B", "--control", sock])
+        pub, ctl = channel(p.addr), channel(sock)
+        yield pb_grpc.TunnelStub(pub), pb_grpc.TunnelControlStub(ctl), pb_grpc.TunnelControlStub(pub)
+        pub.close()
+        ctl.close()
+
+
+def wait_for(pred, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.01)
+    return pred()
+
+
+def test_tunnel_names_itself_hands_the_newest_idle_stream_and_queues(tunnel):
+    stub, ctl, _ = tunnel
+    older = AgentStream(stub)
+    assert older.named.wait(5) and older.server_id == "B"
+    newer = AgentStream(stub)
+    assert newer.named.wait(5)
+    ctl.Dispatch(pb.DispatchRequest(count=1, work_ms=0, interval_ms=0), timeout=5)
+    first = newer.calls.get(timeout=5)  # the newest idle stream
+    assert older.calls.empty()
+    # The newest is busy: the next goes to the older one, the third waits.
+    ctl.Dispatch(pb.DispatchRequest(count=2, work_ms=0, interval_ms=0), timeout=5)
+    second = older.calls.get(timeout=5)
+    time.sleep(0.2)
+    assert newer.calls.empty() and older.calls.empty()
+    r = ctl.ObserveTunnel(pb.ObserveTunnelRequest(), timeout=5)
+    assert [c.handed_ns > 0 for c in r.calls] == [True, True, False]
+    newer.answer(first)  # frees the newest: the queued call goes there
+    third = newer.calls.get(timeout=5)
+    assert third.call_id == 3
+    older.answer(second)
+    newer.answer(third)
+    r = wait_for(lambda: (lambda r: r if all(c.answered_ns for c in r.calls) else None)(
+        ctl.ObserveTunnel(pb.ObserveTunnelRequest(), timeout=5)), 5)
+    assert r, "every call answered"
+    waited = r.calls[2].handed_ns - r.calls[2].dispatched_ns
+    assert waited >= 150_000_000, f"the queued call's wait is recorded: {waited} ns"
+    assert {s.id: s.calls for s in r.streams} == {1: 1, 2: 2}
+    # A half-close ends the stream OK; one closed with a call on it loses it.
+    ctl.Dispatch(pb.DispatchRequest(count=1, work_ms=0, interval_ms=0), timeout=5)
+    newer.calls.get(timeout=5)
+    newer.close()
+    older.close()
+    assert newer.ended.wait(5) and older.ended.wait(5)
+    assert newer.call.code() == grpc.StatusCode.OK
+    r = wait_for(lambda: (lambda r: r if all(s.closed_ns for s in r.streams) else None)(
+        ctl.ObserveTunnel(pb.ObserveTunnelRequest(), timeout=5)), 5)
+    assert r
+    assert [s.closed_busy for s in r.streams] == [False, True]
+    assert r.calls[3].lost and not r.calls[3].answered_ns
+
+
+def test_control_answers_only_on_the_private_socket(tunnel):
+    _, _, public_ctl = tunnel
+    with pytest.raises(grpc.RpcError) as e:
+        public_ctl.Dispatch(pb.DispatchRequest(count=1, work_ms=1), timeout=5)
+    assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+def grade(submission, only):
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.json")
+        args = [bin_path("grader"), "coverage", "--submission", submission, "--only", only, "--json", out,
+                "--quiet"]
+        if sanitized(bin_path("grader")):
+            args += ["--memory-limit", "0"]  # ASan's shadow counts against RLIMIT_DATA
+        subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=180, cwd=REPO,
+                       stdin=subprocess.DEVNULL)
+        with open(out) as f:
+            return {t["extra_data"]["scenario"]: t["extra_data"] for t in json.load(f)["tests"]}
+
+
+def test_grader_passes_per_server_sizing_and_names_the_incident():
+    good = f"/usr/bin/python3 {SUBMISSIONS}/coverage_good.py"
+    total = f"/usr/bin/python3 {SUBMISSIONS}/coverage_total.py"
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        g = pool.submit(grade, good, "burst-uniform")
+        t = pool.submit(grade, total, "burst-uniform")
+        good_r, total_r = g.result(), t.result()
+    assert good_r["burst-uniform"]["verdict"] == "PASS", good_r["burst-uniform"]["feedback"]
+    fb = total_r["burst-uniform"]["feedback"]
+    assert total_r["burst-uniform"]["verdict"] == "FAIL", fb
+    assert "streams sized as a total?" in fb
+    assert "idle streams sat on" in fb

@@ -1,0 +1,190 @@
+/* Unit tests for the coverage exercise's arithmetic (grader/coverage_judge):
+ * streams and busy streams at an instant (boundaries included), the peak
+ * over servers, queue waits with calls still queued, churn and evacuation
+ * instants, and the ticks the growing rule needs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "coverage_judge.h"
+#include "rl_coverage.h"
+
+#define MS 1000000LL
+
+/* A server of up to 8 streams and 8 calls, in static storage. */
+typedef struct fake {
+    gr_cov_server s;
+    Relaylab__TunnelStreamRecord st[8];
+    Relaylab__TunnelStreamRecord *stp[8];
+    Relaylab__TunnelCallRecord ca[8];
+    Relaylab__TunnelCallRecord *cap[8];
+} fake;
+
+static void fake_init(fake *f)
+{
+    memset(f, 0, sizeof *f);
+    relaylab__observe_tunnel_reply__init(&f->s);
+    f->s.streams = f->stp;
+    f->s.calls = f->cap;
+}
+
+static void add_stream(fake *f, int64_t open_ms, int64_t close_ms, uint32_t calls, bool cancelled)
+{
+    Relaylab__TunnelStreamRecord *r = &f->st[f->s.n_streams];
+    relaylab__tunnel_stream_record__init(r);
+    r->id = f->s.n_streams + 1;
+    r->opened_ns = open_ms * MS;
+    r->closed_ns = close_ms * MS;
+    r->calls = calls;
+    r->cancelled = cancelled;
+    f->stp[f->s.n_streams++] = r;
+}
+
+static void add_call(fake *f, int64_t disp_ms, int64_t handed_ms, int64_t answered_ms, uint64_t stream)
+{
+    Relaylab__TunnelCallRecord *c = &f->ca[f->s.n_calls];
+    relaylab__tunnel_call_record__init(c);
+    c->id = f->s.n_calls + 1;
+    c->dispatched_ns = disp_ms * MS;
+    c->handed_ns = handed_ms * MS;
+    c->answered_ns = answered_ms * MS;
+    c->stream_id = stream;
+    f->cap[f->s.n_calls++] = c;
+}
+
+static void streams_open_from_their_open_until_their_close(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    add_stream(&f, 100, 0, 0, false);
+    add_stream(&f, 200, 300, 0, false);
+    assert_int_equal(gr_cov_streams_at(&f.s, 99 * MS), 0);
+    assert_int_equal(gr_cov_streams_at(&f.s, 100 * MS), 1);
+    assert_int_equal(gr_cov_streams_at(&f.s, 200 * MS), 2);
+    assert_int_equal(gr_cov_streams_at(&f.s, 300 * MS - 1), 2);
+    assert_int_equal(gr_cov_streams_at(&f.s, 300 * MS), 1);
+}
+
+static void busy_counts_calls_handed_and_not_answered(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    add_stream(&f, 0, 0, 2, false);
+    add_call(&f, 10, 10, 60, 1);
+    add_call(&f, 20, 60, 0, 1); /* waited 40 ms, still running */
+    add_call(&f, 30, 0, 0, 0);  /* queued */
+    assert_int_equal(gr_cov_busy_at(&f.s, 5 * MS), 0);
+    assert_int_equal(gr_cov_busy_at(&f.s, 30 * MS), 1);
+    assert_int_equal(gr_cov_busy_at(&f.s, 60 * MS), 1);
+    assert_int_equal(gr_cov_busy_at(&f.s, 1000 * MS), 1);
+}
+
+static void waits_count_the_queued_up_to_now(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    add_stream(&f, 0, 0, 2, false);
+    add_call(&f, 10, 10, 60, 1);
+    add_call(&f, 20, 60, 0, 1);
+    add_call(&f, 30, 0, 0, 0);
+    gr_cov_waits w;
+    gr_cov_wait_stats(&f.s, 0, INT64_MAX, 1030 * MS, &w);
+    assert_int_equal(w.calls, 3);
+    assert_int_equal(w.queued, 1);
+    assert_int_equal(w.unanswered, 1);
+    assert_int_equal(w.max_ns, 1000 * MS);
+    assert_int_equal(w.max_at_ns, 30 * MS);
+    assert_int_equal(w.p50_ns, 40 * MS);
+    /* A window leaves out what was dispatched before it. */
+    gr_cov_wait_stats(&f.s, 15 * MS, 25 * MS, 1030 * MS, &w);
+    assert_int_equal(w.calls, 1);
+    assert_int_equal(w.max_ns, 40 * MS);
+}
+
+static void peak_is_over_every_server_at_once(void **state)
+{
+    (void)state;
+    fake a, b;
+    fake_init(&a);
+    fake_init(&b);
+    add_stream(&a, 0, 500, 0, false);
+    add_stream(&a, 100, 0, 0, false);
+    add_stream(&b, 200, 0, 0, false);
+    add_stream(&b, 600, 0, 0, false);
+    const gr_cov_server *both[] = {&a.s, &b.s};
+    int64_t at;
+    /* 3 at 200-500 ms (a's first closes at 500), 3 again at 600. */
+    assert_int_equal(gr_cov_peak_total(both, 2, 0, 10000 * MS, &at), 3);
+    assert_int_equal(at, 200 * MS);
+    assert_int_equal(gr_cov_peak_total(both, 2, 0, 150 * MS, NULL), 2);
+    assert_int_equal(gr_cov_peak(&a.s, 0, 10000 * MS), 2);
+    /* The window's start counts, with what was open before it. */
+    assert_int_equal(gr_cov_peak_total(both, 2, 550 * MS, 580 * MS, NULL), 2);
+}
+
+static void young_closes_are_streams_ended_soon_after_carrying_a_call(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    add_stream(&f, 0, 300, 1, false);  /* young, used: churn */
+    add_stream(&f, 0, 300, 0, false);  /* young, never used: not churn */
+    add_stream(&f, 0, 300, 1, true);   /* used, then cancelled: churn too */
+    add_stream(&f, 0, 3000, 5, false); /* old: a prune */
+    add_stream(&f, 0, 0, 1, false);    /* open */
+    assert_int_equal(gr_cov_young_closes(&f.s, 0, 10000 * MS, 2000 * MS), 2);
+    assert_int_equal(gr_cov_closed_in(&f.s, 0, 10000 * MS), 4);
+    assert_int_equal(gr_cov_closed_in(&f.s, 1000 * MS, 10000 * MS), 1);
+}
+
+static void emptied_is_the_last_close_when_nothing_is_left(void **state)
+{
+    (void)state;
+    fake f;
+    fake_init(&f);
+    add_stream(&f, 50, 3100, 0, false);
+    add_stream(&f, 10, 3200, 0, false);
+    assert_int_equal(gr_cov_emptied_at(&f.s, 0, 4000 * MS), 3200 * MS);
+    assert_int_equal(gr_cov_emptied_at(&f.s, 0, 3150 * MS), 0); /* one still open */
+    assert_int_equal(gr_cov_first_open(&f.s), 10 * MS);
+    add_stream(&f, 3500, 0, 0, false);
+    assert_int_equal(gr_cov_emptied_at(&f.s, 0, 4000 * MS), 0);
+}
+
+static void ticks_to_cover_follow_the_doubling(void **state)
+{
+    (void)state;
+    assert_int_equal(gr_cov_opened_in(0), 0);
+    assert_int_equal(gr_cov_opened_in(3), RL_COV_GROW_MIN * 7);
+    /* The issue's figure: every new stream on the busy server, a 1000-call
+     * burst is in flight within 8 ticks. */
+    int t = gr_cov_ticks_to_cover(1000, 0, 1.0);
+    assert_true(t > 0 && t <= 8);
+    /* The exercise's bursts: 50 in flight, 3 streams there. */
+    assert_int_equal(gr_cov_ticks_to_cover(50, 3, 1.0 / 3), 5);
+    assert_int_equal(gr_cov_ticks_to_cover(50, 3, 0.8), 4);
+    assert_int_equal(gr_cov_ticks_to_cover(1, 3, 0.5), 0);
+    assert_int_equal(gr_cov_ticks_to_cover(10, 0, 0.0), -1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(streams_open_from_their_open_until_their_close),
+        cmocka_unit_test(busy_counts_calls_handed_and_not_answered),
+        cmocka_unit_test(waits_count_the_queued_up_to_now),
+        cmocka_unit_test(peak_is_over_every_server_at_once),
+        cmocka_unit_test(young_closes_are_streams_ended_soon_after_carrying_a_call),
+        cmocka_unit_test(emptied_is_the_last_close_when_nothing_is_left),
+        cmocka_unit_test(ticks_to_cover_follow_the_doubling),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
