@@ -32,7 +32,7 @@ typedef struct agent {
     rl_loop loop;
     grpc_channel *channel;
     const ag_cov_rules *rules;
-    bool one_call; /* the rules retire a stream once it answered a call */
+    bool one_call;   /* the rules retire a stream once it answered a call */
     ag_stream *head; /* every stream from its start to its end */
     uint32_t live;
     server_info *info; /* info[i] and cov[i] are server i */

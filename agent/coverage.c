@@ -185,19 +185,23 @@ static bool served_once(const ag_cov_idle *st)
 
 static const ag_cov_rules table[] = {
     {"none", "the reference: streams sized per server by the coverage table", RIGHT_HOOKS},
-    {"total", "streams sized as a total across servers (the incident): idle streams on one server hide a "
-              "busy one elsewhere",
+    {"total",
+     "streams sized as a total across servers (the incident): idle streams on one server hide a "
+     "busy one elsewhere",
      classify_total, short_and_idle, pause_and_cap, cap_total, old_and_unused, never},
     {"no-prune", "idle streams are never pruned: after a burst the agent keeps every stream it opened",
      classify_per_server, short_and_idle, pause_and_cap, cap_total, never, never},
-    {"evacuate-busy", "the overdue clock counts streams used recently, not calls in flight: a quiet server "
-                      "with a call at a time looks short for good and is evacuated with calls in flight",
+    {"evacuate-busy",
+     "the overdue clock counts streams used recently, not calls in flight: a quiet server "
+     "with a call at a time looks short for good and is evacuated with calls in flight",
      classify_per_server, short_by_streams_used, pause_and_cap, cap_total, old_and_unused, never},
-    {"no-cap", "growth has no pause and no cap: with nothing landing on the busy server the agent "
-               "doubles its streams elsewhere every tick",
+    {"no-cap",
+     "growth has no pause and no cap: with nothing landing on the busy server the agent "
+     "doubles its streams elsewhere every tick",
      classify_per_server, short_and_idle, unbounded_growth, no_total_cap, old_and_unused, never},
-    {"stream-per-call", "a new stream for every call: a stream that answered a call is closed and "
-                        "replaced",
+    {"stream-per-call",
+     "a new stream for every call: a stream that answered a call is closed and "
+     "replaced",
      classify_per_server, short_and_idle, pause_and_cap, cap_total, old_and_unused, served_once},
 };
 

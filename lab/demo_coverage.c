@@ -24,23 +24,23 @@
 #include <string.h>
 #include <unistd.h>
 
-#define NSERVERS 3
-#define CALLS 200
-#define WORK_MS 500
-#define INTERVAL_MS 10
+#define NSERVERS     3
+#define CALLS        200
+#define WORK_MS      500
+#define INTERVAL_MS  10
 #define SKEW_PERCENT 80
 /* Watched from the burst's start: the reference answers everything in
  * about 3 s; the incident still has most calls queued then. */
-#define WATCH_MS 7000
+#define WATCH_MS  7000
 #define SAMPLE_MS 125
-#define NSAMPLES (WATCH_MS / SAMPLE_MS + 1)
+#define NSAMPLES  (WATCH_MS / SAMPLE_MS + 1)
 #define SETTLE_MS 5000
 
 typedef struct figures {
     int64_t max_wait_ms, p50_wait_ms;
-    int queued_at_end;   /* never handed to a stream within WATCH_MS */
-    int b_streams_mid;   /* streams on the busy server at the burst's end */
-    int idle_elsewhere;  /* streams on the others then (no call goes there) */
+    int queued_at_end;  /* never handed to a stream within WATCH_MS */
+    int b_streams_mid;  /* streams on the busy server at the burst's end */
+    int idle_elsewhere; /* streams on the others then (no call goes there) */
     int peak_total;
     char busy[4];
     double x[NSAMPLES], streams[NSERVERS][NSAMPLES], inflight[NSAMPLES], queued[NSAMPLES], oldest[NSAMPLES];
@@ -121,8 +121,8 @@ static int run_agent(const char *mistake, figures *f)
     rl_proc p;
     memset(&p, 0, sizeof p);
     Relaylab__ObserveTunnelReply *o[NSERVERS] = {NULL};
-    rl_tworld_options wo = {.tunnel_bin = tunnel, .sock_dir = dir, .nservers = NSERVERS,
-                            .placement = {RL_PLACE_UNIFORM, 0, 0}};
+    rl_tworld_options wo = {
+        .tunnel_bin = tunnel, .sock_dir = dir, .nservers = NSERVERS, .placement = {RL_PLACE_UNIFORM, 0, 0}};
     if (rl_tworld_start(&w, &wo, err, sizeof err) != RL_OK) {
         fprintf(stderr, "lab: the coverage world did not start: %s\n", err);
         goto out;
@@ -240,8 +240,8 @@ int lab_demo_coverage(void)
            "busy server held", "idle elsewhere", "peak total");
     for (int m = 0; m < 2; m++)
         printf("%-24s %9lld ms %9lld ms %8d of %d %10d streams %9d streams %12d\n", names[m],
-               (long long)f[m].max_wait_ms, (long long)f[m].p50_wait_ms, f[m].queued_at_end, CALLS,
-               f[m].b_streams_mid, f[m].idle_elsewhere, f[m].peak_total);
+               (long long)f[m].max_wait_ms, (long long)f[m].p50_wait_ms, f[m].queued_at_end, CALLS, f[m].b_streams_mid,
+               f[m].idle_elsewhere, f[m].peak_total);
     printf("(\"busy server held\" and \"idle elsewhere\": at the burst's end, %d ms in; \"never handed\": still\n"
            "queued after %d ms.)\n\n",
            CALLS * INTERVAL_MS, WATCH_MS);

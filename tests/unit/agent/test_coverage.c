@@ -49,8 +49,8 @@ typedef struct sim {
     uint32_t closed_on_short_busy_b; /* streams closed on B while B had calls and was short */
     uint32_t min_b_after_first;      /* the fewest streams B held once it had RL_COV_RESERVE */
     bool b_evacuated;
-    bool trickle;      /* B always has one call in flight or queued */
-    int every;         /* or: a call on B every this many ticks */
+    bool trickle; /* B always has one call in flight or queued */
+    int every;    /* or: a call on B every this many ticks */
     uint64_t ticks;
 } sim;
 
