@@ -31,7 +31,7 @@
 #define SKEW_PERCENT 80
 /* Watched from the burst's start: the reference answers everything in
  * about 3 s; the incident still has most calls queued then. */
-#define WATCH_MS  7000
+#define WATCH_MS  5000
 #define SAMPLE_MS 125
 #define NSAMPLES  (WATCH_MS / SAMPLE_MS + 1)
 #define SETTLE_MS 5000
