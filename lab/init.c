@@ -468,7 +468,11 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
         {"@STUBS@", lang->stubs},  {"@REGEN@", regen},       {"@GIVEN@", s->given},
         {"@BUILD@", lang->build},
     };
-    snprintf(from, sizeof from, "%s/starters/README.command.md", kit);
+    /* An exercise whose program is no server (coverage's agent dials out)
+     * has a README template of its own beside its language folders. */
+    snprintf(from, sizeof from, "%s/starters/%s/README.md", kit, s->kind);
+    if (access(from, R_OK) != 0)
+        snprintf(from, sizeof from, "%s/starters/README.command.md", kit);
     if (!rc)
         rc = write_readme(from, dir, keys, sizeof keys / sizeof *keys);
     if (!rc)
