@@ -47,13 +47,9 @@ static void classify_per_server(const ag_cov_rules *r, ag_cov_fleet *f, int64_t 
         ag_cov_server *s = &f->servers[i];
         if (evacuated(s, now_ms))
             continue;
-        uint32_t need = s->busy + RL_COV_RESERVE;
-        if (s->streams >= need) {
-            s->state = AG_COV_COVERED;
-            s->short_idle = false;
-            continue;
-        }
-        uint32_t shortfall = need - s->streams;
+        /* The overdue clock first: the rules' own test says what "short
+         * and idle" is (right: it implies short, so a covered server's
+         * clock stops here). */
         if (r->overdue_candidate(s)) {
             if (!s->short_idle) {
                 s->short_idle = true;
@@ -62,9 +58,13 @@ static void classify_per_server(const ag_cov_rules *r, ag_cov_fleet *f, int64_t 
         } else {
             s->short_idle = false;
         }
+        uint32_t need = s->busy + RL_COV_RESERVE;
+        uint32_t shortfall = s->streams >= need ? 0 : need - s->streams;
         if (s->short_idle && now_ms - s->short_idle_since_ms >= RL_COV_OVERDUE_MS) {
             s->state = AG_COV_OVERDUE;
             s->want = min_u32(shortfall, RL_COV_FILL_PER_TICK);
+        } else if (shortfall == 0) {
+            s->state = AG_COV_COVERED;
         } else if (s->busy > 0) {
             s->state = AG_COV_GROWING;
             s->want = growth(s, shortfall);
@@ -117,11 +117,17 @@ static bool short_and_idle(const ag_cov_server *s)
     return s->streams < s->busy + RL_COV_RESERVE && s->busy == 0;
 }
 
-/* The mistake: "short for a while" without looking at the calls in flight,
- * so a busy server that cannot get streams is taken for an abandoned one. */
-static bool short_any(const ag_cov_server *s)
+/* The mistake: demand counted as the streams used recently rather than the
+ * calls in flight, and "idle" left out. A server hands each call to its
+ * newest idle stream, so a quiet server with a call a second keeps one
+ * stream in use and looks short for good (2 streams < 1 used + 2): it goes
+ * overdue and is evacuated with its calls in flight. */
+static bool short_by_streams_used(const ag_cov_server *s)
 {
-    return s->streams < s->busy + RL_COV_RESERVE;
+    uint32_t used = s->busy, idle = s->streams - s->busy;
+    for (uint32_t k = 0; k < idle; k++)
+        used += s->idle[k].served > 0 && s->idle[k].unused_ms < RL_COV_OVERDUE_MS;
+    return s->streams < used + RL_COV_RESERVE;
 }
 
 static uint32_t pause_and_cap(const ag_cov_fleet *f, size_t i, uint32_t want)
@@ -179,19 +185,23 @@ static bool served_once(const ag_cov_idle *st)
 
 static const ag_cov_rules table[] = {
     {"none", "the reference: streams sized per server by the coverage table", RIGHT_HOOKS},
-    {"total", "streams sized as a total across servers (the incident): idle streams on one server hide a "
-              "busy one elsewhere",
+    {"total",
+     "streams sized as a total across servers (the incident): idle streams on one server hide a "
+     "busy one elsewhere",
      classify_total, short_and_idle, pause_and_cap, cap_total, old_and_unused, never},
     {"no-prune", "idle streams are never pruned: after a burst the agent keeps every stream it opened",
      classify_per_server, short_and_idle, pause_and_cap, cap_total, never, never},
-    {"evacuate-busy", "the overdue clock ignores calls in flight: a busy server that stays short is "
-                      "evacuated (its streams recycled, its growth stopped)",
-     classify_per_server, short_any, pause_and_cap, cap_total, old_and_unused, never},
-    {"no-cap", "growth has no pause and no cap: with nothing landing on the busy server the agent "
-               "doubles its streams elsewhere every tick",
+    {"evacuate-busy",
+     "the overdue clock counts streams used recently, not calls in flight: a quiet server "
+     "with a call at a time looks short for good and is evacuated with calls in flight",
+     classify_per_server, short_by_streams_used, pause_and_cap, cap_total, old_and_unused, never},
+    {"no-cap",
+     "growth has no pause and no cap: with nothing landing on the busy server the agent "
+     "doubles its streams elsewhere every tick",
      classify_per_server, short_and_idle, unbounded_growth, no_total_cap, old_and_unused, never},
-    {"stream-per-call", "a new stream for every call: a stream that answered a call is closed and "
-                        "replaced",
+    {"stream-per-call",
+     "a new stream for every call: a stream that answered a call is closed and "
+     "replaced",
      classify_per_server, short_and_idle, pause_and_cap, cap_total, old_and_unused, served_once},
 };
 
@@ -306,7 +316,8 @@ int ag_cov_tick(ag_cov_fleet *f, const ag_cov_rules *r, int64_t now_ms, ag_cov_p
         if (s->state == AG_COV_EVACUATED) {
             recycle(s);
         } else {
-            qsort(s->idle, idle, sizeof *s->idle, by_unused_desc);
+            if (idle > 1)
+                qsort(s->idle, idle, sizeof *s->idle, by_unused_desc);
             uint32_t keep = s->busy + RL_COV_RESERVE;
             uint32_t excess = s->streams > keep ? s->streams - keep : 0;
             for (uint32_t k = 0; k < idle; k++) {

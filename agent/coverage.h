@@ -47,10 +47,10 @@ typedef struct ag_cov_server {
     uint32_t busy;     /* of them, the ones with a call unanswered: the calls in flight */
     ag_cov_idle *idle; /* the streams - busy idle ones, caller memory; reordered by the tick */
     /* Kept by the tick from one to the next: zero them when the server is first seen. */
-    bool short_idle;               /* short and idle since short_idle_since_ms */
+    bool short_idle; /* short and idle since short_idle_since_ms */
     int64_t short_idle_since_ms;
-    int64_t evacuated_until_ms;    /* evacuated while now < this */
-    uint32_t last_grow;            /* opened for it the tick before while growing, else 0 */
+    int64_t evacuated_until_ms; /* evacuated while now < this */
+    uint32_t last_grow;         /* opened for it the tick before while growing, else 0 */
     /* Out. */
     ag_cov_state state;
     bool paused;      /* growing, but idle streams elsewhere reach RL_COV_PAUSE_FACTOR x demand */
@@ -61,15 +61,15 @@ typedef struct ag_cov_server {
 typedef struct ag_cov_fleet {
     ag_cov_server *servers; /* caller memory */
     size_t n;
-    uint32_t pending;             /* in: opened, not named by a server yet */
-    bool evacuated_once;          /* kept: an evacuation happened at last_evacuation_ms */
+    uint32_t pending;    /* in: opened, not named by a server yet */
+    bool evacuated_once; /* kept: an evacuation happened at last_evacuation_ms */
     int64_t last_evacuation_ms;
 } ag_cov_fleet;
 
 typedef struct ag_cov_plan {
-    uint32_t open;   /* new streams to open now */
-    uint32_t close;  /* idle streams marked close, over every server */
-    int evacuated;   /* the server evacuated this tick, or -1 */
+    uint32_t open;  /* new streams to open now */
+    uint32_t close; /* idle streams marked close, over every server */
+    int evacuated;  /* the server evacuated this tick, or -1 */
 } ag_cov_plan;
 
 typedef struct ag_cov_rules ag_cov_rules;

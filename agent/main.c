@@ -19,12 +19,13 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: agent [--tunnel ADDR] [--mistake NAME]\n"
-               "  --tunnel ADDR   the tunnel to dial (default $RELAYLAB_TUNNEL)\n"
-               "  --mistake NAME  size streams with a classic mistake ('--mistake list' lists them)\n"
-               "Logs 'agent: server S streams N busy B state STATE' on stderr when its figures change.\n"
-               "SIGTERM: closes its streams (answering the calls in hand within %d ms) and exits 0.\n",
-               AG_STOP_GRACE_MS);
+    fprintf(f,
+            "usage: agent [--tunnel ADDR] [--mistake NAME]\n"
+            "  --tunnel ADDR   the tunnel to dial (default $RELAYLAB_TUNNEL)\n"
+            "  --mistake NAME  size streams with a classic mistake ('--mistake list' lists them)\n"
+            "Logs 'agent: server S streams N busy B state STATE' on stderr when its figures change.\n"
+            "SIGTERM: closes its streams (answering the calls in hand within %d ms) and exits 0.\n",
+            AG_STOP_GRACE_MS);
 }
 
 int main(int argc, char **argv)

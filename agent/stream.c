@@ -80,11 +80,21 @@ static void work_done(rl_timer *t)
     Relaylab__TunnelAnswer a = RELAYLAB__TUNNEL_ANSWER__INIT;
     a.call_id = s->calls[0].call_id;
     s->send_buf = rl_pb_pack(&a.base);
-    grpc_op op = {0};
-    op.op = GRPC_OP_SEND_MESSAGE;
-    op.data.send_message.send_message = s->send_buf;
-    if (post(s, &op, 1, &s->send_tag) == RL_OK) {
+    grpc_op ops[2] = {{0}, {0}};
+    ops[0].op = GRPC_OP_SEND_MESSAGE;
+    ops[0].data.send_message.send_message = s->send_buf;
+    /* A one-call stream ends its side with its answer, in one batch: the
+     * server learns of both together, so it has the least chance to hand
+     * the stream another call it could no longer answer. */
+    size_t n = 1;
+    if (s->one_call && s->ncalls == 1) {
+        ops[1].op = GRPC_OP_SEND_CLOSE_FROM_CLIENT;
+        n = 2;
+    }
+    if (post(s, ops, n, &s->send_tag) == RL_OK) {
         s->sending = true;
+        if (n == 2)
+            s->half_closed = s->close_wanted = true;
         return;
     }
     grpc_byte_buffer_destroy(s->send_buf);

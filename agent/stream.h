@@ -52,14 +52,15 @@ struct ag_stream {
      * oldest is being worked (its timer armed) or answered. */
     ag_call *calls;
     size_t ncalls, capcalls;
-    bool sending;       /* the oldest call's answer is being sent */
-    bool close_wanted;  /* half-close once no call is unanswered */
-    bool half_closed;   /* SEND_CLOSE_FROM_CLIENT posted */
-    bool receiving;     /* a RECV_MESSAGE is posted */
-    bool status_in;     /* the status arrived: nothing more comes from the server */
-    bool over;          /* |ended| ran (or the start failed before anything was posted) */
-    uint64_t lost;      /* calls that arrived after the half-close: no answer possible */
-    int batches;        /* posted and not completed */
+    bool sending;      /* the oldest call's answer is being sent */
+    bool one_call;     /* the owner's: half-close with the first answer (stream-per-call) */
+    bool close_wanted; /* half-close once no call is unanswered */
+    bool half_closed;  /* SEND_CLOSE_FROM_CLIENT posted */
+    bool receiving;    /* a RECV_MESSAGE is posted */
+    bool status_in;    /* the status arrived: nothing more comes from the server */
+    bool over;         /* |ended| ran (or the start failed before anything was posted) */
+    uint64_t lost;     /* calls that arrived after the half-close: no answer possible */
+    int batches;       /* posted and not completed */
     rl_tag start_tag, status_tag, recv_tag, send_tag, close_tag;
     rl_timer work;
     grpc_byte_buffer *recv_buf, *send_buf;

@@ -14,11 +14,13 @@
 #include "rl_tcp.h"
 
 #include <grpc/grpc.h>
+#include <errno.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define READY_MS 10000
@@ -542,4 +544,23 @@ int lab_demo_shutdown(void)
     lab_server_stop(&baseline);
     grpc_shutdown();
     return rc;
+}
+
+int lab_demo_picture_path(const char *name, char *out, size_t len)
+{
+    const char *asked = getenv("RELAYLAB_DEMO_SVG");
+    if (asked && *asked) {
+        snprintf(out, len, "%s", asked);
+        return 0;
+    }
+    char bin[PATH_MAX], dir[PATH_MAX + 32], real[PATH_MAX];
+    if (rl_path_exe_dir(bin, sizeof bin) != RL_OK)
+        return -1;
+    snprintf(dir, sizeof dir, "%s/../build", bin);
+    mkdir(dir, 0755);
+    snprintf(dir, sizeof dir, "%s/../build/demos", bin);
+    if ((mkdir(dir, 0755) != 0 && errno != EEXIST) || !realpath(dir, real))
+        return -1;
+    snprintf(out, len, "%s/%s", real, name);
+    return 0;
 }

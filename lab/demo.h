@@ -30,6 +30,13 @@ void lab_server_stop(lab_server *s);
 
 /* Each returns a process exit code: 0 when the demo ran, 1 when a program
  * could not be started or did not answer (the message says which). */
+/* Where a demo writes its picture NAME (e.g. "overload-goodput.svg"): the
+ * file $RELAYLAB_DEMO_SVG names (`lab demo X --svg FILE` sets it), else
+ * NAME under the kit's build/demos/ (made when missing), never the current
+ * folder unasked. Writes it into |out| (|len| bytes); returns 0, or -1 when
+ * no folder could be had (then no picture is drawn). */
+int lab_demo_picture_path(const char *name, char *out, size_t len);
+
 int lab_demo_deadline(void);
 int lab_demo_cancel(void);
 int lab_demo_shutdown(void);

@@ -248,18 +248,6 @@ int lab_demo_overload(const char *svg_path)
 
 int lab_demo_overload_main(void)
 {
-    const char *path = getenv(LAB_DEMO_SVG_ENV);
-    if (path && *path)
-        return lab_demo_overload(path);
-    /* Never into the current folder unasked: under the kit's build/. */
-    char bin[PATH_MAX], dir[PATH_MAX + 32], real[PATH_MAX], svg[PATH_MAX + 64];
-    if (rl_path_exe_dir(bin, sizeof bin) != RL_OK)
-        return lab_demo_overload(NULL);
-    snprintf(dir, sizeof dir, "%s/../build", bin);
-    mkdir(dir, 0755);
-    snprintf(dir, sizeof dir, "%s/../build/demos", bin);
-    if ((mkdir(dir, 0755) != 0 && errno != EEXIST) || !realpath(dir, real))
-        return lab_demo_overload(NULL);
-    snprintf(svg, sizeof svg, "%s/%s", real, LAB_DEMO_OVERLOAD_SVG);
-    return lab_demo_overload(svg);
+    char svg[PATH_MAX + 64];
+    return lab_demo_overload(lab_demo_picture_path(LAB_DEMO_OVERLOAD_SVG, svg, sizeof svg) == 0 ? svg : NULL);
 }

@@ -68,6 +68,9 @@ static const starter starters[] = {
     {"overload", "overload", "overload", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
      GIVEN_SERVER ", stopping on SIGTERM, a fail-fast channel to the baseline, and the state your gate keeps "
                   "(slots, waiting calls, a service-time average)"},
+    {"coverage", "coverage", "coverage", LANG_PYTHON | LANG_NODE | LANG_C, "tunnel agent",
+     "dialling `RELAYLAB_TUNNEL`, the streams (opened, named by their server, each call worked and answered, "
+     "half-closed on request), grouping them by server once a tick, and closing them all on SIGTERM"},
 };
 
 typedef struct lang_info {
@@ -476,7 +479,11 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
         {"@STUBS@", lang->stubs},  {"@REGEN@", regen},       {"@GIVEN@", s->given},
         {"@BUILD@", lang->build},  {"@BY_HAND@", by_hand},
     };
-    snprintf(from, sizeof from, "%s/starters/README.command.md", kit);
+    /* An exercise whose program is no server (coverage's agent dials out)
+     * has a README template of its own beside its language folders. */
+    snprintf(from, sizeof from, "%s/starters/%s/README.md", kit, s->kind);
+    if (access(from, R_OK) != 0)
+        snprintf(from, sizeof from, "%s/starters/README.command.md", kit);
     if (!rc)
         rc = write_readme(from, dir, keys, sizeof keys / sizeof *keys);
     if (!rc)

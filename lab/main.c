@@ -7,6 +7,7 @@
 #include "compare_memory.h"
 #include "demo.h"
 #include "demo_balance.h"
+#include "demo_coverage.h"
 #include "demo_overload.h"
 #include "handout.h"
 #include "init.h"
@@ -47,6 +48,7 @@ static const demo demos[] = {
     {"deadline", lab_demo_deadline, "relay"},  {"cancel", lab_demo_cancel, "relay"},
     {"shutdown", lab_demo_shutdown, "relay"},  {"flow", lab_flow_demo, "streamer"},
     {"balance", lab_demo_balance, NULL},       {"overload", lab_demo_overload_main, "relay"},
+    {"coverage", lab_demo_coverage, "agent"},
 };
 
 /* `lab demo NAME [--svg FILE]`. A demo runs a reference program, which
@@ -71,8 +73,8 @@ static int cmd_demo(int argc, char **argv)
             return 2;
         }
         if (argc == 4) {
-            if (strcmp(demos[i].name, "overload") != 0) {
-                fprintf(stderr, "lab: only `lab demo overload` draws a picture (--svg FILE)\n");
+            if (strcmp(demos[i].name, "overload") != 0 && strcmp(demos[i].name, "coverage") != 0) {
+                fprintf(stderr, "lab: only `lab demo overload` and `lab demo coverage` draw pictures (--svg FILE)\n");
                 return 2;
             }
             setenv(LAB_DEMO_SVG_ENV, argv[3], 1);
@@ -90,8 +92,9 @@ static const command commands[] = {
     {"list", "lab list                       the exercises", cmd_list},
     {"show", "lab show EXERCISE              an exercise's handout", cmd_show},
     {"demo",
-     "lab demo deadline|cancel|shutdown|flow|balance|overload [--svg FILE]  the reference next to its classic "
-     "mistakes (the instructor's kit; balance in every kit; overload's plot goes to FILE, else build/demos/)",
+     "lab demo deadline|cancel|shutdown|flow|balance|overload|coverage [--svg FILE]  the reference next to its "
+     "classic mistakes (the instructor's kit; balance in every kit; overload's and coverage's plots go to FILE, "
+     "else build/demos/)",
      cmd_demo},
     {"init", "lab init EXERCISE [--lang python|node|c] [--student ID] [DIR]  a starter folder", lab_init_main},
     {"stubs", "lab stubs python|node|c DIR    make a starter's generated code (or packages) again", lab_stubs_main},

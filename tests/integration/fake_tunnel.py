@@ -64,6 +64,7 @@ class FakeTunnel(pb_grpc.TunnelServicer):
         await context.write(pb.TunnelCall(server_id=st.server))
         self._dispatch()
         reader = asyncio.ensure_future(self._read(st, context))
+        get = None
         try:
             while True:
                 get = asyncio.ensure_future(st.out.get())
@@ -76,6 +77,8 @@ class FakeTunnel(pb_grpc.TunnelServicer):
                     break
         finally:
             reader.cancel()
+            if get is not None:
+                get.cancel()
             self._end(st)
 
     async def _read(self, st, context):

@@ -50,6 +50,8 @@ typedef struct sim {
     uint32_t min_b_after_first;      /* the fewest streams B held once it had RL_COV_RESERVE */
     bool b_evacuated;
     bool trickle; /* B always has one call in flight or queued */
+    int every;    /* or: a call on B every this many ticks */
+    uint64_t ticks;
 } sim;
 
 static sim S;
@@ -161,6 +163,8 @@ static void sim_start(const char *rules, placement_fn place, int64_t work_ms)
 static void sim_tick(void)
 {
     S.now += RL_COV_TICK_MS;
+    if (S.every && S.ticks++ % S.every == 0)
+        S.queued[B]++;
     serve();
     for (size_t f = 0; f < S.fleet.n; f++) {
         int server = S.server_at[f];
@@ -351,7 +355,7 @@ static void nothing_is_pruned_before_it_is_old_and_unused(void **state)
 
 /* ---- evacuation, on a fleet set by hand ---- */
 
-static ag_cov_idle idle_pool[4][8];
+static ag_cov_idle idle_pool[4][64];
 static ag_cov_server hand[4];
 
 static void fleet_of(ag_cov_fleet *f, size_t n, const uint32_t *streams, const uint32_t *busy)
@@ -568,6 +572,29 @@ static void mistake_evacuate_busy_evacuates_a_server_with_calls_in_flight(void *
     assert_true(S.closed_on_short_busy_b > 0);
 }
 
+/* A quiet server: a call of 400 ms every second on B's two streams, so B is
+ * covered between calls and short during each (the grader's evacuation
+ * scenario). Its newest stream is always the one used. */
+static void mistake_evacuate_busy_takes_a_quiet_server_for_an_idle_one(void **state)
+{
+    (void)state;
+    uint32_t closed_b[2];
+    bool evacuated[2];
+    for (int m = 0; m < 2; m++) {
+        sim_start(m ? "evacuate-busy" : "none", none_on_b, 400);
+        S.every = 1000 / RL_COV_TICK_MS;
+        settle(4 * 12);
+        closed_b[m] = 0;
+        for (size_t i = 0; i < S.nst; i++)
+            closed_b[m] += S.st[i].server == B && !S.st[i].open;
+        evacuated[m] = S.b_evacuated;
+    }
+    assert_false(evacuated[0]);
+    assert_int_equal(closed_b[0], 0);
+    assert_true(evacuated[1]);
+    assert_true(closed_b[1] > 0);
+}
+
 static void mistake_no_cap_grows_without_bound_when_nothing_lands(void **state)
 {
     (void)state;
@@ -636,6 +663,7 @@ int main(void)
         cmocka_unit_test(mistake_total_leaves_the_busy_server_with_its_few_streams),
         cmocka_unit_test(mistake_no_prune_keeps_every_stream_after_a_burst),
         cmocka_unit_test(mistake_evacuate_busy_evacuates_a_server_with_calls_in_flight),
+        cmocka_unit_test(mistake_evacuate_busy_takes_a_quiet_server_for_an_idle_one),
         cmocka_unit_test(mistake_no_cap_grows_without_bound_when_nothing_lands),
         cmocka_unit_test(mistake_stream_per_call_opens_a_stream_for_every_call),
         cmocka_unit_test(every_mistake_is_listed_and_found),
