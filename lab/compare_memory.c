@@ -118,14 +118,19 @@ static int write_svg(producer *ps, size_t n, const cm_opts *o)
             xs[ns][j] = (double)ps[i].w.points[j].t_ns / 1e9;
             ys[ns][j] = (double)ps[i].w.points[j].rss / RL_MIB;
         }
-        series[ns] = (rl_svg_series){ps[i].label, xs[ns], ys[ns], k};
+        series[ns] = (rl_svg_series){.label = ps[i].label, .x = xs[ns], .y = ys[ns], .n = k};
         ns++;
     }
     char title[160];
     snprintf(title, sizeof title, "Producer RSS while the reader stalls (Produce %u x %u, 1 chunk read)", o->count,
              o->size);
-    rl_svg_plot plot = {title, "time since the stream was requested (s)", "RSS of the producer's process group (MiB)",
-                        series, ns, 900, 520};
+    rl_svg_plot plot = {.title = title,
+                        .xlabel = "time since the stream was requested (s)",
+                        .ylabel = "RSS of the producer's process group (MiB)",
+                        .series = series,
+                        .nseries = ns,
+                        .width = 900,
+                        .height = 520};
     char err[300];
     int rc = rl_svg_save(o->svg, &plot, err, sizeof err);
     for (size_t i = 0; i < ns; i++) {

@@ -210,16 +210,18 @@ static int write_svg(const char *path, const gr_bw_result *rs)
             xs[ns][w] = (double)((w + 1) * r->window_ms) / 1000.0;
             ys[ns][w] = 100.0 * gr_bw_share(r, b, w, w + 1);
         }
-        series[ns++] = (rl_svg_series){cases[i].skew ? "skew: backend 2 of 2 (fair 50 %)" : cases[i].label, xs[i],
-                                       ys[i], r->nwindows};
+        series[ns++] = (rl_svg_series){.label = cases[i].skew ? "skew: backend 2 of 2 (fair 50 %)" : cases[i].label,
+                                       .x = xs[i],
+                                       .y = ys[i],
+                                       .n = r->nwindows};
     }
-    rl_svg_plot plot = {"Share of the calls on the joining backend (backend 3 of 3, joins at 1.5 s; fair share 33 %)",
-                        "time (s, end of each 0.5 s window)",
-                        "share of the window's calls (%)",
-                        series,
-                        ns,
-                        900,
-                        520};
+    rl_svg_plot plot = {.title = "Share of the calls on the joining backend (backend 3 of 3, joins at 1.5 s; fair share 33 %)",
+                        .xlabel = "time (s, end of each 0.5 s window)",
+                        .ylabel = "share of the window's calls (%)",
+                        .series = series,
+                        .nseries = ns,
+                        .width = 900,
+                        .height = 520};
     char err[300];
     if (rl_svg_save(path, &plot, err, sizeof err) != RL_OK) {
         fprintf(stderr, "lab compare-balance: %s\n", err);

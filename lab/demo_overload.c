@@ -182,7 +182,7 @@ static void write_plot(point pts[NRELAYS][NLOADS], const char *path)
             xs[r][k] = pts[r][k].offered;
             ys[r][k] = pts[r][k].goodput;
         }
-        series[r] = (rl_svg_series){relays[r] ? relays[r] : "reference", xs[r], ys[r], NLOADS};
+        series[r] = (rl_svg_series){.label = relays[r] ? relays[r] : "reference", .x = xs[r], .y = ys[r], .n = NLOADS};
     }
     rl_svg_plot p = {.title = "Goodput against offered load (backend capacity 10 calls/s, 2 s deadlines)",
                      .xlabel = "offered load (calls/s)",

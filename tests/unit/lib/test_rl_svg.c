@@ -63,8 +63,9 @@ static void plot_has_labels_series_and_legend(void **state)
 {
     (void)state;
     double x[] = {0, 1, 2, 3}, a[] = {13, 13.5, 13.5, 13.6}, b[] = {13, 120, 210, 210};
-    rl_svg_series s[] = {{"streamer", x, a, 4}, {"streamer --unbounded <mistake>", x, b, 4}};
-    rl_svg_plot p = {"RSS while the reader stalls", "time (s)", "RSS (MiB)", s, 2, 0, 0};
+    rl_svg_series s[] = {{.label = "streamer", .x = x, .y = a, .n = 4},
+                         {.label = "streamer --unbounded <mistake>", .x = x, .y = b, .n = 4}};
+    rl_svg_plot p = {.title = "RSS while the reader stalls", .xlabel = "time (s)", .ylabel = "RSS (MiB)", .series = s, .nseries = 2};
     int rc;
     char *svg = plot_to_string(&p, &rc);
     assert_int_equal(rc, RL_OK);
@@ -82,12 +83,12 @@ static void plot_has_labels_series_and_legend(void **state)
 static void plot_refuses_empty_or_nan(void **state)
 {
     (void)state;
-    rl_svg_plot p = {NULL, "x", "y", NULL, 0, 0, 0};
+    rl_svg_plot p = {.xlabel = "x", .ylabel = "y"};
     int rc;
     free(plot_to_string(&p, &rc));
     assert_int_equal(rc, RL_EINVAL);
     double x[] = {0, 1}, y[] = {1, NAN};
-    rl_svg_series s = {"a", x, y, 2};
+    rl_svg_series s = {.label = "a", .x = x, .y = y, .n = 2};
     p.series = &s;
     p.nseries = 1;
     free(plot_to_string(&p, &rc));
