@@ -129,7 +129,7 @@ static void events(FILE *f, const rl_svg_ref *ev, size_t n, double left, double 
         fprintf(f,
                 "<line class=\"event\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" "
                 "stroke-width=\"1.5\" stroke-dasharray=\"2 3\"/>\n"
-                "<text class=\"event-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"#222\">%s</text>\n",
+                "<text class=\"event-label\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"4\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"#222\">%s</text>\n",
                 x, top, x, bottom, flip ? x - 4 : x + 4, top + 14 + 15.0 * (double)i, flip ? "end" : "start",
                 rl_svg_escape(ev[i].label ? ev[i].label : "", esc, sizeof esc));
     }
@@ -195,7 +195,9 @@ int rl_svg_write(FILE *f, const rl_svg_plot *p)
     double bottom = h - 60.0 - legend_h - caption_h;
     double pw = right - left, ph = bottom - top;
 #define PX(x) (left + (x) / xmax * pw)
-#define PY(y) (bottom - (y) / ymax * ph)
+/* 8 px between y = 0 and the frame, so a series at 0 is not hidden in
+ * the frame's line. */
+#define PY(y) (bottom - 8 - (y) / ymax * (ph - 8))
     char esc[512], tick[32];
     header(f, p->fragment, w, h);
     title_caption(f, p->title, p->caption, w, h - 10.0);
@@ -215,17 +217,21 @@ int rl_svg_write(FILE *f, const rl_svg_plot *p)
         fprintf(f,
                 "<line class=\"ref\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#777\" "
                 "stroke-width=\"2\" stroke-dasharray=\"10 4 2 4\"/>\n"
-                "<text class=\"ref-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#555\">%s</text>\n",
+                "<text class=\"ref-label\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"4\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#555\">%s</text>\n",
                 left, PY(p->refs[i].value), right, PY(p->refs[i].value), right - 6, PY(p->refs[i].value) - 5,
                 rl_svg_escape(p->refs[i].label ? p->refs[i].label : "", esc, sizeof esc));
     events(f, p->events, p->nevents, left, pw, xmax, top, bottom);
-    fprintf(f, "<clipPath id=\"rl-clip-%p\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/></clipPath>\n",
-            (const void *)p, left - 6, top - 6, pw + 12, ph + 12);
+    /* An id unique in a page that inlines several figures. */
+    static unsigned clip_seq;
+    unsigned clip = ++clip_seq;
+    fprintf(f, "<clipPath id=\"rl-clip-%u\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/></clipPath>\n",
+            clip, left - 6, top - 6, pw + 12, ph + 12);
     for (size_t s = 0; s < p->nseries; s++) {
         const rl_svg_series *se = &p->series[s];
         const char *c = colour(s);
-        fprintf(f, "<g class=\"series\" clip-path=\"url(#rl-clip-%p)\">\n", (const void *)p);
-        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"", c, dash_attr(se->dash));
+        fprintf(f, "<polyline class=\"series\" clip-path=\"url(#rl-clip-%u)\" fill=\"none\" stroke=\"%s\" "
+                   "stroke-width=\"2\"%s points=\"",
+                clip, c, dash_attr(se->dash));
         for (size_t i = 0; i < se->n; i++)
             fprintf(f, "%s%.1f,%.1f", i ? " " : "", PX(se->x[i]), PY(se->y[i]));
         fprintf(f, "\"/>\n");
@@ -235,7 +241,6 @@ int rl_svg_write(FILE *f, const rl_svg_plot *p)
             for (size_t i = 0; i < se->n; i += every)
                 marker(f, s, PX(se->x[i]), PY(se->y[i]), c);
         }
-        fprintf(f, "</g>\n");
     }
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", left,
             top, pw, ph);
