@@ -195,7 +195,9 @@ static void write_plot(point pts[NRELAYS][NLOADS], const char *path)
     bool same = true; /* the reference and wait-for-ready, point for point */
     for (size_t k = 0; k < NLOADS; k++)
         same = same && ys[0][k] == ys[NRELAYS - 1][k];
-    rl_svg_ref capacity = {.label = "backend capacity", .value = CAPACITY_PER_S};
+    char cap_label[64];
+    snprintf(cap_label, sizeof cap_label, "backend capacity: %.0f calls/s", CAPACITY_PER_S);
+    rl_svg_ref capacity = {.label = cap_label, .value = CAPACITY_PER_S};
     rl_svg_plot p = {.title = "Goodput against offered load (2 s deadlines)",
                      .xlabel = "offered load (calls/s)",
                      .ylabel = "goodput: calls OK within their deadline (calls/s)",
@@ -203,11 +205,10 @@ static void write_plot(point pts[NRELAYS][NLOADS], const char *path)
                      .nseries = NRELAYS,
                      .refs = &capacity,
                      .nrefs = 1,
-                     .caption = same ? "Past capacity the reference holds goodput near it, the unbounded queue "
-                                       "collapses; wait-for-ready lies on the reference (it differs only with the "
-                                       "backend down)"
-                                     : "Past capacity the reference holds goodput near it; the unbounded queue "
-                                       "collapses"};
+                     .caption = same ? "A relay that sheds load keeps goodput near capacity; one that queues "
+                                       "without bound falls to 0. wait-for-ready lies on the reference here"
+                                     : "A relay that sheds load keeps goodput near capacity; one that queues "
+                                       "without bound falls to 0"};
     char err[256];
     if (rl_svg_save(path, &p, err, sizeof err) == RL_OK)
         printf("\nThe plot of goodput against offered load: %s\n", path);
