@@ -22,7 +22,7 @@
 #define GR_FIG_MAX_ROWS 8
 #define GR_FIG_MAX_SPANS 16
 #define GR_FIG_MAX_LINES 4   /* events, and reference lines, each */
-#define GR_FIG_MAX_SERIES 3
+#define GR_FIG_MAX_SERIES 4
 #define GR_FIG_MAX_POINTS 240 /* a series' samples; more are thinned */
 
 typedef enum gr_fig_kind {
