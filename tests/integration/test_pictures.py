@@ -3,7 +3,7 @@
 # Python's HTML and XML parsers), escapes what a submission says, puts the
 # pictures in results.json as Gradescope HTML, and renders in a real
 # browser (Debian's chromium, headless) without console errors and not
-# blank. One grading run and one browser launch: the browser takes 5-20 s
+# blank. The gradings run at once and one browser launch renders every page: it takes 5-20 s
 # to start on a loaded machine.
 import base64
 import html.parser
@@ -112,13 +112,13 @@ def chromium():
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def test_deadline_page_shows_the_forwarded_timeout(tmp_path):
+def test_deadline_page_shows_the_forwarded_timeout(pages, tmp_path):
     """The Done-when of issue 26: a student's page for forward-timeout
     shows, on one time axis, the 2 s deadline Work received running past
     the client's deadline, where about 1.5 s remained."""
-    p, page_path, results = run_grader(tmp_path, "deadline", bin_path("relay") + " --mistake forward-timeout",
-                                       "--only", "shrinks")
-    assert p.returncode == 1, p.stdout + p.stderr
+    page_path = pages["deadline"]
+    with open(page_path.with_suffix(".json")) as f:
+        results = json.load(f)
     text = page_path.read_text()
     page = Page(text)
     assert page.external == [], "the page fetches nothing"
@@ -136,8 +136,10 @@ def test_deadline_page_shows_the_forwarded_timeout(tmp_path):
     remained = [int(m.group(1)) for t in texts for m in [re.fullmatch(r"(\d+) ms remained", t)] if m]
     assert len(received) == 2 and len(remained) == 2, texts
     work_received = int(received[1].split()[1])
-    assert 1900 <= work_received <= 2000, texts
-    assert 1000 <= remained[1] <= 1950, texts  # about 1.5 s; less on a loaded machine
+    # About the client's 2 s (the baseline reads it on its own clock a few
+    # ms either way), against about 1.5 s left (less on a loaded machine).
+    assert abs(work_received - 2000) <= 200, texts
+    assert 1000 <= remained[1] <= work_received - 200, texts
     # The wrong bar is red and ends past the client's deadline.
     red = [r for r in svg.iter(SVG_NS + "rect") if r.get("class") == "span" and r.get("fill") == "#D55E00"]
     assert len(red) == 1
@@ -157,15 +159,108 @@ def test_deadline_page_shows_the_forwarded_timeout(tmp_path):
         subprocess.run(["rsvg-convert", "-o", str(png), str(standalone)], check=True, timeout=60)
         assert png_colours(png) > 4
 
-    # In a real browser: no console error, and a picture, not a blank.
+
+# The other exercises' pictures: graded at once, in parallel, each the
+# one scenario that draws what the issue asks for.
+PAGES = {
+    "deadline": ("deadline", "relay", "--mistake forward-timeout", "shrinks"),
+    "cancel": ("cancel", "relay", "--mistake ignore-cancel", "during-work"),
+    "flow": ("flow", "streamer", "", "stall"),
+    "shutdown": ("shutdown", "relay", "", "exits"),
+    "overload": ("overload", "relay", "", "overload"),
+}
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("pages")
+    extra = ("--memory-limit", "0") if sanitizer_build() else ()
+    procs = {}
+    for name, (exercise, prog, args, only) in PAGES.items():
+        cmd = f"exec {bin_path(prog)} {args}".strip()
+        procs[name] = subprocess.Popen(
+            [bin_path("grader"), exercise, "--submission", cmd, "--only", only, "--html", str(tmp / f"{name}.html"),
+             "--json", str(tmp / f"{name}.json"), "--quiet", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            stdin=subprocess.DEVNULL)
+    out = {}
+    for name, p in procs.items():
+        try:
+            stdout, stderr = p.communicate(timeout=240)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise
+        path = tmp / f"{name}.html"
+        assert path.exists(), stdout + stderr
+        out[name] = path
+    return out
+
+
+def figure(path):
+    """The page's one picture, parsed as XML; and the page."""
+    text = path.read_text()
+    page = Page(text)
+    assert page.external == [] and "script" not in page.tags
+    assert len(page.svgs) == 1, text[-2000:]
+    return ET.fromstring(page.svgs[0]), text
+
+
+def classes(svg, cls):
+    return [e for e in svg.iter() if e.get("class") == cls]
+
+
+def test_cancel_page_shows_when_the_cancel_came_and_the_work_stopped(pages):
+    svg, _ = figure(pages["cancel"])
+    texts = svg_texts(svg)
+    assert "the client cancels" in texts
+    assert "Work at the baseline" in texts and "time allowed to stop" in texts
+    # ignore-cancel: Work ran on, red, far past the 150 ms allowed.
+    red = [r for r in classes(svg, "span") if r.get("fill") == "#D55E00"]
+    green = [r for r in classes(svg, "span") if r.get("fill") == "#009E73"]
+    assert len(red) == 1 and len(green) == 1
+    assert float(red[0].get("width")) > 3 * float(green[0].get("width"))
+    assert classes(svg, "caption")
+
+
+def test_flow_page_plots_rss_against_the_budget_with_the_stall(pages):
+    svg, _ = figure(pages["flow"])
+    assert len(list(svg.iter(SVG_NS + "polyline"))) == 1
+    ref = [t for t in svg_texts(svg) if t.startswith("budget: 48 MiB over the start")]
+    assert len(ref) == 1 and len(classes(svg, "ref")) == 1
+    assert any(t.startswith("reader stalls after chunk") for t in svg_texts(svg))
+    assert len(classes(svg, "event")) == 1 and classes(svg, "caption")
+
+
+def test_shutdown_page_shows_sigterm_the_grace_and_the_exit(pages):
+    svg, _ = figure(pages["shutdown"])
+    texts = svg_texts(svg)
+    assert "SIGTERM" in texts
+    assert {"call in flight", "grace", "the server process"} <= set(texts)
+    assert classes(svg, "caption")
+
+
+def test_overload_page_plots_the_calls_against_the_capacity(pages):
+    svg, _ = figure(pages["overload"])
+    assert len(list(svg.iter(SVG_NS + "polyline"))) == 4
+    texts = svg_texts(svg)
+    assert "backend capacity: 10 calls/s" in texts
+    assert {"offered (all calls)", "OK (goodput)", "refused fast", "waited their deadline"} <= set(texts)
+
+
+def test_pages_render_in_a_browser(pages, tmp_path):
+    """Every page in one browser launch (an index of iframes): no console
+    error, and a screenshot that is a picture, not a blank."""
     browser = chromium()
     if not browser:
         pytest.skip("chromium is not installed (scripts/install-deps.sh installs it)")
-    shot = tmp_path / "page.png"
+    index = tmp_path / "index.html"
+    frames = "".join(f'<iframe src="{p.as_uri()}" width="940" height="900"></iframe>\n' for p in pages.values())
+    index.write_text(f"<!DOCTYPE html><html><body>{frames}</body></html>")
+    shot = tmp_path / "pages.png"
     b = subprocess.run(
         [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr",
-         "--v=0", f"--user-data-dir={tmp_path / 'profile'}", f"--screenshot={shot}", "--window-size=960,700",
-         page_path.as_uri()],
+         "--v=0", "--allow-file-access-from-files", f"--user-data-dir={tmp_path / 'profile'}",
+         f"--screenshot={shot}", "--window-size=960,4600", index.as_uri()],
         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert shot.exists(), b.stderr[-2000:]
     console = [l for l in b.stderr.splitlines() if "CONSOLE" in l or "Uncaught" in l]
