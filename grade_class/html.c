@@ -6,7 +6,9 @@
 #include "rl_svg.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -100,11 +102,24 @@ static const char *commonest(const gc_tally *t, size_t ex, size_t sc, int *count
     return best;
 }
 
-static int write_page(FILE *f, const gc_tally *t, char *const *students, size_t nstudents)
+/* True when the batch graded exercise |ex| (it has rows): the page shows
+ * the exercises asked for (--exercises), not every one the grader has. */
+static bool graded(const gc_tally *t, size_t ex)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (t->rows[i].ex == ex)
+            return true;
+    return false;
+}
+
+/* |dir|: the page's folder, where each student's pages are looked for: a
+ * link only to a page that exists (an exercise the student has no folder
+ * for, or one the grader could not run, has none). */
+static int write_page(FILE *f, const gc_tally *t, char *const *students, size_t nstudents, const char *dir)
 {
     double total = 0;
     for (size_t e = 0; e < t->nexercises; e++)
-        for (size_t s = 0; s < t->exercises[e].nscenarios; s++)
+        for (size_t s = 0; s < t->exercises[e].nscenarios && graded(t, e); s++)
             total += t->exercises[e].points[s];
     int bins[BINS] = {0}, most = 0;
     double *score = rl_xcalloc(nstudents ? nstudents : 1, sizeof *score);
@@ -128,7 +143,7 @@ static int write_page(FILE *f, const gc_tally *t, char *const *students, size_t 
                "<th>commonest feedback when it failed</th></tr>\n");
     for (size_t e = 0; e < t->nexercises; e++) {
         const gc_exercise *ex = &t->exercises[e];
-        for (size_t sc = 0; sc < ex->nscenarios; sc++) {
+        for (size_t sc = 0; sc < ex->nscenarios && graded(t, e); sc++) {
             int rows = 0, passed = 0;
             for (size_t i = 0; i < t->n; i++)
                 if (t->rows[i].ex == e && t->rows[i].sc == sc) {
@@ -157,8 +172,17 @@ static int write_page(FILE *f, const gc_tally *t, char *const *students, size_t 
         text(f, students[s]);
         fprintf(f, "</td><td>%g/%g</td><td>", score[s], total);
         for (size_t e = 0; e < t->nexercises; e++) {
-            char path[GC_NAME_MAX * 2 + 16];
+            if (!graded(t, e))
+                continue;
+            char path[GC_NAME_MAX * 2 + 16], full[PATH_MAX + 3 * GC_NAME_MAX];
             snprintf(path, sizeof path, "%s.html", t->exercises[e].name);
+            snprintf(full, sizeof full, "%s/%s/%s", dir, students[s], path);
+            if (access(full, R_OK) != 0) {
+                fprintf(f, "<span class=\"bad\">");
+                text(f, t->exercises[e].name);
+                fprintf(f, " (no page)</span> ");
+                continue;
+            }
             fprintf(f, "<a href=\"");
             gc_html_url(f, students[s]);
             fprintf(f, "/");
@@ -182,7 +206,12 @@ int gc_html_write_class(const gc_tally *t, char *const *students, size_t nstuden
     FILE *f = fopen(tmp, "w");
     int rc = RL_ESYS;
     if (f) {
-        rc = write_page(f, t, students, nstudents);
+        char *dir = rl_xstrdup(path);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = '\0';
+        rc = write_page(f, t, students, nstudents, slash ? dir : ".");
+        free(dir);
         if (fclose(f) != 0)
             rc = RL_ESYS;
         if (rc == RL_OK && rename(tmp, path) != 0)

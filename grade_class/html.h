@@ -12,7 +12,8 @@
 #include <stddef.h>
 
 /* Writes class.html at |path| (atomically) from |t| (sorted) for the
- * |nstudents| |students|; links are relative to the page's folder.
+ * |nstudents| |students|; links are relative to the page's folder, and
+ * only to pages that exist there (STUDENT/EXERCISE.html).
  * Returns 0 or RL_ESYS (errno set). */
 int gc_html_write_class(const gc_tally *t, char *const *students, size_t nstudents, const char *path);
 
