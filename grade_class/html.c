@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,9 +52,12 @@ static const char css[] =
 static void histogram(FILE *f, const int *bins, int most)
 {
     const double w = 720, h = 260, left = 60, bottom = 210, top = 20, bw = (w - left - 20) / BINS;
-    double step = rl_svg_tick_step(most), ymax = step * (double)((most + step - 1) / step);
+    /* Whole students: a step of at least 1, the axis to a multiple of it. */
+    double step = rl_svg_tick_step(most);
+    step = step < 1 ? 1 : step;
+    double ymax = step * ceil((double)most / step);
     if (ymax <= 0)
-        ymax = 1;
+        ymax = step;
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
                "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", w, h);
     for (double v = 0; v <= ymax + step / 2; v += step) {
