@@ -168,7 +168,9 @@ PAGES = {
     "flow": ("flow", "streamer", "", "stall"),
     "shutdown": ("shutdown", "relay", "", "exits"),
     "overload": ("overload", "relay", "", "overload"),
+    "keepalive": ("keepalive", None, "good/lab-keepalive.json", "idle"),
 }
+CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs")
 
 
 @pytest.fixture(scope="module")
@@ -177,7 +179,7 @@ def pages(tmp_path_factory):
     extra = ("--memory-limit", "0") if sanitizer_build() else ()
     procs = {}
     for name, (exercise, prog, args, only) in PAGES.items():
-        cmd = f"exec {bin_path(prog)} {args}".strip()
+        cmd = os.path.join(CONFIGS, args) if prog is None else f"exec {bin_path(prog)} {args}".strip()
         procs[name] = subprocess.Popen(
             [bin_path("grader"), exercise, "--submission", cmd, "--only", only, "--html", str(tmp / f"{name}.html"),
              "--json", str(tmp / f"{name}.json"), "--quiet", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -247,6 +249,14 @@ def test_overload_page_plots_the_calls_against_the_capacity(pages):
     assert {"offered (all calls)", "OK (goodput)", "refused fast", "waited their deadline"} <= set(texts)
 
 
+def test_keepalive_page_shows_the_silence_against_the_nat(pages):
+    svg, _ = figure(pages["keepalive"])
+    texts = svg_texts(svg)
+    assert any(t.startswith("the NAT forgets an idle connection") for t in texts)
+    assert {"first call", "no call: silence", "next call", "client keepalive period"} <= set(texts)
+    assert classes(svg, "caption")
+
+
 def test_pages_render_in_a_browser(pages, tmp_path):
     """Every page in one browser launch (an index of iframes): no console
     error, and a screenshot that is a picture, not a blank."""
@@ -260,7 +270,7 @@ def test_pages_render_in_a_browser(pages, tmp_path):
     b = subprocess.run(
         [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr",
          "--v=0", "--allow-file-access-from-files", f"--user-data-dir={tmp_path / 'profile'}",
-         f"--screenshot={shot}", "--window-size=960,4600", index.as_uri()],
+         f"--screenshot={shot}", "--window-size=960,5500", index.as_uri()],
         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert shot.exists(), b.stderr[-2000:]
     console = [l for l in b.stderr.splitlines() if "CONSOLE" in l or "Uncaught" in l]
