@@ -169,6 +169,7 @@ PAGES = {
     "shutdown": ("shutdown", "relay", "", "exits"),
     "overload": ("overload", "relay", "", "overload"),
     "keepalive": ("keepalive", None, "good/lab-keepalive.json", "idle"),
+    "balance": ("balance", None, "good/balance.json", "fills"),
 }
 CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs")
 
@@ -257,6 +258,14 @@ def test_keepalive_page_shows_the_silence_against_the_nat(pages):
     assert classes(svg, "caption")
 
 
+def test_balance_page_shows_the_share_against_the_fair_share(pages):
+    svg, _ = figure(pages["balance"])
+    assert len(list(svg.iter(SVG_NS + "polyline"))) == 1
+    texts = svg_texts(svg)
+    assert "fair share: 33 %" in texts and "backend 3 joins" in texts
+    assert len(classes(svg, "ref")) == 2 and len(classes(svg, "event")) == 2
+
+
 def test_pages_render_in_a_browser(pages, tmp_path):
     """Every page in one browser launch (an index of iframes): no console
     error, and a screenshot that is a picture, not a blank."""
@@ -270,7 +279,7 @@ def test_pages_render_in_a_browser(pages, tmp_path):
     b = subprocess.run(
         [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr",
          "--v=0", "--allow-file-access-from-files", f"--user-data-dir={tmp_path / 'profile'}",
-         f"--screenshot={shot}", "--window-size=960,5500", index.as_uri()],
+         f"--screenshot={shot}", "--window-size=960,6400", index.as_uri()],
         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert shot.exists(), b.stderr[-2000:]
     console = [l for l in b.stderr.splitlines() if "CONSOLE" in l or "Uncaught" in l]
