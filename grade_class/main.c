@@ -8,6 +8,7 @@
  * Exit status: 0 every grading finished (whatever its verdicts), 2 usage
  * error, or a grading that could not finish (interrupted: run the same
  * command again to resume). */
+#include "html.h"
 #include "pool.h"
 #include "roster.h"
 #include "tally.h"
@@ -48,7 +49,8 @@ static void usage(FILE *f)
                "Grades every student of CLASS_DIR (one subfolder a student, named by the student's\n"
                "id) on the exercises, with bin/grader, and writes into DIR: STUDENT/results.json\n"
                "(Gradescope's schema, every exercise), STUDENT/EXERCISE.json and .log (each\n"
-               "grading), grades.csv and summary.txt. A student's folder holds the folders\n"
+               "grading, and .html: its report page), grades.csv, summary.txt and class.html\n"
+               "(histogram, pass rates, commonest feedback, links to the pages). A student's folder holds the folders\n"
                "`lab init` made (or is one): each names its exercises, its submission (the `run`\n"
                "script, or the config file) and its variant in its .relaylab file. An exercise\n"
                "no folder names is MISSING (no points). Run again after an interruption: every\n"
@@ -110,6 +112,7 @@ typedef struct job_info {
     char student[GC_NAME_MAX];
     size_t ex;
     char json[PATH_MAX + 300];
+    char html[PATH_MAX + 300]; /* the grader's --html page */
     char args_file[PATH_MAX + 300];
     char args_text[8192];
     char error[4096]; /* set instead of a job: cannot be graded (bad marker, refused folder) */
@@ -292,6 +295,10 @@ static void plan(batch *b, const char *student, const char *identity, const char
     job->argv[n++] = ji->dir;
     job->argv[n++] = "--json";
     job->argv[n++] = ji->json;
+    /* The student's page, linked from class.html (html.h). */
+    snprintf(ji->html, sizeof ji->html, "%s/%s/%s.html", b->out, student, e->name);
+    job->argv[n++] = "--html";
+    job->argv[n++] = ji->html;
     job->argv[n++] = "--quiet";
     snprintf(ji->runs, sizeof ji->runs, "%d", b->runs);
     job->argv[n++] = "--runs";
@@ -947,6 +954,11 @@ int main(int argc, char **argv)
     free(ex_paths);
     snprintf(path, sizeof path, "%s/grades.csv", b.out);
     if (gc_tally_write_csv(&t, path) != RL_OK) {
+        fprintf(stderr, "grade-class: cannot write %s: %s\n", path, strerror(errno));
+        rc = 2;
+    }
+    snprintf(path, sizeof path, "%s/class.html", b.out);
+    if (gc_html_write_class(&t, students, nstudents, path) != RL_OK) {
         fprintf(stderr, "grade-class: cannot write %s: %s\n", path, strerror(errno));
         rc = 2;
     }

@@ -95,6 +95,9 @@ typedef struct live {
     double share_tail;  /* ... over the last second */
     int tail_rate[GR_BW_MAX_BACKENDS];
     int tail_conns[GR_BW_MAX_BACKENDS];
+    double share_x[GR_BW_MAX_WINDOWS]; /* world s: the middle of each window */
+    double share_y[GR_BW_MAX_WINDOWS]; /* the joining backend's share, % */
+    size_t nshare;
     /* no-failures */
     int sent, failed, failed_long, long_sent, raced;
     char first_race[200];
@@ -132,6 +135,12 @@ static void judge_fill(const gr_bw_result *r, live *l)
     l->fill_ms = gr_bw_fill_ms(r, 2, 2, FAIR_MIN, &l->share_after);
     size_t tail = r->nwindows >= 2 ? r->nwindows - 2 : 0;
     l->share_tail = gr_bw_share(r, 2, tail, r->nwindows);
+    /* For the --html picture (fills_figure). */
+    l->nshare = r->nwindows < GR_BW_MAX_WINDOWS ? r->nwindows : GR_BW_MAX_WINDOWS;
+    for (size_t w = 0; w < l->nshare; w++) {
+        l->share_x[w] = ((double)w + 0.5) * (double)r->window_ms * LAB_SCALE / 1000.0;
+        l->share_y[w] = 100.0 * gr_bw_share(r, 2, w, w + 1);
+    }
     for (size_t b = 0; b < r->nbackends; b++) {
         int n = 0, c = 0;
         for (size_t w = tail; w < r->nwindows; w++) {
@@ -358,12 +367,37 @@ static bool nothing_answered(const live *l, gr_scenario_result *out)
     return true;
 }
 
+/* The picture of fills: the joining backend's share of the calls over
+ * (world) time, against the fair share and the judged minimum, with the
+ * instant it joined and the bound for taking its share. */
+static void fills_figure(gr_scenario_result *out, const live *l)
+{
+    if (!l->nshare)
+        return;
+    gr_figure *f = &out->figure;
+    gr_fig_plot(f, "The joining backend's share of the calls", "seconds of world time (the lab runs 30x faster)",
+                "backend 3's share of the calls (%)");
+    gr_fig_series_add(f, "backend 3 of 3", l->share_x, l->share_y, l->nshare);
+    gr_fig_ref(f, 100.0 / 3, "fair share: 33 %%");
+    gr_fig_ref(f, 100 * FAIR_MIN, "judged: %.0f %% or more", 100 * FAIR_MIN);
+    gr_fig_event(f, WORLD_ADD_MS / 1000.0, "backend 3 joins");
+    gr_fig_event(f, (WORLD_ADD_MS + WORLD_FILL_MS) / 1000.0, "bound: %d s later", WORLD_FILL_MS / 1000);
+    if (l->fill_ms >= 0 && l->fill_ms <= FILL_MS)
+        gr_fig_caption(f, "The new backend reached its share %lld s after it joined: connections were re-made "
+                          "through the balancer",
+                       (long long)(l->fill_ms * LAB_SCALE / 1000));
+    else
+        gr_fig_caption(f, "The new backend did not reach its share in time: connections made once stay where they "
+                          "are");
+}
+
 static int fills(gr_ctx *ctx, gr_scenario_result *out)
 {
     const live *l = get_live(ctx, out);
     if (!l || nothing_answered(l, out))
         return 0;
     int64_t fill_world = l->fill_ms * LAB_SCALE;
+    fills_figure(out, l);
     if (l->fill_ms >= 0 && l->fill_ms <= FILL_MS && l->share_after >= FAIR_MIN)
         return gr_result(out, GR_PASS,
                          "the joining backend took its share (%.0f %% or more over 30 s) %lld s after it joined "

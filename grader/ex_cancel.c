@@ -36,6 +36,44 @@ static int start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const
     return gr_process_start_and_reach(ctx, c, tag, method, lookup_ms, steps, 10, GR_PROCESS_REACH_MS, out);
 }
 
+/* The picture of a cancel on one time axis (ms since the client started
+ * Process): the client's call until its cancel, when |rec| (the downstream
+ * call at the baseline) ran and when it ended, against the time a relay
+ * has to pass the cancel on (GR_JUDGE_CANCEL_MS). */
+static void cancel_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t cn,
+                          const Relaylab__CallRecord *rec, const gr_cancel_check *cc)
+{
+    gr_figure *f = &out->figure;
+    double cx = (double)(cn - c->start_ns) / 1e6;
+    gr_fig_timeline(f, "When the cancel reached the baseline, and when the work stopped",
+                    "ms since the client started Process");
+    gr_fig_event(f, cx, "the client cancels");
+    gr_fig_span_add(f, gr_fig_row(f, "client: Process"), 0, cx, GR_FIG_RAN, "Process");
+    double a = (double)(rec->arrival_ns - c->start_ns) / 1e6;
+    int64_t end = rec->ended ? rec->end_ns : cn + cc->observed_ms * RL_NS_PER_MS;
+    double ex = (double)(end - c->start_ns) / 1e6;
+    char row[GR_FIG_LABEL];
+    snprintf(row, sizeof row, "%s at the baseline", rec->method);
+    int r = gr_fig_row(f, row);
+    gr_fig_span_add(f, r, a, cx, GR_FIG_RAN, "%s", rec->method);
+    if (rec->ended)
+        gr_fig_span_add(f, r, cx, ex, cc->pass ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s %lld ms after the cancel",
+                        rec->cancelled ? "cancelled" : "ended", (long long)cc->latency_ms);
+    else
+        gr_fig_span_add(f, r, cx, ex, GR_FIG_WRONG, "still running %lld ms after the cancel",
+                        (long long)cc->observed_ms);
+    gr_fig_span_add(f, gr_fig_row(f, "time allowed to stop"), cx, cx + GR_JUDGE_CANCEL_MS, GR_FIG_TRUTH,
+                    "%d ms", GR_JUDGE_CANCEL_MS);
+    if (cc->steps)
+        gr_fig_caption(f, "%s %s after the cancel, %u of %u steps done: %s", rec->method,
+                       cc->pass ? "stopped in time" : "did not stop in time", cc->steps_done, cc->steps,
+                       cc->pass ? "the relay passed the cancel on" : "the relay did not pass the cancel on");
+    else
+        gr_fig_caption(f, "%s %s after the cancel: %s", rec->method,
+                       cc->pass ? "stopped in time" : "did not stop in time",
+                       cc->pass ? "the relay passed the cancel on" : "the relay did not pass the cancel on");
+}
+
 /* Cancels, waits for |method| to end (up to |full_ms| + 1 s: long enough to
  * see a relay that lets it run to its natural end) and judges it. Fills
  * *cc; returns 0, or GR_SCENARIO_DECIDED. */
@@ -61,6 +99,7 @@ static int cancel_and_judge(gr_ctx *ctx, rl_probe_call *c, const char *tag, cons
         uint32_t max_steps = steps ? gr_judge_max_steps(gr_ms_between(rec->arrival_ns, cn), 10, steps) : 0;
         gr_judge_cancel(method, rec->ended, rec->cancelled, rec->ended ? gr_ms_between(cn, rec->end_ns) : -1,
                         gr_ms_between(cn, seen), rec->steps_done, steps, max_steps, cc);
+        cancel_figure(out, c, cn, rec, cc);
     }
     gr_scenario_free_obs(&obs);
     return decided;
@@ -106,6 +145,15 @@ static int during_lookup(gr_ctx *ctx, gr_scenario_result *out)
     char fb[256];
     gr_judge_cancel_feedback(&cc, fb, sizeof fb);
     const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
+    if (wk && out->figure.kind == GR_FIG_TIMELINE) {
+        double wa = (double)(wk->arrival_ns - c.start_ns) / 1e6;
+        double we = wk->ended ? (double)(wk->end_ns - c.start_ns) / 1e6 : wa;
+        gr_fig_span_add(&out->figure, gr_fig_row(&out->figure, "Work at the baseline"), wa, we, GR_FIG_WRONG,
+                        "Work called after the cancel");
+        gr_fig_caption(&out->figure, "Work was called %lld ms after the cancel: a cancelled Process must start no "
+                                     "further call",
+                       (long long)gr_ms_between(cn, wk->arrival_ns));
+    }
     if (wk)
         gr_result(out, GR_FAIL, "Work was still called %lld ms after the cancel: a cancelled Process must "
                         "start no further call; %s",

@@ -26,6 +26,68 @@ static int call_process(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t
     return gr_scenario_crash_after(ctx, c, "during Process", out);
 }
 
+/* The picture of a chain's deadlines on one time axis (ms since the client
+ * started Process): the client's deadline D as a line, when each of Lookup
+ * and Work ran at the baseline, and for each the deadline it received
+ * (blue when right, red when wrong) against the time that truly remained
+ * until D (green). A forwarded timeout shows as a red bar running past D. */
+static void deadline_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t d, int64_t budget,
+                            const Relaylab__CallRecord *hop[2], const gr_dl_check *chk[2])
+{
+    static const char *const names[2] = {"Lookup", "Work"};
+    gr_figure *f = &out->figure;
+    double dx = (double)(d - c->start_ns) / 1e6;
+    gr_fig_timeline(f, "The chain's deadlines on one time axis", "ms since the client started Process");
+    gr_fig_event(f, dx, "client's deadline (%lld ms)", (long long)budget);
+    int client = gr_fig_row(f, "client: Process");
+    int64_t end = c->end_ns > c->start_ns ? c->end_ns : rl_now_ns();
+    gr_fig_span_add(f, client, 0, (double)(end - c->start_ns) / 1e6, GR_FIG_RAN, "Process: %lld ms",
+                    (long long)gr_ms_between(c->start_ns, end));
+    const char *wrong = NULL;
+    long long got = 0, left = 0;
+    for (int i = 0; i < 2; i++) {
+        char row[GR_FIG_LABEL];
+        const Relaylab__CallRecord *r = hop[i];
+        if (!r)
+            continue;
+        double a = (double)(r->arrival_ns - c->start_ns) / 1e6;
+        int64_t rend = r->ended ? r->end_ns : end;
+        snprintf(row, sizeof row, "%s ran", names[i]);
+        gr_fig_span_add(f, gr_fig_row(f, row), a, (double)(rend - c->start_ns) / 1e6, GR_FIG_RAN, "%s",
+                        names[i]);
+        bool ok = chk[i]->cls == GR_DL_OK;
+        snprintf(row, sizeof row, "%s: deadline received", names[i]);
+        int rr = gr_fig_row(f, row);
+        /* A deadline of hours would squash the rest to nothing: cut at
+         * twice the client's budget, and say so. */
+        double cut = 2.0 * (double)budget;
+        if (r->has_deadline && (double)r->deadline_ms > cut)
+            gr_fig_span_add(f, rr, a, a + cut, GR_FIG_WRONG, "received %lld ms (cut here)",
+                            (long long)r->deadline_ms);
+        else if (r->has_deadline)
+            gr_fig_span_add(f, rr, a, a + (double)r->deadline_ms, ok ? GR_FIG_GIVEN : GR_FIG_WRONG,
+                            "received %lld ms", (long long)r->deadline_ms);
+        else
+            gr_fig_span_add(f, rr, a, a, GR_FIG_WRONG, "received no deadline");
+        snprintf(row, sizeof row, "%s: time that remained", names[i]);
+        long long remained = (long long)gr_ms_between(r->arrival_ns, d);
+        gr_fig_span_add(f, gr_fig_row(f, row), a, dx > a ? dx : a, GR_FIG_TRUTH, "%lld ms remained", remained);
+        if (!ok && !wrong) {
+            wrong = names[i];
+            got = r->has_deadline ? (long long)r->deadline_ms : -1;
+            left = remained;
+        }
+    }
+    if (wrong && got >= 0)
+        gr_fig_caption(f, "%s was given %lld ms when only %lld ms remained: its red bar runs past the client's "
+                          "deadline",
+                       wrong, got, left);
+    else if (wrong)
+        gr_fig_caption(f, "%s was given no deadline although %lld ms remained of the client's", wrong, left);
+    else
+        gr_fig_caption(f, "Each hop's deadline (blue) ends at the client's deadline: the time left was passed on");
+}
+
 /* shrinks: 2000 ms for Lookup (500 ms) then Work (2 x 10 ms). */
 static int shrinks(gr_ctx *ctx, gr_scenario_result *out)
 {
@@ -39,7 +101,7 @@ static int shrinks(gr_ctx *ctx, gr_scenario_result *out)
 
     const Relaylab__CallRecord *lk = rl_observe_find(obs, "Lookup", 0);
     const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
-    gr_dl_check cl, cw;
+    gr_dl_check cl = {0}, cw = {0};
     char fl[256] = "", fw[256] = "";
     /* The relay's own time before each call (judge.h): what a late
      * re-anchoring of the deadline can have added. */
@@ -56,6 +118,11 @@ static int shrinks(gr_ctx *ctx, gr_scenario_result *out)
         gr_judge_deadline("Work", budget, gr_ms_between(wk->arrival_ns, d), relay_work, wk->has_deadline,
                           wk->deadline_ms, &cw);
         gr_judge_deadline_feedback(&cw, fw, sizeof fw);
+    }
+    {
+        const Relaylab__CallRecord *hop[2] = {lk, wk};
+        const gr_dl_check *chk[2] = {&cl, &cw};
+        deadline_figure(out, &c, d, budget, hop, chk);
     }
     /* Work's deadline tells the mistake best (it is where a forwarded
      * timeout shows); Lookup's is added when it is wrong differently. */

@@ -8,6 +8,7 @@
 
 #include "exercise.h"
 #include "leak.h"
+#include "rl_alloc.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_flow.h"
@@ -17,6 +18,7 @@
 #include "scenario.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The lab's request: 3000 x 64 KiB = 187.5 MiB, far above any budget. */
@@ -164,7 +166,8 @@ static int watch(gr_ctx *ctx, watched *wa, gr_scenario_result *out)
 {
     memset(&wa->w, 0, sizeof wa->w);
     memset(&wa->s, 0, sizeof wa->s);
-    if (rl_memwatch_start(&wa->w, gr_submission_pgid(ctx), FLAT_TOL_BYTES, false) != RL_OK)
+    /* Every sample kept: the --html page plots them (flow_figure). */
+    if (rl_memwatch_start(&wa->w, gr_submission_pgid(ctx), FLAT_TOL_BYTES, true) != RL_OK)
         return unreadable(ctx, "before Produce", out);
     char err[400];
     char what[96];
@@ -207,6 +210,44 @@ static void stall_opts(rl_flow_stall_opts *o, double budget_mib)
     o->rising_per_s = RISING_PER_S;
 }
 
+/* The picture of a watch: the group's RSS over time against the budget
+ * line (the RSS at the start plus |budget_mib|), with the moment the
+ * reader stalled (or began to read slowly) marked. */
+static void flow_figure(gr_scenario_result *out, const watched *wa, double budget_mib, bool pass)
+{
+    const rl_memwatch *w = &wa->w;
+    if (!w->npoints)
+        return;
+    size_t n = w->npoints;
+    double *x = rl_xmalloc(n * sizeof *x), *y = rl_xmalloc(n * sizeof *y);
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (double)w->points[i].t_ns / 1e9;
+        y[i] = (double)w->points[i].rss / RL_MIB;
+    }
+    gr_figure *f = &out->figure;
+    gr_fig_plot(f, "The producer's memory while the reader holds back", "seconds since Produce was called",
+                "RSS of the submission's processes (MiB)");
+    gr_fig_series_add(f, "RSS of the submission", x, y, n);
+    double base = (double)w->base_rss / RL_MIB;
+    gr_fig_ref(f, base + budget_mib, "budget: %.0f MiB over the start (%.0f MiB)", budget_mib, base + budget_mib);
+    double stall_s = (double)wa->res.first_chunk_ms / 1000.0;
+    if (wa->o.read_every_ms)
+        gr_fig_event(f, stall_s, "reader takes 1 chunk every %d ms", (int)wa->o.read_every_ms);
+    else
+        gr_fig_event(f, stall_s, "reader stalls after chunk %u", wa->o.read_first ? wa->o.read_first : 1);
+    double peak = (double)w->peak_rss / RL_MIB;
+    if (pass)
+        gr_fig_caption(f, "RSS levels off %.1f MiB over the start, under the %.0f MiB budget: the producer waits "
+                          "for the window",
+                       peak - base, budget_mib);
+    else
+        gr_fig_caption(f, "RSS climbs %.1f MiB over the start, past the %.0f MiB budget: the producer does not "
+                          "wait for the window",
+                       peak - base, budget_mib);
+    free(x);
+    free(y);
+}
+
 /* Runs the watch |wa->o| describes and judges the group's RSS growth
  * against |budget_mib|. A reader that stops (read_every_ms 0) and one that
  * keeps reading slowly differ only in the options. */
@@ -226,6 +267,7 @@ static int memory_scenario(gr_ctx *ctx, watched *wa, double budget_mib, gr_scena
         snprintf(what, sizeof what, "while the reader was stalled after 1 chunk");
     gr_flow_memory_feedback(&c, what, fb, sizeof fb);
     gr_result(out, c.pass ? GR_PASS : GR_FAIL, "%s", fb);
+    flow_figure(out, wa, budget_mib, c.pass);
 done:
     unwatch(wa);
     return 0;

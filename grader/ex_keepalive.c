@@ -308,6 +308,52 @@ static void live_end(live_env *env, live_result *r)
     scale_note(env, r->note, sizeof r->note);
 }
 
+/* The picture of the connection through the lab's NAT: the first call,
+ * the silence (between calls, or a call that sends nothing), the instant
+ * the NAT forgets a connection idle that long, the client's keepalive
+ * period, and how the next call (or the silent call) ended. Durations as
+ * measured; the silence as the grader held it. */
+static void nat_figure(gr_scenario_result *out, const live_env *env, const live_result *r, const live_call *first,
+                       const live_call *next, bool between_calls)
+{
+    gr_figure *f = &out->figure;
+    gr_fig_timeline(f, "The connection through the NAT", "ms since the first call started");
+    double t = 0;
+    bool ok = next->status == GRPC_STATUS_OK && r->st.dropped == 0;
+    if (between_calls) {
+        gr_fig_span_add(f, gr_fig_row(f, "first call"), 0, (double)first->ms, GR_FIG_RAN, "%s",
+                        rl_status_name(first->status));
+        t = (double)first->ms;
+        gr_fig_span_add(f, gr_fig_row(f, "no call: silence"), t, t + QUIET_MS, GR_FIG_RAN, "%d ms", QUIET_MS);
+        gr_fig_event(f, t + (double)env->nat_ms, "the NAT forgets an idle connection (%lld ms)",
+                     (long long)env->nat_ms);
+        gr_fig_span_add(f, gr_fig_row(f, "next call"), t + QUIET_MS, t + QUIET_MS + (double)next->ms,
+                        ok ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s after %lld ms", rl_status_name(next->status),
+                        (long long)next->ms);
+    } else {
+        gr_fig_span_add(f, gr_fig_row(f, "a call that sends nothing"), 0, (double)next->ms,
+                        ok ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s after %lld ms", rl_status_name(next->status),
+                        (long long)next->ms);
+        gr_fig_event(f, (double)env->nat_ms, "the NAT forgets an idle connection (%lld ms)", (long long)env->nat_ms);
+    }
+    if (env->real_ka != INT_MAX && env->real_ka > 0)
+        gr_fig_span_add(f, gr_fig_row(f, "client keepalive period"), t, t + (double)env->real_ka, GR_FIG_TRUTH,
+                        "every %lld ms", (long long)env->real_ka);
+    if (ok)
+        gr_fig_caption(f, "The silence outlasted the NAT's idle timeout, yet the NAT dropped nothing: the client's "
+                          "pings kept the connection alive");
+    else if (atomic_load(&too_many_pings))
+        gr_fig_caption(f, "The server answered the client's pings (every %s) with GOAWAY too_many_pings: it does not "
+                          "permit pings that often",
+                       r->ka);
+    else if (r->st.dropped)
+        gr_fig_caption(f, "The NAT dropped %d connection%s in the silence: the client's keepalive (%s) did not keep "
+                          "it alive",
+                       r->st.dropped, r->st.dropped == 1 ? "" : "s", r->ka);
+    else
+        gr_fig_caption(f, "The call failed %s although the NAT dropped nothing", rl_status_name(next->status));
+}
+
 static int idle(gr_ctx *ctx, gr_scenario_result *out)
 {
     live_env env;
@@ -321,6 +367,8 @@ static int idle(gr_ctx *ctx, gr_scenario_result *out)
     }
     live_result r;
     live_end(&env, &r);
+    if (first.status == GRPC_STATUS_OK)
+        nat_figure(out, &env, &r, &first, &second, true);
     if (first.status != GRPC_STATUS_OK)
         gr_result(out, GR_FAIL, "the first call failed %s (%s): the client args do not work at all%s",
                         rl_status_name(first.status), first.details, r.note);
@@ -351,6 +399,7 @@ static int quiet_call(gr_ctx *ctx, gr_scenario_result *out)
     lookup(&env, ctx, "quiet", QUIET_MS, &call);
     live_result r;
     live_end(&env, &r);
+    nat_figure(out, &env, &r, &call, &call, false);
     if (call.status == GRPC_STATUS_OK && r.st.dropped == 0)
         gr_result(out, GR_PASS, "a %d ms call that sent nothing succeeded; the NAT dropped nothing%s", QUIET_MS,
                         r.note);

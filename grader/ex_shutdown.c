@@ -96,6 +96,47 @@ static int start_in_flight(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint3
     return gr_process_start_and_reach(ctx, c, tag, "Work", 0, steps, STEP_MS, GR_PROCESS_REACH_MS, out);
 }
 
+/* The picture of a shutdown on one time axis (ms since the call in flight
+ * started): SIGTERM at |sig|, the grace after it, the call in flight |c|,
+ * a new call |n| (NULL: none) and its refusal, the listener's close at
+ * |closed| (0: not seen) and the exit |ex| (NULL: not waited for). */
+static void shutdown_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t sig, const rl_probe_call *n,
+                            int64_t closed, const gr_exit *ex, bool call_ok)
+{
+    gr_figure *f = &out->figure;
+    int64_t t0 = c->start_ns;
+#define MS(t) ((double)((t) - t0) / 1e6)
+    gr_fig_timeline(f, "SIGTERM, the drain, the refusals and the exit", "ms since the call in flight started");
+    gr_fig_event(f, MS(sig), "SIGTERM");
+    if (closed)
+        gr_fig_event(f, MS(closed), "listener closed");
+    int64_t cend = c->done ? c->end_ns : rl_now_ns();
+    gr_fig_span_add(f, gr_fig_row(f, "call in flight"), 0, MS(cend),
+                    call_ok ? GR_FIG_GIVEN : c->done ? GR_FIG_WRONG : GR_FIG_RAN, "%s",
+                    call_ok ? "completed OK" : c->done ? "failed" : "still running");
+    if (n && n->start_ns) {
+        int64_t nend = n->done ? n->end_ns : rl_now_ns();
+        bool refused = n->done && gr_judge_refused(n->batch.status, gr_ms_between(n->start_ns, nend));
+        gr_fig_span_add(f, gr_fig_row(f, "new call after SIGTERM"), MS(n->start_ns), MS(nend),
+                        refused ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s in %lld ms",
+                        n->batch.status == GRPC_STATUS_OK ? "served" : "refused",
+                        (long long)gr_ms_between(n->start_ns, nend));
+    }
+    gr_fig_span_add(f, gr_fig_row(f, "grace"), MS(sig), MS(sig) + GRACE_MS, GR_FIG_TRUTH, "grace %d ms", GRACE_MS);
+    if (ex) {
+        int64_t at = sig + ex->ms * RL_NS_PER_MS;
+        bool clean = ex->exited && ex->status == 0;
+        gr_fig_span_add(f, gr_fig_row(f, "the server process"), 0, MS(at), clean ? GR_FIG_RAN : GR_FIG_WRONG,
+                        "%s", ex->how);
+        gr_fig_caption(f, "The server %s %lld ms after SIGTERM; the call in flight %s", ex->how, (long long)ex->ms,
+                       call_ok ? "completed first" : "did not complete");
+    } else {
+        gr_fig_caption(f, "The call in flight %s after SIGTERM%s", call_ok ? "completed" : "did not complete",
+                       n && n->start_ns ? "; a new call must be refused at once" : "");
+    }
+#undef MS
+}
+
 /* in-flight: the call running at SIGTERM completes OK. */
 static int in_flight(gr_ctx *ctx, gr_scenario_result *out)
 {
@@ -115,11 +156,13 @@ static int in_flight(gr_ctx *ctx, gr_scenario_result *out)
     int64_t ms = gr_ms_between(s, c.end_ns);
     if (gr_process_reply_ok(&c, tag, why, sizeof why)) {
         gr_result(out, GR_PASS, "the call in flight at SIGTERM completed OK %lld ms after it", (long long)ms);
+        shutdown_figure(out, &c, s, NULL, 0, NULL, true);
         goto done;
     }
     gr_process_status_text(&c, st, sizeof st);
     gr_exit ex;
     gr_await_submission_exit(ctx, GR_SCENARIO_EXIT_LAG_MS, false, &ex);
+    shutdown_figure(out, &c, s, NULL, 0, ex.exited ? &ex : NULL, false);
     if (ex.exited && ex.signal == SIGTERM)
         gr_result(out, GR_FAIL, "the call in flight failed %s %lld ms after SIGTERM: %s", st, (long long)ms,
                         exit_mistake(&ex));
@@ -177,6 +220,8 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     int64_t took = gr_ms_between(started, n.end_ns);
     long long after = (long long)gr_ms_between(s, started);
+    rl_probe_call_wait(&c, 0);
+    shutdown_figure(out, &c, s, &n, closed, NULL, c.done && c.batch.status == GRPC_STATUS_OK);
     char st[200];
     gr_process_status_text(&n, st, sizeof st);
     if (n.batch.status == GRPC_STATUS_OK)
@@ -225,6 +270,7 @@ static int exits(gr_ctx *ctx, gr_scenario_result *out)
     bool call_ok = c.done && gr_process_reply_ok(&c, tag, why, sizeof why);
     const char *mistake = exit_mistake(&ex);
     int left = ex.exited ? survivors(ctx) : 0;
+    shutdown_figure(out, &c, s, NULL, 0, &ex, call_ok);
     if (ex.killed)
         gr_result(out, GR_FAIL,
                         "still running %lld ms after SIGTERM, past the %d ms grace, with no call left in flight: "

@@ -9,6 +9,8 @@
 #ifndef GR_EXERCISE_H
 #define GR_EXERCISE_H
 
+#include "figure.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,6 +37,8 @@ typedef struct gr_ctx gr_ctx; /* opaque; see run.h for accessors */
 typedef struct gr_scenario_result {
     gr_verdict verdict;
     char feedback[GR_FEEDBACK_MAX]; /* one line: measured numbers and the likely mistake */
+    gr_figure figure; /* what was measured, as a picture for --html
+                       * (figure.h); kind GR_FIG_NONE when none */
 } gr_scenario_result;
 
 /* The most baselines one scenario run may have. */

@@ -5,6 +5,7 @@
  * error (including an interrupted run). Results are written even then. */
 #include "config_check.h"
 #include "exercise.h"
+#include "html.h"
 #include "report.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
@@ -39,6 +40,9 @@ static void usage(FILE *f)
             "                     $RELAYLAB_LISTEN and call the baseline at $RELAYLAB_BASELINE);\n"
             "                     for config exercises, the submitted file\n"
             "  --json FILE        also write Gradescope's results.json to FILE\n"
+            "  --html FILE        also write a report page with a picture of what each scenario\n"
+            "                     measured (self-contained; results.json's output then carries\n"
+            "                     the pictures too, as HTML)\n"
             "  --runs N           run every scenario N times (default 1); a scenario scores\n"
             "                     only if every run passed\n"
             "  --only IDS         run only these scenarios (comma-separated ids)\n"
@@ -286,10 +290,11 @@ static void identity_check(const char *exercise, gr_options *opt, char *buf, siz
 int main(int argc, char **argv)
 {
     rl_log_init("grader");
-    enum { OPT_SUBMISSION = 256, OPT_JSON, OPT_RUNS, OPT_READY, OPT_RUBRIC, OPT_QUIET, OPT_ONLY, OPT_VERBOSE, OPT_MEMORY, OPT_HELP, OPT_WORLD, OPT_VARIANT, OPT_SANDBOX, OPT_NO_SANDBOX, OPT_UNSAFE, OPT_DIR };
+    enum { OPT_SUBMISSION = 256, OPT_JSON, OPT_RUNS, OPT_READY, OPT_RUBRIC, OPT_QUIET, OPT_ONLY, OPT_VERBOSE, OPT_MEMORY, OPT_HELP, OPT_WORLD, OPT_VARIANT, OPT_SANDBOX, OPT_NO_SANDBOX, OPT_UNSAFE, OPT_DIR, OPT_HTML };
     static const struct option longopts[] = {
         {"submission", required_argument, NULL, OPT_SUBMISSION},
         {"json", required_argument, NULL, OPT_JSON},
+        {"html", required_argument, NULL, OPT_HTML},
         {"runs", required_argument, NULL, OPT_RUNS},
         {"ready-timeout", required_argument, NULL, OPT_READY},
         {"rubric", required_argument, NULL, OPT_RUBRIC},
@@ -308,7 +313,7 @@ int main(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     gr_options opt = {.runs = 1, .ready_timeout_ms = 15000, .data_limit_mb = 1024};
-    const char *json_path = NULL, *rubric_path = NULL, *dir = NULL;
+    const char *json_path = NULL, *rubric_path = NULL, *dir = NULL, *html_path = NULL;
     bool quiet = false, verbose = false, no_sandbox = false, unsafe = false;
     int c;
     long v;
@@ -320,6 +325,9 @@ int main(int argc, char **argv)
             break;
         case OPT_JSON:
             json_path = optarg;
+            break;
+        case OPT_HTML:
+            html_path = optarg;
             break;
         case OPT_RUNS:
             if (parse_positive(optarg, 1000, &v) != RL_OK)
@@ -537,6 +545,7 @@ report:;
         .seconds = (double)(rl_now_ns() - t0) / 1e9,
         .error = error,
         .note = note,
+        .gradescope_html = html_path != NULL,
     };
     /* The file before the table: a closed stdout must not cost the results. */
     if (json_path) {
@@ -548,6 +557,11 @@ report:;
             fprintf(stderr, "grader: %s\n", jerr);
             error = error ? error : "cannot write the JSON results";
         }
+    }
+    if (html_path) {
+        char herr[512];
+        if (gr_html_save(html_path, &rep, herr, sizeof herr) != RL_OK)
+            fprintf(stderr, "grader: %s\n", herr);
     }
     gr_report_table(stdout, &rep);
     fflush(stdout);

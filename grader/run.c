@@ -1333,6 +1333,7 @@ int gr_run_exercise(const gr_exercise *ex, const gr_options *opt, gr_outcome *ou
                 o->verdict = res.verdict;
                 memcpy(o->feedback, res.feedback, sizeof o->feedback);
                 memcpy(o->output, output, sizeof o->output);
+                o->figure = res.figure;
             }
             if (opt->progress)
                 fprintf(stderr, "%s/%s run %d/%d: %s (%.1f s) %s\n", ex->name, sc->id, r, opt->runs,

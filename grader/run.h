@@ -272,6 +272,7 @@ typedef struct gr_outcome {
     char output[1024];         /* the submission's last output, when the
                                 * worst run was CRASH or NOT-READY */
     double seconds;            /* wall time over all runs */
+    gr_figure figure;          /* the worst run's picture (figure.h) */
 } gr_outcome;
 
 /* Checks that every comma-separated id of |only| (NULL: all) names a

@@ -197,35 +197,84 @@ static void print_case(const demo_case *c, const gr_bw_result *r, bool show_conn
     }
 }
 
+/* "PATH" with "-skew" before its extension: the skew case's own plot. */
+static void skew_path(const char *path, char *out, size_t len)
+{
+    const char *dot = strrchr(path, '.'), *slash = strrchr(path, '/');
+    if (!dot || (slash && dot < slash))
+        dot = path + strlen(path);
+    snprintf(out, len, "%.*s-skew%s", (int)(dot - path), path, dot);
+}
+
+/* Two plots, one quantity each: the joining backend's share of the calls
+ * (cases 1-3, against the fair share and the instant it joins), and the
+ * busy client's backend's share (backend 1) in the skew case (against its fair 50 %),
+ * written next to the first as PATH-skew.svg. Each point is the middle
+ * of its 0.5 s window. */
 static int write_svg(const char *path, const gr_bw_result *rs)
 {
-    rl_svg_series series[NCASES];
+    rl_svg_series series[NCASES], skew[1];
     static double xs[NCASES][GR_BW_MAX_WINDOWS], ys[NCASES][GR_BW_MAX_WINDOWS];
-    /* The share of backend 3 (of backend 2 for the skew case) per window. */
-    size_t ns = 0;
+    size_t ns = 0, nskew = 0;
     for (size_t i = 0; i < NCASES; i++) {
         const gr_bw_result *r = &rs[i];
-        size_t b = cases[i].skew ? 1 : 2;
+        /* Skew: backend 1, where the busy client's connection lands (the
+         * balancer's first pick). */
+        size_t b = cases[i].skew ? 0 : 2;
         for (size_t w = 0; w < r->nwindows; w++) {
-            xs[ns][w] = (double)((w + 1) * r->window_ms) / 1000.0;
-            ys[ns][w] = 100.0 * gr_bw_share(r, b, w, w + 1);
+            xs[i][w] = ((double)w + 0.5) * (double)r->window_ms / 1000.0;
+            ys[i][w] = 100.0 * gr_bw_share(r, b, w, w + 1);
         }
-        series[ns++] = (rl_svg_series){cases[i].skew ? "skew: backend 2 of 2 (fair 50 %)" : cases[i].label, xs[i],
-                                       ys[i], r->nwindows};
+        rl_svg_series se = {.label = cases[i].label, .x = xs[i], .y = ys[i], .n = r->nwindows,
+                            .dash = (rl_svg_dash)(ns % 3), .markers = 1};
+        if (cases[i].skew) {
+            se.label = "backend 1 of 2, holding the busy client's connection";
+            skew[nskew++] = se;
+        } else {
+            series[ns++] = se;
+        }
     }
-    rl_svg_plot plot = {"Share of the calls on the joining backend (backend 3 of 3, joins at 1.5 s; fair share 33 %)",
-                        "time (s, end of each 0.5 s window)",
-                        "share of the window's calls (%)",
-                        series,
-                        ns,
-                        900,
-                        520};
-    char err[300];
+    rl_svg_ref fair = {.label = "fair share: 33 %", .value = 100.0 / 3};
+    rl_svg_ref joins = {.label = "backend 3 joins (L4 cases)", .value = ADD_AT_MS / 1000.0};
+    rl_svg_plot plot = {.title = "Share of the calls on backend 3 of 3",
+                        .xlabel = "time (s, middle of each 0.5 s window)",
+                        .ylabel = "backend 3's share of the window's calls (%)",
+                        .series = series,
+                        .nseries = ns,
+                        .width = 900,
+                        .height = 560,
+                        .refs = &fair,
+                        .nrefs = 1,
+                        .events = &joins,
+                        .nevents = 1,
+                        .caption = "Through an L4 balancer the new backend stays at 0 % unless connections age; "
+                                   "client round_robin has all three from the start"};
+    char err[300], path2[4096];
     if (rl_svg_save(path, &plot, err, sizeof err) != RL_OK) {
         fprintf(stderr, "lab compare-balance: %s\n", err);
         return 1;
     }
     printf("\nPlot written to %s (open it in a browser).\n", path);
+    if (!nskew)
+        return 0;
+    rl_svg_ref half = {.label = "fair share: 50 %", .value = 50};
+    rl_svg_plot sp = {.title = "Skew: balanced connections are not balanced calls",
+                      .xlabel = "time (s, middle of each 0.5 s window)",
+                      .ylabel = "the busy client's backend's share (%)",
+                      .series = skew,
+                      .nseries = nskew,
+                      .width = 900,
+                      .height = 460,
+                      .refs = &half,
+                      .nrefs = 1,
+                      .caption = "One client sends 10x the others: the backend holding its connection takes most "
+                                 "calls"};
+    skew_path(path, path2, sizeof path2);
+    if (rl_svg_save(path2, &sp, err, sizeof err) != RL_OK) {
+        fprintf(stderr, "lab compare-balance: %s\n", err);
+        return 1;
+    }
+    printf("Plot written to %s (open it in a browser).\n", path2);
     return 0;
 }
 

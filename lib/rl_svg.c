@@ -35,6 +35,11 @@ char *rl_svg_escape(const char *s, char *out, size_t len)
         case '"': rep = "&quot;"; break;
         case '\'': rep = "&#39;"; break;
         }
+        /* Control bytes and bytes outside ASCII (perhaps not UTF-8 at
+         * all) would make the document ill-formed: a submission's words
+         * must not break the picture. */
+        if (!rep && ((unsigned char)*s < 0x20 || (unsigned char)*s >= 0x7f))
+            rep = "?";
         size_t n = rep ? strlen(rep) : 1;
         if (o + n + 1 > len)
             break;
@@ -56,6 +61,93 @@ static void fmt_tick(double v, double step, char *buf, size_t len)
     snprintf(buf, len, "%.*f", decimals, v);
 }
 
+static const char *colour(size_t i)
+{
+    return colours[i % (sizeof colours / sizeof *colours)];
+}
+
+static const char *dash_attr(rl_svg_dash d)
+{
+    switch (d) {
+    case RL_SVG_DASHED: return " stroke-dasharray=\"9 5\"";
+    case RL_SVG_DOTTED: return " stroke-dasharray=\"2 4\"";
+    default: return "";
+    }
+}
+
+/* A marker of series |s|'s shape centred on (x, y). */
+static void marker(FILE *f, size_t s, double x, double y, const char *c)
+{
+    switch (s % 4) {
+    case 0:
+        fprintf(f, "<circle class=\"marker\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"white\" stroke=\"%s\" stroke-width=\"2\"/>\n", x, y, c);
+        break;
+    case 1:
+        fprintf(f, "<rect class=\"marker\" x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" fill=\"%s\"/>\n", x - 4, y - 4, c);
+        break;
+    case 2:
+        fprintf(f, "<path class=\"marker\" d=\"M%.1f %.1fl5 9h-10z\" fill=\"%s\"/>\n", x, y - 5, c);
+        break;
+    default:
+        fprintf(f, "<path class=\"marker\" d=\"M%.1f %.1fl5 5l-5 5l-5 -5z\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n", x, y - 5, c);
+        break;
+    }
+}
+
+static void header(FILE *f, int fragment, int w, int h)
+{
+    if (!fragment)
+        fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+            "font-family=\"sans-serif\" font-size=\"13\">\n"
+            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+            w, h, w, h);
+}
+
+static void title_caption(FILE *f, const char *title, const char *caption, double w, double caption_y)
+{
+    char esc[1024];
+    if (title)
+        fprintf(f, "<text class=\"title\" x=\"%.1f\" y=\"28\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\">%s</text>\n",
+                w / 2.0, rl_svg_escape(title, esc, sizeof esc));
+    if (caption)
+        fprintf(f, "<text class=\"caption\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-style=\"italic\">%s</text>\n",
+                w / 2.0, caption_y, rl_svg_escape(caption, esc, sizeof esc));
+}
+
+/* Vertical event lines from |top| to |bottom|, labels staggered at the top
+ * so two events close together stay readable. */
+static void events(FILE *f, const rl_svg_ref *ev, size_t n, double left, double pw, double xmax, double top,
+                   double bottom)
+{
+    char esc[512];
+    for (size_t i = 0; i < n; i++) {
+        double x = left + ev[i].value / xmax * pw;
+        /* A label near the right edge goes to the left of its line. */
+        int flip = x > left + pw * 0.7;
+        fprintf(f,
+                "<line class=\"event\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" "
+                "stroke-width=\"1.5\" stroke-dasharray=\"2 3\"/>\n"
+                "<text class=\"event-label\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"4\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"#222\">%s</text>\n",
+                x, top, x, bottom, flip ? x - 4 : x + 4, top + 14 + 15.0 * (double)i, flip ? "end" : "start",
+                rl_svg_escape(ev[i].label ? ev[i].label : "", esc, sizeof esc));
+    }
+}
+
+static void x_ticks(FILE *f, double xmax, double xstep, double left, double pw, double top, double bottom)
+{
+    char tick[32];
+    for (double v = 0; v <= xmax * (1 + 1e-9); v += xstep) {
+        double x = left + v / xmax * pw;
+        fmt_tick(v, xstep, tick, sizeof tick);
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
+                x, top, x, bottom, x, bottom + 18, tick);
+    }
+}
+
 int rl_svg_write(FILE *f, const rl_svg_plot *p)
 {
     double xmax = 0, ymax = 0;
@@ -72,41 +164,44 @@ int rl_svg_write(FILE *f, const rl_svg_plot *p)
     }
     if (!points)
         return RL_EINVAL;
-    double xstep = rl_svg_tick_step(xmax), ystep = rl_svg_tick_step(ymax);
-    xmax = xstep * ceil(xmax / xstep - 1e-9);
-    ymax = ystep * ceil(ymax / ystep - 1e-9);
+    for (size_t i = 0; i < p->nrefs; i++) {
+        if (!isfinite(p->refs[i].value))
+            return RL_EINVAL;
+        ymax = p->refs[i].value > ymax ? p->refs[i].value : ymax;
+    }
+    for (size_t i = 0; i < p->nevents; i++) {
+        if (!isfinite(p->events[i].value))
+            return RL_EINVAL;
+        xmax = p->events[i].value > xmax ? p->events[i].value : xmax;
+    }
+    if (p->xmax > 0)
+        xmax = p->xmax;
+    double ystep = rl_svg_tick_step(ymax * 1.05);
+    /* y: a round value above the largest point or reference, with room for
+     * a reference's label above its line. */
+    ymax = ystep * ceil(ymax * 1.05 / ystep - 1e-9);
     if (xmax <= 0)
-        xmax = xstep;
+        xmax = 1;
     if (ymax <= 0)
         ymax = ystep;
+    double xstep = rl_svg_tick_step(xmax);
 
     int w = p->width > 0 ? p->width : 800, h = p->height > 0 ? p->height : 500;
     /* Plot area: room on the left for tick values and the y label, above for
-     * the title, below for the x label and the legend (one row per series,
-     * outside the plot so it never hides a curve). */
-    double left = 80, right = w - 20.0, top = p->title ? 50 : 20;
-    double bottom = h - 60.0 - 20.0 * (double)p->nseries;
+     * the title, below for the x label, the legend (one row per series,
+     * outside the plot so it never hides a curve) and the caption. */
+    double left = 80, right = w - 30.0, top = p->title ? 50 : 20;
+    double legend_h = 20.0 * (double)p->nseries, caption_h = p->caption ? 24 : 0;
+    double bottom = h - 60.0 - legend_h - caption_h;
     double pw = right - left, ph = bottom - top;
 #define PX(x) (left + (x) / xmax * pw)
-#define PY(y) (bottom - (y) / ymax * ph)
+/* 8 px between y = 0 and the frame, so a series at 0 is not hidden in
+ * the frame's line. */
+#define PY(y) (bottom - 8 - (y) / ymax * (ph - 8))
     char esc[512], tick[32];
-    fprintf(f,
-            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
-            "font-family=\"sans-serif\" font-size=\"13\">\n"
-            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-            w, h, w, h);
-    if (p->title)
-        fprintf(f, "<text x=\"%.1f\" y=\"28\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\">%s</text>\n",
-                w / 2.0, rl_svg_escape(p->title, esc, sizeof esc));
-    /* Grid and ticks. */
-    for (double v = 0; v <= xmax + xstep / 2; v += xstep) {
-        fmt_tick(v, xstep, tick, sizeof tick);
-        fprintf(f,
-                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
-                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-                PX(v), top, PX(v), bottom, PX(v), bottom + 18, tick);
-    }
+    header(f, p->fragment, w, h);
+    title_caption(f, p->title, p->caption, w, h - 10.0);
+    x_ticks(f, xmax, xstep, left, pw, top, bottom);
     for (double v = 0; v <= ymax + ystep / 2; v += ystep) {
         fmt_tick(v, ystep, tick, sizeof tick);
         fprintf(f,
@@ -114,32 +209,150 @@ int rl_svg_write(FILE *f, const rl_svg_plot *p)
                 "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
                 left, PY(v), right, PY(v), left - 8, PY(v) + 4, tick);
     }
-    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", left,
-            top, pw, ph);
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", left + pw / 2, bottom + 44,
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", left + pw / 2, bottom + 40,
             rl_svg_escape(p->xlabel ? p->xlabel : "", esc, sizeof esc));
     fprintf(f, "<text transform=\"translate(22 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", top + ph / 2,
             rl_svg_escape(p->ylabel ? p->ylabel : "", esc, sizeof esc));
+    for (size_t i = 0; i < p->nrefs; i++)
+        fprintf(f,
+                "<line class=\"ref\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#777\" "
+                "stroke-width=\"2\" stroke-dasharray=\"10 4 2 4\"/>\n"
+                "<text class=\"ref-label\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"4\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#555\">%s</text>\n",
+                left, PY(p->refs[i].value), right, PY(p->refs[i].value), right - 6, PY(p->refs[i].value) - 5,
+                rl_svg_escape(p->refs[i].label ? p->refs[i].label : "", esc, sizeof esc));
+    events(f, p->events, p->nevents, left, pw, xmax, top, bottom);
+    /* An id unique in a page that inlines several figures. */
+    static unsigned clip_seq;
+    unsigned clip = ++clip_seq;
+    fprintf(f, "<clipPath id=\"rl-clip-%u\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/></clipPath>\n",
+            clip, left - 6, top - 6, pw + 12, ph + 12);
     for (size_t s = 0; s < p->nseries; s++) {
         const rl_svg_series *se = &p->series[s];
-        const char *c = colours[s % (sizeof colours / sizeof *colours)];
-        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", c);
+        const char *c = colour(s);
+        fprintf(f, "<polyline class=\"series\" clip-path=\"url(#rl-clip-%u)\" fill=\"none\" stroke=\"%s\" "
+                   "stroke-width=\"2\"%s points=\"",
+                clip, c, dash_attr(se->dash));
         for (size_t i = 0; i < se->n; i++)
             fprintf(f, "%s%.1f,%.1f", i ? " " : "", PX(se->x[i]), PY(se->y[i]));
         fprintf(f, "\"/>\n");
+        if (se->markers) {
+            /* At most about 30 markers a series: more hide the line. */
+            size_t every = se->n > 30 ? (se->n + 29) / 30 : 1;
+            for (size_t i = 0; i < se->n; i += every)
+                marker(f, s, PX(se->x[i]), PY(se->y[i]), c);
+        }
     }
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", left,
+            top, pw, ph);
     for (size_t s = 0; s < p->nseries; s++) {
-        const char *c = colours[s % (sizeof colours / sizeof *colours)];
-        double y = bottom + 66 + 20.0 * (double)s;
+        const char *c = colour(s);
+        double y = bottom + 62 + 20.0 * (double)s;
         fprintf(f,
-                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"/>\n"
-                "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
-                left, y, left + 26, y, c, left + 34, y + 4,
+                "<line class=\"legend\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"%s/>\n",
+                left, y, left + 34, y, c, dash_attr(p->series[s].dash));
+        if (p->series[s].markers)
+            marker(f, s, left + 17, y, c);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", left + 42, y + 4,
                 rl_svg_escape(p->series[s].label ? p->series[s].label : "", esc, sizeof esc));
     }
     fprintf(f, "</svg>\n");
 #undef PX
 #undef PY
+    return ferror(f) ? RL_ESYS : RL_OK;
+}
+
+static const char *span_fill(rl_svg_span_kind k)
+{
+    switch (k) {
+    case RL_SVG_SPAN_GOOD: return "#009E73";
+    case RL_SVG_SPAN_BAD: return "#D55E00";
+    case RL_SVG_SPAN_INFO: return "#0072B2";
+    default: return "#999999";
+    }
+}
+
+int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
+{
+    if (!t->nrows)
+        return RL_EINVAL;
+    double xmax = 0;
+    for (size_t i = 0; i < t->nspans; i++) {
+        const rl_svg_span *s = &t->spans[i];
+        if (s->row >= t->nrows || !isfinite(s->x0) || !isfinite(s->x1))
+            return RL_EINVAL;
+        xmax = s->x1 > xmax ? s->x1 : xmax;
+        xmax = s->x0 > xmax ? s->x0 : xmax;
+    }
+    for (size_t i = 0; i < t->nevents; i++) {
+        if (!isfinite(t->events[i].value))
+            return RL_EINVAL;
+        xmax = t->events[i].value > xmax ? t->events[i].value : xmax;
+    }
+    if (xmax <= 0)
+        xmax = 1;
+    double xstep = rl_svg_tick_step(xmax);
+    const double row_h = 30, bar_h = 18;
+    int w = t->width > 0 ? t->width : 800;
+    /* Row names on the left; room above the rows for the events' labels. */
+    double left = 190, right = w - 30.0;
+    double top = (t->title ? 44 : 14) + 15.0 * (double)t->nevents + 6;
+    double bottom = top + row_h * (double)t->nrows;
+    double h = bottom + 50 + (t->caption ? 24 : 0);
+    double pw = right - left;
+    char esc[512];
+    header(f, t->fragment, w, (int)h);
+    title_caption(f, t->title, t->caption, w, h - 10);
+    x_ticks(f, xmax, xstep, left, pw, top, bottom);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", left + pw / 2, bottom + 40,
+            rl_svg_escape(t->xlabel ? t->xlabel : "", esc, sizeof esc));
+    for (size_t r = 0; r < t->nrows; r++) {
+        double y = top + row_h * (double)r;
+        if (r % 2)
+            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#000\" fill-opacity=\"0.04\"/>\n",
+                    left, y, pw, row_h);
+        fprintf(f, "<text class=\"row\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", left - 8,
+                y + row_h / 2 + 4, rl_svg_escape(t->rows[r] ? t->rows[r] : "", esc, sizeof esc));
+    }
+    for (size_t i = 0; i < t->nspans; i++) {
+        const rl_svg_span *s = &t->spans[i];
+        double y = top + row_h * (double)s->row + (row_h - bar_h) / 2;
+        double x0 = left + s->x0 / xmax * pw, x1 = left + s->x1 / xmax * pw;
+        const char *c = span_fill(s->kind);
+        rl_svg_escape(s->label ? s->label : "", esc, sizeof esc);
+        if (x1 - x0 < 1) {
+            fprintf(f, "<path class=\"span-point\" d=\"M%.1f %.1fl7 9l-7 9l-7 -9z\" fill=\"%s\"/>\n", x0, y, c);
+            x1 = x0 + 6;
+        } else {
+            fprintf(f, "<rect class=\"span\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" rx=\"2\"/>\n",
+                    x0, y, x1 - x0, bar_h, c);
+        }
+        if (!esc[0])
+            continue;
+        /* Inside the bar when it fits (about 7 px a character), else
+         * beside it: right of it, or left when near the right edge. */
+        double need = 7.0 * (double)strlen(esc) + 8;
+        if (x1 - x0 >= need)
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%s</text>\n", x0 + 4, y + 13.5, esc);
+        else if (x1 + need < right + 25)
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">%s</text>\n", x1 + 4, y + 13.5, esc);
+        else
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#222\">%s</text>\n", x0 - 4, y + 13.5, esc);
+    }
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", left,
+            top, pw, bottom - top);
+    /* Events last, over the bars, with their labels above the rows. */
+    for (size_t i = 0; i < t->nevents; i++) {
+        double x = left + t->events[i].value / xmax * pw;
+        int flip = x > left + pw * 0.6;
+        double ly = top - 6 - 15.0 * (double)(t->nevents - 1 - i);
+        fprintf(f,
+                "<line class=\"event\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" "
+                "stroke-width=\"2\" stroke-dasharray=\"5 3\"/>\n"
+                "<text class=\"event-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" font-weight=\"bold\">%s</text>\n",
+                x, ly + 4, x, bottom, flip ? x + 3 : x - 3, ly, flip ? "end" : "start",
+                rl_svg_escape(t->events[i].label ? t->events[i].label : "", esc, sizeof esc));
+    }
+    fprintf(f, "</svg>\n");
     return ferror(f) ? RL_ESYS : RL_OK;
 }
 

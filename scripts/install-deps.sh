@@ -16,7 +16,8 @@ case "${1:-}" in
 "")
     PKGS="build-essential pkg-config libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
 libjemalloc-dev libjansson-dev libcmocka-dev python3 python3-grpcio python3-protobuf \
-python3-pytest protobuf-compiler-grpc protobuf-compiler valgrind clang libclang-rt-14-dev" ;;
+python3-pytest protobuf-compiler-grpc protobuf-compiler valgrind clang libclang-rt-14-dev \
+chromium librsvg2-bin" ;;
 --kit)
     PKGS="libgrpc-dev libprotobuf-c-dev libjansson-dev libjemalloc-dev util-linux \
 python3 python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc \

@@ -9,6 +9,10 @@
 import csv
 import importlib.util
 import json
+import html.parser
+import re
+import urllib.parse
+import xml.etree.ElementTree as ET
 import os
 import signal
 import subprocess
@@ -143,10 +147,49 @@ def test_jobs_and_resume_change_no_verdict(klass):
         assert all("extra_data" in t and t["status"] in ("passed", "failed") for t in res["tests"])
     summary = open(os.path.join(out1, "summary.txt")).read()
     assert "score histogram" in summary
+    check_class_page(out1, json.load(open(os.path.join(klass, "expect.json")))["students"])
     # Two of three students fail one scenario each: no scenario is failed by
     # two, so the first counted wins; it must be one of the two failures.
     assert "most common failing scenario: deadline/shrinks" in summary or \
         "most common failing scenario: retry/" in summary
+
+
+class _Page(html.parser.HTMLParser):
+    def __init__(self, text):
+        super().__init__()
+        self.classes, self.links, self.tags = [], [], []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.tags.append(tag)
+        self.classes.append(a.get("class"))
+        if tag == "a":
+            self.links.append(a.get("href"))
+
+
+def check_class_page(out, students):
+    """class.html: the histogram (one bar a tenth), a row per scenario
+    with its pass rate, the forwarded timeout as deadline/shrinks'
+    commonest feedback, and links to every student's pages, which exist."""
+    text = open(os.path.join(out, "class.html")).read()
+    page = _Page(text)
+    assert page.classes.count("bin") == 10
+    assert page.classes.count("scenario") == 4 + 6
+    assert page.classes.count("student") == len(students)
+    assert "script" not in page.tags
+    shrinks = re.search(r"deadline/shrinks</td><td>.*?</td><td>(.*?)</td>", text)
+    assert shrinks and "forwarded" in shrinks.group(1), text
+    linked = 0
+    for student in students:
+        for ex in EXERCISES.split(","):
+            href = urllib.parse.quote(student, safe="") + "/" + ex + ".html"
+            # A link exactly where the grader wrote a page (a student
+            # without the exercise's folder has none).
+            assert (href in page.links) == os.path.exists(os.path.join(out, student, ex + ".html")), href
+            linked += href in page.links
+    assert linked >= len(students)
+    ET.fromstring(re.search(r"<svg\b.*?</svg>", text, re.S).group(0))
 
 
 def test_a_student_without_the_folder_is_missing(klass, tmp_path):

@@ -64,8 +64,12 @@ def test_compare_balance_shows_the_four_shapes_and_plots_them(tmp_path):
     assert c["rates"][0] >= 4 * c["rates"][1], p.stdout
     text = svg.read_text()
     assert text.startswith("<svg") or text.startswith("<?xml"), text[:100]
-    for label in ("L4, no age", "L4, age 2 s", "client round_robin", "skew"):
+    for label in ("L4, no age", "L4, age 2 s", "client round_robin", "fair share: 33 %", "backend 3 joins"):
         assert label in text, label
+    # One quantity per plot: the skew case's share is a plot of its own.
+    skew = (tmp_path / "balance-skew.svg").read_text()
+    assert "busy client" in skew and "fair share: 50 %" in skew
+    assert "busy client" not in text
 
 
 def test_compare_balance_refuses_bad_arguments():

@@ -63,8 +63,9 @@ static void plot_has_labels_series_and_legend(void **state)
 {
     (void)state;
     double x[] = {0, 1, 2, 3}, a[] = {13, 13.5, 13.5, 13.6}, b[] = {13, 120, 210, 210};
-    rl_svg_series s[] = {{"streamer", x, a, 4}, {"streamer --unbounded <mistake>", x, b, 4}};
-    rl_svg_plot p = {"RSS while the reader stalls", "time (s)", "RSS (MiB)", s, 2, 0, 0};
+    rl_svg_series s[] = {{.label = "streamer", .x = x, .y = a, .n = 4},
+                         {.label = "streamer --unbounded <mistake>", .x = x, .y = b, .n = 4}};
+    rl_svg_plot p = {.title = "RSS while the reader stalls", .xlabel = "time (s)", .ylabel = "RSS (MiB)", .series = s, .nseries = 2};
     int rc;
     char *svg = plot_to_string(&p, &rc);
     assert_int_equal(rc, RL_OK);
@@ -82,15 +83,92 @@ static void plot_has_labels_series_and_legend(void **state)
 static void plot_refuses_empty_or_nan(void **state)
 {
     (void)state;
-    rl_svg_plot p = {NULL, "x", "y", NULL, 0, 0, 0};
+    rl_svg_plot p = {.xlabel = "x", .ylabel = "y"};
     int rc;
     free(plot_to_string(&p, &rc));
     assert_int_equal(rc, RL_EINVAL);
     double x[] = {0, 1}, y[] = {1, NAN};
-    rl_svg_series s = {"a", x, y, 2};
+    rl_svg_series s = {.label = "a", .x = x, .y = y, .n = 2};
     p.series = &s;
     p.nseries = 1;
     free(plot_to_string(&p, &rc));
+    assert_int_equal(rc, RL_EINVAL);
+}
+
+
+static void escape_replaces_control_and_non_ascii(void **state)
+{
+    (void)state;
+    char out[64];
+    /* An escape sequence or a stray byte would make the XML ill-formed. */
+    assert_string_equal(rl_svg_escape("a\033[31mb\001\xff", out, sizeof out), "a?[31mb??");
+}
+
+static void plot_draws_references_events_dashes_and_caption(void **state)
+{
+    (void)state;
+    double x[] = {0, 1, 2, 3.2}, a[] = {13, 14, 14, 14}, b[] = {13, 14, 14, 14};
+    rl_svg_series s[] = {{.label = "reference", .x = x, .y = a, .n = 4, .markers = 1},
+                         {.label = "wait-for-ready", .x = x, .y = b, .n = 4, .dash = RL_SVG_DASHED, .markers = 1}};
+    rl_svg_ref budget = {.label = "budget <48 MiB>", .value = 61};
+    rl_svg_ref stall = {.label = "stall", .value = 0.1};
+    rl_svg_plot p = {.xlabel = "t (s)", .ylabel = "RSS (MiB)", .series = s, .nseries = 2, .refs = &budget,
+                     .nrefs = 1, .events = &stall, .nevents = 1, .caption = "what it shows", .fragment = 1};
+    int rc;
+    char *svg = plot_to_string(&p, &rc);
+    assert_int_equal(rc, RL_OK);
+    assert_null(strstr(svg, "<?xml")); /* a fragment, for HTML */
+    assert_int_equal(count(svg, "class=\"ref\""), 1);
+    assert_int_equal(count(svg, "class=\"event\""), 1);
+    assert_non_null(strstr(svg, "budget &lt;48 MiB&gt;"));
+    assert_non_null(strstr(svg, ">what it shows<"));
+    assert_non_null(strstr(svg, "stroke-dasharray=\"9 5\""));
+    /* Coinciding series told apart: two marker shapes, 4 points each. */
+    assert_int_equal(count(svg, "class=\"marker\""), 2 * 4 + 2);
+    /* The y axis reaches past the budget line; the x axis ends at the data
+     * (3.2), never a tick's worth past it (4). */
+    assert_non_null(strstr(svg, ">80<"));
+    assert_null(strstr(svg, ">4<"));
+    free(svg);
+}
+
+static char *timeline_to_string(const rl_svg_timeline *t, int *rc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    *rc = rl_svg_timeline_write(f, t);
+    fclose(f);
+    return buf;
+}
+
+static void timeline_draws_rows_spans_and_events(void **state)
+{
+    (void)state;
+    const char *rows[] = {"client", "Work: deadline received", "Work: time that remained"};
+    rl_svg_span spans[] = {{.row = 0, .x0 = 0, .x1 = 600, .label = "Process"},
+                           {.row = 1, .x0 = 500, .x1 = 2500, .label = "received 2000 ms", .kind = RL_SVG_SPAN_BAD},
+                           {.row = 2, .x0 = 500, .x1 = 2000, .label = "1500 ms remained", .kind = RL_SVG_SPAN_GOOD},
+                           {.row = 2, .x0 = 700, .x1 = 700, .label = "<point>"}};
+    rl_svg_ref d = {.label = "client's deadline", .value = 2000};
+    rl_svg_timeline t = {.title = "one axis", .xlabel = "ms", .rows = rows, .nrows = 3, .spans = spans,
+                         .nspans = 4, .events = &d, .nevents = 1};
+    int rc;
+    char *svg = timeline_to_string(&t, &rc);
+    assert_int_equal(rc, RL_OK);
+    assert_non_null(strstr(svg, "<?xml"));
+    assert_int_equal(count(svg, "class=\"row\""), 3);
+    assert_int_equal(count(svg, "class=\"span\""), 3);
+    assert_int_equal(count(svg, "class=\"span-point\""), 1);
+    assert_non_null(strstr(svg, "fill=\"#D55E00\""));
+    assert_non_null(strstr(svg, "client&#39;s deadline"));
+    assert_non_null(strstr(svg, "&lt;point&gt;"));
+    free(svg);
+    spans[0].row = 3; /* no such row */
+    free(timeline_to_string(&t, &rc));
+    assert_int_equal(rc, RL_EINVAL);
+    t.nrows = 0;
+    free(timeline_to_string(&t, &rc));
     assert_int_equal(rc, RL_EINVAL);
 }
 
@@ -101,6 +179,9 @@ int main(void)
         cmocka_unit_test(escape_handles_markup),
         cmocka_unit_test(plot_has_labels_series_and_legend),
         cmocka_unit_test(plot_refuses_empty_or_nan),
+        cmocka_unit_test(escape_replaces_control_and_non_ascii),
+        cmocka_unit_test(plot_draws_references_events_dashes_and_caption),
+        cmocka_unit_test(timeline_draws_rows_spans_and_events),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,195 @@
+/* html: the --html report page; see html.h. */
+#include "html.h"
+
+#include "judge.h"
+#include "rl_alloc.h"
+#include "rl_err.h"
+#include "rl_svg.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void gr_html_text(FILE *f, const char *s)
+{
+    char esc[1024];
+    /* In pieces: rl_svg_escape cuts at its buffer, and an entity is at
+     * most 6 bytes, so 128 input bytes always fit. */
+    char piece[129];
+    for (size_t n = s ? strlen(s) : 0; n > 0;) {
+        size_t k = n < 128 ? n : 128;
+        memcpy(piece, s, k);
+        piece[k] = '\0';
+        fputs(rl_svg_escape(piece, esc, sizeof esc), f);
+        s += k;
+        n -= k;
+    }
+}
+
+static const char css[] =
+    "body{font-family:sans-serif;margin:2em auto;max-width:920px;color:#222;background:#fafafa}"
+    "h1{font-size:1.5em;margin-bottom:.2em}"
+    ".summary{font-size:1.1em;margin:.3em 0 1.2em}"
+    ".note{background:#fff6d5;border-left:4px solid #E69F00;padding:.4em .8em}"
+    ".error{background:#fde4dc;border-left:4px solid #D55E00;padding:.4em .8em}"
+    "section.scenario{background:white;border:1px solid #ddd;border-left:8px solid #999;border-radius:4px;"
+    "margin:1.2em 0;padding:.6em 1em}"
+    "section.PASS{border-left-color:#009E73}"
+    "section.FAIL,section.CRASH,section.TIMEOUT,section.NOT-READY{border-left-color:#D55E00}"
+    "section.ERROR{border-left-color:#E69F00}"
+    "h2{font-size:1.15em;margin:.2em 0}"
+    ".verdict{display:inline-block;font-weight:bold;color:white;background:#999;border-radius:3px;"
+    "padding:.1em .5em;margin-right:.6em}"
+    ".verdict.PASS{background:#009E73}.verdict.ERROR{background:#E69F00}"
+    ".verdict.FAIL,.verdict.CRASH,.verdict.TIMEOUT,.verdict.NOT-READY{background:#D55E00}"
+    ".points{color:#555}"
+    ".feedback{margin:.5em 0}"
+    "figure{margin:.6em 0;overflow-x:auto}"
+    "pre{background:#f3f3f3;padding:.5em;white-space:pre-wrap;word-break:break-all}";
+
+static double max_points(const gr_report *r, const gr_outcome *o)
+{
+    return r->rubric ? gr_rubric_points(r->rubric, r->ex->name, o->scenario->id) : 0.0;
+}
+
+static double earned(const gr_report *r, const gr_outcome *o)
+{
+    return gr_judge_points(o->runs, o->passed, max_points(r, o));
+}
+
+static void scenario(FILE *f, const gr_report *r, const gr_outcome *o)
+{
+    const char *v = gr_verdict_name(o->verdict);
+    fprintf(f, "<section class=\"scenario %s\" id=\"scenario-", v);
+    gr_html_text(f, o->scenario->id);
+    fprintf(f, "\">\n<h2><span class=\"verdict %s\">%s", v, v);
+    if (r->runs > 1 || o->runs != 1)
+        fprintf(f, " %d/%d", o->passed, o->runs);
+    fprintf(f, "</span>");
+    gr_html_text(f, o->scenario->id);
+    fprintf(f, ": ");
+    gr_html_text(f, o->scenario->title);
+    fprintf(f, " <span class=\"points\">(%g/%g points)</span></h2>\n<p class=\"feedback\">", earned(r, o),
+            max_points(r, o));
+    gr_html_text(f, o->feedback);
+    fprintf(f, "</p>\n");
+    if (o->figure.kind != GR_FIG_NONE) {
+        fprintf(f, "<figure>\n");
+        gr_fig_svg(f, &o->figure);
+        fprintf(f, "</figure>\n");
+    }
+    if (o->output[0]) {
+        fprintf(f, "<p>The submission's last output:</p>\n<pre>");
+        gr_html_text(f, o->output);
+        fprintf(f, "</pre>\n");
+    }
+    fprintf(f, "</section>\n");
+}
+
+int gr_html_write(FILE *f, const gr_report *r)
+{
+    double score, max;
+    gr_report_score(r, &score, &max);
+    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
+    gr_html_text(f, r->ex->name);
+    fprintf(f, ": grading report</title>\n<style>%s</style>\n</head>\n<body>\n<h1>", css);
+    gr_html_text(f, r->ex->name);
+    fprintf(f, ": ");
+    gr_html_text(f, r->ex->summary);
+    fprintf(f, "</h1>\n<p class=\"summary\">Score <b>%g/%g</b>", score, max);
+    int passed = 0;
+    for (size_t i = 0; i < r->noutcomes; i++)
+        passed += r->outcomes[i].runs > 0 && r->outcomes[i].passed == r->outcomes[i].runs;
+    fprintf(f, "; %d of %zu scenarios passed%s (%.1f s).</p>\n", passed, r->noutcomes,
+            r->runs > 1 ? " in every run" : "", r->seconds);
+    if (r->note) {
+        fprintf(f, "<p class=\"note\">Note: ");
+        gr_html_text(f, r->note);
+        fprintf(f, "</p>\n");
+    }
+    if (r->error) {
+        fprintf(f, "<p class=\"error\">Grader error: ");
+        gr_html_text(f, r->error);
+        fprintf(f, "</p>\n");
+    }
+    for (size_t i = 0; i < r->noutcomes; i++)
+        scenario(f, r, &r->outcomes[i]);
+    fprintf(f, "</body>\n</html>\n");
+    return ferror(f) ? RL_ESYS : RL_OK;
+}
+
+int gr_html_save(const char *path, const gr_report *r, char *err, size_t errlen)
+{
+    size_t n = strlen(path) + 16;
+    char *tmp = rl_xmalloc(n);
+    snprintf(tmp, n, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    int rc = RL_ESYS;
+    if (f) {
+        rc = gr_html_write(f, r);
+        if (fclose(f) != 0)
+            rc = RL_ESYS;
+        if (rc == RL_OK && rename(tmp, path) != 0)
+            rc = RL_ESYS;
+    }
+    if (rc != RL_OK) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    return rc;
+}
+
+static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static void base64(FILE *f, const unsigned char *p, size_t n)
+{
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)p[i] << 16 | (i + 1 < n ? (uint32_t)p[i + 1] << 8 : 0) | (i + 2 < n ? p[i + 2] : 0);
+        fputc(b64[v >> 18 & 63], f);
+        fputc(b64[v >> 12 & 63], f);
+        fputc(i + 1 < n ? b64[v >> 6 & 63] : '=', f);
+        fputc(i + 2 < n ? b64[v & 63] : '=', f);
+    }
+}
+
+char *gr_html_gradescope(const gr_report *r, const char *summary)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return rl_xstrdup("");
+    fprintf(f, "<p>");
+    gr_html_text(f, summary);
+    fprintf(f, "</p>\n");
+    for (size_t i = 0; i < r->noutcomes; i++) {
+        const gr_outcome *o = &r->outcomes[i];
+        if (o->figure.kind == GR_FIG_NONE)
+            continue;
+        char *svg = NULL;
+        size_t svglen = 0;
+        FILE *s = open_memstream(&svg, &svglen);
+        if (!s)
+            continue;
+        int rc = gr_fig_svg(s, &o->figure);
+        fclose(s);
+        if (rc == RL_OK) {
+            fprintf(f, "<h3>%s: ", gr_verdict_name(o->verdict));
+            gr_html_text(f, o->scenario->id);
+            fprintf(f, "</h3>\n<p>");
+            gr_html_text(f, o->figure.caption);
+            fprintf(f, "</p>\n<img alt=\"");
+            gr_html_text(f, o->figure.title);
+            fprintf(f, "\" src=\"data:image/svg+xml;base64,");
+            base64(f, (const unsigned char *)svg, svglen);
+            fprintf(f, "\">\n");
+        }
+        free(svg);
+    }
+    fclose(f);
+    return buf ? buf : rl_xstrdup("");
+}
