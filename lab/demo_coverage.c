@@ -81,7 +81,7 @@ static void series_of(Relaylab__ObserveTunnelReply *const *o, int b, int64_t t0,
         }
         f->inflight[k] = inflight;
         f->queued[k] = queued;
-        f->oldest[k] = oldest / RL_NS_PER_MS / 100.0;
+        f->oldest[k] = (double)oldest / RL_NS_PER_MS;
     }
     int64_t end = t0 + (int64_t)WATCH_MS * RL_NS_PER_MS;
     int64_t *waits = calloc(o[b]->n_calls + 1, sizeof *waits);
@@ -188,27 +188,52 @@ out:
     return rc;
 }
 
-static void plot(const char *base, const char *which, const char *title, const figures *f)
+static void save(const char *path, const rl_svg_plot *p)
 {
-    char labels[NSERVERS][48], path[4096], err[256];
-    rl_svg_series s[NSERVERS + 3];
-    for (int i = 0; i < NSERVERS; i++) {
-        snprintf(labels[i], sizeof labels[i], "streams on %c%s", 'A' + i, f->busy[0] == 'A' + i ? " (busy)" : "");
-        s[i] = (rl_svg_series){labels[i], f->x, f->streams[i], NSAMPLES};
-    }
-    s[NSERVERS] = (rl_svg_series){"calls in flight on the busy server", f->x, f->inflight, NSAMPLES};
-    s[NSERVERS + 1] = (rl_svg_series){"calls queued at the busy server", f->x, f->queued, NSAMPLES};
-    s[NSERVERS + 2] = (rl_svg_series){"oldest queued call's wait (x 100 ms)", f->x, f->oldest, NSAMPLES};
-    rl_svg_plot p = {.title = title,
-                     .xlabel = "time since the burst began (s)",
-                     .ylabel = "streams, calls; wait in tenths of a second",
-                     .series = s,
-                     .nseries = NSERVERS + 3};
-    snprintf(path, sizeof path, "%s-%s.svg", base, which);
-    if (rl_svg_save(path, &p, err, sizeof err) == RL_OK)
+    char err[256];
+    if (rl_svg_save(path, p, err, sizeof err) == RL_OK)
         printf("  plot: %s\n", path);
     else
         fprintf(stderr, "lab: could not write %s: %s\n", path, err);
+}
+
+/* Two pictures per agent, one quantity each: the streams it held per server
+ * beside the calls at the busy server (counts), and how long the oldest
+ * queued call had waited (ms). */
+static void plot(const char *base, const char *which, const char *title, const figures *f)
+{
+    char labels[NSERVERS][48], path[4096], caption[200];
+    rl_svg_series s[NSERVERS + 2];
+    for (int i = 0; i < NSERVERS; i++) {
+        snprintf(labels[i], sizeof labels[i], "streams on %c%s", 'A' + i, f->busy[0] == 'A' + i ? " (busy)" : "");
+        s[i] = (rl_svg_series){.label = labels[i], .x = f->x, .y = f->streams[i], .n = NSAMPLES};
+    }
+    s[NSERVERS] = (rl_svg_series){.label = "calls in flight on the busy server", .x = f->x, .y = f->inflight,
+                                  .n = NSAMPLES, .dash = RL_SVG_DASHED};
+    s[NSERVERS + 1] = (rl_svg_series){.label = "calls queued at the busy server", .x = f->x, .y = f->queued,
+                                      .n = NSAMPLES, .dash = RL_SVG_DOTTED};
+    snprintf(caption, sizeof caption, "%s",
+             strcmp(which, "total") == 0
+                 ? "Sized as a total: idle streams elsewhere hide the busy server, where the calls queue"
+                 : "Sized per server: the busy server's streams grow with its calls, and none queue for long");
+    rl_svg_plot p = {.title = title,
+                     .xlabel = "time since the burst began (s)",
+                     .ylabel = "streams or calls (count)",
+                     .series = s,
+                     .nseries = NSERVERS + 2,
+                     .caption = caption};
+    snprintf(path, sizeof path, "%s-%s.svg", base, which);
+    save(path, &p);
+
+    rl_svg_series w = {.label = "oldest queued call's wait", .x = f->x, .y = f->oldest, .n = NSAMPLES};
+    rl_svg_plot pw = {.title = title,
+                      .xlabel = "time since the burst began (s)",
+                      .ylabel = "wait of the oldest queued call (ms)",
+                      .series = &w,
+                      .nseries = 1,
+                      .caption = "How long the longest-waiting call had been queued at the busy server"};
+    snprintf(path, sizeof path, "%s-%s-wait.svg", base, which);
+    save(path, &pw);
 }
 
 int lab_demo_coverage(void)

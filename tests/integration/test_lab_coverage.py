@@ -28,6 +28,8 @@ def test_demo_coverage_shows_the_incident_beside_the_fix(tmp_path):
     assert tot[5] >= 2, r.stdout  # idle streams elsewhere hid the busy one
     for which in ("reference", "total"):
         svg = (tmp_path / f"cov-{which}.svg").read_text()
-        assert svg.count("<polyline") == 6, which
+        assert svg.count("<polyline") == 5, which
         for label in ("streams on A", "calls queued at the busy server", "calls in flight on the busy server"):
             assert label in svg, (which, label)
+        wait = (tmp_path / f"cov-{which}-wait.svg").read_text()
+        assert wait.count("<polyline") == 1 and "(ms)" in wait, which
