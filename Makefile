@@ -68,7 +68,7 @@ LIBS         := $(LIBCHANCFG) $(LIBRL)
 # Generated code is compiled without -Werror on purpose: protoc-c's output is not ours.
 GEN_CFLAGS := -std=c11 $(OPT) $(SANFLAGS) -MMD -MP $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
 
-.PHONY: all build deps test unit integration integration-matrix integration-demos integration-rest check demo bench clean lint format fuzz pystubs node-deps selftest student-kit
+.PHONY: all build deps test unit integration integration-matrix integration-demos integration-rest check demo bench bench-peers clean lint format fuzz pystubs node-deps selftest student-kit
 
 # Public targets install missing packages first, then re-run make, so that
 # pkg-config's flags are read after the packages exist on a fresh machine.
@@ -191,21 +191,22 @@ integration: build node-deps
 # Three pytest processes: the verdict matrix with the other whole-grading
 # files (6.5 min), the demos and starters (each a run of minutes that mostly
 # waits: `lab demo overload` alone is 85 s), and the rest. Two groups took
-# 9 min 6 s on a fresh clone, the rest group 8 min 10 s of it. The hostile
-# hand-ins (test_hostile.py, about a minute of whole gradings) go with the
-# matrix, the shorter group.
+# 9 min 6 s on a fresh clone, the rest group 8 min 10 s of it.
 MATRIX_TESTS := tests/integration/test_verdict_matrix.py tests/integration/test_grade_class.py \
-                tests/integration/test_grader_world.py tests/integration/test_hostile.py
+                tests/integration/test_grader_world.py tests/integration/test_all_paths.py
 DEMO_TESTS   := tests/integration/test_lab_overload.py tests/integration/test_lab_balance.py \
                 tests/integration/test_starters.py tests/integration/test_lab_flow.py
+# JUNIT=PREFIX: each group also writes pytest's junitxml report to
+# PREFIX-GROUP.xml (`make soak` reads them).
+junit = $(if $(JUNIT),--junitxml=$(JUNIT)-$(1).xml -o junit_family=xunit1)
 integration-matrix:
-	$(PYTEST_RUN) $(MATRIX_TESTS)
+	$(PYTEST_RUN) $(call junit,matrix) $(MATRIX_TESTS)
 
 integration-demos:
-	$(PYTEST_RUN) $(DEMO_TESTS)
+	$(PYTEST_RUN) $(call junit,demos) $(DEMO_TESTS)
 
 integration-rest:
-	$(PYTEST_RUN) $(addprefix --ignore=,$(MATRIX_TESTS) $(DEMO_TESTS)) tests/integration
+	$(PYTEST_RUN) $(call junit,rest) $(addprefix --ignore=,$(MATRIX_TESTS) $(DEMO_TESTS)) tests/integration
 
 # The Node (@grpc/grpc-js) submissions' packages: `npm ci` when node_modules is
 # missing or older than package-lock.json. Fatal when it fails: the Node tests
@@ -213,6 +214,7 @@ integration-rest:
 # (npm's whole output stays in build/node-deps.log) and `make test` stops.
 node-deps: $(DEPS_STAMP)
 	@sh scripts/node-deps.sh
+	@sh scripts/node-deps.sh --kit
 
 test: deps
 	@$(MAKE) --no-print-directory build
@@ -241,6 +243,16 @@ bench: deps
 	./$(BIN)/bench-relay --relay '$(PYTHON) tests/submissions/relay_good.py' \
 	  --relay 'node tests/submissions/node/relay_good.js'
 
+# The reference relay beside nginx grpc_pass, a grpcio and a grpc-js relay,
+# driven by h2load (bench/peers.py; bench/results/relay.md). h2load and nginx
+# come from Debian (nghttp2-client, nginx-core), installed only when missing.
+bench-peers: deps
+	@$(MAKE) --no-print-directory build node-deps
+	@command -v h2load >/dev/null && { command -v nginx >/dev/null || test -x /usr/sbin/nginx; } || \
+	  { echo "bench-peers: installing h2load (nghttp2-client) and nginx (nginx-core)"; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nghttp2-client nginx-core; }
+	RELAYLAB_BIN=$(abspath $(BIN)) $(PYTHON) bench/peers.py
+
 # The verdict matrix: every known submission on every exercise it belongs to,
 # RUNS runs each (default 20), with a CPU hog on every core when LOAD=1,
 # JOBS graders at once; expected against got per scenario
@@ -254,6 +266,16 @@ selftest: deps
 	RUNS=$(RUNS) LOAD=$(LOAD) JOBS=$(JOBS) $(PYTHON) scripts/selftest.py $(if $(REPORT),--report $(REPORT))
 	RELAYLAB_STARTERS_FULL=1 RELAYLAB_BIN=$(abspath $(BIN)) PYTHONPATH=$(abspath $(PYGEN)) \
 	  $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration/test_starters.py
+
+# The soak: the integration suite RUNS times (default 5 here), from a fresh
+# clone of HEAD under a 0700 folder, half of the runs with a CPU hog on
+# every core; prints each test that failed with its rate, quiet and loaded
+# apart (scripts/soak.py; reports in build/soak/). A run is `make
+# integration`'s 7-10 min, so it is not part of `make test`.
+SOAK_RUNS = $(if $(filter file,$(origin RUNS)),5,$(RUNS))
+.PHONY: soak
+soak: deps
+	$(PYTHON) scripts/soak.py --runs $(SOAK_RUNS)
 
 # What a student receives: build/relaylab-student.tar.gz (and the folder),
 # everything needed to start, check and hand in the exercises and nothing

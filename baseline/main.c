@@ -158,6 +158,7 @@ int main(int argc, char **argv)
         {"/relaylab.Observer/SetFault", bl_set_fault_start, &plain, true},
         {"/relaylab.Observer/SetCapacity", bl_set_capacity_start, &plain, true},
         {"/relaylab.Observer/SetOutage", bl_set_outage_start, &plain, true},
+        {"/relaylab.Observer/HideRunning", bl_hide_running_start, &plain, true},
     };
     /* Before anything listens: a flood of the public port must never take
      * the descriptors the observer needs (fd_guard.h). */

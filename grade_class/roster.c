@@ -4,14 +4,19 @@
 
 #include "rl_alloc.h"
 #include "rl_err.h"
+#include "rl_file.h"
+#include "rl_marker.h"
+#include "rl_path.h"
 
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 int gc_roster_parse_list(const char *text, gc_exercise *out, size_t max, size_t *n, char *err, size_t errlen)
@@ -85,18 +90,25 @@ int gc_roster_read_points(const char *path, gc_exercise *ex, size_t n, char *err
     return RL_OK;
 }
 
-int gc_roster_read_marker(const char *dir, gc_starter *out)
+int gc_roster_read_marker(const char *dir, const char *root, gc_starter *out, char *err, size_t errlen)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/.relaylab", dir);
-    FILE *f = fopen(path, "r");
-    if (!f)
+    struct stat st;
+    if (lstat(path, &st) != 0 && errno == ENOENT)
         return RL_ENOTFOUND;
+    char *text;
+    size_t len;
+    char why[512];
+    int rc = rl_file_read_untrusted(path, root, GC_MARKER_MAX, &text, &len, why, sizeof why);
+    if (rc != RL_OK) {
+        snprintf(err, errlen, "%s %s: not read", path, why); /* why names no path */
+        return rc;
+    }
     memset(out, 0, sizeof *out);
     snprintf(out->dir, sizeof out->dir, "%s", dir);
-    char line[1200];
-    while (fgets(line, sizeof line, f)) {
-        line[strcspn(line, "\r\n")] = '\0';
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
         char *val = strchr(line, ' ');
         if (line[0] == '#' || !val)
             continue;
@@ -105,11 +117,29 @@ int gc_roster_read_marker(const char *dir, gc_starter *out)
             snprintf(out->exercises, sizeof out->exercises, "%s", val);
         else if (strcmp(line, "submission") == 0)
             snprintf(out->submission, sizeof out->submission, "%s", val);
-        else if (strcmp(line, "variant") == 0)
+        else if (strcmp(line, "student") == 0 || strcmp(line, "variant") == 0) /* rl_marker.h */
             snprintf(out->variant, sizeof out->variant, "%s", val);
     }
-    fclose(f);
-    return out->exercises[0] && out->submission[0] ? RL_OK : RL_EPARSE;
+    free(text);
+    if (out->exercises[0] && out->submission[0])
+        return RL_OK;
+    snprintf(err, errlen, "%s names no %s", path, out->exercises[0] ? "submission" : "exercises");
+    return RL_EPARSE;
+}
+
+/* |dir| recognised by its files into |out|. */
+static int infer(const char *dir, const char *config_exercises, gc_starter *out)
+{
+    memset(out, 0, sizeof *out);
+    rl_marker m;
+    char why[300];
+    if (rl_marker_infer(dir, config_exercises, &m, why, sizeof why) != RL_OK)
+        return RL_ENOTFOUND;
+    snprintf(out->dir, sizeof out->dir, "%s", dir);
+    snprintf(out->exercises, sizeof out->exercises, "%s", m.exercises);
+    snprintf(out->submission, sizeof out->submission, "%s", m.submission);
+    snprintf(out->inferred, sizeof out->inferred, "%s", why);
+    return RL_OK;
 }
 
 bool gc_starter_has(const gc_starter *s, const char *exercise)
@@ -126,7 +156,9 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The subfolders of |dir| not starting with '.', sorted. */
+/* The entries of |dir| not starting with '.' that are folders or symlinks
+ * to folders, sorted. A FIFO or a device is not a folder: stat() only
+ * looks at it, it never opens it. */
 static int subfolders(const char *dir, char ***names, size_t *n)
 {
     DIR *d = opendir(dir);
@@ -155,23 +187,132 @@ static int subfolders(const char *dir, char ***names, size_t *n)
     return RL_OK;
 }
 
-size_t gc_roster_starters(const char *dir, gc_starter *out, size_t max)
+static void note(char *notes, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void note(char *notes, size_t len, const char *fmt, ...)
+{
+    size_t used = strlen(notes);
+    if (used + 3 >= len)
+        return;
+    if (used)
+        used += (size_t)snprintf(notes + used, len - used, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(notes + used, len - used, fmt, ap);
+    va_end(ap);
+}
+
+size_t gc_roster_starters(const char *dir, const char *label, const char *config_exercises, gc_starter *out,
+                          size_t max, char *notes, size_t noteslen)
 {
     size_t found = 0;
-    if (max > 0 && gc_roster_read_marker(dir, &out[0]) == RL_OK)
-        found++;
+    char err[4600];
+    int rc;
+    bool saw_marker = false; /* any .relaylab, even refused: then nothing is guessed */
+    if (max > 0) {
+        rc = gc_roster_read_marker(dir, dir, &out[0], err, sizeof err);
+        saw_marker |= rc != RL_ENOTFOUND;
+        if (rc == RL_OK) {
+            found++;
+        } else if (rc != RL_ENOTFOUND) {
+            gc_roster_relabel(err, sizeof err, dir, label);
+            note(notes, noteslen, "refused: %s", err);
+        }
+    }
     char **names;
     size_t n;
     if (subfolders(dir, &names, &n) != RL_OK)
-        return found;
+        names = NULL, n = 0;
     for (size_t i = 0; i < n && found < max; i++) {
-        char sub[4200];
+        char sub[4200], real[4200], shown[GC_NAME_MAX * 4];
         snprintf(sub, sizeof sub, "%s/%s", dir, names[i]);
-        if (gc_roster_read_marker(sub, &out[found]) == RL_OK)
+        gc_roster_name_shown(names[i], shown, sizeof shown);
+        /* A symlink to a classmate's folder is the classmate's work: git
+         * and tar keep symlinks, so one costs no access to their files. */
+        rc = rl_path_within(dir, sub, real, sizeof real);
+        if (rc != RL_OK) {
+            note(notes, noteslen,
+                 "refused: %s/%s is a symlink that leads outside %s's folder: not followed (hand in the folder "
+                 "itself, not a link to one)",
+                 label, shown, label);
+            continue;
+        }
+        rc = gc_roster_read_marker(real, dir, &out[found], err, sizeof err);
+        saw_marker |= rc != RL_ENOTFOUND;
+        if (rc == RL_OK) {
+            found++;
+        } else if (rc != RL_ENOTFOUND) {
+            gc_roster_relabel(err, sizeof err, dir, label);
+            note(notes, noteslen, "refused: %s", err);
+        }
+    }
+    /* No marker anywhere: a hand-in whose hidden files were dropped, in
+     * the same two places. Only then, so that a marker always wins. */
+    bool any_marker = found > 0 || saw_marker;
+    if (!any_marker && max > 0 && infer(dir, config_exercises, &out[0]) == RL_OK)
+        found++;
+    for (size_t i = 0; i < n && found < max && !any_marker; i++) {
+        char sub[4200], real[4200];
+        snprintf(sub, sizeof sub, "%s/%s", dir, names[i]);
+        /* Never through a link out of the folder (refused above). */
+        if (rl_path_within(dir, sub, real, sizeof real) == RL_OK && infer(real, config_exercises, &out[found]) == RL_OK)
             found++;
     }
     gc_roster_free_names(names, n);
     return found;
+}
+
+int gc_roster_identity(const char *path, const char *folder, char *id, size_t idlen, char *err, size_t errlen)
+{
+    char *text = NULL;
+    size_t len = 0;
+    char why[256];
+    /* The instructor's file, but read as any other: regular, capped. */
+    int rc = rl_file_read_untrusted(path, NULL, 4 << 20, &text, &len, why, sizeof why);
+    if (rc != RL_OK) {
+        snprintf(err, errlen, "cannot read the roster %s: %s", path, why);
+        return rc == RL_ENOTFOUND ? RL_ESYS : rc;
+    }
+    rc = RL_ENOTFOUND;
+    int lineno = 0;
+    for (char *line = text, *next; line && *line && rc == RL_ENOTFOUND; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        lineno++;
+        line[strcspn(line, "\r")] = '\0';
+        while (*line == ' ' || *line == '\t')
+            line++;
+        if (!*line || *line == '#' || (lineno == 1 && strncasecmp(line, "folder,", 7) == 0))
+            continue;
+        char *comma = strchr(line, ',');
+        if (!comma) {
+            snprintf(err, errlen, "%s, line %d: expected FOLDER,ID", path, lineno);
+            rc = RL_EPARSE;
+            break;
+        }
+        *comma = '\0';
+        char *val = comma + 1;
+        val[strcspn(val, ",")] = '\0';
+        while (*val == ' ')
+            val++;
+        for (char *e = val + strlen(val); e > val && e[-1] == ' ';)
+            *--e = '\0';
+        for (char *e = line + strlen(line); e > line && e[-1] == ' ';)
+            *--e = '\0';
+        if (strcmp(line, folder) != 0)
+            continue;
+        if (!gc_roster_name_ok(val) || strlen(val) >= idlen) {
+            snprintf(err, errlen, "%s, line %d: the id of %s is not a roster name (letters, digits and ._-@+)",
+                     path, lineno, folder);
+            rc = RL_EPARSE;
+            break;
+        }
+        snprintf(id, idlen, "%s", val);
+        rc = RL_OK;
+    }
+    free(text);
+    return rc;
 }
 
 int gc_roster_students(const char *class_dir, char ***names, size_t *n, char *err, size_t errlen)
@@ -200,4 +341,51 @@ bool gc_roster_name_ok(const char *name)
         if (!isalnum((unsigned char)*p) && !strchr("._-@+", *p))
             return false;
     return true;
+}
+
+void gc_roster_name_shown(const char *name, char *out, size_t len)
+{
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)name; *p && o + 5 < len; p++) {
+        if (isalnum(*p) || strchr("._-@+", *p))
+            out[o++] = (char)*p;
+        else
+            o += (size_t)snprintf(out + o, len - o, "\\x%02x", *p);
+    }
+    if (len)
+        out[o < len ? o : len - 1] = '\0';
+}
+
+int gc_roster_refuse_folder(const char *path, const char *name, char *why, size_t whylen)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+        return RL_OK; /* gone since it was listed: it has no folder, as MISSING says */
+    char shown[GC_NAME_MAX * 4];
+    gc_roster_name_shown(name, shown, sizeof shown);
+    snprintf(why, whylen,
+             "refused: the student folder %s is a symlink, not a folder: not followed (a link to a classmate's "
+             "folder would grade their work as this student's); hand in the folder itself",
+             shown);
+    return RL_EINVAL;
+}
+
+void gc_roster_relabel(char *text, size_t len, const char *from, const char *to)
+{
+    size_t fl = strlen(from);
+    if (!fl)
+        return;
+    char *out = rl_xmalloc(len);
+    size_t o = 0;
+    for (const char *p = text; *p && o + 1 < len;) {
+        if (strncmp(p, from, fl) == 0) {
+            o += (size_t)snprintf(out + o, len - o, "%s", to);
+            p += fl;
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o < len ? o : len - 1] = '\0';
+    memcpy(text, out, len);
+    free(out);
 }

@@ -35,30 +35,56 @@ int gc_roster_read_points(const char *path, gc_exercise *ex, size_t n, char *err
 
 /* A folder `lab init` made, as its .relaylab marker describes it. */
 typedef struct gc_starter {
-    char dir[4096];            /* absolute path of the folder */
+    char dir[4096];            /* absolute path of the folder, symlinks resolved */
     char exercises[512];       /* space-separated */
     char submission[1024];     /* the marker's submission line */
-    char variant[GC_NAME_MAX]; /* may be empty */
+    char variant[GC_NAME_MAX]; /* the identity it was made for (`student`); may be empty */
+    char inferred[320];        /* no .relaylab: how it was recognised (rl_marker_infer), else "" */
 } gc_starter;
 
-/* Reads DIR/.relaylab into |out| (dir set to |dir|). Returns 0,
- * RL_ENOTFOUND when there is none, RL_EPARSE when it lacks exercises or
- * submission. */
-int gc_roster_read_marker(const char *dir, gc_starter *out);
+/* A marker is a few short lines; a config a few KiB. Anything larger is not
+ * what `lab init` made, and is refused before it is read. */
+#define GC_MARKER_MAX (64 * 1024)
+#define GC_CONFIG_MAX (1024 * 1024)
+
+/* Reads DIR/.relaylab into |out| (dir set to |dir|; its `student` line, or
+ * `variant` from older kits, into |variant|: rl_marker.h) as hostile input: a
+ * regular file of at most GC_MARKER_MAX bytes whose real path is inside
+ * |root| (a symlink may not lead out of the student's folder), never a
+ * FIFO or a device. Returns 0, RL_ENOTFOUND when there is none, RL_EPARSE
+ * when it lacks exercises or submission, another RL_E* when it is refused;
+ * |err| says why, but for RL_ENOTFOUND. */
+int gc_roster_read_marker(const char *dir, const char *root, gc_starter *out, char *err, size_t errlen);
 
 /* True when |starter| lists |exercise|. */
 bool gc_starter_has(const gc_starter *s, const char *exercise);
 
-/* The starter folders of the student folder |dir|: the folder itself when
- * it has a marker, then every subfolder (by name, not hidden) with one.
- * Returns how many were found (at most |max|); malformed markers are
- * skipped. */
-size_t gc_roster_starters(const char *dir, gc_starter *out, size_t max);
+/* The starter folders of the student folder |dir| (a real folder, not a
+ * symlink: see gc_roster_refuse_folder): the folder itself when it has a
+ * marker, then every subfolder (by name, not hidden) with one. A subfolder
+ * that is a symlink is followed only when it stays inside |dir|; one that
+ * leads out, and a marker that is refused or malformed, is not a starter:
+ * a line saying why, naming it as |label|/NAME, is appended to |notes|
+ * ("; " between lines). When no folder has a marker (zip tools and
+ * drag-and-drop drop hidden files), the folder and its subfolders
+ * recognised by their files (rl_marker_infer; |config_exercises| the
+ * config exercises' names, space-separated), each with |inferred| saying
+ * how. Returns how many were found (at most |max|). */
+size_t gc_roster_starters(const char *dir, const char *label, const char *config_exercises, gc_starter *out,
+                          size_t max, char *notes, size_t noteslen);
 
-/* The student folders of |class_dir|: every subfolder not starting with '.'
- * in name order, as names (malloc'd array of malloc'd strings, free with
- * gc_roster_free_names). Returns 0, or RL_ESYS (|err|) when the folder
- * cannot be read. */
+/* The roster file |path| (CSV: FOLDER,ID a line; '#' comments, blank
+ * lines and a header line "folder,id" are skipped): the identity of the
+ * student whose folder is |folder|, into |id| (|idlen|). Returns 0,
+ * RL_ENOTFOUND (no line for |folder|), or RL_EPARSE / RL_ESYS with |err|
+ * (a line without a comma, an id that is not a roster name). */
+int gc_roster_identity(const char *path, const char *folder, char *id, size_t idlen, char *err, size_t errlen);
+/* The student folders of |class_dir|: every entry not starting with '.'
+ * that is a folder or a symlink to one, in name order, as names (malloc'd
+ * array of malloc'd strings, free with gc_roster_free_names), whatever the
+ * names hold: the caller skips what gc_roster_name_ok and
+ * gc_roster_refuse_folder refuse. Returns 0, or RL_ESYS (|err|) when the
+ * folder cannot be read. */
 int gc_roster_students(const char *class_dir, char ***names, size_t *n, char *err, size_t errlen);
 
 void gc_roster_free_names(char **names, size_t n);
@@ -66,5 +92,21 @@ void gc_roster_free_names(char **names, size_t n);
 /* True when |name| is safe as one path component of the output folder and
  * a CSV cell: letters, digits and "._-@+", not starting with '.'. */
 bool gc_roster_name_ok(const char *name);
+
+/* |name| with every byte gc_roster_name_ok refuses written as \xHH (a
+ * space, an escape sequence, a newline), so that a row and a line can name
+ * a folder whatever its name holds. */
+void gc_roster_name_shown(const char *name, char *out, size_t len);
+
+/* Why the student folder |path| (entry |name| of the class) is not graded,
+ * written into |why|: it is a symlink (to a classmate's folder, or
+ * anywhere: a hand-in is the folder itself, never a link to one). Returns
+ * 0 when it is a real folder, RL_EINVAL when refused. */
+/* Replaces every |from| in |text| (a NUL-terminated buffer of |len|) with
+ * |to|: messages name a student's files relative to the class, not by the
+ * instructor's absolute paths. */
+void gc_roster_relabel(char *text, size_t len, const char *from, const char *to);
+
+int gc_roster_refuse_folder(const char *path, const char *name, char *why, size_t whylen);
 
 #endif

@@ -257,7 +257,9 @@ int gc_tally_write_student(const gc_tally *t, const char *student, char *const *
         if (olen < sizeof output)
             olen += (size_t)snprintf(output + olen, sizeof output - olen, "%s%s: %d of %d scenarios passed%s",
                                      olen ? "; " : "", t->exercises[ex].name, npass, nrows,
-                                     verdict && strcmp(verdict, "MISSING") == 0 ? " (no folder for it)" : "");
+                                     verdict && strcmp(verdict, "MISSING") == 0      ? " (no folder for it)"
+                                     : verdict && strcmp(verdict, GC_NOT_GRADED) == 0 ? " (not graded: interrupted)"
+                                                                                      : "");
     }
     json_t *root = json_object();
     json_object_set_new(root, "score", json_real(score));
@@ -289,17 +291,43 @@ typedef struct student_total {
     double score, max;
 } student_total;
 
+static bool not_graded(const gc_row *r)
+{
+    return strcmp(r->verdict, GC_NOT_GRADED) == 0;
+}
+
+/* The students with something graded, in row order (rows sorted), and the
+ * totals of what was graded. */
 static size_t totals(const gc_tally *t, student_total *out)
 {
     size_t n = 0;
     for (size_t i = 0; i < t->n; i++) {
         const gc_row *r = &t->rows[i];
+        if (not_graded(r))
+            continue;
         if (!n || strcmp(out[n - 1].name, r->student) != 0)
             out[n++] = (student_total){r->student, 0, 0};
         out[n - 1].score += r->points;
         out[n - 1].max += r->max_points;
     }
     return n;
+}
+
+/* Gradings (a student's exercise) in the rows, and how many of them were
+ * graded (no NOT-GRADED row). Rows are sorted, so a grading's rows are
+ * adjacent. */
+static void gradings(const gc_tally *t, size_t *graded, size_t *all)
+{
+    *graded = *all = 0;
+    for (size_t i = 0; i < t->n;) {
+        size_t k = i;
+        bool ng = false;
+        while (k < t->n && t->rows[k].ex == t->rows[i].ex && strcmp(t->rows[k].student, t->rows[i].student) == 0)
+            ng |= not_graded(&t->rows[k++]);
+        ++*all;
+        *graded += !ng;
+        i = k;
+    }
 }
 
 /* True when |a| and |b| differ only in their numbers: feedback quotes what
@@ -328,7 +356,17 @@ void gc_tally_summary(const gc_tally *t, FILE *f, double wall_s, int jobs)
 {
     student_total *st = rl_xcalloc(t->n ? t->n : 1, sizeof *st);
     size_t ns = totals(t, st);
-    fprintf(f, "grade-class: %zu students, %zu verdicts, %.0f s wall time with --jobs %d\n", ns, t->n, wall_s, jobs);
+    size_t graded, all, nverdicts = 0;
+    gradings(t, &graded, &all);
+    for (size_t i = 0; i < t->n; i++)
+        nverdicts += !not_graded(&t->rows[i]);
+    if (graded < all)
+        fprintf(f,
+                "grade-class: partial: %zu of %zu gradings (the batch was interrupted; run the same command again to "
+                "grade the rest). Everything below counts only what was graded.\n",
+                graded, all);
+    fprintf(f, "grade-class: %zu students%s, %zu verdicts, %.0f s wall time with --jobs %d\n", ns,
+            graded < all ? " with something graded" : "", nverdicts, wall_s, jobs);
 
     /* Histogram of each student's total as a share of the points at stake. */
     int bins[11] = {0};
@@ -338,7 +376,8 @@ void gc_tally_summary(const gc_tally *t, FILE *f, double wall_s, int jobs)
         sum += pct;
         bins[(int)(pct / 10)]++; /* 100 % is a bin of its own */
     }
-    fprintf(f, "\nscore histogram (share of the points at stake; mean %.0f %%):\n", ns ? sum / (double)ns : 0);
+    fprintf(f, "\nscore histogram (share of the points at stake%s; mean %.0f %%):\n",
+            graded < all ? " in what was graded" : "", ns ? sum / (double)ns : 0);
     for (int b = 0; b <= 10; b++) {
         char label[16];
         if (b < 10)
@@ -355,7 +394,7 @@ void gc_tally_summary(const gc_tally *t, FILE *f, double wall_s, int jobs)
      * not MISSING) by the most students. */
     fprintf(f, "\nscenario                       passed  failed  missing  grading s (all students)\n");
     size_t worst_ex = 0, worst_sc = 0;
-    int worst = 0;
+    int worst = 0, worst_of = 0; /* failed by |worst| of the |worst_of| students graded on it */
     for (size_t ex = 0; ex < t->nexercises; ex++) {
         double ex_secs = 0;
         bool any = false;
@@ -365,6 +404,8 @@ void gc_tally_summary(const gc_tally *t, FILE *f, double wall_s, int jobs)
             for (size_t i = 0; i < t->n; i++) {
                 const gc_row *r = &t->rows[i];
                 if (r->ex != ex || r->sc != sc)
+                    continue;
+                if (not_graded(r))
                     continue;
                 if (strcmp(r->verdict, "PASS") == 0)
                     pass++;
@@ -383,6 +424,7 @@ void gc_tally_summary(const gc_tally *t, FILE *f, double wall_s, int jobs)
             fprintf(f, "  %-28s %6d  %6d  %7d  %8.1f\n", id, pass, fail, miss, secs);
             if (fail > worst) {
                 worst = fail;
+                worst_of = pass + fail + miss;
                 worst_ex = ex;
                 worst_sc = sc;
             }
@@ -401,7 +443,8 @@ void gc_tally_summary(const gc_tally *t, FILE *f, double wall_s, int jobs)
     int best_n = 0;
     for (size_t i = 0; i < t->n; i++) {
         const gc_row *r = &t->rows[i];
-        if (r->ex != worst_ex || r->sc != worst_sc || !strcmp(r->verdict, "PASS") || !strcmp(r->verdict, "MISSING"))
+        if (r->ex != worst_ex || r->sc != worst_sc || !strcmp(r->verdict, "PASS") ||
+            !strcmp(r->verdict, "MISSING") || not_graded(r))
             continue;
         int c = 0;
         for (size_t k = 0; k < t->n; k++) {
@@ -414,8 +457,8 @@ void gc_tally_summary(const gc_tally *t, FILE *f, double wall_s, int jobs)
             best = r->feedback;
         }
     }
-    fprintf(f, "\nmost common failing scenario: %s/%s, failed by %d of %zu students\n", t->exercises[worst_ex].name,
-            t->exercises[worst_ex].scenarios[worst_sc], worst, ns);
+    fprintf(f, "\nmost common failing scenario: %s/%s, failed by %d of the %d students graded on it\n",
+            t->exercises[worst_ex].name, t->exercises[worst_ex].scenarios[worst_sc], worst, worst_of);
     fprintf(f, "its most common feedback (%d of them, numbers aside), e.g.: %s\n", best_n, best ? best : "");
     free(st);
 }

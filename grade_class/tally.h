@@ -11,12 +11,18 @@
 
 #include <stdio.h>
 
+/* The verdict of a row whose grading did not run or was stopped (the batch
+ * was interrupted): not a failure, and left out of every count of the
+ * summary but "partial: N of M gradings". */
+#define GC_NOT_GRADED "NOT-GRADED"
+
 typedef struct gc_row {
     char student[GC_NAME_MAX];
     size_t ex;        /* index into the exercises */
     size_t sc;        /* index into that exercise's scenarios */
-    char verdict[16]; /* PASS, FAIL, TIMEOUT, CRASH, NOT-READY, ERROR, or
-                       * MISSING (no folder for the exercise) */
+    char verdict[16]; /* PASS, FAIL, TIMEOUT, CRASH, NOT-READY, ERROR,
+                       * MISSING (no folder for the exercise), or
+                       * NOT-GRADED (GC_NOT_GRADED) */
     int runs, passed;
     double points, max_points;
     double seconds; /* grading time of the scenario, all runs */
@@ -61,7 +67,11 @@ int gc_tally_write_student(const gc_tally *t, const char *student, char *const *
 /* Writes the summary to |f|: students, score histogram (10 % bins of the
  * total), per-scenario pass counts, the most common failing scenario and
  * its most common feedback, and grading seconds per exercise. |wall_s| is
- * the batch's wall time and |jobs| its --jobs, said on the first line. */
+ * the batch's wall time and |jobs| its --jobs, said on the first line.
+ * Only what was graded counts: when a grading (a student's exercise) has
+ * NOT-GRADED rows, the summary opens with "partial: N of M gradings", and
+ * the histogram, mean and counts are of the graded part alone, each
+ * student's share of the points of what was graded. */
 void gc_tally_summary(const gc_tally *t, FILE *f, double wall_s, int jobs);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "rl_err.h"
 #include "rl_file.h"
+#include "rl_marker.h"
 #include "rl_path.h"
 #include "rl_text.h"
 #include "scenario.h"
@@ -134,10 +135,13 @@ int gr_config_open(gr_ctx *ctx, const char *exercise, gr_config_env *env, gr_sce
         return gr_scenario_decide(res, GR_ERROR, "%s", err);
     if (env->world.by_seed) {
         /* Quoted in feedback: printable and short. */
-        snprintf(env->variant, sizeof env->variant, "%.40s", variant);
-        for (char *p = env->variant; *p; p++)
-            if ((unsigned char)*p < 0x20 || (unsigned char)*p >= 0x7f || *p == '"')
-                *p = '?';
+        char v[41];
+        snprintf(v, sizeof v, "%s", variant);
+        rl_printable(v, env->variant, sizeof env->variant);
+    }
+    if (gr_made_for(ctx)) {
+        env->other_identity = true;
+        rl_printable(gr_made_for(ctx), env->made_for, sizeof env->made_for);
     }
     rl_chancfg *sub;
     int rc = gr_config_load(ctx, &sub, err, sizeof err);
@@ -160,10 +164,14 @@ void gr_config_close(gr_config_env *env)
 
 const char *gr_config_world_name(const gr_config_env *env, char *buf, size_t len)
 {
+    char other[80] = "";
+    if (env->other_identity)
+        snprintf(other, sizeof other, "%s the folder's \"%.40s\"", env->variant[0] ? ", not" : " (not",
+                 env->made_for[0] ? env->made_for : "(none)");
     if (env->variant[0])
-        snprintf(buf, len, "world %.63s (picked by variant \"%.40s\")", env->world.name, env->variant);
+        snprintf(buf, len, "world %.63s (picked by variant \"%.40s\"%s)", env->world.name, env->variant, other);
     else
-        snprintf(buf, len, "world %.63s", env->world.name);
+        snprintf(buf, len, "world %.63s%s%s", env->world.name, other, other[0] ? ")" : "");
     return buf;
 }
 
@@ -179,11 +187,24 @@ const char *gr_config_notes(const gr_config_env *env, char *buf, size_t len)
     return buf;
 }
 
+/* A folder made for another identity: that comes first in check's
+ * feedback (rl_marker.h), whatever the verdict. */
+static void identity_first(gr_ctx *ctx, gr_scenario_result *out)
+{
+    const char *note = gr_identity_note(ctx);
+    if (!note)
+        return;
+    char was[GR_FEEDBACK_MAX];
+    snprintf(was, sizeof was, "%s", out->feedback);
+    gr_result(out, out->verdict, "%s. %s", note, was);
+}
+
 int gr_config_check_run(gr_ctx *ctx, const char *exercise, gr_scenario_result *out)
 {
     gr_config_env env;
     if (gr_config_open(ctx, exercise, &env, out)) {
         gr_config_close(&env);
+        identity_first(ctx, out);
         return 0;
     }
     rl_chancfg_report rep;
@@ -214,6 +235,7 @@ int gr_config_check_run(gr_ctx *ctx, const char *exercise, gr_scenario_result *o
         gr_result(out, GR_PASS, "[%s] no rule broken (%zu warning%s); gRPC accepts the client args", world,
                         rep.nwarnings, rep.nwarnings == 1 ? "" : "s");
     gr_feedback_append(out, more);
+    identity_first(ctx, out);
     rl_chancfg_report_fini(&rep);
     gr_config_close(&env);
     return 0;

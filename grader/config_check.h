@@ -31,6 +31,8 @@ typedef struct gr_config_env {
     rl_chancfg_world world;
     rl_chancfg_report notes; /* world.ignored: what the submission declared in vain */
     char variant[72];        /* the --variant that picked the world by seed, or "" */
+    bool other_identity;     /* the folder was made for another identity (gr_made_for) */
+    char made_for[48];       /* that identity, printable, or "" for none recorded */
 } gr_config_env;
 
 /* Loads the submitted file as its student could read it (rl_file.h: a
@@ -47,7 +49,9 @@ int gr_config_load(gr_ctx *ctx, rl_chancfg **out, char *err, size_t errlen);
 int gr_config_open(gr_ctx *ctx, const char *exercise, gr_config_env *env, gr_scenario_result *res);
 void gr_config_close(gr_config_env *env);
 
-/* "world azure-lb" or "world aws-nlb (picked by variant \"s42\")". */
+/* "world azure-lb" or "world aws-nlb (picked by variant \"s42\")", and
+ * ", not the folder's \"s41\"" inside the brackets when the folder was made
+ * for another identity. */
 const char *gr_config_world_name(const gr_config_env *env, char *buf, size_t len);
 
 /* The notes in one short clause ("your $.intermediary, $.calls are ignored:

@@ -206,3 +206,59 @@ const gr_exercise gr_ex_cancel = {
     .scenarios = scenarios,
     .nscenarios = sizeof scenarios / sizeof scenarios[0],
 };
+
+/* ---- cancel-missed: the grader's own test of a grader that missed Work ----
+ * The same scenarios with the baseline's observer told to hide the first
+ * N Work calls while they run (Observer/HideRunning), so the grader misses
+ * them as one starved past a whole Work call would: no-leak must make
+ * another call in place of each missed one (PASS for a good relay after 2
+ * misses, ERROR after 3), and during-work must say ERROR, never the
+ * relay's FAIL. Found only with GR_TEST_EXERCISES_ENV set (exercise.h). */
+
+/* Tells baseline 0 to hide the next |calls| Work calls while they run. */
+static int hide_running_work(gr_ctx *ctx, uint32_t calls, gr_scenario_result *out)
+{
+    Relaylab__HideRunningRequest req = RELAYLAB__HIDE_RUNNING_REQUEST__INIT;
+    req.method = (char *)"Work";
+    req.calls = calls;
+    rl_probe_call c;
+    int decided = 0;
+    if (rl_probe_call_start(&c, gr_baseline_channel(ctx, 0), "/relaylab.Observer/HideRunning", &req.base,
+                            rl_now_ns() + GR_SCENARIO_OBSERVER_MS * RL_NS_PER_MS) != RL_OK ||
+        rl_probe_call_wait(&c, c.deadline_ns + GR_SCENARIO_GRACE_MS * RL_NS_PER_MS) != RL_OK ||
+        c.batch.status != GRPC_STATUS_OK)
+        decided = gr_scenario_decide(out, GR_ERROR, "the baseline's observer did not take HideRunning (%s)",
+                                     c.done ? rl_status_name(c.batch.status) : "no answer");
+    rl_probe_call_fini(&c);
+    return decided;
+}
+
+static int no_leak_missed_twice(gr_ctx *ctx, gr_scenario_result *out)
+{
+    return hide_running_work(ctx, LEAK_ATTEMPTS - 1, out) || no_leak(ctx, out);
+}
+
+static int no_leak_missed_every_try(gr_ctx *ctx, gr_scenario_result *out)
+{
+    return hide_running_work(ctx, LEAK_ATTEMPTS, out) || no_leak(ctx, out);
+}
+
+static int during_work_missed(gr_ctx *ctx, gr_scenario_result *out)
+{
+    return hide_running_work(ctx, 1, out) || during_work(ctx, out);
+}
+
+static const gr_scenario missed_scenarios[] = {
+    {"no-leak-missed-twice", "no-leak, Work unseen twice: tried again", no_leak_missed_twice, 0},
+    {"no-leak-missed-every-try", "no-leak, Work unseen every try: ERROR", no_leak_missed_every_try, 0},
+    {"during-work-missed", "during-work, Work unseen: ERROR", during_work_missed, 0},
+};
+
+const gr_exercise gr_ex_cancel_missed = {
+    .name = "cancel-missed",
+    .summary = "the grader's own test: cancel's scenarios when it missed Work running",
+    .kind = GR_SUBMISSION_COMMAND,
+    .baselines = 1,
+    .scenarios = missed_scenarios,
+    .nscenarios = sizeof missed_scenarios / sizeof missed_scenarios[0],
+};

@@ -78,6 +78,11 @@ int gr_flow_memory_feedback(const gr_flow_mem_check *c, const char *while_what, 
                     c->growth_mib, c->base_mib, c->peak_mib, while_what, c->budget_mib);
 }
 
+bool gr_flow_first_late_over_budget(int rc, uint64_t received, uint32_t read_first, uint64_t growth, uint64_t budget)
+{
+    return rc == RL_ETIMEOUT && received < read_first && growth > budget;
+}
+
 bool gr_flow_judge_cancel_cpu(int64_t cpu_ms, int64_t window_ms)
 {
     return cpu_ms * GR_FLOW_CANCEL_WINDOW_MS <= GR_FLOW_CANCEL_CPU_MS * window_ms;
@@ -118,16 +123,16 @@ typedef struct watched {
     rl_flow_stall_result res;
 } watched;
 
-/* The first chunk did not come in time, but the group grew past the
+/* The first chunk did not come in time (|rc|), but the group grew past the
  * budget (|wa->o.undecided_hi|) while the grader waited for it: the memory
  * rule is broken whatever the timing, so that is the verdict (a starved
  * Node producer that queues the whole stream before its event loop sends
- * any of it was reported TIMEOUT). Returns GR_SCENARIO_DECIDED, or 0 when
- * the growth is within the budget. */
-static int grew_before_first(const watched *wa, const char *what, gr_scenario_result *out)
+ * any of it was reported TIMEOUT; gr_flow_first_late_over_budget). Returns
+ * GR_SCENARIO_DECIDED, or 0 when the rule does not apply. */
+static int grew_before_first(const watched *wa, int rc, const char *what, gr_scenario_result *out)
 {
     uint64_t growth = rl_memwatch_growth(&wa->w);
-    if (growth <= wa->o.undecided_hi)
+    if (!gr_flow_first_late_over_budget(rc, wa->s.received, wa->o.read_first, growth, wa->o.undecided_hi))
         return 0;
     return gr_scenario_decide(out, GR_FAIL,
                               "while %s had sent nothing yet, RSS grew %.1f MiB (%.1f -> %.1f MiB, budget %.0f MiB): "
@@ -168,7 +173,7 @@ static int watch(gr_ctx *ctx, watched *wa, gr_scenario_result *out)
                            err, sizeof err);
     if (rc == RL_OK)
         return 0;
-    if (rc == RL_ETIMEOUT && wa->s.received < wa->o.read_first && grew_before_first(wa, what, out))
+    if (grew_before_first(wa, rc, what, out))
         return GR_SCENARIO_DECIDED;
     return failed(ctx, rc, &wa->s, err, what, out);
 }

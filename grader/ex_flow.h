@@ -50,6 +50,16 @@ void gr_flow_judge_memory(uint64_t base_rss, uint64_t peak_rss, uint64_t read, u
  * Returns the snprintf length. */
 int gr_flow_memory_feedback(const gr_flow_mem_check *c, const char *while_what, char *buf, size_t len);
 
+/* True when a watch that ended with |rc| (an RL_E* code of rl_flow_stall)
+ * after |received| of its |read_first| first chunks is judged by the memory
+ * rule instead of the clock: the first chunks did not come in time
+ * (RL_ETIMEOUT) while the group's RSS grew |growth| bytes, more than
+ * |budget| (the scenario's budget in bytes). A producer that makes the
+ * whole response before it sends any of it breaks the memory rule whatever
+ * the timing, so that is FAIL, never TIMEOUT; within the budget the late
+ * chunk stays a TIMEOUT. */
+bool gr_flow_first_late_over_budget(int rc, uint64_t received, uint32_t read_first, uint64_t growth, uint64_t budget);
+
 /* True when |cpu_ms| of CPU over |window_ms| after a cancel means the
  * producer stopped (scaled from GR_FLOW_CANCEL_CPU_MS per
  * GR_FLOW_CANCEL_WINDOW_MS). */

@@ -9,6 +9,7 @@
  * process ended. The last scenario replaces one of two instances behind a
  * round_robin channel under steady load, as a rolling restart does. */
 #include "exercise.h"
+#include "judge.h"
 #include "process.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
@@ -34,13 +35,10 @@
 #define STEP_MS 100
 #define SHORT_STEPS 8
 #define LONG_STEPS 40
-/* A process handles SIGTERM within milliseconds (a Python handler runs
- * between two bytecodes); a second is a loaded machine's scheduling delay
- * many times over. Within it the listener must have closed. */
-#define ADMISSION_MS 1000
-/* A call refused at once fails in 1-2 ms (docs/grpc-facts.md); one that
- * waits for its 5 s deadline instead is the mistake. */
-#define REFUSE_MS 1000
+/* How soon the listener closes after SIGTERM and what a refusal is:
+ * GR_JUDGE_ADMISSION_MS, gr_judge_refused (judge.h). A new call gets
+ * NEW_CALL_MS, far more than a refusal takes: one that waits for it is the
+ * mistake. */
 #define NEW_CALL_MS 5000
 /* What the exit may take past the grace: the grace's own timer, cancelling
  * the calls, tearing gRPC down, on a loaded machine. */
@@ -151,7 +149,7 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
     if (start_in_flight(ctx, &c, tag, 15, out) || send_sigterm(ctx, 0, &s, out))
         goto done;
     int64_t closed = 0;
-    while (!closed && rl_now_ns() < s + ADMISSION_MS * RL_NS_PER_MS && !gr_interrupted(ctx)) {
+    while (!closed && rl_now_ns() < s + GR_JUDGE_ADMISSION_MS * RL_NS_PER_MS && !gr_interrupted(ctx)) {
         if (listener_closed(addr))
             closed = rl_now_ns();
         else
@@ -166,7 +164,7 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
             gr_result(out, GR_FAIL,
                             "new connections were still accepted %d ms after SIGTERM while a call was in flight: "
                             "stop admitting first (close the listener), then drain",
-                            ADMISSION_MS);
+                            GR_JUDGE_ADMISSION_MS);
         goto done;
     }
     /* A new call on the connection the admitted call still uses: the server
@@ -186,7 +184,7 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
                         "a call started %lld ms after SIGTERM was served: a server that is shutting down must admit "
                         "no new call (clients retry on a live instance)",
                         after);
-    else if (n.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED || took > REFUSE_MS)
+    else if (!gr_judge_refused(n.batch.status, took))
         gr_result(out, GR_FAIL,
                         "a call started %lld ms after SIGTERM failed %s only after %lld ms: a server that is shutting "
                         "down refuses new calls at once, so that clients go elsewhere",
@@ -443,7 +441,7 @@ static void judge_rolling(gr_ctx *ctx, const load *l, int before, int64_t s, con
             first_lost = first_lost ? first_lost : f;
         } else if (at) {
             late++;
-        } else if (f->took_ms > REFUSE_MS) {
+        } else if (f->took_ms > GR_JUDGE_REFUSE_MS) {
             slow++;
             first_slow = first_slow ? first_slow : f;
         } else {

@@ -42,6 +42,8 @@ struct gr_intermediary {
     void *policy_state;
     void (*on_open)(void *user, size_t upstream, int64_t ns);
     void *user;
+    int64_t (*clock)(void *clock_user); /* idle time; never NULL */
+    void *clock_user;
     pthread_t thread;
     pthread_mutex_t mu; /* guards stats, whose upstream counts the thread
                          * updates and the policy reads */
@@ -128,6 +130,13 @@ const gr_intermediary_policy gr_intermediary_least_connections = {
 
 /* ---- the relay ---- */
 
+/* The default clock (gr_intermediary_options.clock). */
+static int64_t monotonic(void *unused)
+{
+    (void)unused;
+    return rl_now_ns();
+}
+
 static int connect_upstream(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -204,7 +213,7 @@ static void accept_one(gr_intermediary *im)
     c->fd[0] = fd;
     c->fd[1] = up;
     c->upstream = which;
-    c->last_ns = rl_now_ns();
+    c->last_ns = im->clock(im->clock_user);
     c->silent = false;
 }
 
@@ -218,7 +227,7 @@ static bool pump(gr_intermediary *im, conn *c, int from)
         return n < 0 && (errno == EINTR || errno == EAGAIN);
     if (c->silent)
         return true;
-    int64_t now = rl_now_ns();
+    int64_t now = im->clock(im->clock_user);
     int64_t gap = (now - c->last_ns) / RL_NS_PER_MS;
     pthread_mutex_lock(&im->mu);
     if (gap > im->stats.longest_idle_ms)
@@ -256,7 +265,7 @@ static void *serve(void *arg)
     gr_intermediary *im = arg;
     struct pollfd pf[2 + 2 * MAX_CONNS];
     for (;;) {
-        int64_t now = rl_now_ns();
+        int64_t now = im->clock(im->clock_user);
         int64_t next = INT64_MAX;
         for (int i = 0; i < im->nconns; i++) {
             conn *c = &im->conns[i];
@@ -271,7 +280,9 @@ static void *serve(void *arg)
             if (!c->silent && c->last_ns + im->idle_ns < next)
                 next = c->last_ns + im->idle_ns;
         }
-        int timeout = next == INT64_MAX ? -1 : (int)((next - now) / RL_NS_PER_MS + 1);
+        /* A connection kept past its expiry (bytes were waiting) has a
+         * next expiry already gone: poll at once, never -1 (no end). */
+        int timeout = next == INT64_MAX ? -1 : next <= now ? 0 : (int)((next - now) / RL_NS_PER_MS + 1);
         int n = 0;
         pf[n++] = (struct pollfd){.fd = im->wake[0], .events = POLLIN};
         pf[n++] = (struct pollfd){.fd = im->listen_fd, .events = POLLIN};
@@ -321,6 +332,8 @@ int gr_intermediary_start(const gr_intermediary_options *opt, gr_intermediary **
     im->policy = opt->policy ? opt->policy : &gr_intermediary_round_robin;
     im->on_open = opt->on_open;
     im->user = opt->user;
+    im->clock = opt->clock ? opt->clock : monotonic;
+    im->clock_user = opt->clock_user;
     im->stats.nupstreams = opt->nupstreams;
     for (size_t i = 0; i < opt->nupstreams; i++)
         im->stats.upstreams[i].port = opt->upstream_ports[i];

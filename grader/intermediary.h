@@ -72,6 +72,15 @@ typedef struct gr_intermediary_options {
      * NULL: none. Must not call back into the intermediary. */
     void (*on_open)(void *user, size_t upstream, int64_t ns);
     void *user;
+    /* The clock idle time is counted on, in ns, called on the
+     * intermediary's thread: at the top of each turn of its loop (where it
+     * decides which connections are idle, and its poll timeout) and when a
+     * connection opens or forwards bytes. NULL: rl_now_ns (CLOCK_MONOTONIC).
+     * A test gives its own to make the loop late on purpose: bytes waiting
+     * on a connection while the clock says its timeout passed. The stats'
+     * longest_turn_ms and on_open's instant stay on CLOCK_MONOTONIC. */
+    int64_t (*clock)(void *clock_user);
+    void *clock_user;
 } gr_intermediary_options;
 
 typedef struct gr_intermediary_stats {

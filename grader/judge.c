@@ -44,6 +44,7 @@
 
 #include "rl_deadline.h"
 
+#include <grpc/status.h>
 #include <stdio.h>
 
 /* A finite deadline above a day is nobody's real budget in this lab: it is
@@ -209,6 +210,15 @@ int gr_judge_cancel_feedback(const gr_cancel_check *c, char *buf, size_t len)
     return snprintf(buf, len, "%s stopped only %lld ms after the cancel%s (bound %d ms): cancellation reaches it too "
                     "late",
                     m, (long long)c->latency_ms, steps, GR_JUDGE_CANCEL_MS);
+}
+
+bool gr_judge_refused(int status, int64_t took_ms)
+{
+    static const int not_refusals[] = {GR_JUDGE_NOT_REFUSALS};
+    for (size_t i = 0; i < sizeof not_refusals / sizeof not_refusals[0]; i++)
+        if (status == not_refusals[i])
+            return false;
+    return took_ms <= GR_JUDGE_REFUSE_MS;
 }
 
 gr_verdict gr_judge_worse(gr_verdict a, gr_verdict b)

@@ -112,6 +112,27 @@ uint32_t gr_judge_max_steps(int64_t ran_ms, int64_t step_ms, uint32_t steps);
  * is not propagated", or the passing numbers. */
 int gr_judge_cancel_feedback(const gr_cancel_check *c, char *buf, size_t len);
 
+/* ---- refusals at shutdown ---- */
+
+/* After SIGTERM a server closes its listener within GR_JUDGE_ADMISSION_MS
+ * (a handler runs within milliseconds; a second is a loaded machine's
+ * scheduling delay many times over), and refuses every call it did not
+ * admit. A refusal is a call that fails within GR_JUDGE_REFUSE_MS (1-2 ms
+ * measured, docs/grpc-facts.md) with any status but the ones in
+ * GR_JUDGE_NOT_REFUSALS. Which status is gRPC's, not the server's code: a
+ * stream that reached the draining connection before the client saw its
+ * GOAWAY is cancelled (CANCELLED), one on a new connection is refused
+ * (UNAVAILABLE); being served, or left to the deadline, is the mistake.
+ * tests/integration/tolerances.py reads these three definitions, so the
+ * integration tests judge the same rule as the shutdown exercise. */
+#define GR_JUDGE_ADMISSION_MS 1000
+#define GR_JUDGE_REFUSE_MS 1000
+#define GR_JUDGE_NOT_REFUSALS GRPC_STATUS_OK, GRPC_STATUS_DEADLINE_EXCEEDED
+
+/* True when a call that ended with gRPC status |status| |took_ms| after it
+ * started was refused, as above. */
+bool gr_judge_refused(int status, int64_t took_ms);
+
 /* ---- runs and points ---- */
 
 /* The worse of two verdicts (exercise.h orders them best to worst). */

@@ -9,6 +9,7 @@
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_log.h"
+#include "rl_marker.h"
 #include "rl_path.h"
 #include "rl_text.h"
 #include "run.h"
@@ -49,6 +50,9 @@ static void usage(FILE *f)
             "                     grader/worlds/EXERCISE.json); the submission's own is ignored\n"
             "  --variant SEED     config exercises: pick one of the world file's deployments by\n"
             "                     name, or by a seed such as a student id (FNV-1a-64 mod count)\n"
+            "  --student ID       the same: the grading identity. A config whose folder's\n"
+            "                     .relaylab was made for another identity is graded as ID,\n"
+            "                     and its feedback says so first\n"
             "  --dir DIR          the submission's folder, the one the sandbox shows it\n"
             "                     (default: the folder of the command's script or program)\n"
             "  --unsafe           grade even where the sandbox cannot be built (no namespaces,\n"
@@ -141,6 +145,60 @@ static int parse_positive(const char *s, long max, long *out)
     return RL_OK;
 }
 
+/* Whether the link |path| (when it is one) leads out of the folder it is in
+ * (`erin/deadline -> ../bob/deadline`). */
+static bool link_leads_out(const char *path)
+{
+    char p[PATH_MAX], parent[PATH_MAX];
+    snprintf(p, sizeof p, "%s", path);
+    for (size_t n = strlen(p); n > 1 && p[n - 1] == '/'; n--)
+        p[n - 1] = '\0'; /* "erin/deadline/" names the link too */
+    struct stat st;
+    if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode))
+        return false;
+    char *slash = strrchr(p, '/');
+    if (!slash)
+        snprintf(parent, sizeof parent, ".");
+    else if (slash == p)
+        snprintf(parent, sizeof parent, "/");
+    else
+        snprintf(parent, sizeof parent, "%.*s", (int)(slash - p), p);
+    return rl_path_within(parent, p, NULL, 0) != RL_OK;
+}
+
+/* Whether what the grader was handed leads out of the folder it was handed
+ * in: --dir a symlink out of its own folder, a config file a symlink out of
+ * its folder, a command naming a file of its folder (--dir, else the
+ * working folder) that leads out (`run -> ../bob/run`). A symlinked folder
+ * would be graded as a classmate's work; grade-class refuses the same
+ * first, and lab check and Gradescope reach the grader too. Returns true
+ * with the reason in |err|. */
+static bool handed_out_of_folder(const gr_exercise *ex, const char *dir, const char *submission, char *err,
+                                 size_t errlen)
+{
+    if (dir && link_leads_out(dir)) {
+        snprintf(err, errlen,
+                 "--dir %s is a symlink that leads outside its folder: not followed (grade the folder itself, not a "
+                 "link to one)",
+                 dir);
+        return true;
+    }
+    /* A config is read by the config reader (rl_file_read_untrusted), which
+     * refuses a link leading out of its folder in the check scenario's
+     * feedback: the student sees it there, with the score. */
+    if (ex->kind == GR_SUBMISSION_CONFIG)
+        return false;
+    char bad[PATH_MAX];
+    if (rl_path_command_within(dir ? dir : ".", ".", submission, bad, sizeof bad) != RL_OK) {
+        snprintf(err, errlen,
+                 "the submission '%.100s' names %.100s, which leads outside %s%.80s (a symlink, or a path to "
+                 "another's files): not followed; hand in the file itself",
+                 submission, bad, dir ? "--dir " : "the folder it runs in", dir ? dir : "");
+        return true;
+    }
+    return false;
+}
+
 /* Builds the submission's view (its folder: |dir|, else the command's) and
  * enters the sandbox. Returns 0, or an error with the reason in |err|. */
 static int sandbox_up(gr_sandbox_view *view, const char *dir, const char *rubric_path, const gr_options *opt,
@@ -156,6 +214,73 @@ static int sandbox_up(gr_sandbox_view *view, const char *dir, const char *rubric
     if (gr_sandbox_view_init(view, opt->bin_dir, have_dir ? sub_dir : NULL, private_files, err, errlen) != RL_OK)
         return RL_EINVAL;
     return gr_sandbox_enter(view, err, errlen);
+}
+
+/* "NODE_PATH=DIR" for the kit's Node packages (build/node-packages, made by
+ * `make node-deps` and Gradescope's setup.sh), when they are there. */
+static int kit_node_packages(char *buf, size_t len)
+{
+    char found[PATH_MAX], real[PATH_MAX];
+    if (rl_path_find_data("build/node-packages/node_modules", found, sizeof found) != RL_OK ||
+        !realpath(found, real))
+        return RL_ENOTFOUND;
+    snprintf(buf, len, "NODE_PATH=%s", real);
+    return RL_OK;
+}
+
+/* True when the submission's folder (|dir|, else the command's) is a Node
+ * folder without its packages. */
+static bool no_node_modules(const char *dir, const char *submission)
+{
+    char sub[PATH_MAX], path[PATH_MAX + 32];
+    struct stat st;
+    if (dir)
+        snprintf(sub, sizeof sub, "%s", dir);
+    else if (gr_sandbox_submission_dir(submission, sub, sizeof sub) != RL_OK)
+        return false;
+    snprintf(path, sizeof path, "%s/package.json", sub);
+    if (lstat(path, &st) != 0)
+        return false;
+    snprintf(path, sizeof path, "%s/node_modules", sub);
+    return lstat(path, &st) != 0;
+}
+
+static bool marker_lists(const rl_marker *m, const char *exercise)
+{
+    char list[sizeof m->exercises];
+    snprintf(list, sizeof list, "%s", m->exercises);
+    char *save = NULL;
+    for (char *w = strtok_r(list, " ", &save); w; w = strtok_r(NULL, " ", &save))
+        if (strcmp(w, exercise) == 0)
+            return true;
+    return false;
+}
+
+/* The identity rule (rl_marker.h): a config whose folder's .relaylab was
+ * made for another identity than the grading one (--student/--variant, or
+ * none) is graded in the grading one's deployment, and the feedback says so
+ * first. A marker that cannot be read changes nothing: the grading identity
+ * alone decides the deployment. */
+static void identity_check(const char *exercise, gr_options *opt, char *buf, size_t len, const char **note)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", opt->submission);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    static rl_marker m;
+    char err[PATH_MAX + 200];
+    if (rl_marker_read(dir, &m, err, sizeof err) != RL_OK || !marker_lists(&m, exercise) ||
+        !rl_identity_differs(opt->variant, m.student))
+        return;
+    opt->made_for = m.student;
+    rl_identity_note(exercise, opt->variant, m.student, buf, len);
+    opt->identity_note = buf;
+    *note = buf;
 }
 
 int main(int argc, char **argv)
@@ -179,6 +304,7 @@ int main(int argc, char **argv)
         {"help", no_argument, NULL, OPT_HELP},
         {"world", required_argument, NULL, OPT_WORLD},
         {"variant", required_argument, NULL, OPT_VARIANT},
+        {"student", required_argument, NULL, OPT_VARIANT},
         {NULL, 0, NULL, 0},
     };
     gr_options opt = {.runs = 1, .ready_timeout_ms = 15000, .data_limit_mb = 1024};
@@ -288,7 +414,7 @@ int main(int argc, char **argv)
     }
 
     int64_t t0 = rl_now_ns();
-    char bin[PATH_MAX], rubric_buf[PATH_MAX + 64], err[512] = "", note_buf[1024];
+    char bin[PATH_MAX], rubric_buf[PATH_MAX + 64], err[512] = "", note_buf[1024], identity_buf[512];
     const char *note = NULL;
     gr_sandbox_view view = {0};
     gr_outcome *outcomes = calloc(ex->nscenarios ? ex->nscenarios : 1, sizeof *outcomes);
@@ -318,6 +444,11 @@ int main(int argc, char **argv)
         error = err;
         goto report;
     }
+    if (handed_out_of_folder(ex, dir, opt.submission, err, sizeof err)) {
+        error = err;
+        bad_submission = true;
+        goto report;
+    }
     if (ex->kind == GR_SUBMISSION_CONFIG && access(opt.submission, R_OK) != 0) {
         /* Still a report (and results.json): the student sees why it scored 0. */
         snprintf(err, sizeof err, "cannot read the submission file %s: %s", opt.submission, strerror(errno));
@@ -333,6 +464,7 @@ int main(int argc, char **argv)
             goto report;
         }
         rl_chancfg_world_fini(&w);
+        identity_check(ex->name, &opt, identity_buf, sizeof identity_buf, &note);
     }
     if (gr_install_guards() != RL_OK) {
         snprintf(err, sizeof err, "cannot install signal handlers or become a subreaper");
@@ -340,6 +472,9 @@ int main(int argc, char **argv)
         goto report;
     }
     opt.progress = verbose || (!quiet && isatty(STDERR_FILENO));
+    static char node_path[PATH_MAX + 16];
+    if (ex->kind == GR_SUBMISSION_COMMAND && kit_node_packages(node_path, sizeof node_path) == RL_OK)
+        opt.node_path = node_path;
     int src;
     if (ex->kind == GR_SUBMISSION_COMMAND) {
         if (no_sandbox) {
@@ -370,6 +505,14 @@ int main(int argc, char **argv)
         }
     }
 
+    static char notes[2048];
+    if (opt.node_path && no_node_modules(dir, opt.submission)) {
+        /* What Gradescope uploads are: say how it was run. */
+        snprintf(notes, sizeof notes, "%s%sthe submission's folder has a package.json but no node_modules: it ran "
+                 "with the packages the starters pin (the kit's build/node-packages)",
+                 note ? note : "", note ? "; " : "");
+        note = notes;
+    }
     grpc_init();
     int rc = gr_run_exercise(ex, &opt, outcomes, &n, err, sizeof err);
     grpc_shutdown();

@@ -7,6 +7,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 int gr_process_start(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_delay_ms, uint32_t steps,
                      uint32_t step_ms, int64_t deadline_ns, gr_scenario_result *res)
@@ -72,7 +73,9 @@ void gr_process_status_text(const rl_probe_call *c, char *buf, size_t len)
 {
     char details[160];
     rl_probe_call_details(c, details, sizeof details);
-    if (details[0])
+    /* "CANCELLED (CANCELLED)" says nothing twice: details that only repeat
+     * the status's name are left out. */
+    if (details[0] && strcasecmp(details, rl_status_name(c->batch.status)) != 0)
         snprintf(buf, len, "%s (%s)", rl_status_name(c->batch.status), details);
     else
         snprintf(buf, len, "%s", rl_status_name(c->batch.status));
@@ -106,17 +109,24 @@ typedef struct running_wait {
     const char *method;
     uint32_t min_steps;  /* Work: steps it must have done */
     rl_probe_call *call; /* stop waiting when the Process call ended */
+    bool call_ended;     /* the call had ended before this observation */
 } running_wait;
 
 static bool is_running(const Relaylab__ObserveReply *r, void *user)
 {
     running_wait *w = user;
+    /* The records are judged against the call's end, so they must be
+     * taken after it: an observation from before it may show a Work that
+     * then ended, Process answering, between the two looks. */
+    if (w->call_ended)
+        return true;
     const Relaylab__CallRecord *rec = rl_observe_find(r, w->method, 0);
     /* Work counts as running once a step is done: the cancel then lands in
      * the middle of real work, not in the relay's call set-up. */
     if (rec && !rec->ended && (w->min_steps == 0 || rec->steps_done >= w->min_steps))
         return true;
-    return rl_probe_call_wait(w->call, 0) == RL_OK; /* non-blocking check */
+    w->call_ended = rl_probe_call_wait(w->call, 0) == RL_OK; /* non-blocking check */
+    return false;
 }
 
 /* Judges a Process call that ended, or a relay that never reached |method|
@@ -158,6 +168,12 @@ int gr_process_try_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const c
     running_wait w = {.method = method, .min_steps = strcmp(method, "Work") == 0 ? 1 : 0, .call = c};
     Relaylab__ObserveReply *obs = NULL;
     int rc = gr_process_observe_until(ctx, tag, is_running, &w, c->start_ns + reach_ms * RL_NS_PER_MS, 2, &obs);
+    if (rc == RL_ETIMEOUT && w.call_ended) {
+        /* The call ended at the last look before the bound: one more, so
+         * the records are from after its end. */
+        gr_scenario_free_obs(&obs);
+        rc = gr_process_observe_until(ctx, tag, is_running, &w, rl_now_ns(), 2, &obs);
+    }
     const Relaylab__CallRecord *rec = rl_observe_find(obs, method, 0);
     bool running = rc == RL_OK && rec && !rec->ended && !c->done;
     /* The relay did its part: |method| ran to its end and Process answered

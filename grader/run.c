@@ -329,6 +329,16 @@ const char *gr_variant(gr_ctx *ctx)
     return ctx->opt->variant;
 }
 
+const char *gr_made_for(gr_ctx *ctx)
+{
+    return ctx->opt->made_for;
+}
+
+const char *gr_identity_note(gr_ctx *ctx)
+{
+    return ctx->opt->identity_note;
+}
+
 bool gr_submission_alive_at(gr_ctx *ctx, int i)
 {
     instance *s = started_instance(ctx, i);
@@ -376,7 +386,18 @@ static void crash_feedback(gr_ctx *ctx, instance *s, const char *what, gr_scenar
     last_lines(tail, lines, sizeof lines, 160);
     if (ctx->ninstances > 1)
         snprintf(who, sizeof who, "instance %d of the submission", s->index + 1);
-    gr_result(out, GR_CRASH, "%s %s %s%s%s", who, how, what, lines[0] ? "; last output: " : "", lines);
+    /* "can't start new thread" names no mistake: the mistake is a thread
+     * per call (or stream), which the sandbox's task limit stops under
+     * load where a bounded pool would not. */
+    bool threads = strstr(tail, "can't start new thread") || strstr(tail, "pthread_create") ||
+                   strstr(tail, "uv_thread_create") || strstr(tail, "Thread creation failed");
+    if (threads)
+        gr_result(out, GR_CRASH,
+                  "%s %s %s: it could not start another thread, past the sandbox's limit of %d tasks (threads and "
+                  "processes): a thread per call or stream? Serve calls from a bounded pool%s%s",
+                  who, how, what, GR_SANDBOX_PIDS_MAX, lines[0] ? "; last output: " : "", lines);
+    else
+        gr_result(out, GR_CRASH, "%s %s %s%s%s", who, how, what, lines[0] ? "; last output: " : "", lines);
 }
 
 bool gr_crash_check(gr_ctx *ctx, int64_t wait_ms, const char *what, gr_scenario_result *out)
@@ -702,10 +723,17 @@ static gr_verdict start_once(gr_ctx *ctx, instance *s, bool first, int port, gr_
         o += (size_t)snprintf(env_baselines + o, sizeof env_baselines - o, "%s%s", i ? "," : "",
                               ctx->baselines[i].addr);
     /* The exercise's own variables come after the address ones. */
-    const char *env[8 + 16] = {env_listen, env_baseline, env_baselines};
-    const char *sandbox_env[8 + 16] = {env_listen,  env_baseline,   env_baselines, "PATH=/usr/local/bin:/usr/bin:/bin",
+    const char *env[8 + 17] = {env_listen, env_baseline, env_baselines};
+    const char *sandbox_env[8 + 17] = {env_listen,  env_baseline,   env_baselines, "PATH=/usr/local/bin:/usr/bin:/bin",
                                        "HOME=/tmp", "TMPDIR=/tmp", "LANG=C.UTF-8"};
-    for (size_t k = 0, n = 3, m = 7; ctx->ex->env && ctx->ex->env[k] && k < 16; k++) {
+    size_t n0 = 3, m0 = 7;
+    /* Node looks in NODE_PATH only after every node_modules up from the
+     * script, so a folder with its own packages keeps them. */
+    if (ctx->opt->node_path) {
+        env[n0++] = ctx->opt->node_path;
+        sandbox_env[m0++] = ctx->opt->node_path;
+    }
+    for (size_t k = 0, n = n0, m = m0; ctx->ex->env && ctx->ex->env[k] && k < 16; k++) {
         env[n++] = ctx->ex->env[k];
         sandbox_env[m++] = ctx->ex->env[k];
     }

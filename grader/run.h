@@ -64,6 +64,13 @@ const char *gr_world_path(gr_ctx *ctx);
 const char *gr_submission_dir(gr_ctx *ctx);
 const char *gr_variant(gr_ctx *ctx);
 
+/* Config exercises: when the submission's folder was made for another
+ * identity than the grading one (its .relaylab, rl_marker.h), the identity
+ * it was made for ("" for none recorded) and the note that opens the
+ * feedback; both NULL when they agree or there is no marker. */
+const char *gr_made_for(gr_ctx *ctx);
+const char *gr_identity_note(gr_ctx *ctx);
+
 /* Kills baseline |i| and starts a new one on the same port (so a running
  * submission keeps finding it) with |extra_argv| appended to its command line
  * (NULL-terminated; may be NULL), waits for its readiness line and recreates
@@ -232,6 +239,10 @@ typedef struct gr_options {
                                * in it), or NULL: the config file's own folder */
     const char *world;        /* config exercises: --world FILE, or NULL: the exercise's own */
     const char *variant;      /* config exercises: --variant SEED, or NULL: the world's default */
+    const char *made_for;     /* config exercises: the marker's other identity, or NULL (gr_made_for) */
+    const char *identity_note; /* the note that goes with it, or NULL */
+    const char *node_path;    /* "NODE_PATH=DIR": the kit's Node packages (build/node-packages),
+                               * for a submission without node_modules; or NULL */
     const struct gr_sandbox_view *sandbox; /* command submissions run in the
                                * sandbox with this view (sandbox.h), once
                                * gr_sandbox_enter succeeded; NULL: unsandboxed */

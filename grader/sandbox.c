@@ -99,9 +99,10 @@ int gr_sandbox_view_init(gr_sandbox_view *v, const char *bin_dir, const char *su
     }
     if (kit) {
         v->hide[v->nhide++] = kit;
-        /* Public parts a submission may use: the protocol (proto/) and
-         * the stubs generated from it (build/gen). */
-        static const char *const public_parts[] = {"proto", "build/gen"};
+        /* Public parts a submission may use: the protocol (proto/), the
+         * stubs generated from it (build/gen) and the Node packages the
+         * starters pin (build/node-packages: NODE_PATH, run.c). */
+        static const char *const public_parts[] = {"proto", "build/gen", "build/node-packages"};
         for (size_t i = 0; i < sizeof public_parts / sizeof *public_parts; i++) {
             snprintf(path, sizeof path, "%s/%s", kit, public_parts[i]);
             if (stat(path, &st) == 0)

@@ -28,8 +28,10 @@ int lab_server_start(lab_server *s, const char *label, const char *prog, const c
     char path[PATH_MAX];
     const char *argv[16];
     size_t n = 0;
-    if (rl_path_sibling(prog, path, sizeof path)) {
-        fprintf(stderr, "lab: cannot locate %s next to lab\n", prog);
+    if (rl_path_sibling(prog, path, sizeof path) || access(path, X_OK) != 0) {
+        /* Missing is not "not built": the student kit holds no reference. */
+        fprintf(stderr, "lab: %s: there is no bin/%s next to bin/lab (the student kit has none; in a checkout, "
+                        "run make)\n", label, prog);
         return 1;
     }
     argv[n++] = path;

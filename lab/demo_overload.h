@@ -9,13 +9,14 @@
 #ifndef LAB_DEMO_OVERLOAD_H
 #define LAB_DEMO_OVERLOAD_H
 
-/* Where the plot goes: $RELAYLAB_DEMO_SVG, else this file in the current
- * folder. */
+/* Where the plot goes: `lab demo overload --svg FILE` (which sets
+ * $RELAYLAB_DEMO_SVG), else this file under the kit's build/demos/, never
+ * the current folder unasked. */
 #define LAB_DEMO_OVERLOAD_SVG "overload-goodput.svg"
 #define LAB_DEMO_SVG_ENV      "RELAYLAB_DEMO_SVG"
 
 /* Returns 0 when the demo ran, 1 when a program could not be started or
- * did not answer (the message says which). */
+ * did not answer (the message says which). |svg_path| NULL: no plot. */
 int lab_demo_overload(const char *svg_path);
 
 /* lab_demo_overload with the path from the environment (the demo table's

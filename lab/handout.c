@@ -88,10 +88,25 @@ int lab_handout_show(const char *name)
         lab_handout_list();
         return 2;
     }
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-        fwrite(buf, 1, n, stdout);
+    /* Passages only the instructor's kit can back (its reference programs,
+     * known submissions, benches) are marked; the student kit leaves them
+     * out (scripts/student-kit.sh), and here the marks are not printed. */
+    char line[8192];
+    while (fgets(line, sizeof line, f)) {
+        if (strcmp(line, LAB_INSTRUCTOR_OPEN "\n") == 0 || strcmp(line, LAB_INSTRUCTOR_CLOSE "\n") == 0)
+            continue;
+        for (char *p = line; *p;) {
+            size_t skip = strncmp(p, LAB_INSTRUCTOR_OPEN, strlen(LAB_INSTRUCTOR_OPEN)) == 0
+                              ? strlen(LAB_INSTRUCTOR_OPEN)
+                          : strncmp(p, LAB_INSTRUCTOR_CLOSE, strlen(LAB_INSTRUCTOR_CLOSE)) == 0
+                              ? strlen(LAB_INSTRUCTOR_CLOSE)
+                              : 0;
+            if (skip)
+                p += skip;
+            else
+                fputc(*p++, stdout);
+        }
+    }
     fclose(f);
     return 0;
 }

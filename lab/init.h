@@ -9,8 +9,10 @@
 #ifndef LAB_INIT_H
 #define LAB_INIT_H
 
-/* `lab init EXERCISE [--lang python|node|c] [--variant SEED] [DIR]`;
- * |argv|[0] is the command name. Writes the starter into DIR (default
+/* `lab init EXERCISE [--lang python|node|c] [--student ID] [DIR]`;
+ * |argv|[0] is the command name. --student records the identity the folder
+ * is for in its .relaylab (the config exercises' deployment is picked by it;
+ * --variant is its older name, for those alone). Writes the starter into DIR (default
  * ./EXERCISE), which must be missing or empty, and leaves it readable by
  * others (the grader's sandbox runs it as nobody). Returns an exit code: 0,
  * 1 when the starter could not be written (message printed), 2 for a usage
@@ -27,10 +29,11 @@ int lab_init_main(int argc, char **argv);
  * what to install named), or -1 for bad arguments. */
 int lab_stubs_main(int argc, char **argv);
 
-/* `lab check [EXERCISE] [GRADER OPTIONS...]`, in a folder `lab init` made:
- * runs `bin/grader EXERCISE --submission ./run` (a config: the config file
- * and the folder's --variant) for every exercise the folder is for, or the
- * one named, with the options passed on. Returns the worst grader exit code
+/* `lab check [EXERCISE] [--student ID] [GRADER OPTIONS...]`, in a folder
+ * `lab init` made: runs `bin/grader EXERCISE --submission ./run` (a config:
+ * the config file and --student, the folder's own identity unless
+ * --student names the grading one, as the CI workflow does) for every
+ * exercise the folder is for, or the one named, with the options passed on. Returns the worst grader exit code
  * (0 all passed, 1 a scenario failed, 2 the grader failed), or 2 when the
  * folder is not a starter. */
 int lab_check_main(int argc, char **argv);

@@ -10,10 +10,15 @@
 #include "demo_overload.h"
 #include "handout.h"
 #include "init.h"
+#include "rl_err.h"
 #include "rl_log.h"
+#include "rl_path.h"
 
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 typedef struct command {
     const char *name;
@@ -35,24 +40,45 @@ static int cmd_show(int argc, char **argv)
 typedef struct demo {
     const char *name;
     int (*run)(void);
+    const char *needs; /* the reference program it runs beside the baseline (bin/NAME), or NULL */
 } demo;
 
 static const demo demos[] = {
-    {"deadline", lab_demo_deadline},
-    {"cancel", lab_demo_cancel},
-    {"shutdown", lab_demo_shutdown},
-    {"flow", lab_flow_demo},
-    {"balance", lab_demo_balance},
-    {"overload", lab_demo_overload_main},
+    {"deadline", lab_demo_deadline, "relay"},  {"cancel", lab_demo_cancel, "relay"},
+    {"shutdown", lab_demo_shutdown, "relay"},  {"flow", lab_flow_demo, "streamer"},
+    {"balance", lab_demo_balance, NULL},       {"overload", lab_demo_overload_main, "relay"},
 };
 
+/* `lab demo NAME [--svg FILE]`. A demo runs a reference program, which
+ * the student kit does not hold (it would answer the exercise): there it
+ * says so and runs nothing, rather than failing halfway and printing a
+ * conclusion it did not measure. */
 static int cmd_demo(int argc, char **argv)
 {
-    if (argc != 2)
+    if (argc != 2 && !(argc == 4 && strcmp(argv[2], "--svg") == 0))
         return -1;
-    for (size_t i = 0; i < sizeof demos / sizeof *demos; i++)
-        if (strcmp(argv[1], demos[i].name) == 0)
-            return demos[i].run();
+    for (size_t i = 0; i < sizeof demos / sizeof *demos; i++) {
+        if (strcmp(argv[1], demos[i].name) != 0)
+            continue;
+        char prog[PATH_MAX];
+        if (demos[i].needs &&
+            (rl_path_sibling(demos[i].needs, prog, sizeof prog) != RL_OK || access(prog, X_OK) != 0)) {
+            fprintf(stderr,
+                    "lab: `lab demo %s` runs the reference %s (bin/%s), which only the instructor's kit holds: this "
+                    "kit has no bin/%s, so the demo cannot run here. `lab show %s` gives what it measured; "
+                    "`lab demo balance` runs in every kit.\n",
+                    demos[i].name, demos[i].needs, demos[i].needs, demos[i].needs, demos[i].name);
+            return 2;
+        }
+        if (argc == 4) {
+            if (strcmp(demos[i].name, "overload") != 0) {
+                fprintf(stderr, "lab: only `lab demo overload` draws a picture (--svg FILE)\n");
+                return 2;
+            }
+            setenv(LAB_DEMO_SVG_ENV, argv[3], 1);
+        }
+        return demos[i].run();
+    }
     fprintf(stderr, "lab: no demo named '%s'; demos:", argv[1]);
     for (size_t i = 0; i < sizeof demos / sizeof *demos; i++)
         fprintf(stderr, " %s", demos[i].name);
@@ -63,10 +89,13 @@ static int cmd_demo(int argc, char **argv)
 static const command commands[] = {
     {"list", "lab list                       the exercises", cmd_list},
     {"show", "lab show EXERCISE              an exercise's handout", cmd_show},
-    {"demo", "lab demo deadline|cancel|shutdown|flow|balance|overload  the reference next to its classic mistakes", cmd_demo},
-    {"init", "lab init EXERCISE [--lang python|node|c] [--variant SEED] [DIR]  a starter folder", lab_init_main},
+    {"demo",
+     "lab demo deadline|cancel|shutdown|flow|balance|overload [--svg FILE]  the reference next to its classic "
+     "mistakes (the instructor's kit; balance in every kit; overload's plot goes to FILE, else build/demos/)",
+     cmd_demo},
+    {"init", "lab init EXERCISE [--lang python|node|c] [--student ID] [DIR]  a starter folder", lab_init_main},
     {"stubs", "lab stubs python|node|c DIR    make a starter's generated code (or packages) again", lab_stubs_main},
-    {"check", "lab check [EXERCISE] [GRADER OPTIONS]  grade the starter folder you are in", lab_check_main},
+    {"check", "lab check [EXERCISE] [--student ID] [GRADER OPTIONS]  grade the starter folder you are in", lab_check_main},
     {"compare-memory",
      "lab compare-memory [--submission CMD] [--svg FILE] [--seconds S]  producer RSS "
      "under a stalled reader",

@@ -3,6 +3,7 @@
 
 #include "rl_alloc.h"
 #include "rl_deadline.h"
+#include "rl_err.h"
 
 #include <stdlib.h>
 
@@ -12,6 +13,14 @@ int rl_loop_init(rl_loop *loop)
     loop->heap = NULL;
     loop->nheap = loop->capheap = 0;
     loop->events = 0;
+    loop->wake_tag.done = NULL;
+    loop->wake_channel = NULL;
+    loop->wake_call = NULL;
+    pthread_mutex_init(&loop->wake_mu, NULL);
+    atomic_init(&loop->wake_pending, false);
+    loop->woken = NULL;
+    loop->woken_user = NULL;
+    loop->wakes = 0;
     return 0;
 }
 
@@ -22,9 +31,60 @@ void rl_loop_fini(rl_loop *loop)
     free(loop->heap);
     loop->heap = NULL;
     loop->nheap = loop->capheap = 0;
+    /* The call holds a ref on the queue: release it first. */
+    if (loop->wake_call)
+        grpc_call_unref(loop->wake_call);
+    if (loop->wake_channel)
+        grpc_channel_destroy(loop->wake_channel);
+    loop->wake_call = NULL;
+    loop->wake_channel = NULL;
+    pthread_mutex_destroy(&loop->wake_mu);
     if (loop->cq)
         grpc_completion_queue_destroy(loop->cq);
     loop->cq = NULL;
+}
+
+static void woken(rl_tag *tag, bool ok)
+{
+    (void)ok; /* an empty batch always succeeds */
+    rl_loop *loop = RL_CONTAINER_OF(tag, rl_loop, wake_tag);
+    /* Cleared before the callback, so a wake-up posted while it runs is
+     * not lost: it posts again and the callback runs again. */
+    atomic_store(&loop->wake_pending, false);
+    loop->wakes++;
+    loop->woken(loop, loop->woken_user);
+}
+
+int rl_loop_wake_init(rl_loop *loop, rl_loop_woken fire, void *user)
+{
+    /* A lame channel never connects: a call on it costs no I/O, and it
+     * only ever sees empty batches. */
+    loop->wake_channel = grpc_lame_client_channel_create(NULL, GRPC_STATUS_UNAVAILABLE, "rl_loop wake-ups only");
+    if (!loop->wake_channel)
+        return RL_EGRPC;
+    loop->wake_call = grpc_channel_create_call(loop->wake_channel, NULL, GRPC_PROPAGATE_DEFAULTS, loop->cq,
+                                               grpc_slice_from_static_string("/rl_loop/wake"), NULL,
+                                               gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+    if (!loop->wake_call) {
+        grpc_channel_destroy(loop->wake_channel);
+        loop->wake_channel = NULL;
+        return RL_EGRPC;
+    }
+    loop->wake_tag.done = woken;
+    loop->woken = fire;
+    loop->woken_user = user;
+    return RL_OK;
+}
+
+void rl_loop_wake(rl_loop *loop)
+{
+    if (atomic_exchange(&loop->wake_pending, true))
+        return; /* one is on its way and has not run yet */
+    pthread_mutex_lock(&loop->wake_mu);
+    grpc_call_error e = grpc_call_start_batch(loop->wake_call, NULL, 0, &loop->wake_tag, NULL);
+    pthread_mutex_unlock(&loop->wake_mu);
+    if (e != GRPC_CALL_OK)
+        abort(); /* only a misuse gets here (no rl_loop_wake_init) */
 }
 
 static void heap_set(rl_loop *loop, size_t i, rl_timer *t)
@@ -106,20 +166,17 @@ static bool step(rl_loop *loop, int64_t until_ns)
     int64_t wake = until_ns;
     if (loop->nheap && loop->heap[0]->due_ns < wake)
         wake = loop->heap[0]->due_ns;
-    gpr_timespec deadline =
-        wake == INT64_MAX ? gpr_inf_future(GPR_CLOCK_MONOTONIC) : rl_ns_to_deadline(wake);
+    gpr_timespec deadline = wake == INT64_MAX ? gpr_inf_future(GPR_CLOCK_MONOTONIC) : rl_ns_to_deadline(wake);
     grpc_event ev = grpc_completion_queue_next(loop->cq, deadline, NULL);
     switch (ev.type) {
-    case GRPC_QUEUE_SHUTDOWN:
-        return false;
+    case GRPC_QUEUE_SHUTDOWN: return false;
     case GRPC_OP_COMPLETE: {
         rl_tag *tag = ev.tag;
         loop->events++;
         tag->done(tag, ev.success != 0);
         break;
     }
-    case GRPC_QUEUE_TIMEOUT:
-        break;
+    case GRPC_QUEUE_TIMEOUT: break;
     }
     fire_due(loop);
     return true;

@@ -3,7 +3,9 @@
 
 #include "rl_err.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,4 +66,51 @@ int rl_path_find_data(const char *rel, char *out, size_t len)
         *slash = '\0';
     }
     return RL_ENOTFOUND;
+}
+
+int rl_path_within(const char *root, const char *path, char *real, size_t len)
+{
+    char r[PATH_MAX], p[PATH_MAX];
+    if (!realpath(root, r) || !realpath(path, p))
+        return errno == ENOENT || errno == ENOTDIR || errno == ELOOP ? RL_ENOTFOUND : RL_ESYS;
+    if (real && (size_t)snprintf(real, len, "%s", p) >= len)
+        return RL_ETOOBIG;
+    size_t n = strlen(r);
+    /* "/a/b" holds "/a/b" and "/a/b/c", not "/a/bc"; "/" holds everything. */
+    if (strcmp(r, "/") == 0 || (strncmp(p, r, n) == 0 && (p[n] == '\0' || p[n] == '/')))
+        return RL_OK;
+    return RL_EINVAL;
+}
+
+int rl_path_command_within(const char *root, const char *cwd, const char *cmd, char *bad, size_t badlen)
+{
+    char rroot[PATH_MAX];
+    if (!realpath(root, rroot))
+        return RL_OK; /* no folder: nothing of it can lead out */
+    size_t rlen = strlen(root);
+    const char *p = cmd;
+    while (*p) {
+        size_t n = strcspn(p, " \t\n;&|<>()'\"`");
+        if (n && n < PATH_MAX) {
+            char word[PATH_MAX], path[2 * PATH_MAX + 2];
+            struct stat st;
+            memcpy(word, p, n);
+            word[n] = '\0';
+            bool mine = word[0] != '/' || (strncmp(word, root, rlen) == 0 && word[rlen] == '/') ||
+                        (strncmp(word, rroot, strlen(rroot)) == 0 && word[strlen(rroot)] == '/');
+            if (word[0] == '/')
+                snprintf(path, sizeof path, "%s", word);
+            else
+                snprintf(path, sizeof path, "%s/%s", cwd, word);
+            /* "cd .." names a folder, not a file handed in: the sandbox
+             * shows nothing above the folder anyway. */
+            bool dots = strcmp(word, ".") == 0 || strcmp(word, "..") == 0;
+            if (mine && !dots && lstat(path, &st) == 0 && rl_path_within(rroot, path, NULL, 0) != RL_OK) {
+                snprintf(bad, badlen, "%s", word);
+                return RL_EINVAL;
+            }
+        }
+        p += n ? n : 1;
+    }
+    return RL_OK;
 }

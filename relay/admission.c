@@ -2,41 +2,90 @@
 #include "admission.h"
 
 #include "rl_deadline.h"
+#include "rl_log.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
-/* How often a loop with waiters looks into its inbox for a slot another
- * loop freed: a millisecond is nothing next to a downstream call, and the
- * loop that frees a slot starts its own waiters at once. */
-#define GATE_POLL_MS 1
 /* Weight of a new sample in the moving average of the service time: about
  * the last ten calls count, so the estimate follows a backend that slows
  * down within a second at the lab's rates. */
 #define SERVICE_ALPHA 0.2
 
 struct relay_loop_gate {
-    rl_loop *loop;
+    rl_loop *loop;                         /* set up for wake-ups (rl_loop_wake_init) */
     relay_waiter *inbox_head, *inbox_tail; /* granted, not yet started (gate lock) */
-    size_t waiting;                        /* queued or granted, not started (loop thread) */
-    rl_timer poll;
-    bool draining; /* inside drain(): no recursion */
+    bool draining;                         /* inside drain(): no recursion */
 };
 
 /* Each loop runs on its own thread, so the loop's gate state is the
  * thread's own. */
 static __thread relay_loop_gate tl;
 
+/* The loops to wake once the lock is released: a wake-up may take a
+ * syscall (gRPC kicks the loop's poller), which need not hold the lock. */
+#define WAKE_MAX 8
+typedef struct wakeset {
+    rl_loop *loops[WAKE_MAX];
+    size_t n;
+} wakeset;
+
+/* |home| has a waiter in its inbox now. Called with the lock. */
+static void note_wake(wakeset *ws, const relay_loop_gate *home)
+{
+    if (home == &tl)
+        return; /* this thread drains its own inbox before it returns */
+    for (size_t i = 0; i < ws->n; i++)
+        if (ws->loops[i] == home->loop)
+            return;
+    if (ws->n < WAKE_MAX)
+        ws->loops[ws->n++] = home->loop;
+    else
+        rl_loop_wake(home->loop); /* more loops than the set holds: now, under the lock */
+}
+
+static void wake_all(const wakeset *ws)
+{
+    for (size_t i = 0; i < ws->n; i++)
+        rl_loop_wake(ws->loops[i]);
+}
+
+static void drain(relay_gate *g);
+
+static void woken(rl_loop *loop, void *gate)
+{
+    (void)loop;
+    drain(gate);
+}
+
+/* Makes |loop| this thread's loop, one other threads can wake, the first
+ * time the thread uses the gate. */
+static void bind_loop(relay_gate *g, rl_loop *loop)
+{
+    if (tl.loop)
+        return;
+    if (rl_loop_wake_init(loop, woken, g) != 0) {
+        /* Only out of memory gets here: without wake-ups a call queued on
+         * this loop could wait forever. */
+        RL_ERROR("gRPC would not create the call that wakes a loop: stopping");
+        abort();
+    }
+    tl.loop = loop;
+}
+
 int64_t relay_gate_margin_ms(int64_t service_ms)
 {
     return service_ms + service_ms / 2 + RELAY_SERVICE_SLACK_MS;
 }
 
-void relay_gate_init(relay_gate *g, unsigned max_inflight, unsigned max_queue, bool unbounded)
+void relay_gate_init(relay_gate *g, unsigned max_inflight, unsigned max_queue, bool unbounded, bool adaptive)
 {
     pthread_mutex_init(&g->mu, NULL);
     g->max_inflight = max_inflight ? max_inflight : 1;
     g->max_queue = max_queue;
     g->unbounded = unbounded;
+    g->adaptive = adaptive;
+    relay_limit_init(&g->lim, g->max_inflight, rl_now_ns());
     g->closed = false;
     g->inflight = g->queued = 0;
     g->head = g->tail = NULL;
@@ -47,6 +96,12 @@ void relay_gate_init(relay_gate *g, unsigned max_inflight, unsigned max_queue, b
 void relay_gate_fini(relay_gate *g)
 {
     pthread_mutex_destroy(&g->mu);
+}
+
+/* The limit on calls in flight. Called with the lock. */
+static unsigned limit_locked(const relay_gate *g)
+{
+    return g->adaptive ? relay_limit_get(&g->lim) : g->max_inflight;
 }
 
 /* Takes |w| out of the queue. Called with the lock. */
@@ -65,8 +120,9 @@ static void unlink_locked(relay_gate *g, relay_waiter *w)
     w->next = w->prev = NULL;
 }
 
-/* Moves |w| (out of the queue) to its loop's inbox. Called with the lock. */
-static void to_inbox_locked(relay_waiter *w)
+/* Moves |w| (out of the queue) to its loop's inbox; its loop goes into
+ * |ws| to be woken. Called with the lock. */
+static void to_inbox_locked(relay_waiter *w, wakeset *ws)
 {
     w->next = NULL;
     w->prev = w->home->inbox_tail;
@@ -75,6 +131,7 @@ static void to_inbox_locked(relay_waiter *w)
     else
         w->home->inbox_head = w;
     w->home->inbox_tail = w;
+    note_wake(ws, w->home);
 }
 
 /* |w| takes a slot now: it joins the in-flight list. Called with the lock. */
@@ -89,6 +146,10 @@ static void run_locked(relay_gate *g, relay_waiter *w, int64_t now_ns)
     else
         g->run_head = w;
     g->run_tail = w;
+    if (g->adaptive) {
+        relay_limit_started(&g->lim, now_ns);
+        relay_limit_busy(&g->lim, g->inflight);
+    }
 }
 
 /* |w| gives its slot back. Called with the lock. */
@@ -116,61 +177,66 @@ static int64_t service_locked(const relay_gate *g, int64_t now_ns)
     return age > avg ? age : avg;
 }
 
+/* What is left of |service| for the call in flight |run| (NULL: none). */
+static int64_t left_of(const relay_waiter *run, int64_t service, int64_t now_ns)
+{
+    if (!run)
+        return 0;
+    int64_t age = (now_ns - run->slot_ns) / RL_NS_PER_MS;
+    return service > age ? service - age : 0;
+}
+
 /* The wait of the call |ahead| places from the head of the queue, FIFO:
- * it takes the slot of the (ahead mod max_inflight)-th oldest call in
- * flight, which ends |service| after it began, plus one service time for
- * every full round of max_inflight calls ahead of it. Walks at most
- * max_inflight entries. Called with the lock. */
-static int64_t expected_wait_ms(const relay_gate *g, unsigned ahead, int64_t service, int64_t now_ns)
+ * it takes the slot of the (ahead mod limit)-th oldest call in flight,
+ * which ends |service| after it began, plus one service time for every
+ * full round of |limit| calls ahead of it. Walks at most |limit| entries.
+ * Called with the lock. */
+static int64_t expected_wait_ms(const relay_gate *g, unsigned limit, unsigned ahead, int64_t service, int64_t now_ns)
 {
     const relay_waiter *run = g->run_head;
-    for (unsigned j = ahead % g->max_inflight; run && j; j--)
+    for (unsigned j = ahead % limit; run && j; j--)
         run = run->run_next;
-    int64_t first = 0;
-    if (run) {
-        int64_t age = (now_ns - run->slot_ns) / RL_NS_PER_MS;
-        first = service > age ? service - age : 0;
-    }
-    return first + (int64_t)(ahead / g->max_inflight) * service;
+    return left_of(run, service, now_ns) + (int64_t)(ahead / limit) * service;
 }
 
 /* Hands free slots to the head of the queue, then (bounded gates) evicts
  * the queued calls whose remaining time no longer covers their expected
- * wait and service. Called with the lock. */
-static void grant_locked(relay_gate *g, int64_t now_ns)
+ * wait and service. The loops of the waiters it moved go into |ws|. One
+ * pass over the queue: the call in flight whose slot the next waiter
+ * takes advances with it (expected_wait_ms, step by step). Called with the
+ * lock. */
+static void grant_locked(relay_gate *g, int64_t now_ns, wakeset *ws)
 {
-    while (g->inflight < g->max_inflight && g->head) {
+    unsigned limit = limit_locked(g);
+    while (g->inflight < limit && g->head) {
         relay_waiter *w = g->head;
         unlink_locked(g, w);
         run_locked(g, w, now_ns);
-        to_inbox_locked(w);
+        to_inbox_locked(w, ws);
     }
-    if (g->unbounded)
+    if (g->unbounded || !g->head)
         return;
     int64_t service = service_locked(g, now_ns);
-    unsigned ahead = 0;
+    int64_t margin = relay_gate_margin_ms(service);
+    unsigned ahead = 0, j = 0;             /* j = ahead mod limit */
+    const relay_waiter *run = g->run_head; /* the j-th oldest in flight, or NULL */
     for (relay_waiter *w = g->head, *next; w; w = next) {
         next = w->next;
-        int64_t wait = expected_wait_ms(g, ahead, service, now_ns);
-        if (w->deadline_ns != INT64_MAX &&
-            (w->deadline_ns - now_ns) / RL_NS_PER_MS < wait + relay_gate_margin_ms(service)) {
+        int64_t wait = left_of(run, service, now_ns) + (int64_t)(ahead / limit) * service;
+        if (w->deadline_ns != INT64_MAX && (w->deadline_ns - now_ns) / RL_NS_PER_MS < wait + margin) {
             unlink_locked(g, w);
             w->evicted = true;
-            to_inbox_locked(w);
+            to_inbox_locked(w, ws);
         } else {
             ahead++;
+            if (++j == limit) {
+                j = 0;
+                run = g->run_head;
+            } else if (run) {
+                run = run->run_next;
+            }
         }
     }
-}
-
-static void poll_fired(rl_timer *t);
-
-static void arm_poll(void)
-{
-    if (tl.waiting && !rl_timer_armed(&tl.poll))
-        rl_timer_start(tl.loop, &tl.poll, rl_now_ns() + GATE_POLL_MS * RL_NS_PER_MS, poll_fired);
-    else if (!tl.waiting && rl_timer_armed(&tl.poll))
-        rl_timer_stop(tl.loop, &tl.poll);
 }
 
 /* Starts this loop's granted waiters. A waiter's on_grant may give its slot
@@ -193,19 +259,9 @@ static void drain(relay_gate *g)
         if (!w)
             break;
         w->next = w->prev = NULL;
-        tl.waiting--;
         w->on_grant(w);
     }
     tl.draining = false;
-    arm_poll();
-}
-
-static relay_gate *poll_gate; /* the one gate of the process, for the timer */
-
-static void poll_fired(rl_timer *t)
-{
-    (void)t;
-    drain(poll_gate);
 }
 
 relay_admit relay_gate_admit(relay_gate *g, rl_loop *loop, relay_waiter *w, relay_grant_fn on_grant,
@@ -213,11 +269,10 @@ relay_admit relay_gate_admit(relay_gate *g, rl_loop *loop, relay_waiter *w, rela
 {
     int64_t now = rl_now_ns();
     int64_t remaining_ms = deadline_ns == INT64_MAX ? -1 : (deadline_ns > now ? (deadline_ns - now) / RL_NS_PER_MS : 0);
-    if (!tl.loop)
-        tl.loop = loop;
-    poll_gate = g;
+    bind_loop(g, loop);
     pthread_mutex_lock(&g->mu);
-    if (g->inflight < g->max_inflight && !g->head) {
+    unsigned limit = limit_locked(g);
+    if (g->inflight < limit && !g->head) {
         w->home = &tl;
         run_locked(g, w, now);
         pthread_mutex_unlock(&g->mu);
@@ -228,50 +283,50 @@ relay_admit relay_gate_admit(relay_gate *g, rl_loop *loop, relay_waiter *w, rela
         snprintf(why, whylen, "the relay is shutting down");
         return RELAY_ADMIT_CLOSED;
     }
+    wakeset ws = {.n = 0};
+    relay_admit verdict = RELAY_ADMIT_QUEUED;
     if (!g->unbounded) {
-        grant_locked(g, now); /* the estimate may have grown since: evict first */
+        grant_locked(g, now, &ws); /* the estimate may have grown since: evict first */
         unsigned ahead = g->queued;
         int64_t service = service_locked(g, now);
-        int64_t wait = expected_wait_ms(g, ahead, service, now);
-        const char *full = NULL;
+        int64_t wait = expected_wait_ms(g, limit, ahead, service, now);
         if (ahead >= g->max_queue) {
             snprintf(why, whylen, "the relay is overloaded: its queue is full (%u calls waiting for %u in flight)",
-                     ahead, g->max_inflight);
-            full = why;
+                     ahead, limit);
+            verdict = RELAY_ADMIT_REFUSED;
         } else if (remaining_ms >= 0 && remaining_ms < wait + relay_gate_margin_ms(service)) {
             snprintf(why, whylen,
                      "the relay is overloaded: %lld ms left cannot cover the expected wait (%lld ms behind %u "
                      "calls) and service (%lld ms)",
                      (long long)remaining_ms, (long long)wait, ahead, (long long)service);
-            full = why;
-        }
-        if (full) {
-            pthread_mutex_unlock(&g->mu);
-            return RELAY_ADMIT_REFUSED;
+            verdict = RELAY_ADMIT_REFUSED;
         }
     }
-    w->home = &tl;
-    w->on_grant = on_grant;
-    w->deadline_ns = deadline_ns;
-    w->evicted = false;
-    w->closing = false;
-    w->queued = true;
-    w->next = NULL;
-    w->prev = g->tail;
-    if (g->tail)
-        g->tail->next = w;
-    else
-        g->head = w;
-    g->tail = w;
-    g->queued++;
+    if (verdict == RELAY_ADMIT_QUEUED) {
+        w->home = &tl;
+        w->on_grant = on_grant;
+        w->deadline_ns = deadline_ns;
+        w->evicted = false;
+        w->closing = false;
+        w->queued = true;
+        w->next = NULL;
+        w->prev = g->tail;
+        if (g->tail)
+            g->tail->next = w;
+        else
+            g->head = w;
+        g->tail = w;
+        g->queued++;
+    }
     pthread_mutex_unlock(&g->mu);
-    tl.waiting++;
-    arm_poll();
-    return RELAY_ADMIT_QUEUED;
+    wake_all(&ws);
+    drain(g); /* the evictions of this loop */
+    return verdict;
 }
 
 void relay_gate_close(relay_gate *g)
 {
+    wakeset ws = {.n = 0};
     pthread_mutex_lock(&g->mu);
     g->closed = true;
     if (!g->unbounded) {
@@ -279,10 +334,11 @@ void relay_gate_close(relay_gate *g)
             relay_waiter *w = g->head;
             unlink_locked(g, w);
             w->evicted = w->closing = true;
-            to_inbox_locked(w);
+            to_inbox_locked(w, &ws);
         }
     }
     pthread_mutex_unlock(&g->mu);
+    wake_all(&ws);
 }
 
 bool relay_gate_leave(relay_gate *g, relay_waiter *w)
@@ -292,17 +348,14 @@ bool relay_gate_leave(relay_gate *g, relay_waiter *w)
     if (was)
         unlink_locked(g, w);
     pthread_mutex_unlock(&g->mu);
-    if (was) {
-        w->home->waiting--;
-        arm_poll();
-    }
     return was;
 }
 
-void relay_gate_done(relay_gate *g, rl_loop *loop, relay_waiter *w, int64_t service_ms)
+void relay_gate_done(relay_gate *g, rl_loop *loop, relay_waiter *w, int64_t service_ms, relay_rtt rtt)
 {
-    if (!tl.loop)
-        tl.loop = loop;
+    bind_loop(g, loop);
+    int64_t now = rl_now_ns();
+    wakeset ws = {.n = 0};
     pthread_mutex_lock(&g->mu);
     unrun_locked(g, w);
     /* Up at once, down slowly: see admission.h. */
@@ -310,9 +363,21 @@ void relay_gate_done(relay_gate *g, rl_loop *loop, relay_waiter *w, int64_t serv
         g->service_ms = (double)service_ms > g->service_ms
                             ? (double)service_ms
                             : (1 - SERVICE_ALPHA) * g->service_ms + SERVICE_ALPHA * (double)service_ms;
-    grant_locked(g, rl_now_ns());
+    if (g->adaptive && relay_limit_ended(&g->lim, w->slot_ns, now, rtt))
+        RL_DEBUG("admission: limit %u (round trip %.3f ms, shortest %.3f ms)", relay_limit_get(&g->lim),
+                 (double)g->lim.last_ns / RL_NS_PER_MS, (double)g->lim.min_rtt_ns / RL_NS_PER_MS);
+    grant_locked(g, now, &ws);
     pthread_mutex_unlock(&g->mu);
+    wake_all(&ws);
     drain(g);
+}
+
+unsigned relay_gate_limit(relay_gate *g)
+{
+    pthread_mutex_lock(&g->mu);
+    unsigned limit = limit_locked(g);
+    pthread_mutex_unlock(&g->mu);
+    return limit;
 }
 
 int64_t relay_gate_service_ms(relay_gate *g)

@@ -15,13 +15,18 @@
  * call for 600 ms takes at least that long, whatever the average says
  * (the average knows nothing until a call ends).
  *
+ * The limit is fixed (--max-inflight, the lab's demos and the mistakes)
+ * or adaptive (the default: limit.h), following the backend's latency from
+ * RELAY_MAX_INFLIGHT up.
+ *
  * Threads: the gate is shared by every loop and guarded by a mutex. A
  * waiter belongs to the loop it was queued on, and is started there: when a
  * slot frees on one loop, the gate hands it to the queue's head and puts
- * the waiter in its own loop's inbox; the loop finds it at once when it
- * freed the slot itself, else within GATE_POLL_MS (gRPC's C API has no way
- * to wake another loop's queue). Per-loop state is the loop thread's own
- * (thread-local), so a loop touches only its own inbox outside the lock.
+ * the waiter in its own loop's inbox; the loop that freed the slot starts
+ * its own waiters at once and wakes the waiters' loops (rl_loop_wake), so
+ * a queued call costs no polling and waits for nothing but its slot.
+ * Per-loop state is the loop thread's own (thread-local), so a loop
+ * touches only its own inbox outside the lock.
  *
  * "unbounded" gates reproduce the classic mistake: no queue bound, no
  * check of the deadline at admission, and nothing leaves the queue before
@@ -29,6 +34,7 @@
 #ifndef RELAY_ADMISSION_H
 #define RELAY_ADMISSION_H
 
+#include "limit.h"
 #include "rl_loop.h"
 
 #include <pthread.h>
@@ -37,7 +43,8 @@
 #include <stdint.h>
 
 /* Defaults of --max-inflight and --max-queue. Eight calls in flight keep
- * a backend's queue short; the queue is long enough that only the deadline
+ * a backend's queue short (the adaptive limit starts there and never goes
+ * below); the queue is long enough that only the deadline
  * check refuses under normal bursts (500 calls at once in
  * tests/integration/test_relay_memory.py). */
 #define RELAY_MAX_INFLIGHT 8
@@ -52,7 +59,7 @@ typedef void (*relay_grant_fn)(relay_waiter *w);
 
 struct relay_waiter {
     relay_waiter *next, *prev; /* the gate's queue, then the loop's inbox (lock) */
-    relay_loop_gate *home;     /* the loop it waits on */
+    relay_loop_gate *home;     /* the loop it waits on (set by relay_gate_admit) */
     relay_grant_fn on_grant;
     int64_t deadline_ns;               /* its caller's deadline; INT64_MAX: none */
     int64_t slot_ns;                   /* when it got its slot */
@@ -66,9 +73,11 @@ struct relay_waiter {
 
 typedef struct relay_gate {
     pthread_mutex_t mu;
-    unsigned max_inflight, max_queue;
+    unsigned max_inflight, max_queue; /* max_inflight: the fixed limit, or the start */
     bool unbounded;
-    bool closed;                       /* relay_gate_close ran */
+    bool adaptive; /* the limit is |lim|'s, not max_inflight */
+    relay_limit lim;
+    bool closed; /* relay_gate_close ran */
     unsigned inflight, queued;
     relay_waiter *head, *tail;         /* the queue, oldest first */
     relay_waiter *run_head, *run_tail; /* the calls holding slots, oldest first */
@@ -82,7 +91,9 @@ typedef enum relay_admit {
     RELAY_ADMIT_CLOSED,  /* the gate closed (shutting down): |why| says so */
 } relay_admit;
 
-void relay_gate_init(relay_gate *g, unsigned max_inflight, unsigned max_queue, bool unbounded);
+/* A fixed limit of |max_inflight| or, when |adaptive|, a limit that starts
+ * there and follows the backend's latency (limit.h). */
+void relay_gate_init(relay_gate *g, unsigned max_inflight, unsigned max_queue, bool unbounded, bool adaptive);
 void relay_gate_fini(relay_gate *g);
 
 /* Admits a call arriving on |loop| whose caller's deadline is
@@ -92,7 +103,7 @@ relay_admit relay_gate_admit(relay_gate *g, rl_loop *loop, relay_waiter *w, rela
                              int64_t deadline_ns, char *why, size_t whylen);
 
 /* Closes the gate (SIGTERM's admission close): every queued call is
- * evicted with |closing| set, on its own loop within GATE_POLL_MS, and a
+ * evicted with |closing| set, on its own loop at once, and a
  * call admitted later is refused. A queued call has not started anything
  * downstream, so failing it lets its client retry on another replica at
  * once instead of holding it through the drain. An unbounded gate (the
@@ -107,8 +118,16 @@ bool relay_gate_leave(relay_gate *g, relay_waiter *w);
 
 /* Gives back |w|'s slot on |loop| (the loop that held it). |service_ms|
  * >= 0 is a successful call's downstream time, for the average; -1: none.
- * Hands freed slots to the queue and starts this loop's granted waiters. */
-void relay_gate_done(relay_gate *g, rl_loop *loop, relay_waiter *w, int64_t service_ms);
+ * |rtt| says what the call's time since its slot tells the adaptive limit
+ * (limit.h): a served call's round trip, a lower bound when its deadline
+ * ended it downstream, or nothing (a backend that refused at once says
+ * nothing about its latency).
+ * Hands freed slots to the queue, starts this loop's granted waiters and
+ * wakes the loops of the others. */
+void relay_gate_done(relay_gate *g, rl_loop *loop, relay_waiter *w, int64_t service_ms, relay_rtt rtt);
+
+/* The limit on calls in flight now. */
+unsigned relay_gate_limit(relay_gate *g);
 
 /* The time a call must have left to be worth forwarding: the expected
  * service time plus half of it (the service varies: a call queued behind

@@ -33,7 +33,9 @@ static void usage(FILE *f)
             "                   their downstream calls are cancelled (default $RELAYLAB_GRACE_MS, else %d)\n"
             "  --drain-delay-ms MS  after SIGTERM, how long to keep admitting calls while the health\n"
             "                   service already says NOT_SERVING (default 0; below the grace)\n"
-            "  --max-inflight N calls with a downstream call in flight at once, across the loops (default %d)\n"
+            "  --max-inflight N a fixed limit on the calls with a downstream call in flight at once, across\n"
+            "                   the loops (default: a limit that follows the baseline's latency, from %d\n"
+            "                   up, relay/limit.h; the mistakes keep a fixed %d)\n"
             "  --max-queue N    calls waiting for one of those; beyond it, or when a call's remaining\n"
             "                   deadline cannot cover the expected wait, it is refused RESOURCE_EXHAUSTED\n"
             "                   at once (default %d)\n"
@@ -41,7 +43,7 @@ static void usage(FILE *f)
             "SIGTERM: NOT_SERVING, admission closes (calls queued for a slot fail UNAVAILABLE), calls in\n"
             "flight finish within the grace, exit 0;\n"
             "a second SIGTERM or a SIGINT cancels what is left at once.\n",
-            RL_SERVER_GRACE_MS, RELAY_MAX_INFLIGHT, RELAY_MAX_QUEUE);
+            RL_SERVER_GRACE_MS, RELAY_MAX_INFLIGHT, RELAY_MAX_INFLIGHT, RELAY_MAX_QUEUE);
 }
 
 /* Admission closes at SIGTERM (after the drain delay): the calls queued
@@ -59,6 +61,7 @@ int main(int argc, char **argv)
     const relay_mistake *mistake = relay_mistake_default();
     int threads = 0;
     long max_inflight = RELAY_MAX_INFLIGHT, max_queue = RELAY_MAX_QUEUE;
+    bool fixed_limit = false; /* --max-inflight given */
     const char *config = NULL;
     int64_t grace_ms = RL_SERVER_GRACE_MS, drain_delay_ms = 0;
     const char *grace_env = getenv("RELAYLAB_GRACE_MS");
@@ -100,6 +103,7 @@ int main(int argc, char **argv)
                 return 2;
             }
             *(inflight ? &max_inflight : &max_queue) = n;
+            fixed_limit |= inflight;
         } else if (strcmp(a, "--config") == 0) {
             config = v;
         } else if (strcmp(a, "--grace-ms") == 0 || strcmp(a, "--drain-delay-ms") == 0) {
@@ -161,7 +165,10 @@ int main(int argc, char **argv)
     grpc_channel_credentials_release(creds);
 
     relay_gate gate;
-    relay_gate_init(&gate, (unsigned)max_inflight, (unsigned)max_queue, mistake->unbounded_queue);
+    /* The adaptive limit is the reference's; a mistake reproduces a relay
+     * with the lab's fixed gate, and --max-inflight asks for one. */
+    relay_gate_init(&gate, (unsigned)max_inflight, (unsigned)max_queue, mistake->unbounded_queue,
+                    !fixed_limit && mistake == relay_mistake_default());
     relay_ctx ctx;
     relay_ctx_init(&ctx, channel, mistake, &gate);
     const rl_method methods[] = {{RELAY_PROCESS_PATH, relay_process_start, &ctx, false}};

@@ -40,6 +40,8 @@ typedef struct process_call {
     bool queued;                     /* waiting for a slot (holds a ref) */
     bool has_slot;                   /* holds an admission slot until its downstream part ends */
     bool served;                     /* Work answered OK: a service-time sample */
+    bool ran_out;                    /* a downstream call ended DEADLINE_EXCEEDED: its
+                                      * time is a lower bound of the backend's latency */
     int64_t slot_ns;                 /* when it got its slot */
 } process_call;
 
@@ -105,7 +107,9 @@ static void slot_done(process_call *p)
     if (!p->has_slot || p->down_busy)
         return;
     p->has_slot = false;
-    relay_gate_done(p->ctx->gate, p->loop, &p->waiter, p->served ? (rl_now_ns() - p->slot_ns) / RL_NS_PER_MS : -1);
+    int64_t took_ns = rl_now_ns() - p->slot_ns;
+    relay_gate_done(p->ctx->gate, p->loop, &p->waiter, p->served ? took_ns / RL_NS_PER_MS : -1,
+                    p->served ? RELAY_RTT_SERVED : p->ran_out ? RELAY_RTT_BOUND : RELAY_RTT_NONE);
 }
 
 static void start_work(process_call *p)
@@ -137,6 +141,7 @@ static void lookup_done(rl_client *c)
 {
     process_call *p = from_client(c);
     p->down_busy = false;
+    p->ran_out |= c->batch.status == GRPC_STATUS_DEADLINE_EXCEEDED;
     bool ok = c->batch.status == GRPC_STATUS_OK;
     if (!ok)
         fail_from(p, "Lookup");
@@ -151,6 +156,7 @@ static void work_done(rl_client *c)
 {
     process_call *p = from_client(c);
     p->down_busy = false;
+    p->ran_out |= c->batch.status == GRPC_STATUS_DEADLINE_EXCEEDED;
     RL_DEBUG("Work %u of %s ended with status %d", p->works, p->req->tag, (int)c->batch.status);
     if (p->works < p->ctx->mistake->work_calls) {
         /* The call-twice bug: a "retry" whatever the outcome was. */

@@ -18,8 +18,8 @@ its row's 'expect'. The known class is graded with
 
 Rows left out, and why: the hostile ones (they need the grader's --dir to be
 tests/submissions, or their own --memory-limit: they test the sandbox, not a
-class) and rows judged in a world other than nat-350s (one class has one
-world an exercise)."""
+class), rows judged in a world other than nat-350s (one class has one
+world an exercise), and rows that run some scenarios only (--only)."""
 
 import argparse
 import glob

@@ -6,12 +6,27 @@
 # to fix it, keeps npm's output in build/node-deps.log, and exits 1.
 # npm is bounded by RELAYLAB_NPM_TIMEOUT seconds (default 120) so a registry
 # that drops packets costs minutes at worst, not npm's own 5-minute timeouts.
+#
+# `node-deps.sh --kit`: the packages the starters pin (every starter pins the
+# same; tests/integration/test_all_paths.py checks it), in
+# build/node-packages/node_modules, from starters/streamer/node's
+# package-lock.json. The grader gives them to a Node submission that has no
+# node_modules of its own (NODE_PATH, shown in its sandbox): what students
+# upload to Gradescope, which installs them here at image build (setup.sh).
 set -u
 cd "$(dirname "$0")/.."
 
 dir=tests/submissions/node
-stamp=$dir/node_modules/.relaylab-npm-ci
 log=build/node-deps.log
+if [ "${1:-}" = --kit ]; then
+    dir=build/node-packages
+    log=build/node-packages.log
+    mkdir -p "$dir"
+    for f in package.json package-lock.json; do
+        cmp -s "starters/streamer/node/$f" "$dir/$f" || cp "starters/streamer/node/$f" "$dir/$f"
+    done
+fi
+stamp=$dir/node_modules/.relaylab-npm-ci
 limit=${RELAYLAB_NPM_TIMEOUT:-120}
 
 if [ -f "$stamp" ] && [ "$stamp" -nt "$dir/package-lock.json" ] && [ "$stamp" -nt "$dir/package.json" ]; then

@@ -65,9 +65,13 @@ def main():
             tests.append({
                 "name": f"{ex}/{sc}",
                 "setup": setup if first else "",
-                # lab check reads the folder's .relaylab (the config file and
-                # variant for the config exercises) and passes --only on.
-                "run": f"cd '{folder}' && sudo /opt/relaylab-student/bin/lab check {ex} --only {sc} --runs {a.runs}",
+                # lab check reads the folder's .relaylab (the config file, and
+                # the identity for the config exercises unless RELAYLAB_STUDENT
+                # is set where the tests run: README.md, "One identity") and
+                # passes --only on.
+                "run": (f"cd '{folder}' && sudo /opt/relaylab-student/bin/lab check {ex} "
+                        '${RELAYLAB_STUDENT:+--student "$RELAYLAB_STUDENT"} '
+                        f"--only {sc} --runs {a.runs}"),
                 "input": "",
                 "output": "",
                 "comparison": "included",

@@ -4,7 +4,8 @@
 # packages the grader needs (Ubuntu 24.04 "noble" or Debian 12: both ship
 # gRPC 1.51.1; the names below exist in Debian 12, checked with apt-cache
 # policy, and are assumed to be the same in noble, which could not be tried
-# here) and builds the kit. No test tools: the autograder only grades.
+# here), builds the kit and installs the Node packages the starters pin.
+# No test tools: the autograder only grades.
 set -eu
 cd "$(dirname "$0")"
 PKGS="build-essential pkg-config libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libjemalloc-dev \
@@ -18,4 +19,10 @@ apt-get install -y -qq --no-install-recommends $PKGS
 # clang): mark the packages as installed, then build the programs alone.
 mkdir -p build && touch build/.deps-installed
 make build
+# The Node packages the starters pin, from npm now (image build is when
+# Gradescope lets the autograder reach the network): students upload their
+# Node folders without node_modules, and the grader then runs them with these
+# (NODE_PATH, shown in the sandbox). A failure here fails the image build,
+# not every student's grading later.
+sh scripts/node-deps.sh --kit
 chmod +x run_autograder

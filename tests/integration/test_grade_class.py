@@ -104,6 +104,20 @@ def test_jobs_and_resume_change_no_verdict(klass):
     assert p.returncode == 2, err
     assert "run the same command again to resume" in err
     assert processes_under(klass) == [], "the interrupted batch left a process behind"
+    # The interrupted batch's summary says it is partial and counts only what
+    # was graded: the ungraded are NOT-GRADED rows, not failures.
+    summary = open(os.path.join(out2, "summary.txt")).read()
+    rows = known_class.read_csv(os.path.join(out2, "grades.csv"))
+    gradings = {(k[0], k[1]) for k in rows}
+    ungraded = {(k[0], k[1]) for k, v in rows.items() if v["verdict"] == "NOT-GRADED"}
+    assert ungraded, "the batch was interrupted after its first grading: some must be left"
+    assert f"partial: {len(gradings) - len(ungraded)} of {len(gradings)} gradings" in summary, summary
+    for line in summary.splitlines():
+        words = line.split()
+        if len(words) == 5 and "/" in words[0] and words[1].isdigit():
+            ex, sc = words[0].split("/")
+            graded = [v for k, v in rows.items() if k[1:] == (ex, sc) and v["verdict"] != "NOT-GRADED"]
+            assert sum(int(w) for w in words[1:4]) == len(graded), (line, summary)
 
     r = subprocess.run(grade_class(klass, out2, 2), capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
@@ -207,3 +221,99 @@ def test_gradescope_zip_has_what_gradescope_runs(tmp_path):
         assert not any(n.startswith(("bin/", "build/")) or "node_modules" in n for n in names)
         mode = z.getinfo("run_autograder").external_attr >> 16
         assert mode & 0o111, "run_autograder must be executable"
+
+
+# ---- a hostile hand-in ----
+
+GOOD_RETRY = os.path.join(ROOT, "tests", "configs", "good", "lab-retry.json")
+
+
+def retry_folder(student_dir, name="retry"):
+    """A folder `lab init retry` made, holding a config that passes retry."""
+    d = os.path.join(student_dir, name)
+    os.makedirs(d)
+    with open(GOOD_RETRY) as src, open(os.path.join(d, "config.json"), "w") as dst:
+        dst.write(src.read())
+    with open(os.path.join(d, ".relaylab"), "w") as f:
+        f.write("exercises retry\nlang json\nsubmission config.json\nvariant \n")
+    return d
+
+
+def test_a_hostile_class_is_graded_in_bounded_time(klass):
+    # Every hand-in below once broke the batch or graded a classmate's work:
+    # zed's folder and erin's retry folder are symlinks to bob's (10/10
+    # as bob's work), frank's config is bob's, gina's .relaylab is /dev/zero
+    # (100 % CPU, deaf to SIGTERM), hank's a FIFO (blocked), mo's run leads to
+    # bob's, "ivan smith" and an escape sequence in a name (exit 2, nobody
+    # graded). Each gets rows saying why; alice and bob are graded.
+    cls = os.path.join(os.path.dirname(klass), "hostile")
+    for s in ("alice", "bob", "frank", "gina", "hank", "ivan smith", "esc\x1b[31mred", "new\nline"):
+        retry_folder(os.path.join(cls, s))
+    os.makedirs(os.path.join(cls, "erin"))
+    os.symlink("../bob/retry", os.path.join(cls, "erin", "retry"))
+    os.symlink("bob", os.path.join(cls, "zed"))
+    os.unlink(os.path.join(cls, "frank", "retry", "config.json"))
+    os.symlink("../../bob/retry/config.json", os.path.join(cls, "frank", "retry", "config.json"))
+    os.unlink(os.path.join(cls, "gina", "retry", ".relaylab"))
+    os.symlink("/dev/zero", os.path.join(cls, "gina", "retry", ".relaylab"))
+    os.unlink(os.path.join(cls, "hank", "retry", ".relaylab"))
+    os.mkfifo(os.path.join(cls, "hank", "retry", ".relaylab"))
+    os.makedirs(os.path.join(cls, "mo", "dl"))
+    with open(os.path.join(cls, "bob", "run"), "w") as f:
+        f.write("#!/bin/sh\nexec python3 relay.py\n")
+    os.chmod(os.path.join(cls, "bob", "run"), 0o755)
+    os.symlink("../../bob/run", os.path.join(cls, "mo", "dl", "run"))
+    with open(os.path.join(cls, "mo", "dl", ".relaylab"), "w") as f:
+        f.write("exercises deadline\nlang python\nsubmission ./run\nvariant \n")
+    subprocess.run(["chmod", "-R", "o+rX", cls], check=True)
+    out = os.path.join(os.path.dirname(klass), "out-hostile")
+    # deadline too: mo's refused run is a deadline folder; everyone else has
+    # none (MISSING, nothing run), so only alice's and bob's retry is graded.
+    r = subprocess.run([os.path.join(BIN, "grade-class"), cls, "--out", out, "--exercises", "retry,deadline",
+                        "--jobs", "2"], capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    rows = known_class.read_csv(os.path.join(out, "grades.csv"))
+
+    def verdicts_of(student, ex="retry"):
+        return {v["verdict"] for (s, e, _), v in rows.items() if s == student and e == ex}
+
+    def feedback_of(student, ex="retry"):
+        return {v["feedback"] for (s, e, _), v in rows.items() if s == student and e == ex}
+
+    assert verdicts_of("alice") == {"PASS"} and verdicts_of("bob") == {"PASS"}, r.stderr
+    refused = {  # what the rows and the stderr line must say: the folder or file, and why
+        "zed": ("the student folder zed is a symlink",),
+        "erin": ("erin/retry is a symlink that leads outside erin's folder",),
+        "frank": ("frank/retry/config.json", "symbolic link leading out"),
+        "gina": ("gina/retry/.relaylab", "symbolic link leading out"),
+        "hank": ("hank/retry/.relaylab", "FIFO"),
+        "ivan\\x20smith": ("the student folder 'ivan\\x20smith' has a name the results cannot use",),
+        "esc\\x1b\\x5b31mred": ("'esc\\x1b\\x5b31mred' has a name the results cannot use",),
+        "new\\x0aline": ("'new\\x0aline' has a name the results cannot use",),
+    }
+    lines = r.stderr.splitlines()
+    for student, why in refused.items():
+        assert verdicts_of(student) == {"ERROR"}, (student, rows)
+        assert all(w in fb for fb in feedback_of(student) for w in why), (student, feedback_of(student))
+        assert any(all(w in line for w in why) for line in lines), (why, r.stderr)
+    assert verdicts_of("mo", "deadline") == {"ERROR"}
+    assert all("its './run' leads outside that folder" in fb for fb in feedback_of("mo", "deadline"))
+    assert "\x1b" not in r.stderr and "\x1b" not in open(os.path.join(out, "grades.csv")).read()
+    # The refused with a usable name get a results.json saying why; a name the
+    # results cannot use gets no folder of --out.
+    res = json.load(open(os.path.join(out, "erin", "results.json")))
+    assert res["score"] == 0 and "leads outside" in res["tests"][0]["output"]
+    assert sorted(os.listdir(out)) == sorted(["alice", "bob", "erin", "frank", "gina", "hank", "mo", "zed",
+                                              "grades.csv", "summary.txt"])
+
+    # bin/grader refuses the same when handed the link itself (lab check and
+    # Gradescope reach it without grade-class).
+    for argv in (["--submission", os.path.join(cls, "erin", "retry", "config.json"),
+                  "--dir", os.path.join(cls, "erin", "retry")],
+                 ["--submission", os.path.join(cls, "frank", "retry", "config.json")]):
+        g = subprocess.run([os.path.join(BIN, "grader"), "retry", "--quiet", *argv], capture_output=True,
+                           text=True, timeout=60)
+        said = g.stdout + g.stderr
+        assert g.returncode != 0, said
+        assert "leads outside its folder: not followed" in said or "leading out of the submission's folder" in said, \
+            said

@@ -16,9 +16,14 @@
 #              0..64 ms, the worst under other builds on both cores);
 #   EXPIRE_MS  a deadline to the status that reports it;
 #   LATE_CALL_WINDOW_MS  how long to watch for a call that must not come (a
-#              relay that makes it anyway does so within a few ms).
+#              relay that makes it anyway does so within a few ms);
+#   ADMISSION_MS  SIGTERM to a closed listener;
+#   refused()  what counts as a refusal at shutdown (REFUSE_MS and the
+#              statuses that are not one, GR_JUDGE_NOT_REFUSALS).
 import os
 import re
+
+import grpc
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -28,9 +33,13 @@ def _judge_constants():
     with open(path) as f:
         text = f.read()
     found = {m.group(1): int(m.group(2)) for m in re.finditer(r"#define GR_JUDGE_(\w+)\s+(\d+)", text)}
-    need = ("SCHED_MS", "MARGIN_MIN_MS", "MARGIN_FRAC", "EXPIRE_MS", "CANCEL_MS", "LATE_CALL_WINDOW_MS")
+    need = ("SCHED_MS", "MARGIN_MIN_MS", "MARGIN_FRAC", "EXPIRE_MS", "CANCEL_MS", "LATE_CALL_WINDOW_MS",
+            "ADMISSION_MS", "REFUSE_MS")
     missing = [n for n in need if n not in found]
     assert not missing, f"{path} no longer defines GR_JUDGE_{missing}: update tests/integration/tolerances.py"
+    m = re.search(r"#define GR_JUDGE_NOT_REFUSALS\s+(.+)", text)
+    assert m, f"{path} no longer defines GR_JUDGE_NOT_REFUSALS: update tests/integration/tolerances.py"
+    found["NOT_REFUSALS"] = [n.strip() for n in m.group(1).split(",")]
     return found
 
 
@@ -41,6 +50,32 @@ MARGIN_FRAC = _J["MARGIN_FRAC"]
 EXPIRE_MS = _J["EXPIRE_MS"]
 CANCEL_MS = _J["CANCEL_MS"]
 LATE_CALL_WINDOW_MS = _J["LATE_CALL_WINDOW_MS"]
+ADMISSION_MS = _J["ADMISSION_MS"]
+REFUSE_MS = _J["REFUSE_MS"]
+
+
+def _status_codes(names):
+    """grpc.StatusCode members for C-core's GRPC_STATUS_<NAME> names (the
+    same names, without the prefix)."""
+    codes = []
+    for n in names:
+        assert n.startswith("GRPC_STATUS_") and n[len("GRPC_STATUS_"):] in grpc.StatusCode.__members__, \
+            f"GR_JUDGE_NOT_REFUSALS names {n!r}, not a GRPC_STATUS_ constant: update tests/integration/tolerances.py"
+        codes.append(grpc.StatusCode[n[len("GRPC_STATUS_"):]])
+    return frozenset(codes)
+
+
+NOT_REFUSALS = _status_codes(_J["NOT_REFUSALS"])
+
+
+def refused(code, took_ms):
+    """True when a call that ended with grpc.StatusCode |code| |took_ms| after
+    it started was refused, as the grader's gr_judge_refused (grader/judge.h):
+    fast, with any status but those in GR_JUDGE_NOT_REFUSALS. gRPC, not the
+    server, picks the status: CANCELLED for a stream that reached the draining
+    connection before the client saw its GOAWAY, UNAVAILABLE on a refused
+    connection."""
+    return code not in NOT_REFUSALS and took_ms <= REFUSE_MS
 
 
 def wire_rounding_ms(ms):

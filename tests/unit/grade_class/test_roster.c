@@ -1,7 +1,10 @@
 /* Unit tests for the roster: `grader list` is read into exercises and
  * scenario ids (a config exercise is known by its --submission FILE), the
  * rubric's points in either form, and a student's folders by their
- * .relaylab markers, whose exercises match by whole word. */
+ * .relaylab markers, whose exercises match by whole word; a folder or a
+ * marker that leads out of the student's folder (a symlink), a marker that
+ * is a FIFO or /dev/zero, and a student folder that is a symlink are
+ * refused with a line naming them, never read. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -117,8 +120,10 @@ static void starters_are_found_by_marker(void **state)
     char sdir[128];
     snprintf(sdir, sizeof sdir, "%s/alice", dir);
     gc_starter st[8];
-    size_t n = gc_roster_starters(sdir, st, 8);
+    char notes[1024] = "";
+    size_t n = gc_roster_starters(sdir, "alice", "keepalive retry", st, 8, notes, sizeof notes);
     assert_int_equal(n, 2); /* ka, relay: by name; hidden and malformed skipped */
+    assert_non_null(strstr(notes, "alice/broken/.relaylab names no exercises"));
     assert_true(gc_starter_has(&st[0], "keepalive"));
     assert_string_equal(st[0].variant, "s123");
     assert_string_equal(st[0].submission, "keepalive.json");
@@ -134,8 +139,82 @@ static void a_student_folder_may_be_a_starter(void **state)
     char sdir[128];
     snprintf(sdir, sizeof sdir, "%s/bob", dir);
     gc_starter st[2];
-    assert_int_equal(gc_roster_starters(sdir, st, 2), 1);
+    char notes[256] = "";
+    assert_int_equal(gc_roster_starters(sdir, "bob", "keepalive retry", st, 2, notes, sizeof notes), 1);
+    assert_string_equal(notes, "");
     assert_string_equal(st[0].dir, sdir);
+}
+
+static char scratch_notes[1024];
+
+static void folders_without_marker_are_recognised_by_their_files(void **state)
+{
+    (void)state;
+    /* A command starter: run and the README lab init wrote; a config
+     * starter: its EXERCISE.json; junk is not a starter. */
+    put("carl/relay/run", "#!/bin/sh\n");
+    put("carl/relay/README.md", "# x\n    lab check              # every exercise this folder is for: deadline cancel\n");
+    put("carl/ka/keepalive.json", "{}");
+    put("carl/junk/notes.txt", "x");
+    char sdir[128];
+    snprintf(sdir, sizeof sdir, "%s/carl", dir);
+    gc_starter st[8];
+    assert_int_equal(gc_roster_starters(sdir, "x", "keepalive retry", st, 8, scratch_notes, sizeof scratch_notes), 2);
+    assert_string_equal(st[0].exercises, "keepalive");
+    assert_string_equal(st[0].submission, "keepalive.json");
+    assert_non_null(strstr(st[0].inferred, "keepalive.json"));
+    assert_string_equal(st[1].exercises, "deadline cancel");
+    assert_string_equal(st[1].submission, "./run");
+    assert_true(st[1].inferred[0]);
+    /* Any marker wins: the unmarked folders are then not guessed at. */
+    put("carl/other/.relaylab", "exercises flow\nsubmission ./run\n");
+    assert_int_equal(gc_roster_starters(sdir, "x", "keepalive retry", st, 8, scratch_notes, sizeof scratch_notes), 1);
+    assert_string_equal(st[0].exercises, "flow");
+    assert_string_equal(st[0].inferred, "");
+}
+
+static void ambiguous_or_unnamed_folders_are_not_guessed(void **state)
+{
+    (void)state;
+    put("dana/run", "#!/bin/sh\n"); /* a run without the README: which exercise? */
+    put("dana/relay.py", "x");
+    put("dana/cfg/keepalive.json", "{}");
+    put("dana/cfg/retry.json", "{}"); /* two configs: which one? */
+    char sdir[128];
+    snprintf(sdir, sizeof sdir, "%s/dana", dir);
+    gc_starter st[4];
+    assert_int_equal(gc_roster_starters(sdir, "x", "keepalive retry", st, 4, scratch_notes, sizeof scratch_notes), 0);
+}
+
+static void a_marker_that_is_not_a_regular_file_is_refused(void **state)
+{
+    (void)state;
+    put("erin/relay", NULL);
+    char path[256], sdir[128];
+    snprintf(path, sizeof path, "%s/erin/relay/.relaylab", dir);
+    assert_int_equal(symlink("/dev/zero", path), 0);
+    snprintf(sdir, sizeof sdir, "%s/erin", dir);
+    gc_starter st[2];
+    /* /dev/zero would never end: refused at once, and nothing recognised. */
+    assert_int_equal(gc_roster_starters(sdir, "x", "keepalive", st, 2, scratch_notes, sizeof scratch_notes), 0);
+}
+
+static void the_roster_file_maps_folders_to_ids(void **state)
+{
+    (void)state;
+    put("roster.csv", "folder,id\n# comment\n\nalice, s1001\nbob,bob@uni.edu,extra\nbad,has space\nnocomma\n");
+    char path[128], id[128], err[256];
+    snprintf(path, sizeof path, "%s/roster.csv", dir);
+    assert_int_equal(gc_roster_identity(path, "alice", id, sizeof id, err, sizeof err), RL_OK);
+    assert_string_equal(id, "s1001");
+    assert_int_equal(gc_roster_identity(path, "bob", id, sizeof id, err, sizeof err), RL_OK);
+    assert_string_equal(id, "bob@uni.edu");
+    assert_int_equal(gc_roster_identity(path, "bad", id, sizeof id, err, sizeof err), RL_EPARSE);
+    assert_non_null(strstr(err, "line 6"));
+    assert_int_equal(gc_roster_identity(path, "carl", id, sizeof id, err, sizeof err), RL_EPARSE); /* nocomma */
+    put("short.csv", "alice,s1\n");
+    snprintf(path, sizeof path, "%s/short.csv", dir);
+    assert_int_equal(gc_roster_identity(path, "zed", id, sizeof id, err, sizeof err), RL_ENOTFOUND);
 }
 
 static void students_are_sorted_and_names_checked(void **state)
@@ -145,19 +224,62 @@ static void students_are_sorted_and_names_checked(void **state)
     put("amy", NULL);
     put(".git", NULL);
     put("file.txt", "not a folder");
+    put("a b", NULL);
+    char path[256];
+    snprintf(path, sizeof path, "%s/link", dir);
+    assert_int_equal(symlink("amy", path), 0);
     char **names;
     size_t n;
     char err[256];
     assert_int_equal(gc_roster_students(dir, &names, &n, err, sizeof err), RL_OK);
-    assert_int_equal(n, 2);
-    assert_string_equal(names[0], "amy");
-    assert_string_equal(names[1], "zed");
+    assert_int_equal(n, 4); /* bad names and links too: the caller gives them a row each */
+    assert_string_equal(names[0], "a b");
+    assert_string_equal(names[1], "amy");
+    assert_string_equal(names[2], "link");
+    assert_string_equal(names[3], "zed");
     gc_roster_free_names(names, n);
+    assert_int_equal(gc_roster_refuse_folder(path, "link", err, sizeof err), RL_EINVAL);
+    assert_non_null(strstr(err, "the student folder link is a symlink"));
+    snprintf(path, sizeof path, "%s/amy", dir);
+    assert_int_equal(gc_roster_refuse_folder(path, "amy", err, sizeof err), RL_OK);
+    char shown[64];
+    gc_roster_name_shown("a b\n\033[31m", shown, sizeof shown);
+    assert_string_equal(shown, "a\\x20b\\x0a\\x1b\\x5b31m");
     assert_true(gc_roster_name_ok("s1234-ann.b@x+y"));
     assert_false(gc_roster_name_ok(".x"));
     assert_false(gc_roster_name_ok("a,b"));
     assert_false(gc_roster_name_ok("a b"));
     assert_false(gc_roster_name_ok(""));
+}
+
+static void links_out_and_odd_markers_are_refused(void **state)
+{
+    (void)state;
+    put("bob/retry/.relaylab", "exercises retry\nsubmission config.json\n");
+    put("erin/own/.relaylab", "exercises deadline\nsubmission ./run\n");
+    put("erin/z/x", "");
+    put("erin/f/x", "");
+    char path[256], target[256], sdir[128];
+    snprintf(path, sizeof path, "%s/erin/retry", dir);
+    assert_int_equal(symlink("../bob/retry", path), 0); /* a classmate's folder */
+    snprintf(path, sizeof path, "%s/erin/inner", dir);
+    assert_int_equal(symlink("own", path), 0); /* inside: followed */
+    snprintf(path, sizeof path, "%s/erin/z/.relaylab", dir);
+    assert_int_equal(symlink("/dev/zero", path), 0);
+    snprintf(path, sizeof path, "%s/erin/f/.relaylab", dir);
+    assert_int_equal(mkfifo(path, 0644), 0);
+    snprintf(sdir, sizeof sdir, "%s/erin", dir);
+    snprintf(target, sizeof target, "%s/erin/own", dir);
+    gc_starter st[8];
+    char notes[2048] = "";
+    size_t n = gc_roster_starters(sdir, "erin", "keepalive retry", st, 8, notes, sizeof notes);
+    assert_int_equal(n, 2); /* inner (as own) and own */
+    assert_string_equal(st[0].dir, target);
+    assert_false(gc_starter_has(&st[0], "retry") || gc_starter_has(&st[1], "retry"));
+    assert_non_null(strstr(notes, "erin/retry is a symlink that leads outside erin's folder"));
+    assert_non_null(strstr(notes, "erin/z/.relaylab"));
+    assert_non_null(strstr(notes, "erin/f/.relaylab"));
+    assert_null(strstr(notes, dir)); /* named relative to the class, not by the instructor's paths */
 }
 
 int main(void)
@@ -169,6 +291,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(starters_are_found_by_marker, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(a_student_folder_may_be_a_starter, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(students_are_sorted_and_names_checked, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(folders_without_marker_are_recognised_by_their_files, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(ambiguous_or_unnamed_folders_are_not_guessed, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(a_marker_that_is_not_a_regular_file_is_refused, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(the_roster_file_maps_folders_to_ids, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(links_out_and_odd_markers_are_refused, make_dir, remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,8 @@
  * scenario the file does not grade is an ERROR row, rows sort the same
  * whatever order the graders finished in, the CSV quotes what needs it, a
  * student's results.json adds up, and the summary names the most common
- * failing scenario with its most common feedback. */
+ * failing scenario with its most common feedback; an interrupted batch's
+ * summary says it is partial and counts only what was graded. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -207,11 +208,37 @@ static void summary_names_the_most_common_failure(void **state)
     fclose(f);
     const char *s = slurp(p);
     assert_non_null(strstr(s, "4 students"));
-    assert_non_null(strstr(s, "most common failing scenario: deadline/shrinks, failed by 3 of 4 students"));
+    assert_non_null(strstr(s, "most common failing scenario: deadline/shrinks, failed by 3 of the 4 students graded on it"));
     assert_non_null(strstr(s, "its most common feedback (2 of them, numbers aside), e.g.: got 2019 ms, 1457.5 ms left: "
                               "forwarded"));
     assert_non_null(strstr(s, "   30- 39 %    3 ###\n")); /* 2 of 6 points each */
     assert_non_null(strstr(s, "    100 %    1 #"));
+    gc_tally_fini(&t);
+}
+
+static void a_partial_summary_says_so_and_counts_only_the_graded(void **state)
+{
+    (void)state;
+    setup_exercise();
+    gc_tally t;
+    gc_tally_init(&t, ex, 1);
+    gc_tally_add_results(&t, "amy", 0, results("a.json", "FAIL", "dropped", false));
+    gc_tally_add_results(&t, "bob", 0, results("b.json", "FAIL", "dropped", false));
+    gc_tally_add_all(&t, "cat", 0, GC_NOT_GRADED, "not graded: interrupted");
+    gc_tally_add_all(&t, "dan", 0, GC_NOT_GRADED, "not graded: interrupted");
+    gc_tally_sort(&t);
+    char p[256];
+    snprintf(p, sizeof p, "%s/s.txt", dir);
+    FILE *f = fopen(p, "w");
+    gc_tally_summary(&t, f, 12, 2);
+    fclose(f);
+    const char *s = slurp(p);
+    assert_non_null(strstr(s, "partial: 2 of 4 gradings"));
+    assert_non_null(strstr(s, "2 students with something graded, 4 verdicts"));
+    assert_non_null(strstr(s, "failed by 2 of the 2 students graded on it"));
+    assert_non_null(strstr(s, "mean 33 %"));
+    assert_non_null(strstr(s, "    0-  9 %    0 \n")); /* the ungraded are not zeros */
+    assert_non_null(strstr(s, "  deadline/shrinks                  0       2        0"));
     gc_tally_fini(&t);
 }
 
@@ -224,6 +251,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(csv_quotes_commas_quotes_and_lines, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(student_results_add_up, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(summary_names_the_most_common_failure, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(a_partial_summary_says_so_and_counts_only_the_graded, make_dir, remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,7 @@
 /* Unit tests for the flow exercise's judging: the memory budget's edges,
- * the wording of both verdicts (numbers, budget, likely mistake), and the
- * CPU allowance after a cancel scaled to the window actually measured. */
+ * the wording of both verdicts (numbers, budget, likely mistake), the
+ * CPU allowance after a cancel scaled to the window actually measured, and
+ * a late first chunk judged by memory once the growth is past the budget. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <cmocka.h>
 
 #include "ex_flow.h"
+#include "rl_err.h"
 
 #define MIB (UINT64_C(1) << 20)
 
@@ -96,6 +98,25 @@ static void slow_reader_budget_is_its_own(void **state)
     assert_non_null(strstr(buf, "budget 96 MiB"));
 }
 
+/* The first chunk late: the memory rule decides once the growth is past
+ * the scenario's budget (FAIL), the clock otherwise (TIMEOUT). */
+static void a_late_first_chunk_is_judged_by_memory_past_the_budget(void **state)
+{
+    (void)state;
+    uint64_t budget = GR_FLOW_BUDGET_MIB * MIB;
+    /* Past the budget while nothing came: memory. */
+    assert_true(gr_flow_first_late_over_budget(RL_ETIMEOUT, 0, 1, budget + 1, budget));
+    assert_true(gr_flow_first_late_over_budget(RL_ETIMEOUT, 0, 1, 128 * MIB, GR_FLOW_SLOW_BUDGET_MIB * MIB));
+    /* At the budget or under it: the late chunk is a TIMEOUT. */
+    assert_false(gr_flow_first_late_over_budget(RL_ETIMEOUT, 0, 1, budget, budget));
+    assert_false(gr_flow_first_late_over_budget(RL_ETIMEOUT, 0, 1, 128 * MIB, 160 * MIB));
+    /* The first chunks came: not this rule (the watch judges memory). */
+    assert_false(gr_flow_first_late_over_budget(RL_ETIMEOUT, 1, 1, 128 * MIB, budget));
+    /* Another failure (the stream ended, wrong data): not this rule. */
+    assert_false(gr_flow_first_late_over_budget(RL_EGRPC, 0, 1, 128 * MIB, budget));
+    assert_false(gr_flow_first_late_over_budget(RL_EINVAL, 0, 1, 128 * MIB, budget));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -106,6 +127,7 @@ int main(void)
         cmocka_unit_test(failing_feedback_names_numbers_and_mistake),
         cmocka_unit_test(passing_feedback_names_numbers),
         cmocka_unit_test(cancel_cpu_scales_with_window),
+        cmocka_unit_test(a_late_first_chunk_is_judged_by_memory_past_the_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

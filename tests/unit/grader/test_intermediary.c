@@ -6,7 +6,8 @@
  * dead upstream is skipped, and none alive refuses the connection; an
  * upstream added while it runs takes its turn, a removed one takes no new
  * connection but keeps the ones it holds, and bytes are counted per
- * upstream. The
+ * upstream. On a clock the test holds, a loop that runs late keeps a
+ * connection whose bytes were already waiting and drops an idle one. The
  * upstreams are small echo servers on loopback. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -191,6 +192,145 @@ static void traffic_keeps_the_mapping(void **state)
     shutdown(e.listen_fd, SHUT_RDWR);
     close(e.listen_fd);
     pthread_join(e.thread, NULL);
+}
+
+/* ---- a late loop, on a clock the test holds ---- */
+
+/* The intermediary's idle clock (gr_intermediary_options.clock), moved by
+ * the test. With |hold| set the next reading waits, |held| true, until the
+ * test clears it: the intermediary's loop stops at the top of a turn, where
+ * it decides what is idle, for as long as the test wants, as a loop the
+ * machine did not run. */
+typedef struct fake_clock {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int64_t now;
+    bool hold;
+    bool held;
+} fake_clock;
+
+static int64_t fake_now(void *user)
+{
+    fake_clock *fc = user;
+    pthread_mutex_lock(&fc->mu);
+    if (fc->hold) {
+        fc->held = true;
+        pthread_cond_broadcast(&fc->cv);
+        while (fc->hold)
+            pthread_cond_wait(&fc->cv, &fc->mu);
+        fc->held = false;
+    }
+    int64_t now = fc->now;
+    pthread_mutex_unlock(&fc->mu);
+    return now;
+}
+
+/* Holds the intermediary's next reading of the clock and waits (3 s at
+ * most) until its loop stands there. */
+static void hold_the_loop(fake_clock *fc)
+{
+    pthread_mutex_lock(&fc->mu);
+    fc->hold = true;
+    int64_t give_up = rl_now_ns() + 3 * RL_NS_PER_SEC;
+    while (!fc->held && rl_now_ns() < give_up) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 10 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&fc->cv, &fc->mu, &ts);
+    }
+    bool held = fc->held;
+    pthread_mutex_unlock(&fc->mu);
+    assert_true(held);
+}
+
+/* Moves the clock |ms| on and lets the loop go. */
+static void release_after(fake_clock *fc, int64_t ms)
+{
+    pthread_mutex_lock(&fc->mu);
+    fc->now += ms * RL_NS_PER_MS;
+    fc->hold = false;
+    pthread_cond_broadcast(&fc->cv);
+    pthread_mutex_unlock(&fc->mu);
+}
+
+#define LATE_IDLE_MS 100
+
+/* A NAT on |fc| with an idle drop of LATE_IDLE_MS, to |e|, and a client
+ * connection through it that has carried one round trip. */
+static gr_intermediary *late_nat_start(echo *e, fake_clock *fc, int *fd)
+{
+    pthread_mutex_init(&fc->mu, NULL);
+    pthread_cond_init(&fc->cv, NULL);
+    fc->now = 1000 * RL_NS_PER_SEC;
+    fc->hold = fc->held = false;
+    echo_start(e);
+    gr_intermediary *im;
+    char err[128];
+    gr_intermediary_options o = {.upstream_ports = &e->port,
+                                 .nupstreams = 1,
+                                 .idle_drop_ms = LATE_IDLE_MS,
+                                 .clock = fake_now,
+                                 .clock_user = fc};
+    assert_int_equal(gr_intermediary_start(&o, &im, err, sizeof err), 0);
+    *fd = dial(gr_intermediary_port(im));
+    assert_int_equal(round_trip(*fd, "ping", 2000), 4);
+    return im;
+}
+
+static void late_nat_stop(gr_intermediary *im, echo *e, fake_clock *fc, int fd)
+{
+    close(fd);
+    gr_intermediary_stop(im);
+    echo_stop(e);
+    pthread_cond_destroy(&fc->cv);
+    pthread_mutex_destroy(&fc->mu);
+}
+
+/* The keepalive lab's false drop: a loop that ran late found a ping
+ * already waiting on a connection whose timeout its clock said had
+ * passed. The ping came in time; only the loop did not. */
+static void bytes_waiting_when_a_late_loop_looks_keep_the_mapping(void **state)
+{
+    (void)state;
+    echo e;
+    fake_clock fc;
+    int fd;
+    gr_intermediary *im = late_nat_start(&e, &fc, &fd);
+    /* Nothing moves after the round trip, so the loop's next reading of
+     * the clock is the top of a turn. */
+    hold_the_loop(&fc);
+    /* On loopback the bytes are in the intermediary's socket when write
+     * returns: waiting, unread, while the loop stands still. */
+    assert_int_equal(write(fd, "late", 4), 4);
+    release_after(&fc, 10 * LATE_IDLE_MS);
+    struct pollfd pf = {.fd = fd, .events = POLLIN};
+    assert_int_equal(poll(&pf, 1, 2000), 1);
+    char buf[16];
+    assert_int_equal(read(fd, buf, sizeof buf), 4);
+    gr_intermediary_stats st;
+    gr_intermediary_stats_get(im, &st);
+    assert_int_equal(st.dropped, 0);
+    late_nat_stop(im, &e, &fc, fd);
+}
+
+/* The same late loop with nothing waiting: the connection was idle, and
+ * the intermediary forgets it (so the clock, not the machine, decides). */
+static void a_late_loop_with_nothing_waiting_drops_the_mapping(void **state)
+{
+    (void)state;
+    echo e;
+    fake_clock fc;
+    int fd;
+    gr_intermediary *im = late_nat_start(&e, &fc, &fd);
+    hold_the_loop(&fc);
+    release_after(&fc, 10 * LATE_IDLE_MS);
+    wait_dropped(im, 1);
+    assert_int_equal(round_trip(fd, "lost", 300), -1);
+    late_nat_stop(im, &e, &fc, fd);
 }
 
 /* ---- the policies alone ---- */
@@ -498,6 +638,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(forwards_then_goes_silent_without_closing),
         cmocka_unit_test(traffic_keeps_the_mapping),
+        cmocka_unit_test(bytes_waiting_when_a_late_loop_looks_keep_the_mapping),
+        cmocka_unit_test(a_late_loop_with_nothing_waiting_drops_the_mapping),
         cmocka_unit_test(round_robin_takes_each_in_turn_and_skips_the_tried),
         cmocka_unit_test(least_connections_takes_the_emptiest_and_ties_in_turn),
         cmocka_unit_test(round_robin_spreads_connections_over_upstreams),

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include <cmocka.h>
+#include <grpc/status.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -258,6 +259,20 @@ static void rubric_errors_are_clear(void **state)
     unlink(path);
 }
 
+/* A call refused at shutdown fails fast with whatever status gRPC gave it
+ * (CANCELLED when it raced the GOAWAY, UNAVAILABLE on a refused connection);
+ * served, left to its deadline, or slow is not a refusal. */
+static void refusal_is_any_fast_failure_but_a_deadline(void **state)
+{
+    (void)state;
+    assert_true(gr_judge_refused(GRPC_STATUS_UNAVAILABLE, 1));
+    assert_true(gr_judge_refused(GRPC_STATUS_CANCELLED, 1));
+    assert_true(gr_judge_refused(GRPC_STATUS_RESOURCE_EXHAUSTED, GR_JUDGE_REFUSE_MS));
+    assert_false(gr_judge_refused(GRPC_STATUS_UNAVAILABLE, GR_JUDGE_REFUSE_MS + 1));
+    assert_false(gr_judge_refused(GRPC_STATUS_OK, 1));
+    assert_false(gr_judge_refused(GRPC_STATUS_DEADLINE_EXCEEDED, 1));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -277,6 +292,7 @@ int main(void)
         cmocka_unit_test(rubric_scores_each_scenario),
         cmocka_unit_test(no_deadline_expiry_names_the_mistake),
         cmocka_unit_test(rubric_errors_are_clear),
+        cmocka_unit_test(refusal_is_any_fast_failure_but_a_deadline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 /* Unit tests for rl_loop: the timer heap fires in due order, stopped timers
- * never fire, re-arming moves a timer, and completion-queue tags dispatch to
- * their done callbacks. */
+ * never fire, re-arming moves a timer, completion-queue tags dispatch to
+ * their done callbacks, and another thread can wake the loop. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +13,7 @@
 
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
+#include <pthread.h>
 #include <string.h>
 
 #define NT 64
@@ -181,6 +182,87 @@ static void tag_dispatches_to_done(void **state)
     drain(&loop);
 }
 
+typedef struct wake_probe {
+    int woken;
+    bool on_loop_thread; /* every |woken| ran on the thread that runs the loop */
+    pthread_t loop_thread;
+    int wake_again; /* wake-ups to post from inside |woken| */
+} wake_probe;
+
+static void on_woken(rl_loop *loop, void *user)
+{
+    wake_probe *p = user;
+    p->woken++;
+    p->on_loop_thread &= pthread_equal(pthread_self(), p->loop_thread) != 0;
+    if (p->wake_again > 0) {
+        p->wake_again--;
+        rl_loop_wake(loop);
+    }
+}
+
+static void *wake_from_thread(void *loop)
+{
+    rl_loop_wake(loop);
+    return NULL;
+}
+
+/* Runs |loop| until |p| was woken |n| times; fails after 5 s. */
+static void run_until_woken(rl_loop *loop, const wake_probe *p, int n)
+{
+    int64_t give_up = rl_now_ns() + 5 * RL_NS_PER_SEC;
+    while (p->woken < n && rl_now_ns() < give_up)
+        rl_loop_run_until(loop, rl_now_ns() + 10 * RL_NS_PER_MS);
+    assert_int_equal(p->woken, n);
+}
+
+static void another_thread_wakes_the_loop(void **state)
+{
+    (void)state;
+    rl_loop loop;
+    rl_loop_init(&loop);
+    wake_probe p = {.on_loop_thread = true, .loop_thread = pthread_self()};
+    assert_int_equal(rl_loop_wake_init(&loop, on_woken, &p), 0);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, wake_from_thread, &loop), 0);
+    pthread_join(t, NULL);
+    /* No timer is armed: the wake-up itself is on the queue. */
+    assert_int_equal(loop.nheap, 0);
+    run_until_woken(&loop, &p, 1);
+    assert_true(p.on_loop_thread);
+    assert_int_equal(loop.wakes, 1);
+    drain(&loop);
+}
+
+static void wake_ups_before_the_loop_runs_coalesce(void **state)
+{
+    (void)state;
+    rl_loop loop;
+    rl_loop_init(&loop);
+    wake_probe p = {.on_loop_thread = true, .loop_thread = pthread_self()};
+    assert_int_equal(rl_loop_wake_init(&loop, on_woken, &p), 0);
+    for (int i = 0; i < 3; i++)
+        rl_loop_wake(&loop);
+    run_until_woken(&loop, &p, 1);
+    /* Every wake-up was posted before the loop ran: a second one would be
+     * on the queue already. */
+    assert_true(rl_loop_run_until(&loop, rl_now_ns() + 20 * RL_NS_PER_MS));
+    assert_int_equal(p.woken, 1);
+    drain(&loop);
+}
+
+static void a_wake_up_while_woken_runs_is_not_lost(void **state)
+{
+    (void)state;
+    rl_loop loop;
+    rl_loop_init(&loop);
+    wake_probe p = {.on_loop_thread = true, .loop_thread = pthread_self(), .wake_again = 1};
+    assert_int_equal(rl_loop_wake_init(&loop, on_woken, &p), 0);
+    rl_loop_wake(&loop);
+    run_until_woken(&loop, &p, 2);
+    assert_true(p.on_loop_thread);
+    drain(&loop);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -189,6 +271,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(rearming_moves_the_timer, setup, teardown),
         cmocka_unit_test_setup_teardown(timer_fires_not_before_due, setup, teardown),
         cmocka_unit_test_setup_teardown(tag_dispatches_to_done, setup, teardown),
+        cmocka_unit_test_setup_teardown(another_thread_wakes_the_loop, setup, teardown),
+        cmocka_unit_test_setup_teardown(wake_ups_before_the_loop_runs_coalesce, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_wake_up_while_woken_runs_is_not_lost, setup, teardown),
     };
     return cmocka_run_group_tests_name("rl_loop", tests, NULL, NULL);
 }
