@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 static atomic_int first_reserved; /* 0: guard off */
+static int limit_fds;              /* the soft limit it was armed below */
 static atomic_uint_least64_t refused;
 
 int bl_fd_guard_init(void)
@@ -32,6 +33,7 @@ int bl_fd_guard_init(void)
     /* A tiny limit (a test's) keeps half for connections. */
     rlim_t reserve = cur > 2 * BL_FD_RESERVE ? BL_FD_RESERVE : cur / 2;
     rlim_t first = cur - reserve < BL_FD_PUBLIC_MAX ? cur - reserve : BL_FD_PUBLIC_MAX;
+    limit_fds = (int)cur;
     atomic_store(&first_reserved, (int)first);
     return 0;
 }
@@ -62,9 +64,9 @@ int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags)
         close(fd);
         /* Log the first and then every thousandth, not every one. */
         if (atomic_fetch_add(&refused, 1) % 1000 == 0)
-            RL_WARN("a TCP connection closed at accept: descriptor %d would eat into the %d kept for the "
-                    "observer (%llu closed so far)",
-                    fd, BL_FD_RESERVE, (unsigned long long)atomic_load(&refused));
+            RL_WARN("a TCP connection closed at accept: descriptor %d is past the %d public connections may "
+                    "take of %d, the rest kept for the observer (%llu closed so far)",
+                    fd, limit, limit_fds, (unsigned long long)atomic_load(&refused));
         /* On to the next one queued, so the caller's edge-triggered poller
          * sees a true EAGAIN when the queue is empty. */
     }
