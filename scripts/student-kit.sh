@@ -26,7 +26,7 @@ copy() { # copy FILE... into the kit at the same relative path
     done
 }
 
-for p in baseline grader lab channel-config jail; do
+for p in baseline tunnel grader lab channel-config jail; do
     [ -x "bin/$p" ] || { echo "student-kit: bin/$p is missing: run make first" >&2; exit 1; }
     copy "bin/$p"
 done

@@ -27,12 +27,13 @@ NAME = "relaylab-student"
 # solutions and every known-good submission or config, and the tests'
 # solutions to the starters.
 DENY = [
-    r"^relay/", r"^streamer/", r"^bench/", r"^tests/", r"^bin/relay$", r"^bin/streamer$", r"^bin/bench-",
+    r"^relay/", r"^streamer/", r"^agent/", r"^bench/", r"^tests/", r"^bin/relay$", r"^bin/streamer$",
+    r"^bin/agent$", r"^bin/bench-",
     r"_good\.(py|js|json)$", r"(^|/)relay_[^/]*\.(py|js)$", r"(^|/)streamer_[^/]*\.(py|js)$",
     r"(^|/)node_modules/", r"^build/(?!gen/)",
     r"(^|/)overload\.(py|js|c)$",  # the overload starters' solutions, wherever they might land
 ]
-NEED = ["bin/baseline", "bin/grader", "bin/lab", "bin/channel-config", "bin/jail", "proto/relaylab.proto",
+NEED = ["bin/baseline", "bin/tunnel", "bin/grader", "bin/lab", "bin/channel-config", "bin/jail", "proto/relaylab.proto",
         "proto/health.proto",
         "grader/rubric.json", "grader/worlds/keepalive.json", "grader/worlds/retry.json", "Makefile", "README.md",
         "channel_config/README.md", "scripts/install-deps.sh"]
