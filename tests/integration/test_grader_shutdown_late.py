@@ -5,12 +5,14 @@
 # starved grader's late signal once passed relay_shutdown_stop_now.py
 # (bench/results/soak.md). The hidden shutdown-late exercise
 # (grader/ex_shutdown.c, found only with RELAYLAB_GRADER_TEST_EXERCISES set)
-# sends the signal late on purpose: only after the call was answered.
+# sends the signal late on purpose: only after the call was answered. The
+# exits scenario, which a stop(0) also passes when its call had ended, is
+# judged the same way.
 from conftest import PYTHON, SUBMISSIONS
 from test_grader import grade
 
 HOOK = {"RELAYLAB_GRADER_TEST_EXERCISES": "1"}
-RUBRIC = '{"shutdown-late": {"in-flight-late-once": 1, "in-flight-late-every-try": 1}}'
+RUBRIC = '{"shutdown-late": {"in-flight-late-once": 1, "in-flight-late-every-try": 1, "exits-late-every-try": 1}}'
 
 
 def grade_late(tmp_path, submission):
@@ -27,6 +29,9 @@ def test_a_late_signal_never_passes_a_relay_that_stops_at_once(tmp_path):
     # would have given.
     verdict, feedback = v["in-flight-late-every-try"]
     assert verdict == "ERROR" and "grade again: the machine was too slow to tell" in feedback, g.out
+    # exits: a stop(0) also exits 0 once the call it never had to cut is done.
+    verdict, feedback = v["exits-late-every-try"]
+    assert verdict == "ERROR" and "grade again: the machine was too slow to tell" in feedback, g.out
     # Too late once: the next try signals in time and shows the bug.
     verdict, feedback = v["in-flight-late-once"]
     assert verdict == "FAIL" and "the server stopped without a grace" in feedback, g.out
@@ -39,4 +44,6 @@ def test_a_late_signal_is_taken_again_for_a_relay_that_drains(tmp_path):
     verdict, feedback = v["in-flight-late-once"]
     assert verdict == "PASS" and "a server that stopped at once would have cut it" in feedback, g.out
     verdict, feedback = v["in-flight-late-every-try"]
+    assert verdict == "ERROR" and "In 3 tries" in feedback, g.out
+    verdict, feedback = v["exits-late-every-try"]
     assert verdict == "ERROR" and "In 3 tries" in feedback, g.out
