@@ -135,9 +135,10 @@ static int signal_in_time(gr_ctx *ctx, const char *tag, const rl_probe_call *c, 
     return decided;
 }
 
-/* One run of in-flight with tag |tag|, SIGTERM sent late when |late|: returns 0 or GR_SCENARIO_DECIDED
- * with |out| set, or IN_FLIGHT_TOO_LATE with |out| untouched and *left_ms
- * how long the Work ran on after SIGTERM (negative: it had ended). */
+/* One run of in-flight with tag |tag|, SIGTERM sent late when |late|:
+ * returns 0 or GR_SCENARIO_DECIDED with |out| set, or IN_FLIGHT_TOO_LATE
+ * with |out| untouched and *left_ms how long the Work ran on after SIGTERM
+ * (negative: it had ended). */
 static int in_flight_try(gr_ctx *ctx, const char *tag, bool late, int64_t *left_ms, gr_scenario_result *out)
 {
     rl_probe_call c;
@@ -211,10 +212,10 @@ static int in_flight_runs(gr_ctx *ctx, in_flight_fn run, int late_tries, gr_scen
     for (int i = 0, n = 0; i < IN_FLIGHT_TRIES && n >= 0 && (size_t)n < sizeof runs; i++)
         n += snprintf(runs + n, sizeof runs - (size_t)n, "%s%lld", i ? ", " : "", (long long)left[i]);
     return gr_scenario_decide(out, GR_ERROR,
-                              "grade again: the machine was too slow to tell. In %d tries the call in flight at SIGTERM "
-                              "completed OK, but SIGTERM came too late to tell a drain from a server that stops at once: its "
-                              "Work ran on only %s ms after the signal (negative: it had ended before), less than the "
-                              "%lld ms a stop(0) needs to be seen",
+                              "grade again: the machine was too slow to tell. In %d tries the call in flight at "
+                              "SIGTERM completed OK, but SIGTERM came too late to tell a drain from a server that "
+                              "stops at once: its Work ran on only %s ms after the signal (negative: it had ended "
+                              "before), less than the %lld ms a stop(0) needs to be seen",
                               IN_FLIGHT_TRIES, runs, (long long)gr_judge_stop_margin(SHORT_STEPS, STEP_MS));
 }
 
@@ -692,10 +693,10 @@ const gr_exercise gr_ex_shutdown = {
 };
 
 /* ---- shutdown-late: the grader's own test of a signal sent too late ----
- * in-flight (and exits) with SIGTERM sent only once the call in flight has been
- * answered, as a grader starved past the whole Work would send it: on the
- * first try only, the next one tells (a good relay passes, one that stops
- * at once fails); on every try, ERROR whatever the relay, never PASS.
+ * in-flight (and exits) with SIGTERM sent only once the call in flight has
+ * been answered, as a grader starved past the whole Work would send it: on
+ * the first try only, the next one tells (a good relay passes, one that
+ * stops at once fails); on every try, ERROR whatever the relay, never PASS.
  * Found only with GR_TEST_EXERCISES_ENV set (exercise.h). */
 
 static int in_flight_late_once(gr_ctx *ctx, gr_scenario_result *out)
@@ -721,7 +722,7 @@ static const gr_scenario late_scenarios[] = {
 
 const gr_exercise gr_ex_shutdown_late = {
     .name = "shutdown-late",
-    .summary = "the grader's own test: in-flight when SIGTERM came too late to tell",
+    .summary = "the grader's own test: in-flight and exits when SIGTERM came too late to tell",
     .kind = GR_SUBMISSION_COMMAND,
     .baselines = 1,
     .env = shutdown_env,
