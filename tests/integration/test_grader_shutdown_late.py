@@ -8,7 +8,9 @@
 # sends the signal late on purpose: only after the call was answered. The
 # exits scenario, which a stop(0) also passes when its call had ended, is
 # judged the same way.
-from conftest import PYTHON, SUBMISSIONS
+import subprocess
+
+from conftest import PYTHON, SUBMISSIONS, bin_path
 from test_grader import grade
 
 HOOK = {"RELAYLAB_GRADER_TEST_EXERCISES": "1"}
@@ -47,3 +49,8 @@ def test_a_late_signal_is_taken_again_for_a_relay_that_drains(tmp_path):
     assert verdict == "ERROR" and "In 3 tries" in feedback, g.out
     verdict, feedback = v["exits-late-every-try"]
     assert verdict == "ERROR" and "In 3 tries" in feedback, g.out
+
+
+def test_shutdown_late_is_not_listed():
+    listed = subprocess.run([bin_path("grader"), "list"], capture_output=True, text=True, timeout=30)
+    assert listed.returncode == 0 and "shutdown" in listed.stdout and "shutdown-late" not in listed.stdout
