@@ -137,13 +137,61 @@ static void shutdown_figure(gr_scenario_result *out, const rl_probe_call *c, int
 #undef MS
 }
 
-/* in-flight: the call running at SIGTERM completes OK. */
-static int in_flight(gr_ctx *ctx, gr_scenario_result *out)
+/* True once the baseline shows the (first) Work of the records ended. */
+static bool work_ended(const Relaylab__ObserveReply *r, void *user)
 {
-    const char *tag = gr_tag(ctx);
+    (void)user;
+    const Relaylab__CallRecord *rec = rl_observe_find(r, "Work", 0);
+    return rec && rec->ended;
+}
+
+/* in-flight: the call running at SIGTERM completes OK. A starved grader
+ * can send the signal so late that the call's Work is over, or nearly, by
+ * then: a server that stops at once would still answer it, so such a run
+ * tells nothing (gr_judge_signal_in_time). It is taken again on a fresh
+ * instance, IN_FLIGHT_TRIES times at most, and then ERROR, never PASS. */
+#define IN_FLIGHT_TRIES 3
+#define IN_FLIGHT_TOO_LATE 2 /* in_flight_try: the run could not tell */
+
+/* Before a call in flight that completed OK at SIGTERM |s| counts for a
+ * drain: how long its Work ran on after the signal (*left_ms: its end at
+ * the baseline; the client's answer, later, when there is no record), which
+ * is how long a server that stops at once had to show it. Returns 0 when
+ * that was long enough (gr_judge_signal_in_time), IN_FLIGHT_TOO_LATE when
+ * not, GR_SCENARIO_DECIDED on the observer's ERROR. */
+static int signal_in_time(gr_ctx *ctx, const char *tag, const rl_probe_call *c, int64_t s, int64_t *left_ms,
+                          gr_scenario_result *out)
+{
+    Relaylab__ObserveReply *obs = NULL;
+    int rc = gr_process_observe_until(ctx, tag, work_ended, NULL, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS,
+                                      5, &obs);
+    int decided = gr_scenario_observed(rc, obs, out);
+    if (!decided) {
+        const Relaylab__CallRecord *w = rl_observe_find(obs, "Work", 0);
+        *left_ms = gr_ms_between(s, w && w->ended ? w->end_ns : c->end_ns);
+        if (!gr_judge_signal_in_time(*left_ms, SHORT_STEPS, STEP_MS))
+            decided = IN_FLIGHT_TOO_LATE;
+    }
+    gr_scenario_free_obs(&obs);
+    return decided;
+}
+
+/* One run of in-flight with tag |tag|, SIGTERM sent late when |late|:
+ * returns 0 or GR_SCENARIO_DECIDED with |out| set, or IN_FLIGHT_TOO_LATE
+ * with |out| untouched and *left_ms how long the Work ran on after SIGTERM
+ * (negative: it had ended). */
+static int in_flight_try(gr_ctx *ctx, const char *tag, bool late, int64_t *left_ms, gr_scenario_result *out)
+{
     rl_probe_call c;
     int64_t s;
-    if (start_in_flight(ctx, &c, tag, SHORT_STEPS, out) || send_sigterm(ctx, 0, &s, out))
+    int decided = 0;
+    if (start_in_flight(ctx, &c, tag, SHORT_STEPS, out))
+        goto done;
+    /* |late| (the grader's own test, below): the signal comes only once the
+     * call has been answered, as from a grader starved past its Work. */
+    if (late)
+        rl_probe_call_wait(&c, rl_now_ns() + (SHORT_STEPS * STEP_MS + GRACE_MS) * RL_NS_PER_MS);
+    if (send_sigterm(ctx, 0, &s, out))
         goto done;
     if (rl_probe_call_wait(&c, s + (GRACE_MS + EXIT_SLACK_MS) * RL_NS_PER_MS) != RL_OK) {
         gr_result(out, GR_FAIL,
@@ -155,8 +203,13 @@ static int in_flight(gr_ctx *ctx, gr_scenario_result *out)
     char why[256], st[200];
     int64_t ms = gr_ms_between(s, c.end_ns);
     if (gr_process_reply_ok(&c, tag, why, sizeof why)) {
-        gr_result(out, GR_PASS, "the call in flight at SIGTERM completed OK %lld ms after it", (long long)ms);
-        shutdown_figure(out, &c, s, NULL, 0, NULL, true);
+        if (!(decided = signal_in_time(ctx, tag, &c, s, left_ms, out))) {
+            gr_result(out, GR_PASS,
+                      "the call in flight at SIGTERM completed OK %lld ms after it (its Work ran on %lld ms after "
+                      "the signal: a server that stopped at once would have cut it)",
+                      (long long)ms, (long long)*left_ms);
+            shutdown_figure(out, &c, s, NULL, 0, NULL, true);
+        }
         goto done;
     }
     gr_process_status_text(&c, st, sizeof st);
@@ -172,7 +225,47 @@ static int in_flight(gr_ctx *ctx, gr_scenario_result *out)
                         "(calls admitted before the signal must be let finish)",
                         st, (long long)ms);
 done:
-    return gr_scenario_done(&c, NULL);
+    gr_scenario_done(&c, NULL);
+    return decided;
+}
+
+/* One run of a scenario with a call in flight at SIGTERM, as in_flight_try. */
+typedef int (*in_flight_fn)(gr_ctx *ctx, const char *tag, bool late, int64_t *left_ms, gr_scenario_result *out);
+
+/* Runs |run| until a run tells, IN_FLIGHT_TRIES times at most, its first
+ * |late_tries| with the signal sent late. */
+static int in_flight_runs(gr_ctx *ctx, in_flight_fn run, int late_tries, gr_scenario_result *out)
+{
+    int64_t left[IN_FLIGHT_TRIES];
+    for (int i = 0; i < IN_FLIGHT_TRIES; i++) {
+        if (i) {
+            /* The last run's instance got SIGTERM: it drains and exits (or
+             * is ended), and a fresh one takes its port. */
+            gr_exit ex;
+            gr_await_submission_exit(ctx, GRACE_MS + EXIT_SLACK_MS, true, &ex);
+            if (gr_restart_submission(ctx, 0, out) != RL_OK)
+                return 0;
+        }
+        char tag[200];
+        snprintf(tag, sizeof tag, "%s.%d", gr_tag(ctx), i);
+        int rc = run(ctx, tag, i < late_tries, &left[i], out);
+        if (rc != IN_FLIGHT_TOO_LATE)
+            return rc;
+    }
+    char runs[96] = "";
+    for (int i = 0, n = 0; i < IN_FLIGHT_TRIES && n >= 0 && (size_t)n < sizeof runs; i++)
+        n += snprintf(runs + n, sizeof runs - (size_t)n, "%s%lld", i ? ", " : "", (long long)left[i]);
+    return gr_scenario_decide(out, GR_ERROR,
+                              "grade again: the machine was too slow to tell. In %d tries the call in flight at "
+                              "SIGTERM completed OK, but SIGTERM came too late to tell a drain from a server that "
+                              "stops at once: its Work ran on only %s ms after the signal (negative: it had ended "
+                              "before), less than the %lld ms a stop(0) needs to be seen",
+                              IN_FLIGHT_TRIES, runs, (long long)gr_judge_stop_margin(SHORT_STEPS, STEP_MS));
+}
+
+static int in_flight(gr_ctx *ctx, gr_scenario_result *out)
+{
+    return in_flight_runs(ctx, in_flight_try, 0, out);
 }
 
 /* refuses-new: after SIGTERM the listener closes at once, and a new call
@@ -254,13 +347,19 @@ static int survivors(gr_ctx *ctx)
 }
 
 /* exits: once the call in flight is done, the process exits 0, within the
- * grace. */
-static int exits(gr_ctx *ctx, gr_scenario_result *out)
+ * grace. A server that stops at once exits 0 too, and fails the call in
+ * flight only if the signal came in time: as in-flight, a run whose signal
+ * came too late is taken again, then ERROR. */
+static int exits_try(gr_ctx *ctx, const char *tag, bool late, int64_t *left_ms, gr_scenario_result *out)
 {
-    const char *tag = gr_tag(ctx);
     rl_probe_call c;
     int64_t s;
-    if (start_in_flight(ctx, &c, tag, SHORT_STEPS, out) || send_sigterm(ctx, 0, &s, out))
+    int decided = 0;
+    if (start_in_flight(ctx, &c, tag, SHORT_STEPS, out))
+        goto done;
+    if (late)
+        rl_probe_call_wait(&c, rl_now_ns() + (SHORT_STEPS * STEP_MS + GRACE_MS) * RL_NS_PER_MS);
+    if (send_sigterm(ctx, 0, &s, out))
         goto done;
     /* The call first: its end is taken when the wait sees it. */
     rl_probe_call_wait(&c, s + (GRACE_MS + EXIT_SLACK_MS) * RL_NS_PER_MS);
@@ -287,18 +386,17 @@ static int exits(gr_ctx *ctx, gr_scenario_result *out)
     else if (left)
         gr_result(out, GR_FAIL, "it exited 0 after %lld ms, but %d process(es) it started ran on", (long long)ex.ms,
                         left);
-    else
+    else if (!(decided = signal_in_time(ctx, tag, &c, s, left_ms, out)))
         gr_result(out, GR_PASS, "exited 0 %lld ms after SIGTERM, once the call in flight had completed (%lld ms)",
                         (long long)ex.ms, (long long)gr_ms_between(s, c.end_ns));
 done:
-    return gr_scenario_done(&c, NULL);
+    gr_scenario_done(&c, NULL);
+    return decided;
 }
 
-static bool work_ended(const Relaylab__ObserveReply *r, void *user)
+static int exits(gr_ctx *ctx, gr_scenario_result *out)
 {
-    (void)user;
-    const Relaylab__CallRecord *rec = rl_observe_find(r, "Work", 0);
-    return rec && rec->ended;
+    return in_flight_runs(ctx, exits_try, 0, out);
 }
 
 /* grace-ends: a call that outlives the grace is ended at the grace, with
@@ -639,4 +737,42 @@ const gr_exercise gr_ex_shutdown = {
     .env = shutdown_env,
     .scenarios = scenarios,
     .nscenarios = sizeof scenarios / sizeof scenarios[0],
+};
+
+/* ---- shutdown-late: the grader's own test of a signal sent too late ----
+ * in-flight (and exits) with SIGTERM sent only once the call in flight has
+ * been answered, as a grader starved past the whole Work would send it: on
+ * the first try only, the next one tells (a good relay passes, one that
+ * stops at once fails); on every try, ERROR whatever the relay, never PASS.
+ * Found only with GR_TEST_EXERCISES_ENV set (exercise.h). */
+
+static int in_flight_late_once(gr_ctx *ctx, gr_scenario_result *out)
+{
+    return in_flight_runs(ctx, in_flight_try, 1, out);
+}
+
+static int in_flight_late_every_try(gr_ctx *ctx, gr_scenario_result *out)
+{
+    return in_flight_runs(ctx, in_flight_try, IN_FLIGHT_TRIES, out);
+}
+
+static int exits_late_every_try(gr_ctx *ctx, gr_scenario_result *out)
+{
+    return in_flight_runs(ctx, exits_try, IN_FLIGHT_TRIES, out);
+}
+
+static const gr_scenario late_scenarios[] = {
+    {"in-flight-late-once", "in-flight, SIGTERM late once: tried again", in_flight_late_once, 0},
+    {"in-flight-late-every-try", "in-flight, SIGTERM late every try: ERROR", in_flight_late_every_try, 0},
+    {"exits-late-every-try", "exits, SIGTERM late every try: ERROR", exits_late_every_try, 0},
+};
+
+const gr_exercise gr_ex_shutdown_late = {
+    .name = "shutdown-late",
+    .summary = "the grader's own test: in-flight and exits when SIGTERM came too late to tell",
+    .kind = GR_SUBMISSION_COMMAND,
+    .baselines = 1,
+    .env = shutdown_env,
+    .scenarios = late_scenarios,
+    .nscenarios = sizeof late_scenarios / sizeof late_scenarios[0],
 };

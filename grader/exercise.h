@@ -107,7 +107,8 @@ extern const gr_exercise *const gr_exercises[];
 
 /* Test hook: with GR_TEST_EXERCISES_ENV set (non-empty) in the
  * environment, gr_exercise_find also finds the grader's own test exercises
- * (ex_driver_test.c: "driver-test"; ex_cancel.c: "cancel-missed"), which
+ * (ex_driver_test.c: "driver-test"; ex_cancel.c: "cancel-missed";
+ * ex_shutdown.c: "shutdown-late"), which
  * are in no table and no rubric.
  * Never set it for real grading. */
 #define GR_TEST_EXERCISES_ENV "RELAYLAB_GRADER_TEST_EXERCISES"

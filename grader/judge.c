@@ -221,6 +221,16 @@ bool gr_judge_refused(int status, int64_t took_ms)
     return took_ms <= GR_JUDGE_REFUSE_MS;
 }
 
+int64_t gr_judge_stop_margin(uint32_t steps, int64_t step_ms)
+{
+    return (int64_t)steps * step_ms * GR_JUDGE_STOP_MARGIN_PCT / 100;
+}
+
+bool gr_judge_signal_in_time(int64_t work_left_ms, uint32_t steps, int64_t step_ms)
+{
+    return work_left_ms >= gr_judge_stop_margin(steps, step_ms);
+}
+
 gr_verdict gr_judge_worse(gr_verdict a, gr_verdict b)
 {
     return a > b ? a : b;

@@ -273,6 +273,20 @@ static void refusal_is_any_fast_failure_but_a_deadline(void **state)
     assert_false(gr_judge_refused(GRPC_STATUS_DEADLINE_EXCEEDED, 1));
 }
 
+/* The soak's wrong PASS: an 8 x 100 ms Work over when SIGTERM landed. A
+ * run passes only if the Work ran on half its plan after the signal. */
+static void signal_too_late_to_tell_a_stop_now(void **state)
+{
+    (void)state;
+    assert_int_equal(gr_judge_stop_margin(8, 100), 400);
+    assert_int_equal(gr_judge_stop_margin(40, 100), 2000);
+    assert_true(gr_judge_signal_in_time(700, 8, 100)); /* signalled once a step was done */
+    assert_true(gr_judge_signal_in_time(400, 8, 100));
+    assert_false(gr_judge_signal_in_time(399, 8, 100));
+    assert_false(gr_judge_signal_in_time(0, 8, 100)); /* "completed OK 0 ms after it" */
+    assert_false(gr_judge_signal_in_time(-250, 8, 100)); /* ended before the signal */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +307,7 @@ int main(void)
         cmocka_unit_test(no_deadline_expiry_names_the_mistake),
         cmocka_unit_test(rubric_errors_are_clear),
         cmocka_unit_test(refusal_is_any_fast_failure_but_a_deadline),
+        cmocka_unit_test(signal_too_late_to_tell_a_stop_now),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
