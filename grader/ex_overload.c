@@ -14,6 +14,7 @@
  * port (gr_stop_baseline, gr_restart_baseline). Every bound is a named
  * constant with the measurement it comes from (bench/results/overload.md). */
 #include "exercise.h"
+#include "judge.h"
 #include "rl_load.h"
 #include "process.h"
 #include "rl_deadline.h"
@@ -568,12 +569,15 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
             "backend can serve",
             goodput, OL_GOODPUT_SHARE * 100, OL_CAPACITY_PER_S);
     }
+    bool timing_only = v == GR_FAIL;
     if (wrong) {
+        timing_only = false;
         v = GR_FAIL;
         WHY("; %d calls were refused with %s: refuse with RESOURCE_EXHAUSTED (overloaded) or UNAVAILABLE", wrong,
             rl_status_name(wrong_code));
     }
     if (peak_mib > OL_RSS_BUDGET_MIB) {
+        timing_only = false;
         v = GR_FAIL;
         WHY("; its RSS reached %.1f MiB, over the %.0f MiB budget: what it holds per waiting call is not bounded",
             peak_mib, OL_RSS_BUDGET_MIB);
@@ -581,6 +585,14 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
 #undef WHY
     if (v == GR_PASS) {
         gr_result(out, GR_PASS, "%s", fb);
+    } else if (timing_only && gr_judge_client_lag_ms(calls, n) > GR_JUDGE_STALL_MS) {
+        /* Wrong status codes and the RSS budget do not rest on timing. */
+        gr_result(out, GR_ERROR,
+                  "grade again: the machine stalled. The grader's own client saw calls end up to %lld ms after "
+                  "their deadline (its timer fires at the deadline), so neither it nor the relay ran for that "
+                  "long, and what looked wrong (%s) may be the stall's",
+                  (long long)gr_judge_client_lag_ms(calls, n), why + 2);
+        gr_feedback_append(out, fb);
     } else {
         gr_result(out, v, "%s", why + 2);
         gr_feedback_append(out, fb);

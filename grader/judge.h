@@ -6,6 +6,7 @@
 #define GR_JUDGE_H
 
 #include "exercise.h"
+#include "rl_load.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -160,6 +161,21 @@ int64_t gr_judge_stop_margin(uint32_t steps, int64_t step_ms);
  * gr_judge_stop_margin(steps, step_ms). False: the run cannot tell, and is
  * to be taken again, never passed. */
 bool gr_judge_signal_in_time(int64_t work_left_ms, uint32_t steps, int64_t step_ms);
+
+/* ---- a stalled grader ----
+ *
+ * The grader's own client ends a call at its deadline with its own timer,
+ * in this process: a call it saw end DEADLINE_EXCEEDED long after its
+ * deadline means the grader got no CPU for that long, and neither, on the
+ * same cores, did the submission. The starved grader measured in
+ * grader/ex_overload.c saw 2 s deadlines end at 3.4 s (1.4 s late); past
+ * GR_JUDGE_STALL_MS a verdict that rests on timing is "grade again"
+ * (ERROR), never FAIL. */
+#define GR_JUDGE_STALL_MS 2000
+
+/* The most any of the |n| |calls| that ended DEADLINE_EXCEEDED ended after
+ * its deadline, in ms (0 when none was late). */
+int64_t gr_judge_client_lag_ms(const rl_load_call *calls, size_t n);
 
 /* ---- runs and points ---- */
 
