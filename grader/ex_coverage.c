@@ -357,8 +357,7 @@ static void burst_figure(gr_scenario_result *out, const obs *o, int b, int64_t t
     char title[GR_FIG_LABEL];
     snprintf(title, sizeof title, "A burst of %d calls on server %s, new streams placed %s", BURST_CALLS, NAMES[b],
              skewed ? "80 % on it" : "evenly");
-    gr_fig_plot(f, title, "seconds from the burst's first call",
-                "streams open; longest queue wait (x 100 ms)");
+    gr_fig_plot(f, title, "seconds from the burst's first call", "streams open; longest queue wait (x 100 ms)");
     fig_streams(f, o, b, t0, now);
     int64_t step;
     size_t n = fig_samples(t0, now, &step);
@@ -380,8 +379,9 @@ static void burst_figure(gr_scenario_result *out, const obs *o, int b, int64_t t
                        "(%lld ms)",
                        NAMES[b], (long long)(w->max_ns / RL_NS_PER_MS), (long long)(bound_ns / RL_NS_PER_MS));
     else
-        gr_fig_caption(f, "Calls waited at %s past the bound (longest %lld ms, bound %lld ms): its streams did not "
-                          "grow with its calls",
+        gr_fig_caption(f,
+                       "Calls waited at %s past the bound (longest %lld ms, bound %lld ms): its streams did not "
+                       "grow with its calls",
                        NAMES[b], (long long)(w->max_ns / RL_NS_PER_MS), (long long)(bound_ns / RL_NS_PER_MS));
 }
 
@@ -403,12 +403,14 @@ static void rest_figure(gr_scenario_result *out, const obs *o, int b, int64_t t0
         gr_fig_caption(f, "Server %s was pruned to %d, below the reserve: the next call there waits for a new stream",
                        NAMES[below], below_n);
     else if (worst >= 0)
-        gr_fig_caption(f, "Server %s still held %d streams at the check: idle streams were not pruned back to the "
-                          "reserve",
+        gr_fig_caption(f,
+                       "Server %s still held %d streams at the check: idle streams were not pruned back to the "
+                       "reserve",
                        NAMES[worst], worst_n);
     else
-        gr_fig_caption(f, "Every server went back to the reserve once its streams were unused for %d ms, and "
-                          "never below it",
+        gr_fig_caption(f,
+                       "Every server went back to the reserve once its streams were unused for %d ms, and "
+                       "never below it",
                        RL_COV_PRUNE_UNUSED_MS);
 }
 
