@@ -504,6 +504,39 @@ static int burst_skewed(gr_ctx *ctx, gr_scenario_result *out)
 
 /* ---- unfillable ---- */
 
+/* The unfillable scenario's picture: the streams on each server and in
+ * all from |t0| to |now|, against the judged bound on the total. */
+static void unfillable_figure(gr_scenario_result *out, const obs *o, int b, int64_t t0, int64_t now, int bound,
+                              int peak, bool kept)
+{
+    gr_figure *f = &out->figure;
+    char title[GR_FIG_LABEL];
+    snprintf(title, sizeof title, "Calls on server %s, where no new stream can land", NAMES[b]);
+    gr_fig_plot(f, title, "seconds from the first call", "streams open");
+    fig_streams(f, o, b, t0, now);
+    int64_t step;
+    size_t n = fig_samples(t0, now, &step);
+    double x[GR_FIG_MAX_POINTS], y[GR_FIG_MAX_POINTS];
+    for (size_t k = 0; k < n; k++) {
+        x[k] = (double)((int64_t)k * step) / RL_NS_PER_SEC;
+        y[k] = 0;
+        for (int i = 0; i < NSERVERS; i++)
+            y[k] += gr_cov_streams_at(o->s[i], t0 + (int64_t)k * step);
+    }
+    gr_fig_series_add(f, "streams in all", x, y, n);
+    gr_fig_ref(f, bound, "judged: at most %d in all", bound);
+    if (peak > bound)
+        gr_fig_caption(f,
+                       "The total grew past the bound (%d streams): growth must pause once idle streams elsewhere "
+                       "reach %dx the busy server's demand",
+                       peak, RL_COV_PAUSE_FACTOR);
+    else if (!kept)
+        gr_fig_caption(f, "Streams on %s were closed while its calls waited: keep the busy server's streams", NAMES[b]);
+    else
+        gr_fig_caption(f, "Growth paused under the bound and %s kept its streams: opening more cannot move placement",
+                       NAMES[b]);
+}
+
 static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
 {
     cov_world *cw = gr_world(ctx);
@@ -542,6 +575,7 @@ static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
     int thrash = churn(&o, t0, now, false);
     int lost = lost_calls(&o, t0);
     int single_b = gr_cov_young_closes(o.s[b], t0, now, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);
+    unfillable_figure(out, &o, b, t0, now, bound, peak, !closed_b && !lost);
     if (caps_broken(ctx, out)) {
     } else if (closed_b && single_b == closed_b) {
         char where[96];

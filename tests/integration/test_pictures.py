@@ -175,6 +175,7 @@ PAGES = {
     "coverage-good": ("coverage", "python3", "coverage_good.py", "burst-skewed"),
     "coverage-rest": ("coverage", "python3", "coverage_good.py", "rest"),
     "coverage-total": ("coverage", "python3", "coverage_total.py", "burst-uniform"),
+    "coverage-unfillable": ("coverage", "python3", "coverage_good.py", "unfillable"),
 }
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS = os.path.join(TESTS, "configs")
@@ -367,11 +368,26 @@ def test_coverage_pages_show_streams_per_server_and_the_wait_against_the_bound(p
     # As a total: the busy server's few streams stay below cover, and the
     # wait passes the bound.
     svgs, verdicts = coverage_page(pages, "coverage-total")
-    assert verdicts == {"burst-uniform": "FAIL"} and len(svgs) == 1
-    streams_b, wait = burst_parts(svgs[0])
-    assert min(polyline_ys(wait)) < ref_y(svgs[0], "judged bound on the wait: ")
-    assert min(polyline_ys(streams_b)) > ref_y(svgs[0], "covered: 50 in flight")
-    assert "did not grow with its calls" in caption(svgs[0])
+    assert verdicts == {"burst-uniform": "FAIL"} and len(svgs) == 1, verdicts
+    burst = svgs[0]
+    streams_b, wait = burst_parts(burst)
+    assert min(polyline_ys(wait)) < ref_y(burst, "judged bound on the wait: ")
+    assert min(polyline_ys(streams_b)) > ref_y(burst, "covered: 50 in flight")
+    assert "did not grow with its calls" in caption(burst)
+
+    # unfillable: the streams per server and in all, against the bound on
+    # the total.
+    svgs, verdicts = coverage_page(pages, "coverage-unfillable")
+    assert len(svgs) == 1, verdicts
+    unfillable = svgs[0]
+    texts = svg_texts(unfillable)
+    assert "streams in all" in texts and sum(t.startswith("streams on ") for t in texts) == 3, texts
+    lines = list(unfillable.iter(SVG_NS + "polyline"))
+    assert len(lines) == 4 and all(len(polyline_ys(l)) > 10 for l in lines)
+    bound = ref_y(unfillable, "judged: at most ")
+    if verdicts["unfillable"] == "PASS":
+        assert min(polyline_ys(lines[3])) > bound
+        assert caption(unfillable).startswith("Growth paused under the bound")
 
 
 def test_lab_demo_coverage_plots_carry_their_series(pages):
@@ -408,7 +424,7 @@ def test_pages_render_in_a_browser(pages, tmp_path):
         [browser, "--headless", "--no-sandbox", "--force-device-scale-factor=0.5", "--disable-gpu", "--hide-scrollbars",
          "--enable-logging=stderr",
          "--v=0", "--allow-file-access-from-files", f"--user-data-dir={tmp_path / 'profile'}",
-         f"--screenshot={shot}", "--window-size=1900,5700", index.as_uri()],
+         f"--screenshot={shot}", "--window-size=1900,6600", index.as_uri()],
         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert shot.exists(), b.stderr[-2000:]
     console = [l for l in b.stderr.splitlines() if "CONSOLE" in l or "Uncaught" in l]
