@@ -297,6 +297,123 @@ static int lost_calls(const obs *o, int64_t t0)
     return n;
 }
 
+/* ---- pictures (for --html: figure.h) ---- */
+
+/* Samples for a picture from |t0| to |t1|: at most GR_FIG_MAX_POINTS, no
+ * closer than 25 ms (the records are exact; the picture needs no more). */
+static size_t fig_samples(int64_t t0, int64_t t1, int64_t *step)
+{
+    int64_t span = t1 > t0 ? t1 - t0 : 0;
+    int64_t s = span / (GR_FIG_MAX_POINTS - 1);
+    if (s < 25 * RL_NS_PER_MS)
+        s = 25 * RL_NS_PER_MS;
+    *step = s;
+    size_t n = (size_t)(span / s) + 1;
+    return n > GR_FIG_MAX_POINTS ? GR_FIG_MAX_POINTS : n;
+}
+
+/* How long the longest-waiting call dispatched since |t0| had been queued
+ * on |s| at |t| (0 when none was queued then), in ms. */
+static double oldest_wait_ms(const gr_cov_server *s, int64_t t0, int64_t t)
+{
+    int64_t w = 0;
+    for (size_t k = 0; k < s->n_calls; k++) {
+        const Relaylab__TunnelCallRecord *c = s->calls[k];
+        if (c->dispatched_ns < t0 || c->dispatched_ns > t || (c->handed_ns && c->handed_ns <= t))
+            continue;
+        if (t - c->dispatched_ns > w)
+            w = t - c->dispatched_ns;
+    }
+    return (double)w / RL_NS_PER_MS;
+}
+
+/* Adds the streams each server held over [t0, t1] (x in seconds from
+ * |t0|), the busy server |b| first and named so (-1: none). */
+static void fig_streams(gr_figure *f, const obs *o, int b, int64_t t0, int64_t t1)
+{
+    int64_t step;
+    size_t n = fig_samples(t0, t1, &step);
+    double x[GR_FIG_MAX_POINTS], y[GR_FIG_MAX_POINTS];
+    for (int j = 0; j < NSERVERS; j++) {
+        int i = b < 0 ? j : j == 0 ? b : j <= b ? j - 1 : j;
+        for (size_t k = 0; k < n; k++) {
+            x[k] = (double)((int64_t)k * step) / RL_NS_PER_SEC;
+            y[k] = gr_cov_streams_at(o->s[i], t0 + (int64_t)k * step);
+        }
+        char label[48];
+        snprintf(label, sizeof label, "streams on %s%s", NAMES[i], i == b ? " (the busy server)" : "");
+        gr_fig_series_add(f, label, x, y, n);
+    }
+}
+
+/* The burst's picture: the streams on each server and the longest queue
+ * wait at the busy server |b| from the burst's start |t0| to |now|, with
+ * the judged bound on that wait. The wait shares the streams' axis in
+ * units of 100 ms (a bound of 2 to 4 s sits beside 50-odd streams). */
+static void burst_figure(gr_scenario_result *out, const obs *o, int b, int64_t t0, int64_t now, int64_t bound_ns,
+                         const gr_cov_waits *w, bool skewed)
+{
+    gr_figure *f = &out->figure;
+    char title[GR_FIG_LABEL];
+    snprintf(title, sizeof title, "A burst of %d calls on server %s, new streams placed %s", BURST_CALLS, NAMES[b],
+             skewed ? "80 % on it" : "evenly");
+    gr_fig_plot(f, title, "seconds from the burst's first call", "streams open; longest queue wait (x 100 ms)");
+    fig_streams(f, o, b, t0, now);
+    int64_t step;
+    size_t n = fig_samples(t0, now, &step);
+    double x[GR_FIG_MAX_POINTS], y[GR_FIG_MAX_POINTS];
+    for (size_t k = 0; k < n; k++) {
+        x[k] = (double)((int64_t)k * step) / RL_NS_PER_SEC;
+        y[k] = oldest_wait_ms(o->s[b], t0, t0 + (int64_t)k * step) / 100;
+    }
+    char label[64];
+    snprintf(label, sizeof label, "queue wait at %s (x 100 ms)", NAMES[b]);
+    gr_fig_series_add(f, label, x, y, n);
+    gr_fig_ref(f, (double)bound_ns / RL_NS_PER_MS / 100, "judged bound on the wait: %lld ms",
+               (long long)(bound_ns / RL_NS_PER_MS));
+    gr_fig_ref(f, DEMAND + RL_COV_RESERVE, "covered: %d in flight + reserve %d", DEMAND, RL_COV_RESERVE);
+    gr_fig_event(f, BURST_MS / 1000.0, "last call sent");
+    if (w->max_ns <= bound_ns)
+        gr_fig_caption(f,
+                       "%s's streams grew to cover its calls: the longest wait (%lld ms) stayed under the bound "
+                       "(%lld ms)",
+                       NAMES[b], (long long)(w->max_ns / RL_NS_PER_MS), (long long)(bound_ns / RL_NS_PER_MS));
+    else
+        gr_fig_caption(f,
+                       "Calls waited at %s past the bound (longest %lld ms, bound %lld ms): its streams did not "
+                       "grow with its calls",
+                       NAMES[b], (long long)(w->max_ns / RL_NS_PER_MS), (long long)(bound_ns / RL_NS_PER_MS));
+}
+
+/* The rest scenario's picture: the streams on each server from the
+ * burst's start |t0| to the check, against the reserve and the most a
+ * server may hold at the check; |below| and |worst| as judged (-1: none). */
+static void rest_figure(gr_scenario_result *out, const obs *o, int b, int64_t t0, int64_t t_end, int64_t check,
+                        int below, int below_n, int worst, int worst_n)
+{
+    gr_figure *f = &out->figure;
+    gr_fig_plot(f, "Streams per server after a burst, back to the reserve", "seconds from the burst's first call",
+                "streams open");
+    fig_streams(f, o, b, t0, check);
+    gr_fig_ref(f, RL_COV_RESERVE, "reserve: %d per server (never below)", RL_COV_RESERVE);
+    gr_fig_ref(f, 2 * RL_COV_RESERVE, "judged: at most %d per server at the check", 2 * RL_COV_RESERVE);
+    gr_fig_event(f, (double)(t_end - t0) / RL_NS_PER_SEC, "the burst's last answer");
+    gr_fig_event(f, (double)(check - t0) / RL_NS_PER_SEC, "check: %d ms unused + margin", RL_COV_PRUNE_UNUSED_MS);
+    if (below >= 0)
+        gr_fig_caption(f, "Server %s was pruned to %d, below the reserve: the next call there waits for a new stream",
+                       NAMES[below], below_n);
+    else if (worst >= 0)
+        gr_fig_caption(f,
+                       "Server %s still held %d streams at the check: idle streams were not pruned back to the "
+                       "reserve",
+                       NAMES[worst], worst_n);
+    else
+        gr_fig_caption(f,
+                       "Every server went back to the reserve once its streams were unused for %d ms, and "
+                       "never below it",
+                       RL_COV_PRUNE_UNUSED_MS);
+}
+
 /* ---- the burst scenarios ---- */
 
 static int burst(gr_ctx *ctx, bool skewed, gr_scenario_result *out)
@@ -336,6 +453,7 @@ static int burst(gr_ctx *ctx, bool skewed, gr_scenario_result *out)
     char oth[32];
     others(b, oth, sizeof oth);
     int closed_b = gr_cov_closed_in(o.s[b], t0, now);
+    burst_figure(out, &o, b, t0, now, bound_ns, &w, skewed);
     if (caps_broken(ctx, out)) {
     } else if (young > CHURN_MAX) {
         per_call_fail(out, young, " during the burst");
@@ -386,6 +504,39 @@ static int burst_skewed(gr_ctx *ctx, gr_scenario_result *out)
 
 /* ---- unfillable ---- */
 
+/* The unfillable scenario's picture: the streams on each server and in
+ * all from |t0| to |now|, against the judged bound on the total. */
+static void unfillable_figure(gr_scenario_result *out, const obs *o, int b, int64_t t0, int64_t now, int bound,
+                              int peak, bool kept)
+{
+    gr_figure *f = &out->figure;
+    char title[GR_FIG_LABEL];
+    snprintf(title, sizeof title, "Calls on server %s, where no new stream can land", NAMES[b]);
+    gr_fig_plot(f, title, "seconds from the first call", "streams open");
+    fig_streams(f, o, b, t0, now);
+    int64_t step;
+    size_t n = fig_samples(t0, now, &step);
+    double x[GR_FIG_MAX_POINTS], y[GR_FIG_MAX_POINTS];
+    for (size_t k = 0; k < n; k++) {
+        x[k] = (double)((int64_t)k * step) / RL_NS_PER_SEC;
+        y[k] = 0;
+        for (int i = 0; i < NSERVERS; i++)
+            y[k] += gr_cov_streams_at(o->s[i], t0 + (int64_t)k * step);
+    }
+    gr_fig_series_add(f, "streams in all", x, y, n);
+    gr_fig_ref(f, bound, "judged: at most %d in all", bound);
+    if (peak > bound)
+        gr_fig_caption(f,
+                       "The total grew past the bound (%d streams): growth must pause once idle streams elsewhere "
+                       "reach %dx the busy server's demand",
+                       peak, RL_COV_PAUSE_FACTOR);
+    else if (!kept)
+        gr_fig_caption(f, "Streams on %s were closed while its calls waited: keep the busy server's streams", NAMES[b]);
+    else
+        gr_fig_caption(f, "Growth paused under the bound and %s kept its streams: opening more cannot move placement",
+                       NAMES[b]);
+}
+
 static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
 {
     cov_world *cw = gr_world(ctx);
@@ -424,6 +575,7 @@ static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
     int thrash = churn(&o, t0, now, false);
     int lost = lost_calls(&o, t0);
     int single_b = gr_cov_young_closes(o.s[b], t0, now, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);
+    unfillable_figure(out, &o, b, t0, now, bound, peak, !closed_b && !lost);
     if (caps_broken(ctx, out)) {
     } else if (closed_b && single_b == closed_b) {
         char where[96];
@@ -538,6 +690,7 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
             }
         }
     }
+    rest_figure(out, &o, b, t0, t_end, check, below, below_n, worst, worst_n);
     if (below >= 0) {
         gr_result(out, GR_FAIL,
                   "the agent pruned server %s down to %d stream%s at rest: never below the reserve (%d per "

@@ -170,8 +170,19 @@ PAGES = {
     "overload": ("overload", "relay", "", "overload"),
     "keepalive": ("keepalive", None, "good/lab-keepalive.json", "idle"),
     "balance": ("balance", None, "good/balance.json", "fills"),
+    # The coverage agents are Python programs (prog "python3"); the good
+    # one's two scenarios in two gradings, at once (each is 8-12 s).
+    "coverage-good": ("coverage", "python3", "coverage_good.py", "burst-skewed"),
+    "coverage-rest": ("coverage", "python3", "coverage_good.py", "rest"),
+    "coverage-total": ("coverage", "python3", "coverage_total.py", "burst-uniform"),
+    "coverage-unfillable": ("coverage", "python3", "coverage_good.py", "unfillable"),
 }
-CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "configs")
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIGS = os.path.join(TESTS, "configs")
+SUBMISSIONS = os.path.join(TESTS, "submissions")
+# `lab demo coverage` runs beside the gradings (about 12 s, hidden behind
+# the longest of them): its four plots are rendered with the pages.
+DEMO_SVGS = ("cov-reference.svg", "cov-reference-wait.svg", "cov-total.svg", "cov-total-wait.svg")
 
 
 @pytest.fixture(scope="module")
@@ -180,11 +191,20 @@ def pages(tmp_path_factory):
     extra = ("--memory-limit", "0") if sanitizer_build() else ()
     procs = {}
     for name, (exercise, prog, args, only) in PAGES.items():
-        cmd = os.path.join(CONFIGS, args) if prog is None else f"exec {bin_path(prog)} {args}".strip()
+        if prog is None:
+            cmd = os.path.join(CONFIGS, args)
+        elif prog == "python3":
+            cmd = f"/usr/bin/python3 {os.path.join(SUBMISSIONS, args)}"
+        else:
+            cmd = f"exec {bin_path(prog)} {args}".strip()
         procs[name] = subprocess.Popen(
             [bin_path("grader"), exercise, "--submission", cmd, "--only", only, "--html", str(tmp / f"{name}.html"),
              "--json", str(tmp / f"{name}.json"), "--quiet", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
             stdin=subprocess.DEVNULL)
+    demo = subprocess.Popen([bin_path("lab"), "demo", "coverage"], cwd=tmp,
+                            env=dict(os.environ, RELAYLAB_DEMO_SVG=str(tmp / "cov.svg")), stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
+    procs["demo"] = demo
     out = {}
     for name, p in procs.items():
         try:
@@ -193,6 +213,12 @@ def pages(tmp_path_factory):
             p.kill()
             p.communicate()
             raise
+        if p is demo:
+            assert p.returncode == 0, stdout
+            for svg in DEMO_SVGS:
+                assert (tmp / svg).exists(), stdout
+                out[svg] = tmp / svg
+            continue
         path = tmp / f"{name}.html"
         assert path.exists(), stdout + stderr
         out[name] = path
@@ -266,6 +292,121 @@ def test_balance_page_shows_the_share_against_the_fair_share(pages):
     assert len(classes(svg, "ref")) == 2 and len(classes(svg, "event")) == 2
 
 
+def polyline_ys(line):
+    """The y pixels of a polyline's points (smaller is higher)."""
+    return [float(p.split(",")[1]) for p in line.get("points").split()]
+
+
+def ref_y(svg, label_start):
+    """The y pixel of the reference line whose label starts so."""
+    labels = [t for t in classes(svg, "ref-label") if "".join(t.itertext()).startswith(label_start)]
+    assert len(labels) == 1, svg_texts(svg)
+    lines = classes(svg, "ref")
+    i = classes(svg, "ref-label").index(labels[0])
+    return float(lines[i].get("y1"))
+
+
+def caption(svg):
+    c = classes(svg, "caption")
+    assert len(c) == 1
+    return "".join(c[0].itertext())
+
+
+def coverage_page(pages, name):
+    """The page's pictures, parsed, and its verdicts by scenario."""
+    text = pages[name].read_text()
+    page = Page(text)
+    assert page.external == [] and "script" not in page.tags
+    with open(pages[name].with_suffix(".json")) as f:
+        verdicts = {t["extra_data"]["scenario"]: t["extra_data"]["verdict"] for t in json.load(f)["tests"]}
+    return [ET.fromstring(s) for s in page.svgs], verdicts
+
+
+def burst_parts(svg):
+    """The burst picture's series (busy server's streams, the others',
+    the busy server's queue wait), checked by their legend."""
+    texts = svg_texts(svg)
+    busy = [t for t in texts if re.fullmatch(r"streams on [ABC] \(the busy server\)", t)]
+    assert len(busy) == 1, texts
+    b = busy[0][len("streams on ")]
+    others = sorted(t for t in texts if re.fullmatch(r"streams on [ABC]", t))
+    assert others == [f"streams on {x}" for x in "ABC" if x != b], texts
+    assert f"queue wait at {b} (x 100 ms)" in texts and "last call sent" in texts
+    lines = list(svg.iter(SVG_NS + "polyline"))
+    assert len(lines) == 4 and len(classes(svg, "ref")) == 2 and len(classes(svg, "event")) == 1
+    assert all(len(polyline_ys(l)) > 10 for l in lines)
+    return lines[0], lines[3]
+
+
+def test_coverage_pages_show_streams_per_server_and_the_wait_against_the_bound(pages):
+    svgs, verdicts = coverage_page(pages, "coverage-good")
+    assert len(svgs) == 1, verdicts
+    burst = svgs[0]
+    streams_b, wait = burst_parts(burst)
+    bound_y, covered_y = ref_y(burst, "judged bound on the wait: "), ref_y(burst, "covered: 50 in flight")
+    if verdicts["burst-skewed"] == "PASS":
+        # Per server: the busy server's streams rise past what covers its
+        # calls, and the wait never reaches the bound.
+        assert min(polyline_ys(streams_b)) < covered_y
+        assert min(polyline_ys(wait)) > bound_y
+        assert "stayed under the bound" in caption(burst)
+    # rest: three servers against the reserve, the last answer and the check.
+    svgs, verdicts = coverage_page(pages, "coverage-rest")
+    assert len(svgs) == 1, verdicts
+    rest = svgs[0]
+    lines = list(rest.iter(SVG_NS + "polyline"))
+    assert len(lines) == 3 and all(len(polyline_ys(l)) > 10 for l in lines)
+    ref_y(rest, "reserve: 2 per server")
+    ref_y(rest, "judged: at most 4 per server")
+    assert {"the burst's last answer", "check: 6000 ms unused + margin"} <= set(svg_texts(rest))
+    if verdicts["rest"] == "PASS":
+        assert caption(rest).startswith("Every server went back to the reserve")
+        # Back down to the reserve line at the end, from a peak well above it.
+        assert all(polyline_ys(l)[-1] >= ref_y(rest, "judged: at most 4") - 1 for l in lines)
+        assert min(polyline_ys(lines[0])) < ref_y(rest, "judged: at most 4") - 50
+
+    # As a total: the busy server's few streams stay below cover, and the
+    # wait passes the bound.
+    svgs, verdicts = coverage_page(pages, "coverage-total")
+    assert verdicts == {"burst-uniform": "FAIL"} and len(svgs) == 1, verdicts
+    burst = svgs[0]
+    streams_b, wait = burst_parts(burst)
+    assert min(polyline_ys(wait)) < ref_y(burst, "judged bound on the wait: ")
+    assert min(polyline_ys(streams_b)) > ref_y(burst, "covered: 50 in flight")
+    assert "did not grow with its calls" in caption(burst)
+
+    # unfillable: the streams per server and in all, against the bound on
+    # the total.
+    svgs, verdicts = coverage_page(pages, "coverage-unfillable")
+    assert len(svgs) == 1, verdicts
+    unfillable = svgs[0]
+    texts = svg_texts(unfillable)
+    assert "streams in all" in texts and sum(t.startswith("streams on ") for t in texts) == 3, texts
+    lines = list(unfillable.iter(SVG_NS + "polyline"))
+    assert len(lines) == 4 and all(len(polyline_ys(l)) > 10 for l in lines)
+    bound = ref_y(unfillable, "judged: at most ")
+    if verdicts["unfillable"] == "PASS":
+        assert min(polyline_ys(lines[3])) > bound
+        assert caption(unfillable).startswith("Growth paused under the bound")
+
+
+def test_lab_demo_coverage_plots_carry_their_series(pages):
+    for name in DEMO_SVGS:
+        svg = ET.parse(pages[name]).getroot()
+        lines = list(svg.iter(SVG_NS + "polyline"))
+        texts = svg_texts(svg)
+        assert all(len(polyline_ys(l)) > 10 for l in lines), name
+        if name.endswith("-wait.svg"):
+            assert len(lines) == 1 and "oldest queued call's wait" in texts, name
+        else:
+            assert len(lines) == 5, name
+            assert {"streams on A", "streams on B", "streams on C"} & set(texts), texts
+            assert {"calls in flight on the busy server", "calls queued at the busy server"} <= set(texts)
+            assert sum(t.endswith(" (busy)") for t in texts) == 1, texts
+        assert caption(svg), name
+    assert caption(ET.parse(pages["cov-total.svg"]).getroot()).startswith("Sized as a total")
+
+
 def test_pages_render_in_a_browser(pages, tmp_path):
     """Every page in one browser launch (an index of iframes): no console
     error, and a screenshot that is a picture, not a blank."""
@@ -273,13 +414,17 @@ def test_pages_render_in_a_browser(pages, tmp_path):
     if not browser:
         pytest.skip("chromium is not installed (scripts/install-deps.sh installs it)")
     index = tmp_path / "index.html"
-    frames = "".join(f'<iframe src="{p.as_uri()}" width="940" height="900"></iframe>\n' for p in pages.values())
+    # Two a row: the pages, then the demo's plots (shorter).
+    frames = "".join(f'<iframe src="{p.as_uri()}" width="930" height="{520 if p.suffix == ".svg" else 900}">'
+                     '</iframe>\n' for p in pages.values())
     index.write_text(f"<!DOCTYPE html><html><body>{frames}</body></html>")
     shot = tmp_path / "pages.png"
     b = subprocess.run(
-        [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr",
+        # Half scale: a quarter of the pixels for png_colours to decode.
+        [browser, "--headless", "--no-sandbox", "--force-device-scale-factor=0.5", "--disable-gpu", "--hide-scrollbars",
+         "--enable-logging=stderr",
          "--v=0", "--allow-file-access-from-files", f"--user-data-dir={tmp_path / 'profile'}",
-         f"--screenshot={shot}", "--window-size=960,6400", index.as_uri()],
+         f"--screenshot={shot}", "--window-size=1900,6600", index.as_uri()],
         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     assert shot.exists(), b.stderr[-2000:]
     console = [l for l in b.stderr.splitlines() if "CONSOLE" in l or "Uncaught" in l]
