@@ -28,6 +28,14 @@
  * reference and grpcio); one that goes on uses most of a core. */
 #define GR_FLOW_CANCEL_WINDOW_MS 1000
 #define GR_FLOW_CANCEL_CPU_MS 150
+/* CPU the group may ask for (run + wait in /proc/PID/task/TID/schedstat)
+ * in that window and still be judged: a stopped producer asks for little
+ * even on a loaded machine (measured: the idle Python reference, load 11.6
+ * on 2 cores, 4 ms run + 6-51 ms wait per second), one that goes on asks
+ * for a whole core however little it is given (a starved one that ignored
+ * the cancel was given 69 ms in 1259 ms). Past GR_FLOW_CANCEL_CPU_MS but
+ * under this it is undecided: the machine gave it too little to tell. */
+#define GR_FLOW_CANCEL_DEMAND_MS 500
 
 typedef struct gr_flow_mem_check {
     double base_mib, peak_mib, growth_mib, budget_mib;
@@ -64,5 +72,22 @@ bool gr_flow_first_late_over_budget(int rc, uint64_t received, uint32_t read_fir
  * producer stopped (scaled from GR_FLOW_CANCEL_CPU_MS per
  * GR_FLOW_CANCEL_WINDOW_MS). */
 bool gr_flow_judge_cancel_cpu(int64_t cpu_ms, int64_t window_ms);
+
+/* What the CPU after a cancel says: the producer stopped, went on, or the
+ * machine was too busy to tell. */
+typedef enum gr_flow_cancel_verdict {
+    GR_FLOW_STOPPED,
+    GR_FLOW_WENT_ON,
+    GR_FLOW_STARVED, /* undecided: grade again (ERROR), never PASS */
+} gr_flow_cancel_verdict;
+
+/* Judges |window_ms| after a cancel in which the group used |cpu_ms| of CPU
+ * and waited |wait_ms| runnable for a CPU. WENT_ON when it used more than
+ * gr_flow_judge_cancel_cpu allows, or asked for (cpu + wait) more than
+ * GR_FLOW_CANCEL_DEMAND_MS per GR_FLOW_CANCEL_WINDOW_MS; STOPPED when even
+ * what it asked for is within the CPU allowance; STARVED in between: it
+ * wanted more CPU than a stopped producer uses but was not given enough to
+ * show it. |wait_ms| < 0 means unknown (no schedstat): judged by CPU alone. */
+gr_flow_cancel_verdict gr_flow_judge_cancel(int64_t cpu_ms, int64_t wait_ms, int64_t window_ms);
 
 #endif
