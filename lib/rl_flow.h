@@ -95,9 +95,11 @@ typedef struct rl_flow_stall_opts {
                              * when the watch would end (0: no such rule) */
     int64_t trend_ms;       /* with undecided_hi set: a peak that rose more */
     uint64_t trend_min;     /* than |trend_min| over the last |trend_ms| is
-                             * undecided too: a starved producer's rate
-                             * swings, so its last second may be slow while
-                             * the trend still climbs (0: no such rule) */
+                             * not settled, however flat its last flat_ms,
+                             * and at max_ms is undecided too: a starved
+                             * producer's rate swings, so its last second
+                             * may be slow while the trend still climbs
+                             * (0: no such rule) */
     uint64_t give_up_growth; /* stop at once past this growth (protects the
                              * machine); 0: no such stop */
     int64_t first_timeout_ms; /* bound for the first chunk to arrive */
@@ -120,7 +122,8 @@ typedef struct rl_flow_stall_result {
  * four reasons. Pure, for the tests. */
 typedef enum rl_flow_step {
     RL_FLOW_GO_ON,
-    RL_FLOW_SETTLED,   /* flat for flat_ms after min_ms */
+    RL_FLOW_SETTLED,   /* flat for flat_ms after min_ms, and not climbing
+                        * over trend_ms */
     RL_FLOW_GAVE_UP,   /* past give_up_growth */
     RL_FLOW_ENDED,     /* max_ms reached and decided, or undecided_max_ms
                         * reached high in the band */
