@@ -174,9 +174,10 @@ static int still_rising(const watched *wa, gr_scenario_result *out)
         return 0;
     return gr_scenario_decide(out, GR_ERROR,
                               "after %.1f s the producer's RSS was still rising (%.1f MiB in the last second, %.1f "
-                              "MiB in all, budget %.0f MiB): it had too little CPU to show whether it waits for the "
-                              "window -- grade again on a less busy machine",
+                              "MiB in the last %.0f s, %.1f MiB in all, budget %.0f MiB): it had too little CPU to "
+                              "show whether it waits for the window -- grade again on a less busy machine",
                               wa->res.watched_ms / 1000.0, (double)rl_memwatch_rise(&wa->w, RL_NS_PER_SEC) / RL_MIB,
+                              (double)rl_memwatch_rise(&wa->w, TREND_MS * RL_NS_PER_MS) / RL_MIB, TREND_MS / 1000.0,
                               (double)rl_memwatch_growth(&wa->w) / RL_MIB, (double)wa->o.undecided_hi / RL_MIB);
 }
 
