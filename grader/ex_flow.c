@@ -104,10 +104,10 @@ gr_flow_cancel_verdict gr_flow_judge_cancel(int64_t cpu_ms, int64_t wait_ms, int
         return GR_FLOW_WENT_ON;
     if (wait_ms < 0)
         return GR_FLOW_STOPPED;
-    int64_t asked = cpu_ms + wait_ms;
-    if (asked * GR_FLOW_CANCEL_WINDOW_MS > GR_FLOW_CANCEL_DEMAND_MS * window_ms)
+    int64_t asked = (cpu_ms + wait_ms) * GR_FLOW_CANCEL_WINDOW_MS;
+    if (asked > GR_FLOW_CANCEL_GOES_ON_MS * window_ms)
         return GR_FLOW_WENT_ON;
-    return gr_flow_judge_cancel_cpu(asked, window_ms) ? GR_FLOW_STOPPED : GR_FLOW_STARVED;
+    return asked <= GR_FLOW_CANCEL_IDLE_MS * window_ms ? GR_FLOW_STOPPED : GR_FLOW_STARVED;
 }
 
 /* Turns a failed rl_flow_* step into a verdict: CRASH when the submission
@@ -383,11 +383,11 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
     if (cv == GR_FLOW_STARVED) {
         gr_scenario_decide(out, GR_ERROR,
                            "in the %lld ms starting %d ms after the cancel the submission used %lld ms of CPU but "
-                           "waited %lld ms for one: it wanted more CPU than a stopped producer (allowed %d per %d "
-                           "ms) and the machine gave it too little to show whether it stopped -- grade again on a "
+                           "waited %lld ms for one (a stopped producer asks for at most %d per %d ms, one that goes on "
+                           "for %d or more): the machine gave it too little to show whether it stopped -- grade again on a "
                            "less busy machine",
                            (long long)window_ms, CANCEL_SETTLE_MS, (long long)cpu_ms, (long long)wait_ms,
-                           GR_FLOW_CANCEL_CPU_MS, GR_FLOW_CANCEL_WINDOW_MS);
+                           GR_FLOW_CANCEL_IDLE_MS, GR_FLOW_CANCEL_WINDOW_MS, GR_FLOW_CANCEL_GOES_ON_MS);
         goto done;
     }
     if (cv == GR_FLOW_WENT_ON && gr_flow_judge_cancel_cpu(cpu_ms, window_ms)) {
@@ -397,7 +397,7 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
                         "goes on after the client cancelled -- a thread or a write loop that never checks whether "
                         "the call ended?",
                         (long long)window_ms, CANCEL_SETTLE_MS, (long long)cpu_ms, (long long)wait_ms,
-                        (long long)(cpu_ms + wait_ms), GR_FLOW_CANCEL_DEMAND_MS, GR_FLOW_CANCEL_WINDOW_MS);
+                        (long long)(cpu_ms + wait_ms), GR_FLOW_CANCEL_GOES_ON_MS, GR_FLOW_CANCEL_WINDOW_MS);
         goto done;
     }
     if (cv == GR_FLOW_WENT_ON) {
