@@ -28,6 +28,19 @@
  * reference and grpcio); one that goes on uses most of a core. */
 #define GR_FLOW_CANCEL_WINDOW_MS 1000
 #define GR_FLOW_CANCEL_CPU_MS 150
+/* CPU the group asks for (run + wait in /proc/PID/task/TID/schedstat) in
+ * that window. A producer that goes on has a thread runnable all the time,
+ * so it asks for a whole core however little it is given (a starved one
+ * that ignored the cancel was given 69 ms in 1259 ms). A stopped one asks
+ * for little, but on a loaded machine each of its wake-ups waits: the idle
+ * Python reference asked for 10-55 ms per second at load 11.6 on 2 cores,
+ * and 391 ms in 1137 ms (4 ms run) with a CPU hog on every core
+ * (selftest --load). So: asked for over GR_FLOW_CANCEL_GOES_ON_MS goes on
+ * (FAIL); within GR_FLOW_CANCEL_IDLE_MS (and used within
+ * GR_FLOW_CANCEL_CPU_MS) stopped; in between undecided (ERROR, grade
+ * again), never PASS. */
+#define GR_FLOW_CANCEL_IDLE_MS 450
+#define GR_FLOW_CANCEL_GOES_ON_MS 700
 
 typedef struct gr_flow_mem_check {
     double base_mib, peak_mib, growth_mib, budget_mib;
@@ -64,5 +77,22 @@ bool gr_flow_first_late_over_budget(int rc, uint64_t received, uint32_t read_fir
  * producer stopped (scaled from GR_FLOW_CANCEL_CPU_MS per
  * GR_FLOW_CANCEL_WINDOW_MS). */
 bool gr_flow_judge_cancel_cpu(int64_t cpu_ms, int64_t window_ms);
+
+/* What the CPU after a cancel says: the producer stopped, went on, or the
+ * machine was too busy to tell. */
+typedef enum gr_flow_cancel_verdict {
+    GR_FLOW_STOPPED,
+    GR_FLOW_WENT_ON,
+    GR_FLOW_STARVED, /* undecided: grade again (ERROR), never PASS */
+} gr_flow_cancel_verdict;
+
+/* Judges |window_ms| after a cancel in which the group used |cpu_ms| of CPU
+ * and waited |wait_ms| runnable for a CPU. WENT_ON when it used more than
+ * gr_flow_judge_cancel_cpu allows, or asked for (cpu + wait) more than
+ * GR_FLOW_CANCEL_GOES_ON_MS per GR_FLOW_CANCEL_WINDOW_MS; STOPPED when it
+ * asked for at most GR_FLOW_CANCEL_IDLE_MS; STARVED in between: it may
+ * have wanted more than a stopped producer but was given too little to
+ * show it. |wait_ms| < 0 means unknown (no schedstat): judged by CPU alone. */
+gr_flow_cancel_verdict gr_flow_judge_cancel(int64_t cpu_ms, int64_t wait_ms, int64_t window_ms);
 
 #endif

@@ -93,6 +93,13 @@ typedef struct rl_flow_stall_opts {
                              * whatever its growth: a starved producer that
                              * does not wait for the window is still growing
                              * when the watch would end (0: no such rule) */
+    int64_t trend_ms;       /* with undecided_hi set: a peak that rose more */
+    uint64_t trend_min;     /* than |trend_min| over the last |trend_ms| is
+                             * not settled, however flat its last flat_ms,
+                             * and at max_ms is undecided too: a starved
+                             * producer's rate swings, so its last second
+                             * may be slow while the trend still climbs
+                             * (0: no such rule) */
     uint64_t give_up_growth; /* stop at once past this growth (protects the
                              * machine); 0: no such stop */
     int64_t first_timeout_ms; /* bound for the first chunk to arrive */
@@ -115,7 +122,8 @@ typedef struct rl_flow_stall_result {
  * four reasons. Pure, for the tests. */
 typedef enum rl_flow_step {
     RL_FLOW_GO_ON,
-    RL_FLOW_SETTLED,   /* flat for flat_ms after min_ms */
+    RL_FLOW_SETTLED,   /* flat for flat_ms after min_ms, and not climbing
+                        * over trend_ms */
     RL_FLOW_GAVE_UP,   /* past give_up_growth */
     RL_FLOW_ENDED,     /* max_ms reached and decided, or undecided_max_ms
                         * reached high in the band */
@@ -124,10 +132,19 @@ typedef enum rl_flow_step {
 } rl_flow_step;
 
 /* Decides the next step of a watch |watched_ns| in, whose RSS peak grew
- * |growth| bytes, has been flat |flat_ns| and rose |rise_1s| in the last
- * second, by the rules in |o|. */
+ * |growth| bytes, has been flat |flat_ns|, rose |rise_1s| in the last
+ * second and |rise_trend| over the last |o->trend_ms|, by the rules in |o|. */
 rl_flow_step rl_flow_stall_step(const rl_flow_stall_opts *o, int64_t watched_ns, uint64_t growth, int64_t flat_ns,
-                                uint64_t rise_1s);
+                                uint64_t rise_1s, uint64_t rise_trend);
+
+/* The scheduler's account of group |pgid| (every thread of every process
+ * whose process group is |pgid|, from /proc/PID/task/TID/schedstat): time
+ * spent on a CPU and time spent runnable but waiting for one, in ns since
+ * each thread started. run + wait is the CPU the group asked for; on a
+ * loaded machine it can be far more than the CPU it was given. Threads
+ * that ended between two calls drop out, so compare two calls only as a
+ * lower bound. Returns 0, RL_ENOTFOUND (no member) or RL_ESYS. */
+int rl_flow_group_sched(pid_t pgid, int64_t *run_ns, int64_t *wait_ns);
 
 /* Opens Produce(|tag|, count, size) on |ch| into |s| (caller memory, finish
  * with rl_stream_fini), reads |read_first| chunks, then watches the group

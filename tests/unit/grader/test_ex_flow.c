@@ -1,6 +1,7 @@
 /* Unit tests for the flow exercise's judging: the memory budget's edges,
  * the wording of both verdicts (numbers, budget, likely mistake), the
- * CPU allowance after a cancel scaled to the window actually measured, and
+ * CPU allowance after a cancel scaled to the window actually measured, the
+ * cancel judged by the CPU asked for (run + wait) and not only given, and
  * a late first chunk judged by memory once the growth is past the budget. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -82,6 +83,34 @@ static void cancel_cpu_scales_with_window(void **state)
     assert_false(gr_flow_judge_cancel_cpu(990, 1000));
 }
 
+/* After a cancel: used over the allowance is WENT_ON; asked for (CPU +
+ * runnable wait) over GR_FLOW_CANCEL_GOES_ON_MS is WENT_ON too, however
+ * little a busy machine gave; asked for within GR_FLOW_CANCEL_IDLE_MS is
+ * STOPPED; in between is STARVED (ERROR), never a PASS. */
+static void cancel_judged_by_cpu_asked_for(void **state)
+{
+    (void)state;
+    /* The soak's wrong PASS: 69 ms used in 1259 ms, starved; it asked for
+     * about the whole window. */
+    assert_int_equal(gr_flow_judge_cancel(69, 1150, 1259), GR_FLOW_WENT_ON);
+    /* The idle reference on loaded machines: 4 + 51 ms, and 4 + 387 ms in
+     * 1137 ms under selftest --load. */
+    assert_int_equal(gr_flow_judge_cancel(4, 51, 1000), GR_FLOW_STOPPED);
+    assert_int_equal(gr_flow_judge_cancel(4, 387, 1137), GR_FLOW_STOPPED);
+    /* The edges, per 1000 ms. */
+    assert_int_equal(gr_flow_judge_cancel(GR_FLOW_CANCEL_CPU_MS + 1, 0, 1000), GR_FLOW_WENT_ON);
+    assert_int_equal(gr_flow_judge_cancel(50, GR_FLOW_CANCEL_IDLE_MS - 50, 1000), GR_FLOW_STOPPED);
+    assert_int_equal(gr_flow_judge_cancel(50, GR_FLOW_CANCEL_IDLE_MS - 49, 1000), GR_FLOW_STARVED);
+    assert_int_equal(gr_flow_judge_cancel(50, GR_FLOW_CANCEL_GOES_ON_MS - 50, 1000), GR_FLOW_STARVED);
+    assert_int_equal(gr_flow_judge_cancel(50, GR_FLOW_CANCEL_GOES_ON_MS - 49, 1000), GR_FLOW_WENT_ON);
+    /* Scaled to the window: twice as long allows twice as much. */
+    assert_int_equal(gr_flow_judge_cancel(100, 2 * GR_FLOW_CANCEL_GOES_ON_MS - 100, 2000), GR_FLOW_STARVED);
+    assert_int_equal(gr_flow_judge_cancel(100, 2 * GR_FLOW_CANCEL_IDLE_MS - 100, 2000), GR_FLOW_STOPPED);
+    /* No schedstat (wait unknown): the CPU alone, as before. */
+    assert_int_equal(gr_flow_judge_cancel(69, -1, 1259), GR_FLOW_STOPPED);
+    assert_int_equal(gr_flow_judge_cancel(990, -1, 1000), GR_FLOW_WENT_ON);
+}
+
 static void slow_reader_budget_is_its_own(void **state)
 {
     (void)state;
@@ -127,6 +156,7 @@ int main(void)
         cmocka_unit_test(failing_feedback_names_numbers_and_mistake),
         cmocka_unit_test(passing_feedback_names_numbers),
         cmocka_unit_test(cancel_cpu_scales_with_window),
+        cmocka_unit_test(cancel_judged_by_cpu_asked_for),
         cmocka_unit_test(a_late_first_chunk_is_judged_by_memory_past_the_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
