@@ -347,7 +347,7 @@ def test_a_hostile_class_is_graded_in_bounded_time(klass):
     res = json.load(open(os.path.join(out, "erin", "results.json")))
     assert res["score"] == 0 and "leads outside" in res["tests"][0]["output"]
     assert sorted(os.listdir(out)) == sorted(["alice", "bob", "erin", "frank", "gina", "hank", "mo", "zed",
-                                              "grades.csv", "summary.txt"])
+                                              "grades.csv", "summary.txt", "class.html"])
 
     # bin/grader refuses the same when handed the link itself (lab check and
     # Gradescope reach it without grade-class).

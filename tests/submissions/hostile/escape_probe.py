@@ -25,8 +25,11 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 KIT = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
+# NODE_PATH is the grader's on purpose: the kit's Node packages
+# (build/node-packages, read-only in the view), for a Node folder handed in
+# without node_modules (docs/sandbox.md).
 ALLOWED_ENV = {"RELAYLAB_LISTEN", "RELAYLAB_BASELINE", "RELAYLAB_BASELINES", "PATH", "HOME", "TMPDIR", "LANG", "PWD",
-               "SHLVL", "_"}
+               "SHLVL", "_", "NODE_PATH"}
 
 
 def readable(path):
