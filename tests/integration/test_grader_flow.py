@@ -85,8 +85,12 @@ def test_unbounded_queues_fail_stall_by_a_wide_margin(tmp_path, submission):
     assert status == "failed", output
     assert growth(output) > WIDE_MIB, output
     assert "unbounded queue" in output
+    # slow-reader's watch ends once the growth passes its own budget (96
+    # MiB), so what it reports is that budget plus one sample's overshoot,
+    # which follows the machine's speed (99.9 MiB in a make test run, over
+    # 144 alone): past the budget is the rule, the margin is stall's above.
     assert v["slow-reader"][0] == "failed", v["slow-reader"][1]
-    assert growth(v["slow-reader"][1]) > WIDE_MIB
+    assert growth(v["slow-reader"][1]) > 2 * BUDGET_MIB, v["slow-reader"][1]
 
 
 def test_producer_ignoring_cancel_fails_cancel(tmp_path):
