@@ -271,11 +271,10 @@ static void c_recv_done(rl_tag *tag, bool ok)
     settle(c);
 }
 
-static void s_send_done(rl_tag *tag, bool ok)
+/* After a batch toward the client ended: pump the next message down, or,
+ * when the client is gone, stop the downward side and the backend's call. */
+static void down_next(pcall *c, bool ok)
 {
-    pcall *c = RL_CONTAINER_OF(tag, pcall, t_s_send);
-    grpc_byte_buffer_destroy(c->down_buf);
-    c->down_buf = NULL;
     if (ok) {
         post_down_recv(c);
     } else {
@@ -286,17 +285,17 @@ static void s_send_done(rl_tag *tag, bool ok)
     settle(c);
 }
 
+static void s_send_done(rl_tag *tag, bool ok)
+{
+    pcall *c = RL_CONTAINER_OF(tag, pcall, t_s_send);
+    grpc_byte_buffer_destroy(c->down_buf);
+    c->down_buf = NULL;
+    down_next(c, ok);
+}
+
 static void s_init_done(rl_tag *tag, bool ok)
 {
-    pcall *c = RL_CONTAINER_OF(tag, pcall, t_s_init);
-    if (ok) {
-        post_down_recv(c);
-    } else {
-        c->down_done = true;
-        grpc_call_cancel(c->cc, NULL);
-    }
-    send_status(c);
-    settle(c);
+    down_next(RL_CONTAINER_OF(tag, pcall, t_s_init), ok);
 }
 
 /* The backend's initial metadata: pass them on, then pump downward. */
