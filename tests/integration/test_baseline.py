@@ -117,7 +117,14 @@ def test_deadline_during_work_ends_it_on_time(baseline_stub, observer):
         baseline_stub.Work(pb.WorkRequest(tag="dw", steps=200, step_ms=20), timeout=0.3)
     assert err.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
     rec = only(observer.wait_for(ended(1), 2, tag="dw"))
-    assert rec.status == code_value(grpc.StatusCode.DEADLINE_EXCEEDED), fmt_record(rec)
+    # Both ends run a timer for the same deadline: the baseline's own ends
+    # the Work with DEADLINE_EXCEEDED, the client's sends RST_STREAM(CANCEL)
+    # at the same instant, and whichever the baseline sees first is the
+    # status it records (CANCELLED when the client's timer won, measured
+    # 280 ms into a 286 ms deadline on a busy machine). Either way the work
+    # must stop at the deadline, which is what the bounds below hold.
+    assert rec.status in (code_value(grpc.StatusCode.DEADLINE_EXCEEDED),
+                          code_value(grpc.StatusCode.CANCELLED)), fmt_record(rec)
     # The recorded deadline is floored to whole ms and read with C-core's
     # cached clock, so the instant it implies may sit up to SCHED_MS either
     # side of the timer the baseline really ran on.

@@ -33,7 +33,7 @@ static void unchanged_group_passes(void **state)
     (void)state;
     rl_proc_sample a = sample(10, 8, 33), b = sample(10, 8, 33);
     gr_leak_check c;
-    gr_leak_judge(&a, &b, GR_LEAK_CALLS, &c);
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, 0, &c);
     assert_true(c.pass);
     char buf[512];
     gr_leak_feedback(&c, "cancelled calls", buf, sizeof buf);
@@ -45,7 +45,7 @@ static void pool_growth_within_a_third_passes(void **state)
     (void)state;
     rl_proc_sample a = sample(10, 8, 33), b = sample(10 + GR_LEAK_CALLS / 3, 8 + GR_LEAK_CALLS / 3, 33);
     gr_leak_check c;
-    gr_leak_judge(&a, &b, GR_LEAK_CALLS, &c);
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, 0, &c);
     assert_true(c.pass);
 }
 
@@ -54,7 +54,7 @@ static void thread_per_call_fails_and_says_so(void **state)
     (void)state;
     rl_proc_sample a = sample(11, 7, 33), b = sample(11 + GR_LEAK_CALLS, 7, 34);
     gr_leak_check c;
-    gr_leak_judge(&a, &b, GR_LEAK_CALLS, &c);
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, 0, &c);
     assert_false(c.pass);
     assert_true(c.threads_grew);
     assert_false(c.fds_grew);
@@ -69,7 +69,7 @@ static void file_per_call_fails(void **state)
     (void)state;
     rl_proc_sample a = sample(10, 14, 33), b = sample(10, 14 + GR_LEAK_CALLS / 3 + 1, 33);
     gr_leak_check c;
-    gr_leak_judge(&a, &b, GR_LEAK_CALLS, &c);
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, 0, &c);
     assert_false(c.pass);
     assert_true(c.fds_grew);
     char buf[512];
@@ -82,7 +82,7 @@ static void unreadable_descriptors_are_not_judged(void **state)
     (void)state;
     rl_proc_sample a = sample(10, -1, 33), b = sample(10, 500, 33);
     gr_leak_check c;
-    gr_leak_judge(&a, &b, GR_LEAK_CALLS, &c);
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, 0, &c);
     assert_true(c.pass);
 }
 
@@ -91,15 +91,77 @@ static void memory_past_its_budget_fails(void **state)
     (void)state;
     rl_proc_sample a = sample(10, 8, 60), b = sample(10, 8, 60 + GR_LEAK_RSS_MIB);
     gr_leak_check c;
-    gr_leak_judge(&a, &b, GR_LEAK_CALLS, &c);
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, 0, &c);
     assert_true(c.pass);
     b.rss_bytes += MIB;
-    gr_leak_judge(&a, &b, GR_LEAK_CALLS, &c);
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, 0, &c);
     assert_false(c.pass);
     assert_true(c.rss_grew);
     /* Shrinking is never a leak. */
-    gr_leak_judge(&b, &a, GR_LEAK_CALLS, &c);
+    gr_leak_judge(&b, &a, GR_LEAK_CALLS, 0, &c);
     assert_true(c.pass);
+}
+
+/* The RSS after each call of a batch: |base| MiB, plus |per_call| MiB per
+ * call, plus |jump| MiB from call |at| on (a new high a flood set). */
+static void batch(uint64_t *rss, uint64_t base, uint64_t per_call, int at, uint64_t jump)
+{
+    for (int i = 0; i < GR_LEAK_CALLS; i++)
+        rss[i] = (base + per_call * (uint64_t)(i + 1) + (i >= at ? jump : 0)) * MIB;
+}
+
+static void high_steps_sum_the_largest_new_highs(void **state)
+{
+    (void)state;
+    uint64_t rss[] = {40 * MIB, 90 * MIB, 80 * MIB, 95 * MIB, 200 * MIB, 201 * MIB, 150 * MIB, 230 * MIB};
+    /* steps over 30: 10, 50, 5, 105, 1, 29; the three largest */
+    assert_int_equal(gr_leak_high_steps(30 * MIB, rss, 8), (105 + 50 + 29) * MIB);
+    assert_int_equal(gr_leak_high_steps(300 * MIB, rss, 8), 0);
+}
+
+static void memory_kept_at_a_few_highs_passes(void **state)
+{
+    (void)state;
+    /* A flooding producer's allocator: two bigger floods late in the
+     * batch, then flat (the 148.8 MiB of a make test run). */
+    uint64_t rss[GR_LEAK_CALLS];
+    batch(rss, 60, 0, 12, 70);
+    for (int i = 21; i < GR_LEAK_CALLS; i++)
+        rss[i] += 79 * MIB;
+    rl_proc_sample a = sample(10, 8, 60), b = sample(10, 8, 60 + 149);
+    gr_leak_check c;
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, gr_leak_high_steps(a.rss_bytes, rss, GR_LEAK_CALLS), &c);
+    assert_true(c.pass);
+    assert_true(c.rss_kept_by_highs);
+    char buf[512];
+    gr_leak_feedback(&c, "cancelled calls", buf, sizeof buf);
+    assert_non_null(strstr(buf, "+149.0, grown at the few calls that set a new high"));
+}
+
+static void memory_kept_at_every_call_fails(void **state)
+{
+    (void)state;
+    /* 3 MiB per call: 90 MiB, of which the three largest steps are 9. */
+    uint64_t rss[GR_LEAK_CALLS];
+    batch(rss, 60, 3, 0, 0);
+    rl_proc_sample a = sample(10, 8, 60), b = sample(10, 8, 60 + 3 * GR_LEAK_CALLS);
+    gr_leak_check c;
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, gr_leak_high_steps(a.rss_bytes, rss, GR_LEAK_CALLS), &c);
+    assert_false(c.pass);
+    assert_true(c.rss_grew);
+    /* ... and with a flood's high on top of it */
+    batch(rss, 60, 3, 5, 120);
+    b.rss_bytes += 120 * MIB;
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, gr_leak_high_steps(a.rss_bytes, rss, GR_LEAK_CALLS), &c);
+    assert_true(c.rss_grew);
+    /* the smallest leak the budget catches, 64 MiB over the batch, still
+     * fails once the three largest steps are set aside */
+    batch(rss, 60, 0, 0, 0);
+    for (int i = 0; i < GR_LEAK_CALLS; i++)
+        rss[i] = 60 * MIB + (uint64_t)(i + 1) * (GR_LEAK_RSS_MIB + 2) * MIB / GR_LEAK_CALLS;
+    b = sample(10, 8, 60 + GR_LEAK_RSS_MIB + 2);
+    gr_leak_judge(&a, &b, GR_LEAK_CALLS, gr_leak_high_steps(a.rss_bytes, rss, GR_LEAK_CALLS), &c);
+    assert_true(c.rss_grew);
 }
 
 static void runaway_is_past_the_give_up_growth(void **state)
@@ -184,7 +246,7 @@ static void settle_waits_for_memory_given_back(void **state)
     int64_t took;
     settle_hoarder(150, &before, &after, &took);
     gr_leak_check lc;
-    gr_leak_judge(&before, &after, GR_LEAK_CALLS, &lc);
+    gr_leak_judge(&before, &after, GR_LEAK_CALLS, 0, &lc);
     assert_false(lc.rss_grew);  /* judged at 300 ms, 100 MiB were still held */
     assert_true(lc.pass);
 }
@@ -196,7 +258,7 @@ static void settle_judges_memory_kept(void **state)
     int64_t took;
     settle_hoarder(0, &before, &after, &took);
     gr_leak_check lc;
-    gr_leak_judge(&before, &after, GR_LEAK_CALLS, &lc);
+    gr_leak_judge(&before, &after, GR_LEAK_CALLS, 0, &lc);
     assert_true(lc.rss_grew);
     /* a second without a new low, not the whole falling bound */
     assert_true(took < 300 + GR_LEAK_FALLING_MS / 2);
@@ -211,6 +273,9 @@ int main(void)
         cmocka_unit_test(file_per_call_fails),
         cmocka_unit_test(unreadable_descriptors_are_not_judged),
         cmocka_unit_test(memory_past_its_budget_fails),
+        cmocka_unit_test(high_steps_sum_the_largest_new_highs),
+        cmocka_unit_test(memory_kept_at_a_few_highs_passes),
+        cmocka_unit_test(memory_kept_at_every_call_fails),
         cmocka_unit_test(runaway_is_past_the_give_up_growth),
         cmocka_unit_test(settle_waits_for_memory_given_back),
         cmocka_unit_test(settle_judges_memory_kept),
