@@ -16,7 +16,7 @@ integration suite alone takes 7 to 10 minutes a run. What it shows:
 - loaded runs: one busy process per core for the whole run, on top of
   whatever else the machine does. Every verdict is meant to hold there.
 
-Each run is the clone's `make integration` (the same three pytest groups as
+Each run is the clone's `make integration` (the same four pytest groups as
 `make test`, side by side), with JUNIT set so that every group writes a
 pytest junitxml report; the reports are parsed for failures and errors and
 kept under build/soak/ of this checkout. The hogs are processes this script
@@ -173,7 +173,7 @@ def main():
                 rc, secs = run_limited(["make", "--no-print-directory", "integration", f"JUNIT={base}"], clone,
                                        RUN_LIMIT_S, base + ".log", clone_env())
             tests, failed, missing = 0, {}, []
-            for group in ("matrix", "demos", "rest"):
+            for group in ("matrix", "demos", "whole", "rest"):
                 path = f"{base}-{group}.xml"
                 try:
                     n, f = read_report(path)
