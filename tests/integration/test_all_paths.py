@@ -1,7 +1,8 @@
 # One verdict on every path (issue 22): the same folders, made by `lab init
 # --student alice` (a Python relay, a Node streamer uploaded without its
 # node_modules, an untouched C starter, a keepalive config reasoned out for
-# alice's deployment), go through `lab check`, `bin/grader`, grade-class
+# alice's deployment, a Python tunnel agent for coverage: a client that
+# dials out, where the others are servers), go through `lab check`, `bin/grader`, grade-class
 # (identity from --roster), Gradescope's run_autograder (a fake /autograder
 # with submission_metadata.json) and the CI workflow's own grading step, and
 # get the same verdict on each. A classmate's copy of the config, graded as
@@ -31,8 +32,8 @@ KIT = os.path.dirname(BIN)
 ALICE, BOB = "alice", "bob"
 # Each folder's exercise and the one scenario every path grades it on.
 SCENARIOS = {"py": ("deadline", "shrinks"), "node": ("flow", "stall"), "c": ("deadline", "shrinks"),
-             "cfg": ("keepalive", "check")}
-EXPECT = {"py": "PASS", "node": "FAIL", "c": "FAIL", "cfg": "PASS"}
+             "cfg": ("keepalive", "check"), "cov": ("coverage", "burst-uniform")}
+EXPECT = {"py": "PASS", "node": "FAIL", "c": "FAIL", "cfg": "PASS", "cov": "PASS"}
 ONLY = ",".join(sorted({f"{ex}/{sc}" for ex, sc in SCENARIOS.values()}))
 
 
@@ -108,6 +109,12 @@ def folders():
     open(os.path.join(made["py"], "relay.py"), "w").write(
         good.replace(old, 'os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen")'))
     set_exercises(made["py"], "deadline")
+    # A known-good agent as the student's agent.py, the same way.
+    made["cov"], _ = lab_init(base, "cov", "coverage", "--lang", "python")
+    good = open(os.path.join(ROOT, "tests", "submissions", "coverage_good.py")).read()
+    assert old in good, "coverage_good.py no longer finds its stubs as this test expects"
+    open(os.path.join(made["cov"], "agent.py"), "w").write(
+        good.replace(old, 'os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen")'))
     shutil.rmtree(os.path.join(made["node"], "node_modules"))  # what students upload
     set_exercises(made["c"], "deadline")
     made["cfg"], out = lab_init(base, "cfg", "keepalive")
@@ -217,6 +224,9 @@ def by_ci(made, name, student):
     return json.load(open(os.path.join(ws, "results", f"._{name}-{ex}.json")))
 
 
+# Five folders on five paths, three gradings at once: 36 s on a quiet
+# machine before the coverage folder; the limit leaves room for a busy one.
+@pytest.mark.timeout(300)
 def test_every_path_gives_the_same_verdict(folders):
     made = folders
     out = os.path.join(made["base"], "out")
@@ -226,10 +236,10 @@ def test_every_path_gives_the_same_verdict(folders):
     # classmate (bob) who copied alice's config folder, .relaylab and all.
     students = {f"s-{name}": (made[name], ALICE) for name in SCENARIOS}
     students["s-copy"] = (made["cfg"], BOB)
-    # Gradescope: alice uploads py, node (no node_modules) and cfg as
+    # Gradescope: alice uploads py, node (no node_modules), cfg and cov as
     # folders, and the C starter flattened (its files at the top); bob
     # uploads alice's config folder.
-    trees = {"folders": fake_autograder(made, "folders", ["py", "node", "cfg"], ALICE),
+    trees = {"folders": fake_autograder(made, "folders", ["py", "node", "cfg", "cov"], ALICE),
              "flat": fake_autograder(made, "flat", ["c"], ALICE, flat=True),
              "copy": fake_autograder(made, "copy", ["cfg"], BOB)}
     with ThreadPoolExecutor(3) as pool:
@@ -248,7 +258,7 @@ def test_every_path_gives_the_same_verdict(folders):
         bobs, log = ag["copy"].result()
     for name in SCENARIOS:
         got[name]["grade-class"] = verdicts_of(gc[f"s-{name}"])[SCENARIOS[name]]
-    for name in ("py", "node", "cfg"):
+    for name in ("py", "node", "cfg", "cov"):
         got[name]["Gradescope"] = verdicts_of(up)[SCENARIOS[name]]
     got["c"]["Gradescope"] = verdicts_of(flat)[SCENARIOS["c"]]
 
