@@ -248,6 +248,7 @@ demo: deps
 	./$(BIN)/lab demo shutdown
 	./$(BIN)/lab demo balance
 	RELAYLAB_DEMO_SVG=$(BUILD)/overload-goodput.svg ./$(BIN)/lab demo overload
+	./$(BIN)/lab demo coverage
 	./$(BIN)/grader deadline --submission ./$(BIN)/relay
 	./$(BIN)/grader deadline --submission './$(BIN)/relay --mistake forward-timeout' || \
 	  echo "demo: the mistaken relay failed, as it should (grader exit status $$?)"
