@@ -9,37 +9,13 @@
 #ifndef GR_EXERCISE_H
 #define GR_EXERCISE_H
 
-#include "figure.h"
+#include "verdict.h" /* gr_verdict, gr_scenario_result, gr_result: what a scenario returns */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-/* Verdicts, from best to worst. Only PASS scores points. */
-typedef enum gr_verdict {
-    GR_PASS,
-    GR_FAIL,      /* the submission answered, and broke the rule */
-    GR_TIMEOUT,   /* the submission did not answer within the grader's limit */
-    GR_CRASH,     /* the submission process exited or died during the scenario */
-    GR_NOT_READY, /* the submission never started listening */
-    GR_ERROR,     /* the grader itself could not run the scenario */
-} gr_verdict;
-
-const char *gr_verdict_name(gr_verdict v);
-
 typedef struct gr_ctx gr_ctx; /* opaque; see run.h for accessors */
-
-/* Room for one scenario's feedback. A config that breaks many rules lists
- * every one (about 300 bytes each), so this is sized for a dozen or more;
- * gr_result marks text cut at this size instead of losing it silently. */
-#define GR_FEEDBACK_MAX 4096
-
-typedef struct gr_scenario_result {
-    gr_verdict verdict;
-    char feedback[GR_FEEDBACK_MAX]; /* one line: measured numbers and the likely mistake */
-    gr_figure figure; /* what was measured, as a picture for --html
-                       * (figure.h); kind GR_FIG_NONE when none */
-} gr_scenario_result;
 
 /* The most baselines one scenario run may have. */
 #define GR_MAX_BASELINES 8

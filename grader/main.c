@@ -1,11 +1,13 @@
 /* grader: runs a student's submission through an exercise's scenarios and
  * reports verdicts, feedback and points (table, and Gradescope JSON).
  *
- * Exit status: 0 every scenario passed, 1 some did not, 2 usage or grader
- * error (including an interrupted run). Results are written even then. */
+ * Exit status (main.h's gr_exit_code): 0 every scenario passed, 1 some did
+ * not, 2 usage or grader error (including an interrupted run). Results are
+ * written even then. */
 #include "config_check.h"
 #include "exercise.h"
 #include "html.h"
+#include "main.h"
 #include "report.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
@@ -136,7 +138,7 @@ static int usage_error(int argc, char **argv, const char *fmt, ...)
         fprintf(stderr, "grader: %s\n", err);
     fprintf(stderr, "grader: %s\n\n", msg);
     usage(stderr);
-    return 2;
+    return GR_EXIT_ERROR;
 }
 
 static int parse_positive(const char *s, long max, long *out)
@@ -287,280 +289,347 @@ static void identity_check(const char *exercise, gr_options *opt, char *buf, siz
     *note = buf;
 }
 
-int main(int argc, char **argv)
+/* The command line, parsed. */
+typedef struct cli {
+    gr_options opt;
+    const gr_exercise *ex;
+    const char *name; /* the exercise as named */
+    const char *json_path, *rubric_path, *dir, *html_path;
+    bool quiet, verbose, no_sandbox, unsafe;
+} cli;
+
+enum {
+    OPT_SUBMISSION = 256,
+    OPT_JSON,
+    OPT_RUNS,
+    OPT_READY,
+    OPT_RUBRIC,
+    OPT_QUIET,
+    OPT_ONLY,
+    OPT_VERBOSE,
+    OPT_MEMORY,
+    OPT_HELP,
+    OPT_WORLD,
+    OPT_VARIANT,
+    OPT_SANDBOX,
+    OPT_NO_SANDBOX,
+    OPT_UNSAFE,
+    OPT_DIR,
+    OPT_HTML
+};
+
+static const struct option longopts[] = {
+    {"submission", required_argument, NULL, OPT_SUBMISSION},
+    {"json", required_argument, NULL, OPT_JSON},
+    {"html", required_argument, NULL, OPT_HTML},
+    {"runs", required_argument, NULL, OPT_RUNS},
+    {"ready-timeout", required_argument, NULL, OPT_READY},
+    {"rubric", required_argument, NULL, OPT_RUBRIC},
+    {"only", required_argument, NULL, OPT_ONLY},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {"verbose", no_argument, NULL, OPT_VERBOSE},
+    {"memory-limit", required_argument, NULL, OPT_MEMORY},
+    {"sandbox", no_argument, NULL, OPT_SANDBOX},
+    {"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
+    {"unsafe", no_argument, NULL, OPT_UNSAFE},
+    {"dir", required_argument, NULL, OPT_DIR},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"world", required_argument, NULL, OPT_WORLD},
+    {"variant", required_argument, NULL, OPT_VARIANT},
+    {"student", required_argument, NULL, OPT_VARIANT},
+    {NULL, 0, NULL, 0},
+};
+
+/* One option |c| with argument |arg| into |cl|. Returns -1 to go on, or
+ * the exit status (after --help, or a usage error). */
+static int parse_option(int argc, char **argv, int c, const char *arg, cli *cl)
 {
-    rl_log_init("grader");
-    enum { OPT_SUBMISSION = 256, OPT_JSON, OPT_RUNS, OPT_READY, OPT_RUBRIC, OPT_QUIET, OPT_ONLY, OPT_VERBOSE, OPT_MEMORY, OPT_HELP, OPT_WORLD, OPT_VARIANT, OPT_SANDBOX, OPT_NO_SANDBOX, OPT_UNSAFE, OPT_DIR, OPT_HTML };
-    static const struct option longopts[] = {
-        {"submission", required_argument, NULL, OPT_SUBMISSION},
-        {"json", required_argument, NULL, OPT_JSON},
-        {"html", required_argument, NULL, OPT_HTML},
-        {"runs", required_argument, NULL, OPT_RUNS},
-        {"ready-timeout", required_argument, NULL, OPT_READY},
-        {"rubric", required_argument, NULL, OPT_RUBRIC},
-        {"only", required_argument, NULL, OPT_ONLY},
-        {"quiet", no_argument, NULL, OPT_QUIET},
-        {"verbose", no_argument, NULL, OPT_VERBOSE},
-        {"memory-limit", required_argument, NULL, OPT_MEMORY},
-        {"sandbox", no_argument, NULL, OPT_SANDBOX},
-        {"no-sandbox", no_argument, NULL, OPT_NO_SANDBOX},
-        {"unsafe", no_argument, NULL, OPT_UNSAFE},
-        {"dir", required_argument, NULL, OPT_DIR},
-        {"help", no_argument, NULL, OPT_HELP},
-        {"world", required_argument, NULL, OPT_WORLD},
-        {"variant", required_argument, NULL, OPT_VARIANT},
-        {"student", required_argument, NULL, OPT_VARIANT},
-        {NULL, 0, NULL, 0},
-    };
-    gr_options opt = {.runs = 1, .ready_timeout_ms = 15000, .data_limit_mb = 1024};
-    const char *json_path = NULL, *rubric_path = NULL, *dir = NULL, *html_path = NULL;
-    bool quiet = false, verbose = false, no_sandbox = false, unsafe = false;
-    int c;
     long v;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        switch (c) {
-        case OPT_SUBMISSION:
-            opt.submission = optarg;
-            break;
-        case OPT_JSON:
-            json_path = optarg;
-            break;
-        case OPT_HTML:
-            html_path = optarg;
-            break;
-        case OPT_RUNS:
-            if (parse_positive(optarg, 1000, &v) != RL_OK)
-                return usage_error(argc, argv, "--runs takes a number from 1 to 1000, not '%s'", optarg);
-            opt.runs = (int)v;
-            break;
-        case OPT_READY:
-            if (parse_positive(optarg, 600, &v) != RL_OK)
-                return usage_error(argc, argv, "--ready-timeout takes seconds from 1 to 600, not '%s'", optarg);
-            opt.ready_timeout_ms = v * 1000;
-            break;
-        case OPT_MEMORY:
-            /* 0 turns the limit off: sanitizer builds reserve terabytes of
-             * shadow memory, which RLIMIT_DATA counts. */
-            if (strcmp(optarg, "0") == 0)
-                v = 0;
-            else if (parse_positive(optarg, 1 << 20, &v) != RL_OK)
-                return usage_error(argc, argv, "--memory-limit takes MiB (0: no limit), not '%s'", optarg);
-            opt.data_limit_mb = v;
-            break;
-        case OPT_RUBRIC:
-            rubric_path = optarg;
-            break;
-        case OPT_ONLY:
-            opt.only = optarg;
-            break;
-        case OPT_SANDBOX:
-            /* The default since the sandbox left its experiment; accepted
-             * so that scripts which asked for it keep working. */
-            break;
-        case OPT_NO_SANDBOX:
-            no_sandbox = true;
-            break;
-        case OPT_UNSAFE:
-            unsafe = true;
-            break;
-        case OPT_DIR:
-            dir = optarg;
-            opt.dir = optarg;
-            break;
-        case OPT_QUIET:
-            quiet = true;
-            break;
-        case OPT_WORLD:
-            opt.world = optarg;
-            break;
-        case OPT_VARIANT:
-            opt.variant = optarg;
-            break;
-        case OPT_VERBOSE:
-            verbose = true;
-            break;
-        case OPT_HELP:
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            return usage_error(argc, argv, "unknown or incomplete option '%s'", argv[optind - 1]);
-        }
+    switch (c) {
+    case OPT_SUBMISSION:
+        cl->opt.submission = arg;
+        break;
+    case OPT_JSON:
+        cl->json_path = arg;
+        break;
+    case OPT_HTML:
+        cl->html_path = arg;
+        break;
+    case OPT_RUNS:
+        if (parse_positive(arg, 1000, &v) != RL_OK)
+            return usage_error(argc, argv, "--runs takes a number from 1 to 1000, not '%s'", arg);
+        cl->opt.runs = (int)v;
+        break;
+    case OPT_READY:
+        if (parse_positive(arg, 600, &v) != RL_OK)
+            return usage_error(argc, argv, "--ready-timeout takes seconds from 1 to 600, not '%s'", arg);
+        cl->opt.ready_timeout_ms = v * 1000;
+        break;
+    case OPT_MEMORY:
+        /* 0 turns the limit off: sanitizer builds reserve terabytes of
+         * shadow memory, which RLIMIT_DATA counts. */
+        if (strcmp(arg, "0") == 0)
+            v = 0;
+        else if (parse_positive(arg, 1 << 20, &v) != RL_OK)
+            return usage_error(argc, argv, "--memory-limit takes MiB (0: no limit), not '%s'", arg);
+        cl->opt.data_limit_mb = v;
+        break;
+    case OPT_RUBRIC:
+        cl->rubric_path = arg;
+        break;
+    case OPT_ONLY:
+        cl->opt.only = arg;
+        break;
+    case OPT_SANDBOX:
+        /* The default since the sandbox left its experiment; accepted
+         * so that scripts which asked for it keep working. */
+        break;
+    case OPT_NO_SANDBOX:
+        cl->no_sandbox = true;
+        break;
+    case OPT_UNSAFE:
+        cl->unsafe = true;
+        break;
+    case OPT_DIR:
+        cl->dir = arg;
+        cl->opt.dir = arg;
+        break;
+    case OPT_QUIET:
+        cl->quiet = true;
+        break;
+    case OPT_WORLD:
+        cl->opt.world = arg;
+        break;
+    case OPT_VARIANT:
+        cl->opt.variant = arg;
+        break;
+    case OPT_VERBOSE:
+        cl->verbose = true;
+        break;
+    case OPT_HELP:
+    case 'h':
+        usage(stdout);
+        return GR_EXIT_PASSED;
+    default:
+        return usage_error(argc, argv, "unknown or incomplete option '%s'", argv[optind - 1]);
     }
+    return -1;
+}
+
+/* Parses the command line into |cl| and checks it before any grading.
+ * Returns -1 to go on and grade, or the exit status (usage error, --help,
+ * `grader list`). */
+static int parse_args(int argc, char **argv, cli *cl)
+{
+    memset(cl, 0, sizeof *cl);
+    cl->opt = (gr_options){.runs = 1, .ready_timeout_ms = 15000, .data_limit_mb = 1024};
+    int c, rc;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+        if ((rc = parse_option(argc, argv, c, optarg, cl)) >= 0)
+            return rc;
     if (optind >= argc)
         return usage_error(argc, argv, "no exercise named (try `grader list`)");
-    const char *name = argv[optind++];
+    const char *name = cl->name = argv[optind++];
     if (strcmp(name, "list") == 0 && optind == argc) {
         list_exercises();
-        return 0;
+        return GR_EXIT_PASSED;
     }
-    const gr_exercise *ex = gr_exercise_find(name);
+    const gr_exercise *ex = cl->ex = gr_exercise_find(name);
     if (!ex)
         return usage_error(argc, argv, "no exercise '%s'", name);
     if (optind < argc)
         return usage_error(argc, argv, "unexpected argument '%s'", argv[optind]);
-    if ((opt.world || opt.variant) && ex->kind != GR_SUBMISSION_CONFIG)
+    if ((cl->opt.world || cl->opt.variant) && ex->kind != GR_SUBMISSION_CONFIG)
         return usage_error(argc, argv, "--world and --variant are for the config exercises, not %s", name);
-    if (!opt.submission || !*opt.submission)
+    if (!cl->opt.submission || !*cl->opt.submission)
         return usage_error(argc, argv, "%s needs --submission %s", name,
                            ex->kind == GR_SUBMISSION_CONFIG ? "FILE" : "'COMMAND'");
     struct stat dir_st;
-    if (dir && (stat(dir, &dir_st) != 0 || !S_ISDIR(dir_st.st_mode)))
-        return usage_error(argc, argv, "--dir %s is not a folder", dir);
+    if (cl->dir && (stat(cl->dir, &dir_st) != 0 || !S_ISDIR(dir_st.st_mode)))
+        return usage_error(argc, argv, "--dir %s is not a folder", cl->dir);
     char only_err[256];
-    if (gr_check_only(ex, opt.only, only_err, sizeof only_err) != RL_OK)
+    if (gr_check_only(ex, cl->opt.only, only_err, sizeof only_err) != RL_OK)
         return usage_error(argc, argv, "%s", only_err);
     /* Before any grading: a results file that cannot be written would lose
      * the whole run, and nothing else can be written in its place. */
-    if (json_path) {
+    if (cl->json_path) {
         char jerr[512];
-        if (gr_report_json_writable(json_path, jerr, sizeof jerr) != RL_OK) {
+        if (gr_report_json_writable(cl->json_path, jerr, sizeof jerr) != RL_OK) {
             fprintf(stderr, "grader: %s\n", jerr);
-            return 2;
+            return GR_EXIT_ERROR;
         }
     }
+    return -1;
+}
 
-    int64_t t0 = rl_now_ns();
-    char bin[PATH_MAX], rubric_buf[PATH_MAX + 64], err[512] = "", note_buf[1024], identity_buf[512];
-    const char *note = NULL;
-    gr_sandbox_view view = {0};
-    gr_outcome *outcomes = calloc(ex->nscenarios ? ex->nscenarios : 1, sizeof *outcomes);
-    size_t n = 0;
-    gr_rubric *rubric = NULL;
-    int status = 2;
-    const char *error = NULL;
-    bool bad_submission = false; /* |error| is the submission's, not the setup's */
-    if (!outcomes)
-        return 2;
-    if (rl_path_exe_dir(bin, sizeof bin) != RL_OK) {
-        snprintf(err, sizeof err, "cannot find the grader's own folder");
-        error = err;
-        goto report;
+/* One grading: what was set up, what came out, and what to report. */
+typedef struct grading {
+    int64_t t0;
+    char bin[PATH_MAX], rubric_buf[PATH_MAX + 64], err[512], note_buf[1024], identity_buf[512];
+    char node_path[PATH_MAX + 16]; /* opt.node_path points here */
+    char notes[2048];
+    const char *note;        /* what the report says first, or NULL */
+    gr_sandbox_view view;
+    gr_outcome *outcomes;    /* room for every scenario */
+    size_t n;                /* outcomes filled */
+    gr_rubric *rubric;
+    const char *error;       /* why grading stopped, or NULL */
+    bool bad_submission;     /* |error| is the submission's, not the setup's */
+} grading;
+
+/* Command exercises: builds the sandbox (g->view), or says why the
+ * submission is graded without it (g->note). Returns false with g->error
+ * set when grading cannot go on. */
+static bool choose_sandbox(cli *cl, grading *g)
+{
+    int src;
+    if (cl->no_sandbox) {
+        g->note = "graded without the sandbox (--no-sandbox, for debugging): the submission could have reached "
+                  "the grader's instruments";
+    } else if ((src = sandbox_up(&g->view, cl->dir, cl->rubric_path, &cl->opt, g->err, sizeof g->err)) == RL_OK) {
+        cl->opt.sandbox = &g->view;
+        g->note = gr_sandbox_mode_note();
+    } else if (gr_was_interrupted()) {
+        g->error = "interrupted: the grader was asked to stop before it finished";
+        return false;
+    } else if (src == RL_EINVAL) {
+        g->error = g->err; /* where the submission is, not what the machine can do */
+        return false;
+    } else if (cl->unsafe) {
+        snprintf(g->note_buf, sizeof g->note_buf,
+                 "graded WITHOUT the sandbox (--unsafe), which cannot be built here: %s", g->err);
+        g->note = g->note_buf;
+        if (!cl->quiet)
+            fprintf(stderr, "grader: %s\n", g->note);
+    } else {
+        snprintf(g->note_buf, sizeof g->note_buf,
+                 "%s. Submissions are graded only in the sandbox; to grade your own code on your own machine "
+                 "without it, add --unsafe",
+                 g->err);
+        g->error = g->note_buf;
+        return false;
     }
-    opt.bin_dir = bin;
-    if (!rubric_path) {
+    return true;
+}
+
+/* Everything before the scenarios: the kit's folder, the rubric, the
+ * submission's file and folder, the world, the guards, the sandbox.
+ * Returns false with g->error set (and g->bad_submission when it is the
+ * submission's fault) when grading cannot go on. */
+static bool prepare(cli *cl, grading *g)
+{
+    const gr_exercise *ex = cl->ex;
+    gr_options *opt = &cl->opt;
+    if (rl_path_exe_dir(g->bin, sizeof g->bin) != RL_OK) {
+        snprintf(g->err, sizeof g->err, "cannot find the grader's own folder");
+        g->error = g->err;
+        return false;
+    }
+    opt->bin_dir = g->bin;
+    if (!cl->rubric_path) {
         /* bin/../grader/rubric.json, also from build/address/bin. */
-        if (rl_path_find_data("grader/rubric.json", rubric_buf, sizeof rubric_buf) != RL_OK)
-            snprintf(rubric_buf, sizeof rubric_buf, "%s/../grader/rubric.json", bin);
-        rubric_path = rubric_buf;
+        if (rl_path_find_data("grader/rubric.json", g->rubric_buf, sizeof g->rubric_buf) != RL_OK)
+            snprintf(g->rubric_buf, sizeof g->rubric_buf, "%s/../grader/rubric.json", g->bin);
+        cl->rubric_path = g->rubric_buf;
     }
-    if (gr_rubric_load(rubric_path, &rubric, err, sizeof err) != RL_OK ||
-        gr_rubric_check(rubric, ex, err, sizeof err) != RL_OK) {
-        gr_rubric_free(rubric);
-        rubric = NULL;
-        error = err;
-        goto report;
+    if (gr_rubric_load(cl->rubric_path, &g->rubric, g->err, sizeof g->err) != RL_OK ||
+        gr_rubric_check(g->rubric, ex, g->err, sizeof g->err) != RL_OK) {
+        gr_rubric_free(g->rubric);
+        g->rubric = NULL;
+        g->error = g->err;
+        return false;
     }
-    if (handed_out_of_folder(ex, dir, opt.submission, err, sizeof err)) {
-        error = err;
-        bad_submission = true;
-        goto report;
+    if (handed_out_of_folder(ex, cl->dir, opt->submission, g->err, sizeof g->err)) {
+        g->error = g->err;
+        g->bad_submission = true;
+        return false;
     }
-    if (ex->kind == GR_SUBMISSION_CONFIG && access(opt.submission, R_OK) != 0) {
+    if (ex->kind == GR_SUBMISSION_CONFIG && access(opt->submission, R_OK) != 0) {
         /* Still a report (and results.json): the student sees why it scored 0. */
-        snprintf(err, sizeof err, "cannot read the submission file %s: %s", opt.submission, strerror(errno));
-        error = err;
-        bad_submission = true;
-        goto report;
+        snprintf(g->err, sizeof g->err, "cannot read the submission file %s: %s", opt->submission, strerror(errno));
+        g->error = g->err;
+        g->bad_submission = true;
+        return false;
     }
     if (ex->kind == GR_SUBMISSION_CONFIG) {
         /* A world the grader cannot use is the instructor's error: say so once. */
         rl_chancfg_world w;
-        if (gr_config_world(ex->name, opt.world, opt.variant, &w, err, sizeof err) != RL_OK) {
-            error = err;
-            goto report;
+        if (gr_config_world(ex->name, opt->world, opt->variant, &w, g->err, sizeof g->err) != RL_OK) {
+            g->error = g->err;
+            return false;
         }
         rl_chancfg_world_fini(&w);
-        identity_check(ex->name, &opt, identity_buf, sizeof identity_buf, &note);
+        identity_check(ex->name, opt, g->identity_buf, sizeof g->identity_buf, &g->note);
     }
     if (gr_install_guards() != RL_OK) {
-        snprintf(err, sizeof err, "cannot install signal handlers or become a subreaper");
-        error = err;
-        goto report;
+        snprintf(g->err, sizeof g->err, "cannot install signal handlers or become a subreaper");
+        g->error = g->err;
+        return false;
     }
-    opt.progress = verbose || (!quiet && isatty(STDERR_FILENO));
-    static char node_path[PATH_MAX + 16];
-    if (ex->kind == GR_SUBMISSION_COMMAND && kit_node_packages(node_path, sizeof node_path) == RL_OK)
-        opt.node_path = node_path;
-    int src;
-    if (ex->kind == GR_SUBMISSION_COMMAND) {
-        if (no_sandbox) {
-            note = "graded without the sandbox (--no-sandbox, for debugging): the submission could have reached "
-                   "the grader's instruments";
-        } else if ((src = sandbox_up(&view, dir, rubric_path, &opt, err, sizeof err)) == RL_OK) {
-            opt.sandbox = &view;
-            note = gr_sandbox_mode_note();
-        } else if (gr_was_interrupted()) {
-            error = "interrupted: the grader was asked to stop before it finished";
-            goto report;
-        } else if (src == RL_EINVAL) {
-            error = err; /* where the submission is, not what the machine can do */
-            goto report;
-        } else if (unsafe) {
-            snprintf(note_buf, sizeof note_buf, "graded WITHOUT the sandbox (--unsafe), which cannot be built here: %s",
-                     err);
-            note = note_buf;
-            if (!quiet)
-                fprintf(stderr, "grader: %s\n", note);
-        } else {
-            snprintf(note_buf, sizeof note_buf,
-                     "%s. Submissions are graded only in the sandbox; to grade your own code on your own machine "
-                     "without it, add --unsafe",
-                     err);
-            error = note_buf;
-            goto report;
-        }
-    }
-
-    static char notes[2048];
-    if (opt.node_path && no_node_modules(dir, opt.submission)) {
+    opt->progress = cl->verbose || (!cl->quiet && isatty(STDERR_FILENO));
+    if (ex->kind == GR_SUBMISSION_COMMAND && kit_node_packages(g->node_path, sizeof g->node_path) == RL_OK)
+        opt->node_path = g->node_path;
+    if (ex->kind == GR_SUBMISSION_COMMAND && !choose_sandbox(cl, g))
+        return false;
+    if (opt->node_path && no_node_modules(cl->dir, opt->submission)) {
         /* What Gradescope uploads are: say how it was run. */
-        snprintf(notes, sizeof notes, "%s%sthe submission's folder has a package.json but no node_modules: it ran "
+        snprintf(g->notes, sizeof g->notes, "%s%sthe submission's folder has a package.json but no node_modules: it ran "
                  "with the packages the starters pin (the kit's build/node-packages)",
-                 note ? note : "", note ? "; " : "");
-        note = notes;
+                 g->note ? g->note : "", g->note ? "; " : "");
+        g->note = g->notes;
     }
-    grpc_init();
-    int rc = gr_run_exercise(ex, &opt, outcomes, &n, err, sizeof err);
-    grpc_shutdown();
-    if (rc == RL_EINVAL) {
-        gr_rubric_free(rubric);
-        free(outcomes);
-        return usage_error(argc, argv, "%s", err);
-    }
-    if (rc != RL_OK)
-        error = err;
-    else if (gr_was_interrupted())
-        error = "interrupted: the grader was asked to stop before it finished";
+    return true;
+}
 
-report:;
+/* Runs the scenarios. Returns -1 to go on and report, or the exit status
+ * of a usage error found only now. */
+static int grade(int argc, char **argv, cli *cl, grading *g)
+{
+    grpc_init();
+    int rc = gr_run_exercise(cl->ex, &cl->opt, g->outcomes, &g->n, g->err, sizeof g->err);
+    grpc_shutdown();
+    if (rc == RL_EINVAL)
+        return usage_error(argc, argv, "%s", g->err);
+    if (rc != RL_OK)
+        g->error = g->err;
+    else if (gr_was_interrupted())
+        g->error = "interrupted: the grader was asked to stop before it finished";
+    return -1;
+}
+
+/* Writes the results (--json first, --html, the table, the error on
+ * stderr) and returns the exit status they give. */
+static gr_exit_code report(const cli *cl, grading *g)
+{
     gr_report rep = {
-        .ex = ex,
-        .submission = opt.submission,
-        .outcomes = outcomes,
-        .noutcomes = n,
-        .rubric = rubric,
-        .runs = opt.runs,
-        .seconds = (double)(rl_now_ns() - t0) / 1e9,
-        .error = error,
-        .note = note,
-        .gradescope_html = html_path != NULL,
+        .ex = cl->ex,
+        .submission = cl->opt.submission,
+        .outcomes = g->outcomes,
+        .noutcomes = g->n,
+        .rubric = g->rubric,
+        .runs = cl->opt.runs,
+        .seconds = (double)(rl_now_ns() - g->t0) / 1e9,
+        .error = g->error,
+        .note = g->note,
+        .gradescope_html = cl->html_path != NULL,
     };
+    const char *error = g->error;
     /* The file before the table: a closed stdout must not cost the results. */
-    if (json_path) {
+    if (cl->json_path) {
         char jerr[512];
         /* Nothing graded (rubric or setup error): say so, not "0 of 0". */
-        int jrc = n == 0 && error ? gr_report_json_error(json_path, error, !bad_submission, jerr, sizeof jerr)
-                                  : gr_report_json(json_path, &rep, jerr, sizeof jerr);
+        int jrc = g->n == 0 && error
+                      ? gr_report_json_error(cl->json_path, error, !g->bad_submission, jerr, sizeof jerr)
+                      : gr_report_json(cl->json_path, &rep, jerr, sizeof jerr);
         if (jrc != RL_OK) {
             fprintf(stderr, "grader: %s\n", jerr);
             error = error ? error : "cannot write the JSON results";
         }
     }
-    if (html_path) {
+    if (cl->html_path) {
         char herr[512];
-        if (gr_html_save(html_path, &rep, herr, sizeof herr) != RL_OK)
+        if (gr_html_save(cl->html_path, &rep, herr, sizeof herr) != RL_OK)
             fprintf(stderr, "grader: %s\n", herr);
     }
     gr_report_table(stdout, &rep);
@@ -571,19 +640,40 @@ report:;
         char *shown = rl_text_printable_dup(error, 0);
         fprintf(stderr, "grader: %s\n", shown);
         free(shown);
-        status = 2;
-    } else {
-        status = 0;
-        for (size_t i = 0; i < n; i++)
-            if (outcomes[i].passed != outcomes[i].runs || outcomes[i].runs == 0)
-                status = 1;
-        /* A scenario the grader could not judge is not the student's fail. */
-        for (size_t i = 0; i < n; i++)
-            if (outcomes[i].verdict == GR_ERROR)
-                status = 2;
+        return GR_EXIT_ERROR;
     }
-    gr_rubric_free(rubric);
-    gr_sandbox_view_fini(&view);
-    free(outcomes);
+    gr_exit_code status = GR_EXIT_PASSED;
+    for (size_t i = 0; i < g->n; i++)
+        if (g->outcomes[i].passed != g->outcomes[i].runs || g->outcomes[i].runs == 0)
+            status = GR_EXIT_FAILED;
+    /* A scenario the grader could not judge is not the student's fail. */
+    for (size_t i = 0; i < g->n; i++)
+        if (g->outcomes[i].verdict == GR_ERROR)
+            status = GR_EXIT_ERROR;
+    return status;
+}
+
+int main(int argc, char **argv)
+{
+    rl_log_init("grader");
+    cli cl;
+    int status = parse_args(argc, argv, &cl);
+    if (status >= 0)
+        return status;
+    grading g;
+    memset(&g, 0, sizeof g);
+    g.t0 = rl_now_ns();
+    g.outcomes = calloc(cl.ex->nscenarios ? cl.ex->nscenarios : 1, sizeof *g.outcomes);
+    if (!g.outcomes)
+        return GR_EXIT_ERROR;
+    if (prepare(&cl, &g) && (status = grade(argc, argv, &cl, &g)) >= 0) {
+        gr_rubric_free(g.rubric);
+        free(g.outcomes);
+        return status;
+    }
+    status = report(&cl, &g);
+    gr_rubric_free(g.rubric);
+    gr_sandbox_view_fini(&g.view);
+    free(g.outcomes);
     return status;
 }

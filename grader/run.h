@@ -164,11 +164,6 @@ typedef struct gr_exit {
  * RL_EINVAL for a config exercise. */
 int gr_await_submission_exit(gr_ctx *ctx, int64_t within_ms, bool kill_at_deadline, gr_exit *out);
 
-/* Copies the last |len|-1 bytes at most of the submission's captured
- * stdout+stderr into |buf| (NUL-terminated, non-printable bytes replaced).
- * Returns the total number of bytes it has written so far. */
-size_t gr_submission_output_tail(gr_ctx *ctx, char *buf, size_t len);
-
 /* ---- several instances (gr_exercise.instances) ----
  *
  * An exercise may run its submission as several instances, each in its own
@@ -227,18 +222,8 @@ int gr_run_count(gr_ctx *ctx);
  * up then (the driver records ERROR "interrupted"). */
 bool gr_interrupted(gr_ctx *ctx);
 
-/* Fills |out| with |v| and a printf-formatted feedback line; returns 0 so a
- * scenario can `return gr_result(...)`. Text longer than
- * GR_FEEDBACK_MAX - 1 is cut and ends with GR_FEEDBACK_CUT, so a reader
- * knows something is missing. */
-int gr_result(gr_scenario_result *out, gr_verdict v, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-#define GR_FEEDBACK_CUT " [... feedback cut]"
-
-/* Appends "; " and |text| to |out|'s feedback, with the same marking when
- * it does not fit. */
-void gr_feedback_append(gr_scenario_result *out, const char *text);
+/* gr_result and gr_feedback_append, which fill a scenario's verdict, are in
+ * verdict.h (through exercise.h). */
 
 /* ---- the driver (main.c) ---- */
 
@@ -283,8 +268,9 @@ int gr_check_only(const gr_exercise *ex, const char *only, char *err, size_t err
 /* Runs every selected scenario of |ex| |opt->runs| times. |outcomes| has
  * room for ex->nscenarios entries; *noutcomes is set to the number filled
  * (scenarios not reached after an interruption are ERROR "interrupted").
- * Returns 0, RL_EINVAL for an unknown --only id (message in |err|), or
- * RL_ESYS when the grader could not set itself up. */
+ * Returns 0, or RL_EINVAL for an unknown --only id (message in |err|).
+ * Everything else that goes wrong is a scenario's verdict (ERROR when it
+ * is the grader's), never a return code. */
 int gr_run_exercise(const gr_exercise *ex, const gr_options *opt, gr_outcome *outcomes,
                           size_t *noutcomes, char *err, size_t errlen);
 

@@ -1,0 +1,96 @@
+/* verdict: a scenario run's verdict and feedback line, made printable and
+ * marked when cut where they are written; the shared crash wording; see
+ * verdict.h. */
+#include "verdict.h"
+
+#include "rl_text.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Ends |fb| (of |size| bytes) with GR_FEEDBACK_CUT when |needed| bytes of
+ * text did not fit. */
+static void mark_cut(char *fb, size_t size, size_t needed)
+{
+    size_t cut = sizeof GR_FEEDBACK_CUT;
+    if (needed < size || size < cut)
+        return;
+    memcpy(fb + size - cut, GR_FEEDBACK_CUT, cut);
+}
+
+/* Feedback quotes what a submission said (status details, tags, its
+ * output): it is made printable here, where it is made, so no terminal,
+ * log, CSV or results.json downstream ever gets an ESC or a CR from it
+ * (rl_text.h). Feedback is one line: newlines are escaped too. */
+int gr_result(gr_scenario_result *out, gr_verdict v, const char *fmt, ...)
+{
+    out->verdict = v;
+    char raw[GR_FEEDBACK_MAX + 1];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    size_t m = rl_text_printable(out->feedback, sizeof out->feedback, raw, strlen(raw), 0);
+    if (n > 0 && (size_t)n > m)
+        m = (size_t)n;
+    mark_cut(out->feedback, sizeof out->feedback, m);
+    return 0;
+}
+
+void gr_feedback_append(gr_scenario_result *out, const char *text)
+{
+    size_t n = strlen(out->feedback);
+    if (n >= sizeof out->feedback - 1)
+        return; /* full, and already marked */
+    size_t m = 0;
+    if (n) {
+        snprintf(out->feedback + n, sizeof out->feedback - n, "; ");
+        m = 2;
+    }
+    m += rl_text_printable(out->feedback + n + m, sizeof out->feedback - n - m, text, strlen(text), 0);
+    mark_cut(out->feedback, sizeof out->feedback, n + m);
+}
+
+/* The last line or two of |text|, on one line, at most |max| chars. */
+void gr_last_lines(const char *text, char *buf, size_t len, size_t max)
+{
+    size_t n = strlen(text);
+    while (n && (text[n - 1] == '\n' || text[n - 1] == ' '))
+        n--;
+    size_t start = n > max ? n - max : 0;
+    size_t o = 0;
+    if (start && len > 4) {
+        memcpy(buf, "...", 3);
+        o = 3;
+    }
+    for (size_t i = start; i < n && o + 3 < len; i++) {
+        if (text[i] == '\n') {
+            buf[o++] = ' ';
+            buf[o++] = '|';
+            buf[o++] = ' ';
+        } else {
+            buf[o++] = text[i];
+        }
+    }
+    buf[o] = '\0';
+}
+
+void gr_crash_result(gr_scenario_result *out, const char *who, const char *how, const char *what, const char *tail,
+                     int tasks_max)
+{
+    char lines[200];
+    gr_last_lines(tail, lines, sizeof lines, 160);
+    /* "can't start new thread" names no mistake: the mistake is a thread
+     * per call (or stream), which the sandbox's task limit stops under
+     * load where a bounded pool would not. */
+    bool threads = strstr(tail, "can't start new thread") || strstr(tail, "pthread_create") ||
+                   strstr(tail, "uv_thread_create") || strstr(tail, "Thread creation failed");
+    if (threads)
+        gr_result(out, GR_CRASH,
+                  "%s %s %s: it could not start another thread, past the sandbox's limit of %d tasks (threads and "
+                  "processes): a thread per call or stream? Serve calls from a bounded pool%s%s",
+                  who, how, what, tasks_max, lines[0] ? "; last output: " : "", lines);
+    else
+        gr_result(out, GR_CRASH, "%s %s %s%s%s", who, how, what, lines[0] ? "; last output: " : "", lines);
+}
