@@ -1,6 +1,6 @@
 /* tunnel: a tunnel server of the coverage lab's world (see tunnel.h). The
  * grader and `lab demo coverage` start N of them behind the L7 proxy
- * (lib/rl_tworld.h); the agent under test only ever reaches Tunnel/Open
+ * (lib/worlds/rl_tworld.h); the agent under test only ever reaches Tunnel/Open
  * through the proxy, and the control service answers on the private unix
  * socket alone (docs/sandbox.md). */
 #include "tunnel.h"
