@@ -164,7 +164,7 @@ int main(int argc, char **argv)
      * the descriptors the observer needs (fd_guard.h). */
     if (bl_fd_guard_init() != 0)
         RL_WARN("cannot read RLIMIT_NOFILE: the observer's descriptors are not guarded");
-    rl_server_signals_init(RL_SHUTDOWN_DRAIN); /* before gRPC starts its threads */
+    rl_server_signals_init(); /* before gRPC starts its threads */
     grpc_init();
     rl_server_options so = {
         .name = "baseline",

@@ -150,7 +150,7 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    rl_server_signals_init(mistake->shutdown); /* before gRPC starts its threads */
+    rl_server_signals_init(); /* before gRPC starts its threads */
     /* SIGUSR1 logs the relay's memory figures (how a burst's memory comes
      * back is measured with them: bench/results/relay.md). */
     rl_memstats_reporter *reporter = NULL;
@@ -181,7 +181,7 @@ int main(int argc, char **argv)
         .args = server_args,
         .grace_ms = grace_ms,
         .drain_delay_ms = drain_delay_ms,
-        .shutdown = mistake->shutdown,
+        .shutdown_hooks = mistake->shutdown,
         .on_close_admission = close_gate,
         .close_user = &gate,
     };

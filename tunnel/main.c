@@ -74,7 +74,7 @@ int main(int argc, char **argv)
      * limit is far above, but say so (docs/coverage-world.md). */
     grpc_arg a = {.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_MAX_CONCURRENT_STREAMS, .value.integer = 100000};
     grpc_channel_args args = {1, &a};
-    rl_server_signals_init(RL_SHUTDOWN_DRAIN);
+    rl_server_signals_init();
     grpc_init();
     /* One loop: the state is the loop thread's alone. */
     rl_server_options so = {
