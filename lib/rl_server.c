@@ -34,32 +34,14 @@ struct rl_server {
     rl_health health;
 };
 
-/* Server calls handed to handlers and not yet released, across the process
- * (every program here runs one server). */
-static atomic_long calls_in_flight;
 /* grpc_server_request_call slots posted and not yet completed. Once the
  * server is shut down and this is 0, every call gRPC matched before the
- * shutdown has reached accept_done and is counted in calls_in_flight. While
+ * shutdown has reached accept_done and is counted in the calls in flight (rl_handler). While
  * it is above 0 gRPC holds no call waiting for a slot. */
 static atomic_long slots_armed;
 /* Admission is closed: a call accepted from now on is refused UNAVAILABLE
  * before any handler sees it, so the client can retry elsewhere. */
 static atomic_bool refusing;
-
-void rl_server_call_end(void)
-{
-    atomic_fetch_sub(&calls_in_flight, 1);
-}
-
-long rl_server_calls_in_flight(void)
-{
-    return atomic_load(&calls_in_flight);
-}
-
-void rl_server_hold(void)
-{
-    atomic_fetch_add(&calls_in_flight, 1);
-}
 
 /* One outstanding grpc_server_request_call. */
 typedef struct accept_state {
@@ -131,7 +113,7 @@ static void accept_done(rl_tag *tag, bool ok)
     }
     char *method = grpc_slice_to_c_string(a->details.method);
     const rl_server *s = a->server;
-    atomic_fetch_add(&calls_in_flight, 1);
+    rl_server_hold(); /* handed to a handler (or refused): released by rl_server_call_end */
     const rl_method *m = NULL;
     for (size_t i = 0; i < s->nmethods; i++)
         if (strcmp(s->methods[i].path, method) == 0)
@@ -361,7 +343,7 @@ static void close_admission(drain *d, grpc_completion_queue *cq, rl_tag *tag)
         ;
     grpc_server_shutdown_and_notify(d->s->server, cq, tag);
     RL_INFO("admission closed %lld ms after the signal; %ld calls in flight", ms_since(d->t0),
-            atomic_load(&calls_in_flight));
+            rl_server_calls_in_flight());
 }
 
 /* The plan's "received" line: what comes next. */
@@ -430,7 +412,7 @@ int rl_server_wait(rl_server *s)
                 take_signal(); /* already ending: nothing more to cut */
             continue;
         }
-        long in_flight = atomic_load(&calls_in_flight);
+        long in_flight = rl_server_calls_in_flight();
         if (in_flight == 0 && atomic_load(&slots_armed) == 0) {
             /* Every call is done; only idle connections are left, which
              * gRPC would otherwise wait seconds for: close them. */
@@ -450,11 +432,11 @@ int rl_server_wait(rl_server *s)
      * the loops, which start batches as they go: the queues may only be shut
      * down once every handler is done. */
     int64_t stop_by = plan.stop_ms < 0 ? INT64_MAX : rl_now_ns() + plan.stop_ms * RL_NS_PER_MS;
-    while (atomic_load(&calls_in_flight) > 0 || atomic_load(&slots_armed) > 0) {
+    while (rl_server_calls_in_flight() > 0 || atomic_load(&slots_armed) > 0) {
         if (rl_now_ns() >= stop_by) {
             RL_ERROR("%ld calls still running %lld ms after the drain (not children of a server call?): "
                      "leaving without them",
-                     atomic_load(&calls_in_flight), (long long)plan.stop_ms);
+                     rl_server_calls_in_flight(), (long long)plan.stop_ms);
             return RL_ETIMEOUT;
         }
         rl_sleep_ms(POLL_MS, NULL);

@@ -14,10 +14,17 @@
  * cancelled, which cancels the downstream calls handlers made as its
  * children (GRPC_PROPAGATE_CANCELLATION). A second SIGTERM, or a SIGINT,
  * cancels at once. Nothing here queues calls: a handler starts the moment
- * its call is accepted, so refused and in-flight is all there is. */
+ * its call is accepted, so refused and in-flight is all there is.
+ *
+ * Dependencies (lib/ has no include cycle): rl_server uses rl_health (the
+ * health service it serves), which uses rl_unary (Check is a unary call),
+ * which uses rl_handler (what a server hands a handler, and the count of
+ * calls handed out that the drain waits for); rl_server uses rl_handler too,
+ * and re-exports it, so a handler includes rl_server.h or rl_handler.h. */
 #ifndef RL_SERVER_H
 #define RL_SERVER_H
 
+#include "rl_handler.h"
 #include "rl_loop.h"
 
 #include <grpc/grpc.h>
@@ -72,27 +79,6 @@ typedef struct rl_shutdown_hooks {
     bool (*admitting)(void *user);
     void *user;
 } rl_shutdown_hooks;
-
-/* What a handler learns of a new call. Valid only during the start call. */
-typedef struct rl_call_info {
-    const char *method;                 /* full path, "/relaylab.Baseline/Lookup" */
-    gpr_timespec deadline;              /* infinite when the caller set none */
-    const grpc_metadata_array *metadata; /* the client's initial metadata */
-    int64_t arrival_ns;                 /* CLOCK_MONOTONIC when accepted */
-} rl_call_info;
-
-/* Starts handling |call| on |loop|; the handler owns |call| and must
- * eventually grpc_call_unref it. |user| is the rl_method's. */
-typedef void (*rl_method_start)(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
-
-typedef struct rl_method {
-    const char *path;
-    rl_method_start start;
-    void *user;
-    /* Served only to callers on rl_server_options.private_listen when that
-     * is set (answered PERMISSION_DENIED elsewhere); ignored without it. */
-    bool private_only;
-} rl_method;
 
 typedef struct rl_server_options {
     const char *name;                   /* shown in the "listening on" line */
@@ -156,24 +142,6 @@ int rl_server_check_timing(int64_t grace_ms, int64_t drain_delay_ms, char *err, 
  * hour) into *out: for --grace-ms, --drain-delay-ms and RELAYLAB_GRACE_MS.
  * Returns 0 or RL_EINVAL. */
 int rl_server_parse_ms(const char *text, int64_t *out);
-
-/* Every handler calls this once when it releases a server call it was given
- * (rl_unary does it for its calls). The drain uses the count: gRPC's shutdown
- * otherwise waits several seconds for idle clients to hang up, so once no call
- * is in flight rl_server_wait disconnects them at once; and the loops' queues
- * are shut down only once it is 0, since a batch started on a queue that is
- * shut down aborts the process. */
-void rl_server_call_end(void);
-
-/* Server calls handed to handlers and not yet released (and holds), across
- * the process: what the drain waits for. Any thread. */
-long rl_server_calls_in_flight(void);
-
-/* Counts one more piece of work on the loops that the drain must wait for,
- * ended by one more rl_server_call_end: a handler whose calls downstream may
- * outlive its server call (they end a few ms after the cancel reached them)
- * holds one from its start to its last completion. */
-void rl_server_hold(void);
 
 /* Frees the server; call after rl_server_wait. Accepts NULL. */
 void rl_server_free(rl_server *s);
