@@ -5,9 +5,10 @@
 #
 # Layout: lib/ is librelaylab (one module per concern), lib/chancfg/ the
 # channel-config library with its own archive (it never aborts, and needs
-# nothing of lib/ but rl_err and the generated descriptors), each program
-# folder holds its own sources with main() in main.c, and a program folder's
-# other objects are what its unit tests link against.
+# nothing of lib/ but rl_err and the generated descriptors), lib/worlds/ the
+# labs' worlds with theirs (shared by the grader and the lab program), each
+# program folder holds its own sources with main() in main.c, and a program
+# folder's other objects are what its unit tests link against.
 
 SANITIZER ?=
 ifeq ($(SANITIZER),)
@@ -63,7 +64,20 @@ LIBRL    := $(BUILD)/librelaylab.a
 CHANCFG_SRCS := $(wildcard lib/chancfg/*.c)
 CHANCFG_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(CHANCFG_SRCS))
 LIBCHANCFG   := $(BUILD)/lib/librlchancfg.a
-LIBS         := $(LIBCHANCFG) $(LIBRL)
+
+# The labs' worlds: lib/worlds/, archived on their own. A world is what an
+# exercise's scenarios run in (the intermediary, the balance world, the L7
+# proxy, the coverage world), used by the grader's exercise and by its `lab
+# demo` alike. A world may use anything of librelaylab and the generated
+# descriptors, and other worlds; nothing in lib/ outside lib/worlds/ may use
+# a world, nor may a world use lib/chancfg/ (it is given built channel args).
+# Every program and unit test links the archive first, before the two it
+# depends on; the linker takes only the worlds a program calls. The archive's
+# rule checks the includes both ways.
+WORLDS_SRCS := $(wildcard lib/worlds/*.c)
+WORLDS_OBJS := $(patsubst %.c,$(BUILD)/%.o,$(WORLDS_SRCS))
+LIBWORLDS   := $(BUILD)/lib/librlworlds.a
+LIBS         := $(LIBWORLDS) $(LIBCHANCFG) $(LIBRL)
 
 # Generated code is compiled without -Werror on purpose: protoc-c's output is not ours.
 GEN_CFLAGS := -std=c11 $(OPT) $(SANFLAGS) -MMD -MP $(shell pkg-config --cflags libprotobuf-c 2>/dev/null)
@@ -117,6 +131,13 @@ $(LIBCHANCFG): $(CHANCFG_OBJS) Makefile
 	@rm -f $@
 	ar rcs $@ $(filter %.o,$^)
 
+$(LIBWORLDS): $(WORLDS_OBJS) Makefile
+	@! grep -ln '#include "worlds/' lib/*.[ch] || { echo "lib/ must not use a world" >&2; exit 1; }
+	@! grep -ln '#include "chancfg/' lib/worlds/*.[ch] || { echo "a world must not use lib/chancfg" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	@rm -f $@
+	ar rcs $@ $(filter %.o,$^)
+
 # The services relaylab.proto defines, as a list of protobuf-c service
 # descriptors for the channel-config checker (names and methods are read
 # from the descriptors; protoc-c declares each one on a line of its own).
@@ -126,7 +147,7 @@ $(GEN)/relaylab_services.inc: $(GEN)/relaylab.pb-c.h
 	@mv $@.tmp $@
 $(BUILD)/lib/chancfg/rl_chancfg_sc.o: $(GEN)/relaylab_services.inc
 
-# One rule per program: every .c in its folder, plus the two archives.
+# One rule per program: every .c in its folder, plus the three archives.
 define PROGRAM_RULE
 $(1)_OBJS := $$(patsubst %.c,$(BUILD)/%.o,$$(wildcard $(1)/*.c))
 $(BIN)/$(call prog_name,$(1)): $$($(1)_OBJS) $(LIBS)
@@ -135,10 +156,6 @@ $(BIN)/$(call prog_name,$(1)): $$($(1)_OBJS) $(LIBS)
 	$(Q)$(CC) $(LDFLAGS) -o $$@ $$($(1)_OBJS) $(LIBS) $(LDLIBS)
 endef
 $(foreach d,$(PROGRAM_DIRS),$(eval $(call PROGRAM_RULE,$(d))))
-# `lab demo balance` runs the grader's balance world and its L4 balancer.
-LAB_GRADER_OBJS := $(BUILD)/grader/intermediary.o $(BUILD)/grader/balance_world.o
-lab_OBJS += $(LAB_GRADER_OBJS)
-$(BIN)/lab: $(LAB_GRADER_OBJS)
 
 # The jail starts inside the submission's limits (RLIMIT_DATA among them),
 # where a sanitizer's terabytes of shadow memory cannot be reserved: it is
@@ -334,10 +351,10 @@ clean:
 	rm -rf build bin
 
 lint:
-	clang-tidy $(LIB_SRCS) $(CHANCFG_SRCS) -- $(CPPFLAGS) -std=c11
-	cppcheck --quiet --error-exitcode=1 --enable=warning,performance -Ilib $(LIB_SRCS) $(CHANCFG_SRCS) $(foreach d,$(PROGRAM_DIRS),$(wildcard $(d)/*.c))
+	clang-tidy $(LIB_SRCS) $(CHANCFG_SRCS) $(WORLDS_SRCS) -- $(CPPFLAGS) -std=c11
+	cppcheck --quiet --error-exitcode=1 --enable=warning,performance -Ilib $(LIB_SRCS) $(CHANCFG_SRCS) $(WORLDS_SRCS) $(foreach d,$(PROGRAM_DIRS),$(wildcard $(d)/*.c))
 
 format:
-	clang-format -i $(wildcard lib/*.[ch] lib/chancfg/*.[ch] */*.[ch] bench/*/*.[ch] $(UNIT_SRCS))
+	clang-format -i $(wildcard lib/*.[ch] lib/chancfg/*.[ch] lib/worlds/*.[ch] */*.[ch] bench/*/*.[ch] $(UNIT_SRCS))
 
 -include $(shell find build -name '*.d' 2>/dev/null)

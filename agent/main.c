@@ -61,7 +61,7 @@ int main(int argc, char **argv)
         return 2;
     }
     /* Before gRPC starts its threads, so that only the loop takes them. */
-    rl_server_signals_init(RL_SHUTDOWN_DRAIN);
+    rl_server_signals_init();
     signal(SIGPIPE, SIG_IGN);
     grpc_init();
     gpr_set_log_function(rl_log_grpc);

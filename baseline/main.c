@@ -74,23 +74,41 @@ static int add_arg(grpc_channel_args *args, grpc_arg *slots, char *kv)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* The baseline's exit statuses (their values are what scripts and the
+ * grader see). */
+enum bl_exit {
+    BL_EXIT_OK = 0,    /* served until SIGTERM and drained (or --help) */
+    BL_EXIT_START = 1, /* the server could not start (the address is taken or invalid) */
+    BL_EXIT_USAGE = 2, /* a bad option, environment variable, channel config or record file */
+};
+
+/* What the command line and the environment asked for. */
+typedef struct bl_opts {
+    const char *listen;
+    const char *record;   /* NULL: no record file */
+    const char *config;   /* NULL: none */
+    const char *observer; /* NULL: Observer on --listen */
+    int threads;          /* 0: one loop per core */
+    int64_t grace_ms, drain_delay_ms;
+    grpc_arg arg_slots[MAX_ARGS];
+    grpc_channel_args args; /* the --arg ones, in arg_slots */
+    bool done;              /* --help answered: nothing to run */
+} bl_opts;
+
+/* Reads the environment and the command line into |o|. Returns BL_EXIT_OK
+ * (with o->done after --help) or BL_EXIT_USAGE, the message printed. */
+static int parse(int argc, char **argv, bl_opts *o)
 {
-    rl_log_init("baseline");
-    const char *listen = getenv("RELAYLAB_LISTEN");
-    const char *record = NULL;
-    const char *config = NULL;
-    const char *observer = NULL;
-    int threads = 0;
-    int64_t grace_ms = RL_SERVER_GRACE_MS, drain_delay_ms = 0;
+    memset(o, 0, sizeof *o);
+    o->listen = getenv("RELAYLAB_LISTEN");
+    o->grace_ms = RL_SERVER_GRACE_MS;
+    o->args.args = o->arg_slots;
     const char *grace_env = getenv("RELAYLAB_GRACE_MS");
-    if (grace_env && *grace_env && rl_server_parse_ms(grace_env, &grace_ms) != RL_OK) {
+    if (grace_env && *grace_env && rl_server_parse_ms(grace_env, &o->grace_ms) != RL_OK) {
         fprintf(stderr, "baseline: RELAYLAB_GRACE_MS wants whole milliseconds from 0 to 3600000, not '%s'\n",
                 grace_env);
-        return 2;
+        return BL_EXIT_USAGE;
     }
-    grpc_arg arg_slots[MAX_ARGS];
-    grpc_channel_args args = {0, arg_slots};
     static const struct option longopts[] = {
         {"listen", required_argument, NULL, 'l'}, {"threads", required_argument, NULL, 't'},
         {"record", required_argument, NULL, 'r'}, {"grace-ms", required_argument, NULL, 'g'},
@@ -102,51 +120,53 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = getopt_long(argc, argv, "l:t:r:g:a:c:o:hd:", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'l': listen = optarg; break;
-        case 't': threads = atoi(optarg); break;
-        case 'r': record = optarg; break;
+        case 'l': o->listen = optarg; break;
+        case 't': o->threads = atoi(optarg); break;
+        case 'r': o->record = optarg; break;
         case 'g':
         case 'd':
-            if (rl_server_parse_ms(optarg, opt == 'g' ? &grace_ms : &drain_delay_ms) != RL_OK) {
+            if (rl_server_parse_ms(optarg, opt == 'g' ? &o->grace_ms : &o->drain_delay_ms) != RL_OK) {
                 fprintf(stderr, "baseline: --%s wants whole milliseconds from 0 to 3600000, not '%s'\n",
                         opt == 'g' ? "grace-ms" : "drain-delay-ms", optarg);
-                return 2;
+                return BL_EXIT_USAGE;
             }
             break;
         case 'a':
-            if (add_arg(&args, arg_slots, optarg) != 0) {
+            if (add_arg(&o->args, o->arg_slots, optarg) != 0) {
                 fprintf(stderr, "baseline: --arg wants KEY=VALUE (at most %d), not '%s'\n", MAX_ARGS, optarg);
-                return 2;
+                return BL_EXIT_USAGE;
             }
             break;
-        case 'c': config = optarg; break;
-        case 'o': observer = optarg; break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'c': o->config = optarg; break;
+        case 'o': o->observer = optarg; break;
+        case 'h': usage(stdout); o->done = true; return BL_EXIT_OK;
+        default: usage(stderr); return BL_EXIT_USAGE;
         }
     }
-    if (optind != argc || threads < 0 || threads > 256 || (config && args.num_args)) {
+    if (optind != argc || o->threads < 0 || o->threads > 256 || (o->config && o->args.num_args)) {
         usage(stderr);
-        return 2;
+        return BL_EXIT_USAGE;
     }
-    if (!listen || !*listen)
-        listen = "127.0.0.1:0";
+    if (!o->listen || !*o->listen)
+        o->listen = "127.0.0.1:0";
+    return BL_EXIT_OK;
+}
 
+/* Serves until SIGTERM and drains. Returns BL_EXIT_OK, or BL_EXIT_USAGE or
+ * BL_EXIT_START with the reason in |err|. Leaves the process with _exit(0)
+ * when calls outlived the drain (cleaning up would wait for them). */
+static int run(bl_opts *o, char *err, size_t errlen)
+{
     grpc_channel_args *config_args = NULL;
-    char err[512];
-    if (rl_server_check_timing(grace_ms, drain_delay_ms, err, sizeof err) != RL_OK) {
-        fprintf(stderr, "baseline: %s\n", err);
-        return 2;
-    }
-    if (config && rl_chancfg_load_args(config, RL_CHANCFG_SERVER, &config_args, err, sizeof err) != 0) {
-        fprintf(stderr, "baseline: %s\n", err);
-        return 2;
-    }
+    if (rl_server_check_timing(o->grace_ms, o->drain_delay_ms, err, errlen) != RL_OK)
+        return BL_EXIT_USAGE;
+    if (o->config && rl_chancfg_load_args(o->config, RL_CHANCFG_SERVER, &config_args, err, errlen) != 0)
+        return BL_EXIT_USAGE;
     bl_store *store;
-    if (bl_store_new(record, &store) != 0) {
-        fprintf(stderr, "baseline: cannot write the record file %s: %s\n", record, strerror(errno));
+    if (bl_store_new(o->record, &store) != 0) {
+        snprintf(err, errlen, "cannot write the record file %s: %s", o->record, strerror(errno));
         rl_chancfg_args_free(config_args);
-        return 2;
+        return BL_EXIT_USAGE;
     }
     bl_method lookup = {store, &bl_lookup_kind}, work = {store, &bl_work_kind}, plain = {store, NULL};
     const rl_method methods[] = {
@@ -164,32 +184,49 @@ int main(int argc, char **argv)
      * the descriptors the observer needs (fd_guard.h). */
     if (bl_fd_guard_init() != 0)
         RL_WARN("cannot read RLIMIT_NOFILE: the observer's descriptors are not guarded");
-    rl_server_signals_init(RL_SHUTDOWN_DRAIN); /* before gRPC starts its threads */
+    rl_server_signals_init(); /* before gRPC starts its threads */
     grpc_init();
     rl_server_options so = {
         .name = "baseline",
-        .listen = listen,
-        .threads = threads,
+        .listen = o->listen,
+        .threads = o->threads,
         .methods = methods,
         .nmethods = sizeof methods / sizeof *methods,
-        .grace_ms = grace_ms,
-        .drain_delay_ms = drain_delay_ms,
-        .args = config_args ? config_args : args.num_args ? &args : NULL,
-        .private_listen = observer,
+        .grace_ms = o->grace_ms,
+        .drain_delay_ms = o->drain_delay_ms,
+        .args = config_args ? config_args : o->args.num_args ? &o->args : NULL,
+        .private_listen = o->observer,
     };
+    int rc = BL_EXIT_OK;
     rl_server *server;
-    if (rl_server_start(&so, &server, err, sizeof err) != 0) {
-        fprintf(stderr, "baseline: %s\n", err);
-        bl_store_free(store);
-        rl_chancfg_args_free(config_args);
-        grpc_shutdown();
-        return 1;
+    if (rl_server_start(&so, &server, err, errlen) != 0) {
+        rc = BL_EXIT_START;
+    } else {
+        if (rl_server_wait(server) != RL_OK)
+            _exit(BL_EXIT_OK); /* calls gRPC would not let go of: cleaning up would wait for them */
+        rl_server_free(server);
     }
-    if (rl_server_wait(server) != RL_OK)
-        _exit(0); /* calls gRPC would not let go of: cleaning up would wait for them */
-    rl_server_free(server);
     bl_store_free(store);
     rl_chancfg_args_free(config_args);
     grpc_shutdown();
-    return 0;
+    return rc;
+}
+
+/* Says why the baseline stopped, when it failed. Returns |rc|. */
+static int report(int rc, const char *err)
+{
+    if (rc != BL_EXIT_OK)
+        fprintf(stderr, "baseline: %s\n", err);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    rl_log_init("baseline");
+    bl_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc != BL_EXIT_OK || o.done)
+        return rc;
+    char err[512] = "";
+    return report(run(&o, err, sizeof err), err);
 }

@@ -18,7 +18,7 @@
  * (it is the run that costs the time); under --runs N each run index gets
  * its own live run. The run happens in whichever scenario needs it first,
  * on that scenario's fresh baselines. */
-#include "balance_world.h"
+#include "worlds/rl_balance_world.h"
 #include "config_check.h"
 #include "exercise.h"
 #include "chancfg/rl_chancfg.h"
@@ -93,10 +93,10 @@ typedef struct live {
                          * span with FAIR_MIN; -1: never */
     double share_after; /* the joining backend's share from then to the end */
     double share_tail;  /* ... over the last second */
-    int tail_rate[GR_BW_MAX_BACKENDS];
-    int tail_conns[GR_BW_MAX_BACKENDS];
-    double share_x[GR_BW_MAX_WINDOWS]; /* world s: the middle of each window */
-    double share_y[GR_BW_MAX_WINDOWS]; /* the joining backend's share, % */
+    int tail_rate[RL_BW_MAX_BACKENDS];
+    int tail_conns[RL_BW_MAX_BACKENDS];
+    double share_x[RL_BW_MAX_WINDOWS]; /* world s: the middle of each window */
+    double share_y[RL_BW_MAX_WINDOWS]; /* the joining backend's share, % */
     size_t nshare;
     /* no-failures */
     int sent, failed, failed_long, long_sent, raced;
@@ -104,7 +104,7 @@ typedef struct live {
     char first_failure[320];
     /* churn and storm */
     int attempts;          /* runs made: more than 1 after a stall */
-    int64_t lag_ms;        /* the judged run's (gr_bw_result.lag_ms) */
+    int64_t lag_ms;        /* the judged run's (rl_bw_result.lag_ms) */
     int64_t lb_turn_ms;    /* and its balancer's longest turn */
     int reconnects;        /* connections beyond each client's first */
     double per_client_min; /* reconnects per client per world minute */
@@ -130,16 +130,16 @@ static int64_t lab_ms(int64_t world_ms)
     return v < 1 ? 1 : v;
 }
 
-static void judge_fill(const gr_bw_result *r, live *l)
+static void judge_fill(const rl_bw_result *r, live *l)
 {
-    l->fill_ms = gr_bw_fill_ms(r, 2, 2, FAIR_MIN, &l->share_after);
+    l->fill_ms = rl_bw_fill_ms(r, 2, 2, FAIR_MIN, &l->share_after);
     size_t tail = r->nwindows >= 2 ? r->nwindows - 2 : 0;
-    l->share_tail = gr_bw_share(r, 2, tail, r->nwindows);
+    l->share_tail = rl_bw_share(r, 2, tail, r->nwindows);
     /* For the --html picture (fills_figure). */
-    l->nshare = r->nwindows < GR_BW_MAX_WINDOWS ? r->nwindows : GR_BW_MAX_WINDOWS;
+    l->nshare = r->nwindows < RL_BW_MAX_WINDOWS ? r->nwindows : RL_BW_MAX_WINDOWS;
     for (size_t w = 0; w < l->nshare; w++) {
         l->share_x[w] = ((double)w + 0.5) * (double)r->window_ms * LAB_SCALE / 1000.0;
-        l->share_y[w] = 100.0 * gr_bw_share(r, 2, w, w + 1);
+        l->share_y[w] = 100.0 * rl_bw_share(r, 2, w, w + 1);
     }
     for (size_t b = 0; b < r->nbackends; b++) {
         int n = 0, c = 0;
@@ -152,14 +152,14 @@ static void judge_fill(const gr_bw_result *r, live *l)
     }
 }
 
-static void judge_churn(const gr_bw_result *r, live *l)
+static void judge_churn(const rl_bw_result *r, live *l)
 {
     /* The balancer's own count: the open log may be full on a churning run. */
     l->reconnects = r->lb.connections > NCLIENTS ? r->lb.connections - NCLIENTS : 0;
     double world_min = (double)RUN_MS * LAB_SCALE / 60000.0;
     l->per_client_min = l->reconnects / (double)NCLIENTS / world_min;
     int64_t at_ns;
-    l->storms = gr_bw_bunches(r, NCLIENTS, STORM_MS * RL_NS_PER_MS, NCLIENTS, &l->storm, &at_ns);
+    l->storms = rl_bw_bunches(r, NCLIENTS, STORM_MS * RL_NS_PER_MS, NCLIENTS, &l->storm, &at_ns);
     l->storm_at_ms = l->storm ? (at_ns - r->start_ns) / RL_NS_PER_MS * LAB_SCALE : 0;
 }
 
@@ -168,7 +168,7 @@ static void judge_churn(const gr_bw_result *r, live *l)
  * run (the grader, its balancer thread, a baseline) did not run for that
  * long. Like a late thread (the run's own, or the balancer's: its sockets
  * block), it is the machine's doing, not the config's. */
-static bool stalled(const gr_bw_result *r)
+static bool stalled(const rl_bw_result *r)
 {
     return r->lag_ms > STALL_MS || r->lb.longest_turn_ms > STALL_MS || r->short_timed_out > 0;
 }
@@ -247,7 +247,7 @@ static void live_run(gr_ctx *ctx, live *l)
     /* Long calls of 90 % of the longest deadline, so that the one in flight
      * at a GOAWAY has up to that long still to run. */
     int64_t longest_lab = lab_ms(l->longest_ms);
-    gr_bw_options o = {
+    rl_bw_options o = {
         .ports = ports,
         .observers = obs,
         .nbackends = 3,
@@ -263,7 +263,7 @@ static void live_run(gr_ctx *ctx, live *l)
         .grace_ms = l->grace_ms >= INT_MAX ? -1 : l->grace_ms / LAB_SCALE,
         .client_args = sc ? &args : NULL,
     };
-    static gr_bw_result r; /* large; one run at a time */
+    static rl_bw_result r; /* large; one run at a time */
     char err[300], tag[256];
     int rc = RL_OK;
     int64_t lags[ATTEMPTS];
@@ -272,7 +272,7 @@ static void live_run(gr_ctx *ctx, live *l)
          * the records of the one before. */
         snprintf(tag, sizeof tag, "%s.a%d", gr_tag(ctx), l->attempts + 1);
         o.tag = tag;
-        rc = gr_bw_run(&o, &r, err, sizeof err);
+        rc = rl_bw_run(&o, &r, err, sizeof err);
         lags[l->attempts++] = r.lag_ms;
         if (rc != RL_OK || !stalled(&r))
             break;

@@ -2,7 +2,7 @@
  * agent: it dials the L7 proxy of this run's world (RELAYLAB_TUNNEL), holds
  * streams to the tunnel servers behind it, and must size them per server
  * by the rules of lib/rl_coverage.h (handout: lab/exercises/coverage.md).
- * The world is the grader's (lib/rl_tworld.h): three tunnel servers A, B, C,
+ * The world is the grader's (lib/worlds/rl_tworld.h): three tunnel servers A, B, C,
  * the proxy placing each new stream by the scenario's policy, and the
  * dispatcher here, which sends a token's calls to one server: the one where
  * the agent's newest still-open stream landed ("last healthy"), or a pinned
@@ -32,7 +32,7 @@
 #include "rl_coverage.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
-#include "rl_tworld.h"
+#include "worlds/rl_tworld.h"
 #include "run.h"
 #include "scenario.h"
 

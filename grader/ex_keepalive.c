@@ -9,7 +9,7 @@
  * decide the rules hold; feedback quotes the config's own numbers. */
 #include "config_check.h"
 #include "exercise.h"
-#include "intermediary.h"
+#include "worlds/rl_intermediary.h"
 #include "relaylab.pb-c.h"
 #include "chancfg/rl_chancfg.h"
 #include "rl_deadline.h"
@@ -148,7 +148,7 @@ typedef struct live_env {
     int64_t idle_ms;         /* the world's intermediary timeout */
     int64_t nat_ms;          /* the lab NAT's: idle_ms / k */
     const char *kind;
-    gr_intermediary *im;
+    rl_intermediary *im;
     grpc_channel *ch;
     int64_t real_ka;         /* config's client keepalive time, INT_MAX: off */
 } live_env;
@@ -185,8 +185,8 @@ static int live_open(gr_ctx *ctx, live_env *env, gr_scenario_result *out)
         return gr_scenario_decide(out, GR_ERROR, "cannot restart the baseline with the server args: %s", err);
     /* The NAT: the intermediary with the baseline as its one upstream. */
     int port = atoi(strrchr(gr_baseline_addr(ctx, 0), ':') + 1);
-    gr_intermediary_options nat = {.upstream_ports = &port, .nupstreams = 1, .idle_drop_ms = env->nat_ms};
-    if (gr_intermediary_start(&nat, &env->im, err, sizeof err) != RL_OK)
+    rl_intermediary_options nat = {.upstream_ports = &port, .nupstreams = 1, .idle_drop_ms = env->nat_ms};
+    if (rl_intermediary_start(&nat, &env->im, err, sizeof err) != RL_OK)
         return gr_scenario_decide(out, GR_ERROR, "%s", err);
 
     grpc_arg cargs[NCLIENT];
@@ -201,7 +201,7 @@ static int live_open(gr_ctx *ctx, live_env *env, gr_scenario_result *out)
     }
     grpc_channel_args ca = {nc, cargs};
     char target[64];
-    snprintf(target, sizeof target, "127.0.0.1:%d", gr_intermediary_port(env->im));
+    snprintf(target, sizeof target, "127.0.0.1:%d", rl_intermediary_port(env->im));
     atomic_store(&too_many_pings, 0);
     gpr_set_log_function(log_hook);
     env->ch = gr_channel_create(ctx, target, &ca);
@@ -211,15 +211,15 @@ static int live_open(gr_ctx *ctx, live_env *env, gr_scenario_result *out)
 /* Ends the live run (the channel, the NAT, the log hook), keeping what the
  * verdict quotes; |st| (may be NULL) gets the NAT's figures. Safe to call
  * again. */
-static void live_close(live_env *env, gr_intermediary_stats *st)
+static void live_close(live_env *env, rl_intermediary_stats *st)
 {
     if (env->ch)
         grpc_channel_destroy(env->ch);
     gpr_set_log_function(rl_log_grpc);
     if (env->im) {
         if (st)
-            gr_intermediary_stats_get(env->im, st);
-        gr_intermediary_stop(env->im);
+            rl_intermediary_stats_get(env->im, st);
+        rl_intermediary_stop(env->im);
         env->im = NULL;
     }
     env->ch = NULL;
@@ -295,7 +295,7 @@ static void why_dropped(const live_env *env, bool between_calls, char *buf, size
 
 /* What every live scenario's verdict quotes once the run is over. */
 typedef struct live_result {
-    gr_intermediary_stats st; /* the NAT's figures */
+    rl_intermediary_stats st; /* the NAT's figures */
     char ka[32];              /* ka_text */
     char note[256];           /* scale_note */
 } live_result;

@@ -2,12 +2,12 @@
  * demo_balance.h.
  *
  * Every case starts its own three baselines (with the case's server args),
- * runs the grader's balance world (grader/balance_world.c) and prints calls
+ * runs the grader's balance world (lib/worlds/rl_balance_world.c) and prints calls
  * per second per backend, window by window, with the connections each
  * backend held. Every process is stopped before the next case. */
 #include "demo_balance.h"
 
-#include "../grader/balance_world.h"
+#include "worlds/rl_balance_world.h"
 #include "rl_channel.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
@@ -101,7 +101,7 @@ static const demo_case cases[] = {
 };
 #define NCASES (sizeof cases / sizeof *cases)
 
-static int run_case(const demo_case *c, gr_bw_result *r)
+static int run_case(const demo_case *c, rl_bw_result *r)
 {
     char age[64], grace[64];
     snprintf(age, sizeof age, "grpc.max_connection_age_ms=%d", AGE_MS);
@@ -127,7 +127,7 @@ static int run_case(const demo_case *c, gr_bw_result *r)
     grpc_channel_args rr_args = {1, &rr};
     char tag[64];
     snprintf(tag, sizeof tag, "demo-balance-%d", (int)(c - cases));
-    gr_bw_options o = {
+    rl_bw_options o = {
         .ports = ports,
         .observers = obs,
         .nbackends = nb,
@@ -145,7 +145,7 @@ static int run_case(const demo_case *c, gr_bw_result *r)
         .tag = tag,
     };
     char err[300];
-    int rc = gr_bw_run(&o, r, err, sizeof err);
+    int rc = rl_bw_run(&o, r, err, sizeof err);
     stop_backends(b, nb);
     if (rc != RL_OK) {
         fprintf(stderr, "lab: %s\n", err);
@@ -154,7 +154,7 @@ static int run_case(const demo_case *c, gr_bw_result *r)
     return 0;
 }
 
-static void print_case(const demo_case *c, const gr_bw_result *r, bool show_conns)
+static void print_case(const demo_case *c, const rl_bw_result *r, bool show_conns)
 {
     double per_s = 1000.0 / (double)r->window_ms;
     printf("\n%s\n", c->title);
@@ -185,7 +185,7 @@ static void print_case(const demo_case *c, const gr_bw_result *r, bool show_conn
            r->failed ? r->first_failure : "", r->nconn);
     if (show_conns) {
         printf("    slowest short call %.1f ms; %d over %d ms\n", r->short_max_us / 1000.0, r->short_slow,
-               GR_BW_SLOW_MS);
+               RL_BW_SLOW_MS);
         for (size_t b = 0; b < r->lb.nupstreams; b++)
             printf("    lb upstream %zu: opened %d active %d up %lld down %lld\n", b, r->lb.upstreams[b].opened,
                    r->lb.upstreams[b].active, (long long)r->lb.upstreams[b].bytes_up,
@@ -211,19 +211,19 @@ static void skew_path(const char *path, char *out, size_t len)
  * busy client's backend's share (backend 1) in the skew case (against its fair 50 %),
  * written next to the first as PATH-skew.svg. Each point is the middle
  * of its 0.5 s window. */
-static int write_svg(const char *path, const gr_bw_result *rs)
+static int write_svg(const char *path, const rl_bw_result *rs)
 {
     rl_svg_series series[NCASES], skew[1];
-    static double xs[NCASES][GR_BW_MAX_WINDOWS], ys[NCASES][GR_BW_MAX_WINDOWS];
+    static double xs[NCASES][RL_BW_MAX_WINDOWS], ys[NCASES][RL_BW_MAX_WINDOWS];
     size_t ns = 0, nskew = 0;
     for (size_t i = 0; i < NCASES; i++) {
-        const gr_bw_result *r = &rs[i];
+        const rl_bw_result *r = &rs[i];
         /* Skew: backend 1, where the busy client's connection lands (the
          * balancer's first pick). */
         size_t b = cases[i].skew ? 0 : 2;
         for (size_t w = 0; w < r->nwindows; w++) {
             xs[i][w] = ((double)w + 0.5) * (double)r->window_ms / 1000.0;
-            ys[i][w] = 100.0 * gr_bw_share(r, b, w, w + 1);
+            ys[i][w] = 100.0 * rl_bw_share(r, b, w, w + 1);
         }
         rl_svg_series se = {.label = cases[i].label, .x = xs[i], .y = ys[i], .n = r->nwindows,
                             .dash = (rl_svg_dash)(ns % 3), .markers = 1};
@@ -281,7 +281,7 @@ static int write_svg(const char *path, const gr_bw_result *rs)
 /* |only|: 1-based case to run alone, 0: all. */
 static int run_all(const char *svg, int only, bool show_conns)
 {
-    static gr_bw_result rs[NCASES];
+    static rl_bw_result rs[NCASES];
     grpc_init();
     printf("An L4 balancer picks a backend per connection; gRPC sends every call of a channel on one\n"
            "connection. %d client channels, %d calls/s each, through a round-robin balancer; a third\n"

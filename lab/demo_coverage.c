@@ -17,7 +17,7 @@
 #include "rl_proc.h"
 #include "rl_stats.h"
 #include "rl_svg.h"
-#include "rl_tworld.h"
+#include "worlds/rl_tworld.h"
 
 #include <grpc/grpc.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* demo_coverage: `lab demo coverage` runs the reference agent (bin/agent)
  * and then the incident (`bin/agent --mistake total`) in the coverage lab's
- * world (lib/rl_tworld.h: three tunnel servers behind the L7 proxy), each on
+ * world (lib/worlds/rl_tworld.h: three tunnel servers behind the L7 proxy), each on
  * the same skewed placement: the first streams spread evenly, then 80 % of
  * new streams on the busy server, as the grader's burst-skewed scenario.
  * It prints side by side how long the burst's calls waited at the busy

@@ -12,11 +12,13 @@
  *
  * gRPC's C API cannot wake another thread's completion queue, so a Watch
  * looks at the status on its own loop every RL_HEALTH_POLL_MS: a change
- * reaches watchers within that time, a Check sees it at once. */
+ * reaches watchers within that time, a Check sees it at once.
+ *
+ * Uses rl_unary and rl_handler; rl_server uses it (never the other way). */
 #ifndef RL_HEALTH_H
 #define RL_HEALTH_H
 
-#include "rl_server.h"
+#include "rl_handler.h"
 
 #include <stdbool.h>
 #include <stddef.h>

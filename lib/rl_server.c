@@ -34,27 +34,14 @@ struct rl_server {
     rl_health health;
 };
 
-/* Server calls handed to handlers and not yet released, across the process
- * (every program here runs one server). */
-static atomic_long calls_in_flight;
 /* grpc_server_request_call slots posted and not yet completed. Once the
  * server is shut down and this is 0, every call gRPC matched before the
- * shutdown has reached accept_done and is counted in calls_in_flight. While
+ * shutdown has reached accept_done and is counted in the calls in flight (rl_handler). While
  * it is above 0 gRPC holds no call waiting for a slot. */
 static atomic_long slots_armed;
 /* Admission is closed: a call accepted from now on is refused UNAVAILABLE
  * before any handler sees it, so the client can retry elsewhere. */
 static atomic_bool refusing;
-
-void rl_server_call_end(void)
-{
-    atomic_fetch_sub(&calls_in_flight, 1);
-}
-
-void rl_server_hold(void)
-{
-    atomic_fetch_add(&calls_in_flight, 1);
-}
 
 /* One outstanding grpc_server_request_call. */
 typedef struct accept_state {
@@ -126,7 +113,7 @@ static void accept_done(rl_tag *tag, bool ok)
     }
     char *method = grpc_slice_to_c_string(a->details.method);
     const rl_server *s = a->server;
-    atomic_fetch_add(&calls_in_flight, 1);
+    rl_server_hold(); /* handed to a handler (or refused): released by rl_server_call_end */
     const rl_method *m = NULL;
     for (size_t i = 0; i < s->nmethods; i++)
         if (strcmp(s->methods[i].path, method) == 0)
@@ -187,18 +174,13 @@ int rl_server_parse_ms(const char *text, int64_t *out)
     return RL_OK;
 }
 
-void rl_server_signals_init(rl_shutdown_mode mode)
+void rl_server_signals_init(void)
 {
     sigset_t set;
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
-    bool block = mode != RL_SHUTDOWN_NO_HANDLER;
-    if (!block) {
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGINT, SIG_DFL);
-    }
-    pthread_sigmask(block ? SIG_BLOCK : SIG_UNBLOCK, &set, NULL);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
 int rl_server_check_timing(int64_t grace_ms, int64_t drain_delay_ms, char *err, size_t errlen)
@@ -217,7 +199,7 @@ int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, si
     int64_t grace = opt->grace_ms < 0 ? RL_SERVER_GRACE_MS : opt->grace_ms;
     if (rl_server_check_timing(opt->grace_ms, opt->drain_delay_ms, err, errlen) != RL_OK)
         return RL_EINVAL;
-    rl_server_signals_init(opt->shutdown);
+    rl_server_signals_init();
     signal(SIGPIPE, SIG_IGN);
     /* A server's bursts of calls must not leave their memory behind. */
     if (rl_alloc_purge_in_background() != 0)
@@ -361,15 +343,32 @@ static void close_admission(drain *d, grpc_completion_queue *cq, rl_tag *tag)
         ;
     grpc_server_shutdown_and_notify(d->s->server, cq, tag);
     RL_INFO("admission closed %lld ms after the signal; %ld calls in flight", ms_since(d->t0),
-            atomic_load(&calls_in_flight));
+            rl_server_calls_in_flight());
+}
+
+/* The plan's "received" line: what comes next. */
+static void log_plan(int sig, const rl_shutdown_plan *p)
+{
+    const char *name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
+    if (p->note)
+        RL_INFO("%s received: NOT_SERVING; %s", name, p->note);
+    else if (p->grace_ms < 0)
+        RL_INFO("%s received: NOT_SERVING; admission closes in %lld ms, calls in flight may take forever", name,
+                (long long)p->drain_delay_ms);
+    else if (p->grace_ms == 0)
+        RL_INFO("%s received: NOT_SERVING; closing admission and cancelling every call now", name);
+    else
+        RL_INFO("%s received: NOT_SERVING; admission closes in %lld ms, calls still in flight %lld ms after "
+                "the signal are cancelled",
+                name, (long long)p->drain_delay_ms, (long long)p->grace_ms);
 }
 
 int rl_server_wait(rl_server *s)
 {
-    rl_shutdown_mode mode = s->opt.shutdown;
-    if (mode == RL_SHUTDOWN_NO_HANDLER)
-        for (;;)
-            pause(); /* SIGTERM's default action ends the process */
+    static const rl_shutdown_hooks rule = {NULL, NULL, NULL, NULL};
+    const rl_shutdown_hooks *h = s->opt.shutdown_hooks ? s->opt.shutdown_hooks : &rule;
+    if (h->before_signal)
+        h->before_signal(h->user);
 
     sigset_t set;
     sigemptyset(&set);
@@ -377,37 +376,27 @@ int rl_server_wait(rl_server *s)
     sigaddset(&set, SIGINT);
     int sig = 0;
     sigwait(&set, &sig);
-    drain d = {s, rl_now_ns(), INT64_MAX, mode != RL_SHUTDOWN_WAIT_FOREVER, false};
-    if (mode != RL_SHUTDOWN_WAIT_FOREVER)
-        d.give_up = d.t0 + s->opt.grace_ms * RL_NS_PER_MS;
-    if (mode == RL_SHUTDOWN_STOP_NOW || sig == SIGINT)
-        d.give_up = d.t0;
+    int64_t t0 = rl_now_ns();
     rl_health_set_serving(false);
-    const char *name = sig == SIGTERM ? "SIGTERM" : "SIGINT";
-    if (mode == RL_SHUTDOWN_LISTENER_LAST)
-        RL_INFO("%s received: NOT_SERVING; admitting calls until none is in flight", name);
-    else if (d.give_up == INT64_MAX)
-        RL_INFO("%s received: NOT_SERVING; admission closes in %lld ms, calls in flight may take forever", name,
-                (long long)s->opt.drain_delay_ms);
-    else if (d.give_up == d.t0)
-        RL_INFO("%s received: NOT_SERVING; closing admission and cancelling every call now", name);
-    else
-        RL_INFO("%s received: NOT_SERVING; admission closes in %lld ms, calls still in flight %lld ms after "
-                "the signal are cancelled",
-                name, (long long)s->opt.drain_delay_ms, (long long)s->opt.grace_ms);
+    rl_shutdown_plan plan = {s->opt.grace_ms, s->opt.drain_delay_ms, true, RL_SERVER_STOP_MS, NULL};
+    if (h->at_signal)
+        h->at_signal(h->user, sig, &plan);
+    if (sig == SIGINT)
+        plan.grace_ms = 0;
+    log_plan(sig, &plan);
+    drain d = {s, t0, INT64_MAX, plan.interruptible, false};
+    if (plan.grace_ms >= 0)
+        d.give_up = d.t0 + plan.grace_ms * RL_NS_PER_MS;
 
     grpc_completion_queue *cq = grpc_completion_queue_create_for_pluck(NULL);
     rl_tag shutdown_tag = {NULL};
-    if (mode == RL_SHUTDOWN_LISTENER_LAST) {
-        /* The mistake: new calls keep coming in while this waits for none to
-         * be in flight. */
-        rl_health_end_watches();
-        while (atomic_load(&calls_in_flight) > 0 && !poll_once(&d))
+    if (h->admitting) {
+        while (h->admitting(h->user) && !poll_once(&d))
             ;
     } else if (d.give_up > d.t0) {
         /* Health says NOT_SERVING; admission stays open for those who have
          * not noticed yet. */
-        int64_t until = d.t0 + s->opt.drain_delay_ms * RL_NS_PER_MS;
+        int64_t until = d.t0 + plan.drain_delay_ms * RL_NS_PER_MS;
         while (rl_now_ns() < until && !poll_once(&d))
             ;
     }
@@ -423,7 +412,7 @@ int rl_server_wait(rl_server *s)
                 take_signal(); /* already ending: nothing more to cut */
             continue;
         }
-        long in_flight = atomic_load(&calls_in_flight);
+        long in_flight = rl_server_calls_in_flight();
         if (in_flight == 0 && atomic_load(&slots_armed) == 0) {
             /* Every call is done; only idle connections are left, which
              * gRPC would otherwise wait seconds for: close them. */
@@ -442,12 +431,12 @@ int rl_server_wait(rl_server *s)
      * the calls handlers made downstream) may still be on their way through
      * the loops, which start batches as they go: the queues may only be shut
      * down once every handler is done. */
-    int64_t stop_by = mode == RL_SHUTDOWN_WAIT_FOREVER ? INT64_MAX : rl_now_ns() + RL_SERVER_STOP_MS * RL_NS_PER_MS;
-    while (atomic_load(&calls_in_flight) > 0 || atomic_load(&slots_armed) > 0) {
+    int64_t stop_by = plan.stop_ms < 0 ? INT64_MAX : rl_now_ns() + plan.stop_ms * RL_NS_PER_MS;
+    while (rl_server_calls_in_flight() > 0 || atomic_load(&slots_armed) > 0) {
         if (rl_now_ns() >= stop_by) {
-            RL_ERROR("%ld calls still running %d ms after the drain (not children of a server call?): "
+            RL_ERROR("%ld calls still running %lld ms after the drain (not children of a server call?): "
                      "leaving without them",
-                     atomic_load(&calls_in_flight), RL_SERVER_STOP_MS);
+                     rl_server_calls_in_flight(), (long long)plan.stop_ms);
             return RL_ETIMEOUT;
         }
         rl_sleep_ms(POLL_MS, NULL);

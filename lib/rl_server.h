@@ -14,10 +14,17 @@
  * cancelled, which cancels the downstream calls handlers made as its
  * children (GRPC_PROPAGATE_CANCELLATION). A second SIGTERM, or a SIGINT,
  * cancels at once. Nothing here queues calls: a handler starts the moment
- * its call is accepted, so refused and in-flight is all there is. */
+ * its call is accepted, so refused and in-flight is all there is.
+ *
+ * Dependencies (lib/ has no include cycle): rl_server uses rl_health (the
+ * health service it serves), which uses rl_unary (Check is a unary call),
+ * which uses rl_handler (what a server hands a handler, and the count of
+ * calls handed out that the drain waits for); rl_server uses rl_handler too,
+ * and re-exports it, so a handler includes rl_server.h or rl_handler.h. */
 #ifndef RL_SERVER_H
 #define RL_SERVER_H
 
+#include "rl_handler.h"
 #include "rl_loop.h"
 
 #include <grpc/grpc.h>
@@ -35,41 +42,43 @@ typedef struct rl_server rl_server;
  * be running): past it rl_server_wait gives up on them. */
 #define RL_SERVER_STOP_MS 1000
 
-/* What a server does at SIGTERM. DRAIN is the rule; the others reproduce the
- * classic mistakes for the lab (relay --mistake). */
-typedef enum rl_shutdown_mode {
-    RL_SHUTDOWN_DRAIN = 0,      /* the rule (see above) */
-    RL_SHUTDOWN_NO_HANDLER,     /* SIGTERM and SIGINT keep their default
-                                 * action: the process dies mid-call */
-    RL_SHUTDOWN_STOP_NOW,       /* admission closes and every call in flight
-                                 * is cancelled at once: a grace of 0 */
-    RL_SHUTDOWN_WAIT_FOREVER,   /* no grace and no second signal: a call that
-                                 * never ends holds the exit until SIGKILL */
-    RL_SHUTDOWN_LISTENER_LAST,  /* new calls are admitted until none is in
-                                 * flight (or the grace), admission closes
-                                 * last: under load the drain never ends */
-} rl_shutdown_mode;
+/* The shutdown as rl_server_wait will carry it out, decided at the signal:
+ * the rule's values (from rl_server_options), which a shutdown hook may
+ * change (rl_shutdown_hooks.at_signal). A SIGINT then sets grace_ms to 0
+ * whatever the hook said. */
+typedef struct rl_shutdown_plan {
+    int64_t grace_ms;       /* from the signal to cancelling what is left; <0: never */
+    int64_t drain_delay_ms; /* from the signal to closing admission */
+    bool interruptible;     /* a second SIGTERM or a SIGINT cancels at once */
+    int64_t stop_ms;        /* after the drain, how long the loops may take to
+                             * stop (RL_SERVER_STOP_MS); <0: no bound */
+    const char *note;       /* what the "received" log line says comes next;
+                             * NULL: rl_server_wait words it from the plan */
+} rl_shutdown_plan;
 
-/* What a handler learns of a new call. Valid only during the start call. */
-typedef struct rl_call_info {
-    const char *method;                 /* full path, "/relaylab.Baseline/Lookup" */
-    gpr_timespec deadline;              /* infinite when the caller set none */
-    const grpc_metadata_array *metadata; /* the client's initial metadata */
-    int64_t arrival_ns;                 /* CLOCK_MONOTONIC when accepted */
-} rl_call_info;
-
-/* Starts handling |call| on |loop|; the handler owns |call| and must
- * eventually grpc_call_unref it. |user| is the rl_method's. */
-typedef void (*rl_method_start)(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
-
-typedef struct rl_method {
-    const char *path;
-    rl_method_start start;
+/* Shutdown hooks: the one point where a server departs from the rule at
+ * SIGTERM. Only the lab's mistaken relay installs them (relay/mistake.c, the
+ * --mistake shutdown modes); with none, rl_server_wait drains by the rule.
+ * Every hook runs on the thread in rl_server_wait (the main thread, which
+ * alone takes SIGTERM and SIGINT), in this order; a NULL member does nothing:
+ *   before_signal  once, before the wait for the signal; it may never return
+ *                  (a hook that gives SIGTERM its default action and waits
+ *                  for it to end the process);
+ *   at_signal      once, at the first SIGTERM or SIGINT (|sig|), after health
+ *                  turned NOT_SERVING and before anything else: it may change
+ *                  |plan|;
+ *   admitting      in place of the drain delay: called every poll (2 ms)
+ *                  while admission stays open, until it returns false, the
+ *                  grace is over or a second signal cuts the drain (then
+ *                  admission closes as by the rule).
+ * |user| is passed to each. Hooks must not block: the drain's clocks run on
+ * the same thread. */
+typedef struct rl_shutdown_hooks {
+    void (*before_signal)(void *user);
+    void (*at_signal)(void *user, int sig, rl_shutdown_plan *plan);
+    bool (*admitting)(void *user);
     void *user;
-    /* Served only to callers on rl_server_options.private_listen when that
-     * is set (answered PERMISSION_DENIED elsewhere); ignored without it. */
-    bool private_only;
-} rl_method;
+} rl_shutdown_hooks;
 
 typedef struct rl_server_options {
     const char *name;                   /* shown in the "listening on" line */
@@ -82,7 +91,8 @@ typedef struct rl_server_options {
                                          * <0: RL_SERVER_GRACE_MS */
     int64_t drain_delay_ms;             /* from SIGTERM to closing admission, while
                                          * health says NOT_SERVING; < grace_ms */
-    rl_shutdown_mode shutdown;          /* RL_SHUTDOWN_DRAIN but for demonstrations */
+    /* NULL: the rule. Borrowed; must outlive rl_server_wait. */
+    const rl_shutdown_hooks *shutdown_hooks;
     /* A second listener, "unix:PATH", for callers the server trusts (the
      * grader): the methods marked private_only answer only there. The
      * folder's permissions decide who may connect. NULL: none. */
@@ -98,10 +108,9 @@ typedef struct rl_server_options {
 /* Blocks SIGTERM and SIGINT in the calling thread, so that every thread
  * started after it inherits the mask and only rl_server_wait takes them (a
  * thread that does not block them would get a second signal while the drain
- * is on and die of it); with RL_SHUTDOWN_NO_HANDLER it restores their
- * default action instead. Call it first in main, before grpc_init(), which
+ * is on and die of it). Call it first in main, before grpc_init(), which
  * starts gRPC's own threads. */
-void rl_server_signals_init(rl_shutdown_mode mode);
+void rl_server_signals_init(void);
 
 /* Every listener is bound with GRPC_ARG_ALLOW_REUSEPORT 0, whatever
  * |args| says: with gRPC's default (on) another process could bind the same
@@ -117,12 +126,12 @@ int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, si
 /* The bound port. */
 int rl_server_port(const rl_server *s);
 
-/* Blocks until SIGTERM or SIGINT, then shuts down as |shutdown| says (see
- * the top of this file) and stops every loop. Returns 0, or RL_ETIMEOUT when
- * the loops did not stop within RL_SERVER_STOP_MS of the drain's end (calls
- * gRPC would not let go of): the caller must then not free the server or
- * shut gRPC down, which would wait for them, but leave with _exit. Never
- * returns with RL_SHUTDOWN_NO_HANDLER (the signal kills the process). */
+/* Blocks until SIGTERM or SIGINT, then shuts down by the rule (see the top
+ * of this file), or as the shutdown hooks change it, and stops every loop.
+ * Returns 0, or RL_ETIMEOUT when the loops did not stop within the plan's
+ * stop_ms of the drain's end (calls gRPC would not let go of): the caller
+ * must then not free the server or shut gRPC down, which would wait for
+ * them, but leave with _exit. */
 int rl_server_wait(rl_server *s);
 
 /* Checks that |drain_delay_ms| is 0 or below |grace_ms| (<0: the default
@@ -133,20 +142,6 @@ int rl_server_check_timing(int64_t grace_ms, int64_t drain_delay_ms, char *err, 
  * hour) into *out: for --grace-ms, --drain-delay-ms and RELAYLAB_GRACE_MS.
  * Returns 0 or RL_EINVAL. */
 int rl_server_parse_ms(const char *text, int64_t *out);
-
-/* Every handler calls this once when it releases a server call it was given
- * (rl_unary does it for its calls). The drain uses the count: gRPC's shutdown
- * otherwise waits several seconds for idle clients to hang up, so once no call
- * is in flight rl_server_wait disconnects them at once; and the loops' queues
- * are shut down only once it is 0, since a batch started on a queue that is
- * shut down aborts the process. */
-void rl_server_call_end(void);
-
-/* Counts one more piece of work on the loops that the drain must wait for,
- * ended by one more rl_server_call_end: a handler whose calls downstream may
- * outlive its server call (they end a few ms after the cancel reached them)
- * holds one from its start to its last completion. */
-void rl_server_hold(void);
 
 /* Frees the server; call after rl_server_wait. Accepts NULL. */
 void rl_server_free(rl_server *s);

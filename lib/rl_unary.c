@@ -3,9 +3,9 @@
 #include "rl_unary.h"
 
 #include "rl_err.h"
+#include "rl_handler.h"
 #include "rl_log.h"
 #include "rl_pb.h"
-#include "rl_server.h"
 
 #include <stdio.h>
 #include <string.h>

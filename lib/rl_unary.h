@@ -22,7 +22,10 @@
  * the struct holds no gRPC resources (|call| is NULL) and stays answered: an
  * owner that keeps the embedding memory longer (the relay does, while its
  * downstream call finishes) may still read the fields and call the answer
- * functions, which return RL_EINVAL without touching gRPC. */
+ * functions, which return RL_EINVAL without touching gRPC.
+ *
+ * Uses rl_handler (it ends its calls with rl_server_call_end) and never
+ * rl_server: rl_health and rl_server use it. */
 #ifndef RL_UNARY_H
 #define RL_UNARY_H
 

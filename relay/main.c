@@ -53,104 +53,142 @@ static void close_gate(void *gate)
     relay_gate_close(gate);
 }
 
-int main(int argc, char **argv)
-{
-    rl_log_init("relay");
-    const char *listen = getenv("RELAYLAB_LISTEN");
-    const char *baseline = getenv("RELAYLAB_BASELINE");
-    const relay_mistake *mistake = relay_mistake_default();
-    int threads = 0;
-    long max_inflight = RELAY_MAX_INFLIGHT, max_queue = RELAY_MAX_QUEUE;
-    bool fixed_limit = false; /* --max-inflight given */
-    const char *config = NULL;
-    int64_t grace_ms = RL_SERVER_GRACE_MS, drain_delay_ms = 0;
-    const char *grace_env = getenv("RELAYLAB_GRACE_MS");
-    if (grace_env && *grace_env && rl_server_parse_ms(grace_env, &grace_ms) != RL_OK) {
-        fprintf(stderr, "relay: RELAYLAB_GRACE_MS wants whole milliseconds from 0 to 3600000, not '%s'\n", grace_env);
-        return 2;
-    }
+/* The relay's exit statuses (their values are what scripts and tests see). */
+enum relay_exit {
+    RELAY_EXIT_OK = 0,    /* served until SIGTERM and drained (or --help, --mistake list) */
+    RELAY_EXIT_START = 1, /* the server could not start (the address is taken or invalid) */
+    RELAY_EXIT_USAGE = 2, /* a bad option, environment variable or channel config */
+};
 
-    for (int i = 1; i < argc; i++) {
+/* What the command line and the environment asked for. */
+typedef struct relay_opts {
+    const char *listen;
+    const char *baseline;
+    const relay_mistake *mistake;
+    int threads;             /* 0: one loop per core */
+    long max_inflight, max_queue;
+    bool fixed_limit;        /* --max-inflight given */
+    const char *config;      /* NULL: none */
+    int64_t grace_ms, drain_delay_ms;
+    bool done;               /* --help or --mistake list answered: nothing to run */
+} relay_opts;
+
+/* Parses one option |a| with its value |v| into |o|. Returns RELAY_EXIT_OK
+ * or RELAY_EXIT_USAGE (the message printed). */
+static int parse_option(const char *a, const char *v, relay_opts *o)
+{
+    if (strcmp(a, "--listen") == 0) {
+        o->listen = v;
+    } else if (strcmp(a, "--baseline") == 0) {
+        o->baseline = v;
+    } else if (strcmp(a, "--threads") == 0) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || n < 1 || n > 256) {
+            fprintf(stderr, "relay: --threads wants a number from 1 to 256, not '%s'\n", v);
+            return RELAY_EXIT_USAGE;
+        }
+        o->threads = (int)n;
+    } else if (strcmp(a, "--max-inflight") == 0 || strcmp(a, "--max-queue") == 0) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        bool inflight = a[6] == 'i';
+        if (*end || n < (inflight ? 1 : 0) || n > 1000000) {
+            fprintf(stderr, "relay: %s wants a number from %d to 1000000, not '%s'\n", a, inflight ? 1 : 0, v);
+            return RELAY_EXIT_USAGE;
+        }
+        *(inflight ? &o->max_inflight : &o->max_queue) = n;
+        o->fixed_limit |= inflight;
+    } else if (strcmp(a, "--config") == 0) {
+        o->config = v;
+    } else if (strcmp(a, "--grace-ms") == 0 || strcmp(a, "--drain-delay-ms") == 0) {
+        if (rl_server_parse_ms(v, a[2] == 'g' ? &o->grace_ms : &o->drain_delay_ms) != RL_OK) {
+            fprintf(stderr, "relay: %s wants whole milliseconds from 0 to 3600000, not '%s'\n", a, v);
+            return RELAY_EXIT_USAGE;
+        }
+    } else if (strcmp(a, "--mistake") == 0) {
+        if (strcmp(v, "list") == 0) {
+            printf("relay modes (--mistake NAME):\n");
+            relay_mistake_print_list(stdout);
+            o->done = true;
+            return RELAY_EXIT_OK;
+        }
+        o->mistake = relay_mistake_find(v);
+        if (!o->mistake) {
+            fprintf(stderr, "relay: unknown mistake '%s'; the modes are:\n", v);
+            relay_mistake_print_list(stderr);
+            return RELAY_EXIT_USAGE;
+        }
+    } else {
+        fprintf(stderr, "relay: unknown option %s\n", a);
+        usage(stderr);
+        return RELAY_EXIT_USAGE;
+    }
+    return RELAY_EXIT_OK;
+}
+
+/* Reads the environment and the command line into |o|. Returns
+ * RELAY_EXIT_OK (with o->done when there is nothing to run) or
+ * RELAY_EXIT_USAGE, the message printed. */
+static int parse(int argc, char **argv, relay_opts *o)
+{
+    *o = (relay_opts){
+        .listen = getenv("RELAYLAB_LISTEN"),
+        .baseline = getenv("RELAYLAB_BASELINE"),
+        .mistake = relay_mistake_default(),
+        .max_inflight = RELAY_MAX_INFLIGHT,
+        .max_queue = RELAY_MAX_QUEUE,
+        .grace_ms = RL_SERVER_GRACE_MS,
+    };
+    const char *grace_env = getenv("RELAYLAB_GRACE_MS");
+    if (grace_env && *grace_env && rl_server_parse_ms(grace_env, &o->grace_ms) != RL_OK) {
+        fprintf(stderr, "relay: RELAYLAB_GRACE_MS wants whole milliseconds from 0 to 3600000, not '%s'\n", grace_env);
+        return RELAY_EXIT_USAGE;
+    }
+    for (int i = 1; i < argc && !o->done; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
-            return 0;
+            o->done = true;
+            return RELAY_EXIT_OK;
         }
         if (i + 1 >= argc) {
             fprintf(stderr, "relay: %s needs a value (or is unknown)\n", a);
             usage(stderr);
-            return 2;
+            return RELAY_EXIT_USAGE;
         }
-        const char *v = argv[++i];
-        if (strcmp(a, "--listen") == 0) {
-            listen = v;
-        } else if (strcmp(a, "--baseline") == 0) {
-            baseline = v;
-        } else if (strcmp(a, "--threads") == 0) {
-            char *end;
-            long n = strtol(v, &end, 10);
-            if (*end || n < 1 || n > 256) {
-                fprintf(stderr, "relay: --threads wants a number from 1 to 256, not '%s'\n", v);
-                return 2;
-            }
-            threads = (int)n;
-        } else if (strcmp(a, "--max-inflight") == 0 || strcmp(a, "--max-queue") == 0) {
-            char *end;
-            long n = strtol(v, &end, 10);
-            bool inflight = a[6] == 'i';
-            if (*end || n < (inflight ? 1 : 0) || n > 1000000) {
-                fprintf(stderr, "relay: %s wants a number from %d to 1000000, not '%s'\n", a, inflight ? 1 : 0, v);
-                return 2;
-            }
-            *(inflight ? &max_inflight : &max_queue) = n;
-            fixed_limit |= inflight;
-        } else if (strcmp(a, "--config") == 0) {
-            config = v;
-        } else if (strcmp(a, "--grace-ms") == 0 || strcmp(a, "--drain-delay-ms") == 0) {
-            if (rl_server_parse_ms(v, a[2] == 'g' ? &grace_ms : &drain_delay_ms) != RL_OK) {
-                fprintf(stderr, "relay: %s wants whole milliseconds from 0 to 3600000, not '%s'\n", a, v);
-                return 2;
-            }
-        } else if (strcmp(a, "--mistake") == 0) {
-            if (strcmp(v, "list") == 0) {
-                printf("relay modes (--mistake NAME):\n");
-                relay_mistake_print_list(stdout);
-                return 0;
-            }
-            mistake = relay_mistake_find(v);
-            if (!mistake) {
-                fprintf(stderr, "relay: unknown mistake '%s'; the modes are:\n", v);
-                relay_mistake_print_list(stderr);
-                return 2;
-            }
-        } else {
-            fprintf(stderr, "relay: unknown option %s\n", a);
-            usage(stderr);
-            return 2;
-        }
+        int rc = parse_option(a, argv[++i], o);
+        if (rc != RELAY_EXIT_OK)
+            return rc;
     }
-    if (!listen || !*listen)
-        listen = "127.0.0.1:0";
-    if (!baseline || !*baseline) {
+    if (o->done)
+        return RELAY_EXIT_OK;
+    if (!o->listen || !*o->listen)
+        o->listen = "127.0.0.1:0";
+    if (!o->baseline || !*o->baseline) {
         fprintf(stderr, "relay: no baseline to call: pass --baseline HOST:PORT or set RELAYLAB_BASELINE "
                         "(the address bin/baseline printed in its 'listening on' line)\n");
-        return 2;
+        return RELAY_EXIT_USAGE;
     }
+    return RELAY_EXIT_OK;
+}
 
+/* Serves until SIGTERM and drains. Returns RELAY_EXIT_OK, or
+ * RELAY_EXIT_USAGE or RELAY_EXIT_START with the reason in |err|. Leaves
+ * the process with _exit(0) when calls outlived the drain (cleaning up
+ * would wait for them). */
+static int run(const relay_opts *o, char *err, size_t errlen)
+{
     grpc_channel_args *server_args = NULL, *client_args = NULL;
-    char err[512];
-    if (rl_server_check_timing(grace_ms, drain_delay_ms, err, sizeof err) != RL_OK) {
-        fprintf(stderr, "relay: %s\n", err);
-        return 2;
-    }
-    if (config && (rl_chancfg_load_args(config, RL_CHANCFG_SERVER, &server_args, err, sizeof err) != RL_OK ||
-                   rl_chancfg_load_args(config, RL_CHANCFG_CLIENT, &client_args, err, sizeof err) != RL_OK)) {
-        fprintf(stderr, "relay: %s\n", err);
+    if (rl_server_check_timing(o->grace_ms, o->drain_delay_ms, err, errlen) != RL_OK)
+        return RELAY_EXIT_USAGE;
+    if (o->config && (rl_chancfg_load_args(o->config, RL_CHANCFG_SERVER, &server_args, err, errlen) != RL_OK ||
+                      rl_chancfg_load_args(o->config, RL_CHANCFG_CLIENT, &client_args, err, errlen) != RL_OK)) {
         rl_chancfg_args_free(server_args);
-        return 2;
+        return RELAY_EXIT_USAGE;
     }
 
-    rl_server_signals_init(mistake->shutdown); /* before gRPC starts its threads */
+    rl_server_signals_init(); /* before gRPC starts its threads */
     /* SIGUSR1 logs the relay's memory figures (how a burst's memory comes
      * back is measured with them: bench/results/relay.md). */
     rl_memstats_reporter *reporter = NULL;
@@ -161,52 +199,68 @@ int main(int argc, char **argv)
      * Measured with bench-relay (2 cores, 64 in flight) against one channel per
      * loop on separate connections: see bench/results/relay.md. */
     grpc_channel_credentials *creds = grpc_insecure_credentials_create();
-    grpc_channel *channel = grpc_channel_create(baseline, creds, client_args);
+    grpc_channel *channel = grpc_channel_create(o->baseline, creds, client_args);
     grpc_channel_credentials_release(creds);
 
     relay_gate gate;
     /* The adaptive limit is the reference's; a mistake reproduces a relay
      * with the lab's fixed gate, and --max-inflight asks for one. */
-    relay_gate_init(&gate, (unsigned)max_inflight, (unsigned)max_queue, mistake->unbounded_queue,
-                    !fixed_limit && mistake == relay_mistake_default());
+    relay_gate_init(&gate, (unsigned)o->max_inflight, (unsigned)o->max_queue, o->mistake->unbounded_queue,
+                    !o->fixed_limit && o->mistake == relay_mistake_default());
     relay_ctx ctx;
-    relay_ctx_init(&ctx, channel, mistake, &gate);
+    relay_ctx_init(&ctx, channel, o->mistake, &gate);
     const rl_method methods[] = {{RELAY_PROCESS_PATH, relay_process_start, &ctx, false}};
     rl_server_options opt = {
         .name = "relay",
-        .listen = listen,
-        .threads = threads,
+        .listen = o->listen,
+        .threads = o->threads,
         .methods = methods,
         .nmethods = sizeof methods / sizeof methods[0],
         .args = server_args,
-        .grace_ms = grace_ms,
-        .drain_delay_ms = drain_delay_ms,
-        .shutdown = mistake->shutdown,
+        .grace_ms = o->grace_ms,
+        .drain_delay_ms = o->drain_delay_ms,
+        .shutdown_hooks = o->mistake->shutdown,
         .on_close_admission = close_gate,
         .close_user = &gate,
     };
-    if (mistake != relay_mistake_default())
-        RL_WARN("running with the '%s' mistake: %s", mistake->name, mistake->description);
+    if (o->mistake != relay_mistake_default())
+        RL_WARN("running with the '%s' mistake: %s", o->mistake->name, o->mistake->description);
 
-    rl_server *server;
-    if (rl_server_start(&opt, &server, err, sizeof err) != RL_OK) {
-        fprintf(stderr, "relay: %s\n", err);
-        grpc_channel_destroy(channel);
-        rl_chancfg_args_free(server_args);
-        rl_chancfg_args_free(client_args);
-        grpc_shutdown();
+    int rc = RELAY_EXIT_OK;
+    rl_server *server = NULL;
+    if (rl_server_start(&opt, &server, err, errlen) != RL_OK) {
+        rc = RELAY_EXIT_START;
+    } else {
+        if (rl_server_wait(server) != RL_OK)
+            _exit(RELAY_EXIT_OK); /* calls gRPC would not let go of: cleaning up would wait for them */
         rl_memstats_reporter_stop(reporter);
-        relay_gate_fini(&gate);
-        return 1;
+        reporter = NULL;
+        rl_server_free(server);
     }
-    if (rl_server_wait(server) != RL_OK)
-        _exit(0); /* calls gRPC would not let go of: cleaning up would wait for them */
-    rl_memstats_reporter_stop(reporter);
-    rl_server_free(server);
     grpc_channel_destroy(channel);
     rl_chancfg_args_free(server_args);
     rl_chancfg_args_free(client_args);
     grpc_shutdown();
+    rl_memstats_reporter_stop(reporter);
     relay_gate_fini(&gate);
-    return 0;
+    return rc;
+}
+
+/* Says why the relay stopped, when it failed. Returns |rc|. */
+static int report(int rc, const char *err)
+{
+    if (rc != RELAY_EXIT_OK)
+        fprintf(stderr, "relay: %s\n", err);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    rl_log_init("relay");
+    relay_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc != RELAY_EXIT_OK || o.done)
+        return rc;
+    char err[512] = "";
+    return report(run(&o, err, sizeof err), err);
 }

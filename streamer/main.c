@@ -109,7 +109,7 @@ int main(int argc, char **argv)
     if (rl_memstats_reporter_start(cfg.log_calls, produce_figures, &reporter) != RL_OK)
         RL_WARN("no memory figures on SIGUSR1: cannot start the reporter's thread");
 
-    rl_server_signals_init(RL_SHUTDOWN_DRAIN); /* before gRPC starts its threads */
+    rl_server_signals_init(); /* before gRPC starts its threads */
     grpc_init();
     const rl_method methods[] = {{"/relaylab.Streamer/Produce", st_produce_start, &cfg, false}};
     rl_server_options opt = {

@@ -1,6 +1,6 @@
 /* tunnel: a tunnel server of the coverage lab's world (see tunnel.h). The
  * grader and `lab demo coverage` start N of them behind the L7 proxy
- * (lib/rl_tworld.h); the agent under test only ever reaches Tunnel/Open
+ * (lib/worlds/rl_tworld.h); the agent under test only ever reaches Tunnel/Open
  * through the proxy, and the control service answers on the private unix
  * socket alone (docs/sandbox.md). */
 #include "tunnel.h"
@@ -74,7 +74,7 @@ int main(int argc, char **argv)
      * limit is far above, but say so (docs/coverage-world.md). */
     grpc_arg a = {.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_MAX_CONCURRENT_STREAMS, .value.integer = 100000};
     grpc_channel_args args = {1, &a};
-    rl_server_signals_init(RL_SHUTDOWN_DRAIN);
+    rl_server_signals_init();
     grpc_init();
     /* One loop: the state is the loop thread's alone. */
     rl_server_options so = {

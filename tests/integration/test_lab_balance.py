@@ -1,5 +1,5 @@
 # `lab demo balance` / `lab compare-balance` (lab/demo_balance.c on
-# grader/balance_world.c): each of the four cases shows its shape, measured
+# lib/worlds/rl_balance_world.c): each of the four cases shows its shape, measured
 # from what the baselines recorded. Behind the L4 balancer without an age the
 # joining backend gets nothing and the first two split the calls evenly; with
 # an age it takes its share and no call fails; client-side round_robin gives

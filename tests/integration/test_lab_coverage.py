@@ -1,4 +1,4 @@
-# `lab demo coverage` (lab/demo_coverage.c on lib/rl_tworld): the reference
+# `lab demo coverage` (lab/demo_coverage.c on lib/worlds/rl_tworld): the reference
 # agent and `--mistake total` in fresh worlds on the same skewed placement.
 # Per server, the burst's calls are handed out at once; as a total, most of
 # them are still queued at the end behind the busy server's few streams

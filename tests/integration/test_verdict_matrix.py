@@ -37,7 +37,7 @@ def skip_reason(row):
         # The balance world drives 300 calls/s through the grader's own
         # balancer and judges a run by its timing; an ASan grader lags up
         # to 200 ms alone (its stall limit is 300 ms) and beside the whole
-        # matrix it stalls. tests/unit/grader/test_balance_world.c and
+        # matrix it stalls. tests/unit/lib/worlds/test_rl_balance_world.c and
         # test_intermediary.c run under ASan; the verdicts are the real build's.
         return "the balance world's timing is judged with the real build, not the ASan one"
     if row["run"].startswith("bin:") and sanitized(bin_path("grader")):

@@ -10,6 +10,7 @@
 #include "rl_deadline.h"
 
 #include <grpc/grpc.h>
+#include <signal.h>
 
 #define MS RL_NS_PER_MS
 /* An upstream call that arrived at t=100 s with a 2000 ms timeout, and a
@@ -120,17 +121,17 @@ static void shutdown_mistakes_are_correct_relays_with_a_bad_sigterm(void **state
     (void)state;
     const struct {
         const char *name;
-        rl_shutdown_mode mode;
-    } rows[] = {{"no-handler", RL_SHUTDOWN_NO_HANDLER},
-                {"stop-now", RL_SHUTDOWN_STOP_NOW},
-                {"wait-forever", RL_SHUTDOWN_WAIT_FOREVER},
-                {"listener-last", RL_SHUTDOWN_LISTENER_LAST}};
+        const rl_shutdown_hooks *hooks;
+    } rows[] = {{"no-handler", &relay_shutdown_no_handler},
+                {"stop-now", &relay_shutdown_stop_now},
+                {"wait-forever", &relay_shutdown_wait_forever},
+                {"listener-last", &relay_shutdown_listener_last}};
     const relay_mistake *good = relay_mistake_default();
-    assert_int_equal(good->shutdown, RL_SHUTDOWN_DRAIN);
+    assert_null(good->shutdown);
     for (size_t i = 0; i < sizeof rows / sizeof *rows; i++) {
         const relay_mistake *m = relay_mistake_find(rows[i].name);
         assert_non_null(m);
-        assert_int_equal(m->shutdown, rows[i].mode);
+        assert_ptr_equal(m->shutdown, rows[i].hooks);
         /* Only the shutdown differs from the correct relay. */
         assert_int_equal(m->propagate, good->propagate);
         assert_ptr_equal(m->deadline, good->deadline);
@@ -138,13 +139,51 @@ static void shutdown_mistakes_are_correct_relays_with_a_bad_sigterm(void **state
         assert_int_equal(m->work_calls, 1);
     }
     /* The deadline and cancel mistakes shut down by the rule. */
-    assert_int_equal(relay_mistake_find("ignore-cancel")->shutdown, RL_SHUTDOWN_DRAIN);
+    assert_null(relay_mistake_find("ignore-cancel")->shutdown);
+}
+
+/* Each shutdown mistake changes the rule's plan the way its row says, and
+ * only those members: the rest of the drain is rl_server's. */
+static void shutdown_hooks_change_the_plan(void **state)
+{
+    (void)state;
+    const rl_shutdown_plan rule = {10000, 500, true, RL_SERVER_STOP_MS, NULL};
+    rl_shutdown_plan p = rule;
+    relay_shutdown_stop_now.at_signal(NULL, SIGTERM, &p);
+    assert_int_equal(p.grace_ms, 0);
+    assert_true(p.interruptible);
+    assert_int_equal(p.stop_ms, RL_SERVER_STOP_MS);
+    assert_null(relay_shutdown_stop_now.admitting);
+    assert_null(relay_shutdown_stop_now.before_signal);
+
+    p = rule;
+    relay_shutdown_wait_forever.at_signal(NULL, SIGTERM, &p);
+    assert_true(p.grace_ms < 0);
+    assert_false(p.interruptible);
+    assert_true(p.stop_ms < 0);
+    assert_int_equal(p.drain_delay_ms, 500);
+
+    p = rule;
+    relay_shutdown_listener_last.at_signal(NULL, SIGTERM, &p);
+    assert_int_equal(p.grace_ms, 10000);
+    assert_true(p.interruptible);
+    assert_non_null(p.note);
+    /* No server call in flight here: admission would close at once. */
+    assert_int_equal(rl_server_calls_in_flight(), 0);
+    assert_false(relay_shutdown_listener_last.admitting(NULL));
+    rl_server_hold();
+    assert_true(relay_shutdown_listener_last.admitting(NULL));
+    rl_server_call_end();
+
+    assert_non_null(relay_shutdown_no_handler.before_signal);
+    assert_null(relay_shutdown_no_handler.at_signal);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shutdown_mistakes_are_correct_relays_with_a_bad_sigterm),
+        cmocka_unit_test(shutdown_hooks_change_the_plan),
         cmocka_unit_test(correct_relay_inherits_the_upstream_deadline),
         cmocka_unit_test(correct_relay_forwards_no_deadline_as_none),
         cmocka_unit_test(correct_relay_propagates_deadline_and_cancellation),

@@ -1,8 +1,8 @@
-/* intermediary: a TCP relay to N upstreams with a selection policy and an
- * optional idle drop; see intermediary.h. A poll() loop over the listener,
+/* rl_intermediary: a TCP relay to N upstreams with a selection policy and an
+ * optional idle drop; see rl_intermediary.h. A poll() loop over the listener,
  * a wake-up pipe and every connection's two sockets; the poll timeout is
  * the next idle expiry. */
-#include "intermediary.h"
+#include "rl_intermediary.h"
 
 #include "rl_alloc.h"
 #include "rl_deadline.h"
@@ -33,12 +33,12 @@ typedef struct conn {
     bool silent;        /* the mapping is "forgotten": drop everything */
 } conn;
 
-struct gr_intermediary {
+struct rl_intermediary {
     int listen_fd;
     int wake[2];
     int port;
     int64_t idle_ns; /* 0: never drop */
-    const gr_intermediary_policy *policy;
+    const rl_intermediary_policy *policy;
     void *policy_state;
     void (*on_open)(void *user, size_t upstream, int64_t ns);
     void *user;
@@ -47,12 +47,12 @@ struct gr_intermediary {
     pthread_t thread;
     pthread_mutex_t mu; /* guards stats, whose upstream counts the thread
                          * updates and the policy reads */
-    gr_intermediary_stats stats;
+    rl_intermediary_stats stats;
     conn conns[MAX_CONNS];
     int nconns;
 };
 
-static void close_conn(gr_intermediary *im, conn *c)
+static void close_conn(rl_intermediary *im, conn *c)
 {
     if (c->fd[0] < 0)
         return;
@@ -85,7 +85,7 @@ static void turn_destroy(void *state)
     free(state);
 }
 
-static int round_robin_pick(void *state, const gr_intermediary_upstream *ups, const bool *tried, size_t n)
+static int round_robin_pick(void *state, const rl_intermediary_upstream *ups, const bool *tried, size_t n)
 {
     (void)ups;
     turn *t = state;
@@ -99,7 +99,7 @@ static int round_robin_pick(void *state, const gr_intermediary_upstream *ups, co
     return -1;
 }
 
-static int least_connections_pick(void *state, const gr_intermediary_upstream *ups, const bool *tried, size_t n)
+static int least_connections_pick(void *state, const rl_intermediary_upstream *ups, const bool *tried, size_t n)
 {
     turn *t = state;
     int best = -1;
@@ -114,14 +114,14 @@ static int least_connections_pick(void *state, const gr_intermediary_upstream *u
     return best;
 }
 
-const gr_intermediary_policy gr_intermediary_round_robin = {
+const rl_intermediary_policy rl_intermediary_round_robin = {
     .name = "round-robin",
     .init = turn_init,
     .pick = round_robin_pick,
     .destroy = turn_destroy,
 };
 
-const gr_intermediary_policy gr_intermediary_least_connections = {
+const rl_intermediary_policy rl_intermediary_least_connections = {
     .name = "least-connections",
     .init = turn_init,
     .pick = least_connections_pick,
@@ -130,7 +130,7 @@ const gr_intermediary_policy gr_intermediary_least_connections = {
 
 /* ---- the relay ---- */
 
-/* The default clock (gr_intermediary_options.clock). */
+/* The default clock (rl_intermediary_options.clock). */
 static int64_t monotonic(void *unused)
 {
     (void)unused;
@@ -155,10 +155,10 @@ static int connect_upstream(int port)
 
 /* Connects to the upstream the policy picks, skipping those that refuse.
  * Returns the socket with *which set, or -1 when none took it. */
-static int connect_picked(gr_intermediary *im, size_t *which)
+static int connect_picked(rl_intermediary *im, size_t *which)
 {
-    bool tried[GR_INTERMEDIARY_MAX_UPSTREAMS] = {false};
-    gr_intermediary_upstream ups[GR_INTERMEDIARY_MAX_UPSTREAMS];
+    bool tried[RL_INTERMEDIARY_MAX_UPSTREAMS] = {false};
+    rl_intermediary_upstream ups[RL_INTERMEDIARY_MAX_UPSTREAMS];
     pthread_mutex_lock(&im->mu);
     size_t n = im->stats.nupstreams;
     memcpy(ups, im->stats.upstreams, n * sizeof *ups);
@@ -185,7 +185,7 @@ static int connect_picked(gr_intermediary *im, size_t *which)
     return -1;
 }
 
-static void accept_one(gr_intermediary *im)
+static void accept_one(rl_intermediary *im)
 {
     int fd = accept4(im->listen_fd, NULL, NULL, SOCK_CLOEXEC);
     if (fd < 0)
@@ -219,7 +219,7 @@ static void accept_one(gr_intermediary *im)
 
 /* Moves what |from| has to the other side (or drops it when silent).
  * Returns false when the connection should close. */
-static bool pump(gr_intermediary *im, conn *c, int from)
+static bool pump(rl_intermediary *im, conn *c, int from)
 {
     char buf[65536];
     ssize_t n = read(c->fd[from], buf, sizeof buf);
@@ -232,7 +232,7 @@ static bool pump(gr_intermediary *im, conn *c, int from)
     pthread_mutex_lock(&im->mu);
     if (gap > im->stats.longest_idle_ms)
         im->stats.longest_idle_ms = gap;
-    gr_intermediary_upstream *u = &im->stats.upstreams[c->upstream];
+    rl_intermediary_upstream *u = &im->stats.upstreams[c->upstream];
     if (from == 0)
         u->bytes_up += n;
     else
@@ -262,7 +262,7 @@ static bool has_pending(const conn *c)
 
 static void *serve(void *arg)
 {
-    gr_intermediary *im = arg;
+    rl_intermediary *im = arg;
     struct pollfd pf[2 + 2 * MAX_CONNS];
     for (;;) {
         int64_t now = im->clock(im->clock_user);
@@ -320,16 +320,16 @@ static void *serve(void *arg)
     return NULL;
 }
 
-int gr_intermediary_start(const gr_intermediary_options *opt, gr_intermediary **out, char *err, size_t errlen)
+int rl_intermediary_start(const rl_intermediary_options *opt, rl_intermediary **out, char *err, size_t errlen)
 {
-    if (opt->nupstreams < 1 || opt->nupstreams > GR_INTERMEDIARY_MAX_UPSTREAMS) {
+    if (opt->nupstreams < 1 || opt->nupstreams > RL_INTERMEDIARY_MAX_UPSTREAMS) {
         snprintf(err, errlen, "intermediary: %zu upstreams given, 1 to %d allowed", opt->nupstreams,
-                 GR_INTERMEDIARY_MAX_UPSTREAMS);
+                 RL_INTERMEDIARY_MAX_UPSTREAMS);
         return RL_EINVAL;
     }
-    gr_intermediary *im = rl_xcalloc(1, sizeof *im);
+    rl_intermediary *im = rl_xcalloc(1, sizeof *im);
     im->idle_ns = opt->idle_drop_ms > 0 ? opt->idle_drop_ms * RL_NS_PER_MS : 0;
-    im->policy = opt->policy ? opt->policy : &gr_intermediary_round_robin;
+    im->policy = opt->policy ? opt->policy : &rl_intermediary_round_robin;
     im->on_open = opt->on_open;
     im->user = opt->user;
     im->clock = opt->clock ? opt->clock : monotonic;
@@ -366,13 +366,13 @@ int gr_intermediary_start(const gr_intermediary_options *opt, gr_intermediary **
     return RL_OK;
 }
 
-int gr_intermediary_add_upstream(gr_intermediary *im, int port, size_t *index)
+int rl_intermediary_add_upstream(rl_intermediary *im, int port, size_t *index)
 {
     pthread_mutex_lock(&im->mu);
     size_t n = im->stats.nupstreams;
     int rc = RL_EINVAL;
-    if (n < GR_INTERMEDIARY_MAX_UPSTREAMS) {
-        im->stats.upstreams[n] = (gr_intermediary_upstream){.port = port};
+    if (n < RL_INTERMEDIARY_MAX_UPSTREAMS) {
+        im->stats.upstreams[n] = (rl_intermediary_upstream){.port = port};
         im->stats.nupstreams = n + 1;
         if (index)
             *index = n;
@@ -382,7 +382,7 @@ int gr_intermediary_add_upstream(gr_intermediary *im, int port, size_t *index)
     return rc;
 }
 
-int gr_intermediary_remove_upstream(gr_intermediary *im, size_t i)
+int rl_intermediary_remove_upstream(rl_intermediary *im, size_t i)
 {
     pthread_mutex_lock(&im->mu);
     int rc = RL_EINVAL;
@@ -397,19 +397,19 @@ int gr_intermediary_remove_upstream(gr_intermediary *im, size_t i)
     return rc;
 }
 
-int gr_intermediary_port(const gr_intermediary *im)
+int rl_intermediary_port(const rl_intermediary *im)
 {
     return im->port;
 }
 
-void gr_intermediary_stats_get(gr_intermediary *im, gr_intermediary_stats *out)
+void rl_intermediary_stats_get(rl_intermediary *im, rl_intermediary_stats *out)
 {
     pthread_mutex_lock(&im->mu);
     *out = im->stats;
     pthread_mutex_unlock(&im->mu);
 }
 
-void gr_intermediary_stop(gr_intermediary *im)
+void rl_intermediary_stop(rl_intermediary *im)
 {
     if (!im)
         return;

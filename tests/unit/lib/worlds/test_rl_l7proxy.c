@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "rl_l7proxy.h"
+#include "worlds/rl_l7proxy.h"
 
 static void counts(const rl_placement *p, int n, uint64_t from, uint64_t count, int *out)
 {

@@ -1,4 +1,4 @@
-/* Unit tests for the balance world's arithmetic (grader/balance_world.c),
+/* Unit tests for the balance world's arithmetic (lib/worlds/rl_balance_world.c),
  * on made-up results: a backend's share over windows, the window of an
  * instant, when a joining backend took its share (from the first window
  * wholly after the join, never before), and reconnect bunches (the most in
@@ -13,13 +13,13 @@
 
 #include <cmocka.h>
 
-#include "balance_world.h"
+#include "worlds/rl_balance_world.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
 
 #include <string.h>
 
-static gr_bw_result r;
+static rl_bw_result r;
 
 #define START (5 * RL_NS_PER_SEC)
 #define MS(x) ((int64_t)(x)*RL_NS_PER_MS)
@@ -45,14 +45,14 @@ static void shares_and_windows(void **state)
     (void)state;
     int b2[12] = {0, 0, 0, 0, 150, 150, 0, 0, 0, 0, 0, 0};
     make(b2, 1000);
-    assert_true(gr_bw_share(&r, 2, 0, 4) == 0.0);
-    assert_true(gr_bw_share(&r, 2, 4, 6) == 0.5);
-    assert_true(gr_bw_share(&r, 0, 0, 1) == 0.5);
-    assert_true(gr_bw_share(&r, 2, 12, 20) == 0.0); /* no window: no share */
-    assert_int_equal(gr_bw_window_at(&r, START - 1), 0);
-    assert_int_equal(gr_bw_window_at(&r, START + MS(499)), 0);
-    assert_int_equal(gr_bw_window_at(&r, START + MS(500)), 1);
-    assert_int_equal(gr_bw_window_at(&r, START + MS(60000)), 11); /* clamped */
+    assert_true(rl_bw_share(&r, 2, 0, 4) == 0.0);
+    assert_true(rl_bw_share(&r, 2, 4, 6) == 0.5);
+    assert_true(rl_bw_share(&r, 0, 0, 1) == 0.5);
+    assert_true(rl_bw_share(&r, 2, 12, 20) == 0.0); /* no window: no share */
+    assert_int_equal(rl_bw_window_at(&r, START - 1), 0);
+    assert_int_equal(rl_bw_window_at(&r, START + MS(499)), 0);
+    assert_int_equal(rl_bw_window_at(&r, START + MS(500)), 1);
+    assert_int_equal(rl_bw_window_at(&r, START + MS(60000)), 11); /* clamped */
 }
 
 static void fill_counts_from_the_join(void **state)
@@ -63,18 +63,18 @@ static void fill_counts_from_the_join(void **state)
      * 2000 ms after the join at 1.0 s. */
     int filled[12] = {0, 0, 0, 0, 75, 75, 75, 75, 75, 75, 75, 75};
     make(filled, 1000);
-    assert_int_equal(gr_bw_fill_ms(&r, 2, 2, 0.25, &after), 2000);
+    assert_int_equal(rl_bw_fill_ms(&r, 2, 2, 0.25, &after), 2000);
     assert_true(after > 0.33 && after < 0.34);
     /* One connection in six (17 %) never counts as its share. */
     int one[12] = {0, 0, 0, 0, 30, 30, 30, 30, 30, 30, 30, 30};
     make(one, 1000);
-    assert_int_equal(gr_bw_fill_ms(&r, 2, 2, 0.25, &after), -1);
+    assert_int_equal(rl_bw_fill_ms(&r, 2, 2, 0.25, &after), -1);
     assert_true(after == 0.0);
     /* Calls before the join are not its share (a span must start at or
      * after it): the join at 1.2 s, so window 2 (1.0-1.5 s) is not one. */
     int early[12] = {75, 75, 75, 0, 0, 0, 0, 0, 0, 75, 75, 75};
     make(early, 1200);
-    assert_int_equal(gr_bw_fill_ms(&r, 2, 2, 0.25, &after), 5500 - 1200); /* [9, 11) */
+    assert_int_equal(rl_bw_fill_ms(&r, 2, 2, 0.25, &after), 5500 - 1200); /* [9, 11) */
 }
 
 static void bunches_count_each_storm_once(void **state)
@@ -91,13 +91,13 @@ static void bunches_count_each_storm_once(void **state)
         r.open_ns[i] = START + MS(t[i]);
     int most;
     int64_t at;
-    assert_int_equal(gr_bw_bunches(&r, 6, MS(50), 6, &most, &at), 2);
+    assert_int_equal(rl_bw_bunches(&r, 6, MS(50), 6, &most, &at), 2);
     assert_int_equal(most, 7);
     assert_int_equal(at, START + MS(4000));
     /* The spread round alone is no storm. */
-    assert_int_equal(gr_bw_bunches(&r, 12, MS(50), 6, &most, &at), 1);
+    assert_int_equal(rl_bw_bunches(&r, 12, MS(50), 6, &most, &at), 1);
     r.nopen = 18;
-    assert_int_equal(gr_bw_bunches(&r, 12, MS(50), 6, &most, &at), 0);
+    assert_int_equal(rl_bw_bunches(&r, 12, MS(50), 6, &most, &at), 0);
     assert_int_equal(most, 1);
 }
 
@@ -106,7 +106,7 @@ static void bad_options_are_refused_before_anything_starts(void **state)
     (void)state;
     int ports[3] = {1, 2, 3}, rate[2] = {50, 0};
     grpc_channel *obs[3] = {NULL, NULL, NULL};
-    gr_bw_options o = {.ports = ports,
+    rl_bw_options o = {.ports = ports,
                        .observers = obs,
                        .nbackends = 3,
                        .initial = 2,
@@ -117,18 +117,18 @@ static void bad_options_are_refused_before_anything_starts(void **state)
                        .deadline_ms = 1000,
                        .tag = "t"};
     char err[128];
-    assert_int_equal(gr_bw_run(&o, &r, err, sizeof err), RL_EINVAL); /* a rate of 0 */
+    assert_int_equal(rl_bw_run(&o, &r, err, sizeof err), RL_EINVAL); /* a rate of 0 */
     assert_non_null(strstr(err, "rate"));
     rate[1] = 50;
     o.initial = 4;
-    assert_int_equal(gr_bw_run(&o, &r, err, sizeof err), RL_EINVAL);
+    assert_int_equal(rl_bw_run(&o, &r, err, sizeof err), RL_EINVAL);
     o.initial = 2;
-    o.run_ms = 500 * (GR_BW_MAX_WINDOWS + 1);
-    assert_int_equal(gr_bw_run(&o, &r, err, sizeof err), RL_EINVAL);
+    o.run_ms = 500 * (RL_BW_MAX_WINDOWS + 1);
+    assert_int_equal(rl_bw_run(&o, &r, err, sizeof err), RL_EINVAL);
     o.run_ms = 6000;
     o.long_ms = 700;
     o.long_deadline_ms = 600; /* a long call that cannot finish */
-    assert_int_equal(gr_bw_run(&o, &r, err, sizeof err), RL_EINVAL);
+    assert_int_equal(rl_bw_run(&o, &r, err, sizeof err), RL_EINVAL);
 }
 
 int main(void)

@@ -16,7 +16,7 @@
 
 #include <cmocka.h>
 
-#include "intermediary.h"
+#include "worlds/rl_intermediary.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
 
@@ -117,21 +117,21 @@ static void echo_stop(echo *e)
 }
 
 /* One upstream with an idle drop of |idle_ms|: the keepalive lab's NAT. */
-static gr_intermediary *nat_start(int port, int64_t idle_ms)
+static rl_intermediary *nat_start(int port, int64_t idle_ms)
 {
-    gr_intermediary *im;
+    rl_intermediary *im;
     char err[128];
-    gr_intermediary_options o = {.upstream_ports = &port, .nupstreams = 1, .idle_drop_ms = idle_ms};
-    assert_int_equal(gr_intermediary_start(&o, &im, err, sizeof err), 0);
+    rl_intermediary_options o = {.upstream_ports = &port, .nupstreams = 1, .idle_drop_ms = idle_ms};
+    assert_int_equal(rl_intermediary_start(&o, &im, err, sizeof err), 0);
     return im;
 }
 
-static void wait_dropped(gr_intermediary *im, int want)
+static void wait_dropped(rl_intermediary *im, int want)
 {
-    gr_intermediary_stats st;
+    rl_intermediary_stats st;
     int64_t give_up = rl_now_ns() + 3 * RL_NS_PER_SEC;
     do {
-        gr_intermediary_stats_get(im, &st);
+        rl_intermediary_stats_get(im, &st);
         if (st.dropped >= want)
             return;
         struct timespec ts = {0, 5 * 1000 * 1000};
@@ -146,24 +146,24 @@ static void forwards_then_goes_silent_without_closing(void **state)
     echo e;
     e.listen_fd = listen_loopback(&e.port);
     pthread_create(&e.thread, NULL, echo_serve, &e);
-    gr_intermediary *im = nat_start(e.port, 150);
+    rl_intermediary *im = nat_start(e.port, 150);
 
-    int fd = dial(gr_intermediary_port(im));
+    int fd = dial(rl_intermediary_port(im));
     assert_int_equal(round_trip(fd, "ping", 2000), 4);
     wait_dropped(im, 1);
     /* Silent: nothing comes back, and the socket is not closed either. */
     assert_int_equal(round_trip(fd, "lost", 300), -1);
     /* A new connection is a new mapping and works. */
-    int fd2 = dial(gr_intermediary_port(im));
+    int fd2 = dial(rl_intermediary_port(im));
     assert_int_equal(round_trip(fd2, "again", 2000), 5);
-    gr_intermediary_stats st;
-    gr_intermediary_stats_get(im, &st);
+    rl_intermediary_stats st;
+    rl_intermediary_stats_get(im, &st);
     assert_int_equal(st.connections, 2);
     assert_int_equal(st.dropped, 1);
 
     close(fd);
     close(fd2);
-    gr_intermediary_stop(im);
+    rl_intermediary_stop(im);
     shutdown(e.listen_fd, SHUT_RDWR);
     close(e.listen_fd);
     pthread_join(e.thread, NULL);
@@ -175,20 +175,20 @@ static void traffic_keeps_the_mapping(void **state)
     echo e;
     e.listen_fd = listen_loopback(&e.port);
     pthread_create(&e.thread, NULL, echo_serve, &e);
-    gr_intermediary *im = nat_start(e.port, 500);
-    int fd = dial(gr_intermediary_port(im));
+    rl_intermediary *im = nat_start(e.port, 500);
+    int fd = dial(rl_intermediary_port(im));
     /* Fifteen round trips 100 ms apart span three timeouts. */
     for (int i = 0; i < 15; i++) {
         assert_int_equal(round_trip(fd, "keep", 2000), 4);
         struct timespec ts = {0, 100 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    gr_intermediary_stats st;
-    gr_intermediary_stats_get(im, &st);
+    rl_intermediary_stats st;
+    rl_intermediary_stats_get(im, &st);
     assert_int_equal(st.dropped, 0);
     assert_true(st.longest_idle_ms < 500);
     close(fd);
-    gr_intermediary_stop(im);
+    rl_intermediary_stop(im);
     shutdown(e.listen_fd, SHUT_RDWR);
     close(e.listen_fd);
     pthread_join(e.thread, NULL);
@@ -196,7 +196,7 @@ static void traffic_keeps_the_mapping(void **state)
 
 /* ---- a late loop, on a clock the test holds ---- */
 
-/* The intermediary's idle clock (gr_intermediary_options.clock), moved by
+/* The intermediary's idle clock (rl_intermediary_options.clock), moved by
  * the test. With |hold| set the next reading waits, |held| true, until the
  * test clears it: the intermediary's loop stops at the top of a turn, where
  * it decides what is idle, for as long as the test wants, as a loop the
@@ -261,30 +261,30 @@ static void release_after(fake_clock *fc, int64_t ms)
 
 /* A NAT on |fc| with an idle drop of LATE_IDLE_MS, to |e|, and a client
  * connection through it that has carried one round trip. */
-static gr_intermediary *late_nat_start(echo *e, fake_clock *fc, int *fd)
+static rl_intermediary *late_nat_start(echo *e, fake_clock *fc, int *fd)
 {
     pthread_mutex_init(&fc->mu, NULL);
     pthread_cond_init(&fc->cv, NULL);
     fc->now = 1000 * RL_NS_PER_SEC;
     fc->hold = fc->held = false;
     echo_start(e);
-    gr_intermediary *im;
+    rl_intermediary *im;
     char err[128];
-    gr_intermediary_options o = {.upstream_ports = &e->port,
+    rl_intermediary_options o = {.upstream_ports = &e->port,
                                  .nupstreams = 1,
                                  .idle_drop_ms = LATE_IDLE_MS,
                                  .clock = fake_now,
                                  .clock_user = fc};
-    assert_int_equal(gr_intermediary_start(&o, &im, err, sizeof err), 0);
-    *fd = dial(gr_intermediary_port(im));
+    assert_int_equal(rl_intermediary_start(&o, &im, err, sizeof err), 0);
+    *fd = dial(rl_intermediary_port(im));
     assert_int_equal(round_trip(*fd, "ping", 2000), 4);
     return im;
 }
 
-static void late_nat_stop(gr_intermediary *im, echo *e, fake_clock *fc, int fd)
+static void late_nat_stop(rl_intermediary *im, echo *e, fake_clock *fc, int fd)
 {
     close(fd);
-    gr_intermediary_stop(im);
+    rl_intermediary_stop(im);
     echo_stop(e);
     pthread_cond_destroy(&fc->cv);
     pthread_mutex_destroy(&fc->mu);
@@ -299,7 +299,7 @@ static void bytes_waiting_when_a_late_loop_looks_keep_the_mapping(void **state)
     echo e;
     fake_clock fc;
     int fd;
-    gr_intermediary *im = late_nat_start(&e, &fc, &fd);
+    rl_intermediary *im = late_nat_start(&e, &fc, &fd);
     /* Nothing moves after the round trip, so the loop's next reading of
      * the clock is the top of a turn. */
     hold_the_loop(&fc);
@@ -311,8 +311,8 @@ static void bytes_waiting_when_a_late_loop_looks_keep_the_mapping(void **state)
     assert_int_equal(poll(&pf, 1, 2000), 1);
     char buf[16];
     assert_int_equal(read(fd, buf, sizeof buf), 4);
-    gr_intermediary_stats st;
-    gr_intermediary_stats_get(im, &st);
+    rl_intermediary_stats st;
+    rl_intermediary_stats_get(im, &st);
     assert_int_equal(st.dropped, 0);
     late_nat_stop(im, &e, &fc, fd);
 }
@@ -325,7 +325,7 @@ static void a_late_loop_with_nothing_waiting_drops_the_mapping(void **state)
     echo e;
     fake_clock fc;
     int fd;
-    gr_intermediary *im = late_nat_start(&e, &fc, &fd);
+    rl_intermediary *im = late_nat_start(&e, &fc, &fd);
     hold_the_loop(&fc);
     release_after(&fc, 10 * LATE_IDLE_MS);
     wait_dropped(im, 1);
@@ -335,9 +335,9 @@ static void a_late_loop_with_nothing_waiting_drops_the_mapping(void **state)
 
 /* ---- the policies alone ---- */
 
-static int pick(const gr_intermediary_policy *p, void *st, const int *active, const bool *tried, size_t n)
+static int pick(const rl_intermediary_policy *p, void *st, const int *active, const bool *tried, size_t n)
 {
-    gr_intermediary_upstream ups[GR_INTERMEDIARY_MAX_UPSTREAMS] = {{0}};
+    rl_intermediary_upstream ups[RL_INTERMEDIARY_MAX_UPSTREAMS] = {{0}};
     for (size_t i = 0; i < n; i++)
         ups[i].active = active[i];
     return p->pick(st, ups, tried, n);
@@ -346,7 +346,7 @@ static int pick(const gr_intermediary_policy *p, void *st, const int *active, co
 static void round_robin_takes_each_in_turn_and_skips_the_tried(void **state)
 {
     (void)state;
-    const gr_intermediary_policy *p = &gr_intermediary_round_robin;
+    const rl_intermediary_policy *p = &rl_intermediary_round_robin;
     void *st = NULL;
     assert_int_equal(p->init(&st, 3), 0);
     int active[3] = {5, 0, 0}; /* loads do not matter to it */
@@ -365,7 +365,7 @@ static void round_robin_takes_each_in_turn_and_skips_the_tried(void **state)
 static void least_connections_takes_the_emptiest_and_ties_in_turn(void **state)
 {
     (void)state;
-    const gr_intermediary_policy *p = &gr_intermediary_least_connections;
+    const rl_intermediary_policy *p = &rl_intermediary_least_connections;
     void *st = NULL;
     assert_int_equal(p->init(&st, 3), 0);
     bool none[3] = {false, false, false};
@@ -383,22 +383,22 @@ static void least_connections_takes_the_emptiest_and_ties_in_turn(void **state)
 
 /* ---- several upstreams ---- */
 
-static gr_intermediary *balancer_start(const int *ports, size_t n, const gr_intermediary_policy *policy)
+static rl_intermediary *balancer_start(const int *ports, size_t n, const rl_intermediary_policy *policy)
 {
-    gr_intermediary *im;
+    rl_intermediary *im;
     char err[128];
-    gr_intermediary_options o = {.upstream_ports = ports, .nupstreams = n, .policy = policy};
-    assert_int_equal(gr_intermediary_start(&o, &im, err, sizeof err), 0);
+    rl_intermediary_options o = {.upstream_ports = ports, .nupstreams = n, .policy = policy};
+    assert_int_equal(rl_intermediary_start(&o, &im, err, sizeof err), 0);
     return im;
 }
 
 /* Waits until upstream |i| has |want| open connections. */
-static void wait_active(gr_intermediary *im, size_t i, int want)
+static void wait_active(rl_intermediary *im, size_t i, int want)
 {
-    gr_intermediary_stats st;
+    rl_intermediary_stats st;
     int64_t give_up = rl_now_ns() + 3 * RL_NS_PER_SEC;
     do {
-        gr_intermediary_stats_get(im, &st);
+        rl_intermediary_stats_get(im, &st);
         if (st.upstreams[i].active == want)
             return;
         struct timespec ts = {0, 5 * 1000 * 1000};
@@ -414,15 +414,15 @@ static void round_robin_spreads_connections_over_upstreams(void **state)
     echo_start(&e[0]);
     echo_start(&e[1]);
     int ports[2] = {e[0].port, e[1].port};
-    gr_intermediary *im = balancer_start(ports, 2, NULL); /* round robin by default */
+    rl_intermediary *im = balancer_start(ports, 2, NULL); /* round robin by default */
     int fd[4];
     for (int i = 0; i < 4; i++) {
-        fd[i] = dial(gr_intermediary_port(im));
+        fd[i] = dial(rl_intermediary_port(im));
         /* The echo proves the connection reached an upstream. */
         assert_int_equal(round_trip(fd[i], "rr", 2000), 2);
     }
-    gr_intermediary_stats st;
-    gr_intermediary_stats_get(im, &st);
+    rl_intermediary_stats st;
+    rl_intermediary_stats_get(im, &st);
     assert_int_equal(st.nupstreams, 2);
     assert_int_equal(st.upstreams[0].opened, 2);
     assert_int_equal(st.upstreams[1].opened, 2);
@@ -432,7 +432,7 @@ static void round_robin_spreads_connections_over_upstreams(void **state)
     wait_active(im, 0, 1);
     for (int i = 1; i < 4; i++)
         close(fd[i]);
-    gr_intermediary_stop(im);
+    rl_intermediary_stop(im);
     echo_stop(&e[0]);
     echo_stop(&e[1]);
 }
@@ -444,9 +444,9 @@ static void least_connections_refills_the_upstream_that_emptied(void **state)
     echo_start(&e[0]);
     echo_start(&e[1]);
     int ports[2] = {e[0].port, e[1].port};
-    gr_intermediary *im = balancer_start(ports, 2, &gr_intermediary_least_connections);
+    rl_intermediary *im = balancer_start(ports, 2, &rl_intermediary_least_connections);
     /* a -> 0, b -> 1, c -> 0 (a tie, in turn). */
-    int a = dial(gr_intermediary_port(im)), b = dial(gr_intermediary_port(im)), c = dial(gr_intermediary_port(im));
+    int a = dial(rl_intermediary_port(im)), b = dial(rl_intermediary_port(im)), c = dial(rl_intermediary_port(im));
     assert_int_equal(round_trip(a, "a", 2000), 1);
     assert_int_equal(round_trip(b, "b", 2000), 1);
     assert_int_equal(round_trip(c, "c", 2000), 1);
@@ -456,16 +456,16 @@ static void least_connections_refills_the_upstream_that_emptied(void **state)
     wait_active(im, 0, 0);
     /* Upstream 0 is empty and 1 holds b: the next connection goes to 0,
      * where round robin (next in turn: 1) would have sent it to 1. */
-    int d = dial(gr_intermediary_port(im));
+    int d = dial(rl_intermediary_port(im));
     assert_int_equal(round_trip(d, "d", 2000), 1);
-    gr_intermediary_stats st;
-    gr_intermediary_stats_get(im, &st);
+    rl_intermediary_stats st;
+    rl_intermediary_stats_get(im, &st);
     assert_int_equal(st.upstreams[0].active, 1);
     assert_int_equal(st.upstreams[1].active, 1);
     assert_int_equal(st.upstreams[0].opened, 3);
     close(b);
     close(d);
-    gr_intermediary_stop(im);
+    rl_intermediary_stop(im);
     echo_stop(&e[0]);
     echo_stop(&e[1]);
 }
@@ -485,18 +485,18 @@ static void a_dead_upstream_is_skipped(void **state)
     echo e;
     echo_start(&e);
     int ports[2] = {dead_port(), e.port};
-    gr_intermediary *im = balancer_start(ports, 2, NULL);
+    rl_intermediary *im = balancer_start(ports, 2, NULL);
     for (int i = 0; i < 2; i++) {
-        int fd = dial(gr_intermediary_port(im));
+        int fd = dial(rl_intermediary_port(im));
         assert_int_equal(round_trip(fd, "up", 2000), 2);
         close(fd);
     }
-    gr_intermediary_stats st;
-    gr_intermediary_stats_get(im, &st);
+    rl_intermediary_stats st;
+    rl_intermediary_stats_get(im, &st);
     assert_int_equal(st.upstreams[0].opened, 0);
     assert_int_equal(st.upstreams[1].opened, 2);
     assert_int_equal(st.refused, 0);
-    gr_intermediary_stop(im);
+    rl_intermediary_stop(im);
     echo_stop(&e);
 }
 
@@ -504,19 +504,19 @@ static void no_live_upstream_refuses_the_connection(void **state)
 {
     (void)state;
     int ports[2] = {dead_port(), dead_port()};
-    gr_intermediary *im = balancer_start(ports, 2, &gr_intermediary_least_connections);
-    int fd = dial(gr_intermediary_port(im));
+    rl_intermediary *im = balancer_start(ports, 2, &rl_intermediary_least_connections);
+    int fd = dial(rl_intermediary_port(im));
     /* Closed by the intermediary: end of file, not silence. */
     struct pollfd pf = {.fd = fd, .events = POLLIN};
     assert_int_equal(poll(&pf, 1, 2000), 1);
     char buf[8];
     assert_int_equal(read(fd, buf, sizeof buf), 0);
-    gr_intermediary_stats st;
-    gr_intermediary_stats_get(im, &st);
+    rl_intermediary_stats st;
+    rl_intermediary_stats_get(im, &st);
     assert_int_equal(st.connections, 1);
     assert_int_equal(st.refused, 1);
     close(fd);
-    gr_intermediary_stop(im);
+    rl_intermediary_stop(im);
 }
 
 typedef struct opens {
@@ -543,28 +543,28 @@ static void an_added_upstream_takes_its_turn_and_a_removed_one_keeps_its_connect
     for (int i = 0; i < 3; i++)
         echo_start(&e[i]);
     int ports[2] = {e[0].port, e[1].port};
-    gr_intermediary *im;
+    rl_intermediary *im;
     char err[128];
     opens log = {0};
-    gr_intermediary_options o = {.upstream_ports = ports, .nupstreams = 2, .on_open = on_open, .user = &log};
-    assert_int_equal(gr_intermediary_start(&o, &im, err, sizeof err), 0);
+    rl_intermediary_options o = {.upstream_ports = ports, .nupstreams = 2, .on_open = on_open, .user = &log};
+    assert_int_equal(rl_intermediary_start(&o, &im, err, sizeof err), 0);
     int64_t t0 = rl_now_ns();
     int fd[8];
     /* Two connections over two upstreams: 0, 1. */
     for (int i = 0; i < 2; i++) {
-        fd[i] = dial(gr_intermediary_port(im));
+        fd[i] = dial(rl_intermediary_port(im));
         assert_int_equal(round_trip(fd[i], "ab", 2000), 2);
     }
     size_t idx = 99;
-    assert_int_equal(gr_intermediary_add_upstream(im, e[2].port, &idx), 0);
+    assert_int_equal(rl_intermediary_add_upstream(im, e[2].port, &idx), 0);
     assert_int_equal(idx, 2);
     /* Round robin goes on in turn, the new one included: 2, 0, 1, 2. */
     for (int i = 2; i < 6; i++) {
-        fd[i] = dial(gr_intermediary_port(im));
+        fd[i] = dial(rl_intermediary_port(im));
         assert_int_equal(round_trip(fd[i], "abc", 2000), 3);
     }
-    gr_intermediary_stats st;
-    gr_intermediary_stats_get(im, &st);
+    rl_intermediary_stats st;
+    rl_intermediary_stats_get(im, &st);
     assert_int_equal(st.nupstreams, 3);
     assert_int_equal(st.upstreams[0].opened, 2);
     assert_int_equal(st.upstreams[1].opened, 2);
@@ -575,23 +575,23 @@ static void an_added_upstream_takes_its_turn_and_a_removed_one_keeps_its_connect
     assert_int_equal(st.upstreams[2].bytes_up, 6);
 
     /* Removed: new connections skip it; its own still forward. */
-    assert_int_equal(gr_intermediary_remove_upstream(im, 0), 0);
-    assert_int_equal(gr_intermediary_remove_upstream(im, 0), RL_EINVAL);
+    assert_int_equal(rl_intermediary_remove_upstream(im, 0), 0);
+    assert_int_equal(rl_intermediary_remove_upstream(im, 0), RL_EINVAL);
     for (int i = 6; i < 8; i++) {
-        fd[i] = dial(gr_intermediary_port(im));
+        fd[i] = dial(rl_intermediary_port(im));
         assert_int_equal(round_trip(fd[i], "x", 2000), 1);
     }
     assert_int_equal(round_trip(fd[0], "still", 2000), 5);
-    gr_intermediary_stats_get(im, &st);
+    rl_intermediary_stats_get(im, &st);
     assert_true(st.upstreams[0].removed);
     assert_int_equal(st.upstreams[0].opened, 2);
     assert_int_equal(st.upstreams[0].active, 2);
     assert_int_equal(st.upstreams[1].opened + st.upstreams[2].opened, 6);
     assert_int_equal(st.upstreams[0].bytes_up, 10);
     /* The last one left cannot go, nor can one that does not exist. */
-    assert_int_equal(gr_intermediary_remove_upstream(im, 1), 0);
-    assert_int_equal(gr_intermediary_remove_upstream(im, 2), RL_EINVAL);
-    assert_int_equal(gr_intermediary_remove_upstream(im, 7), RL_EINVAL);
+    assert_int_equal(rl_intermediary_remove_upstream(im, 1), 0);
+    assert_int_equal(rl_intermediary_remove_upstream(im, 2), RL_EINVAL);
+    assert_int_equal(rl_intermediary_remove_upstream(im, 7), RL_EINVAL);
     /* on_open saw every connection, in order, with its upstream. */
     assert_int_equal(log.n, 8);
     static const size_t order[6] = {0, 1, 2, 0, 1, 2};
@@ -602,7 +602,7 @@ static void an_added_upstream_takes_its_turn_and_a_removed_one_keeps_its_connect
         assert_true(log.ns[i] >= t0 && (i == 0 || log.ns[i] >= log.ns[i - 1]));
     for (int i = 0; i < 8; i++)
         close(fd[i]);
-    gr_intermediary_stop(im);
+    rl_intermediary_stop(im);
     for (int i = 0; i < 3; i++)
         echo_stop(&e[i]);
 }
@@ -610,25 +610,25 @@ static void an_added_upstream_takes_its_turn_and_a_removed_one_keeps_its_connect
 static void no_room_for_another_upstream(void **state)
 {
     (void)state;
-    int ports[GR_INTERMEDIARY_MAX_UPSTREAMS];
-    for (int i = 0; i < GR_INTERMEDIARY_MAX_UPSTREAMS; i++)
+    int ports[RL_INTERMEDIARY_MAX_UPSTREAMS];
+    for (int i = 0; i < RL_INTERMEDIARY_MAX_UPSTREAMS; i++)
         ports[i] = dead_port();
-    gr_intermediary *im = balancer_start(ports, GR_INTERMEDIARY_MAX_UPSTREAMS - 1, NULL);
-    assert_int_equal(gr_intermediary_add_upstream(im, ports[GR_INTERMEDIARY_MAX_UPSTREAMS - 1], NULL), 0);
-    assert_int_equal(gr_intermediary_add_upstream(im, ports[0], NULL), RL_EINVAL);
-    gr_intermediary_stop(im);
+    rl_intermediary *im = balancer_start(ports, RL_INTERMEDIARY_MAX_UPSTREAMS - 1, NULL);
+    assert_int_equal(rl_intermediary_add_upstream(im, ports[RL_INTERMEDIARY_MAX_UPSTREAMS - 1], NULL), 0);
+    assert_int_equal(rl_intermediary_add_upstream(im, ports[0], NULL), RL_EINVAL);
+    rl_intermediary_stop(im);
 }
 
 static void bad_upstream_counts_are_refused(void **state)
 {
     (void)state;
-    gr_intermediary *im = NULL;
+    rl_intermediary *im = NULL;
     char err[128];
-    int ports[GR_INTERMEDIARY_MAX_UPSTREAMS + 1] = {0};
-    gr_intermediary_options none = {.upstream_ports = ports, .nupstreams = 0};
-    assert_int_equal(gr_intermediary_start(&none, &im, err, sizeof err), RL_EINVAL);
-    gr_intermediary_options many = {.upstream_ports = ports, .nupstreams = GR_INTERMEDIARY_MAX_UPSTREAMS + 1};
-    assert_int_equal(gr_intermediary_start(&many, &im, err, sizeof err), RL_EINVAL);
+    int ports[RL_INTERMEDIARY_MAX_UPSTREAMS + 1] = {0};
+    rl_intermediary_options none = {.upstream_ports = ports, .nupstreams = 0};
+    assert_int_equal(rl_intermediary_start(&none, &im, err, sizeof err), RL_EINVAL);
+    rl_intermediary_options many = {.upstream_ports = ports, .nupstreams = RL_INTERMEDIARY_MAX_UPSTREAMS + 1};
+    assert_int_equal(rl_intermediary_start(&many, &im, err, sizeof err), RL_EINVAL);
     assert_non_null(strstr(err, "upstreams"));
     assert_null(im);
 }

@@ -1,8 +1,8 @@
-/* balance_world: the connection-age lab's world; see balance_world.h. One
+/* rl_balance_world: the connection-age lab's world; see rl_balance_world.h. One
  * thread drives every call from one completion queue: short calls on each
  * client's schedule, a long call per client re-started as each ends, and
  * the backend's join at its instant. */
-#include "balance_world.h"
+#include "rl_balance_world.h"
 
 #include "relaylab.pb-c.h"
 #include "rl_alloc.h"
@@ -32,17 +32,17 @@ typedef struct lcall {
 } lcall;
 
 typedef struct world {
-    const gr_bw_options *opt;
-    gr_bw_result *out;
+    const rl_bw_options *opt;
+    rl_bw_result *out;
     grpc_completion_queue *cq;
-    grpc_channel *ch[GR_BW_MAX_CLIENTS];
+    grpc_channel *ch[RL_BW_MAX_CLIENTS];
     int inflight;
     lcall *head; /* the calls in flight, to cancel any left at the end */
 } world;
 
 static int start_call(world *w, int client, bool is_long)
 {
-    const gr_bw_options *o = w->opt;
+    const rl_bw_options *o = w->opt;
     lcall *c = rl_xcalloc(1, sizeof *c);
     c->client = client;
     c->is_long = is_long;
@@ -77,7 +77,7 @@ static int start_call(world *w, int client, bool is_long)
 /* Counts call |c|'s ending and frees it. */
 static void end_call(world *w, lcall *c, bool success)
 {
-    gr_bw_result *r = w->out;
+    rl_bw_result *r = w->out;
     w->inflight--;
     if (c->prev)
         c->prev->next = c->next;
@@ -96,7 +96,7 @@ static void end_call(world *w, lcall *c, bool success)
         int64_t us = (rl_now_ns() - c->start_ns) / 1000;
         if (us > r->short_max_us)
             r->short_max_us = us;
-        r->short_slow += us > GR_BW_SLOW_MS * 1000;
+        r->short_slow += us > RL_BW_SLOW_MS * 1000;
     }
     int64_t took_ms = (rl_now_ns() - c->start_ns) / RL_NS_PER_MS;
     if (status == GRPC_STATUS_UNAVAILABLE && !c->is_long && (w->opt->grace_ms < 0 || took_ms < w->opt->grace_ms)) {
@@ -126,11 +126,11 @@ static void end_call(world *w, lcall *c, bool success)
     free(c);
 }
 
-static int check_options(const gr_bw_options *o, char *err, size_t errlen)
+static int check_options(const rl_bw_options *o, char *err, size_t errlen)
 {
-    if (o->nbackends < 1 || o->nbackends > GR_BW_MAX_BACKENDS || o->initial < 1 || o->initial > o->nbackends ||
-        o->nclients < 1 || o->nclients > GR_BW_MAX_CLIENTS || o->window_ms < 10 || o->run_ms < o->window_ms ||
-        o->run_ms / o->window_ms > GR_BW_MAX_WINDOWS || o->deadline_ms < 1 || o->long_ms < 0 ||
+    if (o->nbackends < 1 || o->nbackends > RL_BW_MAX_BACKENDS || o->initial < 1 || o->initial > o->nbackends ||
+        o->nclients < 1 || o->nclients > RL_BW_MAX_CLIENTS || o->window_ms < 10 || o->run_ms < o->window_ms ||
+        o->run_ms / o->window_ms > RL_BW_MAX_WINDOWS || o->deadline_ms < 1 || o->long_ms < 0 ||
         (o->long_ms > 0 && o->long_deadline_ms <= o->long_ms) || !o->tag) {
         snprintf(err, errlen, "balance world: invalid options");
         return RL_EINVAL;
@@ -144,11 +144,11 @@ static int check_options(const gr_bw_options *o, char *err, size_t errlen)
 }
 
 /* Drives the calls from now until the end, then collects every status. */
-static void drive(world *w, gr_intermediary *lb)
+static void drive(world *w, rl_intermediary *lb)
 {
-    const gr_bw_options *o = w->opt;
-    gr_bw_result *r = w->out;
-    int64_t next[GR_BW_MAX_CLIENTS] = {0}, period[GR_BW_MAX_CLIENTS] = {0};
+    const rl_bw_options *o = w->opt;
+    rl_bw_result *r = w->out;
+    int64_t next[RL_BW_MAX_CLIENTS] = {0}, period[RL_BW_MAX_CLIENTS] = {0};
     r->start_ns = rl_now_ns();
     r->add_ns = r->start_ns + o->add_at_ms * RL_NS_PER_MS;
     r->end_ns = r->start_ns + o->run_ms * RL_NS_PER_MS;
@@ -164,7 +164,7 @@ static void drive(world *w, gr_intermediary *lb)
         int64_t now = rl_now_ns();
         if (!added && now >= r->add_ns) {
             for (size_t b = o->initial; b < o->nbackends; b++)
-                gr_intermediary_add_upstream(lb, o->ports[b], NULL);
+                rl_intermediary_add_upstream(lb, o->ports[b], NULL);
             added = true;
         }
         /* Every call due before the end is started, late ones too (a stall
@@ -203,25 +203,25 @@ static void drive(world *w, gr_intermediary *lb)
 }
 
 /* The balancer's on_open: runs on its thread while the run's thread only
- * drives calls; read after gr_intermediary_stop joined it. */
+ * drives calls; read after rl_intermediary_stop joined it. */
 static void on_open(void *user, size_t upstream, int64_t ns)
 {
-    gr_bw_result *r = user;
-    if (r->nopen < GR_BW_MAX_CONNS) {
+    rl_bw_result *r = user;
+    if (r->nopen < RL_BW_MAX_CONNS) {
         r->open_ns[r->nopen] = ns;
         r->open_backend[r->nopen++] = (int)upstream;
     }
 }
 
 /* The id of |peer| at backend |b| in r->conn, added when new; -1 when full. */
-static int conn_id(gr_bw_result *r, int b, const char *peer, int64_t arrival_ns)
+static int conn_id(rl_bw_result *r, int b, const char *peer, int64_t arrival_ns)
 {
     for (size_t i = 0; i < r->nconn; i++)
         if (r->conn[i].backend == b && strcmp(r->conn[i].peer, peer) == 0)
             return (int)i;
-    if (r->nconn == GR_BW_MAX_CONNS)
+    if (r->nconn == RL_BW_MAX_CONNS)
         return -1;
-    gr_bw_conn *c = &r->conn[r->nconn];
+    rl_bw_conn *c = &r->conn[r->nconn];
     snprintf(c->peer, sizeof c->peer, "%s", peer);
     c->backend = b;
     c->first_ns = c->last_ns = arrival_ns;
@@ -230,16 +230,16 @@ static int conn_id(gr_bw_result *r, int b, const char *peer, int64_t arrival_ns)
 
 static int by_first(const void *a, const void *b)
 {
-    const gr_bw_conn *x = a, *y = b;
+    const rl_bw_conn *x = a, *y = b;
     return (x->first_ns > y->first_ns) - (x->first_ns < y->first_ns);
 }
 
 /* Reads every backend's records of this run into the counts. */
-static int collect(const gr_bw_options *o, gr_bw_result *r, char *err, size_t errlen)
+static int collect(const rl_bw_options *o, rl_bw_result *r, char *err, size_t errlen)
 {
     size_t plen = strlen(o->tag);
     /* Which connections had an arrival in which window: a bit per window. */
-    static uint64_t seen[GR_BW_MAX_CONNS];
+    static uint64_t seen[RL_BW_MAX_CONNS];
     memset(seen, 0, sizeof seen);
     for (size_t b = 0; b < o->nbackends; b++) {
         Relaylab__ObserveReply *obs = NULL;
@@ -254,14 +254,14 @@ static int collect(const gr_bw_options *o, gr_bw_result *r, char *err, size_t er
                 continue;
             r->recorded++;
             int client = atoi(rec->tag + plen + 2);
-            if (client >= 0 && client < GR_BW_MAX_CLIENTS)
+            if (client >= 0 && client < RL_BW_MAX_CLIENTS)
                 r->client_calls[b][client]++;
             int id = conn_id(r, (int)b, rec->peer ? rec->peer : "", rec->arrival_ns);
-            size_t win = gr_bw_window_at(r, rec->arrival_ns);
+            size_t win = rl_bw_window_at(r, rec->arrival_ns);
             r->calls[win][b]++;
             if (id < 0)
                 continue;
-            gr_bw_conn *c = &r->conn[id];
+            rl_bw_conn *c = &r->conn[id];
             c->calls++;
             if (rec->arrival_ns < c->first_ns)
                 c->first_ns = rec->arrival_ns;
@@ -278,7 +278,7 @@ static int collect(const gr_bw_options *o, gr_bw_result *r, char *err, size_t er
     return RL_OK;
 }
 
-int gr_bw_run(const gr_bw_options *o, gr_bw_result *r, char *err, size_t errlen)
+int rl_bw_run(const rl_bw_options *o, rl_bw_result *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
     int rc = check_options(o, err, errlen);
@@ -287,19 +287,19 @@ int gr_bw_run(const gr_bw_options *o, gr_bw_result *r, char *err, size_t errlen)
     r->nbackends = o->nbackends;
     r->window_ms = o->window_ms;
     r->nwindows = (size_t)(o->run_ms / o->window_ms);
-    gr_intermediary *lb = NULL;
+    rl_intermediary *lb = NULL;
     char target[256];
     if (o->direct) {
         int n = snprintf(target, sizeof target, "ipv4:");
         for (size_t b = 0; b < o->nbackends; b++)
             n += snprintf(target + n, sizeof target - (size_t)n, "%s127.0.0.1:%d", b ? "," : "", o->ports[b]);
     } else {
-        gr_intermediary_options lo = {
+        rl_intermediary_options lo = {
             .upstream_ports = o->ports, .nupstreams = o->initial, .on_open = on_open, .user = r};
-        rc = gr_intermediary_start(&lo, &lb, err, errlen);
+        rc = rl_intermediary_start(&lo, &lb, err, errlen);
         if (rc != RL_OK)
             return rc;
-        snprintf(target, sizeof target, "127.0.0.1:%d", gr_intermediary_port(lb));
+        snprintf(target, sizeof target, "127.0.0.1:%d", rl_intermediary_port(lb));
     }
     world w = {.opt = o, .out = r, .cq = grpc_completion_queue_create_for_next(NULL)};
     for (int i = 0; i < o->nclients; i++)
@@ -321,13 +321,13 @@ int gr_bw_run(const gr_bw_options *o, gr_bw_result *r, char *err, size_t errlen)
         ;
     grpc_completion_queue_destroy(w.cq);
     if (lb) {
-        gr_intermediary_stats_get(lb, &r->lb);
-        gr_intermediary_stop(lb);
+        rl_intermediary_stats_get(lb, &r->lb);
+        rl_intermediary_stop(lb);
     }
     return collect(o, r, err, errlen);
 }
 
-size_t gr_bw_window_at(const gr_bw_result *r, int64_t ns)
+size_t rl_bw_window_at(const rl_bw_result *r, int64_t ns)
 {
     if (ns <= r->start_ns || r->nwindows == 0)
         return 0;
@@ -335,7 +335,7 @@ size_t gr_bw_window_at(const gr_bw_result *r, int64_t ns)
     return w < r->nwindows ? w : r->nwindows - 1;
 }
 
-double gr_bw_share(const gr_bw_result *r, size_t b, size_t from, size_t to)
+double rl_bw_share(const rl_bw_result *r, size_t b, size_t from, size_t to)
 {
     long mine = 0, all = 0;
     for (size_t w = from; w < to && w < r->nwindows; w++)
@@ -347,22 +347,22 @@ double gr_bw_share(const gr_bw_result *r, size_t b, size_t from, size_t to)
     return all ? (double)mine / (double)all : 0.0;
 }
 
-int64_t gr_bw_fill_ms(const gr_bw_result *r, size_t b, size_t span, double fair_min, double *share_after)
+int64_t rl_bw_fill_ms(const rl_bw_result *r, size_t b, size_t span, double fair_min, double *share_after)
 {
     *share_after = 0;
     int64_t win_ns = r->window_ms * RL_NS_PER_MS;
     size_t first = r->add_ns <= r->start_ns ? 0 : (size_t)((r->add_ns - r->start_ns + win_ns - 1) / win_ns);
     for (size_t w = first; w + span <= r->nwindows; w++) {
-        if (gr_bw_share(r, b, w, w + span) >= fair_min) {
+        if (rl_bw_share(r, b, w, w + span) >= fair_min) {
             int64_t end_ns = r->start_ns + (int64_t)(w + span) * win_ns;
-            *share_after = gr_bw_share(r, b, w, r->nwindows);
+            *share_after = rl_bw_share(r, b, w, r->nwindows);
             return (end_ns - r->add_ns) / RL_NS_PER_MS;
         }
     }
     return -1;
 }
 
-int gr_bw_bunches(const gr_bw_result *r, size_t skip, int64_t window_ns, int need, int *most, int64_t *most_at_ns)
+int rl_bw_bunches(const rl_bw_result *r, size_t skip, int64_t window_ns, int need, int *most, int64_t *most_at_ns)
 {
     *most = 0;
     *most_at_ns = 0;
