@@ -124,6 +124,50 @@ int gr_leak_feedback(const gr_leak_check *c, const char *calls_what, char *buf, 
     return (int)strlen(buf);
 }
 
+void gr_leak_figure(gr_figure *f, const char *calls_what, const uint64_t *rss, int n, uint64_t start_rss,
+                    uint64_t before_rss, const gr_leak_check *lc)
+{
+    double x[GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS], y[GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS];
+    if (n > GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS)
+        n = GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS;
+    for (int i = 0; i < n; i++) {
+        x[i] = i + 1;
+        y[i] = (double)rss[i] / MIB;
+    }
+    char title[GR_FIG_LABEL];
+    snprintf(title, sizeof title, "The submission's memory after each of the %s", calls_what);
+    gr_fig_plot(f, title, "calls made (the first ones warm up)", "RSS of the submission's processes (MiB)");
+    gr_fig_series_add(f, "RSS after the call", x, y, (size_t)(n > 0 ? n : 0));
+    if (n > GR_LEAK_WARMUP_CALLS)
+        gr_fig_event(f, GR_LEAK_WARMUP_CALLS + 0.5, "judged batch of %d calls starts", GR_LEAK_CALLS);
+    double bound = (double)before_rss / MIB + GR_LEAK_RSS_MIB;
+    if (before_rss)
+        gr_fig_ref(f, bound, "bound: %d MiB over the most before the batch (%.0f MiB)", GR_LEAK_RSS_MIB, bound);
+    if (!lc) {
+        double give_up = (double)start_rss / MIB + GR_LEAK_GIVE_UP_MIB;
+        gr_fig_ref(f, give_up, "gives up: %d MiB over the start", GR_LEAK_GIVE_UP_MIB);
+        gr_fig_caption(f, "RSS ran away, past %d MiB over the start within %d calls: each cancelled call goes on "
+                          "making what nobody reads",
+                       GR_LEAK_GIVE_UP_MIB, n);
+        return;
+    }
+    gr_fig_ref(f, (double)lc->rss_after / MIB, "after the settle: %.1f MiB", (double)lc->rss_after / MIB);
+    if (lc->pass)
+        gr_fig_caption(f, "RSS stays under the bound and threads came back (%d -> %d): a cancelled call leaves "
+                          "nothing behind",
+                       lc->threads_before, lc->threads_after);
+    else if (lc->rss_grew)
+        gr_fig_caption(f, "RSS grew %.1f MiB over the batch, past the bound: each cancelled call leaves memory "
+                          "behind",
+                       ((double)lc->rss_after - (double)lc->rss_before) / MIB);
+    else
+        gr_fig_caption(f, "RSS stays under the bound, but %s grew (%d -> %d): each cancelled call leaves %s behind",
+                       lc->threads_grew ? "threads" : "open files",
+                       lc->threads_grew ? lc->threads_before : lc->fds_before,
+                       lc->threads_grew ? lc->threads_after : lc->fds_after,
+                       lc->threads_grew ? "a thread" : "a file");
+}
+
 static bool settled(const rl_proc_sample *before, const rl_proc_sample *now, int calls)
 {
     int tol = count_tolerance(calls);
@@ -201,12 +245,22 @@ static int gone(gr_ctx *ctx, gr_scenario_result *out)
     return gr_scenario_decide(out, GR_ERROR, "cannot read the submission's processes from /proc");
 }
 
+/* What judge_batch keeps for the picture: each call's RSS after it
+ * (warm-up and batch), how many calls were sampled, the start and the
+ * "before" the bound is counted from (0 until the warm-up ends). */
+typedef struct batch_trace {
+    uint64_t rss[GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS];
+    int n;
+    uint64_t start, before;
+} batch_trace;
+
 /* Runs calls |from| to |to| (exclusive), checking after each that the group
  * has not run away from |start|, raising *peak_rss (NULL: not kept) to the
- * largest RSS seen after a call and keeping each call's in
- * |rss_after_call| (NULL: not kept; else |to| - |from| entries). Returns 0, or GR_SCENARIO_DECIDED. */
+ * largest RSS seen after a call and keeping each call's in |tr| (indexed
+ * by the call's number). A runaway is drawn (gr_leak_figure) as it is
+ * judged. Returns 0, or GR_SCENARIO_DECIDED. */
 static int run_calls(gr_ctx *ctx, gr_leak_call_fn call, int from, int to, const rl_proc_sample *start,
-                     const char *calls_what, uint64_t *peak_rss, uint64_t *rss_after_call, gr_scenario_result *out)
+                     const char *calls_what, uint64_t *peak_rss, batch_trace *tr, gr_scenario_result *out)
 {
     for (int i = from; i < to; i++) {
         if (call(ctx, i, start, out))
@@ -216,10 +270,11 @@ static int run_calls(gr_ctx *ctx, gr_leak_call_fn call, int from, int to, const 
             return gone(ctx, out);
         if (peak_rss && now.rss_bytes > *peak_rss)
             *peak_rss = now.rss_bytes;
-        if (rss_after_call)
-            rss_after_call[i - from] = now.rss_bytes;
+        tr->rss[i] = now.rss_bytes;
+        tr->n = i + 1;
         if (gr_leak_runaway(start, &now)) {
             char fb[400];
+            gr_leak_figure(&out->figure, calls_what, tr->rss, tr->n, tr->start, tr->before, NULL);
             gr_leak_runaway_feedback(start, &now, i + 1, calls_what, fb, sizeof fb);
             return gr_scenario_decide(out, GR_FAIL, "%s", fb);
         }
@@ -237,8 +292,9 @@ static int judge_batch(gr_ctx *ctx, gr_leak_call_fn call, const char *calls_what
     char fb[480];
     if (rl_proc_group_sample(pgid, &start) != RL_OK)
         return gone(ctx, out);
+    batch_trace tr = {.n = 0, .start = start.rss_bytes, .before = 0};
     uint64_t warm_peak = start.rss_bytes;
-    if (run_calls(ctx, call, 0, GR_LEAK_WARMUP_CALLS, &start, calls_what, &warm_peak, NULL, out))
+    if (run_calls(ctx, call, 0, GR_LEAK_WARMUP_CALLS, &start, calls_what, &warm_peak, &tr, out))
         return GR_SCENARIO_DECIDED;
     if (steady(pgid, rl_now_ns() + GR_LEAK_SETTLE_MS * RL_NS_PER_MS, &before) != RL_OK)
         return gone(ctx, out);
@@ -246,19 +302,21 @@ static int judge_batch(gr_ctx *ctx, gr_leak_call_fn call, const char *calls_what
      * warm-up's calls: memory is judged from the most it held then. */
     if (warm_peak > before.rss_bytes)
         before.rss_bytes = warm_peak;
-    uint64_t rss_after_call[GR_LEAK_CALLS];
-    if (run_calls(ctx, call, GR_LEAK_WARMUP_CALLS, total, &start, calls_what, NULL, rss_after_call, out))
+    tr.before = before.rss_bytes;
+    if (run_calls(ctx, call, GR_LEAK_WARMUP_CALLS, total, &start, calls_what, NULL, &tr, out))
         return GR_SCENARIO_DECIDED;
     if (gr_leak_settle(pgid, &start, &before, GR_LEAK_CALLS, rl_now_ns() + GR_LEAK_SETTLE_MS * RL_NS_PER_MS,
                        &after) != RL_OK)
         return gone(ctx, out);
     if (gr_leak_runaway(&start, &after)) {
+        gr_leak_figure(&out->figure, calls_what, tr.rss, tr.n, tr.start, tr.before, NULL);
         gr_leak_runaway_feedback(&start, &after, total, calls_what, fb, sizeof fb);
         return gr_scenario_decide(out, GR_FAIL, "%s", fb);
     }
     gr_leak_check lc;
-    uint64_t highs = gr_leak_high_steps(before.rss_bytes, rss_after_call, GR_LEAK_CALLS);
+    uint64_t highs = gr_leak_high_steps(before.rss_bytes, tr.rss + GR_LEAK_WARMUP_CALLS, GR_LEAK_CALLS);
     gr_leak_judge(&before, &after, GR_LEAK_CALLS, highs, &lc);
+    gr_leak_figure(&out->figure, calls_what, tr.rss, tr.n, tr.start, tr.before, &lc);
     gr_leak_feedback(&lc, calls_what, fb, sizeof fb);
     return gr_scenario_decide(out, lc.pass ? GR_PASS : GR_FAIL, "%s", fb);
 }
