@@ -399,6 +399,55 @@ static int exits(gr_ctx *ctx, gr_scenario_result *out)
     return in_flight_runs(ctx, exits_try, 0, out);
 }
 
+/* grace-ends' picture (ms since the call in flight started): SIGTERM, the
+ * grace and its end, the client's call until its status, its Work at the
+ * baseline (blue when cancelled at the grace, red when cut before it or
+ * left running past it) and the server process until its exit. Drawn from
+ * what the scenario measured; the caption follows the verdict in |out|. */
+static void grace_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t sig,
+                         const Relaylab__CallRecord *w, int64_t end_ms, const gr_exit *ex)
+{
+    gr_figure *f = &out->figure;
+    int64_t t0 = c->start_ns;
+#define GMS(t) ((double)((t) - t0) / 1e6)
+    gr_fig_timeline(f, "A call that outlives the grace", "ms since the call in flight started");
+    gr_fig_event(f, GMS(sig), "SIGTERM");
+    gr_fig_event(f, GMS(sig) + GRACE_MS, "grace ends");
+    int64_t cend = c->done ? c->end_ns : rl_now_ns();
+    char st[200];
+    gr_process_status_text(c, st, sizeof st);
+    gr_fig_span_add(f, gr_fig_row(f, "client: call in flight"), 0, GMS(cend), GR_FIG_RAN, "%s",
+                    c->done ? st : "still running");
+    int wr = gr_fig_row(f, "Work at the baseline");
+    if (w) {
+        int64_t wend = w->ended ? w->end_ns : rl_now_ns();
+        bool at_grace = end_ms >= GRACE_MS - EARLY_MS && end_ms <= GRACE_MS + CANCEL_LATE_MS && w->cancelled;
+        gr_fig_span_add(f, wr, GMS(w->arrival_ns), GMS(wend), at_grace ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s",
+                        !w->ended      ? "still running"
+                        : w->cancelled ? "Work, cancelled"
+                                       : "Work, ran to its end");
+    }
+    gr_fig_span_add(f, gr_fig_row(f, "grace"), GMS(sig), GMS(sig) + GRACE_MS, GR_FIG_TRUTH, "grace %d ms", GRACE_MS);
+    bool clean = ex->exited && ex->status == 0;
+    gr_fig_span_add(f, gr_fig_row(f, "the server process"), 0, GMS(sig + ex->ms * RL_NS_PER_MS),
+                    clean ? GR_FIG_RAN : GR_FIG_WRONG, "%s", ex->how);
+    if (out->verdict == GR_PASS)
+        gr_fig_caption(f, "At the grace's end the call still running was cancelled, its Work with it, and the "
+                          "server exited 0: the grace bounds the drain");
+    else if (end_ms >= 0 && end_ms < GRACE_MS - EARLY_MS)
+        gr_fig_caption(f, "Work was ended %lld ms after SIGTERM, before the %d ms grace: a call in flight is owed "
+                          "the whole grace",
+                       (long long)end_ms, GRACE_MS);
+    else if (end_ms < 0 || end_ms > GRACE_MS + CANCEL_LATE_MS || (w && !w->cancelled))
+        gr_fig_caption(f, "Work ran on past the grace's end: the call that outlived it was not cancelled, so its "
+                          "downstream work ran as an orphan");
+    else
+        gr_fig_caption(f, "Work was cancelled at the grace, but the server %s %lld ms after SIGTERM: it must exit "
+                          "0 once the grace is over",
+                       ex->how, (long long)ex->ms);
+#undef GMS
+}
+
 /* grace-ends: a call that outlives the grace is ended at the grace, with
  * its downstream Work, and the process exits 0. */
 static int grace_ends(gr_ctx *ctx, gr_scenario_result *out)
@@ -447,6 +496,7 @@ static int grace_ends(gr_ctx *ctx, gr_scenario_result *out)
                         "at the %d ms grace the call still in flight was ended: Work cancelled %lld ms after SIGTERM "
                         "(%u of %d steps), and the process exited 0 after %lld ms",
                         GRACE_MS, (long long)end_ms, w->steps_done, LONG_STEPS, (long long)ex.ms);
+    grace_figure(out, &c, s, w, end_ms, &ex);
 done:
     return gr_scenario_done(&c, &obs);
 }
@@ -466,6 +516,7 @@ done:
  * relay called the baseline for it) or refused. */
 typedef struct failure {
     int tag;
+    int64_t start_ns; /* for the picture */
     int64_t took_ms;
     char status[160];
 } failure;
@@ -517,6 +568,7 @@ static void load_run(load *l, int64_t until_ns, bool drain)
                     if (l->failed < MAX_FAILURES) {
                         failure *f = &l->failures[l->failed];
                         f->tag = l->tags[i];
+                        f->start_ns = l->calls[i].start_ns;
                         f->took_ms = gr_ms_between(l->calls[i].start_ns, l->calls[i].end_ns);
                         gr_process_status_text(&l->calls[i], f->status, sizeof f->status);
                     }
@@ -617,6 +669,53 @@ static void judge_rolling(gr_ctx *ctx, const load *l, int before, int64_t s, con
                   (long long)listen_ms);
 }
 
+/* rolling's picture (ms since the load started): instance 1 serving until
+ * SIGTERM, its drain until it exited, its replacement from when it
+ * listened; the call held on instance 1 across SIGTERM; each call of the
+ * load that failed (red, as many as the figure holds); the grace. The
+ * caption follows the verdict in |out|. */
+static void rolling_figure(gr_scenario_result *out, const load *l, int before, int64_t t0, int64_t sig,
+                           const gr_exit *ex, int64_t listening, const rl_probe_call *held, bool held_ok)
+{
+    gr_figure *f = &out->figure;
+#define RMS(t) ((double)((t) - t0) / 1e6)
+    gr_fig_timeline(f, "A rolling restart under steady load", "ms since the load started");
+    gr_fig_event(f, RMS(sig), "SIGTERM to instance 1");
+    gr_fig_event(f, RMS(listening), "the replacement listens");
+    int64_t now = rl_now_ns();
+    int64_t exit_at = sig + ex->ms * RL_NS_PER_MS;
+    bool clean = ex->exited && ex->status == 0;
+    int r1 = gr_fig_row(f, "instance 1");
+    gr_fig_span_add(f, r1, 0, RMS(sig), GR_FIG_RAN, "serving: %d calls before SIGTERM", before);
+    gr_fig_span_add(f, r1, RMS(sig), RMS(exit_at), clean ? GR_FIG_GIVEN : GR_FIG_WRONG, "drain: %s", ex->how);
+    gr_fig_span_add(f, gr_fig_row(f, "its replacement"), RMS(listening), RMS(now), GR_FIG_RAN, "serving");
+    int64_t hend = held->done ? held->end_ns : now;
+    gr_fig_span_add(f, gr_fig_row(f, "a call held across SIGTERM"), RMS(held->start_ns), RMS(hend),
+                    held_ok ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s", held_ok ? "completed OK" : "failed");
+    gr_fig_span_add(f, gr_fig_row(f, "grace"), RMS(sig), RMS(sig) + GRACE_MS, GR_FIG_TRUTH, "grace %d ms", GRACE_MS);
+    int fr = l->failed ? gr_fig_row(f, "calls that failed") : -1;
+    for (int i = 0; i < l->failed && i < MAX_FAILURES; i++) {
+        const failure *fl = &l->failures[i];
+        double a = RMS(fl->start_ns);
+        gr_fig_span_add(f, fr, a, a + (double)fl->took_ms, GR_FIG_WRONG, NULL);
+    }
+    if (out->verdict == GR_PASS)
+        gr_fig_caption(f, "%d calls through both instances, and every one admitted before SIGTERM succeeded: "
+                          "instance 1 drained, exited 0, and its replacement took over",
+                       l->ok + l->failed);
+    else if (!held_ok)
+        gr_fig_caption(f, "The call held on instance 1 across SIGTERM did not complete: calls in flight at SIGTERM "
+                          "must be let finish");
+    else if (l->failed)
+        gr_fig_caption(f, "%d of %d calls failed across the restart (red): calls admitted before SIGTERM must "
+                          "finish, and the rest be refused at once",
+                       l->failed, l->ok + l->failed);
+    else
+        gr_fig_caption(f, "No call failed, but instance 1 %s %lld ms after SIGTERM: it must exit 0 once drained",
+                       ex->how, (long long)ex->ms);
+#undef RMS
+}
+
 /* Starts the held call on instance |i|: Process with Work 10 x STEP_MS. */
 static int reach_on(gr_ctx *ctx, int i, rl_probe_call *c, const char *tag, gr_scenario_result *out)
 {
@@ -701,13 +800,15 @@ static int rolling(gr_ctx *ctx, gr_scenario_result *out)
             load_run(&l, rl_now_ns() + (NEW_CALL_MS + GR_SCENARIO_GRACE_MS) * RL_NS_PER_MS, true);
             rl_probe_call_wait(&held, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
             char why[256];
-            if (!gr_process_reply_ok(&held, held_tag, why, sizeof why))
+            bool held_ok = gr_process_reply_ok(&held, held_tag, why, sizeof why);
+            if (!held_ok)
                 gr_result(out, GR_FAIL,
                           "the call in flight on instance 1 at SIGTERM did not complete (%s): calls in flight must be "
                           "let finish",
                           why);
             else
                 judge_rolling(ctx, &l, before, s, &ex, gr_ms_between(r0, listening), out);
+            rolling_figure(out, &l, before, t0, s, &ex, listening, &held, held_ok);
         }
     }
     rl_probe_call_fini(&held);
