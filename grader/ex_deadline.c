@@ -447,8 +447,9 @@ static bool extra_calls(const Relaylab__ObserveReply *r, void *user)
 }
 
 /* once's picture (ms since the client started Process): the client's
- * call, and every Lookup and Work the baseline saw for it, each on its own
- * row (up to the figure's rows): the first of each is right, any more red. */
+ * call, and every Lookup and Work the baseline saw for it, each call on a
+ * row of its own (as many as the figure holds): the first of each method
+ * is right (blue), any more red. */
 static void once_figure(gr_scenario_result *out, const rl_probe_call *c, const Relaylab__ObserveReply *obs,
                         size_t nl, size_t nw)
 {
@@ -459,16 +460,16 @@ static void once_figure(gr_scenario_result *out, const rl_probe_call *c, const R
                     "Process: %lld ms", (long long)gr_ms_between(c->start_ns, end));
     static const char *const names[2] = {"Lookup", "Work"};
     for (int m = 0; m < 2; m++) {
-        char row[GR_FIG_LABEL];
-        snprintf(row, sizeof row, "%s at the baseline", names[m]);
-        int r = gr_fig_row(f, row);
         for (size_t i = 0;; i++) {
             const Relaylab__CallRecord *rec = rl_observe_find(obs, names[m], i);
             if (!rec)
                 break;
+            char row[GR_FIG_LABEL];
+            snprintf(row, sizeof row, "%s #%zu at the baseline", names[m], i + 1);
             double a = (double)(rec->arrival_ns - c->start_ns) / 1e6;
             double e = rec->ended ? (double)(rec->end_ns - c->start_ns) / 1e6 : a;
-            gr_fig_span_add(f, r, a, e, i == 0 ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s #%zu", names[m], i + 1);
+            gr_fig_span_add(f, gr_fig_row(f, row), a, e, i == 0 ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s",
+                            i == 0 ? names[m] : "one call too many");
         }
     }
     if (nl == 1 && nw == 1)
