@@ -315,8 +315,8 @@ static void expiry_figure(gr_scenario_result *out, const rl_probe_call *c, int64
     if (wk) {
         double wa = EX_MS(wk->arrival_ns);
         gr_fig_span_add(f, wr, wa, wk->ended ? EX_MS(wk->end_ns) : wa, GR_FIG_WRONG, "Work after the deadline");
-        gr_fig_caption(f, "Work was called %lld ms after the client's deadline had passed: when time runs out, "
-                          "stop and call nothing more",
+        gr_fig_caption(f, "Work was called %lld ms after the client's deadline: once time runs out, call nothing "
+                          "more",
                         (long long)gr_ms_between(d, wk->arrival_ns));
     } else {
         gr_fig_span_add(f, wr, EX_MS(lookup_end), EX_MS(lookup_end), GR_FIG_GIVEN, "no Work");

@@ -285,12 +285,12 @@ static void resume_figure(gr_scenario_result *out, watched *wa, int64_t t0, bool
         return;
     gr_fig_event(f, (double)(t0 - wa->w.t0_ns) / 1e9, "the reader reads again");
     if (ok)
-        gr_fig_caption(f, "The producer held at the window while the reader stalled, then sent all %u chunks in "
-                          "order when it read again: flow control paused it, it did not lose anything",
+        gr_fig_caption(f, "The producer paused while the reader stalled and sent all %u chunks, in order, once it "
+                          "read again",
                        wa->o.count);
     else
-        gr_fig_caption(f, "When the reader read again after the stall, the rest of the %u chunks did not all "
-                          "arrive right: the paused producer must resume where it stopped",
+        gr_fig_caption(f, "After the stall the rest of the %u chunks did not all arrive right: a paused producer "
+                          "resumes",
                        wa->o.count);
 }
 
@@ -317,16 +317,16 @@ static void cancel_figure(gr_scenario_result *out, const rl_memwatch *w, int64_t
     gr_fig_event(f, (double)(win0 - w->t0_ns) / 1e9, "judged window starts");
     gr_fig_event(f, (double)(win1 - w->t0_ns) / 1e9, "judged window ends");
     if (cv == GR_FLOW_STARVED)
-        gr_fig_caption(f, "The machine gave the submission too little CPU after the cancel (%lld ms in the %lld ms "
-                          "window) to show whether it stopped",
+        gr_fig_caption(f, "Too little CPU after the cancel (%lld ms in %lld ms) to show whether the producer "
+                          "stopped",
                        (long long)cpu_ms, (long long)window_ms);
     else if (cv == GR_FLOW_STOPPED)
         gr_fig_caption(f, "CPU goes flat after the cancel (%lld ms used in the %lld ms window): the producer "
                           "stopped when the call ended",
                        (long long)cpu_ms, (long long)window_ms);
     else
-        gr_fig_caption(f, "CPU keeps climbing after the cancel (%lld ms used in the %lld ms window): the producer "
-                          "goes on for a call nobody reads",
+        gr_fig_caption(f, "CPU keeps climbing after the cancel (%lld ms in the %lld ms window): the producer "
+                          "goes on for nobody",
                        (long long)cpu_ms, (long long)window_ms);
     free(x);
     free(y);

@@ -476,8 +476,8 @@ static void goaway_figure(gr_scenario_result *out, const live_env *env, const go
     else if (failed)
         gr_fig_caption(f, "%d of %d calls failed, without a too_many_pings", failed, calls);
     else
-        gr_fig_caption(f, "%d calls and idle gaps and no GOAWAY: the server permits the client's pings, with a "
-                          "call in flight and without",
+        gr_fig_caption(f, "%d calls and idle gaps, no GOAWAY: the server permits the client's pings, in calls and "
+                          "between them",
                        calls);
 #undef KMS
 }

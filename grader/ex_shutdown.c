@@ -442,8 +442,8 @@ static void grace_figure(gr_scenario_result *out, const rl_probe_call *c, int64_
         gr_fig_caption(f, "Work ran on past the grace's end: the call that outlived it was not cancelled, so its "
                           "downstream work ran as an orphan");
     else
-        gr_fig_caption(f, "Work was cancelled at the grace, but the server %s %lld ms after SIGTERM: it must exit "
-                          "0 once the grace is over",
+        gr_fig_caption(f, "Work was cancelled at the grace, but the server %s %lld ms after SIGTERM: exit 0 "
+                          "after it",
                        ex->how, (long long)ex->ms);
 #undef GMS
 }
@@ -700,15 +700,14 @@ static void rolling_figure(gr_scenario_result *out, const load *l, int before, i
         gr_fig_span_add(f, fr, a, a + (double)fl->took_ms, GR_FIG_WRONG, NULL);
     }
     if (out->verdict == GR_PASS)
-        gr_fig_caption(f, "%d calls through both instances, and every one admitted before SIGTERM succeeded: "
-                          "instance 1 drained, exited 0, and its replacement took over",
-                       l->ok + l->failed);
+        gr_fig_caption(f, "Every call admitted before SIGTERM succeeded: instance 1 drained, exited 0, and its "
+                          "replacement took over");
     else if (!held_ok)
-        gr_fig_caption(f, "The call held on instance 1 across SIGTERM did not complete: calls in flight at SIGTERM "
-                          "must be let finish");
+        gr_fig_caption(f, "The call held on instance 1 across SIGTERM failed: a call in flight at SIGTERM must be "
+                          "let finish");
     else if (l->failed)
-        gr_fig_caption(f, "%d of %d calls failed across the restart (red): calls admitted before SIGTERM must "
-                          "finish, and the rest be refused at once",
+        gr_fig_caption(f, "%d of %d calls failed across the restart (red): admitted calls must finish, the rest "
+                          "be refused at once",
                        l->failed, l->ok + l->failed);
     else
         gr_fig_caption(f, "No call failed, but instance 1 %s %lld ms after SIGTERM: it must exit 0 once drained",

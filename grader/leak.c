@@ -146,8 +146,8 @@ void gr_leak_figure(gr_figure *f, const char *calls_what, const uint64_t *rss, i
     if (!lc) {
         double give_up = (double)start_rss / MIB + GR_LEAK_GIVE_UP_MIB;
         gr_fig_ref(f, give_up, "gives up: %d MiB over the start", GR_LEAK_GIVE_UP_MIB);
-        gr_fig_caption(f, "RSS ran away, past %d MiB over the start within %d calls: each cancelled call goes on "
-                          "making what nobody reads",
+        gr_fig_caption(f, "RSS ran away past %d MiB over the start in %d calls: cancelled calls go on making what "
+                          "nobody reads",
                        GR_LEAK_GIVE_UP_MIB, n);
         return;
     }
