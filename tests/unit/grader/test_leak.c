@@ -264,6 +264,60 @@ static void settle_judges_memory_kept(void **state)
     assert_true(took < 300 + GR_LEAK_FALLING_MS / 2);
 }
 
+/* The batch's picture: every call's RSS in order against the bound the
+ * judge used, the batch's start marked, the settle as a second line, and a
+ * caption that says what the judge found. */
+static void figure_plots_each_call_against_the_bound(void **state)
+{
+    (void)state;
+    uint64_t rss[GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS];
+    const int n = GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS;
+    for (int i = 0; i < n; i++)
+        rss[i] = (uint64_t)(40 + i) * MIB; /* one MiB per call */
+    rl_proc_sample before = sample(10, 8, 45), after = sample(40, 8, 80);
+    gr_leak_check lc;
+    gr_leak_judge(&before, &after, GR_LEAK_CALLS, 0, &lc);
+    gr_figure f;
+    gr_leak_figure(&f, "cancelled calls", rss, n, 40 * MIB, 45 * MIB, &lc);
+    assert_int_equal(f.kind, GR_FIG_PLOT);
+    assert_int_equal(f.nseries, 1);
+    assert_int_equal((int)f.series[0].n, n);
+    assert_true(f.series[0].x[0] == 1.0 && f.series[0].x[n - 1] == (double)n);
+    assert_true(f.series[0].y[0] == 40.0 && f.series[0].y[n - 1] == 40.0 + n - 1);
+    assert_int_equal(f.nevents, 1);
+    assert_true(f.events[0].value > GR_LEAK_WARMUP_CALLS && f.events[0].value < GR_LEAK_WARMUP_CALLS + 1);
+    assert_int_equal(f.nrefs, 2);
+    assert_true(f.refs[0].value == 45.0 + GR_LEAK_RSS_MIB);
+    assert_true(f.refs[1].value == 80.0);
+    /* Threads grew by 30: said so, not "nothing behind". */
+    assert_false(lc.pass);
+    assert_non_null(strstr(f.caption, "threads grew (10 -> 40)"));
+    assert_true(strlen(f.caption) <= 110); /* one line in the SVG */
+
+    before = sample(10, 8, 45);
+    after = sample(10, 8, 46);
+    gr_leak_judge(&before, &after, GR_LEAK_CALLS, 0, &lc);
+    gr_leak_figure(&f, "cancelled calls", rss, n, 40 * MIB, 45 * MIB, &lc);
+    assert_true(lc.pass);
+    assert_non_null(strstr(f.caption, "nothing behind"));
+}
+
+/* A group that ran away in the warm-up: no bound yet, the give-up line
+ * instead, and only the calls made. */
+static void figure_of_a_runaway_draws_the_give_up_line(void **state)
+{
+    (void)state;
+    uint64_t rss[3] = {100 * MIB, 400 * MIB, 700 * MIB};
+    gr_figure f;
+    gr_leak_figure(&f, "cancelled calls", rss, 3, 50 * MIB, 0, NULL);
+    assert_int_equal((int)f.series[0].n, 3);
+    assert_int_equal(f.nevents, 0);
+    assert_int_equal(f.nrefs, 1);
+    assert_true(f.refs[0].value == 50.0 + GR_LEAK_GIVE_UP_MIB);
+    assert_non_null(strstr(f.caption, "ran away"));
+    assert_true(strlen(f.caption) <= 110);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +333,8 @@ int main(void)
         cmocka_unit_test(runaway_is_past_the_give_up_growth),
         cmocka_unit_test(settle_waits_for_memory_given_back),
         cmocka_unit_test(settle_judges_memory_kept),
+        cmocka_unit_test(figure_plots_each_call_against_the_bound),
+        cmocka_unit_test(figure_of_a_runaway_draws_the_give_up_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
