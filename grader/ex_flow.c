@@ -274,8 +274,8 @@ static void flow_figure(gr_scenario_result *out, const watched *wa, double budge
 }
 
 /* resume's picture: the stall's RSS against the budget (flow_figure), one
- * more sample once the rest was read (or the read failed), and the moment
- * |t0| the reader began again marked. */
+ * more sample once the rest was read (or the read failed), and the moments
+ * |t0| the reader began again and that sample marked. */
 static void resume_figure(gr_scenario_result *out, watched *wa, int64_t t0, bool ok)
 {
     rl_memwatch_sample(&wa->w); /* gone: the picture ends at the stall */
@@ -284,6 +284,11 @@ static void resume_figure(gr_scenario_result *out, watched *wa, int64_t t0, bool
     if (f->kind != GR_FIG_PLOT)
         return;
     gr_fig_event(f, (double)(t0 - wa->w.t0_ns) / 1e9, "the reader reads again");
+    /* Not sampled while it reads: the line between is a join, and the end
+     * of the read is marked so that it reads as one. */
+    if (wa->w.npoints && wa->w.points[wa->w.npoints - 1].t_ns > t0 - wa->w.t0_ns)
+        gr_fig_event(f, (double)wa->w.points[wa->w.npoints - 1].t_ns / 1e9, "%s",
+                     ok ? "all chunks read" : "the read failed");
     if (ok)
         gr_fig_caption(f, "The producer paused while the reader stalled and sent all %u chunks, in order, once it "
                           "read again",

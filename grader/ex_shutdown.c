@@ -432,15 +432,15 @@ static void grace_figure(gr_scenario_result *out, const rl_probe_call *c, int64_
     gr_fig_span_add(f, gr_fig_row(f, "the server process"), 0, GMS(sig + ex->ms * RL_NS_PER_MS),
                     clean ? GR_FIG_RAN : GR_FIG_WRONG, "%s", ex->how);
     if (out->verdict == GR_PASS)
-        gr_fig_caption(f, "At the grace's end the call still running was cancelled, its Work with it, and the "
-                          "server exited 0: the grace bounds the drain");
+        gr_fig_caption(f, "At the grace's end the call still running was cancelled, Work with it, and the server "
+                          "exited 0");
     else if (end_ms >= 0 && end_ms < GRACE_MS - EARLY_MS)
         gr_fig_caption(f, "Work was ended %lld ms after SIGTERM, before the %d ms grace: a call in flight is owed "
                           "the whole grace",
                        (long long)end_ms, GRACE_MS);
     else if (end_ms < 0 || end_ms > GRACE_MS + CANCEL_LATE_MS || (w && !w->cancelled))
-        gr_fig_caption(f, "Work ran on past the grace's end: the call that outlived it was not cancelled, so its "
-                          "downstream work ran as an orphan");
+        gr_fig_caption(f, "Work ran on past the grace's end: the call that outlived it was not cancelled, its Work "
+                          "orphaned");
     else
         gr_fig_caption(f, "Work was cancelled at the grace, but the server %s %lld ms after SIGTERM: exit 0 "
                           "after it",
