@@ -275,7 +275,9 @@ static void flow_figure(gr_scenario_result *out, const watched *wa, double budge
 
 /* resume's picture: the stall's RSS against the budget (flow_figure), one
  * more sample once the rest was read (or the read failed), and the moments
- * |t0| the reader began again and that sample marked. */
+ * |t0| the reader began again and that sample marked. The caption speaks
+ * of the chunks alone: memory is stall's rule, and an unbounded producer
+ * passes resume. */
 static void resume_figure(gr_scenario_result *out, watched *wa, int64_t t0, bool ok)
 {
     rl_memwatch_sample(&wa->w); /* gone: the picture ends at the stall */
@@ -290,8 +292,8 @@ static void resume_figure(gr_scenario_result *out, watched *wa, int64_t t0, bool
         gr_fig_event(f, (double)wa->w.points[wa->w.npoints - 1].t_ns / 1e9, "%s",
                      ok ? "all chunks read" : "the read failed");
     if (ok)
-        gr_fig_caption(f, "The producer paused while the reader stalled and sent all %u chunks, in order, once it "
-                          "read again",
+        gr_fig_caption(f, "After the stall all %u chunks arrived in order, every byte right: a stalled stream "
+                          "resumes intact",
                        wa->o.count);
     else
         gr_fig_caption(f, "After the stall the rest of the %u chunks did not all arrive right: a paused producer "
