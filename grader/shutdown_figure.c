@@ -123,7 +123,7 @@ void gr_shutdown_rolling_figure(gr_scenario_result *out, const gr_shutdown_rolli
     gr_fig_span_add(f, gr_fig_row(f, "a call held across SIGTERM"), RMS(held->start_ns), RMS(hend),
                     held_ok ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s", held_ok ? "completed OK" : "failed");
     gr_fig_span_add(f, gr_fig_row(f, "grace"), RMS(sig), RMS(sig) + grace_ms, GR_FIG_TRUTH, "grace %d ms", grace_ms);
-    int fr = l->failed ? gr_fig_row(f, "calls that failed") : -1;
+    int fr = l->failed ? gr_fig_row(f, "calls refused or failed") : -1;
     for (int i = 0; i < l->nkept; i++) {
         double a = RMS(l->fail_start_ns[i]);
         gr_fig_span_add(f, fr, a, a + (double)l->fail_took_ms[i], GR_FIG_WRONG, NULL);

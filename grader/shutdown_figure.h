@@ -51,7 +51,8 @@ void gr_shutdown_grace_figure(gr_scenario_result *out, const rl_probe_call *c, i
 /* rolling: ms since the load started at |t0|: instance 1 serving until
  * SIGTERM |sig|, its drain until its exit |ex|, its replacement from
  * |listening|, the call |held| on instance 1 across SIGTERM (|held_ok|:
- * it succeeded), each kept failed call of |l| in red, the grace. */
+ * it succeeded), each kept failed call of |l| in red (refused at once or
+ * failed: the judge tells them apart, the feedback says which), the grace. */
 void gr_shutdown_rolling_figure(gr_scenario_result *out, const gr_shutdown_rolling *l, int64_t t0, int64_t sig,
                                 const gr_exit *ex, int64_t listening, const rl_probe_call *held, bool held_ok,
                                 int grace_ms);
