@@ -164,6 +164,31 @@ done:
     return gr_scenario_done(&c, &obs);
 }
 
+/* keeps-serving's picture (ms since the first Process started): the first
+ * Process until the client cancels it, then the next Process and how it
+ * ended (blue when it succeeded, red when not). */
+static void keeps_serving_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t cn,
+                                 const rl_probe_call *c2, bool ok)
+{
+    gr_figure *f = &out->figure;
+    gr_fig_timeline(f, "A cancelled Process, then the next one", "ms since the first Process started");
+    double cx = (double)(cn - c->start_ns) / 1e6;
+    gr_fig_event(f, cx, "the client cancels");
+    gr_fig_span_add(f, gr_fig_row(f, "client: cancelled Process"), 0, cx, GR_FIG_RAN, "cancelled during Work");
+    int64_t end = c2->end_ns > c2->start_ns ? c2->end_ns : rl_now_ns();
+    char st[200];
+    gr_process_status_text(c2, st, sizeof st);
+    gr_fig_span_add(f, gr_fig_row(f, "client: next Process"), (double)(c2->start_ns - c->start_ns) / 1e6,
+                    (double)(end - c->start_ns) / 1e6, ok ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s in %lld ms", st,
+                    (long long)gr_ms_between(c2->start_ns, end));
+    if (ok)
+        gr_fig_caption(f, "The next Process succeeded right after the cancel: a cancel ends one call, not the "
+                          "server");
+    else
+        gr_fig_caption(f, "The next Process failed after a cancelled one: a cancel must end one call, not break "
+                          "the server");
+}
+
 /* keeps-serving: after a cancelled Process, a normal one succeeds. */
 static int keeps_serving(gr_ctx *ctx, gr_scenario_result *out)
 {
@@ -172,7 +197,7 @@ static int keeps_serving(gr_ctx *ctx, gr_scenario_result *out)
     memset(&c2, 0, sizeof c2);
     if (start_and_reach(ctx, &c, tag, "Work", 0, 200, out))
         goto done;
-    gr_scenario_cancel(&c);
+    int64_t cn = gr_scenario_cancel(&c);
 
     char tag2[200];
     snprintf(tag2, sizeof tag2, "%s.after", tag);
@@ -181,7 +206,9 @@ static int keeps_serving(gr_ctx *ctx, gr_scenario_result *out)
         gr_scenario_crash_after(ctx, &c2, "after a cancelled Process", out))
         goto done;
     char why[256];
-    if (!gr_process_reply_ok(&c2, tag2, why, sizeof why))
+    bool ok = gr_process_reply_ok(&c2, tag2, why, sizeof why);
+    keeps_serving_figure(out, &c, cn, &c2, ok);
+    if (!ok)
         gr_result(out, GR_FAIL, "after a cancelled Process, the next one (5000 ms deadline) failed: %s", why);
     else
         gr_result(out, GR_PASS, "after a cancelled Process, the next one succeeded in %lld ms",

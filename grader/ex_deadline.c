@@ -88,6 +88,55 @@ static void deadline_figure(gr_scenario_result *out, const rl_probe_call *c, int
         gr_fig_caption(f, "Each hop's deadline (blue) ends at the client's deadline: the time left was passed on");
 }
 
+/* none's picture (ms since the client started Process): the client's
+ * call, set with no deadline, and for each hop when it ran at the
+ * baseline and what deadline it received: none (a blue mark) is right; a
+ * deadline is a red bar of its length (cut at |cut| ms, and said so). */
+static void none_figure(gr_scenario_result *out, const rl_probe_call *c, const Relaylab__CallRecord *hop[2],
+                        const gr_dl_check *chk[2])
+{
+    static const char *const names[2] = {"Lookup", "Work"};
+    gr_figure *f = &out->figure;
+    gr_fig_timeline(f, "A call without a deadline, down the chain", "ms since the client started Process");
+    int64_t end = c->end_ns > c->start_ns ? c->end_ns : rl_now_ns();
+    double ex = (double)(end - c->start_ns) / 1e6;
+    gr_fig_span_add(f, gr_fig_row(f, "client: Process, no deadline"), 0, ex, GR_FIG_RAN, "Process: %lld ms",
+                    (long long)gr_ms_between(c->start_ns, end));
+    double cut = ex > 100 ? 4 * ex : 400;
+    const char *wrong = NULL;
+    long long got = 0;
+    for (int i = 0; i < 2; i++) {
+        const Relaylab__CallRecord *r = hop[i];
+        char row[GR_FIG_LABEL];
+        if (!r)
+            continue;
+        double a = (double)(r->arrival_ns - c->start_ns) / 1e6;
+        int64_t rend = r->ended ? r->end_ns : end;
+        snprintf(row, sizeof row, "%s ran", names[i]);
+        gr_fig_span_add(f, gr_fig_row(f, row), a, (double)(rend - c->start_ns) / 1e6, GR_FIG_RAN, "%s", names[i]);
+        snprintf(row, sizeof row, "%s: deadline received", names[i]);
+        int rr = gr_fig_row(f, row);
+        if (chk[i]->cls == GR_DL_OK)
+            gr_fig_span_add(f, rr, a, a, GR_FIG_GIVEN, "none, as the client set none");
+        else if (r->has_deadline && (double)r->deadline_ms > cut)
+            gr_fig_span_add(f, rr, a, a + cut, GR_FIG_WRONG, "received %lld ms (cut here)", (long long)r->deadline_ms);
+        else
+            gr_fig_span_add(f, rr, a, a + (double)r->deadline_ms, GR_FIG_WRONG, "received %lld ms",
+                            (long long)r->deadline_ms);
+        if (chk[i]->cls != GR_DL_OK && !wrong) {
+            wrong = names[i];
+            got = (long long)r->deadline_ms;
+        }
+    }
+    if (wrong)
+        gr_fig_caption(f, "%s received a %lld ms deadline the client never set: with no deadline in, send none out",
+                       wrong, got);
+    else if (hop[0] && hop[1])
+        gr_fig_caption(f, "The client set no deadline and neither Lookup nor Work received one: nothing was invented");
+    else
+        gr_fig_caption(f, "The client set no deadline; the baseline saw %s", hop[0] ? "no Work" : "no Lookup");
+}
+
 /* shrinks: 2000 ms for Lookup (500 ms) then Work (2 x 10 ms). */
 static int shrinks(gr_ctx *ctx, gr_scenario_result *out)
 {
@@ -196,6 +245,11 @@ static int none(gr_ctx *ctx, gr_scenario_result *out)
         gr_judge_deadline("Work", -1, 0, 0, wk->has_deadline, wk->deadline_ms, &cw);
         gr_judge_deadline_feedback(&cw, fw, sizeof fw);
     }
+    {
+        const Relaylab__CallRecord *hop[2] = {lk, wk};
+        const gr_dl_check *chk[2] = {&cl, &cw};
+        none_figure(out, &c, hop, chk);
+    }
     if (wk && cw.cls != GR_DL_OK)
         gr_result(out, GR_FAIL, "%s", fw);
     else if (lk && cl.cls != GR_DL_OK)
@@ -235,6 +289,41 @@ static bool work_seen(const Relaylab__ObserveReply *r, void *user)
 {
     (void)user;
     return rl_observe_count(r, "Work") > 0;
+}
+
+/* expires-in-lookup's picture (ms since the client started Process): the
+ * client's deadline, the client's call until its status, Lookup at the
+ * baseline, the window watched for a late Work after Lookup ended, and the
+ * Work (red) if one came. */
+static void expiry_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t d, int64_t budget,
+                          const Relaylab__CallRecord *lk, int64_t lookup_end, const Relaylab__CallRecord *wk)
+{
+    gr_figure *f = &out->figure;
+#define EX_MS(t) ((double)((t) - c->start_ns) / 1e6)
+    gr_fig_timeline(f, "Time runs out while Lookup runs", "ms since the client started Process");
+    gr_fig_event(f, EX_MS(d), "client's deadline (%lld ms)", (long long)budget);
+    int64_t end = c->end_ns > c->start_ns ? c->end_ns : rl_now_ns();
+    char st[200];
+    gr_process_status_text(c, st, sizeof st);
+    gr_fig_span_add(f, gr_fig_row(f, "client: Process"), 0, EX_MS(end), GR_FIG_RAN, "%s", st);
+    gr_fig_span_add(f, gr_fig_row(f, "Lookup at the baseline"), EX_MS(lk->arrival_ns), EX_MS(lookup_end),
+                    lk->cancelled ? GR_FIG_GIVEN : GR_FIG_RAN, "Lookup %s", lk->cancelled ? "cancelled" : "ran on");
+    int wr = gr_fig_row(f, "Work at the baseline");
+    gr_fig_span_add(f, gr_fig_row(f, "watched for a late Work"), EX_MS(lookup_end),
+                    EX_MS(lookup_end) + GR_JUDGE_LATE_CALL_WINDOW_MS, GR_FIG_TRUTH, "%d ms",
+                    GR_JUDGE_LATE_CALL_WINDOW_MS);
+    if (wk) {
+        double wa = EX_MS(wk->arrival_ns);
+        gr_fig_span_add(f, wr, wa, wk->ended ? EX_MS(wk->end_ns) : wa, GR_FIG_WRONG, "Work after the deadline");
+        gr_fig_caption(f, "Work was called %lld ms after the client's deadline: once time runs out, call nothing "
+                          "more",
+                        (long long)gr_ms_between(d, wk->arrival_ns));
+    } else {
+        gr_fig_span_add(f, wr, EX_MS(lookup_end), EX_MS(lookup_end), GR_FIG_GIVEN, "no Work");
+        gr_fig_caption(f, "The deadline passed during Lookup and no Work followed: the relay stopped when time ran "
+                          "out");
+    }
+#undef EX_MS
 }
 
 /* expires-in-lookup: 300 ms deadline, Lookup takes 1000 ms. */
@@ -315,6 +404,13 @@ static int expires_in_lookup(gr_ctx *ctx, gr_scenario_result *out)
     if (gr_scenario_observed(rc, obs, out))
         goto done;
     const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
+    {
+        /* Lookup's record is in the earlier reply, freed above: this
+         * one has it too (the same tag), ended. */
+        const Relaylab__CallRecord *lk2 = rl_observe_find(obs, "Lookup", 0);
+        if (lk2)
+            expiry_figure(out, &c, d, budget, lk2, lookup_end, wk);
+    }
     if (wk) {
         gr_result(out, GR_FAIL,
                         "Work was called %lld ms after the client's %lld ms deadline had passed (Lookup %s after %lld "
@@ -350,6 +446,40 @@ static bool extra_calls(const Relaylab__ObserveReply *r, void *user)
     return rl_observe_count(r, "Work") > 1 || rl_observe_count(r, "Lookup") > 1;
 }
 
+/* once's picture (ms since the client started Process): the client's
+ * call, and every Lookup and Work the baseline saw for it, each call on a
+ * row of its own (as many as the figure holds): the first of each method
+ * is right (blue), any more red. */
+static void once_figure(gr_scenario_result *out, const rl_probe_call *c, const Relaylab__ObserveReply *obs,
+                        size_t nl, size_t nw)
+{
+    gr_figure *f = &out->figure;
+    gr_fig_timeline(f, "Every downstream call one Process made", "ms since the client started Process");
+    int64_t end = c->end_ns > c->start_ns ? c->end_ns : rl_now_ns();
+    gr_fig_span_add(f, gr_fig_row(f, "client: Process"), 0, (double)(end - c->start_ns) / 1e6, GR_FIG_RAN,
+                    "Process: %lld ms", (long long)gr_ms_between(c->start_ns, end));
+    static const char *const names[2] = {"Lookup", "Work"};
+    for (int m = 0; m < 2; m++) {
+        for (size_t i = 0;; i++) {
+            const Relaylab__CallRecord *rec = rl_observe_find(obs, names[m], i);
+            if (!rec)
+                break;
+            char row[GR_FIG_LABEL];
+            snprintf(row, sizeof row, "%s #%zu at the baseline", names[m], i + 1);
+            double a = (double)(rec->arrival_ns - c->start_ns) / 1e6;
+            double e = rec->ended ? (double)(rec->end_ns - c->start_ns) / 1e6 : a;
+            gr_fig_span_add(f, gr_fig_row(f, row), a, e, i == 0 ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s",
+                            i == 0 ? names[m] : "one call too many");
+        }
+    }
+    if (nl == 1 && nw == 1)
+        gr_fig_caption(f, "One Lookup, then one Work, for one Process: each downstream method called once");
+    else
+        gr_fig_caption(f, "%zu Lookup and %zu Work calls for one Process: a relay calls each once (no retry loop, "
+                          "no hedging)",
+                       nl, nw);
+}
+
 /* once: one Process, exactly one Lookup and one Work. */
 static int once(gr_ctx *ctx, gr_scenario_result *out)
 {
@@ -366,6 +496,7 @@ static int once(gr_ctx *ctx, gr_scenario_result *out)
     if (gr_scenario_observed(rc, obs, out))
         goto done;
     size_t nl = rl_observe_count(obs, "Lookup"), nw = rl_observe_count(obs, "Work");
+    once_figure(out, &c, obs, nl, nw);
     char why[256];
     if (nw > 1)
         gr_result(out, GR_FAIL, "Work was called %zu times for one Process (Lookup %zu): call it once", nw, nl);

@@ -273,6 +273,72 @@ static void flow_figure(gr_scenario_result *out, const watched *wa, double budge
     free(y);
 }
 
+/* resume's picture: the stall's RSS against the budget (flow_figure), one
+ * more sample once the rest was read (or the read failed), and the moments
+ * |t0| the reader began again and that sample marked. The caption speaks
+ * of the chunks alone: memory is stall's rule, and an unbounded producer
+ * passes resume. */
+static void resume_figure(gr_scenario_result *out, watched *wa, int64_t t0, bool ok)
+{
+    rl_memwatch_sample(&wa->w); /* gone: the picture ends at the stall */
+    flow_figure(out, wa, GR_FLOW_BUDGET_MIB, true);
+    gr_figure *f = &out->figure;
+    if (f->kind != GR_FIG_PLOT)
+        return;
+    gr_fig_event(f, (double)(t0 - wa->w.t0_ns) / 1e9, "the reader reads again");
+    /* Not sampled while it reads: the line between is a join, and the end
+     * of the read is marked so that it reads as one. */
+    if (wa->w.npoints && wa->w.points[wa->w.npoints - 1].t_ns > t0 - wa->w.t0_ns)
+        gr_fig_event(f, (double)wa->w.points[wa->w.npoints - 1].t_ns / 1e9, "%s",
+                     ok ? "all chunks read" : "the read failed");
+    if (ok)
+        gr_fig_caption(f, "After the stall all %u chunks arrived in order, every byte right: a stalled stream "
+                          "resumes intact",
+                       wa->o.count);
+    else
+        gr_fig_caption(f, "After the stall the rest of the %u chunks did not all arrive right: a paused producer "
+                          "resumes",
+                       wa->o.count);
+}
+
+/* cancel's picture after the cancel: the CPU the group used since Produce
+ * was called, from every sample of the watch, with the cancel and the
+ * judged window [|win0|, |win1|] marked: a producer that stopped is flat
+ * from the cancel on. */
+static void cancel_figure(gr_scenario_result *out, const rl_memwatch *w, int64_t cn, int64_t win0, int64_t win1,
+                          int64_t cpu_ms, int64_t window_ms, gr_flow_cancel_verdict cv)
+{
+    size_t n = w->npoints;
+    if (!n)
+        return;
+    double *x = rl_xmalloc(n * sizeof *x), *y = rl_xmalloc(n * sizeof *y);
+    for (size_t i = 0; i < n; i++) {
+        x[i] = (double)w->points[i].t_ns / 1e9;
+        y[i] = (double)(w->points[i].cpu_ns - w->base_cpu_ns) / 1e6;
+    }
+    gr_figure *f = &out->figure;
+    gr_fig_plot(f, "The producer's CPU before and after the client cancels", "seconds since Produce was called",
+                "CPU used by the submission's processes (ms)");
+    gr_fig_series_add(f, "CPU used since Produce was called", x, y, n);
+    gr_fig_event(f, (double)(cn - w->t0_ns) / 1e9, "the client cancels");
+    gr_fig_event(f, (double)(win0 - w->t0_ns) / 1e9, "judged window starts");
+    gr_fig_event(f, (double)(win1 - w->t0_ns) / 1e9, "judged window ends");
+    if (cv == GR_FLOW_STARVED)
+        gr_fig_caption(f, "Too little CPU after the cancel (%lld ms in %lld ms) to show whether the producer "
+                          "stopped",
+                       (long long)cpu_ms, (long long)window_ms);
+    else if (cv == GR_FLOW_STOPPED)
+        gr_fig_caption(f, "CPU goes flat after the cancel (%lld ms used in the %lld ms window): the producer "
+                          "stopped when the call ended",
+                       (long long)cpu_ms, (long long)window_ms);
+    else
+        gr_fig_caption(f, "CPU keeps climbing after the cancel (%lld ms in the %lld ms window): the producer "
+                          "goes on for nobody",
+                       (long long)cpu_ms, (long long)window_ms);
+    free(x);
+    free(y);
+}
+
 /* Runs the watch |wa->o| describes and judges the group's RSS growth
  * against |budget_mib|. A reader that stops (read_every_ms 0) and one that
  * keeps reading slowly differ only in the options. */
@@ -316,6 +382,7 @@ static int resume(gr_ctx *ctx, gr_scenario_result *out)
     char err[400];
     int64_t t0 = rl_now_ns();
     int rc = rl_flow_read_rest(&wa.s, t0 + RESUME_MS * RL_NS_PER_MS, err, sizeof err);
+    resume_figure(out, &wa, t0, rc == RL_OK);
     if (rc != RL_OK) {
         char what[128];
         snprintf(what, sizeof what, "reading again after a %.1f s stall", wa.res.watched_ms / 1000.0);
@@ -391,6 +458,7 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
     gr_flow_judge_memory(w->base_rss, w->peak_rss, res->read, wa.o.count, res->watched_ms, res->settled,
                          GR_FLOW_BUDGET_MIB, &c);
     if (!c.pass) {
+        flow_figure(out, &wa, GR_FLOW_BUDGET_MIB, false);
         gr_result(out, GR_FAIL,
                         "before the cancel, with the reader stalled after %llu chunk(s), RSS grew %.1f MiB (%.1f -> "
                         "%.1f MiB, budget %.0f MiB): the producer made chunks nobody had asked for, so there was "
@@ -399,7 +467,7 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
                         (unsigned long long)res->read, c.growth_mib, c.base_mib, c.peak_mib, c.budget_mib);
         goto done;
     }
-    gr_scenario_cancel_stream(&wa.s);
+    int64_t cn = gr_scenario_cancel_stream(&wa.s);
     rl_proc_sample a, b;
     int64_t t0 = 0;
     /* The scheduler's run and wait times: what the group asked for, not
@@ -422,6 +490,7 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
      * bound, never below 0. */
     int64_t wait_ms = !sched ? -1 : wait_b > wait_a ? (wait_b - wait_a) / RL_NS_PER_MS : 0;
     gr_flow_cancel_verdict cv = gr_flow_judge_cancel(cpu_ms, wait_ms, window_ms);
+    cancel_figure(out, w, cn, t0, t0 + window_ms * RL_NS_PER_MS, cpu_ms, window_ms, cv);
     if (cv == GR_FLOW_STARVED) {
         gr_scenario_decide(out, GR_ERROR,
                            "in the %lld ms starting %d ms after the cancel the submission used %lld ms of CPU but "
@@ -454,6 +523,7 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
     gr_flow_judge_memory(w->base_rss, w->peak_rss, res->read, wa.o.count, res->watched_ms, true, GR_FLOW_BUDGET_MIB,
                          &c);
     if (!c.pass) {
+        flow_figure(out, &wa, GR_FLOW_BUDGET_MIB, false);
         gr_result(out, GR_FAIL,
                         "after the cancel RSS went on growing to %.1f MiB (%.1f MiB over the start, budget %.0f "
                         "MiB): the producer goes on after the client cancelled",

@@ -84,11 +84,17 @@ static bool scaled(const rl_chancfg *cfg, rl_chancfg_side side, const char *key,
 /* gRPC logs the GOAWAY it gets; that line is how the client side learns of
  * too_many_pings without a call in flight. */
 static atomic_int too_many_pings;
+/* When the first such line came (CLOCK_MONOTONIC ns, 0: none): the
+ * no-goaway picture marks it. */
+static _Atomic int64_t too_many_pings_ns;
 
 static void log_hook(gpr_log_func_args *args)
 {
-    if (strstr(args->message, "too_many_pings"))
+    if (strstr(args->message, "too_many_pings")) {
+        int64_t none = 0;
+        atomic_compare_exchange_strong(&too_many_pings_ns, &none, rl_now_ns());
         atomic_store(&too_many_pings, 1);
+    }
 }
 
 /* Keeps the client's I/O and timers polled for |ms| (keepalive only runs
@@ -203,6 +209,7 @@ static int live_open(gr_ctx *ctx, live_env *env, gr_scenario_result *out)
     char target[64];
     snprintf(target, sizeof target, "127.0.0.1:%d", rl_intermediary_port(env->im));
     atomic_store(&too_many_pings, 0);
+    atomic_store(&too_many_pings_ns, 0);
     gpr_set_log_function(log_hook);
     env->ch = gr_channel_create(ctx, target, &ca);
     return 0;
@@ -418,6 +425,63 @@ static int quiet_call(gr_ctx *ctx, gr_scenario_result *out)
     return live_done(&env);
 }
 
+/* no-goaway's calls and idle gaps, kept for its picture. */
+#define GOAWAY_MAX_CALLS 8
+typedef struct goaway_run {
+    int64_t t0;
+    int n;
+    int64_t start_ns[GOAWAY_MAX_CALLS], call_ms[GOAWAY_MAX_CALLS], idle_end_ns[GOAWAY_MAX_CALLS];
+    bool ok[GOAWAY_MAX_CALLS];
+} goaway_run;
+
+/* no-goaway's picture (ms since the first call started): each call and
+ * idle gap as they ran, the client's ping period against the most often
+ * the server permits one (both as run, scaled to the lab's time), and the
+ * GOAWAY too_many_pings when it came. A period longer than the run is
+ * drawn to the run's end and says so. */
+static void goaway_figure(gr_scenario_result *out, const live_env *env, const goaway_run *g, const char *ka,
+                          int64_t min_ms, int calls, int failed)
+{
+    gr_figure *f = &out->figure;
+    gr_fig_timeline(f, "Pings over calls and idle gaps, through the NAT", "ms since the first call started");
+#define KMS(t) ((double)((t) - g->t0) / 1e6)
+    int rc = gr_fig_row(f, "calls"), ri = gr_fig_row(f, "idle gaps");
+    double end = 0;
+    for (int i = 0; i < g->n; i++) {
+        double a = KMS(g->start_ns[i]), b = a + (double)g->call_ms[i];
+        gr_fig_span_add(f, rc, a, b, g->ok[i] ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s", g->ok[i] ? "OK" : "failed");
+        gr_fig_span_add(f, ri, b, KMS(g->idle_end_ns[i]), GR_FIG_RAN, NULL);
+        end = KMS(g->idle_end_ns[i]);
+    }
+    int64_t lab_ka = 0, lab_min = 0;
+    bool goaway = atomic_load(&too_many_pings);
+    if (scaled(env->cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_time_ms", env->k, &lab_ka) && lab_ka > 0) {
+        double to = (double)lab_ka < end ? (double)lab_ka : end;
+        gr_fig_span_add(f, gr_fig_row(f, "client pings every"), 0, to, goaway ? GR_FIG_WRONG : GR_FIG_GIVEN,
+                        "%lld ms%s", (long long)lab_ka, (double)lab_ka > end ? " (past the run)" : "");
+    }
+    if (scaled(env->cfg, RL_CHANCFG_SERVER, "grpc.http2.min_ping_interval_without_data_ms", env->k, &lab_min) ||
+        (lab_min = min_ms) > 0) {
+        double to = (double)lab_min < end ? (double)lab_min : end;
+        gr_fig_span_add(f, gr_fig_row(f, "server permits one every"), 0, to, GR_FIG_TRUTH, "%lld ms%s",
+                        (long long)lab_min, (double)lab_min > end ? " (past the run)" : "");
+    }
+    int64_t at = atomic_load(&too_many_pings_ns);
+    if (at)
+        gr_fig_event(f, KMS(at), "GOAWAY too_many_pings");
+    if (goaway)
+        gr_fig_caption(f, "The server sent GOAWAY too_many_pings: the client pings every %s, more often than the "
+                          "server permits",
+                       ka);
+    else if (failed)
+        gr_fig_caption(f, "%d of %d calls failed, without a too_many_pings", failed, calls);
+    else
+        gr_fig_caption(f, "%d calls and idle gaps, no GOAWAY: the server permits the client's pings, in calls and "
+                          "between them",
+                       calls);
+#undef KMS
+}
+
 static int no_goaway(gr_ctx *ctx, gr_scenario_result *out)
 {
     live_env env;
@@ -429,13 +493,21 @@ static int no_goaway(gr_ctx *ctx, gr_scenario_result *out)
     int calls = 0, failed = 0;
     live_call c;
     char first_failure[200] = "";
+    goaway_run g = {.t0 = rl_now_ns(), .n = 0};
     while (rl_now_ns() < until && !gr_interrupted(ctx)) {
         char suffix[32];
         snprintf(suffix, sizeof suffix, "busy-%d", calls++);
+        int64_t started = rl_now_ns();
         lookup(&env, ctx, suffix, 2500, &c);
         if (c.status != GRPC_STATUS_OK && !failed++)
             snprintf(first_failure, sizeof first_failure, "%s (%s)", rl_status_name(c.status), c.details);
         idle_for(env.ch, 2500);
+        if (g.n < GOAWAY_MAX_CALLS) {
+            g.start_ns[g.n] = started;
+            g.call_ms[g.n] = c.ms;
+            g.ok[g.n] = c.status == GRPC_STATUS_OK;
+            g.idle_end_ns[g.n++] = rl_now_ns();
+        }
     }
     int64_t min_ms = 300000, strikes = 2;
     rl_chancfg_effective_int(env.cfg, RL_CHANCFG_SERVER, "grpc.http2.min_ping_interval_without_data_ms", &min_ms,
@@ -443,6 +515,7 @@ static int no_goaway(gr_ctx *ctx, gr_scenario_result *out)
     rl_chancfg_effective_int(env.cfg, RL_CHANCFG_SERVER, "grpc.http2.max_ping_strikes", &strikes, NULL);
     live_result r;
     live_end(&env, &r);
+    goaway_figure(out, &env, &g, r.ka, min_ms, calls, failed);
     if (atomic_load(&too_many_pings))
         gr_result(out, GR_FAIL,
                         "server rule broke: GOAWAY too_many_pings within %d ms: the client pings every %s, the "

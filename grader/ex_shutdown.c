@@ -18,6 +18,7 @@
 #include "rl_tcp.h"
 #include "run.h"
 #include "scenario.h"
+#include "shutdown_figure.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -96,47 +97,6 @@ static int start_in_flight(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint3
     return gr_process_start_and_reach(ctx, c, tag, "Work", 0, steps, STEP_MS, GR_PROCESS_REACH_MS, out);
 }
 
-/* The picture of a shutdown on one time axis (ms since the call in flight
- * started): SIGTERM at |sig|, the grace after it, the call in flight |c|,
- * a new call |n| (NULL: none) and its refusal, the listener's close at
- * |closed| (0: not seen) and the exit |ex| (NULL: not waited for). */
-static void shutdown_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t sig, const rl_probe_call *n,
-                            int64_t closed, const gr_exit *ex, bool call_ok)
-{
-    gr_figure *f = &out->figure;
-    int64_t t0 = c->start_ns;
-#define MS(t) ((double)((t) - t0) / 1e6)
-    gr_fig_timeline(f, "SIGTERM, the drain, the refusals and the exit", "ms since the call in flight started");
-    gr_fig_event(f, MS(sig), "SIGTERM");
-    if (closed)
-        gr_fig_event(f, MS(closed), "listener closed");
-    int64_t cend = c->done ? c->end_ns : rl_now_ns();
-    gr_fig_span_add(f, gr_fig_row(f, "call in flight"), 0, MS(cend),
-                    call_ok ? GR_FIG_GIVEN : c->done ? GR_FIG_WRONG : GR_FIG_RAN, "%s",
-                    call_ok ? "completed OK" : c->done ? "failed" : "still running");
-    if (n && n->start_ns) {
-        int64_t nend = n->done ? n->end_ns : rl_now_ns();
-        bool refused = n->done && gr_judge_refused(n->batch.status, gr_ms_between(n->start_ns, nend));
-        gr_fig_span_add(f, gr_fig_row(f, "new call after SIGTERM"), MS(n->start_ns), MS(nend),
-                        refused ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s in %lld ms",
-                        n->batch.status == GRPC_STATUS_OK ? "served" : "refused",
-                        (long long)gr_ms_between(n->start_ns, nend));
-    }
-    gr_fig_span_add(f, gr_fig_row(f, "grace"), MS(sig), MS(sig) + GRACE_MS, GR_FIG_TRUTH, "grace %d ms", GRACE_MS);
-    if (ex) {
-        int64_t at = sig + ex->ms * RL_NS_PER_MS;
-        bool clean = ex->exited && ex->status == 0;
-        gr_fig_span_add(f, gr_fig_row(f, "the server process"), 0, MS(at), clean ? GR_FIG_RAN : GR_FIG_WRONG,
-                        "%s", ex->how);
-        gr_fig_caption(f, "The server %s %lld ms after SIGTERM; the call in flight %s", ex->how, (long long)ex->ms,
-                       call_ok ? "completed first" : "did not complete");
-    } else {
-        gr_fig_caption(f, "The call in flight %s after SIGTERM%s", call_ok ? "completed" : "did not complete",
-                       n && n->start_ns ? "; a new call must be refused at once" : "");
-    }
-#undef MS
-}
-
 /* True once the baseline shows the (first) Work of the records ended. */
 static bool work_ended(const Relaylab__ObserveReply *r, void *user)
 {
@@ -208,14 +168,14 @@ static int in_flight_try(gr_ctx *ctx, const char *tag, bool late, int64_t *left_
                       "the call in flight at SIGTERM completed OK %lld ms after it (its Work ran on %lld ms after "
                       "the signal: a server that stopped at once would have cut it)",
                       (long long)ms, (long long)*left_ms);
-            shutdown_figure(out, &c, s, NULL, 0, NULL, true);
+            gr_shutdown_figure(out, &c, s, NULL, 0, NULL, true, GRACE_MS);
         }
         goto done;
     }
     gr_process_status_text(&c, st, sizeof st);
     gr_exit ex;
     gr_await_submission_exit(ctx, GR_SCENARIO_EXIT_LAG_MS, false, &ex);
-    shutdown_figure(out, &c, s, NULL, 0, ex.exited ? &ex : NULL, false);
+    gr_shutdown_figure(out, &c, s, NULL, 0, ex.exited ? &ex : NULL, false, GRACE_MS);
     if (ex.exited && ex.signal == SIGTERM)
         gr_result(out, GR_FAIL, "the call in flight failed %s %lld ms after SIGTERM: %s", st, (long long)ms,
                         exit_mistake(&ex));
@@ -314,7 +274,7 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
     int64_t took = gr_ms_between(started, n.end_ns);
     long long after = (long long)gr_ms_between(s, started);
     rl_probe_call_wait(&c, 0);
-    shutdown_figure(out, &c, s, &n, closed, NULL, c.done && c.batch.status == GRPC_STATUS_OK);
+    gr_shutdown_figure(out, &c, s, &n, closed, NULL, c.done && c.batch.status == GRPC_STATUS_OK, GRACE_MS);
     char st[200];
     gr_process_status_text(&n, st, sizeof st);
     if (n.batch.status == GRPC_STATUS_OK)
@@ -369,7 +329,7 @@ static int exits_try(gr_ctx *ctx, const char *tag, bool late, int64_t *left_ms, 
     bool call_ok = c.done && gr_process_reply_ok(&c, tag, why, sizeof why);
     const char *mistake = exit_mistake(&ex);
     int left = ex.exited ? survivors(ctx) : 0;
-    shutdown_figure(out, &c, s, NULL, 0, &ex, call_ok);
+    gr_shutdown_figure(out, &c, s, NULL, 0, &ex, call_ok, GRACE_MS);
     if (ex.killed)
         gr_result(out, GR_FAIL,
                         "still running %lld ms after SIGTERM, past the %d ms grace, with no call left in flight: "
@@ -403,6 +363,7 @@ static int exits(gr_ctx *ctx, gr_scenario_result *out)
  * its downstream Work, and the process exits 0. */
 static int grace_ends(gr_ctx *ctx, gr_scenario_result *out)
 {
+    static const gr_shutdown_times times = {GRACE_MS, EARLY_MS, CANCEL_LATE_MS};
     const char *tag = gr_tag(ctx);
     rl_probe_call c;
     Relaylab__ObserveReply *obs = NULL;
@@ -447,6 +408,7 @@ static int grace_ends(gr_ctx *ctx, gr_scenario_result *out)
                         "at the %d ms grace the call still in flight was ended: Work cancelled %lld ms after SIGTERM "
                         "(%u of %d steps), and the process exited 0 after %lld ms",
                         GRACE_MS, (long long)end_ms, w->steps_done, LONG_STEPS, (long long)ex.ms);
+    gr_shutdown_grace_figure(out, &c, s, w, end_ms, &ex, &times);
 done:
     return gr_scenario_done(&c, &obs);
 }
@@ -466,11 +428,12 @@ done:
  * relay called the baseline for it) or refused. */
 typedef struct failure {
     int tag;
+    int64_t start_ns; /* for the picture */
     int64_t took_ms;
     char status[160];
 } failure;
 
-#define MAX_FAILURES 64
+#define MAX_FAILURES GR_SHUTDOWN_KEPT
 
 typedef struct load {
     gr_ctx *ctx;
@@ -517,6 +480,7 @@ static void load_run(load *l, int64_t until_ns, bool drain)
                     if (l->failed < MAX_FAILURES) {
                         failure *f = &l->failures[l->failed];
                         f->tag = l->tags[i];
+                        f->start_ns = l->calls[i].start_ns;
                         f->took_ms = gr_ms_between(l->calls[i].start_ns, l->calls[i].end_ns);
                         gr_process_status_text(&l->calls[i], f->status, sizeof f->status);
                     }
@@ -617,6 +581,18 @@ static void judge_rolling(gr_ctx *ctx, const load *l, int before, int64_t s, con
                   (long long)listen_ms);
 }
 
+/* Hands rolling's load to its picture (shutdown_figure.h). */
+static void rolling_picture(gr_scenario_result *out, const load *l, int64_t t0, int64_t sig, const gr_exit *ex,
+                            int64_t listening, const rl_probe_call *held, bool held_ok)
+{
+    gr_shutdown_rolling r = {.ok = l->ok, .failed = l->failed, .nkept = 0};
+    for (int i = 0; i < l->failed && i < MAX_FAILURES; i++, r.nkept++) {
+        r.fail_start_ns[i] = l->failures[i].start_ns;
+        r.fail_took_ms[i] = l->failures[i].took_ms;
+    }
+    gr_shutdown_rolling_figure(out, &r, t0, sig, ex, listening, held, held_ok, GRACE_MS);
+}
+
 /* Starts the held call on instance |i|: Process with Work 10 x STEP_MS. */
 static int reach_on(gr_ctx *ctx, int i, rl_probe_call *c, const char *tag, gr_scenario_result *out)
 {
@@ -701,13 +677,15 @@ static int rolling(gr_ctx *ctx, gr_scenario_result *out)
             load_run(&l, rl_now_ns() + (NEW_CALL_MS + GR_SCENARIO_GRACE_MS) * RL_NS_PER_MS, true);
             rl_probe_call_wait(&held, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
             char why[256];
-            if (!gr_process_reply_ok(&held, held_tag, why, sizeof why))
+            bool held_ok = gr_process_reply_ok(&held, held_tag, why, sizeof why);
+            if (!held_ok)
                 gr_result(out, GR_FAIL,
                           "the call in flight on instance 1 at SIGTERM did not complete (%s): calls in flight must be "
                           "let finish",
                           why);
             else
                 judge_rolling(ctx, &l, before, s, &ex, gr_ms_between(r0, listening), out);
+            rolling_picture(out, &l, t0, s, &ex, listening, &held, held_ok);
         }
     }
     rl_probe_call_fini(&held);

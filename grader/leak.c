@@ -124,6 +124,72 @@ int gr_leak_feedback(const gr_leak_check *c, const char *calls_what, char *buf, 
     return (int)strlen(buf);
 }
 
+/* The leak picture of a count (threads or descriptors) that grew. */
+static void count_figure(gr_figure *f, const char *title, const gr_leak_trace *tr, const gr_leak_check *lc,
+                         bool threads)
+{
+    double x[GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS], y[GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS];
+    const char *what = threads ? "threads" : "open files";
+    for (int i = 0; i < tr->n; i++) {
+        x[i] = i + 1;
+        y[i] = threads ? tr->threads[i] : tr->fds[i];
+    }
+    char ylabel[GR_FIG_LABEL];
+    snprintf(ylabel, sizeof ylabel, "%s of the submission's processes", what);
+    gr_fig_plot(f, title, "calls made (the first ones warm up)", ylabel);
+    gr_fig_series_add(f, threads ? "threads after the call" : "open files after the call", x, y, (size_t)tr->n);
+    if (tr->n > GR_LEAK_WARMUP_CALLS)
+        gr_fig_event(f, GR_LEAK_WARMUP_CALLS + 0.5, "judged batch of %d calls starts", GR_LEAK_CALLS);
+    int before = threads ? lc->threads_before : lc->fds_before, after = threads ? lc->threads_after : lc->fds_after;
+    int tol = count_tolerance(lc->calls);
+    gr_fig_ref(f, before + tol, "bound: %d before the batch + %d (a third of the calls)", before, tol);
+    gr_fig_ref(f, after, "after the settle: %d", after);
+    gr_fig_caption(f, "%s grew with the calls (%d -> %d), past the bound: each cancelled call leaves %s behind",
+                   threads ? "Threads" : "Open files", before, after, threads ? "a thread" : "a file");
+}
+
+void gr_leak_figure(gr_figure *f, const char *calls_what, const gr_leak_trace *tr, const gr_leak_check *lc)
+{
+    char title[GR_FIG_LABEL];
+    snprintf(title, sizeof title, "What the submission held after each of the %s", calls_what);
+    int n = tr->n < 0 ? 0 : tr->n > GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS ? GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS : tr->n;
+    if (lc && !lc->pass && !lc->rss_grew) {
+        gr_leak_trace t = *tr;
+        t.n = n;
+        count_figure(f, title, &t, lc, lc->threads_grew);
+        return;
+    }
+    double x[GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS], y[GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS];
+    for (int i = 0; i < n; i++) {
+        x[i] = i + 1;
+        y[i] = (double)tr->rss[i] / MIB;
+    }
+    gr_fig_plot(f, title, "calls made (the first ones warm up)", "RSS of the submission's processes (MiB)");
+    gr_fig_series_add(f, "RSS after the call", x, y, (size_t)n);
+    if (n > GR_LEAK_WARMUP_CALLS)
+        gr_fig_event(f, GR_LEAK_WARMUP_CALLS + 0.5, "judged batch of %d calls starts", GR_LEAK_CALLS);
+    double bound = (double)tr->before / MIB + GR_LEAK_RSS_MIB;
+    if (tr->before)
+        gr_fig_ref(f, bound, "bound: %d MiB over the most before the batch (%.0f MiB)", GR_LEAK_RSS_MIB, bound);
+    if (!lc) {
+        gr_fig_ref(f, (double)tr->start / MIB + GR_LEAK_GIVE_UP_MIB, "gives up: %d MiB over the start",
+                   GR_LEAK_GIVE_UP_MIB);
+        gr_fig_caption(f, "RSS ran away past %d MiB over the start in %d calls: cancelled calls go on making what "
+                          "nobody reads",
+                       GR_LEAK_GIVE_UP_MIB, n);
+        return;
+    }
+    gr_fig_ref(f, (double)lc->rss_after / MIB, "after the settle: %.1f MiB", (double)lc->rss_after / MIB);
+    if (lc->pass)
+        gr_fig_caption(f, "RSS stays under the bound and threads came back (%d -> %d): a cancelled call leaves "
+                          "nothing behind",
+                       lc->threads_before, lc->threads_after);
+    else
+        gr_fig_caption(f, "RSS grew %.1f MiB over the batch, past the bound: each cancelled call leaves memory "
+                          "behind",
+                       ((double)lc->rss_after - (double)lc->rss_before) / MIB);
+}
+
 static bool settled(const rl_proc_sample *before, const rl_proc_sample *now, int calls)
 {
     int tol = count_tolerance(calls);
@@ -203,10 +269,11 @@ static int gone(gr_ctx *ctx, gr_scenario_result *out)
 
 /* Runs calls |from| to |to| (exclusive), checking after each that the group
  * has not run away from |start|, raising *peak_rss (NULL: not kept) to the
- * largest RSS seen after a call and keeping each call's in
- * |rss_after_call| (NULL: not kept; else |to| - |from| entries). Returns 0, or GR_SCENARIO_DECIDED. */
+ * largest RSS seen after a call and keeping each call's in |tr| (indexed
+ * by the call's number). A runaway is drawn (gr_leak_figure) as it is
+ * judged. Returns 0, or GR_SCENARIO_DECIDED. */
 static int run_calls(gr_ctx *ctx, gr_leak_call_fn call, int from, int to, const rl_proc_sample *start,
-                     const char *calls_what, uint64_t *peak_rss, uint64_t *rss_after_call, gr_scenario_result *out)
+                     const char *calls_what, uint64_t *peak_rss, gr_leak_trace *tr, gr_scenario_result *out)
 {
     for (int i = from; i < to; i++) {
         if (call(ctx, i, start, out))
@@ -216,10 +283,13 @@ static int run_calls(gr_ctx *ctx, gr_leak_call_fn call, int from, int to, const 
             return gone(ctx, out);
         if (peak_rss && now.rss_bytes > *peak_rss)
             *peak_rss = now.rss_bytes;
-        if (rss_after_call)
-            rss_after_call[i - from] = now.rss_bytes;
+        tr->rss[i] = now.rss_bytes;
+        tr->threads[i] = now.nthreads;
+        tr->fds[i] = now.nfds;
+        tr->n = i + 1;
         if (gr_leak_runaway(start, &now)) {
             char fb[400];
+            gr_leak_figure(&out->figure, calls_what, tr, NULL);
             gr_leak_runaway_feedback(start, &now, i + 1, calls_what, fb, sizeof fb);
             return gr_scenario_decide(out, GR_FAIL, "%s", fb);
         }
@@ -237,8 +307,11 @@ static int judge_batch(gr_ctx *ctx, gr_leak_call_fn call, const char *calls_what
     char fb[480];
     if (rl_proc_group_sample(pgid, &start) != RL_OK)
         return gone(ctx, out);
+    gr_leak_trace tr;
+    memset(&tr, 0, sizeof tr);
+    tr.start = start.rss_bytes;
     uint64_t warm_peak = start.rss_bytes;
-    if (run_calls(ctx, call, 0, GR_LEAK_WARMUP_CALLS, &start, calls_what, &warm_peak, NULL, out))
+    if (run_calls(ctx, call, 0, GR_LEAK_WARMUP_CALLS, &start, calls_what, &warm_peak, &tr, out))
         return GR_SCENARIO_DECIDED;
     if (steady(pgid, rl_now_ns() + GR_LEAK_SETTLE_MS * RL_NS_PER_MS, &before) != RL_OK)
         return gone(ctx, out);
@@ -246,19 +319,21 @@ static int judge_batch(gr_ctx *ctx, gr_leak_call_fn call, const char *calls_what
      * warm-up's calls: memory is judged from the most it held then. */
     if (warm_peak > before.rss_bytes)
         before.rss_bytes = warm_peak;
-    uint64_t rss_after_call[GR_LEAK_CALLS];
-    if (run_calls(ctx, call, GR_LEAK_WARMUP_CALLS, total, &start, calls_what, NULL, rss_after_call, out))
+    tr.before = before.rss_bytes;
+    if (run_calls(ctx, call, GR_LEAK_WARMUP_CALLS, total, &start, calls_what, NULL, &tr, out))
         return GR_SCENARIO_DECIDED;
     if (gr_leak_settle(pgid, &start, &before, GR_LEAK_CALLS, rl_now_ns() + GR_LEAK_SETTLE_MS * RL_NS_PER_MS,
                        &after) != RL_OK)
         return gone(ctx, out);
     if (gr_leak_runaway(&start, &after)) {
+        gr_leak_figure(&out->figure, calls_what, &tr, NULL);
         gr_leak_runaway_feedback(&start, &after, total, calls_what, fb, sizeof fb);
         return gr_scenario_decide(out, GR_FAIL, "%s", fb);
     }
     gr_leak_check lc;
-    uint64_t highs = gr_leak_high_steps(before.rss_bytes, rss_after_call, GR_LEAK_CALLS);
+    uint64_t highs = gr_leak_high_steps(before.rss_bytes, tr.rss + GR_LEAK_WARMUP_CALLS, GR_LEAK_CALLS);
     gr_leak_judge(&before, &after, GR_LEAK_CALLS, highs, &lc);
+    gr_leak_figure(&out->figure, calls_what, &tr, &lc);
     gr_leak_feedback(&lc, calls_what, fb, sizeof fb);
     return gr_scenario_decide(out, lc.pass ? GR_PASS : GR_FAIL, "%s", fb);
 }

@@ -92,6 +92,28 @@ void gr_leak_judge(const rl_proc_sample *before, const rl_proc_sample *after, in
  * snprintf length. */
 int gr_leak_feedback(const gr_leak_check *c, const char *calls_what, char *buf, size_t len);
 
+/* What a batch measured after each call, for its picture: the group's
+ * RSS, threads and descriptors after each of the |n| calls made (warm-up
+ * first), its RSS at the start, and the "before" the judge counts from
+ * (0 until the warm-up ended). */
+typedef struct gr_leak_trace {
+    uint64_t rss[GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS];
+    int threads[GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS], fds[GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS];
+    int n;
+    uint64_t start, before;
+} gr_leak_trace;
+
+/* The picture of a batch (figure.h): after each call (x: the call's
+ * number), the quantity that tells the verdict against the bound the judge
+ * used, the start of the judged batch marked. That is the RSS (bound: the
+ * "before" + GR_LEAK_RSS_MIB), unless |lc| (the judgement) failed on
+ * threads or descriptors alone: then that count (bound: its "before" plus
+ * the tolerance). With |lc| the value after the settle is a second line
+ * and the caption says what came back or what grew; without it the group
+ * ran away and the give-up line is drawn instead. |calls_what| as in
+ * gr_leak_feedback. Pure: tests/unit/grader/test_leak.c draws it. */
+void gr_leak_figure(gr_figure *f, const char *calls_what, const gr_leak_trace *tr, const gr_leak_check *lc);
+
 /* True when |now| is more than GR_LEAK_GIVE_UP_MIB over |start|. */
 bool gr_leak_runaway(const rl_proc_sample *start, const rl_proc_sample *now);
 

@@ -264,6 +264,98 @@ static void settle_judges_memory_kept(void **state)
     assert_true(took < 300 + GR_LEAK_FALLING_MS / 2);
 }
 
+/* A batch's trace: RSS from |rss0| MiB up one MiB a call, threads from
+ * |threads0| up |per_call| a call, 8 files throughout. */
+static gr_leak_trace trace(uint64_t rss0, int threads0, int per_call)
+{
+    gr_leak_trace tr;
+    memset(&tr, 0, sizeof tr);
+    tr.n = GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS;
+    for (int i = 0; i < tr.n; i++) {
+        tr.rss[i] = (rss0 + (uint64_t)i) * MIB;
+        tr.threads[i] = threads0 + per_call * i;
+        tr.fds[i] = 8;
+    }
+    tr.start = rss0 * MIB;
+    tr.before = (rss0 + 5) * MIB;
+    return tr;
+}
+
+/* The batch's picture: every call's RSS in order against the bound the
+ * judge used, the batch's start marked, the settle as a second line, and a
+ * caption that says what the judge found. */
+static void figure_plots_each_call_against_the_bound(void **state)
+{
+    (void)state;
+    const int n = GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS;
+    gr_leak_trace tr = trace(40, 10, 0);
+    rl_proc_sample before = sample(10, 8, 45), after = sample(10, 8, 46);
+    gr_leak_check lc;
+    gr_leak_judge(&before, &after, GR_LEAK_CALLS, 0, &lc);
+    assert_true(lc.pass);
+    gr_figure f;
+    gr_leak_figure(&f, "cancelled calls", &tr, &lc);
+    assert_int_equal(f.kind, GR_FIG_PLOT);
+    assert_int_equal(f.nseries, 1);
+    assert_string_equal(f.series[0].label, "RSS after the call");
+    assert_int_equal((int)f.series[0].n, n);
+    assert_true(f.series[0].x[0] == 1.0 && f.series[0].x[n - 1] == (double)n);
+    assert_true(f.series[0].y[0] == 40.0 && f.series[0].y[n - 1] == 40.0 + n - 1);
+    assert_int_equal(f.nevents, 1);
+    assert_true(f.events[0].value > GR_LEAK_WARMUP_CALLS && f.events[0].value < GR_LEAK_WARMUP_CALLS + 1);
+    assert_int_equal(f.nrefs, 2);
+    assert_true(f.refs[0].value == 45.0 + GR_LEAK_RSS_MIB);
+    assert_true(f.refs[1].value == 46.0);
+    assert_non_null(strstr(f.caption, "nothing behind"));
+    assert_true(strlen(f.caption) <= 110); /* one line in the SVG */
+
+    /* Memory past its bound: the same plot, and the caption says so. */
+    after = sample(10, 8, 45 + GR_LEAK_RSS_MIB + 10);
+    gr_leak_judge(&before, &after, GR_LEAK_CALLS, 0, &lc);
+    gr_leak_figure(&f, "cancelled calls", &tr, &lc);
+    assert_string_equal(f.series[0].label, "RSS after the call");
+    assert_non_null(strstr(f.caption, "leaves memory behind"));
+}
+
+/* Threads that grew alone: the picture plots the threads after each call
+ * against their bound, not an RSS that shows nothing wrong. */
+static void figure_of_a_thread_leak_plots_the_threads(void **state)
+{
+    (void)state;
+    gr_leak_trace tr = trace(40, 10, 1);
+    rl_proc_sample before = sample(16, 8, 45), after = sample(46, 8, 46);
+    gr_leak_check lc;
+    gr_leak_judge(&before, &after, GR_LEAK_CALLS, 0, &lc);
+    assert_true(lc.threads_grew && !lc.rss_grew);
+    gr_figure f;
+    gr_leak_figure(&f, "cancelled calls", &tr, &lc);
+    assert_string_equal(f.series[0].label, "threads after the call");
+    assert_true(f.series[0].y[0] == 10.0 && f.series[0].y[GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS - 1] == 45.0);
+    assert_int_equal(f.nrefs, 2);
+    assert_true(f.refs[0].value == 16.0 + GR_LEAK_CALLS / GR_LEAK_COUNT_DIVISOR);
+    assert_true(f.refs[1].value == 46.0);
+    assert_non_null(strstr(f.caption, "Threads grew with the calls (16 -> 46)"));
+    assert_true(strlen(f.caption) <= 110);
+}
+
+/* A group that ran away in the warm-up: no bound yet, the give-up line
+ * instead, and only the calls made. */
+static void figure_of_a_runaway_draws_the_give_up_line(void **state)
+{
+    (void)state;
+    gr_leak_trace tr = trace(50, 10, 0);
+    tr.n = 3;
+    tr.before = 0;
+    gr_figure f;
+    gr_leak_figure(&f, "cancelled calls", &tr, NULL);
+    assert_int_equal((int)f.series[0].n, 3);
+    assert_int_equal(f.nevents, 0);
+    assert_int_equal(f.nrefs, 1);
+    assert_true(f.refs[0].value == 50.0 + GR_LEAK_GIVE_UP_MIB);
+    assert_non_null(strstr(f.caption, "ran away"));
+    assert_true(strlen(f.caption) <= 110);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -279,6 +371,9 @@ int main(void)
         cmocka_unit_test(runaway_is_past_the_give_up_growth),
         cmocka_unit_test(settle_waits_for_memory_given_back),
         cmocka_unit_test(settle_judges_memory_kept),
+        cmocka_unit_test(figure_plots_each_call_against_the_bound),
+        cmocka_unit_test(figure_of_a_thread_leak_plots_the_threads),
+        cmocka_unit_test(figure_of_a_runaway_draws_the_give_up_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
