@@ -621,13 +621,9 @@ int rl_proc_wait_ready(rl_proc *p, int64_t timeout_ms, char *addr, size_t addrle
     return RL_OK;
 }
 
-int rl_proc_start_server(rl_proc *p, const rl_proc_options *opt, int64_t ready_ms, char *addr, size_t addrlen,
-                         char *err, size_t errlen)
+int rl_proc_await_server(rl_proc *p, const char *name, int64_t ready_ms, char *addr, size_t addrlen, char *err,
+                         size_t errlen)
 {
-    if (rl_proc_spawn(p, opt) != RL_OK) {
-        snprintf(err, errlen, "cannot start %s: %s", opt->argv[0], strerror(errno));
-        return RL_ESYS;
-    }
     int rc = rl_proc_wait_ready(p, ready_ms, addr, addrlen);
     if (rc == RL_OK)
         return RL_OK;
@@ -648,7 +644,16 @@ int rl_proc_start_server(rl_proc *p, const rl_proc_options *opt, int64_t ready_m
     const char *why = rc == RL_ETIMEOUT ? "printed no readiness line in time"
                       : rc == RL_EINVAL ? "printed a readiness line without a usable HOST:PORT"
                                         : "exited before its readiness line";
-    snprintf(err, errlen, "%s %s (%d ms); its output ends: %s", opt->argv[0], why, (int)ready_ms,
-             flat[0] ? flat : "(nothing)");
+    snprintf(err, errlen, "%s %s (%d ms); its output ends: %s", name, why, (int)ready_ms, flat[0] ? flat : "(nothing)");
     return rc;
+}
+
+int rl_proc_start_server(rl_proc *p, const rl_proc_options *opt, int64_t ready_ms, char *addr, size_t addrlen,
+                         char *err, size_t errlen)
+{
+    if (rl_proc_spawn(p, opt) != RL_OK) {
+        snprintf(err, errlen, "cannot start %s: %s", opt->argv[0], strerror(errno));
+        return RL_ESYS;
+    }
+    return rl_proc_await_server(p, opt->argv[0], ready_ms, addr, addrlen, err, errlen);
 }

@@ -145,7 +145,14 @@ void rl_capture_add(rl_capture *cap, const char *data, size_t n);
  * after the words, or one longer than |addrlen| - 1). */
 int rl_proc_wait_ready(rl_proc *p, int64_t timeout_ms, char *addr, size_t addrlen);
 
-/* Starts a server: rl_proc_spawn(|p|, |opt|), then rl_proc_wait_ready with
+/* rl_proc_wait_ready for a server |p| just started (|name| names it in
+ * |err|): returns 0 with HOST:PORT in |addr|, or RL_ECHILD / RL_ETIMEOUT /
+ * RL_EINVAL with one line in |err|: what went wrong and the tail of the
+ * child's output. */
+int rl_proc_await_server(rl_proc *p, const char *name, int64_t ready_ms, char *addr, size_t addrlen, char *err,
+                         size_t errlen);
+
+/* Starts a server: rl_proc_spawn(|p|, |opt|), then rl_proc_await_server with
  * |ready_ms|. Returns 0 with HOST:PORT in |addr|, or RL_ESYS / RL_ECHILD /
  * RL_ETIMEOUT / RL_EINVAL with one line in |err|: what went wrong and the
  * tail of the child's output. Whatever it returns, the caller stops and
