@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,11 +34,9 @@ int rl_proc_command_text(const char *line, char **text)
      * stay; so does a line that already says exec. */
     bool simple = strpbrk(line, ";&|()`\n") == NULL && strncmp(line, "exec ", 5) != 0;
     const char *prefix = !simple ? "" : starts_with_assignment(line) ? "exec env " : "exec ";
-    size_t np = strlen(prefix), nl = strlen(line);
-    char *t = rl_xmalloc(np + nl + 1);
-    memcpy(t, prefix, np);
-    memcpy(t + np, line, nl + 1);
-    *text = t;
+    size_t n = strlen(prefix) + strlen(line) + 1;
+    *text = rl_xmalloc(n);
+    snprintf(*text, n, "%s%s", prefix, line);
     return RL_OK;
 }
 
