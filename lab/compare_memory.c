@@ -20,6 +20,8 @@
 /* grader/ex_flow.h's GR_FLOW_BUDGET_MIB, for the table's last column. */
 #define GRADER_BUDGET_MIB 48.0
 #define MAX_PRODUCERS 3
+/* How long a producer may take to print its readiness line. */
+#define READY_MS 20000
 
 typedef struct cm_opts {
     const char *submission; /* shell command, or NULL */
@@ -30,7 +32,9 @@ typedef struct cm_opts {
 
 typedef struct producer {
     const char *label;
-    const char *argv[6];
+    const char *argv[6];    /* a reference producer */
+    const char *line;       /* else the submission's command line, started
+                             * as the grader starts a submission */
     rl_memwatch w;          /* with its series */
     rl_flow_stall_result res;
     bool ok;
@@ -64,7 +68,9 @@ static void run_producer(producer *p, const cm_opts *o)
     p->ok = false;
     fprintf(stderr, "lab: running %s ...\n", p->label);
     rl_flow_server fs;
-    if (rl_flow_server_start(&fs, p->argv, 20000, p->err, sizeof p->err) != RL_OK) {
+    int rc = p->line ? rl_flow_server_start_command(&fs, p->line, READY_MS, p->err, sizeof p->err)
+                     : rl_flow_server_start(&fs, p->argv, READY_MS, p->err, sizeof p->err);
+    if (rc != RL_OK) {
         rl_flow_server_stop(&fs);
         return;
     }
@@ -209,7 +215,7 @@ static size_t producers(producer *ps, const cm_opts *o, char *streamer, size_t l
         return 0;
     }
     if (o->submission)
-        ps[n++] = (producer){.label = o->submission, .argv = {"/bin/sh", "-c", o->submission, NULL}};
+        ps[n++] = (producer){.label = o->submission, .line = o->submission};
     return n;
 }
 

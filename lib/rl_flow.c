@@ -5,9 +5,11 @@
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_proc.h"
+#include "rl_proc_spawn.h"
 #include "rl_probe.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -343,12 +345,27 @@ int rl_flow_read_rest(rl_stream *s, int64_t until_ns, char *err, size_t errlen)
     return RL_OK;
 }
 
+/* A producer picks its own port and says which in its readiness line. */
+static const char *const server_env[] = {"RELAYLAB_LISTEN=127.0.0.1:0", NULL};
+
 int rl_flow_server_start(rl_flow_server *fs, const char *const *argv, int64_t ready_ms, char *err, size_t errlen)
 {
     memset(fs, 0, sizeof *fs);
-    static const char *const env[] = {"RELAYLAB_LISTEN=127.0.0.1:0", NULL};
-    rl_proc_options po = {.argv = argv, .setenv = env, .limits = NULL, .kill_with_parent = true};
+    rl_proc_options po = {.argv = argv, .setenv = server_env, .limits = NULL, .kill_with_parent = true};
     return rl_proc_start_server(&fs->proc, &po, ready_ms, fs->addr, sizeof fs->addr, err, errlen);
+}
+
+int rl_flow_server_start_command(rl_flow_server *fs, const char *line, int64_t ready_ms, char *err, size_t errlen)
+{
+    memset(fs, 0, sizeof *fs);
+    rl_proc_command c = {.line = line, .opt = {.setenv = server_env, .kill_with_parent = true}};
+    int rc = rl_proc_spawn_command(&fs->proc, &c);
+    if (rc != RL_OK) {
+        snprintf(err, errlen, "cannot start `%s`: %s", line ? line : "",
+                 rc == RL_ESYS ? strerror(errno) : "an empty command");
+        return rc;
+    }
+    return rl_proc_await_server(&fs->proc, line, ready_ms, fs->addr, sizeof fs->addr, err, errlen);
 }
 
 void rl_flow_server_stop(rl_flow_server *fs)

@@ -169,13 +169,19 @@ typedef struct rl_flow_server {
     char addr[128];   /* "127.0.0.1:PORT" from its readiness line */
 } rl_flow_server;
 
-/* Starts |argv| (argv[0] looked up in PATH; "/bin/sh -c CMD" for a command
- * line) with RELAYLAB_LISTEN=127.0.0.1:0 and waits up to |ready_ms| for its
- * "listening on HOST:PORT" line (rl_proc_start_server). Returns 0, or
+/* Starts |argv| (argv[0] looked up in PATH; a command line goes to
+ * rl_flow_server_start_command below) with RELAYLAB_LISTEN=127.0.0.1:0 and
+ * waits up to |ready_ms| for its "listening on HOST:PORT" line
+ * (rl_proc_start_server). Returns 0, or
  * RL_ESYS / RL_ECHILD / RL_ETIMEOUT / RL_EINVAL with the reason and the tail
  * of its output in |err|. Stop it with rl_flow_server_stop even on failure.
  * Connect to it with rl_channel_isolated (rl_channel.h). */
 int rl_flow_server_start(rl_flow_server *fs, const char *const *argv, int64_t ready_ms, char *err, size_t errlen);
+
+/* The same for a command line (a student's producer), started as the
+ * grader starts a submission (rl_proc_spawn_command); |err| names it by
+ * |line|. */
+int rl_flow_server_start_command(rl_flow_server *fs, const char *line, int64_t ready_ms, char *err, size_t errlen);
 
 /* SIGTERM, a short grace, SIGKILL; releases the capture. */
 void rl_flow_server_stop(rl_flow_server *fs);

@@ -1,7 +1,7 @@
-/* rl_proc: process groups under limits, output capture, /proc sampling; see
- * rl_proc.h. The leader is never reaped before its group is killed, so the
- * group id stays reserved (a zombie keeps its pid) and killpg can never hit
- * an unrelated group that reused the number. */
+/* rl_proc: process groups under limits and output capture; see rl_proc.h.
+ * The leader is never reaped before its group is killed, so the group id
+ * stays reserved (a zombie keeps its pid) and killpg can never hit an
+ * unrelated group that reused the number. */
 #include "rl_proc.h"
 
 #include "rl_alloc.h"
@@ -9,8 +9,6 @@
 #include "rl_err.h"
 #include "rl_text.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -19,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -624,13 +621,9 @@ int rl_proc_wait_ready(rl_proc *p, int64_t timeout_ms, char *addr, size_t addrle
     return RL_OK;
 }
 
-int rl_proc_start_server(rl_proc *p, const rl_proc_options *opt, int64_t ready_ms, char *addr, size_t addrlen,
-                         char *err, size_t errlen)
+int rl_proc_await_server(rl_proc *p, const char *name, int64_t ready_ms, char *addr, size_t addrlen, char *err,
+                         size_t errlen)
 {
-    if (rl_proc_spawn(p, opt) != RL_OK) {
-        snprintf(err, errlen, "cannot start %s: %s", opt->argv[0], strerror(errno));
-        return RL_ESYS;
-    }
     int rc = rl_proc_wait_ready(p, ready_ms, addr, addrlen);
     if (rc == RL_OK)
         return RL_OK;
@@ -651,280 +644,16 @@ int rl_proc_start_server(rl_proc *p, const rl_proc_options *opt, int64_t ready_m
     const char *why = rc == RL_ETIMEOUT ? "printed no readiness line in time"
                       : rc == RL_EINVAL ? "printed a readiness line without a usable HOST:PORT"
                                         : "exited before its readiness line";
-    snprintf(err, errlen, "%s %s (%d ms); its output ends: %s", opt->argv[0], why, (int)ready_ms,
-             flat[0] ? flat : "(nothing)");
+    snprintf(err, errlen, "%s %s (%d ms); its output ends: %s", name, why, (int)ready_ms, flat[0] ? flat : "(nothing)");
     return rc;
 }
 
-/* ---- /proc ---- */
-
-/* Reads /proc/|pid|/stat and returns the fields after the command name
- * (which may hold spaces and parentheses), starting at field 3 (state). */
-static bool read_stat(const char *pid, char *buf, size_t len, char **rest)
+int rl_proc_start_server(rl_proc *p, const rl_proc_options *opt, int64_t ready_ms, char *addr, size_t addrlen,
+                         char *err, size_t errlen)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%s/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, len - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    char *paren = strrchr(buf, ')');
-    if (!paren || paren[1] != ' ')
-        return false;
-    *rest = paren + 2;
-    return true;
-}
-
-/* Splits |rest| (field 3 onwards) into fields; fields[k] is field k+3. */
-static int split_fields(char *rest, char **fields, int max)
-{
-    int n = 0;
-    char *save = NULL;
-    for (char *tok = strtok_r(rest, " ", &save); tok && n < max; tok = strtok_r(NULL, " ", &save))
-        fields[n++] = tok;
-    return n;
-}
-
-static bool all_digits(const char *s)
-{
-    if (!*s)
-        return false;
-    for (; *s; s++)
-        if (!isdigit((unsigned char)*s))
-            return false;
-    return true;
-}
-
-/* Entries of /proc/PID/fd, or -1 when it cannot be read (another user's
- * process, or one that just exited). */
-static int count_fds(const char *pid)
-{
-    char path[300];
-    snprintf(path, sizeof path, "/proc/%s/fd", pid);
-    DIR *d = opendir(path);
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)))
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
-/* The one registration: a cgroup (rl_proc_sample_by_cgroup) or a PID
- * namespace (rl_proc_sample_by_pidns, |cg_ns| non-zero). */
-static pthread_mutex_t cg_mu = PTHREAD_MUTEX_INITIALIZER;
-static pid_t cg_pgid, cg_exclude;
-static ino_t cg_ns;
-static char cg_path[512], cg_cpu_path[512];
-
-void rl_proc_sample_by_cgroup(pid_t pgid, const char *procs_path, pid_t exclude, const char *cpu_usage_path)
-{
-    pthread_mutex_lock(&cg_mu);
-    cg_pgid = procs_path ? pgid : 0;
-    cg_exclude = exclude;
-    cg_ns = 0;
-    snprintf(cg_path, sizeof cg_path, "%s", procs_path ? procs_path : "");
-    snprintf(cg_cpu_path, sizeof cg_cpu_path, "%s", procs_path && cpu_usage_path ? cpu_usage_path : "");
-    pthread_mutex_unlock(&cg_mu);
-}
-
-void rl_proc_sample_by_pidns(pid_t pgid, ino_t pidns, pid_t exclude)
-{
-    pthread_mutex_lock(&cg_mu);
-    cg_pgid = pidns ? pgid : 0;
-    cg_exclude = exclude;
-    cg_ns = pidns;
-    cg_path[0] = cg_cpu_path[0] = '\0';
-    pthread_mutex_unlock(&cg_mu);
-}
-
-/* The PID namespace |pid| (a /proc entry) is in, or 0 when it cannot be
- * read (gone, or not ours to look at). */
-static ino_t pidns_of(const char *pid)
-{
-    char path[300];
-    struct stat st;
-    snprintf(path, sizeof path, "/proc/%s/ns/pid", pid);
-    return stat(path, &st) == 0 ? st.st_ino : 0;
-}
-
-/* The registered cgroup's CPU time in ns, or -1 when |pgid| has none: a
- * cgroup v1 cpuacct.usage holds ns, a v2 cpu.stat a "usage_usec N" line. */
-static int64_t cgroup_cpu_ns(pid_t pgid)
-{
-    pthread_mutex_lock(&cg_mu);
-    long long v = -1;
-    if (cg_pgid && cg_pgid == pgid && cg_cpu_path[0]) {
-        FILE *f = fopen(cg_cpu_path, "re");
-        char line[128];
-        while (f && fgets(line, sizeof line, f)) {
-            long long n;
-            if (sscanf(line, "usage_usec %lld", &n) == 1) {
-                v = n * 1000;
-                break;
-            }
-            if (sscanf(line, "%lld", &n) == 1) {
-                v = n;
-                break;
-            }
-        }
-        if (f)
-            fclose(f);
-    }
-    pthread_mutex_unlock(&cg_mu);
-    return (int64_t)v;
-}
-
-#define CG_MAX_PIDS 4096
-
-/* Reads the registered cgroup's members for |pgid| into |pids|; returns
- * how many, or -1 when |pgid| is not registered. */
-static int cgroup_members(pid_t pgid, pid_t *pids, int max)
-{
-    pthread_mutex_lock(&cg_mu);
-    if (!cg_pgid || cg_pgid != pgid || cg_ns) {
-        pthread_mutex_unlock(&cg_mu);
-        return -1;
-    }
-    int n = 0;
-    FILE *f = fopen(cg_path, "re");
-    long v;
-    while (f && n < max && fscanf(f, "%ld", &v) == 1)
-        if ((pid_t)v != cg_exclude)
-            pids[n++] = (pid_t)v;
-    if (f)
-        fclose(f);
-    pthread_mutex_unlock(&cg_mu);
-    return n;
-}
-
-int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
-{
-    memset(out, 0, sizeof *out);
-    pid_t *members = rl_xcalloc(CG_MAX_PIDS, sizeof *members);
-    int nmembers = cgroup_members(pgid, members, CG_MAX_PIDS);
-    pthread_mutex_lock(&cg_mu);
-    ino_t ns = cg_pgid == pgid ? cg_ns : 0;
-    pid_t ns_exclude = cg_exclude;
-    pthread_mutex_unlock(&cg_mu);
-    DIR *d = opendir("/proc");
-    if (!d) {
-        free(members);
+    if (rl_proc_spawn(p, opt) != RL_OK) {
+        snprintf(err, errlen, "cannot start %s: %s", opt->argv[0], strerror(errno));
         return RL_ESYS;
     }
-    long ticks = sysconf(_SC_CLK_TCK);
-    long page = sysconf(_SC_PAGESIZE);
-    struct dirent *e;
-    char buf[1024];
-    while ((e = readdir(d))) {
-        char *rest, *f[24];
-        if (!all_digits(e->d_name) || !read_stat(e->d_name, buf, sizeof buf, &rest))
-            continue;
-        /* f[0]=state(3) f[2]=pgrp(5) f[11]=utime(14) f[12]=stime(15)
-         * f[13]=cutime(16) f[14]=cstime(17) f[17]=num_threads(20)
-         * f[21]=rss(24) */
-        /* Zombies hold no memory and run no more: they are not the group. */
-        if (split_fields(rest, f, 24) < 22 || f[0][0] == 'Z')
-            continue;
-        bool member = false;
-        if (ns) {
-            member = pidns_of(e->d_name) == ns && atol(e->d_name) != (long)ns_exclude;
-        } else if (nmembers < 0) {
-            member = atol(f[2]) == (long)pgid;
-        } else {
-            pid_t pid = (pid_t)atol(e->d_name);
-            for (int i = 0; i < nmembers && !member; i++)
-                member = members[i] == pid;
-        }
-        if (!member)
-            continue;
-        out->nprocs++;
-        out->nthreads += atoi(f[17]);
-        int nfd = count_fds(e->d_name);
-        out->nfds = out->nfds < 0 || nfd < 0 ? -1 : out->nfds + nfd;
-        out->rss_bytes += (uint64_t)strtoull(f[21], NULL, 10) * (uint64_t)page;
-        /* Children a member already reaped count too: CPU the group spent. */
-        int64_t t = strtoll(f[11], NULL, 10) + strtoll(f[12], NULL, 10) + strtoll(f[13], NULL, 10) +
-                    strtoll(f[14], NULL, 10);
-        out->cpu_ns += t * (RL_NS_PER_SEC / ticks);
-    }
-    closedir(d);
-    free(members);
-    int64_t cg_cpu = cgroup_cpu_ns(pgid);
-    if (cg_cpu >= 0)
-        out->cpu_ns = cg_cpu;
-    return out->nprocs ? RL_OK : RL_ENOTFOUND;
-}
-
-void rl_proc_peak_sample(void *peak)
-{
-    rl_proc_peak *p = peak;
-    rl_proc_sample s;
-    if (rl_proc_group_sample(p->pgid, &s) == RL_OK && s.rss_bytes > p->peak_rss)
-        p->peak_rss = s.rss_bytes;
-}
-
-int rl_proc_become_subreaper(void)
-{
-    return prctl(PR_SET_CHILD_SUBREAPER, 1) == 0 ? RL_OK : RL_ESYS;
-}
-
-/* Appends to |out| (room for |max|) our children not in |keep|. */
-static size_t list_children(const pid_t *keep, size_t nkeep, pid_t *out, size_t max)
-{
-    DIR *d = opendir("/proc");
-    if (!d)
-        return 0;
-    pid_t me = getpid();
-    size_t n = 0;
-    struct dirent *e;
-    char buf[1024];
-    while ((e = readdir(d)) && n < max) {
-        char *rest, *f[3];
-        if (!all_digits(e->d_name) || !read_stat(e->d_name, buf, sizeof buf, &rest))
-            continue;
-        if (split_fields(rest, f, 3) < 2 || atol(f[1]) != (long)me)
-            continue;
-        pid_t pid = (pid_t)atol(e->d_name);
-        bool kept = false;
-        for (size_t i = 0; i < nkeep && !kept; i++)
-            kept = keep[i] == pid;
-        if (!kept)
-            out[n++] = pid;
-    }
-    closedir(d);
-    return n;
-}
-
-int rl_proc_reap_orphans(const pid_t *keep, size_t nkeep, int64_t timeout_ms)
-{
-    int64_t until = rl_now_ns() + timeout_ms * RL_NS_PER_MS;
-    int killed = 0;
-    for (;;) {
-        pid_t kids[256];
-        size_t n = list_children(keep, nkeep, kids, 256);
-        if (!n || rl_now_ns() >= until)
-            return killed;
-        for (size_t i = 0; i < n; i++) {
-            /* Its own group too: whatever it started goes with it. */
-            if (getpgid(kids[i]) == kids[i])
-                kill(-kids[i], SIGKILL);
-            if (kill(kids[i], SIGKILL) == 0)
-                killed++;
-        }
-        for (size_t i = 0; i < n; i++) {
-            while (rl_now_ns() < until) {
-                pid_t r = waitpid(kids[i], NULL, WNOHANG);
-                if (r == kids[i] || (r < 0 && errno == ECHILD))
-                    break;
-                rl_sleep_ms(1, NULL);
-            }
-        }
-    }
+    return rl_proc_await_server(p, opt->argv[0], ready_ms, addr, addrlen, err, errlen);
 }

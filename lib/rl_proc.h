@@ -1,5 +1,7 @@
 /* rl_proc: child processes in their own process group, under resource
- * limits, with their output captured, and /proc sampling of a whole group.
+ * limits, with their output captured (/proc sampling of a whole group is
+ * rl_proc_sample.h; starting a shell command the grader's way is
+ * rl_proc_spawn.h).
  *
  * A child is started with fork+exec (only async-signal-safe calls between
  * the two) as the leader of a new process group, so one kill reaches every
@@ -8,7 +10,7 @@
  * few KiB and counting the rest: a child that floods output never blocks and
  * never fills a disk. A grader that calls rl_proc_become_subreaper gets
  * back the processes that escape the group (setsid, double fork) and kills
- * them with rl_proc_reap_orphans. */
+ * them with rl_proc_reap_orphans (rl_proc_sample.h). */
 #ifndef RL_PROC_H
 #define RL_PROC_H
 
@@ -17,6 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+/* Sampling a group through /proc and reaping escaped children moved to
+ * their own module; included here so that their callers need one header. */
+#include "rl_proc_sample.h"
 
 #define RL_CAPTURE_HEAD 4096
 #define RL_CAPTURE_TAIL 4096
@@ -139,7 +145,14 @@ void rl_capture_add(rl_capture *cap, const char *data, size_t n);
  * after the words, or one longer than |addrlen| - 1). */
 int rl_proc_wait_ready(rl_proc *p, int64_t timeout_ms, char *addr, size_t addrlen);
 
-/* Starts a server: rl_proc_spawn(|p|, |opt|), then rl_proc_wait_ready with
+/* rl_proc_wait_ready for a server |p| just started (|name| names it in
+ * |err|): returns 0 with HOST:PORT in |addr|, or RL_ECHILD / RL_ETIMEOUT /
+ * RL_EINVAL with one line in |err|: what went wrong and the tail of the
+ * child's output. */
+int rl_proc_await_server(rl_proc *p, const char *name, int64_t ready_ms, char *addr, size_t addrlen, char *err,
+                         size_t errlen);
+
+/* Starts a server: rl_proc_spawn(|p|, |opt|), then rl_proc_await_server with
  * |ready_ms|. Returns 0 with HOST:PORT in |addr|, or RL_ESYS / RL_ECHILD /
  * RL_ETIMEOUT / RL_EINVAL with one line in |err|: what went wrong and the
  * tail of the child's output. Whatever it returns, the caller stops and
@@ -147,62 +160,6 @@ int rl_proc_wait_ready(rl_proc *p, int64_t timeout_ms, char *addr, size_t addrle
  * spawn too. */
 int rl_proc_start_server(rl_proc *p, const rl_proc_options *opt, int64_t ready_ms, char *addr, size_t addrlen,
                          char *err, size_t errlen);
-
-/* ---- /proc sampling ---- */
-
-typedef struct rl_proc_sample {
-    int nprocs;         /* live (non-zombie) processes in the group */
-    int nthreads;       /* their threads */
-    int nfds;           /* their open file descriptors (/proc/PID/fd
-                         * entries; -1 for a member we may not read) */
-    uint64_t rss_bytes; /* sum of resident set sizes */
-    int64_t cpu_ns;     /* user+system CPU time so far, including children
-                         * the members already reaped (10 ms ticks) */
-} rl_proc_sample;
-
-/* Sums RSS, CPU time, threads and open descriptors over every process whose
- * process group is |pgid| (from /proc/PID/stat and /proc/PID/fd), or, when
- * rl_proc_sample_by_cgroup or rl_proc_sample_by_pidns registered |pgid|,
- * over every process in that cgroup or PID namespace: a member that left
- * the group (setsid) still counts. Returns 0, RL_ENOTFOUND when no member
- * exists any more, or RL_ESYS when /proc cannot be read. */
-int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out);
-
-/* The largest RSS of a process group seen so far: rl_proc_peak_sample
- * (void * for a periodic callback, e.g. rl_load's tick) samples |pgid| and
- * raises |peak_rss|; a failed sample leaves it. */
-typedef struct rl_proc_peak {
-    pid_t pgid;
-    uint64_t peak_rss;
-} rl_proc_peak;
-void rl_proc_peak_sample(void *peak);
-
-/* From now on rl_proc_group_sample(|pgid|) counts the processes listed in
- * |procs_path| (a cgroup.procs file, copied) other than |exclude| (a
- * wrapper that is not the measured program; 0: none), and takes cpu_ns from
- * |cpu_usage_path| (cgroup v1 cpuacct.usage in ns, or v2 cpu.stat's
- * usage_usec; either counts members that already exited) unless NULL. |procs_path| NULL removes the
- * registration. One registration at a time. */
-void rl_proc_sample_by_cgroup(pid_t pgid, const char *procs_path, pid_t exclude, const char *cpu_usage_path);
-
-/* From now on rl_proc_group_sample(|pgid|) counts every process in the PID
- * namespace whose nsfs inode is |pidns| (stat of /proc/PID/ns/pid) other
- * than |exclude|; cpu_ns then sums each live member's own time and that of
- * the children it reaped (a member that exited before its parent reaped it
- * is missed until then). Replaces any registration; rl_proc_sample_by_cgroup
- * with NULL removes it. */
-void rl_proc_sample_by_pidns(pid_t pgid, ino_t pidns, pid_t exclude);
-
-/* ---- escaped processes ---- */
-
-/* prctl(PR_SET_CHILD_SUBREAPER): orphans of our descendants are re-parented
- * to us instead of init. Returns 0 or RL_ESYS. */
-int rl_proc_become_subreaper(void);
-
-/* SIGKILLs and reaps every child of ours other than the ones listed in
- * |keep| (|nkeep| pids), repeating until none is left or |timeout_ms| has
- * passed. Returns how many it killed. Use after every group was stopped. */
-int rl_proc_reap_orphans(const pid_t *keep, size_t nkeep, int64_t timeout_ms);
 
 /* Async-signal-safe: sends |sig| to every group spawned by rl_proc_spawn and
  * not yet stopped. For a signal handler that must not leave children. */

@@ -17,6 +17,7 @@
 #include "rl_loop.h"
 #include "rl_path.h"
 #include "rl_proc.h"
+#include "rl_proc_spawn.h"
 #include "rl_stats.h"
 #include "rl_tcp.h"
 
@@ -322,11 +323,11 @@ static void cell_text(const char *s, char *out, size_t len)
     out[o] = '\0';
 }
 
-/* Starts |p->cmd| as the grader starts a submission: `/bin/sh -c CMD` (with
- * `exec` before a simple command, so the relay leads its process group) in
- * our environment plus RELAYLAB_LISTEN and RELAYLAB_BASELINE, then waits
- * until its port accepts TCP connections, it exits, or PEER_READY_MS pass.
- * Sets p->started, or p->why. */
+/* Starts |p->cmd| as the grader starts a submission (rl_proc_spawn_command:
+ * a simple command is exec'd by the shell, so the relay leads its process
+ * group) in our environment plus RELAYLAB_LISTEN and RELAYLAB_BASELINE, then
+ * waits until its port accepts TCP connections, it exits, or PEER_READY_MS
+ * pass. Sets p->started, or p->why. */
 static void start_peer(peer *p, const char *baseline_addr)
 {
     int port = free_port();
@@ -339,16 +340,9 @@ static void start_peer(peer *p, const char *baseline_addr)
     snprintf(env_listen, sizeof env_listen, "RELAYLAB_LISTEN=%s", p->addr);
     snprintf(env_baseline, sizeof env_baseline, "RELAYLAB_BASELINE=%s", baseline_addr);
     const char *env[] = {env_listen, env_baseline, NULL};
-    bool simple = strpbrk(p->cmd, ";&|()`\n") == NULL && strncmp(p->cmd, "exec ", 5) != 0;
-    char *cmd = rl_xmalloc(strlen(p->cmd) + 8);
-    sprintf(cmd, "%s%s", simple ? "exec " : "", p->cmd);
-    const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
-    rl_proc_options po = {.argv = argv, .setenv = env, .kill_with_parent = true};
-    int rc = rl_proc_spawn(&p->proc, &po);
-    int spawn_errno = errno;
-    free(cmd);
-    if (rc != RL_OK) {
-        snprintf(p->why, sizeof p->why, "cannot start it: %s", strerror(spawn_errno));
+    rl_proc_command c = {.line = p->cmd, .opt = {.setenv = env, .kill_with_parent = true}};
+    if (rl_proc_spawn_command(&p->proc, &c) != RL_OK) {
+        snprintf(p->why, sizeof p->why, "cannot start it: %s", strerror(errno));
         return;
     }
     int64_t until = rl_now_ns() + PEER_READY_MS * RL_NS_PER_MS;
@@ -450,174 +444,228 @@ static int parse_num(const char *opt, const char *v, double lo, double hi, doubl
     return RL_OK;
 }
 
-int main(int argc, char **argv)
+/* bench-relay's exit statuses. */
+enum {
+    BENCH_EXIT_CLEAN = 0,  /* every path completed, with no failed call */
+    BENCH_EXIT_FAILED = 1, /* a path did not complete cleanly, or a server did not start */
+    BENCH_EXIT_USAGE = 2,  /* the command line was wrong */
+};
+
+/* One run of the bench: the command line, the servers and the figures. */
+typedef struct bench_run {
+    double concurrency, seconds, max_calls;
+    peer peers[1 + MAX_RELAYS]; /* [0] is the reference; the --relay commands follow */
+    size_t npeers;
+    rl_proc baseline;
+    char baseline_addr[128];
+    result direct; /* the baseline's own Lookup+Work, the floor */
+    int direct_rc; /* its run_path return */
+} bench_run;
+
+/* Reads the command line into |r| (zeroed by the caller). Returns RL_OK to
+ * run, or RL_EINVAL with the exit status in |status|: BENCH_EXIT_CLEAN after
+ * --help, BENCH_EXIT_USAGE after saying what was wrong. */
+static int parse_args(int argc, char **argv, bench_run *r, int *status)
 {
-    rl_log_init("bench-relay");
-    double concurrency = 64, seconds = 5, max_calls = 1000000;
-    /* peers[0] is the reference; the --relay commands follow. */
-    peer peers[1 + MAX_RELAYS];
-    size_t npeers = 1;
-    memset(peers, 0, sizeof peers);
+    r->concurrency = 64;
+    r->seconds = 5;
+    r->max_calls = 1000000;
+    r->npeers = 1;
+    *status = BENCH_EXIT_USAGE;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
             usage(stdout);
-            return 0;
+            *status = BENCH_EXIT_CLEAN;
+            return RL_EINVAL;
         }
         if (i + 1 >= argc) {
             usage(stderr);
-            return 2;
+            return RL_EINVAL;
         }
-        const char *v = argv[++i];
+        const char *opt = argv[i], *v = argv[++i];
         int rc = RL_OK;
-        if (strcmp(argv[i - 1], "--concurrency") == 0)
-            rc = parse_num("--concurrency", v, 1, 10000, &concurrency);
-        else if (strcmp(argv[i - 1], "--seconds") == 0)
-            rc = parse_num("--seconds", v, 0.1, 3600, &seconds);
-        else if (strcmp(argv[i - 1], "--calls") == 0)
-            rc = parse_num("--calls", v, 1, 1e9, &max_calls);
-        else if (strcmp(argv[i - 1], "--relay") == 0) {
-            if (npeers > MAX_RELAYS || !*v) {
+        if (strcmp(opt, "--concurrency") == 0)
+            rc = parse_num("--concurrency", v, 1, 10000, &r->concurrency);
+        else if (strcmp(opt, "--seconds") == 0)
+            rc = parse_num("--seconds", v, 0.1, 3600, &r->seconds);
+        else if (strcmp(opt, "--calls") == 0)
+            rc = parse_num("--calls", v, 1, 1e9, &r->max_calls);
+        else if (strcmp(opt, "--relay") == 0) {
+            if (r->npeers > MAX_RELAYS || !*v) {
                 fprintf(stderr, "bench-relay: --relay wants a command, at most %d of them\n", MAX_RELAYS);
-                return 2;
+                return RL_EINVAL;
             }
-            peers[npeers++].cmd = v;
+            r->peers[r->npeers++].cmd = v;
         } else {
             usage(stderr);
-            return 2;
+            return RL_EINVAL;
         }
         if (rc != RL_OK)
-            return 2;
+            return RL_EINVAL;
     }
+    return RL_OK;
+}
 
+/* Starts the baseline, the reference relay and every --relay command (a
+ * command that does not start is a row that says why). Returns RL_OK, or
+ * RL_ESYS after saying why when the baseline or the reference did not
+ * start; whatever it returns, the caller finalises every rl_proc in |r|. */
+static int start_servers(bench_run *r)
+{
     char baseline_path[PATH_MAX], relay_path[PATH_MAX];
     if (rl_path_sibling("baseline", baseline_path, sizeof baseline_path) != RL_OK ||
         rl_path_sibling("relay", relay_path, sizeof relay_path) != RL_OK) {
         fprintf(stderr, "bench-relay: cannot find my own folder through /proc/self/exe\n");
-        return 1;
+        return RL_ESYS;
     }
-
     /* The servers' INFO lines (drain on SIGTERM) would only clutter the
      * table; RELAYLAB_LOG overrides. Their output is captured, and shown
      * when one fails to start or does not end cleanly. */
     setenv("RELAYLAB_LOG", "warn", 0);
-    /* Every server starts before grpc_init: forking after gRPC has started
-     * its threads is not safe. */
     char err[512];
-    rl_proc baseline = {0};
-    char baseline_addr[128];
     const char *baseline_argv[] = {baseline_path, "--listen", "127.0.0.1:0", NULL};
     rl_proc_options bo = {.argv = baseline_argv, .kill_with_parent = true};
-    if (rl_proc_start_server(&baseline, &bo, 10000, baseline_addr, sizeof baseline_addr, err, sizeof err) != RL_OK) {
+    if (rl_proc_start_server(&r->baseline, &bo, 10000, r->baseline_addr, sizeof r->baseline_addr, err,
+                             sizeof err) != RL_OK) {
         fprintf(stderr, "bench-relay: %s (build it with `make`)\n", err);
-        rl_proc_fini(&baseline);
-        return 1;
+        return RL_ESYS;
     }
     /* The relay's admission gate (8 downstream calls at once by default,
      * for the overload lab's backend) would make this a measure of its
      * queue; the peers have none, so the reference gets as many as the
      * bench keeps in flight. */
     char inflight[32];
-    snprintf(inflight, sizeof inflight, "%u", (unsigned)concurrency);
-    const char *relay_argv[] = {relay_path, "--listen", "127.0.0.1:0", "--baseline", baseline_addr,
-                                "--max-inflight", inflight, NULL};
+    snprintf(inflight, sizeof inflight, "%u", (unsigned)r->concurrency);
+    const char *relay_argv[] = {relay_path,       "--listen",       "127.0.0.1:0", "--baseline",
+                                r->baseline_addr, "--max-inflight", inflight,      NULL};
     rl_proc_options ro = {.argv = relay_argv, .kill_with_parent = true};
-    if (rl_proc_start_server(&peers[0].proc, &ro, 10000, peers[0].addr, sizeof peers[0].addr, err, sizeof err) !=
-        RL_OK) {
+    peer *ref = &r->peers[0];
+    if (rl_proc_start_server(&ref->proc, &ro, 10000, ref->addr, sizeof ref->addr, err, sizeof err) != RL_OK) {
         fprintf(stderr, "bench-relay: %s (build it with `make`)\n", err);
-        rl_proc_fini(&peers[0].proc);
-        rl_proc_stop(&baseline, 3000);
-        rl_proc_fini(&baseline);
-        return 1;
+        return RL_ESYS;
     }
-    peers[0].started = true;
-    for (size_t i = 1; i < npeers; i++)
-        start_peer(&peers[i], baseline_addr);
+    ref->started = true;
+    for (size_t i = 1; i < r->npeers; i++)
+        start_peer(&r->peers[i], r->baseline_addr);
+    return RL_OK;
+}
 
+/* Measures each relay in turn, alone with the baseline (the others are
+ * stopped once measured: an idle one costs little, but none competes
+ * then), then the baseline's direct path. Every server was started before,
+ * since forking after gRPC has started its threads is not safe. */
+static void run_paths(bench_run *r)
+{
     grpc_init();
-    unsigned conc = (unsigned)concurrency;
+    unsigned conc = (unsigned)r->concurrency;
+    uint64_t max_calls = (uint64_t)r->max_calls;
     printf("bench-relay: %u concurrent ops, %.1f s per path (after a warm-up), at most %.0f ops per path\n", conc,
-           seconds, max_calls);
+           r->seconds, r->max_calls);
     printf("relay op: Process(steps=0, lookup_delay_ms=0); direct op: Lookup then Work on the baseline\n");
     printf("CPU: user+system time of the relay's process group and of the baseline over the measured\n"
            "window, per op; relay CPU in cores (1.00 = one core busy all the time)\n\n");
     fflush(stdout);
-    /* Each relay in turn, alone with the baseline: the others are stopped
-     * once measured (an idle one costs little, but none competes then). */
-    for (size_t i = 0; i < npeers; i++) {
-        peer *p = &peers[i];
+    for (size_t i = 0; i < r->npeers; i++) {
+        peer *p = &r->peers[i];
         if (p->started)
-            p->rc = bench_path(p->addr, false, conc, seconds, (uint64_t)max_calls, p->proc.pid, baseline.pid,
-                               &p->res);
+            p->rc = bench_path(p->addr, false, conc, r->seconds, max_calls, p->proc.pid, r->baseline.pid, &p->res);
         if (i == 0)
             stop_server(&p->proc, "reference relay");
         else
             rl_proc_stop(&p->proc, 3000);
     }
-    result rd;
-    int rcd = bench_path(baseline_addr, true, conc, seconds, (uint64_t)max_calls, 0, baseline.pid, &rd);
+    r->direct_rc = bench_path(r->baseline_addr, true, conc, r->seconds, max_calls, 0, r->baseline.pid, &r->direct);
     grpc_shutdown();
+}
 
+/* Prints the table. Returns BENCH_EXIT_FAILED when a path did not complete
+ * cleanly (a relay that did not start, failed calls, none completed). */
+static int print_table(bench_run *r)
+{
     printf("| relay | ops | ops/s | p50 ms | p99 ms | errors | relay CPU us/op | relay CPU cores | baseline CPU "
            "us/op |\n");
     printf("|---|---|---|---|---|---|---|---|---|\n");
-    int status = 0;
+    int status = BENCH_EXIT_CLEAN;
     char name[80];
-    for (size_t i = 0; i < npeers; i++) {
-        peer *p = &peers[i];
+    for (size_t i = 0; i < r->npeers; i++) {
+        peer *p = &r->peers[i];
         peer_name(p, name, sizeof name);
         if (!p->started) {
             printf("| %s | %s | - | - | - | - | - | - | - |\n", name, p->why);
-            status = 1;
+            status = BENCH_EXIT_FAILED;
             continue;
         }
         print_row(name, &p->res);
         if (p->rc != RL_OK || p->res.ops == 0 || p->res.errors)
-            status = 1;
+            status = BENCH_EXIT_FAILED;
     }
-    rd.server_cpu_share = -1;
-    print_row("direct (baseline Lookup+Work)", &rd);
-    if (rcd != RL_OK || rd.ops == 0 || rd.errors)
-        status = 1;
+    r->direct.server_cpu_share = -1;
+    print_row("direct (baseline Lookup+Work)", &r->direct);
+    if (r->direct_rc != RL_OK || r->direct.ops == 0 || r->direct.errors)
+        status = BENCH_EXIT_FAILED;
     printf("\n");
+    return status;
+}
 
-    /* What went wrong, below the table; then the reference against each. */
-    for (size_t i = 0; i <= npeers; i++) {
-        const result *r = i < npeers ? &peers[i].res : &rd;
-        int rc = i < npeers ? peers[i].rc : rcd;
-        if (i < npeers && !peers[i].started)
+/* What went wrong, below the table; then the reference against each. */
+static void print_notes(const bench_run *r)
+{
+    char name[80];
+    for (size_t i = 0; i <= r->npeers; i++) {
+        const result *res = i < r->npeers ? &r->peers[i].res : &r->direct;
+        int rc = i < r->npeers ? r->peers[i].rc : r->direct_rc;
+        if (i < r->npeers && !r->peers[i].started)
             continue;
-        if (i < npeers)
-            peer_name(&peers[i], name, sizeof name);
+        if (i < r->npeers)
+            peer_name(&r->peers[i], name, sizeof name);
         else
             snprintf(name, sizeof name, "direct");
-        if (r->errors)
-            printf("%s: %llu failed calls, the first: %s\n", name, (unsigned long long)r->errors, r->first_error);
+        if (res->errors)
+            printf("%s: %llu failed calls, the first: %s\n", name, (unsigned long long)res->errors, res->first_error);
         if (rc != RL_OK)
             printf("%s: calls still in flight %d s after the stop were cancelled\n", name,
                    CALL_TIMEOUT_MS / 1000 + 2);
-        if (r->ops == 0)
+        if (res->ops == 0)
             printf("%s: no call completed\n", name);
     }
-    const result *ref = &peers[0].res;
-    for (size_t i = 1; i < npeers; i++) {
-        const result *r = &peers[i].res;
-        if (!peers[i].started || r->ops == 0 || ref->ops == 0)
+    const result *ref = &r->peers[0].res, *rd = &r->direct;
+    for (size_t i = 1; i < r->npeers; i++) {
+        const result *res = &r->peers[i].res;
+        if (!r->peers[i].started || res->ops == 0 || ref->ops == 0)
             continue;
-        peer_name(&peers[i], name, sizeof name);
-        printf("reference against %s: ops/s x%.1f", name, ref->ops_per_s / r->ops_per_s);
-        if (ref->server_us_per_op > 0 && r->server_us_per_op >= 0)
-            printf(", relay CPU per op x%.1f less", r->server_us_per_op / ref->server_us_per_op);
-        printf(", p99 %.3f against %.3f ms\n", ref->p99_ms, r->p99_ms);
+        peer_name(&r->peers[i], name, sizeof name);
+        printf("reference against %s: ops/s x%.1f", name, ref->ops_per_s / res->ops_per_s);
+        if (ref->server_us_per_op > 0 && res->server_us_per_op >= 0)
+            printf(", relay CPU per op x%.1f less", res->server_us_per_op / ref->server_us_per_op);
+        printf(", p99 %.3f against %.3f ms\n", ref->p99_ms, res->p99_ms);
     }
-    if (ref->ops > 0 && rd.ops > 0 && rd.p50_ms > 0 && rd.p99_ms > 0)
-        printf("reference/direct: ops/s %.2f, p50 %.2f, p99 %.2f\n", ref->ops_per_s / rd.ops_per_s,
-               ref->p50_ms / rd.p50_ms, ref->p99_ms / rd.p99_ms);
-    if (status)
-        fprintf(stderr, "bench-relay: a path did not complete cleanly (see above)\n");
+    if (ref->ops > 0 && rd->ops > 0 && rd->p50_ms > 0 && rd->p99_ms > 0)
+        printf("reference/direct: ops/s %.2f, p50 %.2f, p99 %.2f\n", ref->ops_per_s / rd->ops_per_s,
+               ref->p50_ms / rd->p50_ms, ref->p99_ms / rd->p99_ms);
+}
 
-    stop_server(&baseline, "baseline");
-    rl_proc_fini(&baseline);
-    for (size_t i = 0; i < npeers; i++)
-        rl_proc_fini(&peers[i].proc);
+int main(int argc, char **argv)
+{
+    rl_log_init("bench-relay");
+    /* Static: the peers' captures are large for a stack. */
+    static bench_run r;
+    int status;
+    if (parse_args(argc, argv, &r, &status) != RL_OK)
+        return status;
+    if (start_servers(&r) != RL_OK) {
+        status = BENCH_EXIT_FAILED;
+        if (r.baseline.pid)
+            rl_proc_stop(&r.baseline, 3000);
+    } else {
+        run_paths(&r);
+        status = print_table(&r);
+        print_notes(&r);
+        if (status != BENCH_EXIT_CLEAN)
+            fprintf(stderr, "bench-relay: a path did not complete cleanly (see above)\n");
+        stop_server(&r.baseline, "baseline");
+    }
+    rl_proc_fini(&r.baseline);
+    for (size_t i = 0; i < r.npeers; i++)
+        rl_proc_fini(&r.peers[i].proc);
     return status;
 }

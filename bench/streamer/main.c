@@ -23,6 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* How long a producer may take to print its readiness line. */
+#define PRODUCER_READY_MS 20000
+
 typedef struct bench_opts {
     char bin[PATH_MAX];
     uint32_t count, size;
@@ -58,15 +61,35 @@ static long long streamer_sent(rl_flow_server *fs)
     return -1;
 }
 
-static int free_read(const bench_opts *o, const char *const *argv, const char *label)
+/* A producer to measure: the reference's |argv|, or a student's command
+ * |line|, started as the grader starts a submission. */
+typedef struct producer {
+    const char *label;
+    const char *const *argv;
+    const char *line; /* when set, |argv| is not used */
+} producer;
+
+/* Starts |pr| into |fs| (stopped again on failure, with the reason on
+ * stderr). Returns 0 or the rl_flow_server_start code. */
+static int start_producer(rl_flow_server *fs, const producer *pr)
 {
+    char err[600];
+    int rc = pr->line ? rl_flow_server_start_command(fs, pr->line, PRODUCER_READY_MS, err, sizeof err)
+                      : rl_flow_server_start(fs, pr->argv, PRODUCER_READY_MS, err, sizeof err);
+    if (rc != RL_OK) {
+        fprintf(stderr, "bench-streamer: %s\n", err);
+        rl_flow_server_stop(fs);
+    }
+    return rc;
+}
+
+static int free_read(const bench_opts *o, const producer *pr)
+{
+    const char *label = pr->label;
     rl_flow_server fs;
     char err[600];
-    if (rl_flow_server_start(&fs, argv, 20000, err, sizeof err) != RL_OK) {
-        fprintf(stderr, "bench-streamer: %s\n", err);
-        rl_flow_server_stop(&fs);
+    if (start_producer(&fs, pr) != RL_OK)
         return 1;
-    }
     grpc_channel *ch = rl_channel_isolated(fs.addr, NULL);
     double mbs[64], cps[64];
     int n = 0;
@@ -101,15 +124,13 @@ static int free_read(const bench_opts *o, const char *const *argv, const char *l
     return 0;
 }
 
-static int stall(const bench_opts *o, const char *const *argv, const char *label, bool reference)
+static int stall(const bench_opts *o, const producer *pr, bool reference)
 {
+    const char *label = pr->label;
     rl_flow_server fs;
     char err[600];
-    if (rl_flow_server_start(&fs, argv, 20000, err, sizeof err) != RL_OK) {
-        fprintf(stderr, "bench-streamer: %s\n", err);
-        rl_flow_server_stop(&fs);
+    if (start_producer(&fs, pr) != RL_OK)
         return 1;
-    }
     grpc_channel *ch = rl_channel_isolated(fs.addr, NULL);
     rl_flow_stall_opts so;
     rl_flow_stall_defaults(&so);
@@ -145,15 +166,11 @@ static int stall(const bench_opts *o, const char *const *argv, const char *label
 }
 
 /* Chunks sent before the stall on |n| fresh connections to one reference. */
-static int windows(const bench_opts *o, const char *const *argv)
+static int windows(const bench_opts *o, const producer *pr)
 {
     rl_flow_server fs;
-    char err[600];
-    if (rl_flow_server_start(&fs, argv, 20000, err, sizeof err) != RL_OK) {
-        fprintf(stderr, "bench-streamer: %s\n", err);
-        rl_flow_server_stop(&fs);
+    if (start_producer(&fs, pr) != RL_OK)
         return 1;
-    }
     printf("Chunks sent before the stall, %d fresh connections (reader took 1, then idled 1 s):", o->windows);
     long long prev = 0;
     for (int i = 0; i < o->windows; i++) {
@@ -227,28 +244,30 @@ int main(int argc, char **argv)
         return 2;
     }
     grpc_init();
-    const char *paced[] = {streamer, "--threads", "1", NULL};
-    const char *unbounded[] = {streamer, "--threads", "1", "--unbounded", NULL};
-    const char *sub[] = {"/bin/sh", "-c", o.submission, NULL};
+    const char *paced_argv[] = {streamer, "--threads", "1", NULL};
+    const char *unbounded_argv[] = {streamer, "--threads", "1", "--unbounded", NULL};
+    const producer paced = {.label = "streamer", .argv = paced_argv};
+    const producer unbounded = {.label = "streamer --unbounded", .argv = unbounded_argv};
+    const producer sub = {.label = o.submission, .line = o.submission};
     int fails = 0;
 
     printf("### Free reader\n\n| producer | request | runs | best MB/s | median MB/s | best chunks/s | median chunks/s |\n"
            "|---|---|---|---|---|---|---|\n");
-    fails += free_read(&o, paced, "streamer");
-    fails += free_read(&o, unbounded, "streamer --unbounded");
+    fails += free_read(&o, &paced);
+    fails += free_read(&o, &unbounded);
     if (o.submission)
-        fails += free_read(&o, sub, o.submission);
+        fails += free_read(&o, &sub);
 
     printf("\n### Stalled reader (%u x %u requested, 1 read, then none)\n\n"
            "| producer | baseline MiB | peak MiB | growth MiB | sent at stall | watched | then read |\n"
            "|---|---|---|---|---|---|---|\n",
            o.count, o.size);
-    fails += stall(&o, paced, "streamer", true);
-    fails += stall(&o, unbounded, "streamer --unbounded", true);
+    fails += stall(&o, &paced, true);
+    fails += stall(&o, &unbounded, true);
     if (o.submission)
-        fails += stall(&o, sub, o.submission, false);
+        fails += stall(&o, &sub, false);
     printf("\n");
-    fails += windows(&o, paced);
+    fails += windows(&o, &paced);
     grpc_shutdown();
     return fails ? 1 : 0;
 }

@@ -22,7 +22,9 @@ def rows(out):
 
 
 def test_each_relay_gets_a_row_and_a_broken_one_a_clear_line():
-    good = f"{PYTHON} {os.path.join(SUBMISSIONS, 'relay_good.py')}"
+    # A leading NAME=value word, as students write them: it starts the way
+    # the grader starts it (exec env), not as `exec NAME=value` would fail.
+    good = f"RELAYLAB_BENCH_T=1 {PYTHON} {os.path.join(SUBMISSIONS, 'relay_good.py')}"
     broken = "echo cannot-start; exit 3"
     p = subprocess.run(
         [bin_path("bench-relay"), "--seconds", "0.5", "--concurrency", "8", "--relay", good, "--relay", broken],
