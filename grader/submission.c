@@ -11,9 +11,9 @@
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_log.h"
+#include "rl_proc_spawn.h"
 #include "rl_tcp.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -263,19 +263,6 @@ static uint64_t nproc_limit(void)
     return (uint64_t)total + SUB_NPROC_HEADROOM;
 }
 
-/* True when |cmd| begins with a shell assignment word, "NAME=value ...". */
-static bool starts_with_assignment(const char *cmd)
-{
-    while (*cmd == ' ' || *cmd == '\t')
-        cmd++;
-    if (!(isalpha((unsigned char)*cmd) || *cmd == '_'))
-        return false;
-    while (isalnum((unsigned char)*cmd) || *cmd == '_')
-        cmd++;
-    return *cmd == '=';
-}
-
-
 /* True when a socket of another process holds |port| (only listeners if
  * |listeners_only|): then the submission is not what answers there, or
  * could not bind, and nothing it did is to be judged. */
@@ -333,12 +320,11 @@ static bool channel_ready(grpc_channel *ch, int64_t until_ns, rl_proc *watch)
 
 char *gr_submission_command(const char *sub)
 {
-    /* A simple command is exec'd by the shell, so the submission itself
-     * leads the group and its exit status or signal reaches us unaltered.
-     * `exec` takes no leading VAR=value words, so those go through env(1). */
-    char *cmd = rl_xmalloc(strlen(sub) + 16);
-    bool simple = strpbrk(sub, ";&|()`\n") == NULL && strncmp(sub, "exec ", 5) != 0;
-    sprintf(cmd, "%s%s", !simple ? "" : starts_with_assignment(sub) ? "exec env " : "exec ", sub);
+    /* One rule for every program that starts a submission-like command
+     * (lib/rl_proc_spawn.h): the grader, the benches and the lab. */
+    char *cmd = NULL;
+    if (rl_proc_command_text(sub, &cmd) != RL_OK)
+        cmd = rl_xstrdup("");
     return cmd;
 }
 
