@@ -300,7 +300,7 @@ static int probe(const gr_sandbox_view *v, char *err, size_t errlen)
             waitpid(pid, &st, 0);
             break;
         }
-        struct timespec ts = {0, 5 * 1000 * 1000};
+        struct timespec ts = {0, 5 * RL_NS_PER_MS};
         nanosleep(&ts, NULL);
     }
     if (rc != RL_OK)

@@ -339,7 +339,7 @@ void gr_cgroup_release(gr_sandbox_run *r)
             rl_proc_reap_orphans(NULL, 0, 0);
             if (!n || rl_now_ns() > until)
                 break;
-            struct timespec ts = {0, 10 * 1000 * 1000};
+            struct timespec ts = {0, 10 * RL_NS_PER_MS};
             nanosleep(&ts, NULL);
         }
     }
