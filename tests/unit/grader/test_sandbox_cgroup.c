@@ -83,11 +83,13 @@ static void v1_run_gets_a_cgroup_per_controller(void **state)
     assert_non_null(r.joins[2]);
     assert_null(r.joins[3]);
     assert_int_equal(gr_sandbox_oom_kills(&r), 0);
-    put(strcat(strcpy(path, r.cg_mem), "/memory.oom_control"), "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
+    snprintf(path, sizeof path, "%s/memory.oom_control", r.cg_mem);
+    put(path, "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n");
     assert_int_equal(gr_sandbox_oom_kills(&r), 3);
     uint64_t hits = 99;
     assert_int_equal(gr_sandbox_memory_hits(&r, &hits), RL_ESYS); /* no file yet: unknown, not 0 */
-    put(strcat(strcpy(path, r.cg_mem), "/memory.failcnt"), "17\n");
+    snprintf(path, sizeof path, "%s/memory.failcnt", r.cg_mem);
+    put(path, "17\n");
     assert_int_equal(gr_sandbox_memory_hits(&r, &hits), RL_OK);
     assert_int_equal(hits, 17);
     gr_sandbox_teardown(&r);
@@ -120,7 +122,8 @@ static void v2_run_gets_one_cgroup_under_the_root(void **state)
     assert_string_equal(got(r.cg_pids, "memory.swap.max"), "0");
     assert_non_null(strstr(r.cpu_usage, "/cpu.stat"));
     assert_null(r.joins[1]);
-    put(strcat(strcpy(path, r.cg_pids), "/memory.events"), "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n");
+    snprintf(path, sizeof path, "%s/memory.events", r.cg_pids);
+    put(path, "low 0\nhigh 0\nmax 4\noom 1\noom_kill 1\n");
     assert_int_equal(gr_sandbox_oom_kills(&r), 1);
     uint64_t hits = 0;
     assert_int_equal(gr_sandbox_memory_hits(&r, &hits), RL_OK);
