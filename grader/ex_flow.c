@@ -508,7 +508,7 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
                         "goes on after the client cancelled -- a thread or a write loop that never checks whether "
                         "the call ended?",
                         (long long)window_ms, CANCEL_SETTLE_MS, (long long)cpu_ms, (long long)wait_ms,
-                        (long long)(cpu_ms + wait_ms), GR_FLOW_CANCEL_GOES_ON_MS, GR_FLOW_CANCEL_WINDOW_MS);
+                        (long long)cpu_ms + wait_ms, GR_FLOW_CANCEL_GOES_ON_MS, GR_FLOW_CANCEL_WINDOW_MS);
         goto done;
     }
     if (cv == GR_FLOW_WENT_ON) {

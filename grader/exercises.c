@@ -1,7 +1,10 @@
-/* exercises: the one table of graded exercises. Adding an exercise is one
- * X(name) entry here plus its ex_NAME.c defining `const gr_exercise
- * gr_ex_NAME`; the CLI, `grader list` and the rubric lookup all read this.
- * The grader's own test exercises are apart (TEST_EXERCISES). */
+/* exercises: the one table of graded exercises: an X(name) entry here plus
+ * its ex_NAME.c defining `const gr_exercise gr_ex_NAME` is what the grader
+ * needs (the CLI, `grader list` and the rubric lookup all read this). The
+ * rubric, the verdict matrix, the handout, lab init's row and the starters
+ * need theirs too: docs/DESIGN.md's checklist, held by
+ * tests/integration/test_exercise_checklist.py. The grader's own test
+ * exercises are apart (TEST_EXERCISES). */
 #include "exercise.h"
 
 #include <stdlib.h>

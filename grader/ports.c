@@ -204,12 +204,10 @@ static void mark_fds(pid_t pid, const uint64_t *inodes, size_t ninodes, bool *fo
     closedir(d);
 }
 
-int gr_ports_holders(int port, bool listeners_only, pid_t pgid, const pid_t *except, size_t nexcept, int *ours,
-                     int *foreign)
+/* Calls |fn| with the state and inode of every TCP socket (v4 and v6) on
+ * local port |port|. Returns 0, or RL_ESYS when neither table could be read. */
+static int each_socket(int port, void (*fn)(void *arg, int st, uint64_t ino), void *arg)
 {
-    *ours = *foreign = 0;
-    size_t n = 0, cap = 16;
-    uint64_t *inodes = rl_xmalloc(cap * sizeof *inodes);
     static const char *const files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
     int opened = 0;
     for (size_t k = 0; k < 2; k++) {
@@ -221,28 +219,49 @@ int gr_ports_holders(int port, bool listeners_only, pid_t pgid, const pid_t *exc
         while (fgets(line, sizeof line, f)) {
             int lport, st;
             uint64_t ino;
-            if (gr_ports_parse_line(line, &lport, &st, &ino) != RL_OK || lport != port)
-                continue;
-            if ((listeners_only && st != GR_PORTS_LISTEN) || ino == 0)
-                continue;
-            if (n == cap)
-                inodes = rl_xrealloc(inodes, (cap *= 2) * sizeof *inodes);
-            inodes[n++] = ino;
+            if (gr_ports_parse_line(line, &lport, &st, &ino) == RL_OK && lport == port)
+                fn(arg, st, ino);
         }
         fclose(f);
     }
-    if (!opened) {
-        free(inodes);
+    return opened ? RL_OK : RL_ESYS;
+}
+
+/* The inodes gr_ports_holders collects. */
+typedef struct inode_list {
+    uint64_t *inodes;
+    size_t n, cap;
+    bool listeners_only;
+} inode_list;
+
+static void add_inode(void *arg, int st, uint64_t ino)
+{
+    inode_list *l = arg;
+    if ((l->listeners_only && st != GR_PORTS_LISTEN) || ino == 0)
+        return;
+    if (l->n == l->cap)
+        l->inodes = rl_xrealloc(l->inodes, (l->cap *= 2) * sizeof *l->inodes);
+    l->inodes[l->n++] = ino;
+}
+
+int gr_ports_holders(int port, bool listeners_only, pid_t pgid, const pid_t *except, size_t nexcept, int *ours,
+                     int *foreign)
+{
+    *ours = *foreign = 0;
+    inode_list l = {.cap = 16, .listeners_only = listeners_only};
+    l.inodes = rl_xmalloc(l.cap * sizeof *l.inodes);
+    if (each_socket(port, add_inode, &l) != RL_OK) {
+        free(l.inodes);
         return RL_ESYS;
     }
-    if (n) {
-        bool *found = rl_xcalloc(n, sizeof *found);
+    if (l.n) {
+        bool *found = rl_xcalloc(l.n, sizeof *found);
         proc_entry *t;
         size_t np = proc_table(&t);
         for (size_t i = 0; i < np; i++)
             if (is_submissions(t, np, &t[i], pgid, except, nexcept))
-                mark_fds(t[i].pid, inodes, n, found);
-        for (size_t i = 0; i < n; i++) {
+                mark_fds(t[i].pid, l.inodes, l.n, found);
+        for (size_t i = 0; i < l.n; i++) {
             if (found[i])
                 (*ours)++;
             else
@@ -251,29 +270,19 @@ int gr_ports_holders(int port, bool listeners_only, pid_t pgid, const pid_t *exc
         free(t);
         free(found);
     }
-    free(inodes);
+    free(l.inodes);
     return RL_OK;
+}
+
+static void count_connection(void *arg, int st, uint64_t ino)
+{
+    (void)ino;
+    if (st == GR_PORTS_ESTABLISHED || st == GR_PORTS_SYN_RECV)
+        (*(int *)arg)++;
 }
 
 int gr_ports_connections(int port, int *count)
 {
     *count = 0;
-    static const char *const files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
-    int opened = 0;
-    for (size_t k = 0; k < 2; k++) {
-        FILE *f = fopen(files[k], "re");
-        if (!f)
-            continue;
-        opened++;
-        char line[512];
-        while (fgets(line, sizeof line, f)) {
-            int lport, st;
-            uint64_t ino;
-            if (gr_ports_parse_line(line, &lport, &st, &ino) == RL_OK && lport == port &&
-                (st == GR_PORTS_ESTABLISHED || st == GR_PORTS_SYN_RECV))
-                (*count)++;
-        }
-        fclose(f);
-    }
-    return opened ? RL_OK : RL_ESYS;
+    return each_socket(port, count_connection, count);
 }

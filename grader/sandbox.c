@@ -1,6 +1,9 @@
 /* sandbox: the grader's side of the submission's sandbox; see sandbox.h
- * and docs/sandbox.md for what each piece defends against. */
+ * and docs/sandbox.md for what each piece defends against. The view, the
+ * jail's argv, entering the namespaces, a run's life and finding its
+ * command are here; the cgroups are sandbox_cgroup.c's. */
 #include "sandbox.h"
+#include "sandbox_cgroup.h"
 
 #include "rl_alloc.h"
 #include "rl_deadline.h"
@@ -189,213 +192,26 @@ void gr_sandbox_argv_free(char **argv)
     free(argv);
 }
 
-/* ---- cgroups ----
- *
- * cgroup v1 (this machine: one hierarchy per controller) is used when the
- * pids, memory and cpuacct hierarchies exist; else cgroup v2 (Debian 12's
- * default: one hierarchy) when its root offers pids, memory and cpu. The
- * files differ (pids.max is the same; memory.limit_in_bytes or memory.max;
- * cpuacct.usage in ns or cpu.stat's usage_usec; memory.oom_control or
- * memory.events), so each run records which it got. */
-
-static char cg_root[256] = "/sys/fs/cgroup";
-static char cg_self[256] = "/proc/self/cgroup";
-
-
-void gr_sandbox_set_cgroup_paths(const char *root, const char *self)
-{
-    snprintf(cg_root, sizeof cg_root, "%s", root ? root : "/sys/fs/cgroup");
-    snprintf(cg_self, sizeof cg_self, "%s", self ? self : "/proc/self/cgroup");
-    mode = GR_SANDBOX_NONE;
-}
+/* ---- the mode ---- */
 
 gr_sandbox_mode gr_sandbox_get_mode(void)
 {
     return mode;
 }
 
-/* cgroup v1: ROOT/CTRL + this process's own cgroup under it, so a grader
- * confined by its own cgroup nests its submissions inside. */
-static int cgroup_base(const char *ctrl, char *buf, size_t len)
+void gr_sandbox_set_cgroup_paths(const char *root, const char *self)
 {
-    FILE *f = fopen(cg_self, "re");
-    if (!f)
-        return RL_ESYS;
-    char line[512];
-    int rc = RL_ENOTFOUND;
-    while (fgets(line, sizeof line, f)) {
-        /* "4:memory:/some/path" or "2:cpu,cpuacct:/" */
-        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
-        if (!b)
-            continue;
-        *b = '\0';
-        bool match = false;
-        for (char *save = NULL, *c = strtok_r(a + 1, ",", &save); c; c = strtok_r(NULL, ",", &save))
-            match = match || strcmp(c, ctrl) == 0;
-        if (!match)
-            continue;
-        b[1 + strcspn(b + 1, "\n")] = '\0';
-        snprintf(buf, len, "%s/%s%s", cg_root, ctrl, strcmp(b + 1, "/") == 0 ? "" : b + 1);
-        rc = RL_OK;
-        break;
-    }
-    fclose(f);
-    struct stat st;
-    if (rc == RL_OK && stat(buf, &st) != 0)
-        rc = RL_ENOTFOUND;
-    return rc;
-}
-
-static bool have_v1(void)
-{
-    char base[300];
-    return cgroup_base("pids", base, sizeof base) == RL_OK && cgroup_base("memory", base, sizeof base) == RL_OK &&
-           cgroup_base("cpuacct", base, sizeof base) == RL_OK;
-}
-
-/* True when |word| is one of the blank-separated words of |list|. */
-static bool has_word(const char *list, const char *word)
-{
-    size_t n = strlen(word);
-    for (const char *p = list; (p = strstr(p, word)); p += n)
-        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' ' || p[n] == '\n'))
-            return true;
-    return false;
-}
-
-static int read_line(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return RL_ESYS;
-    if (!fgets(buf, (int)len, f))
-        buf[0] = '\0';
-    fclose(f);
-    buf[strcspn(buf, "\n")] = '\0';
-    return RL_OK;
-}
-
-static int write_file(const char *dir, const char *name, const char *value)
-{
-    char path[400];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "we");
-    if (!f)
-        return RL_ESYS;
-    int ok = fputs(value, f) >= 0;
-    ok = (fclose(f) == 0) && ok;
-    return ok ? RL_OK : RL_ESYS;
-}
-
-static const char *const v2_needs[] = {"pids", "memory", "cpu"};
-
-/* cgroup v2: the runs' cgroups are made under the hierarchy's root, the
- * one place (besides a delegated subtree) where a process may enable
- * controllers for its children while processes live in it. Returns 0 once
- * pids, memory and cpu are enabled for the root's children, else an error
- * with the reason in |err|. */
-static int v2_ready(char *err, size_t errlen)
-{
-    char path[300], line[256];
-    snprintf(path, sizeof path, "%s/cgroup.controllers", cg_root);
-    if (read_line(path, line, sizeof line) != RL_OK) {
-        snprintf(err, errlen, "the sandbox needs cgroups: neither the v1 pids, memory and cpuacct hierarchies nor "
-                              "a cgroup v2 hierarchy at %s",
-                 cg_root);
-        return RL_ESYS;
-    }
-    for (size_t i = 0; i < 3; i++)
-        if (!has_word(line, v2_needs[i])) {
-            snprintf(err, errlen, "the sandbox needs the %s controller, which cgroup v2 at %s does not offer (%s)",
-                     v2_needs[i], cg_root, line);
-            return RL_ESYS;
-        }
-    snprintf(path, sizeof path, "%s/cgroup.subtree_control", cg_root);
-    if (read_line(path, line, sizeof line) != RL_OK)
-        line[0] = '\0';
-    for (size_t i = 0; i < 3; i++) {
-        if (has_word(line, v2_needs[i]))
-            continue;
-        char on[32];
-        snprintf(on, sizeof on, "+%s", v2_needs[i]);
-        if (write_file(cg_root, "cgroup.subtree_control", on) != RL_OK) {
-            snprintf(err, errlen, "cannot enable the %s controller in %s/cgroup.subtree_control: %s", v2_needs[i],
-                     cg_root, strerror(errno));
-            return RL_ESYS;
-        }
-    }
-    return RL_OK;
-}
-
-/* Removes the empty cgroups "relaylab-PID-N" under |base| whose grader PID
- * is gone: a grader killed with SIGKILL could not remove its own. A
- * cgroup that still holds a task, or whose PID lives (perhaps reused), is
- * left alone. */
-static void sweep_stale(const char *base)
-{
-    DIR *d = opendir(base);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        long pid;
-        int n, used = 0;
-        if (sscanf(e->d_name, "relaylab-%ld-%d%n", &pid, &n, &used) != 2 || e->d_name[used] != '\0' || pid <= 0 ||
-            pid == (long)getpid() || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
-            continue;
-        char path[600];
-        snprintf(path, sizeof path, "%s/%s", base, e->d_name);
-        if (rmdir(path) == 0)
-            RL_DEBUG("removed %s, left by a grader that is gone", path);
-    }
-    closedir(d);
-}
-
-/* Which cgroups the sandbox uses here; GR_SANDBOX_NONE when none (reason
- * in |err|). Enabling v2's controllers is its one side effect. */
-static gr_sandbox_mode cgroup_mode(char *err, size_t errlen)
-{
-    if (have_v1())
-        return GR_SANDBOX_CGROUP_V1;
-    return v2_ready(err, errlen) == RL_OK ? GR_SANDBOX_CGROUP_V2 : GR_SANDBOX_NONE;
+    gr_cgroup_set_paths(root, self);
+    mode = GR_SANDBOX_NONE;
 }
 
 void gr_sandbox_sweep_stale(void)
 {
     if (mode == GR_SANDBOX_NONE) {
         char err[256];
-        mode = cgroup_mode(err, sizeof err);
+        mode = gr_cgroup_mode(err, sizeof err);
     }
-    if (mode == GR_SANDBOX_CGROUP_V2) {
-        sweep_stale(cg_root);
-        return;
-    }
-    if (mode != GR_SANDBOX_CGROUP_V1)
-        return;
-    static const char *const ctrls[] = {"pids", "memory", "cpuacct"};
-    char base[300];
-    for (size_t i = 0; i < 3; i++)
-        if (cgroup_base(ctrls[i], base, sizeof base) == RL_OK)
-            sweep_stale(base);
-}
-
-/* Makes |out| a new cgroup for run |id| under |base|. */
-static int make_cgroup_in(const char *base, int id, char *out, size_t len)
-{
-    snprintf(out, len, "%.200s/relaylab-%ld-%d", base, (long)getpid(), id);
-    if (mkdir(out, 0755) != 0) {
-        out[0] = '\0';
-        return RL_ESYS;
-    }
-    return RL_OK;
-}
-
-static int make_cgroup(const char *ctrl, int id, char *out, size_t len)
-{
-    char base[300];
-    if (cgroup_base(ctrl, base, sizeof base) != RL_OK)
-        return RL_ENOTFOUND;
-    return make_cgroup_in(base, id, out, len);
+    gr_cgroup_sweep_stale(mode);
 }
 
 /* ---- entering ---- */
@@ -484,7 +300,7 @@ static int probe(const gr_sandbox_view *v, char *err, size_t errlen)
             waitpid(pid, &st, 0);
             break;
         }
-        struct timespec ts = {0, 5 * 1000 * 1000};
+        struct timespec ts = {0, 5 * RL_NS_PER_MS};
         nanosleep(&ts, NULL);
     }
     if (rc != RL_OK)
@@ -492,10 +308,19 @@ static int probe(const gr_sandbox_view *v, char *err, size_t errlen)
     return rc;
 }
 
-/* Writes |text| to /proc/self/|name| (one write: fclose flushes it). */
+/* Writes |text| to /proc/self/|name| in one write(2), as uid_map and
+ * gid_map require. */
 static int write_self(const char *name, const char *text)
 {
-    return write_file("/proc/self", name, text);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/%s", name);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return RL_ESYS;
+    size_t len = strlen(text);
+    bool ok = write(fd, text, len) == (ssize_t)len;
+    ok = close(fd) == 0 && ok;
+    return ok ? RL_OK : RL_ESYS;
 }
 
 /* Moves the grader into a network namespace with loopback alone. */
@@ -563,7 +388,7 @@ int gr_sandbox_enter(const gr_sandbox_view *v, char *err, size_t errlen)
             return RL_ESYS;
         return RL_OK;
     }
-    mode = cgroup_mode(err, errlen);
+    mode = gr_cgroup_mode(err, errlen);
     if (mode == GR_SANDBOX_NONE)
         return RL_ESYS;
     gr_sandbox_sweep_stale();
@@ -582,74 +407,14 @@ const char *gr_sandbox_mode_note(void)
 
 /* ---- one run ---- */
 
-/* cgroup v1: one cgroup per controller. */
-static int prepare_v1(gr_sandbox_run *r, int id, uint64_t mem_limit_bytes, const char **what)
-{
-    char v[32];
-    *what = "pids";
-    if (make_cgroup("pids", id, r->cg_pids, sizeof r->cg_pids) != RL_OK)
-        return RL_ESYS;
-    snprintf(v, sizeof v, "%d", GR_SANDBOX_PIDS_MAX);
-    if (write_file(r->cg_pids, "pids.max", v) != RL_OK)
-        return RL_ESYS;
-    *what = "memory";
-    if (make_cgroup("memory", id, r->cg_mem, sizeof r->cg_mem) != RL_OK)
-        return RL_ESYS;
-    if (mem_limit_bytes) {
-        snprintf(v, sizeof v, "%llu", (unsigned long long)mem_limit_bytes);
-        if (write_file(r->cg_mem, "memory.limit_in_bytes", v) != RL_OK)
-            return RL_ESYS;
-    }
-    *what = "cpuacct";
-    if (make_cgroup("cpuacct", id, r->cg_cpu, sizeof r->cg_cpu) != RL_OK)
-        return RL_ESYS;
-    snprintf(r->cpu_usage, sizeof r->cpu_usage, "%s/cpuacct.usage", r->cg_cpu);
-    snprintf(r->join[0], sizeof r->join[0], "%s/cgroup.procs", r->cg_pids);
-    snprintf(r->join[1], sizeof r->join[1], "%s/cgroup.procs", r->cg_mem);
-    snprintf(r->join[2], sizeof r->join[2], "%s/cgroup.procs", r->cg_cpu);
-    for (int i = 0; i < 3; i++)
-        r->joins[i] = r->join[i];
-    return RL_OK;
-}
-
-/* cgroup v2: one cgroup for all three, under the hierarchy's root. */
-static int prepare_v2(gr_sandbox_run *r, int id, uint64_t mem_limit_bytes, const char **what)
-{
-    char v[32];
-    *what = "v2";
-    if (make_cgroup_in(cg_root, id, r->cg_pids, sizeof r->cg_pids) != RL_OK)
-        return RL_ESYS;
-    snprintf(v, sizeof v, "%d", GR_SANDBOX_PIDS_MAX);
-    if (write_file(r->cg_pids, "pids.max", v) != RL_OK)
-        return RL_ESYS;
-    if (mem_limit_bytes) {
-        snprintf(v, sizeof v, "%llu", (unsigned long long)mem_limit_bytes);
-        if (write_file(r->cg_pids, "memory.max", v) != RL_OK)
-            return RL_ESYS;
-        /* Swap would let memory.max be exceeded; a kernel without swap
-         * accounting has no such file, which is fine. */
-        if (write_file(r->cg_pids, "memory.swap.max", "0") != RL_OK && errno != ENOENT)
-            return RL_ESYS;
-    }
-    r->v2 = true;
-    snprintf(r->cpu_usage, sizeof r->cpu_usage, "%s/cpu.stat", r->cg_pids);
-    snprintf(r->join[0], sizeof r->join[0], "%s/cgroup.procs", r->cg_pids);
-    r->joins[0] = r->join[0];
-    return RL_OK;
-}
-
 int gr_sandbox_prepare(gr_sandbox_run *r, uint64_t mem_limit_bytes, char *err, size_t errlen)
 {
-    static int serial;
-    int id = ++serial;
     memset(r, 0, sizeof *r);
     r->status_r = r->status_w = -1;
     const char *what = "cgroup";
-    if (mode == GR_SANDBOX_NONE && (mode = cgroup_mode(err, errlen)) == GR_SANDBOX_NONE)
+    if (mode == GR_SANDBOX_NONE && (mode = gr_cgroup_mode(err, errlen)) == GR_SANDBOX_NONE)
         return RL_ESYS;
-    if (mode == GR_SANDBOX_CGROUP_V1 && prepare_v1(r, id, mem_limit_bytes, &what) != RL_OK)
-        goto fail;
-    if (mode == GR_SANDBOX_CGROUP_V2 && prepare_v2(r, id, mem_limit_bytes, &what) != RL_OK)
+    if (gr_cgroup_prepare(r, mode, mem_limit_bytes, &what) != RL_OK)
         goto fail;
     what = "status pipe";
     int fds[2];
@@ -695,46 +460,6 @@ void gr_sandbox_measure(const gr_sandbox_run *r, pid_t pid)
         rl_proc_sample_by_pidns(pid, st.st_ino, pid);
     else
         RL_WARN("cannot find the sandbox's PID namespace (%s): measuring the process group alone", strerror(errno));
-}
-
-int gr_sandbox_oom_kills(const gr_sandbox_run *r)
-{
-    char path[320], line[128];
-    const char *dir = r->v2 ? r->cg_pids : r->cg_mem;
-    snprintf(path, sizeof path, "%s/%s", dir, r->v2 ? "memory.events" : "memory.oom_control");
-    FILE *f = dir[0] ? fopen(path, "re") : NULL;
-    int n = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "oom_kill %d", &n) == 1)
-            break;
-    if (f)
-        fclose(f);
-    return n;
-}
-
-int gr_sandbox_memory_hits(const gr_sandbox_run *r, uint64_t *hits)
-{
-    char path[320], line[128];
-    const char *dir = r->v2 ? r->cg_pids : r->cg_mem;
-    snprintf(path, sizeof path, "%s/%s", dir, r->v2 ? "memory.events" : "memory.failcnt");
-    FILE *f = dir[0] ? fopen(path, "re") : NULL;
-    int rc = RL_ESYS;
-    unsigned long long n;
-    while (f && rc != RL_OK && fgets(line, sizeof line, f))
-        if (sscanf(line, r->v2 ? "max %llu" : "%llu", &n) == 1)
-            rc = RL_OK;
-    if (f)
-        fclose(f);
-    if (rc == RL_OK)
-        *hits = n;
-    return rc;
-}
-
-static void remove_cgroup(char *dir)
-{
-    if (dir[0] && rmdir(dir) != 0)
-        RL_DEBUG("cannot remove %s: %s", dir, strerror(errno));
-    dir[0] = '\0';
 }
 
 /* ---- the command's process ---- */
@@ -833,32 +558,7 @@ int gr_sandbox_signal_command(pid_t launcher, int sig)
 
 void gr_sandbox_teardown(gr_sandbox_run *r)
 {
-    if (r->cg_pids[0]) {
-        char procs[320];
-        snprintf(procs, sizeof procs, "%s/cgroup.procs", r->cg_pids);
-        int64_t until = rl_now_ns() + 3000 * RL_NS_PER_MS;
-        for (;;) {
-            FILE *f = fopen(procs, "re");
-            long pid;
-            int n = 0;
-            while (f && fscanf(f, "%ld", &pid) == 1) {
-                kill((pid_t)pid, SIGKILL);
-                n++;
-            }
-            if (f)
-                fclose(f);
-            /* Our own children among them are reaped here; the rest are
-             * the namespace's, reaped by its init's death. */
-            rl_proc_reap_orphans(NULL, 0, 0);
-            if (!n || rl_now_ns() > until)
-                break;
-            struct timespec ts = {0, 10 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-        }
-    }
-    remove_cgroup(r->cg_pids);
-    remove_cgroup(r->cg_mem);
-    remove_cgroup(r->cg_cpu);
+    gr_cgroup_release(r);
     if (r->status_r >= 0)
         close(r->status_r);
     if (r->status_w >= 0)

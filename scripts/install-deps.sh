@@ -1,9 +1,11 @@
 #!/bin/sh
 # Installs the Debian/Ubuntu packages relaylab needs, and only those that are
 # missing. Two lists, one script (the student kit ships this file):
-#   install-deps.sh        the checkout: everything to build and test the kit
-#                          (called by the Makefile before any build, so a
-#                          fresh Debian 12 machine needs nothing by hand);
+#   install-deps.sh        the checkout: everything to build and test the kit,
+#                          and make lint's clang-format, clang-tidy (14 on
+#                          Debian 12) and cppcheck (called by the Makefile
+#                          before any build, so a fresh Debian 12 machine
+#                          needs nothing by hand);
 #   install-deps.sh --kit  the student kit: the libraries its prebuilt
 #                          programs link (through their -dev packages, whose
 #                          names are the same on Debian 12 and Ubuntu 24.04),
@@ -17,7 +19,7 @@ case "${1:-}" in
     PKGS="build-essential pkg-config libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
 libjemalloc-dev libjansson-dev libcmocka-dev python3 python3-grpcio python3-protobuf \
 python3-pytest protobuf-compiler-grpc protobuf-compiler valgrind clang libclang-rt-14-dev \
-chromium librsvg2-bin" ;;
+clang-format clang-tidy cppcheck chromium librsvg2-bin" ;;
 --kit)
     PKGS="libgrpc-dev libprotobuf-c-dev libjansson-dev libjemalloc-dev util-linux \
 python3 python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc \

@@ -302,50 +302,62 @@ uint64_t tn_dispatch(tn_server *s, uint32_t work_ms)
     return c->id;
 }
 
+/* Appends |r| to |rep|'s streams, its record in |sr| (an array as long as
+ * rep->streams), unless it closed before the last reset (the Observer
+ * reports what happened since). */
+static void add_stream(const tn_server *s, const tn_stream_rec *r, Relaylab__TunnelStreamRecord *sr,
+                       Relaylab__ObserveTunnelReply *rep)
+{
+    if (r->closed_ns && r->closed_ns < s->reset_ns)
+        return;
+    Relaylab__TunnelStreamRecord *out = &sr[rep->n_streams];
+    relaylab__tunnel_stream_record__init(out);
+    out->id = r->id;
+    out->opened_ns = r->opened_ns;
+    out->closed_ns = r->closed_ns;
+    out->calls = r->calls;
+    out->closed_busy = r->closed_busy;
+    out->cancelled = r->cancelled;
+    rep->streams[rep->n_streams++] = out;
+}
+
+/* The same for a call: one that ended (lost or answered) before the last
+ * reset is left out. */
+static void add_call(const tn_server *s, const tn_call_rec *c, Relaylab__TunnelCallRecord *cr,
+                     Relaylab__ObserveTunnelReply *rep)
+{
+    if ((c->lost || c->answered_ns) && c->dispatched_ns < s->reset_ns)
+        return;
+    Relaylab__TunnelCallRecord *out = &cr[rep->n_calls];
+    relaylab__tunnel_call_record__init(out);
+    out->id = c->id;
+    out->work_ms = c->work_ms;
+    out->dispatched_ns = c->dispatched_ns;
+    out->handed_ns = c->handed_ns;
+    out->answered_ns = c->answered_ns;
+    out->stream_id = c->stream_id;
+    out->lost = c->lost;
+    rep->calls[rep->n_calls++] = out;
+}
+
 void tn_observe(const tn_server *s, Relaylab__ObserveTunnelReply *rep)
 {
     rep->server_id = (char *)s->id;
+    /* The records are one array each, which tn_observe_free finds through
+     * the first pointer: freed here when nothing points into it. */
     rep->streams = rl_xcalloc(s->nstreams + 1, sizeof *rep->streams);
     Relaylab__TunnelStreamRecord *sr = rl_xcalloc(s->nstreams + 1, sizeof *sr);
-    size_t n = 0;
-    for (size_t i = 0; i < s->nstreams; i++) {
-        const tn_stream_rec *r = &s->streams[i];
-        if (r->closed_ns && r->closed_ns < s->reset_ns)
-            continue;
-        relaylab__tunnel_stream_record__init(&sr[n]);
-        sr[n].id = r->id;
-        sr[n].opened_ns = r->opened_ns;
-        sr[n].closed_ns = r->closed_ns;
-        sr[n].calls = r->calls;
-        sr[n].closed_busy = r->closed_busy;
-        sr[n].cancelled = r->cancelled;
-        rep->streams[n] = &sr[n];
-        n++;
-    }
-    rep->n_streams = n;
-    if (!n)
-        free(sr); /* tn_observe_free finds the array through its first element */
+    rep->n_streams = 0;
+    for (size_t i = 0; i < s->nstreams; i++)
+        add_stream(s, &s->streams[i], sr, rep);
+    if (!rep->n_streams)
+        free(sr);
     rep->calls = rl_xcalloc(s->ncalls + 1, sizeof *rep->calls);
     Relaylab__TunnelCallRecord *cr = rl_xcalloc(s->ncalls + 1, sizeof *cr);
-    n = 0;
-    for (size_t i = 0; i < s->ncalls; i++) {
-        const tn_call_rec *c = &s->calls[i];
-        bool over = c->lost || c->answered_ns;
-        if (over && c->dispatched_ns < s->reset_ns)
-            continue;
-        relaylab__tunnel_call_record__init(&cr[n]);
-        cr[n].id = c->id;
-        cr[n].work_ms = c->work_ms;
-        cr[n].dispatched_ns = c->dispatched_ns;
-        cr[n].handed_ns = c->handed_ns;
-        cr[n].answered_ns = c->answered_ns;
-        cr[n].stream_id = c->stream_id;
-        cr[n].lost = c->lost;
-        rep->calls[n] = &cr[n];
-        n++;
-    }
-    rep->n_calls = n;
-    if (!n)
+    rep->n_calls = 0;
+    for (size_t i = 0; i < s->ncalls; i++)
+        add_call(s, &s->calls[i], cr, rep);
+    if (!rep->n_calls)
         free(cr);
 }
 

@@ -156,6 +156,10 @@ static int rl_test_run_group(const char *group, const struct CMUnitTest *tests, 
         timer_delete(rl_test_.timer);
     rl_test_.armed = 0;
     free(rl_test_.copy);
+    /* Nothing of the caller's (its tests array is on its stack) or freed is
+     * kept once the group has run. */
+    rl_test_.copy = NULL;
+    rl_test_.orig = NULL;
     return rc;
 }
 

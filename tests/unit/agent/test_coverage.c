@@ -231,15 +231,23 @@ static void settle(int ticks)
         sim_tick();
 }
 
+/* Starts the simulation with |rules|, |place| and |work_ms|, lets it settle
+ * 4 ticks, then queues |calls| on B and serves them: the burst most tests
+ * start from. */
+static void burst(const char *rules, placement_fn place, int64_t work_ms, uint32_t calls)
+{
+    sim_start(rules, place, work_ms);
+    settle(4);
+    S.queued[B] = calls;
+    serve();
+}
+
 /* ---- growth ---- */
 
 static void burst_with_every_stream_on_b_is_in_flight_within_8_ticks(void **state)
 {
     (void)state;
-    sim_start("none", all_on_b, 3000);
-    settle(4);
-    S.queued[B] = 1000;
-    serve();
+    burst("none", all_on_b, 3000, 1000);
     assert_true(ticks_until_in_flight(8) <= 8);
     assert_int_equal(in_flight(B), 1000);
     assert_true(total_streams() <= RL_COV_CAP_PER_SERVER);
@@ -248,10 +256,7 @@ static void burst_with_every_stream_on_b_is_in_flight_within_8_ticks(void **stat
 static void growth_doubles_while_the_server_stays_all_busy(void **state)
 {
     (void)state;
-    sim_start("none", all_on_b, 3000);
-    settle(4);
-    S.queued[B] = 1000;
-    serve();
+    burst("none", all_on_b, 3000, 1000);
     uint32_t before = streams_on(B, false);
     for (int t = 0; t < 4; t++) {
         sim_tick();
@@ -264,10 +269,7 @@ static void growth_doubles_while_the_server_stays_all_busy(void **state)
 static void burst_with_uniform_placement_is_in_flight_in_bounded_ticks(void **state)
 {
     (void)state;
-    sim_start("none", uniform, 3000);
-    settle(4);
-    S.queued[B] = 200;
-    serve();
+    burst("none", uniform, 3000, 200);
     /* A third of every stream lands on B, and growth doubles: 8 + 16 + ...
      * reaches 200 on B within 8 ticks. */
     assert_true(ticks_until_in_flight(8) <= 8);
@@ -277,10 +279,7 @@ static void burst_with_uniform_placement_is_in_flight_in_bounded_ticks(void **st
 static void burst_with_skewed_placement_is_in_flight_and_bounded(void **state)
 {
     (void)state;
-    sim_start("none", skewed, 3000);
-    settle(4);
-    S.queued[B] = 1000;
-    serve();
+    burst("none", skewed, 3000, 1000);
     assert_true(ticks_until_in_flight(9) <= 9);
     /* What landed elsewhere stays a fraction of what B holds. */
     assert_true(total_streams() <= 2 * streams_on(B, false));
@@ -292,10 +291,7 @@ static void burst_with_skewed_placement_is_in_flight_and_bounded(void **state)
 static void unfillable_stays_bounded_and_keeps_the_busy_server(void **state)
 {
     (void)state;
-    sim_start("none", none_on_b, 3000);
-    settle(4);
-    S.queued[B] = 1000;
-    serve();
+    burst("none", none_on_b, 3000, 1000);
     uint32_t most = 0;
     for (int t = 0; t < 240; t++) { /* a minute of ticks */
         sim_tick();
@@ -318,10 +314,7 @@ static void unfillable_stays_bounded_and_keeps_the_busy_server(void **state)
 static void after_a_burst_it_prunes_back_to_the_reserve(void **state)
 {
     (void)state;
-    sim_start("none", all_on_b, 1000);
-    settle(4);
-    S.queued[B] = 1000;
-    serve();
+    burst("none", all_on_b, 1000, 1000);
     assert_true(ticks_until_in_flight(8) <= 8);
     assert_true(streams_on(B, false) >= 1000);
     int64_t end = 0;
@@ -520,15 +513,9 @@ static void mistake_total_leaves_the_busy_server_with_its_few_streams(void **sta
 {
     (void)state;
     /* Uniform placement: B holds 3 of the first 8 streams. */
-    sim_start("none", uniform, 3000);
-    settle(4);
-    S.queued[B] = 200;
-    serve();
+    burst("none", uniform, 3000, 200);
     assert_true(ticks_until_in_flight(8) <= 8);
-    sim_start("total", uniform, 3000);
-    settle(4);
-    S.queued[B] = 200;
-    serve();
+    burst("total", uniform, 3000, 200);
     assert_true(ticks_until_in_flight(40) > 40);
     assert_int_equal(in_flight(B), 3); /* while idle streams sat on A and C */
     assert_true(streams_on(A, false) - in_flight(A) + streams_on(C, false) - in_flight(C) >= RL_COV_RESERVE);
@@ -538,10 +525,7 @@ static void mistake_total_leaves_the_busy_server_with_its_few_streams(void **sta
 static void mistake_no_prune_keeps_every_stream_after_a_burst(void **state)
 {
     (void)state;
-    sim_start("no-prune", all_on_b, 1000);
-    settle(4);
-    S.queued[B] = 1000;
-    serve();
+    burst("no-prune", all_on_b, 1000, 1000);
     assert_true(ticks_until_in_flight(8) <= 8);
     uint32_t peak = streams_on(B, false);
     settle(4 * (RL_COV_PRUNE_UNUSED_MS + 4000) / 1000);
@@ -598,10 +582,7 @@ static void mistake_evacuate_busy_takes_a_quiet_server_for_an_idle_one(void **st
 static void mistake_no_cap_grows_without_bound_when_nothing_lands(void **state)
 {
     (void)state;
-    sim_start("no-cap", none_on_b, 3000);
-    settle(4);
-    S.queued[B] = 1000;
-    serve();
+    burst("no-cap", none_on_b, 3000, 1000);
     settle(10);
     /* Doubling every tick: 8 + 16 + ... + 4096 streams in 10 ticks. */
     assert_true(total_streams() > RL_COV_CAP_TOTAL);
@@ -611,17 +592,11 @@ static void mistake_no_cap_grows_without_bound_when_nothing_lands(void **state)
 static void mistake_stream_per_call_opens_a_stream_for_every_call(void **state)
 {
     (void)state;
-    sim_start("none", all_on_b, 1000);
-    settle(4);
-    S.queued[B] = 100;
-    serve();
+    burst("none", all_on_b, 1000, 100);
     settle(40);
     assert_int_equal(S.answered, 100);
     uint64_t right = S.opened;
-    sim_start("stream-per-call", all_on_b, 1000);
-    settle(4);
-    S.queued[B] = 100;
-    serve();
+    burst("stream-per-call", all_on_b, 1000, 100);
     settle(40);
     assert_int_equal(S.answered, 100);
     assert_true(S.opened >= right + 100);
