@@ -37,11 +37,11 @@ typedef struct gc_batch {
     size_t nex;
     bool want[GC_MAX_EXERCISES];
     int jobs, runs;
-    const char *ready_timeout, *memory_limit; /* argv's, or NULL */
+    const char *ready_timeout, *memory_limit;           /* argv's, or NULL */
     char worlds[GC_MAX_WORLDS][PATH_MAX + GC_NAME_MAX]; /* "EXERCISE=/real/path" */
     size_t nworlds;
-    const char *variant_from;            /* "folder", "marker" or "none" */
-    char only[GC_MAX_EXERCISES][1024];   /* --exercises EX/ID: the grader's --only, or "" */
+    const char *variant_from;          /* "folder", "marker" or "none" */
+    char only[GC_MAX_EXERCISES][1024]; /* --exercises EX/ID: the grader's --only, or "" */
     bool fresh, quiet, tty, unsafe;
     long show_logs; /* --show-logs N: lines of the logs printed at the end; 0: none */
     /* progress */

@@ -125,8 +125,8 @@ static int take_checked(int c, const char *arg, gc_batch *b, gc_options *o)
     case O_RUNS:
         v = strtol(arg, &end, 10);
         if (!*arg || *end || v < 1 || v > 64) {
-            fprintf(stderr, "grade-class: %s takes a number from 1 to 64, not '%s'\n", c == O_JOBS ? "--jobs" : "--runs",
-                    arg);
+            fprintf(stderr, "grade-class: %s takes a number from 1 to 64, not '%s'\n",
+                    c == O_JOBS ? "--jobs" : "--runs", arg);
             return RL_EINVAL;
         }
         *(c == O_JOBS ? &b->jobs : &b->runs) = (int)v;

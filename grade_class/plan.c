@@ -66,10 +66,11 @@ static bool refuse_submission(const gc_batch *b, const gc_exercise *e, const gc_
     }
     if (rl_path_command_within(s->dir, s->dir, s->submission, err, sizeof err) == RL_OK)
         return false;
-    snprintf(why, whylen,
-             "refused: the .relaylab of %.1000s runs '%.200s', and its '%.200s' leads outside that folder (a symlink, or "
-             "a path to a classmate's files): not followed; hand in the file itself",
-             gc_batch_shown_path(b, s->dir), s->submission, err);
+    snprintf(
+        why, whylen,
+        "refused: the .relaylab of %.1000s runs '%.200s', and its '%.200s' leads outside that folder (a symlink, or "
+        "a path to a classmate's files): not followed; hand in the file itself",
+        gc_batch_shown_path(b, s->dir), s->submission, err);
     return true;
 }
 
@@ -143,8 +144,8 @@ static int add_batch_options(const gc_batch *b, size_t ex, gc_job *job, gc_job_i
 
 /* A config exercise's world and grading identity, from argv[n]; returns
  * the new n. */
-static int add_identity(const gc_batch *b, const gc_exercise *e, const gc_starter *s, const char *identity,
-                        gc_job *job, gc_job_info *ji, int n)
+static int add_identity(const gc_batch *b, const gc_exercise *e, const gc_starter *s, const char *identity, gc_job *job,
+                        gc_job_info *ji, int n)
 {
     const char *w = gc_batch_world_for(b, e->name);
     if (w) {
@@ -209,8 +210,8 @@ static bool build_command(const gc_batch *b, const char *student, const char *id
 
 /* Fills |job| and |ji| for |student| (folder |sdir|) on exercise |ex|;
  * |notes| says why folders of the student were refused (or ""). */
-static void plan(const gc_batch *b, const char *student, const char *identity, const char *sdir,
-                 const gc_starter *st, size_t nst, size_t ex, const char *notes, gc_job *job, gc_job_info *ji)
+static void plan(const gc_batch *b, const char *student, const char *identity, const char *sdir, const gc_starter *st,
+                 size_t nst, size_t ex, const char *notes, gc_job *job, gc_job_info *ji)
 {
     memset(ji, 0, sizeof *ji);
     snprintf(ji->student, sizeof ji->student, "%s", student);
@@ -310,8 +311,8 @@ static int find_identity(const gc_options *o, const char *name, const char *show
 
 /* Plans student |s| on every exercise wanted: |refused| (refuse_student)
  * gives each the same row; otherwise plan(). */
-static void plan_exercises(gc_batch *b, gc_plan *p, size_t s, const char *shown, const char *refused,
-                           const char *who, const char *sdir, const gc_starter *st, size_t nst, const char *notes)
+static void plan_exercises(gc_batch *b, gc_plan *p, size_t s, const char *shown, const char *refused, const char *who,
+                           const char *sdir, const gc_starter *st, size_t nst, const char *notes)
 {
     for (size_t e = 0; e < b->nex; e++) {
         gc_job *j = &p->jobs[s * b->nex + e];

@@ -16,10 +16,10 @@
 typedef struct gc_plan {
     char **students; /* owned (gc_roster_free_names): folder names as they are */
     size_t nstudents;
-    gc_job *jobs;       /* owned; njobs */
-    gc_job_info *info;  /* owned; njobs, jobs[i].user is &info[i] when planned */
+    gc_job *jobs;      /* owned; njobs */
+    gc_job_info *info; /* owned; njobs, jobs[i].user is &info[i] when planned */
     size_t njobs;
-    bool *has_out;      /* owned; nstudents: STUDENT/ of --out made (results.json goes there) */
+    bool *has_out; /* owned; nstudents: STUDENT/ of --out made (results.json goes there) */
 } gc_plan;
 
 /* Lists the students into |p| (zeroed first): every folder of the class,

@@ -30,8 +30,8 @@ double gr_cov_oldest_wait_ms(const gr_cov_server *s, int64_t t0, int64_t t)
     return (double)w / RL_NS_PER_MS;
 }
 
-void gr_cov_fig_streams(gr_figure *f, gr_cov_server *const *servers, const char *const *names, int n, int b,
-                        int64_t t0, int64_t t1)
+void gr_cov_fig_streams(gr_figure *f, gr_cov_server *const *servers, const char *const *names, int n, int b, int64_t t0,
+                        int64_t t1)
 {
     int64_t step;
     size_t ns = gr_cov_fig_samples(t0, t1, &step);

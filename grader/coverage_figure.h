@@ -25,7 +25,7 @@ double gr_cov_oldest_wait_ms(const gr_cov_server *s, int64_t t0, int64_t t);
 /* Adds to |f| the streams each of the |n| servers (named |names|) held
  * over [t0, t1] (x in seconds from |t0|), the busy server |b| first and
  * named so (-1: none). */
-void gr_cov_fig_streams(gr_figure *f, gr_cov_server *const *servers, const char *const *names, int n, int b,
-                        int64_t t0, int64_t t1);
+void gr_cov_fig_streams(gr_figure *f, gr_cov_server *const *servers, const char *const *names, int n, int b, int64_t t0,
+                        int64_t t1);
 
 #endif

@@ -231,8 +231,8 @@ static int restart_baselines(gr_ctx *ctx, const gr_config_env *ce, live *l, int 
 /* Runs the world until a run did not stall, at most ATTEMPTS times; each
  * run's lag into |lags|, l->attempts counts them. Returns gr_bw_run's code
  * (|err| its message) for the last run, in |r|. */
-static int run_until_steady(gr_ctx *ctx, gr_bw_options *o, gr_bw_result *r, live *l, int64_t lags[ATTEMPTS],
-                            char *err, size_t errlen)
+static int run_until_steady(gr_ctx *ctx, gr_bw_options *o, gr_bw_result *r, live *l, int64_t lags[ATTEMPTS], char *err,
+                            size_t errlen)
 {
     char tag[256];
     int rc = RL_OK;

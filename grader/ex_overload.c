@@ -575,8 +575,8 @@ static bool judge_refusals_and_memory(judged *j, const outcomes *c, double peak_
 }
 
 /* The feedback every verdict carries: what the load met. */
-static void describe_load(char *fb, size_t len, const rl_load_call *calls, size_t n, const outcomes *c,
-                          const seen *s, double goodput, double peak_mib)
+static void describe_load(char *fb, size_t len, const rl_load_call *calls, size_t n, const outcomes *c, const seen *s,
+                          double goodput, double peak_mib)
 {
     int said_by = 0;
     const char *said = common_refusal(calls, n, &said_by);

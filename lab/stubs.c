@@ -98,8 +98,8 @@ static int stubs_c(const char *dir)
     const char *argv[] = {"protoc-c", c_out, inc, proto, NULL};
     int rc = lab_stubs_run_tool(argv, NULL);
     if (rc != 0) {
-        fprintf(stderr, "lab: protoc-c failed (%s) making %s; the C starter needs:\n  sudo apt-get install " C_PACKAGES
-                        "\n",
+        fprintf(stderr,
+                "lab: protoc-c failed (%s) making %s; the C starter needs:\n  sudo apt-get install " C_PACKAGES "\n",
                 rc == 127 ? "not found" : "see its message above", gen);
         return 1;
     }
