@@ -35,30 +35,45 @@ int lab_stubs_run_tool(const char *const argv[], const char *cwd)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static int stubs_python(const char *dir)
+/* What protoc and protoc-c are given for the folder DIR: the output folder
+ * DIR/gen, the include flag for DIR/proto and the proto in it. */
+typedef struct gen_paths {
+    char gen[PATH_MAX];
+    char inc[PATH_MAX + 16];
+    char proto[PATH_MAX + 32];
+} gen_paths;
+
+/* Fills |g| for |dir| and makes DIR/gen. Returns 0, or 1 after a message. */
+static int make_gen(const char *dir, gen_paths *g)
 {
-    char proto_dir[PATH_MAX], gen[PATH_MAX], py_out[PATH_MAX + 32], grpc_out[PATH_MAX + 32], inc[PATH_MAX + 4],
-        proto[PATH_MAX + 32];
-    snprintf(proto_dir, sizeof proto_dir, "%s/proto", dir);
-    snprintf(gen, sizeof gen, "%s/gen", dir);
-    snprintf(py_out, sizeof py_out, "--python_out=%s", gen);
-    snprintf(grpc_out, sizeof grpc_out, "--grpc_python_out=%s", gen);
-    snprintf(inc, sizeof inc, "-I%s", proto_dir);
-    snprintf(proto, sizeof proto, "%s/relaylab.proto", proto_dir);
-    if (lab_files_make_dir(gen)) {
-        fprintf(stderr, "lab: cannot make %s: %s\n", gen, strerror(errno));
+    snprintf(g->gen, sizeof g->gen, "%s/gen", dir);
+    snprintf(g->inc, sizeof g->inc, "-I%s/proto", dir);
+    snprintf(g->proto, sizeof g->proto, "%s/proto/relaylab.proto", dir);
+    if (lab_files_make_dir(g->gen)) {
+        fprintf(stderr, "lab: cannot make %s: %s\n", g->gen, strerror(errno));
         return 1;
     }
+    return 0;
+}
+
+static int stubs_python(const char *dir)
+{
+    gen_paths g;
+    char py_out[PATH_MAX + 32], grpc_out[PATH_MAX + 32];
+    if (make_gen(dir, &g))
+        return 1;
+    snprintf(py_out, sizeof py_out, "--python_out=%s", g.gen);
+    snprintf(grpc_out, sizeof grpc_out, "--grpc_python_out=%s", g.gen);
     /* Debian has no grpc_tools module (`python3 -m grpc_tools.protoc`):
      * its protoc takes the gRPC generator as a plugin. */
-    const char *argv[] = {"protoc", py_out, grpc_out, "--plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin",
-                          inc,      proto,  NULL};
+    const char *argv[] = {"protoc", py_out,  grpc_out, "--plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin",
+                          g.inc,    g.proto, NULL};
     int rc = lab_stubs_run_tool(argv, NULL);
     if (rc != 0) {
         fprintf(stderr,
                 "lab: protoc failed (%s) making %s; it needs Debian's protoc and grpc_python_plugin:\n"
                 "  sudo apt-get install protobuf-compiler protobuf-compiler-grpc python3-grpcio python3-protobuf\n",
-                rc == 127 ? "not found" : "see its message above", gen);
+                rc == 127 ? "not found" : "see its message above", g.gen);
         return 1;
     }
     return 0;
@@ -85,22 +100,17 @@ static int stubs_node(const char *dir)
 
 static int stubs_c(const char *dir)
 {
-    char proto_dir[PATH_MAX], gen[PATH_MAX], c_out[PATH_MAX + 16], inc[PATH_MAX + 4], proto[PATH_MAX + 32];
-    snprintf(proto_dir, sizeof proto_dir, "%s/proto", dir);
-    snprintf(gen, sizeof gen, "%s/gen", dir);
-    snprintf(c_out, sizeof c_out, "--c_out=%s", gen);
-    snprintf(inc, sizeof inc, "-I%s", proto_dir);
-    snprintf(proto, sizeof proto, "%s/relaylab.proto", proto_dir);
-    if (lab_files_make_dir(gen)) {
-        fprintf(stderr, "lab: cannot make %s: %s\n", gen, strerror(errno));
+    gen_paths g;
+    char c_out[PATH_MAX + 16];
+    if (make_gen(dir, &g))
         return 1;
-    }
-    const char *argv[] = {"protoc-c", c_out, inc, proto, NULL};
+    snprintf(c_out, sizeof c_out, "--c_out=%s", g.gen);
+    const char *argv[] = {"protoc-c", c_out, g.inc, g.proto, NULL};
     int rc = lab_stubs_run_tool(argv, NULL);
     if (rc != 0) {
         fprintf(stderr,
                 "lab: protoc-c failed (%s) making %s; the C starter needs:\n  sudo apt-get install " C_PACKAGES "\n",
-                rc == 127 ? "not found" : "see its message above", gen);
+                rc == 127 ? "not found" : "see its message above", g.gen);
         return 1;
     }
     return 0;
