@@ -58,7 +58,7 @@ static int make_gen(const char *dir, gen_paths *g)
 
 static int stubs_python(const char *dir)
 {
-    gen_paths g;
+    gen_paths g = {0};
     char py_out[PATH_MAX + 32], grpc_out[PATH_MAX + 32];
     if (make_gen(dir, &g))
         return 1;
@@ -100,7 +100,7 @@ static int stubs_node(const char *dir)
 
 static int stubs_c(const char *dir)
 {
-    gen_paths g;
+    gen_paths g = {0};
     char c_out[PATH_MAX + 16];
     if (make_gen(dir, &g))
         return 1;
