@@ -182,6 +182,117 @@ static void ms_text(int64_t ms, char *buf, size_t len)
         snprintf(buf, len, "%lld ms", (long long)ms);
 }
 
+/* What the config says that the scenarios quote: its world, its longest
+ * call deadline, its max_connection_age and grace. */
+static void read_config(const gr_config_env *ce, live *l)
+{
+    char world[144]; /* "world relay-fleet" */
+    gr_config_world_name(ce, world, sizeof world);
+    snprintf(l->note, sizeof l->note, " (%s; the run's time is the world's at 1:%d)", world, LAB_SCALE);
+    if (rl_chancfg_calls_deadline(ce->cfg, &l->longest_ms) != RL_OK)
+        l->longest_ms = DEFAULT_LONGEST_MS;
+    l->age_ms = l->grace_ms = INT_MAX;
+    configured(ce->cfg, "grpc.max_connection_age_ms", &l->age_ms);
+    configured(ce->cfg, "grpc.max_connection_age_grace_ms", &l->grace_ms);
+    ms_text(l->age_ms, l->age, sizeof l->age);
+    ms_text(l->grace_ms, l->grace, sizeof l->grace);
+}
+
+/* Restarts the three baselines with the config's server args, scaled;
+ * their ports and observer channels into |ports| and |obs|. Returns 0, or
+ * RL_ESYS with l->error and l->why set. */
+static int restart_baselines(gr_ctx *ctx, const gr_config_env *ce, live *l, int ports[3], grpc_channel *obs[3])
+{
+    char argbuf[NSERVER][128];
+    const char *argv[2 * NSERVER + 1];
+    size_t na = 0;
+    for (size_t i = 0; i < NSERVER; i++) {
+        int64_t v;
+        if (configured(ce->cfg, server_keys[i], &v) && v < INT_MAX) {
+            snprintf(argbuf[i], sizeof argbuf[i], "%s=%lld", server_keys[i], (long long)lab_ms(v));
+            argv[na++] = "--arg";
+            argv[na++] = argbuf[i];
+        }
+    }
+    argv[na] = NULL;
+    for (int i = 0; i < 3; i++) {
+        char err[256];
+        if (gr_restart_baseline(ctx, i, argv, err, sizeof err) != RL_OK) {
+            l->error = true;
+            snprintf(l->why, sizeof l->why, "cannot restart baseline %d with the server args: %s", i + 1, err);
+            return RL_ESYS;
+        }
+        ports[i] = atoi(strrchr(gr_baseline_addr(ctx, i), ':') + 1);
+        obs[i] = gr_baseline_channel(ctx, i);
+    }
+    return RL_OK;
+}
+
+/* Runs the world until a run did not stall, at most ATTEMPTS times; each
+ * run's lag into |lags|, l->attempts counts them. Returns rl_bw_run's code
+ * (|err| its message) for the last run, in |r|. */
+static int run_until_steady(gr_ctx *ctx, rl_bw_options *o, rl_bw_result *r, live *l, int64_t lags[ATTEMPTS], char *err,
+                            size_t errlen)
+{
+    char tag[256];
+    int rc = RL_OK;
+    for (l->attempts = 0; l->attempts < ATTEMPTS && !gr_interrupted(ctx);) {
+        /* Each attempt's calls under a tag of their own: the baselines keep
+         * the records of the one before. */
+        snprintf(tag, sizeof tag, "%s.a%d", gr_tag(ctx), l->attempts + 1);
+        o->tag = tag;
+        rc = rl_bw_run(o, r, err, errlen);
+        lags[l->attempts++] = r->lag_ms;
+        if (rc != RL_OK || !stalled(r))
+            break;
+    }
+    return rc;
+}
+
+/* Whether the runs give something to judge: not when none ran, the last
+ * failed, or every one stalled (l->error and l->why then say which). */
+static bool runs_judgeable(const rl_bw_result *r, int rc, const int64_t lags[ATTEMPTS], const char *err, live *l)
+{
+    if (l->attempts == 0) {
+        l->error = true;
+        snprintf(l->why, sizeof l->why, "interrupted");
+        return false;
+    }
+    if (rc != RL_OK) {
+        l->error = true;
+        snprintf(l->why, sizeof l->why, "the live run failed: %s", err);
+        return false;
+    }
+    if (stalled(r)) {
+        l->error = true;
+        snprintf(l->why, sizeof l->why,
+                 "the machine stalled in each of %d runs (the grader's own calls up to %lld, %lld%s ms late, "
+                 "%d ms the limit; its balancer %lld ms in the last; or a call that answers at once ran out of "
+                 "its %d ms: %d in the last run): grade again on a less loaded machine",
+                 l->attempts, (long long)lags[0], (long long)lags[l->attempts > 1 ? 1 : 0],
+                 l->attempts > 2 ? ", ..." : "", STALL_MS, (long long)r->lb.longest_turn_ms, SLACK_MS,
+                 r->short_timed_out);
+        return false;
+    }
+    return true;
+}
+
+/* What the judged run measured, into |l|. */
+static void keep_measures(const rl_bw_result *r, live *l)
+{
+    l->lag_ms = r->lag_ms;
+    l->lb_turn_ms = r->lb.longest_turn_ms;
+    judge_fill(r, l);
+    l->sent = r->sent;
+    l->failed = r->failed;
+    l->failed_long = r->failed_long;
+    l->long_sent = r->long_sent;
+    l->raced = r->raced;
+    snprintf(l->first_race, sizeof l->first_race, "%s", r->first_race);
+    snprintf(l->first_failure, sizeof l->first_failure, "%s", r->first_failure);
+    judge_churn(r, l);
+}
+
 /* Restarts the three baselines with the config's server args, scaled, and
  * runs the world. Fills |l| (l->error when the grader failed). */
 static void live_run(gr_ctx *ctx, live *l)
@@ -197,41 +308,12 @@ static void live_run(gr_ctx *ctx, live *l)
         gr_config_close(&ce);
         return;
     }
-    char world[144]; /* "world relay-fleet" */
-    gr_config_world_name(&ce, world, sizeof world);
-    snprintf(l->note, sizeof l->note, " (%s; the run's time is the world's at 1:%d)", world, LAB_SCALE);
-    if (rl_chancfg_calls_deadline(ce.cfg, &l->longest_ms) != RL_OK)
-        l->longest_ms = DEFAULT_LONGEST_MS;
-    l->age_ms = l->grace_ms = INT_MAX;
-    configured(ce.cfg, "grpc.max_connection_age_ms", &l->age_ms);
-    configured(ce.cfg, "grpc.max_connection_age_grace_ms", &l->grace_ms);
-    ms_text(l->age_ms, l->age, sizeof l->age);
-    ms_text(l->grace_ms, l->grace, sizeof l->grace);
-
-    char argbuf[NSERVER][128];
-    const char *argv[2 * NSERVER + 1];
-    size_t na = 0;
-    for (size_t i = 0; i < NSERVER; i++) {
-        int64_t v;
-        if (configured(ce.cfg, server_keys[i], &v) && v < INT_MAX) {
-            snprintf(argbuf[i], sizeof argbuf[i], "%s=%lld", server_keys[i], (long long)lab_ms(v));
-            argv[na++] = "--arg";
-            argv[na++] = argbuf[i];
-        }
-    }
-    argv[na] = NULL;
+    read_config(&ce, l);
     int ports[3];
     grpc_channel *obs[3];
-    for (int i = 0; i < 3; i++) {
-        char err[256];
-        if (gr_restart_baseline(ctx, i, argv, err, sizeof err) != RL_OK) {
-            l->error = true;
-            snprintf(l->why, sizeof l->why, "cannot restart baseline %d with the server args: %s", i + 1, err);
-            gr_config_close(&ce);
-            return;
-        }
-        ports[i] = atoi(strrchr(gr_baseline_addr(ctx, i), ':') + 1);
-        obs[i] = gr_baseline_channel(ctx, i);
+    if (restart_baselines(ctx, &ce, l, ports, obs) != RL_OK) {
+        gr_config_close(&ce);
+        return;
     }
     char *sc = NULL;
     rl_chancfg_service_config(ce.cfg, &sc);
@@ -264,53 +346,13 @@ static void live_run(gr_ctx *ctx, live *l)
         .client_args = sc ? &args : NULL,
     };
     static rl_bw_result r; /* large; one run at a time */
-    char err[300], tag[256];
-    int rc = RL_OK;
+    char err[300];
     int64_t lags[ATTEMPTS];
-    for (l->attempts = 0; l->attempts < ATTEMPTS && !gr_interrupted(ctx);) {
-        /* Each attempt's calls under a tag of their own: the baselines keep
-         * the records of the one before. */
-        snprintf(tag, sizeof tag, "%s.a%d", gr_tag(ctx), l->attempts + 1);
-        o.tag = tag;
-        rc = rl_bw_run(&o, &r, err, sizeof err);
-        lags[l->attempts++] = r.lag_ms;
-        if (rc != RL_OK || !stalled(&r))
-            break;
-    }
+    int rc = run_until_steady(ctx, &o, &r, l, lags, err, sizeof err);
     free(sc);
     gr_config_close(&ce);
-    if (l->attempts == 0) {
-        l->error = true;
-        snprintf(l->why, sizeof l->why, "interrupted");
-        return;
-    }
-    if (rc != RL_OK) {
-        l->error = true;
-        snprintf(l->why, sizeof l->why, "the live run failed: %s", err);
-        return;
-    }
-    if (stalled(&r)) {
-        l->error = true;
-        snprintf(l->why, sizeof l->why,
-                 "the machine stalled in each of %d runs (the grader's own calls up to %lld, %lld%s ms late, "
-                 "%d ms the limit; its balancer %lld ms in the last; or a call that answers at once ran out of "
-                 "its %d ms: %d in the last run): grade again on a less loaded machine",
-                 l->attempts, (long long)lags[0], (long long)lags[l->attempts > 1 ? 1 : 0],
-                 l->attempts > 2 ? ", ..." : "", STALL_MS, (long long)r.lb.longest_turn_ms, SLACK_MS,
-                 r.short_timed_out);
-        return;
-    }
-    l->lag_ms = r.lag_ms;
-    l->lb_turn_ms = r.lb.longest_turn_ms;
-    judge_fill(&r, l);
-    l->sent = r.sent;
-    l->failed = r.failed;
-    l->failed_long = r.failed_long;
-    l->long_sent = r.long_sent;
-    l->raced = r.raced;
-    snprintf(l->first_race, sizeof l->first_race, "%s", r.first_race);
-    snprintf(l->first_failure, sizeof l->first_failure, "%s", r.first_failure);
-    judge_churn(&r, l);
+    if (runs_judgeable(&r, rc, lags, err, l))
+        keep_measures(&r, l);
 }
 
 /* The live run of this run index, made on first use. Returns it, or NULL

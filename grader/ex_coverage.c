@@ -26,6 +26,7 @@
  *                  streams are unused for PRUNE_UNUSED, never below it
  *   evacuation     an idle short server (C) is evacuated once overdue;
  *                  the one with calls in flight (B) never is */
+#include "coverage_figure.h"
 #include "coverage_judge.h"
 #include "exercise.h"
 #include "rl_alloc.h"
@@ -299,53 +300,6 @@ static int lost_calls(const obs *o, int64_t t0)
 
 /* ---- pictures (for --html: figure.h) ---- */
 
-/* Samples for a picture from |t0| to |t1|: at most GR_FIG_MAX_POINTS, no
- * closer than 25 ms (the records are exact; the picture needs no more). */
-static size_t fig_samples(int64_t t0, int64_t t1, int64_t *step)
-{
-    int64_t span = t1 > t0 ? t1 - t0 : 0;
-    int64_t s = span / (GR_FIG_MAX_POINTS - 1);
-    if (s < 25 * RL_NS_PER_MS)
-        s = 25 * RL_NS_PER_MS;
-    *step = s;
-    size_t n = (size_t)(span / s) + 1;
-    return n > GR_FIG_MAX_POINTS ? GR_FIG_MAX_POINTS : n;
-}
-
-/* How long the longest-waiting call dispatched since |t0| had been queued
- * on |s| at |t| (0 when none was queued then), in ms. */
-static double oldest_wait_ms(const gr_cov_server *s, int64_t t0, int64_t t)
-{
-    int64_t w = 0;
-    for (size_t k = 0; k < s->n_calls; k++) {
-        const Relaylab__TunnelCallRecord *c = s->calls[k];
-        if (c->dispatched_ns < t0 || c->dispatched_ns > t || (c->handed_ns && c->handed_ns <= t))
-            continue;
-        if (t - c->dispatched_ns > w)
-            w = t - c->dispatched_ns;
-    }
-    return (double)w / RL_NS_PER_MS;
-}
-
-/* Adds the streams each server held over [t0, t1] (x in seconds from
- * |t0|), the busy server |b| first and named so (-1: none). */
-static void fig_streams(gr_figure *f, const obs *o, int b, int64_t t0, int64_t t1)
-{
-    int64_t step;
-    size_t n = fig_samples(t0, t1, &step);
-    double x[GR_FIG_MAX_POINTS], y[GR_FIG_MAX_POINTS];
-    for (int j = 0; j < NSERVERS; j++) {
-        int i = b < 0 ? j : j == 0 ? b : j <= b ? j - 1 : j;
-        for (size_t k = 0; k < n; k++) {
-            x[k] = (double)((int64_t)k * step) / RL_NS_PER_SEC;
-            y[k] = gr_cov_streams_at(o->s[i], t0 + (int64_t)k * step);
-        }
-        char label[48];
-        snprintf(label, sizeof label, "streams on %s%s", NAMES[i], i == b ? " (the busy server)" : "");
-        gr_fig_series_add(f, label, x, y, n);
-    }
-}
-
 /* The burst's picture: the streams on each server and the longest queue
  * wait at the busy server |b| from the burst's start |t0| to |now|, with
  * the judged bound on that wait. The wait shares the streams' axis in
@@ -358,13 +312,13 @@ static void burst_figure(gr_scenario_result *out, const obs *o, int b, int64_t t
     snprintf(title, sizeof title, "A burst of %d calls on server %s, new streams placed %s", BURST_CALLS, NAMES[b],
              skewed ? "80 % on it" : "evenly");
     gr_fig_plot(f, title, "seconds from the burst's first call", "streams open; longest queue wait (x 100 ms)");
-    fig_streams(f, o, b, t0, now);
+    gr_cov_fig_streams(f, o->s, NAMES, NSERVERS, b, t0, now);
     int64_t step;
-    size_t n = fig_samples(t0, now, &step);
+    size_t n = gr_cov_fig_samples(t0, now, &step);
     double x[GR_FIG_MAX_POINTS], y[GR_FIG_MAX_POINTS];
     for (size_t k = 0; k < n; k++) {
         x[k] = (double)((int64_t)k * step) / RL_NS_PER_SEC;
-        y[k] = oldest_wait_ms(o->s[b], t0, t0 + (int64_t)k * step) / 100;
+        y[k] = gr_cov_oldest_wait_ms(o->s[b], t0, t0 + (int64_t)k * step) / 100;
     }
     char label[64];
     snprintf(label, sizeof label, "queue wait at %s (x 100 ms)", NAMES[b]);
@@ -394,7 +348,7 @@ static void rest_figure(gr_scenario_result *out, const obs *o, int b, int64_t t0
     gr_figure *f = &out->figure;
     gr_fig_plot(f, "Streams per server after a burst, back to the reserve", "seconds from the burst's first call",
                 "streams open");
-    fig_streams(f, o, b, t0, check);
+    gr_cov_fig_streams(f, o->s, NAMES, NSERVERS, b, t0, check);
     gr_fig_ref(f, RL_COV_RESERVE, "reserve: %d per server (never below)", RL_COV_RESERVE);
     gr_fig_ref(f, 2 * RL_COV_RESERVE, "judged: at most %d per server at the check", 2 * RL_COV_RESERVE);
     gr_fig_event(f, (double)(t_end - t0) / RL_NS_PER_SEC, "the burst's last answer");
@@ -513,9 +467,9 @@ static void unfillable_figure(gr_scenario_result *out, const obs *o, int b, int6
     char title[GR_FIG_LABEL];
     snprintf(title, sizeof title, "Calls on server %s, where no new stream can land", NAMES[b]);
     gr_fig_plot(f, title, "seconds from the first call", "streams open");
-    fig_streams(f, o, b, t0, now);
+    gr_cov_fig_streams(f, o->s, NAMES, NSERVERS, b, t0, now);
     int64_t step;
-    size_t n = fig_samples(t0, now, &step);
+    size_t n = gr_cov_fig_samples(t0, now, &step);
     double x[GR_FIG_MAX_POINTS], y[GR_FIG_MAX_POINTS];
     for (size_t k = 0; k < n; k++) {
         x[k] = (double)((int64_t)k * step) / RL_NS_PER_SEC;

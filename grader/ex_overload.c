@@ -27,6 +27,8 @@
 #include "scenario.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -456,134 +458,147 @@ static void overload_figure(gr_scenario_result *out, const rl_load_call *calls, 
 }
 
 /* overload: ten times the capacity. */
-static int overload(gr_ctx *ctx, gr_scenario_result *out)
+/* What the overload's calls ended with. */
+typedef struct outcomes {
+    int ok, ok_late_half, waited, fast, wrong, unended;
+    int64_t waited_max, fast_max; /* ms, of the calls that waited and of the refused */
+    grpc_status_code wrong_code;  /* the last refusal with a status other than the two */
+    int64_t *lat;                 /* owned: the OK calls' latencies, ms, sorted */
+    size_t nlat;
+} outcomes;
+
+/* Sorts every call into |c| by its status; |half| is when the second half
+ * of the load began (its OK calls are the goodput). */
+static void count_outcomes(const rl_load_call *calls, size_t n, int64_t half, outcomes *c)
 {
-    Relaylab__ObserveReply *obs = NULL;
-    rl_load_call *calls = NULL;
-    int64_t *lat = NULL;
-    size_t n = 0;
-    Relaylab__CapacityRequest req = RELAYLAB__CAPACITY_REQUEST__INIT;
-    req.max_work = OL_CAPACITY;
-    if (warm_up(ctx, out) || set_world(ctx, "/relaylab.Observer/SetCapacity", &req.base, out))
-        goto done;
-    rl_proc_peak w = {gr_submission_pgid(ctx), 0};
-    rl_proc_peak_sample(&w);
-    rl_load_options o = {.prefix = gr_tag(ctx),
-                         .rate = OL_RATE,
-                         .duration_ms = OL_DURATION_MS,
-                         .deadline_ms = OL_DEADLINE_MS,
-                         .steps = OL_STEPS,
-                         .step_ms = OL_STEP_MS,
-                         .tick = rl_proc_peak_sample,
-                         .user = &w,
-                         .tick_ms = OL_RSS_TICK_MS};
-    if (rl_load_run(gr_submission_channel(ctx), &o, GR_SCENARIO_GRACE_MS, &calls, &n) != RL_OK) {
-        gr_result(out, GR_ERROR, "cannot start the client calls");
-        goto done;
-    }
-    int64_t last = n ? calls[n - 1].deadline_ns : rl_now_ns();
-    if (observe_all(ctx, last + (LINGER_MS + 500) * RL_NS_PER_MS, &obs, out) ||
-        gr_scenario_crash_check(ctx, false, "under overload", out))
-        goto done;
-    int64_t t0 = n ? calls[0].start_ns : 0, half = t0 + OL_DURATION_MS / 2 * RL_NS_PER_MS;
-    int ok = 0, ok_late_half = 0, waited = 0, fast = 0, wrong = 0, unended = 0;
-    int64_t waited_max = 0, fast_max = 0;
-    grpc_status_code wrong_code = GRPC_STATUS_OK;
-    lat = calloc(n ? n : 1, sizeof *lat);
-    size_t nlat = 0;
+    memset(c, 0, sizeof *c);
+    c->wrong_code = GRPC_STATUS_OK;
+    c->lat = calloc(n ? n : 1, sizeof *c->lat);
     for (size_t i = 0; i < n; i++) {
         const rl_load_call *k = &calls[i];
         int64_t ms = gr_ms_between(k->start_ns, k->end_ns);
         if (!k->end_ns) {
-            unended++;
+            c->unended++;
         } else if (k->status == GRPC_STATUS_OK) {
-            ok++;
-            ok_late_half += k->start_ns >= half;
-            lat[nlat++] = ms;
+            c->ok++;
+            c->ok_late_half += k->start_ns >= half;
+            c->lat[c->nlat++] = ms;
         } else if (k->status == GRPC_STATUS_DEADLINE_EXCEEDED) {
-            waited++;
-            waited_max = ms > waited_max ? ms : waited_max;
+            c->waited++;
+            c->waited_max = ms > c->waited_max ? ms : c->waited_max;
         } else if (k->status == GRPC_STATUS_RESOURCE_EXHAUSTED || k->status == GRPC_STATUS_UNAVAILABLE) {
-            fast++;
-            fast_max = ms > fast_max ? ms : fast_max;
+            c->fast++;
+            c->fast_max = ms > c->fast_max ? ms : c->fast_max;
         } else {
-            wrong++;
-            wrong_code = k->status;
+            c->wrong++;
+            c->wrong_code = k->status;
         }
     }
-    rl_stats_sort_i64(lat, nlat);
-    overload_figure(out, calls, n);
-    seen s;
-    look(gr_tag(ctx), calls, n, obs, &s);
+    rl_stats_sort_i64(c->lat, c->nlat);
+}
+
+/* The reasons the overload scenario fails, in the order they are found. */
+typedef struct judged {
+    gr_verdict v;
+    char why[1024]; /* "; reason; reason": the first two bytes are dropped when shown */
+    size_t wl;
+} judged;
+
+static void fail_because(judged *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail_because(judged *j, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    j->wl += (size_t)vsnprintf(j->why + j->wl, j->wl < sizeof j->why ? sizeof j->why - j->wl : 0, fmt, ap);
+    va_end(ap);
+    j->v = GR_FAIL;
+}
+
+/* What reached the baseline: calls forwarded past their deadline, or
+ * without the time to be served, and downstream calls left open. */
+static void judge_forwarding(judged *j, const seen *s)
+{
+    if (s->late > OL_WASTE_TOL) {
+        fail_because(j,
+                     "; %d calls reached the baseline with no time left (up to %lld ms after their caller's deadline): "
+                     "the relay forwards calls whose deadline has already passed",
+                     s->late, (long long)s->late_max_ms);
+    } else if (s->wasted > OL_WASTE_TOL) {
+        fail_because(j,
+                     "; %d calls reached the baseline without the time to be served (their deadline ended them there): "
+                     "the relay forwards calls whose remaining deadline cannot cover the wait and the work",
+                     s->wasted);
+    }
+    if (s->linger > OL_WASTE_TOL) /* the same allowance: it is the same delay */
+        fail_because(j,
+                     "; %d downstream calls were still open %d ms after their caller's deadline: the relay neither "
+                     "passes the deadline on nor cancels the downstream call when its caller goes, so the backend "
+                     "works for nobody",
+                     s->linger, LINGER_MS);
+}
+
+/* Whether the relay shed what it could not serve: calls that waited their
+ * whole deadline, and the goodput left. */
+static void judge_shedding(judged *j, const outcomes *c, size_t n, double goodput)
+{
+    if (c->waited > OL_LATE_TOL)
+        fail_because(j,
+                     "; %d of %zu calls waited their whole deadline (DEADLINE_EXCEEDED after up to %lld ms): a queue "
+                     "with no bound, or no check of the remaining deadline, keeps calls it cannot serve in time "
+                     "instead of refusing them at once (RESOURCE_EXHAUSTED)",
+                     c->waited, n, (long long)c->waited_max);
+    if (goodput < OL_GOODPUT_SHARE * OL_CAPACITY_PER_S)
+        fail_because(j,
+                     "; goodput collapsed: %.1f calls/s succeeded in the second half, under %.0f %% of the %.0f/s "
+                     "the backend can serve",
+                     goodput, OL_GOODPUT_SHARE * 100, OL_CAPACITY_PER_S);
+}
+
+/* What does not rest on timing: the refusals' status and the RSS budget.
+ * Returns true when one of them failed. */
+static bool judge_refusals_and_memory(judged *j, const outcomes *c, double peak_mib)
+{
+    bool failed = false;
+    if (c->wrong) {
+        failed = true;
+        fail_because(j, "; %d calls were refused with %s: refuse with RESOURCE_EXHAUSTED (overloaded) or UNAVAILABLE",
+                     c->wrong, rl_status_name(c->wrong_code));
+    }
+    if (peak_mib > OL_RSS_BUDGET_MIB) {
+        failed = true;
+        fail_because(j,
+                     "; its RSS reached %.1f MiB, over the %.0f MiB budget: what it holds per waiting call is not "
+                     "bounded",
+                     peak_mib, OL_RSS_BUDGET_MIB);
+    }
+    return failed;
+}
+
+/* The feedback every verdict carries: what the load met. */
+static void describe_load(char *fb, size_t len, const rl_load_call *calls, size_t n, const outcomes *c, const seen *s,
+                          double goodput, double peak_mib)
+{
     int said_by = 0;
     const char *said = common_refusal(calls, n, &said_by);
     char refusals[RL_LOAD_DETAILS_MAX + 64] = "";
     if (said_by)
         snprintf(refusals, sizeof refusals, ", %d of them with \"%s\"", said_by, said);
-    double goodput = ok_late_half / (OL_DURATION_MS / 2 / 1000.0);
-    double peak_mib = (double)w.peak_rss / RL_MIB;
-    char fb[GR_FEEDBACK_MAX];
-    snprintf(fb, sizeof fb,
+    snprintf(fb, len,
              "at %.0f calls/s, ten times the backend's capacity of %.0f/s, for %d ms (%d ms deadlines): "
              "%d OK (p50 %lld ms, p99 %lld ms), goodput %.1f/s in the second half; %d refused "
              "(within %lld ms%s), %d waited their deadline; the baseline saw %d calls, %d of them wasted; relay "
              "RSS peak %.1f MiB",
-             OL_RATE, OL_CAPACITY_PER_S, OL_DURATION_MS, OL_DEADLINE_MS, ok, (long long)rl_stats_pct_i64(lat, nlat, 50),
-             (long long)rl_stats_pct_i64(lat, nlat, 99), goodput, fast, (long long)fast_max, refusals, waited,
-             s.reached, s.wasted, peak_mib);
-    gr_verdict v = GR_PASS;
-    char why[1024] = "";
-    size_t wl = 0;
-#define WHY(...) (wl += (size_t)snprintf(why + wl, wl < sizeof why ? sizeof why - wl : 0, __VA_ARGS__))
-    if (unended) {
-        v = GR_FAIL;
-        WHY("; %d calls had no status %d ms after their deadline", unended, GR_SCENARIO_GRACE_MS);
-    }
-    if (s.late > OL_WASTE_TOL) {
-        v = GR_FAIL;
-        WHY("; %d calls reached the baseline with no time left (up to %lld ms after their caller's deadline): "
-            "the relay forwards calls whose deadline has already passed",
-            s.late, (long long)s.late_max_ms);
-    } else if (s.wasted > OL_WASTE_TOL) {
-        v = GR_FAIL;
-        WHY("; %d calls reached the baseline without the time to be served (their deadline ended them there): "
-            "the relay forwards calls whose remaining deadline cannot cover the wait and the work",
-            s.wasted);
-    }
-    if (s.linger > OL_WASTE_TOL) { /* the same allowance: it is the same delay */
-        v = GR_FAIL;
-        WHY("; %d downstream calls were still open %d ms after their caller's deadline: the relay neither passes "
-            "the deadline on nor cancels the downstream call when its caller goes, so the backend works for nobody",
-            s.linger, LINGER_MS);
-    }
-    if (waited > OL_LATE_TOL) {
-        v = GR_FAIL;
-        WHY("; %d of %zu calls waited their whole deadline (DEADLINE_EXCEEDED after up to %lld ms): a queue with "
-            "no bound, or no check of the remaining deadline, keeps calls it cannot serve in time instead of "
-            "refusing them at once (RESOURCE_EXHAUSTED)",
-            waited, n, (long long)waited_max);
-    }
-    if (goodput < OL_GOODPUT_SHARE * OL_CAPACITY_PER_S) {
-        v = GR_FAIL;
-        WHY("; goodput collapsed: %.1f calls/s succeeded in the second half, under %.0f %% of the %.0f/s the "
-            "backend can serve",
-            goodput, OL_GOODPUT_SHARE * 100, OL_CAPACITY_PER_S);
-    }
-    bool timing_only = v == GR_FAIL;
-    if (wrong) {
-        timing_only = false;
-        v = GR_FAIL;
-        WHY("; %d calls were refused with %s: refuse with RESOURCE_EXHAUSTED (overloaded) or UNAVAILABLE", wrong,
-            rl_status_name(wrong_code));
-    }
-    if (peak_mib > OL_RSS_BUDGET_MIB) {
-        timing_only = false;
-        v = GR_FAIL;
-        WHY("; its RSS reached %.1f MiB, over the %.0f MiB budget: what it holds per waiting call is not bounded",
-            peak_mib, OL_RSS_BUDGET_MIB);
-    }
-#undef WHY
-    if (v == GR_PASS) {
+             OL_RATE, OL_CAPACITY_PER_S, OL_DURATION_MS, OL_DEADLINE_MS, c->ok,
+             (long long)rl_stats_pct_i64(c->lat, c->nlat, 50), (long long)rl_stats_pct_i64(c->lat, c->nlat, 99),
+             goodput, c->fast, (long long)c->fast_max, refusals, c->waited, s->reached, s->wasted, peak_mib);
+}
+
+/* The verdict from |j|: a failure that rests on timing alone, while the
+ * grader's own client saw the machine stall, is grade-again (ERROR). */
+static void decide_overload(gr_scenario_result *out, const judged *j, bool timing_only, const char *fb,
+                            const rl_load_call *calls, size_t n)
+{
+    if (j->v == GR_PASS) {
         gr_result(out, GR_PASS, "%s", fb);
     } else if (timing_only && gr_judge_client_lag_ms(calls, n) > GR_JUDGE_STALL_MS) {
         /* Wrong status codes and the RSS budget do not rest on timing. */
@@ -591,14 +606,69 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
                   "grade again: the machine stalled. The grader's own client saw calls end up to %lld ms after "
                   "their deadline (its timer fires at the deadline), so neither it nor the relay ran for that "
                   "long, and what looked wrong (%s) may be the stall's",
-                  (long long)gr_judge_client_lag_ms(calls, n), why + 2);
+                  (long long)gr_judge_client_lag_ms(calls, n), j->why + 2);
         gr_feedback_append(out, fb);
     } else {
-        gr_result(out, v, "%s", why + 2);
+        gr_result(out, j->v, "%s", j->why + 2);
         gr_feedback_append(out, fb);
     }
+}
+
+/* Ten times the capacity offered, the relay's RSS sampled meanwhile. */
+static int offer_load(gr_ctx *ctx, rl_proc_peak *w, rl_load_call **calls, size_t *n, gr_scenario_result *out)
+{
+    rl_load_options o = {.prefix = gr_tag(ctx),
+                         .rate = OL_RATE,
+                         .duration_ms = OL_DURATION_MS,
+                         .deadline_ms = OL_DEADLINE_MS,
+                         .steps = OL_STEPS,
+                         .step_ms = OL_STEP_MS,
+                         .tick = rl_proc_peak_sample,
+                         .user = w,
+                         .tick_ms = OL_RSS_TICK_MS};
+    if (rl_load_run(gr_submission_channel(ctx), &o, GR_SCENARIO_GRACE_MS, calls, n) != RL_OK)
+        return gr_scenario_decide(out, GR_ERROR, "cannot start the client calls");
+    return 0;
+}
+
+static int overload(gr_ctx *ctx, gr_scenario_result *out)
+{
+    Relaylab__ObserveReply *obs = NULL;
+    rl_load_call *calls = NULL;
+    size_t n = 0;
+    outcomes c = {0};
+    Relaylab__CapacityRequest req = RELAYLAB__CAPACITY_REQUEST__INIT;
+    req.max_work = OL_CAPACITY;
+    if (warm_up(ctx, out) || set_world(ctx, "/relaylab.Observer/SetCapacity", &req.base, out))
+        goto done;
+    rl_proc_peak w = {gr_submission_pgid(ctx), 0};
+    rl_proc_peak_sample(&w);
+    if (offer_load(ctx, &w, &calls, &n, out))
+        goto done;
+    int64_t last = n ? calls[n - 1].deadline_ns : rl_now_ns();
+    if (observe_all(ctx, last + (LINGER_MS + 500) * RL_NS_PER_MS, &obs, out) ||
+        gr_scenario_crash_check(ctx, false, "under overload", out))
+        goto done;
+    int64_t t0 = n ? calls[0].start_ns : 0, half = t0 + OL_DURATION_MS / 2 * RL_NS_PER_MS;
+    count_outcomes(calls, n, half, &c);
+    overload_figure(out, calls, n);
+    seen s;
+    look(gr_tag(ctx), calls, n, obs, &s);
+    double goodput = c.ok_late_half / (OL_DURATION_MS / 2 / 1000.0);
+    double peak_mib = (double)w.peak_rss / RL_MIB;
+    char fb[GR_FEEDBACK_MAX];
+    describe_load(fb, sizeof fb, calls, n, &c, &s, goodput, peak_mib);
+    judged j = {.v = GR_PASS};
+    if (c.unended)
+        fail_because(&j, "; %d calls had no status %d ms after their deadline", c.unended, GR_SCENARIO_GRACE_MS);
+    judge_forwarding(&j, &s);
+    judge_shedding(&j, &c, n, goodput);
+    bool timing_only = j.v == GR_FAIL;
+    if (judge_refusals_and_memory(&j, &c, peak_mib))
+        timing_only = false;
+    decide_overload(out, &j, timing_only, fb, calls, n);
 done:
-    free(lat);
+    free(c.lat);
     free(calls);
     return gr_scenario_done(NULL, &obs);
 }

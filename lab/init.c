@@ -4,6 +4,9 @@
  * one table below, so adding an exercise's starter is a row and a folder. */
 #include "init.h"
 
+#include "files.h"
+#include "stubs.h"
+
 #include "rl_alloc.h"
 #include "chancfg/rl_chancfg.h"
 #include "rl_err.h"
@@ -12,23 +15,15 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-extern char **environ;
-
-enum { LANG_PYTHON = 1u, LANG_NODE = 2u, LANG_C = 4u };
 
 typedef struct starter {
     const char *exercise;  /* lab init's argument */
@@ -115,251 +110,6 @@ static const lang_info *find_lang(const char *name)
     return NULL;
 }
 
-/* ---- files ------------------------------------------------------------- */
-
-static int read_file(const char *path, char **out, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errno == ENOENT ? RL_ENOTFOUND : RL_ESYS;
-    size_t cap = 4096, n = 0;
-    char *buf = rl_xmalloc(cap);
-    size_t got;
-    while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
-        n += got;
-        if (cap - n - 1 == 0)
-            buf = rl_xrealloc(buf, cap *= 2);
-    }
-    int err = ferror(f);
-    fclose(f);
-    if (err) {
-        free(buf);
-        return RL_ESYS;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return RL_OK;
-}
-
-/* Writes |len| bytes to |path| with |mode| exactly (the umask is not
- * applied: the grader's sandbox reads the folder as nobody). */
-static int write_file(const char *path, const char *data, size_t len, mode_t mode)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return RL_ESYS;
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, data + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            close(fd);
-            return RL_ESYS;
-        }
-        off += (size_t)w;
-    }
-    if (fchmod(fd, mode) != 0 || close(fd) != 0)
-        return RL_ESYS;
-    return RL_OK;
-}
-
-static int copy_file(const char *from, const char *to)
-{
-    struct stat st;
-    char *data;
-    size_t len;
-    if (stat(from, &st) != 0)
-        return RL_ESYS;
-    int rc = read_file(from, &data, &len);
-    if (rc)
-        return rc;
-    rc = write_file(to, data, len, (st.st_mode & S_IXUSR) ? 0755 : 0644);
-    free(data);
-    return rc;
-}
-
-static int make_dir(const char *path)
-{
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        return RL_ESYS;
-    return chmod(path, 0755) == 0 ? RL_OK : RL_ESYS;
-}
-
-/* `mkdir -p |dir|`, each new folder 0755. */
-static int make_dirs(const char *dir)
-{
-    char path[PATH_MAX];
-    if ((size_t)snprintf(path, sizeof path, "%s", dir) >= sizeof path)
-        return RL_ETOOBIG;
-    for (char *p = path + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(path, 0755) != 0 && errno != EEXIST)
-            return RL_ESYS;
-        *p = '/';
-    }
-    return make_dir(path);
-}
-
-/* 0 when |dir| is missing (then made, with its parents) or an empty folder;
- * RL_EINVAL when it holds something, which init never overwrites. */
-static int fresh_dir(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return errno == ENOENT ? make_dirs(dir) : RL_ESYS;
-    struct dirent *e;
-    int rc = RL_OK;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            rc = RL_EINVAL;
-    closedir(d);
-    return rc ? rc : make_dir(dir);
-}
-
-/* What npm or a student's umask left unreadable becomes readable by others:
- * the grader runs the folder as nobody. */
-static int readable(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-    (void)ftw;
-    if (type == FTW_SL)
-        return 0;
-    mode_t want = st->st_mode | S_IROTH | S_IRGRP;
-    if (S_ISDIR(st->st_mode) || (st->st_mode & S_IXUSR))
-        want |= S_IXOTH | S_IXGRP;
-    if (want != st->st_mode && chmod(path, want & 07777) != 0)
-        return -1;
-    return 0;
-}
-
-static int make_readable(const char *dir)
-{
-    return nftw(dir, readable, 32, FTW_PHYS) == 0 ? RL_OK : RL_ESYS;
-}
-
-/* ---- running tools ----------------------------------------------------- */
-
-/* Runs |argv| in |cwd| (NULL: here) with the lab's stdio and waits. Returns
- * its exit status, 127 when it could not be started, or 128 + a signal. */
-static int run_tool(const char *const argv[], const char *cwd)
-{
-    char here[PATH_MAX];
-    if (cwd && (!getcwd(here, sizeof here) || chdir(cwd) != 0))
-        return 127;
-    pid_t pid;
-    /* posix_spawnp's argv is not const for C's history only; it is not written. */
-    int rc = posix_spawnp(&pid, argv[0], NULL, NULL, (char *const *)argv, environ);
-    if (cwd && chdir(here) != 0)
-        perror("lab: back to the first folder");
-    if (rc != 0)
-        return 127;
-    int st;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return 127;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static int stubs_python(const char *dir)
-{
-    char proto_dir[PATH_MAX], gen[PATH_MAX], py_out[PATH_MAX + 32], grpc_out[PATH_MAX + 32], inc[PATH_MAX + 4],
-        proto[PATH_MAX + 32];
-    snprintf(proto_dir, sizeof proto_dir, "%s/proto", dir);
-    snprintf(gen, sizeof gen, "%s/gen", dir);
-    snprintf(py_out, sizeof py_out, "--python_out=%s", gen);
-    snprintf(grpc_out, sizeof grpc_out, "--grpc_python_out=%s", gen);
-    snprintf(inc, sizeof inc, "-I%s", proto_dir);
-    snprintf(proto, sizeof proto, "%s/relaylab.proto", proto_dir);
-    if (make_dir(gen)) {
-        fprintf(stderr, "lab: cannot make %s: %s\n", gen, strerror(errno));
-        return 1;
-    }
-    /* Debian has no grpc_tools module (`python3 -m grpc_tools.protoc`):
-     * its protoc takes the gRPC generator as a plugin. */
-    const char *argv[] = {"protoc", py_out, grpc_out, "--plugin=protoc-gen-grpc_python=/usr/bin/grpc_python_plugin",
-                          inc,      proto,  NULL};
-    int rc = run_tool(argv, NULL);
-    if (rc != 0) {
-        fprintf(stderr,
-                "lab: protoc failed (%s) making %s; it needs Debian's protoc and grpc_python_plugin:\n"
-                "  sudo apt-get install protobuf-compiler protobuf-compiler-grpc python3-grpcio python3-protobuf\n",
-                rc == 127 ? "not found" : "see its message above", gen);
-        return 1;
-    }
-    return 0;
-}
-
-static int stubs_node(const char *dir)
-{
-    /* --prefer-offline: the packages the kit's own tests fetched are in npm's
-     * cache, so a second folder needs no network. */
-    const char *argv[] = {"npm", "ci", "--prefer-offline", "--no-audit", "--no-fund", NULL};
-    int rc = run_tool(argv, dir);
-    if (rc != 0) {
-        fprintf(stderr,
-                "lab: `npm ci` failed (%s) in %s: its packages (@grpc/grpc-js, @grpc/proto-loader) come from "
-                "the npm registry. Install Node (sudo apt-get install nodejs npm), check that the registry is "
-                "reachable (npm config get registry), then run `lab stubs node %s`.\n",
-                rc == 127 ? "npm not found" : "see its message above", dir, dir);
-        return 1;
-    }
-    return 0;
-}
-
-#define C_PACKAGES "libgrpc-dev libprotobuf-c-dev protobuf-c-compiler pkg-config make gcc"
-
-static int stubs_c(const char *dir)
-{
-    char proto_dir[PATH_MAX], gen[PATH_MAX], c_out[PATH_MAX + 16], inc[PATH_MAX + 4], proto[PATH_MAX + 32];
-    snprintf(proto_dir, sizeof proto_dir, "%s/proto", dir);
-    snprintf(gen, sizeof gen, "%s/gen", dir);
-    snprintf(c_out, sizeof c_out, "--c_out=%s", gen);
-    snprintf(inc, sizeof inc, "-I%s", proto_dir);
-    snprintf(proto, sizeof proto, "%s/relaylab.proto", proto_dir);
-    if (make_dir(gen)) {
-        fprintf(stderr, "lab: cannot make %s: %s\n", gen, strerror(errno));
-        return 1;
-    }
-    const char *argv[] = {"protoc-c", c_out, inc, proto, NULL};
-    int rc = run_tool(argv, NULL);
-    if (rc != 0) {
-        fprintf(stderr, "lab: protoc-c failed (%s) making %s; the C starter needs:\n  sudo apt-get install " C_PACKAGES
-                        "\n",
-                rc == 127 ? "not found" : "see its message above", gen);
-        return 1;
-    }
-    return 0;
-}
-
-/* `make` in |dir|: a C folder's program is built before grading, outside
- * the grader's sandbox (which cannot write the folder). */
-static int build_c(const char *dir)
-{
-    const char *argv[] = {"make", "--no-print-directory", "-s", NULL};
-    int rc = run_tool(argv, dir);
-    if (rc != 0) {
-        fprintf(stderr,
-                "lab: `make` failed (%s) in %s: fix what it says above (warnings are errors), or install the "
-                "C starter's packages:\n  sudo apt-get install " C_PACKAGES "\n",
-                rc == 127 ? "make not found" : "see its message above", dir);
-        return 1;
-    }
-    return make_readable(dir) == 0 ? 0 : 1;
-}
-
-static int stubs(const lang_info *lang, const char *dir)
-{
-    int rc = lang->bit == LANG_PYTHON ? stubs_python(dir) : lang->bit == LANG_NODE ? stubs_node(dir) : stubs_c(dir);
-    if (rc == 0 && make_readable(dir)) {
-        fprintf(stderr, "lab: cannot make %s readable by others: %s\n", dir, strerror(errno));
-        return 1;
-    }
-    return rc;
-}
-
 /* ---- init -------------------------------------------------------------- */
 
 typedef struct subst {
@@ -395,13 +145,13 @@ static int write_readme(const char *tmpl, const char *dir, const subst *keys, si
 {
     char *text;
     size_t len;
-    int rc = read_file(tmpl, &text, &len);
+    int rc = lab_files_read(tmpl, &text, &len);
     if (rc)
         return rc;
     char *out = substitute(text, keys, n);
     char path[PATH_MAX + 16];
     snprintf(path, sizeof path, "%s/README.md", dir);
-    rc = write_file(path, out, strlen(out), 0644);
+    rc = lab_files_write(path, out, strlen(out), 0644);
     free(out);
     free(text);
     return rc;
@@ -445,7 +195,7 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
             continue;
         snprintf(from, sizeof from, "%s/%s", tdir, e->d_name);
         snprintf(to, sizeof to, "%s/%s", dir, e->d_name);
-        rc = copy_file(from, to);
+        rc = lab_files_copy(from, to);
         size_t n = strlen(e->d_name);
         if ((n > 3 && strcmp(e->d_name + n - 3, ".py") == 0) || (n > 3 && strcmp(e->d_name + n - 3, ".js") == 0) ||
             (n > 2 && strcmp(e->d_name + n - 2, ".c") == 0))
@@ -454,11 +204,11 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
     closedir(d);
     snprintf(to, sizeof to, "%s/proto", dir);
     if (!rc)
-        rc = make_dir(to);
+        rc = lab_files_make_dir(to);
     snprintf(from, sizeof from, "%s/proto/relaylab.proto", kit);
     snprintf(to, sizeof to, "%s/proto/relaylab.proto", dir);
     if (!rc)
-        rc = copy_file(from, to);
+        rc = lab_files_copy(from, to);
     char both[128];
     and_list(s->exercises, both, sizeof both);
     char regen[PATH_MAX + 128];
@@ -492,8 +242,8 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
         fprintf(stderr, "lab: cannot write the starter into %s: %s\n", dir, rl_strerror(rc));
         return 1;
     }
-    rc = stubs(lang, dir);
-    return rc == 0 && lang->bit == LANG_C ? build_c(dir) : rc;
+    rc = lab_stubs_make(lang->bit, dir);
+    return rc == 0 && lang->bit == LANG_C ? lab_stubs_build_c(dir) : rc;
 }
 
 /* The deployment object |w| picked in the world file |path|: the file itself
@@ -555,7 +305,7 @@ static int init_config(const starter *s, const char *kit, const char *dir, const
     size_t tl = strlen(text);
     text = rl_xrealloc(text, tl + 2);
     memcpy(text + tl, "\n", 2);
-    if (write_file(out, text, tl + 1, 0644)) {
+    if (lab_files_write(out, text, tl + 1, 0644)) {
         fprintf(stderr, "lab: cannot write %s: %s\n", out, strerror(errno));
         free(text);
         goto done;
@@ -697,7 +447,7 @@ int lab_init_main(int argc, char **argv)
     if (kit_root(kit))
         return 1;
     const char *dir = pos[1] ? pos[1] : s->exercise;
-    int rc = fresh_dir(dir);
+    int rc = lab_files_fresh_dir(dir);
     if (rc) {
         fprintf(stderr, "lab: %s %s; name another folder\n", dir, rc == RL_EINVAL ? "is not empty" : "cannot be made");
         return 1;
@@ -708,7 +458,7 @@ int lab_init_main(int argc, char **argv)
         return 1;
     }
     rc = lang ? init_command(s, lang, kit, abs, variant) : init_config(s, kit, abs, variant);
-    if (rc == 0 && make_readable(abs) != 0) {
+    if (rc == 0 && lab_files_make_readable(abs) != 0) {
         fprintf(stderr, "lab: cannot make %s readable by others: %s\n", abs, strerror(errno));
         rc = 1;
     }
@@ -740,12 +490,12 @@ int lab_stubs_main(int argc, char **argv)
             return 1;
         snprintf(from, sizeof from, "%s/proto/relaylab.proto", kit);
         snprintf(pdir, sizeof pdir, "%s/proto", dir);
-        if (make_dir(pdir) || copy_file(from, proto)) {
+        if (lab_files_make_dir(pdir) || lab_files_copy(from, proto)) {
             fprintf(stderr, "lab: cannot copy %s to %s: %s\n", from, proto, strerror(errno));
             return 1;
         }
     }
-    return stubs(lang, dir);
+    return lab_stubs_make(lang->bit, dir);
 }
 
 /* ---- check ------------------------------------------------------------- */
@@ -778,7 +528,7 @@ static int grade_one(const char *exercise, const rl_marker *m, const char *stude
         printf(" %s", i == 0 ? "bin/grader" : gv[i]);
     printf("\n");
     fflush(stdout);
-    int rc = run_tool(gv, NULL);
+    int rc = lab_stubs_run_tool(gv, NULL);
     free((void *)gv);
     return rc > 2 ? 2 : rc;
 }
@@ -829,7 +579,7 @@ int lab_check_main(int argc, char **argv)
     if (strcmp(m.lang, "c") == 0) {
         printf("lab check: make\n");
         fflush(stdout);
-        if (build_c("."))
+        if (lab_stubs_build_c("."))
             return 2;
     }
     int worst = 0, graded = 0;

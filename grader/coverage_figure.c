@@ -1,0 +1,49 @@
+/* coverage_figure: the sampling and the stream series the coverage
+ * pictures share (coverage_figure.h). */
+#include "coverage_figure.h"
+
+#include "rl_deadline.h"
+
+#include <stdio.h>
+
+size_t gr_cov_fig_samples(int64_t t0, int64_t t1, int64_t *step)
+{
+    int64_t span = t1 > t0 ? t1 - t0 : 0;
+    int64_t s = span / (GR_FIG_MAX_POINTS - 1);
+    if (s < 25 * RL_NS_PER_MS)
+        s = 25 * RL_NS_PER_MS;
+    *step = s;
+    size_t n = (size_t)(span / s) + 1;
+    return n > GR_FIG_MAX_POINTS ? GR_FIG_MAX_POINTS : n;
+}
+
+double gr_cov_oldest_wait_ms(const gr_cov_server *s, int64_t t0, int64_t t)
+{
+    int64_t w = 0;
+    for (size_t k = 0; k < s->n_calls; k++) {
+        const Relaylab__TunnelCallRecord *c = s->calls[k];
+        if (c->dispatched_ns < t0 || c->dispatched_ns > t || (c->handed_ns && c->handed_ns <= t))
+            continue;
+        if (t - c->dispatched_ns > w)
+            w = t - c->dispatched_ns;
+    }
+    return (double)w / RL_NS_PER_MS;
+}
+
+void gr_cov_fig_streams(gr_figure *f, gr_cov_server *const *servers, const char *const *names, int n, int b, int64_t t0,
+                        int64_t t1)
+{
+    int64_t step;
+    size_t ns = gr_cov_fig_samples(t0, t1, &step);
+    double x[GR_FIG_MAX_POINTS], y[GR_FIG_MAX_POINTS];
+    for (int j = 0; j < n; j++) {
+        int i = b < 0 ? j : j == 0 ? b : j <= b ? j - 1 : j;
+        for (size_t k = 0; k < ns; k++) {
+            x[k] = (double)((int64_t)k * step) / RL_NS_PER_SEC;
+            y[k] = gr_cov_streams_at(servers[i], t0 + (int64_t)k * step);
+        }
+        char label[48];
+        snprintf(label, sizeof label, "streams on %s%s", names[i], i == b ? " (the busy server)" : "");
+        gr_fig_series_add(f, label, x, y, ns);
+    }
+}
