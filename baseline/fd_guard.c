@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 static atomic_int first_reserved; /* 0: guard off */
-static int limit_fds;              /* the soft limit it was armed below */
+static int limit_fds;             /* the soft limit it was armed below */
 static atomic_uint_least64_t refused;
 
 int bl_fd_guard_init(void)

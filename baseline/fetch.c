@@ -58,8 +58,7 @@ static void on_request(rl_unary *u, ProtobufCMessage *msg)
         rl_unary_fail(u, GRPC_STATUS_INVALID_ARGUMENT, "Fetch count is above the limit of 100000");
         return;
     }
-    c->rec = bl_store_open(c->store, c->req->tag, "Fetch", c->has_deadline, c->deadline_ms, c->arrival_ns,
-                           c->attempt);
+    c->rec = bl_store_open(c->store, c->req->tag, "Fetch", c->has_deadline, c->deadline_ms, c->arrival_ns, c->attempt);
     bl_record_peer(c->store, c->rec, u->call);
     bool after_first = false;
     if (bl_store_take_fault(c->store, "Fetch", &c->fault_status, &after_first)) {

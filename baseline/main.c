@@ -110,10 +110,14 @@ static int parse(int argc, char **argv, bl_opts *o)
         return BL_EXIT_USAGE;
     }
     static const struct option longopts[] = {
-        {"listen", required_argument, NULL, 'l'}, {"threads", required_argument, NULL, 't'},
-        {"record", required_argument, NULL, 'r'}, {"grace-ms", required_argument, NULL, 'g'},
-        {"arg", required_argument, NULL, 'a'},      {"config", required_argument, NULL, 'c'},
-        {"observer", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
+        {"listen", required_argument, NULL, 'l'},
+        {"threads", required_argument, NULL, 't'},
+        {"record", required_argument, NULL, 'r'},
+        {"grace-ms", required_argument, NULL, 'g'},
+        {"arg", required_argument, NULL, 'a'},
+        {"config", required_argument, NULL, 'c'},
+        {"observer", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
         {"drain-delay-ms", required_argument, NULL, 'd'},
         {NULL, 0, NULL, 0},
     };
@@ -139,7 +143,10 @@ static int parse(int argc, char **argv, bl_opts *o)
             break;
         case 'c': o->config = optarg; break;
         case 'o': o->observer = optarg; break;
-        case 'h': usage(stdout); o->done = true; return BL_EXIT_OK;
+        case 'h':
+            usage(stdout);
+            o->done = true;
+            return BL_EXIT_OK;
         default: usage(stderr); return BL_EXIT_USAGE;
         }
     }
@@ -194,7 +201,9 @@ static int run(bl_opts *o, char *err, size_t errlen)
         .nmethods = sizeof methods / sizeof *methods,
         .grace_ms = o->grace_ms,
         .drain_delay_ms = o->drain_delay_ms,
-        .args = config_args ? config_args : o->args.num_args ? &o->args : NULL,
+        .args = config_args        ? config_args
+                : o->args.num_args ? &o->args
+                                   : NULL,
         .private_listen = o->observer,
     };
     int rc = BL_EXIT_OK;

@@ -41,15 +41,15 @@ typedef struct fault {
 
 struct bl_store {
     pthread_mutex_t mu;
-    record *recs;    /* recs[i].seq == base + i */
+    record *recs; /* recs[i].seq == base + i */
     size_t n, cap;
-    uint64_t base;   /* seq of recs[0]; records below it were reset away */
+    uint64_t base; /* seq of recs[0]; records below it were reset away */
     fault faults[MAX_FAULTS];
     size_t nfaults;
-    FILE *out;       /* JSON lines, or NULL */
-    uint32_t capacity;   /* Work calls at once; 0: no limit */
-    uint32_t busy;       /* Work slots taken */
-    uint64_t *waiting;   /* record ids queued for a slot, oldest first */
+    FILE *out;         /* JSON lines, or NULL */
+    uint32_t capacity; /* Work calls at once; 0: no limit */
+    uint32_t busy;     /* Work slots taken */
+    uint64_t *waiting; /* record ids queued for a slot, oldest first */
     size_t nwaiting, capwaiting;
     bl_outage outage;
 };
@@ -149,8 +149,8 @@ void bl_store_progress(bl_store *s, uint64_t id, uint32_t steps_done)
 
 static void write_line(FILE *f, const record *r)
 {
-    json_t *o = json_pack("{s:I, s:s, s:s, s:o, s:I, s:o, s:i, s:i, s:s, s:b, s:i, s:b, s:s, s:I, s:b}", "seq", (json_int_t)r->seq,
-                          "tag", r->tag, "method", r->method, "deadline_ms",
+    json_t *o = json_pack("{s:I, s:s, s:s, s:o, s:I, s:o, s:i, s:i, s:s, s:b, s:i, s:b, s:s, s:I, s:b}", "seq",
+                          (json_int_t)r->seq, "tag", r->tag, "method", r->method, "deadline_ms",
                           r->has_deadline ? json_integer(r->deadline_ms) : json_null(), "arrival_ns",
                           (json_int_t)r->arrival_ns, "end_ns", json_integer(r->end_ns), "steps_done",
                           (int)r->steps_done, "status", (int)r->status, "status_name", rl_status_name(r->status),
@@ -167,8 +167,7 @@ static void write_line(FILE *f, const record *r)
     json_decref(o);
 }
 
-void bl_store_close(bl_store *s, uint64_t id, int64_t end_ns, grpc_status_code status, bool cancelled,
-                    bool faulted)
+void bl_store_close(bl_store *s, uint64_t id, int64_t end_ns, grpc_status_code status, bool cancelled, bool faulted)
 {
     record *r = lock_record(s, id);
     if (r && !r->ended) {
@@ -181,8 +180,8 @@ void bl_store_close(bl_store *s, uint64_t id, int64_t end_ns, grpc_status_code s
          * came with the caller's deadline a moment before ours): whatever
          * it got, in the queue or at work, was for a caller that had gone.
          * A blackholed call is the outage's, never waste. */
-        r->wasted = r->no_time_left || (!r->blackholed && !faulted &&
-                                        (status == GRPC_STATUS_DEADLINE_EXCEEDED || cancelled));
+        r->wasted =
+            r->no_time_left || (!r->blackholed && !faulted && (status == GRPC_STATUS_DEADLINE_EXCEEDED || cancelled));
         if (s->out)
             write_line(s->out, r);
     }

@@ -37,8 +37,7 @@ void bl_store_set_peer(bl_store *s, uint64_t id, const char *peer);
 void bl_store_progress(bl_store *s, uint64_t id, uint32_t steps_done);
 
 /* Ends a record at |end_ns|. */
-void bl_store_close(bl_store *s, uint64_t id, int64_t end_ns, grpc_status_code status, bool cancelled,
-                    bool faulted);
+void bl_store_close(bl_store *s, uint64_t id, int64_t end_ns, grpc_status_code status, bool cancelled, bool faulted);
 
 /* Fills |reply| with copies of the records whose tag is |tag| (every record
  * when |tag| is empty). Release with bl_store_snapshot_free. */

@@ -20,18 +20,18 @@ typedef struct timed_call {
     rl_timer timer;
     const timed_kind *kind;
     bl_store *store;
-    ProtobufCMessage *req;  /* owned; |tag| points into it */
+    ProtobufCMessage *req; /* owned; |tag| points into it */
     const char *tag;
-    uint64_t rec;           /* store record, 0 until the request arrived */
+    uint64_t rec; /* store record, 0 until the request arrived */
     int64_t arrival_ns;
-    int64_t deadline_ns;    /* INT64_MAX without a deadline */
+    int64_t deadline_ns; /* INT64_MAX without a deadline */
     bool has_deadline;
-    int64_t deadline_ms;    /* remaining at arrival */
+    int64_t deadline_ms; /* remaining at arrival */
     uint32_t attempt;
     int64_t start_ns;
     uint32_t steps, step_ms, done;
-    bool queued;            /* waiting for a Work slot (the overload lab) */
-    bool has_slot;          /* holds a Work slot until it ends */
+    bool queued;   /* waiting for a Work slot (the overload lab) */
+    bool has_slot; /* holds a Work slot until it ends */
 } timed_call;
 
 /* How often a Work call waiting for a slot looks again: slots free on
@@ -118,16 +118,15 @@ static void on_request(rl_unary *u, ProtobufCMessage *req)
     timed_call *c = RL_CONTAINER_OF(u, timed_call, u);
     c->req = req;
     c->kind->plan(req, &c->tag, &c->steps, &c->step_ms);
-    if (c->steps > BL_MAX_STEPS || c->step_ms > BL_MAX_STEP_MS ||
-        (uint64_t)c->steps * c->step_ms > BL_MAX_TOTAL_MS) {
+    if (c->steps > BL_MAX_STEPS || c->step_ms > BL_MAX_STEP_MS || (uint64_t)c->steps * c->step_ms > BL_MAX_TOTAL_MS) {
         char msg[160];
         snprintf(msg, sizeof msg, "%s plan of %u x %u ms is above the limits (%u steps, %u ms a step, %u ms in all)",
                  c->kind->method, c->steps, c->step_ms, BL_MAX_STEPS, BL_MAX_STEP_MS, BL_MAX_TOTAL_MS);
         rl_unary_fail(u, GRPC_STATUS_INVALID_ARGUMENT, msg);
         return;
     }
-    c->rec = bl_store_open(c->store, c->tag, c->kind->method, c->has_deadline, c->deadline_ms, c->arrival_ns,
-                           c->attempt);
+    c->rec =
+        bl_store_open(c->store, c->tag, c->kind->method, c->has_deadline, c->deadline_ms, c->arrival_ns, c->attempt);
     bl_record_peer(c->store, c->rec, u->call);
     grpc_status_code fault_status;
     bool after_first;
@@ -169,7 +168,9 @@ static void on_cancel(rl_unary *u)
      * before ours (seen: 0.1 ms before, under load). EXPIRY_SLACK_MS covers
      * that moment; a client that gives up earlier is still a cancel. */
     enum { EXPIRY_SLACK_MS = 5 };
-    int64_t slack_ms = EXPIRY_SLACK_MS + rl_wire_rounding_ms((c->deadline_ns - (c->start_ns ? c->start_ns : c->arrival_ns)) / RL_NS_PER_MS);
+    int64_t slack_ms =
+        EXPIRY_SLACK_MS +
+        rl_wire_rounding_ms((c->deadline_ns - (c->start_ns ? c->start_ns : c->arrival_ns)) / RL_NS_PER_MS);
     bool expired = rl_now_ns() >= c->deadline_ns - slack_ms * RL_NS_PER_MS;
     finish(c, expired ? GRPC_STATUS_DEADLINE_EXCEEDED : GRPC_STATUS_CANCELLED, true);
 }

@@ -11,8 +11,8 @@
 #include <stdint.h>
 
 /* Upper bounds on one call's plan; beyond them, INVALID_ARGUMENT. */
-#define BL_MAX_STEPS 1000000u
-#define BL_MAX_STEP_MS 600000u
+#define BL_MAX_STEPS    1000000u
+#define BL_MAX_STEP_MS  600000u
 #define BL_MAX_TOTAL_MS (3600u * 1000u)
 
 typedef struct timed_kind {

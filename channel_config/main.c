@@ -71,14 +71,13 @@ static int load(const char *path, rl_chancfg **cfg)
     return rc == RL_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
 }
 
-static void print_findings(FILE *f, const char *path, const rl_chancfg_report *rep,
-                           rl_chancfg_severity sev)
+static void print_findings(FILE *f, const char *path, const rl_chancfg_report *rep, rl_chancfg_severity sev)
 {
     for (size_t i = 0; i < rep->nfindings; i++) {
         const rl_chancfg_finding *x = &rep->findings[i];
         if (x->severity == sev && strcmp(x->rule, "grpc.rejected") != 0)
-            fprintf(f, "%s: %s[%s] %s: %s\n", path, sev == RL_CHANCFG_ERROR ? "error" : "warning",
-                    x->rule, x->path, x->why);
+            fprintf(f, "%s: %s[%s] %s: %s\n", path, sev == RL_CHANCFG_ERROR ? "error" : "warning", x->rule, x->path,
+                    x->why);
     }
 }
 
@@ -176,19 +175,18 @@ static int cmd_check(int argc, char **argv)
             printf("gRPC: no verdict: %s\n", rl_strerror(rc));
             ex = EXIT_INTERNAL;
         } else if (v.accepted) {
-            printf("gRPC: accepted%s%s%s\n", v.reason[0] ? " (it logged: " : "", v.reason,
-                   v.reason[0] ? ")" : "");
+            printf("gRPC: accepted%s%s%s\n", v.reason[0] ? " (it logged: " : "", v.reason, v.reason[0] ? ")" : "");
         } else {
             printf("gRPC: rejected: %s\n", v.reason);
-            if (rl_chancfg_report_add(&rep, RL_CHANCFG_ERROR, "grpc.rejected",
-                                      "$.client.service_config", v.reason) != 0) {
+            if (rl_chancfg_report_add(&rep, RL_CHANCFG_ERROR, "grpc.rejected", "$.client.service_config", v.reason) !=
+                0) {
                 ex = EXIT_INTERNAL;
                 goto out;
             }
         }
     }
-    printf("%s: %zu %s, %zu %s\n", path, rep.nerrors, plural(rep.nerrors, "error", "errors"),
-           rep.nwarnings, plural(rep.nwarnings, "warning", "warnings"));
+    printf("%s: %zu %s, %zu %s\n", path, rep.nerrors, plural(rep.nerrors, "error", "errors"), rep.nwarnings,
+           plural(rep.nwarnings, "warning", "warnings"));
     if (!ex)
         ex = rep.nerrors || (strict && rep.nwarnings) ? EXIT_RULES : EXIT_CLEAN;
 out:
@@ -256,8 +254,8 @@ static int cmd_args(int argc, char **argv)
     print_findings(stderr, path, &rep, RL_CHANCFG_ERROR);
     print_findings(stderr, path, &rep, RL_CHANCFG_WARNING);
     if (rep.nerrors) {
-        fprintf(stderr, "%s: %zu %s: fix them first (channel-config check %s)\n", path,
-                rep.nerrors, plural(rep.nerrors, "error", "errors"), path);
+        fprintf(stderr, "%s: %zu %s: fix them first (channel-config check %s)\n", path, rep.nerrors,
+                plural(rep.nerrors, "error", "errors"), path);
         ex = EXIT_RULES;
         goto out;
     }
@@ -280,8 +278,7 @@ static int cmd_rules(void)
     size_t n;
     const rl_chancfg_rule *r = rl_chancfg_rules(&n);
     for (size_t i = 0; i < n; i++)
-        printf("%-30s %-7s %s\n", r[i].id, r[i].severity == RL_CHANCFG_ERROR ? "error" : "warning",
-               r[i].summary);
+        printf("%-30s %-7s %s\n", r[i].id, r[i].severity == RL_CHANCFG_ERROR ? "error" : "warning", r[i].summary);
     return EXIT_CLEAN;
 }
 

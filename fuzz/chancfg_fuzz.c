@@ -88,8 +88,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(sc);
 
     rl_chancfg_method m;
-    static const char *const names[][2] = {{"relaylab.Baseline", "Lookup"}, {"relaylab.Baseline", ""},
-                                           {"", ""}, {"a", "b"}};
+    static const char *const names[][2] = {
+        {"relaylab.Baseline", "Lookup"}, {"relaylab.Baseline", ""}, {"", ""}, {"a", "b"}};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (rl_chancfg_method_config(cfg, names[i][0], names[i][1], &m) == 0 && m.has_retry)
             must(m.max_attempts >= 2 && m.max_attempts <= 5 && m.retryable_codes != 0);

@@ -40,12 +40,11 @@ void gc_html_url(FILE *f, const char *s)
     }
 }
 
-static const char css[] =
-    "body{font-family:sans-serif;margin:2em auto;max-width:960px;color:#222;background:#fafafa}"
-    "table{border-collapse:collapse;margin:.5em 0 1.5em;background:white}"
-    "td,th{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}"
-    ".bar{display:inline-block;height:.8em;background:#009E73;vertical-align:middle}"
-    ".bad{color:#D55E00}.caption{font-style:italic;color:#444}";
+static const char css[] = "body{font-family:sans-serif;margin:2em auto;max-width:960px;color:#222;background:#fafafa}"
+                          "table{border-collapse:collapse;margin:.5em 0 1.5em;background:white}"
+                          "td,th{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}"
+                          ".bar{display:inline-block;height:.8em;background:#009E73;vertical-align:middle}"
+                          ".bad{color:#D55E00}.caption{font-style:italic;color:#444}";
 
 /* The score histogram as an inline SVG bar chart: BINS bins of 10 % of the
  * total, a bar's height the number of students in it. */
@@ -58,12 +57,15 @@ static void histogram(FILE *f, const int *bins, int most)
     double ymax = step * ceil((double)most / step);
     if (ymax <= 0)
         ymax = step;
-    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
-               "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n", w, h);
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
+            "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+            w, h);
     for (double v = 0; v <= ymax + step / 2; v += step) {
         double y = bottom - v / ymax * (bottom - top);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                   "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%g</text>\n",
                 left, y, w - 20, y, left - 6, y + 4, v);
     }
     for (int b = 0; b < BINS; b++) {
@@ -137,8 +139,10 @@ static int write_page(FILE *f, const gc_tally *t, char *const *students, size_t 
         bins[b]++;
         most = bins[b] > most ? bins[b] : most;
     }
-    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>The class's grades"
-               "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>The class's grades</h1>\n", css);
+    fprintf(f,
+            "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>The class's grades"
+            "</title>\n<style>%s</style>\n</head>\n<body>\n<h1>The class's grades</h1>\n",
+            css);
     fprintf(f, "<p>%zu students, %g points in all.</p>\n<h2>Scores</h2>\n<figure>\n", nstudents, total);
     histogram(f, bins, most);
     fprintf(f, "<figcaption class=\"caption\">How many students scored in each tenth of the total</figcaption>\n"
@@ -159,8 +163,8 @@ static int write_page(FILE *f, const gc_tally *t, char *const *students, size_t 
             text(f, ex->name);
             fprintf(f, "/");
             text(f, ex->scenarios[sc]);
-            fprintf(f, "</td><td><span class=\"bar\" style=\"width:%.0fpx\"></span> %d/%d (%.0f %%)</td><td>",
-                    rate, passed, rows, rate);
+            fprintf(f, "</td><td><span class=\"bar\" style=\"width:%.0fpx\"></span> %d/%d (%.0f %%)</td><td>", rate,
+                    passed, rows, rate);
             int count;
             const char *fb = commonest(t, e, sc, &count);
             if (fb) {

@@ -202,8 +202,8 @@ static void note(char *notes, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
-size_t gc_roster_starters(const char *dir, const char *label, const char *config_exercises, gc_starter *out,
-                          size_t max, char *notes, size_t noteslen)
+size_t gc_roster_starters(const char *dir, const char *label, const char *config_exercises, gc_starter *out, size_t max,
+                          char *notes, size_t noteslen)
 {
     size_t found = 0;
     char err[4600];
@@ -303,8 +303,8 @@ int gc_roster_identity(const char *path, const char *folder, char *id, size_t id
         if (strcmp(line, folder) != 0)
             continue;
         if (!gc_roster_name_ok(val) || strlen(val) >= idlen) {
-            snprintf(err, errlen, "%s, line %d: the id of %s is not a roster name (letters, digits and ._-@+)",
-                     path, lineno, folder);
+            snprintf(err, errlen, "%s, line %d: the id of %s is not a roster name (letters, digits and ._-@+)", path,
+                     lineno, folder);
             rc = RL_EPARSE;
             break;
         }

@@ -70,8 +70,8 @@ bool gc_starter_has(const gc_starter *s, const char *exercise);
  * recognised by their files (rl_marker_infer; |config_exercises| the
  * config exercises' names, space-separated), each with |inferred| saying
  * how. Returns how many were found (at most |max|). */
-size_t gc_roster_starters(const char *dir, const char *label, const char *config_exercises, gc_starter *out,
-                          size_t max, char *notes, size_t noteslen);
+size_t gc_roster_starters(const char *dir, const char *label, const char *config_exercises, gc_starter *out, size_t max,
+                          char *notes, size_t noteslen);
 
 /* The roster file |path| (CSV: FOLDER,ID a line; '#' comments, blank
  * lines and a header line "folder,id" are skipped): the identity of the

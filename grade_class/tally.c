@@ -257,7 +257,7 @@ int gc_tally_write_student(const gc_tally *t, const char *student, char *const *
         if (olen < sizeof output)
             olen += (size_t)snprintf(output + olen, sizeof output - olen, "%s%s: %d of %d scenarios passed%s",
                                      olen ? "; " : "", t->exercises[ex].name, npass, nrows,
-                                     verdict && strcmp(verdict, "MISSING") == 0      ? " (no folder for it)"
+                                     verdict && strcmp(verdict, "MISSING") == 0       ? " (no folder for it)"
                                      : verdict && strcmp(verdict, GC_NOT_GRADED) == 0 ? " (not graded: interrupted)"
                                                                                       : "");
     }
@@ -443,8 +443,8 @@ void gc_tally_summary(const gc_tally *t, FILE *f, double wall_s, int jobs)
     int best_n = 0;
     for (size_t i = 0; i < t->n; i++) {
         const gc_row *r = &t->rows[i];
-        if (r->ex != worst_ex || r->sc != worst_sc || !strcmp(r->verdict, "PASS") ||
-            !strcmp(r->verdict, "MISSING") || not_graded(r))
+        if (r->ex != worst_ex || r->sc != worst_sc || !strcmp(r->verdict, "PASS") || !strcmp(r->verdict, "MISSING") ||
+            not_graded(r))
             continue;
         int c = 0;
         for (size_t k = 0; k < t->n; k++) {

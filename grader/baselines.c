@@ -48,8 +48,7 @@ grpc_channel *gr_baseline_channel(gr_ctx *ctx, int i)
 
 /* ---- start and stop ---- */
 
-static int start_baseline(gr_ctx *ctx, int i, const char *listen, const char *const *extra, char *err,
-                          size_t errlen)
+static int start_baseline(gr_ctx *ctx, int i, const char *listen, const char *const *extra, char *err, size_t errlen)
 {
     gr_baseline *b = &ctx->baselines[i];
     char path[4096];
@@ -148,7 +147,6 @@ int gr_stop_baseline(gr_ctx *ctx, int i)
     return RL_OK;
 }
 
-
 void gr_baselines_stop(gr_ctx *ctx)
 {
     for (int i = 0; i < ctx->nbaselines; i++)
@@ -172,12 +170,12 @@ static void judge_dead_baseline(gr_ctx *ctx, int i, gr_scenario_result *res)
                 sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGALRM || sig == SIGPIPE;
     if (sent && !ctx->opt->sandbox)
         gr_result(res, GR_FAIL,
-                        "the baseline%s %s during the scenario; graded without the sandbox, the grader cannot tell "
-                        "who sent it, and a submission that kills its downstream is not excused",
-                        which, how);
+                  "the baseline%s %s during the scenario; graded without the sandbox, the grader cannot tell "
+                  "who sent it, and a submission that kills its downstream is not excused",
+                  which, how);
     else
-        gr_result(res, GR_ERROR,
-                        "the grader's baseline%s %s during the scenario (not the submission's fault)", which, how);
+        gr_result(res, GR_ERROR, "the grader's baseline%s %s during the scenario (not the submission's fault)", which,
+                  how);
 }
 
 void gr_baselines_judge_dead(gr_ctx *ctx, gr_scenario_result *res)

@@ -21,8 +21,8 @@
  * run: 60 s of the world is 2 s of the lab. */
 #define BALANCE_MAX_DEADLINE_MS 60000
 
-int gr_config_world(const char *exercise, const char *world_file, const char *variant, rl_chancfg_world *out,
-                    char *err, size_t errlen)
+int gr_config_world(const char *exercise, const char *world_file, const char *variant, rl_chancfg_world *out, char *err,
+                    size_t errlen)
 {
     memset(out, 0, sizeof *out);
     char path[PATH_MAX + 64];
@@ -47,15 +47,17 @@ int gr_config_world(const char *exercise, const char *world_file, const char *va
         rc = RL_EINVAL;
     } else if (strcmp(exercise, "retry") == 0 && rl_chancfg_calls_deadline(out->deployment, &v) == RL_OK &&
                (v < 100 || v > RETRY_MAX_DEADLINE_MS)) {
-        snprintf(err, errlen, "world %s (%s): the retry exercise runs calls in real time; give it a call deadline "
-                 "of 100..%d ms, not %lld", out->name, world_file, RETRY_MAX_DEADLINE_MS, (long long)v);
+        snprintf(err, errlen,
+                 "world %s (%s): the retry exercise runs calls in real time; give it a call deadline "
+                 "of 100..%d ms, not %lld",
+                 out->name, world_file, RETRY_MAX_DEADLINE_MS, (long long)v);
         rc = RL_EINVAL;
-    }
-    else if (strcmp(exercise, "balance") == 0 && rl_chancfg_calls_deadline(out->deployment, &v) == RL_OK &&
-             (v < 100 || v > BALANCE_MAX_DEADLINE_MS)) {
-        snprintf(err, errlen, "world %s (%s): the balance exercise keeps a longest call in flight on every client; "
-                 "give it a call deadline of 100..%d ms, not %lld", out->name, world_file, BALANCE_MAX_DEADLINE_MS,
-                 (long long)v);
+    } else if (strcmp(exercise, "balance") == 0 && rl_chancfg_calls_deadline(out->deployment, &v) == RL_OK &&
+               (v < 100 || v > BALANCE_MAX_DEADLINE_MS)) {
+        snprintf(err, errlen,
+                 "world %s (%s): the balance exercise keeps a longest call in flight on every client; "
+                 "give it a call deadline of 100..%d ms, not %lld",
+                 out->name, world_file, BALANCE_MAX_DEADLINE_MS, (long long)v);
         rc = RL_EINVAL;
     }
     if (rc != RL_OK)
@@ -98,7 +100,6 @@ static void broken_rules(const rl_chancfg_report *rep, const char *world, size_t
     rl_text_printable_inplace(out->feedback, sizeof out->feedback, 0);
 }
 
-
 int gr_config_load(gr_ctx *ctx, rl_chancfg **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -107,8 +108,8 @@ int gr_config_load(gr_ctx *ctx, rl_chancfg **out, char *err, size_t errlen)
      * doing: a FAIL that says so, never the file's words or a hang. */
     char *buf, why[200];
     size_t len;
-    int rc = rl_file_read_untrusted(gr_config_path(ctx), gr_submission_dir(ctx), RL_CHANCFG_MAX_BYTES, &buf, &len,
-                                    why, sizeof why);
+    int rc = rl_file_read_untrusted(gr_config_path(ctx), gr_submission_dir(ctx), RL_CHANCFG_MAX_BYTES, &buf, &len, why,
+                                    sizeof why);
     if (rc != RL_OK) {
         snprintf(err, errlen, "the config cannot be loaded: the file %s", why);
         return rc;
@@ -233,7 +234,7 @@ int gr_config_check_run(gr_ctx *ctx, const char *exercise, gr_scenario_result *o
         gr_result(out, GR_FAIL, "[%s] gRPC rejected the client args: %s", world, v.reason);
     else
         gr_result(out, GR_PASS, "[%s] no rule broken (%zu warning%s); gRPC accepts the client args", world,
-                        rep.nwarnings, rep.nwarnings == 1 ? "" : "s");
+                  rep.nwarnings, rep.nwarnings == 1 ? "" : "s");
     gr_feedback_append(out, more);
     identity_first(ctx, out);
     rl_chancfg_report_fini(&rep);

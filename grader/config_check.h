@@ -22,12 +22,12 @@
  * Also checks what the exercise needs of it (keepalive: an intermediary;
  * retry: a call deadline the grader can wait for). Returns 0 with |*out|
  * (rl_chancfg_world_fini), or an RL_E code with one line in |err|. */
-int gr_config_world(const char *exercise, const char *world_file, const char *variant, rl_chancfg_world *out,
-                    char *err, size_t errlen);
+int gr_config_world(const char *exercise, const char *world_file, const char *variant, rl_chancfg_world *out, char *err,
+                    size_t errlen);
 
 /* A submission as the exercise judges it. */
 typedef struct gr_config_env {
-    rl_chancfg *cfg;         /* the submission put into the world */
+    rl_chancfg *cfg; /* the submission put into the world */
     rl_chancfg_world world;
     rl_chancfg_report notes; /* world.ignored: what the submission declared in vain */
     char variant[72];        /* the --variant that picked the world by seed, or "" */

@@ -25,18 +25,18 @@ extern volatile sig_atomic_t gr_driver_interrupted;
 /* One of the run's baselines. */
 typedef struct gr_baseline {
     rl_proc proc;
-    bool running;             /* |proc| was spawned and is not stopped yet */
-    int port;                 /* its TCP port, kept across a restart */
-    char addr[64];            /* "127.0.0.1:PORT", what the submission is given */
-    char observer_addr[192];  /* "unix:PRIVATE_DIR/observer-I.sock" */
-    grpc_channel *ch;         /* to |observer_addr|; NULL when not running */
+    bool running;            /* |proc| was spawned and is not stopped yet */
+    int port;                /* its TCP port, kept across a restart */
+    char addr[64];           /* "127.0.0.1:PORT", what the submission is given */
+    char observer_addr[192]; /* "unix:PRIVATE_DIR/observer-I.sock" */
+    grpc_channel *ch;        /* to |observer_addr|; NULL when not running */
 } gr_baseline;
 
 /* One instance of the submission. */
 typedef struct gr_instance {
     int index;
     rl_proc proc;
-    bool have;  /* |proc| was spawned and is not stopped yet */
+    bool have; /* |proc| was spawned and is not stopped yet */
     char addr[64];
     int port;
     int port_clashes; /* starts abandoned because another process held the port */

@@ -425,8 +425,9 @@ static void fills_figure(gr_scenario_result *out, const live *l)
     gr_fig_event(f, WORLD_ADD_MS / 1000.0, "backend 3 joins");
     gr_fig_event(f, (WORLD_ADD_MS + WORLD_FILL_MS) / 1000.0, "bound: %d s later", WORLD_FILL_MS / 1000);
     if (l->fill_ms >= 0 && l->fill_ms <= FILL_MS)
-        gr_fig_caption(f, "The new backend reached its share %lld s after it joined: connections were re-made "
-                          "through the balancer",
+        gr_fig_caption(f,
+                       "The new backend reached its share %lld s after it joined: connections were re-made "
+                       "through the balancer",
                        (long long)(l->fill_ms * LAB_SCALE / 1000));
     else
         gr_fig_caption(f, "The new backend did not reach its share in time: connections made once stay where they "

@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 static bool has_ended(const Relaylab__ObserveReply *r, void *user)
 {
     const Relaylab__CallRecord *rec = rl_observe_find(r, (const char *)user, 0);
@@ -30,8 +29,8 @@ static bool work_seen(const Relaylab__ObserveReply *r, void *user)
 
 /* Starts Process (no deadline) and waits until |method| runs on the
  * baseline (process.h). */
-static int start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
-                           uint32_t lookup_ms, uint32_t steps, gr_scenario_result *out)
+static int start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method, uint32_t lookup_ms,
+                           uint32_t steps, gr_scenario_result *out)
 {
     return gr_process_start_and_reach(ctx, c, tag, method, lookup_ms, steps, 10, GR_PROCESS_REACH_MS, out);
 }
@@ -40,8 +39,8 @@ static int start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const
  * Process): the client's call until its cancel, when |rec| (the downstream
  * call at the baseline) ran and when it ended, against the time a relay
  * has to pass the cancel on (GR_JUDGE_CANCEL_MS). */
-static void cancel_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t cn,
-                          const Relaylab__CallRecord *rec, const gr_cancel_check *cc)
+static void cancel_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t cn, const Relaylab__CallRecord *rec,
+                          const gr_cancel_check *cc)
 {
     gr_figure *f = &out->figure;
     double cx = (double)(cn - c->start_ns) / 1e6;
@@ -62,8 +61,8 @@ static void cancel_figure(gr_scenario_result *out, const rl_probe_call *c, int64
     else
         gr_fig_span_add(f, r, cx, ex, GR_FIG_WRONG, "still running %lld ms after the cancel",
                         (long long)cc->observed_ms);
-    gr_fig_span_add(f, gr_fig_row(f, "time allowed to stop"), cx, cx + GR_JUDGE_CANCEL_MS, GR_FIG_TRUTH,
-                    "%d ms", GR_JUDGE_CANCEL_MS);
+    gr_fig_span_add(f, gr_fig_row(f, "time allowed to stop"), cx, cx + GR_JUDGE_CANCEL_MS, GR_FIG_TRUTH, "%d ms",
+                    GR_JUDGE_CANCEL_MS);
     if (cc->steps)
         gr_fig_caption(f, "%s %s after the cancel, %u of %u steps done: %s", rec->method,
                        cc->pass ? "stopped in time" : "did not stop in time", cc->steps_done, cc->steps,
@@ -77,15 +76,15 @@ static void cancel_figure(gr_scenario_result *out, const rl_probe_call *c, int64
 /* Cancels, waits for |method| to end (up to |full_ms| + 1 s: long enough to
  * see a relay that lets it run to its natural end) and judges it. Fills
  * *cc; returns 0, or GR_SCENARIO_DECIDED. */
-static int cancel_and_judge(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
-                            int64_t full_ms, uint32_t steps, int64_t *cancel_ns, int64_t *end_ns,
-                            gr_cancel_check *cc, gr_scenario_result *out)
+static int cancel_and_judge(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method, int64_t full_ms,
+                            uint32_t steps, int64_t *cancel_ns, int64_t *end_ns, gr_cancel_check *cc,
+                            gr_scenario_result *out)
 {
     int64_t cn = rl_probe_call_cancel(c);
     *cancel_ns = cn;
     Relaylab__ObserveReply *obs = NULL;
-    int rc = gr_process_observe_until(ctx, tag, has_ended, (void *)method, cn + (full_ms + 1000) * RL_NS_PER_MS, 5,
-                                      &obs);
+    int rc =
+        gr_process_observe_until(ctx, tag, has_ended, (void *)method, cn + (full_ms + 1000) * RL_NS_PER_MS, 5, &obs);
     int64_t seen = rl_now_ns();
     rl_probe_call_wait(c, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
     const Relaylab__CallRecord *rec = rl_observe_find(obs, method, 0);
@@ -138,8 +137,8 @@ static int during_lookup(gr_ctx *ctx, gr_scenario_result *out)
      * machine); 500 ms past Lookup's end (or past now, if it never ended)
      * catches it with a wide margin. */
     int64_t from = end ? end : rl_now_ns();
-    int rc = gr_process_observe_until(ctx, tag, work_seen, NULL, from + GR_JUDGE_LATE_CALL_WINDOW_MS * RL_NS_PER_MS,
-                                      5, &obs);
+    int rc = gr_process_observe_until(ctx, tag, work_seen, NULL, from + GR_JUDGE_LATE_CALL_WINDOW_MS * RL_NS_PER_MS, 5,
+                                      &obs);
     if (gr_scenario_observed(rc, obs, out))
         goto done;
     char fb[256];
@@ -150,14 +149,16 @@ static int during_lookup(gr_ctx *ctx, gr_scenario_result *out)
         double we = wk->ended ? (double)(wk->end_ns - c.start_ns) / 1e6 : wa;
         gr_fig_span_add(&out->figure, gr_fig_row(&out->figure, "Work at the baseline"), wa, we, GR_FIG_WRONG,
                         "Work called after the cancel");
-        gr_fig_caption(&out->figure, "Work was called %lld ms after the cancel: a cancelled Process must start no "
-                                     "further call",
+        gr_fig_caption(&out->figure,
+                       "Work was called %lld ms after the cancel: a cancelled Process must start no "
+                       "further call",
                        (long long)gr_ms_between(cn, wk->arrival_ns));
     }
     if (wk)
-        gr_result(out, GR_FAIL, "Work was still called %lld ms after the cancel: a cancelled Process must "
-                        "start no further call; %s",
-                        (long long)gr_ms_between(cn, wk->arrival_ns), fb);
+        gr_result(out, GR_FAIL,
+                  "Work was still called %lld ms after the cancel: a cancelled Process must "
+                  "start no further call; %s",
+                  (long long)gr_ms_between(cn, wk->arrival_ns), fb);
     else
         gr_result(out, cc.pass ? GR_PASS : GR_FAIL, "%s%s", fb, cc.pass ? "; no Work after it" : "");
 done:
@@ -167,8 +168,8 @@ done:
 /* keeps-serving's picture (ms since the first Process started): the first
  * Process until the client cancels it, then the next Process and how it
  * ended (blue when it succeeded, red when not). */
-static void keeps_serving_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t cn,
-                                 const rl_probe_call *c2, bool ok)
+static void keeps_serving_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t cn, const rl_probe_call *c2,
+                                 bool ok)
 {
     gr_figure *f = &out->figure;
     gr_fig_timeline(f, "A cancelled Process, then the next one", "ms since the first Process started");
@@ -212,7 +213,7 @@ static int keeps_serving(gr_ctx *ctx, gr_scenario_result *out)
         gr_result(out, GR_FAIL, "after a cancelled Process, the next one (5000 ms deadline) failed: %s", why);
     else
         gr_result(out, GR_PASS, "after a cancelled Process, the next one succeeded in %lld ms",
-                        (long long)gr_ms_between(c2.start_ns, c2.end_ns));
+                  (long long)gr_ms_between(c2.start_ns, c2.end_ns));
 done:
     gr_scenario_done(&c2, NULL);
     return gr_scenario_done(&c, NULL);
@@ -221,7 +222,7 @@ done:
 /* no-leak: Work steps of the cancelled calls: a relay that ignores the
  * cancel (judged by during-work, not here) holds each call for 200 ms
  * more, not for seconds. */
-#define LEAK_STEPS 20
+#define LEAK_STEPS    20
 #define LEAK_ATTEMPTS 3
 
 /* Process call |i|, cancelled once its Work runs on the baseline, and done

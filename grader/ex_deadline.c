@@ -18,8 +18,8 @@
 /* Starts Process with |tag| and deadline |d| and waits for its status, then
  * checks that a failed status was not the submission dying. Returns 0 with
  * |c| done and the submission alive, or GR_SCENARIO_DECIDED. */
-static int call_process(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_ms, uint32_t steps,
-                        int64_t d, gr_scenario_result *out)
+static int call_process(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_ms, uint32_t steps, int64_t d,
+                        gr_scenario_result *out)
 {
     if (gr_process_start(ctx, c, tag, lookup_ms, steps, 10, d, out) || gr_scenario_wait(c, out))
         return GR_SCENARIO_DECIDED;
@@ -53,8 +53,7 @@ static void deadline_figure(gr_scenario_result *out, const rl_probe_call *c, int
         double a = (double)(r->arrival_ns - c->start_ns) / 1e6;
         int64_t rend = r->ended ? r->end_ns : end;
         snprintf(row, sizeof row, "%s ran", names[i]);
-        gr_fig_span_add(f, gr_fig_row(f, row), a, (double)(rend - c->start_ns) / 1e6, GR_FIG_RAN, "%s",
-                        names[i]);
+        gr_fig_span_add(f, gr_fig_row(f, row), a, (double)(rend - c->start_ns) / 1e6, GR_FIG_RAN, "%s", names[i]);
         bool ok = chk[i]->cls == GR_DL_OK;
         snprintf(row, sizeof row, "%s: deadline received", names[i]);
         int rr = gr_fig_row(f, row);
@@ -62,11 +61,10 @@ static void deadline_figure(gr_scenario_result *out, const rl_probe_call *c, int
          * twice the client's budget, and say so. */
         double cut = 2.0 * (double)budget;
         if (r->has_deadline && (double)r->deadline_ms > cut)
-            gr_fig_span_add(f, rr, a, a + cut, GR_FIG_WRONG, "received %lld ms (cut here)",
-                            (long long)r->deadline_ms);
+            gr_fig_span_add(f, rr, a, a + cut, GR_FIG_WRONG, "received %lld ms (cut here)", (long long)r->deadline_ms);
         else if (r->has_deadline)
-            gr_fig_span_add(f, rr, a, a + (double)r->deadline_ms, ok ? GR_FIG_GIVEN : GR_FIG_WRONG,
-                            "received %lld ms", (long long)r->deadline_ms);
+            gr_fig_span_add(f, rr, a, a + (double)r->deadline_ms, ok ? GR_FIG_GIVEN : GR_FIG_WRONG, "received %lld ms",
+                            (long long)r->deadline_ms);
         else
             gr_fig_span_add(f, rr, a, a, GR_FIG_WRONG, "received no deadline");
         snprintf(row, sizeof row, "%s: time that remained", names[i]);
@@ -79,8 +77,9 @@ static void deadline_figure(gr_scenario_result *out, const rl_probe_call *c, int
         }
     }
     if (wrong && got >= 0)
-        gr_fig_caption(f, "%s was given %lld ms when only %lld ms remained: its red bar runs past the client's "
-                          "deadline",
+        gr_fig_caption(f,
+                       "%s was given %lld ms when only %lld ms remained: its red bar runs past the client's "
+                       "deadline",
                        wrong, got, left);
     else if (wrong)
         gr_fig_caption(f, "%s was given no deadline although %lld ms remained of the client's", wrong, left);
@@ -191,20 +190,20 @@ static int shrinks(gr_ctx *ctx, gr_scenario_result *out)
     if (!lk || !wk) {
         if (c.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED && c.end_ns >= d)
             gr_result(out, GR_TIMEOUT,
-                            "Process did not answer within its %lld ms deadline (expected about 520 ms); the baseline "
-                            "saw %zu Lookup and %zu Work calls",
-                            (long long)budget, rl_observe_count(obs, "Lookup"), rl_observe_count(obs, "Work"));
+                      "Process did not answer within its %lld ms deadline (expected about 520 ms); the baseline "
+                      "saw %zu Lookup and %zu Work calls",
+                      (long long)budget, rl_observe_count(obs, "Lookup"), rl_observe_count(obs, "Work"));
         else
             gr_result(out, GR_FAIL,
-                            "Process returned %s but the baseline saw %zu Lookup and %zu Work calls: a relay calls "
-                            "Lookup, then Work",
-                            st, rl_observe_count(obs, "Lookup"), rl_observe_count(obs, "Work"));
+                      "Process returned %s but the baseline saw %zu Lookup and %zu Work calls: a relay calls "
+                      "Lookup, then Work",
+                      st, rl_observe_count(obs, "Lookup"), rl_observe_count(obs, "Work"));
         goto done;
     }
     char why[256];
     if (!gr_process_reply_ok(&c, tag, why, sizeof why)) {
         gr_result(out, GR_FAIL, "%s after %lld ms although its deadlines were right (expected OK)", why,
-                        (long long)gr_ms_between(c.start_ns, c.end_ns));
+                  (long long)gr_ms_between(c.start_ns, c.end_ns));
         goto done;
     }
     gr_result(out, GR_PASS, "%s; %s", fw, fl);
@@ -228,7 +227,7 @@ static int none(gr_ctx *ctx, gr_scenario_result *out)
         gr_scenario_cancel(&c);
         if (!gr_scenario_crash_check(ctx, false, "during Process", out))
             gr_result(out, GR_TIMEOUT, "Process did not answer within %lld ms (expected about 60 ms)",
-                            (long long)bound_ms);
+                      (long long)bound_ms);
         goto done;
     }
     if (gr_scenario_crash_after(ctx, &c, "during Process", out) || gr_process_observe(ctx, tag, &obs, out))
@@ -266,9 +265,9 @@ static int none(gr_ctx *ctx, gr_scenario_result *out)
             gr_result(out, GR_FAIL, "%s", fb);
         } else if (!lk || !wk)
             gr_result(out, GR_FAIL,
-                            "Process returned %s but the baseline saw %zu Lookup and %zu Work calls: a relay calls "
-                            "Lookup, then Work",
-                            st, nl, nw);
+                      "Process returned %s but the baseline saw %zu Lookup and %zu Work calls: a relay calls "
+                      "Lookup, then Work",
+                      st, nl, nw);
         else if (!gr_process_reply_ok(&c, tag, why, sizeof why))
             gr_result(out, GR_FAIL, "%s (expected OK)", why);
         else
@@ -299,7 +298,7 @@ static void expiry_figure(gr_scenario_result *out, const rl_probe_call *c, int64
                           const Relaylab__CallRecord *lk, int64_t lookup_end, const Relaylab__CallRecord *wk)
 {
     gr_figure *f = &out->figure;
-#define EX_MS(t) ((double)((t) - c->start_ns) / 1e6)
+#define EX_MS(t) ((double)((t)-c->start_ns) / 1e6)
     gr_fig_timeline(f, "Time runs out while Lookup runs", "ms since the client started Process");
     gr_fig_event(f, EX_MS(d), "client's deadline (%lld ms)", (long long)budget);
     int64_t end = c->end_ns > c->start_ns ? c->end_ns : rl_now_ns();
@@ -315,9 +314,10 @@ static void expiry_figure(gr_scenario_result *out, const rl_probe_call *c, int64
     if (wk) {
         double wa = EX_MS(wk->arrival_ns);
         gr_fig_span_add(f, wr, wa, wk->ended ? EX_MS(wk->end_ns) : wa, GR_FIG_WRONG, "Work after the deadline");
-        gr_fig_caption(f, "Work was called %lld ms after the client's deadline: once time runs out, call nothing "
-                          "more",
-                        (long long)gr_ms_between(d, wk->arrival_ns));
+        gr_fig_caption(f,
+                       "Work was called %lld ms after the client's deadline: once time runs out, call nothing "
+                       "more",
+                       (long long)gr_ms_between(d, wk->arrival_ns));
     } else {
         gr_fig_span_add(f, wr, EX_MS(lookup_end), EX_MS(lookup_end), GR_FIG_GIVEN, "no Work");
         gr_fig_caption(f, "The deadline passed during Lookup and no Work followed: the relay stopped when time ran "
@@ -364,8 +364,8 @@ static int expires_in_lookup(gr_ctx *ctx, gr_scenario_result *out)
             goto done;
         /* The baseline ends Lookup by itself after 1000 ms at the latest, so
          * waiting until 1.5 s past that cannot cut a real Lookup short. */
-        int rc = gr_process_observe_until(ctx, tag, lookup_ended, NULL, c.start_ns + (lookup + 1500) * RL_NS_PER_MS,
-                                          5, &obs);
+        int rc = gr_process_observe_until(ctx, tag, lookup_ended, NULL, c.start_ns + (lookup + 1500) * RL_NS_PER_MS, 5,
+                                          &obs);
         if (gr_scenario_observed(rc, obs, out))
             goto done;
         lk = rl_observe_find(obs, "Lookup", 0);
@@ -379,15 +379,15 @@ static int expires_in_lookup(gr_ctx *ctx, gr_scenario_result *out)
         }
         if (c.batch.status != GRPC_STATUS_DEADLINE_EXCEEDED || c.end_ns < d) {
             gr_result(out, GR_FAIL, "Process returned %s after %lld ms without calling Lookup", st,
-                            (long long)gr_ms_between(c.start_ns, c.end_ns));
+                      (long long)gr_ms_between(c.start_ns, c.end_ns));
             goto done;
         }
     }
     if (!lk) {
         gr_result(out, GR_TIMEOUT,
-                        "the relay never called Lookup and did not answer before the client's deadline, in %zu tries "
-                        "of %lld to %lld ms",
-                        ntries, (long long)expiry_budgets_ms[0], (long long)expiry_budgets_ms[ntries - 1]);
+                  "the relay never called Lookup and did not answer before the client's deadline, in %zu tries "
+                  "of %lld to %lld ms",
+                  ntries, (long long)expiry_budgets_ms[0], (long long)expiry_budgets_ms[ntries - 1]);
         goto done;
     }
     /* A relay that ignores the deadline calls Work as soon as Lookup
@@ -399,8 +399,8 @@ static int expires_in_lookup(gr_ctx *ctx, gr_scenario_result *out)
     int64_t lookup_ms = gr_ms_between(lk->arrival_ns, lookup_end);
     bool lookup_cancelled = lk->cancelled;
     gr_scenario_free_obs(&obs);
-    int rc = gr_process_observe_until(ctx, tag, work_seen, NULL, lookup_end + GR_JUDGE_LATE_CALL_WINDOW_MS * RL_NS_PER_MS,
-                                  5, &obs);
+    int rc = gr_process_observe_until(ctx, tag, work_seen, NULL,
+                                      lookup_end + GR_JUDGE_LATE_CALL_WINDOW_MS * RL_NS_PER_MS, 5, &obs);
     if (gr_scenario_observed(rc, obs, out))
         goto done;
     const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
@@ -413,10 +413,10 @@ static int expires_in_lookup(gr_ctx *ctx, gr_scenario_result *out)
     }
     if (wk) {
         gr_result(out, GR_FAIL,
-                        "Work was called %lld ms after the client's %lld ms deadline had passed (Lookup %s after %lld "
-                        "ms): the relay went on after the deadline",
-                        (long long)gr_ms_between(d, wk->arrival_ns), (long long)budget,
-                        lookup_cancelled ? "was cancelled" : "ran to its end", (long long)lookup_ms);
+                  "Work was called %lld ms after the client's %lld ms deadline had passed (Lookup %s after %lld "
+                  "ms): the relay went on after the deadline",
+                  (long long)gr_ms_between(d, wk->arrival_ns), (long long)budget,
+                  lookup_cancelled ? "was cancelled" : "ran to its end", (long long)lookup_ms);
         goto done;
     }
     char st[200];
@@ -427,15 +427,16 @@ static int expires_in_lookup(gr_ctx *ctx, gr_scenario_result *out)
      * correct relay with two graders on 2 cores). It is reported. */
     int64_t late = gr_ms_between(d, c.end_ns);
     if (c.batch.status != GRPC_STATUS_DEADLINE_EXCEEDED)
-        gr_result(out, GR_FAIL, "Process ended with %s %lld ms after the start; expected DEADLINE_EXCEEDED at "
-                        "its %lld ms deadline",
-                        st, (long long)gr_ms_between(c.start_ns, c.end_ns), (long long)budget);
+        gr_result(out, GR_FAIL,
+                  "Process ended with %s %lld ms after the start; expected DEADLINE_EXCEEDED at "
+                  "its %lld ms deadline",
+                  st, (long long)gr_ms_between(c.start_ns, c.end_ns), (long long)budget);
     else
         gr_result(out, GR_PASS,
-                        "DEADLINE_EXCEEDED %lld ms after the deadline; Lookup %s after %lld ms; no Work in the %d ms "
-                        "after it",
-                        (long long)late, lookup_cancelled ? "was cancelled" : "ended", (long long)lookup_ms,
-                        GR_JUDGE_LATE_CALL_WINDOW_MS);
+                  "DEADLINE_EXCEEDED %lld ms after the deadline; Lookup %s after %lld ms; no Work in the %d ms "
+                  "after it",
+                  (long long)late, lookup_cancelled ? "was cancelled" : "ended", (long long)lookup_ms,
+                  GR_JUDGE_LATE_CALL_WINDOW_MS);
 done:
     return gr_scenario_done(&c, &obs);
 }
@@ -450,8 +451,8 @@ static bool extra_calls(const Relaylab__ObserveReply *r, void *user)
  * call, and every Lookup and Work the baseline saw for it, each call on a
  * row of its own (as many as the figure holds): the first of each method
  * is right (blue), any more red. */
-static void once_figure(gr_scenario_result *out, const rl_probe_call *c, const Relaylab__ObserveReply *obs,
-                        size_t nl, size_t nw)
+static void once_figure(gr_scenario_result *out, const rl_probe_call *c, const Relaylab__ObserveReply *obs, size_t nl,
+                        size_t nw)
 {
     gr_figure *f = &out->figure;
     gr_fig_timeline(f, "Every downstream call one Process made", "ms since the client started Process");
@@ -475,8 +476,9 @@ static void once_figure(gr_scenario_result *out, const rl_probe_call *c, const R
     if (nl == 1 && nw == 1)
         gr_fig_caption(f, "One Lookup, then one Work, for one Process: each downstream method called once");
     else
-        gr_fig_caption(f, "%zu Lookup and %zu Work calls for one Process: a relay calls each once (no retry loop, "
-                          "no hedging)",
+        gr_fig_caption(f,
+                       "%zu Lookup and %zu Work calls for one Process: a relay calls each once (no retry loop, "
+                       "no hedging)",
                        nl, nw);
 }
 
@@ -504,17 +506,17 @@ static int once(gr_ctx *ctx, gr_scenario_result *out)
         gr_result(out, GR_FAIL, "Lookup was called %zu times for one Process: call it once", nl);
     else if (c.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED && nw == 0)
         gr_result(out, GR_TIMEOUT,
-                        "Process did not answer within its 5000 ms deadline (expected about 10 ms); the baseline saw "
-                        "%zu Lookup and %zu Work calls",
-                        nl, nw);
+                  "Process did not answer within its 5000 ms deadline (expected about 10 ms); the baseline saw "
+                  "%zu Lookup and %zu Work calls",
+                  nl, nw);
     else if (nl == 0 || nw == 0)
-        gr_result(out, GR_FAIL, "the baseline saw %zu Lookup and %zu Work calls: a relay calls Lookup, then Work",
-                        nl, nw);
+        gr_result(out, GR_FAIL, "the baseline saw %zu Lookup and %zu Work calls: a relay calls Lookup, then Work", nl,
+                  nw);
     else if (!gr_process_reply_ok(&c, tag, why, sizeof why))
         gr_result(out, GR_FAIL, "%s (expected OK)", why);
     else
         gr_result(out, GR_PASS, "one Lookup and one Work, answered in %lld ms",
-                        (long long)gr_ms_between(c.start_ns, c.end_ns));
+                  (long long)gr_ms_between(c.start_ns, c.end_ns));
 done:
     return gr_scenario_done(&c, &obs);
 }

@@ -21,7 +21,7 @@
 
 #define BASELINES 2
 /* Enough Process calls that a relay spreading them in turn reaches both. */
-#define CALLS 4
+#define CALLS   4
 #define CALL_MS 5000
 /* How long after SIGTERM the submission may take to exit. */
 #define SIGTERM_WITHIN_MS 2000
@@ -69,8 +69,8 @@ static int baselines(gr_ctx *ctx, gr_scenario_result *out)
             return 0;
     bool spread = works[0] > 0 && works[1] > 0 && works[0] + works[1] == CALLS;
     return gr_result(out, spread ? GR_PASS : GR_FAIL,
-                           "of %d Process calls, baseline 1 (%s) saw %d Work and baseline 2 (%s) saw %d", CALLS,
-                           gr_baseline_addr(ctx, 0), works[0], gr_baseline_addr(ctx, 1), works[1]);
+                     "of %d Process calls, baseline 1 (%s) saw %d Work and baseline 2 (%s) saw %d", CALLS,
+                     gr_baseline_addr(ctx, 0), works[0], gr_baseline_addr(ctx, 1), works[1]);
 }
 
 /* sigterm: SIGTERM to the submission, which must exit on its own within
@@ -87,9 +87,9 @@ static int sigterm(gr_ctx *ctx, gr_scenario_result *out)
     const char *sep = ex.output[0] ? "; last output: " : "; it printed nothing";
     if (ex.exited)
         return gr_result(out, GR_PASS, "after SIGTERM it %s after %lld ms%s%s", ex.how, (long long)ex.ms, sep,
-                               ex.output);
-    return gr_result(out, GR_FAIL, "it did not exit within %d ms of SIGTERM (%s after %lld ms)%s%s",
-                           SIGTERM_WITHIN_MS, ex.how, (long long)ex.ms, sep, ex.output);
+                         ex.output);
+    return gr_result(out, GR_FAIL, "it did not exit within %d ms of SIGTERM (%s after %lld ms)%s%s", SIGTERM_WITHIN_MS,
+                     ex.how, (long long)ex.ms, sep, ex.output);
 }
 
 /* One Process call on instance |i|; 0 when it answered, else a verdict. */
@@ -110,8 +110,8 @@ static int process_on(gr_ctx *ctx, int i, const char *suffix, gr_scenario_result
     bool ok = !rc && gr_process_reply_ok(&c, tag, why, sizeof why);
     rl_probe_call_fini(&c);
     if (!rc && !ok)
-        rc = gr_scenario_decide(out, GR_FAIL, "Process on instance %d (%s): %s", i + 1,
-                                gr_submission_addr_at(ctx, i), why);
+        rc = gr_scenario_decide(out, GR_FAIL, "Process on instance %d (%s): %s", i + 1, gr_submission_addr_at(ctx, i),
+                                why);
     return rc;
 }
 
@@ -132,18 +132,17 @@ static int restart(gr_ctx *ctx, gr_scenario_result *out)
     gr_exit ex;
     if (gr_await_submission_exit_at(ctx, 0, SIGTERM_WITHIN_MS, true, &ex) != RL_OK)
         return gr_result(out, GR_FAIL, "instance 1 did not exit within %d ms of SIGTERM (%s)", SIGTERM_WITHIN_MS,
-                               ex.how);
+                         ex.how);
     if (gr_submission_alive_at(ctx, 0) || !gr_submission_alive_at(ctx, 1))
         return gr_result(out, GR_ERROR, "the wrong instance exited");
     if (gr_restart_submission(ctx, 0, out) != RL_OK)
         return 0;
     if (strcmp(first, gr_submission_addr_at(ctx, 0)) != 0)
-        return gr_result(out, GR_ERROR, "the replacement listens on %s, not %s", gr_submission_addr_at(ctx, 0),
-                               first);
+        return gr_result(out, GR_ERROR, "the replacement listens on %s, not %s", gr_submission_addr_at(ctx, 0), first);
     if (process_on(ctx, 0, "c", out) || process_on(ctx, 1, "d", out))
         return 0;
     return gr_result(out, GR_PASS, "instance 1 %s after %lld ms; its replacement answered on %s, instance 2 on %s",
-                           ex.how, (long long)ex.ms, first, gr_submission_addr_at(ctx, 1));
+                     ex.how, (long long)ex.ms, first, gr_submission_addr_at(ctx, 1));
 }
 
 static const gr_scenario instance_scenarios[] = {

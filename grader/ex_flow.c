@@ -23,7 +23,7 @@
 
 /* The lab's request: 3000 x 64 KiB = 187.5 MiB, far above any budget. */
 #define STALL_COUNT 3000
-#define STALL_SIZE 65536
+#define STALL_SIZE  65536
 /* RSS moves by less than this between samples of an idle runtime. */
 #define FLAT_TOL_BYTES (UINT64_C(1) << 20)
 /* Stop watching past this growth: the verdict is clear and the machine is
@@ -44,7 +44,7 @@
  * (bench/results/soak.md). A producer paced by the window is flat within
  * 1 MiB a second after its window, so it settles long before this rule can
  * apply. */
-#define TREND_MS 3000
+#define TREND_MS        3000
 #define TREND_MIN_BYTES (UINT64_C(2) << 20)
 /* Reading 187.5 MiB from a Python producer takes under 2 s here. */
 #define RESUME_MS 30000
@@ -52,14 +52,14 @@
 #define SLOW_EVERY_MS 5
 /* cancel: many small chunks, so a producer that goes on has work for
  * seconds (1,000,000 x 256 B); let the cancel land before the CPU window. */
-#define CANCEL_COUNT 1000000
-#define CANCEL_SIZE 256
+#define CANCEL_COUNT     1000000
+#define CANCEL_SIZE      256
 #define CANCEL_SETTLE_MS 300
 /* no-leak: a request far larger than the calls will take (6.1 GiB, under
  * every limit of the reference streamer), so a producer that queues
  * ahead has work to leak. */
 #define LEAK_COUNT 100000
-#define LEAK_SIZE 65536
+#define LEAK_SIZE  65536
 
 void gr_flow_judge_memory(uint64_t base_rss, uint64_t peak_rss, uint64_t read, uint64_t count, int64_t watched_ms,
                           bool settled, double budget_mib, gr_flow_mem_check *out)
@@ -114,8 +114,7 @@ gr_flow_cancel_verdict gr_flow_judge_cancel(int64_t cpu_ms, int64_t wait_ms, int
 
 /* Turns a failed rl_flow_* step into a verdict: CRASH when the submission
  * died, else TIMEOUT, FAIL or ERROR by |rc|. Returns GR_SCENARIO_DECIDED. */
-static int failed(gr_ctx *ctx, int rc, const rl_stream *s, const char *err, const char *what,
-                  gr_scenario_result *out)
+static int failed(gr_ctx *ctx, int rc, const rl_stream *s, const char *err, const char *what, gr_scenario_result *out)
 {
     /* A closed connection or a group gone from /proc: signs of death. */
     bool likely_dead = (s->status_done && gr_scenario_status_says_dead(s->status)) || rc == RL_ENOTFOUND;
@@ -195,8 +194,7 @@ static int watch(gr_ctx *ctx, watched *wa, gr_scenario_result *out)
     char err[400];
     char what[96];
     snprintf(what, sizeof what, "Produce(%u x %u)", wa->o.count, wa->o.size);
-    int rc = rl_flow_stall(gr_submission_channel(ctx), gr_tag(ctx), &wa->o, &wa->w, &wa->s, &wa->res,
-                           err, sizeof err);
+    int rc = rl_flow_stall(gr_submission_channel(ctx), gr_tag(ctx), &wa->o, &wa->w, &wa->s, &wa->res, err, sizeof err);
     if (rc == RL_OK)
         return 0;
     if (grew_before_first(wa, rc, what, out))
@@ -262,12 +260,14 @@ static void flow_figure(gr_scenario_result *out, const watched *wa, double budge
         gr_fig_event(f, stall_s, "reader stalls after chunk %u", wa->o.read_first ? wa->o.read_first : 1);
     double peak = (double)w->peak_rss / RL_MIB;
     if (pass)
-        gr_fig_caption(f, "RSS levels off %.1f MiB over the start, under the %.0f MiB budget: the producer waits "
-                          "for the window",
+        gr_fig_caption(f,
+                       "RSS levels off %.1f MiB over the start, under the %.0f MiB budget: the producer waits "
+                       "for the window",
                        peak - base, budget_mib);
     else
-        gr_fig_caption(f, "RSS climbs %.1f MiB over the start, past the %.0f MiB budget: the producer does not "
-                          "wait for the window",
+        gr_fig_caption(f,
+                       "RSS climbs %.1f MiB over the start, past the %.0f MiB budget: the producer does not "
+                       "wait for the window",
                        peak - base, budget_mib);
     free(x);
     free(y);
@@ -292,12 +292,14 @@ static void resume_figure(gr_scenario_result *out, watched *wa, int64_t t0, bool
         gr_fig_event(f, (double)wa->w.points[wa->w.npoints - 1].t_ns / 1e9, "%s",
                      ok ? "all chunks read" : "the read failed");
     if (ok)
-        gr_fig_caption(f, "After the stall all %u chunks arrived in order, every byte right: a stalled stream "
-                          "resumes intact",
+        gr_fig_caption(f,
+                       "After the stall all %u chunks arrived in order, every byte right: a stalled stream "
+                       "resumes intact",
                        wa->o.count);
     else
-        gr_fig_caption(f, "After the stall the rest of the %u chunks did not all arrive right: a paused producer "
-                          "resumes",
+        gr_fig_caption(f,
+                       "After the stall the rest of the %u chunks did not all arrive right: a paused producer "
+                       "resumes",
                        wa->o.count);
 }
 
@@ -324,16 +326,19 @@ static void cancel_figure(gr_scenario_result *out, const rl_memwatch *w, int64_t
     gr_fig_event(f, (double)(win0 - w->t0_ns) / 1e9, "judged window starts");
     gr_fig_event(f, (double)(win1 - w->t0_ns) / 1e9, "judged window ends");
     if (cv == GR_FLOW_STARVED)
-        gr_fig_caption(f, "Too little CPU after the cancel (%lld ms in %lld ms) to show whether the producer "
-                          "stopped",
+        gr_fig_caption(f,
+                       "Too little CPU after the cancel (%lld ms in %lld ms) to show whether the producer "
+                       "stopped",
                        (long long)cpu_ms, (long long)window_ms);
     else if (cv == GR_FLOW_STOPPED)
-        gr_fig_caption(f, "CPU goes flat after the cancel (%lld ms used in the %lld ms window): the producer "
-                          "stopped when the call ended",
+        gr_fig_caption(f,
+                       "CPU goes flat after the cancel (%lld ms used in the %lld ms window): the producer "
+                       "stopped when the call ended",
                        (long long)cpu_ms, (long long)window_ms);
     else
-        gr_fig_caption(f, "CPU keeps climbing after the cancel (%lld ms in the %lld ms window): the producer "
-                          "goes on for nobody",
+        gr_fig_caption(f,
+                       "CPU keeps climbing after the cancel (%lld ms in the %lld ms window): the producer "
+                       "goes on for nobody",
                        (long long)cpu_ms, (long long)window_ms);
     free(x);
     free(y);
@@ -348,8 +353,8 @@ static int memory_scenario(gr_ctx *ctx, watched *wa, double budget_mib, gr_scena
         goto done;
     const rl_flow_stall_opts *o = &wa->o;
     gr_flow_mem_check c;
-    gr_flow_judge_memory(wa->w.base_rss, wa->w.peak_rss, wa->res.read, o->count, wa->res.watched_ms,
-                         wa->res.settled, budget_mib, &c);
+    gr_flow_judge_memory(wa->w.base_rss, wa->w.peak_rss, wa->res.read, o->count, wa->res.watched_ms, wa->res.settled,
+                         budget_mib, &c);
     char what[128], fb[400];
     if (o->read_every_ms)
         snprintf(what, sizeof what, "with a reader taking one chunk every %d ms (%llu read, all right)",
@@ -390,10 +395,10 @@ static int resume(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     }
     gr_result(out, GR_PASS,
-                    "after a %.1f s stall all %u chunks (%.1f MiB) arrived in order with every byte right, the rest "
-                    "in %lld ms",
-                    wa.res.watched_ms / 1000.0, wa.o.count, (double)wa.s.bytes / RL_MIB,
-                    (long long)((rl_now_ns() - t0) / RL_NS_PER_MS));
+              "after a %.1f s stall all %u chunks (%.1f MiB) arrived in order with every byte right, the rest "
+              "in %lld ms",
+              wa.res.watched_ms / 1000.0, wa.o.count, (double)wa.s.bytes / RL_MIB,
+              (long long)((rl_now_ns() - t0) / RL_NS_PER_MS));
 done:
     unwatch(&wa);
     return 0;
@@ -460,11 +465,11 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
     if (!c.pass) {
         flow_figure(out, &wa, GR_FLOW_BUDGET_MIB, false);
         gr_result(out, GR_FAIL,
-                        "before the cancel, with the reader stalled after %llu chunk(s), RSS grew %.1f MiB (%.1f -> "
-                        "%.1f MiB, budget %.0f MiB): the producer made chunks nobody had asked for, so there was "
-                        "nothing left for the cancel to stop -- make each chunk when the window lets the last one "
-                        "go (see `stall`), and stop when the call ends",
-                        (unsigned long long)res->read, c.growth_mib, c.base_mib, c.peak_mib, c.budget_mib);
+                  "before the cancel, with the reader stalled after %llu chunk(s), RSS grew %.1f MiB (%.1f -> "
+                  "%.1f MiB, budget %.0f MiB): the producer made chunks nobody had asked for, so there was "
+                  "nothing left for the cancel to stop -- make each chunk when the window lets the last one "
+                  "go (see `stall`), and stop when the call ends",
+                  (unsigned long long)res->read, c.growth_mib, c.base_mib, c.peak_mib, c.budget_mib);
         goto done;
     }
     int64_t cn = gr_scenario_cancel_stream(&wa.s);
@@ -492,32 +497,33 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
     gr_flow_cancel_verdict cv = gr_flow_judge_cancel(cpu_ms, wait_ms, window_ms);
     cancel_figure(out, w, cn, t0, t0 + window_ms * RL_NS_PER_MS, cpu_ms, window_ms, cv);
     if (cv == GR_FLOW_STARVED) {
-        gr_scenario_decide(out, GR_ERROR,
-                           "in the %lld ms starting %d ms after the cancel the submission used %lld ms of CPU but "
-                           "waited %lld ms for one (a stopped producer asks for at most %d per %d ms, one that goes on "
-                           "for %d or more): the machine gave it too little to show whether it stopped -- grade again on a "
-                           "less busy machine",
-                           (long long)window_ms, CANCEL_SETTLE_MS, (long long)cpu_ms, (long long)wait_ms,
-                           GR_FLOW_CANCEL_IDLE_MS, GR_FLOW_CANCEL_WINDOW_MS, GR_FLOW_CANCEL_GOES_ON_MS);
+        gr_scenario_decide(
+            out, GR_ERROR,
+            "in the %lld ms starting %d ms after the cancel the submission used %lld ms of CPU but "
+            "waited %lld ms for one (a stopped producer asks for at most %d per %d ms, one that goes on "
+            "for %d or more): the machine gave it too little to show whether it stopped -- grade again on a "
+            "less busy machine",
+            (long long)window_ms, CANCEL_SETTLE_MS, (long long)cpu_ms, (long long)wait_ms, GR_FLOW_CANCEL_IDLE_MS,
+            GR_FLOW_CANCEL_WINDOW_MS, GR_FLOW_CANCEL_GOES_ON_MS);
         goto done;
     }
     if (cv == GR_FLOW_WENT_ON && gr_flow_judge_cancel_cpu(cpu_ms, window_ms)) {
         gr_result(out, GR_FAIL,
-                        "in the %lld ms starting %d ms after the cancel the submission used %lld ms of CPU and "
-                        "waited %lld ms more for one (it asked for %lld ms; allowed %d per %d ms): the producer "
-                        "goes on after the client cancelled -- a thread or a write loop that never checks whether "
-                        "the call ended?",
-                        (long long)window_ms, CANCEL_SETTLE_MS, (long long)cpu_ms, (long long)wait_ms,
-                        (long long)cpu_ms + wait_ms, GR_FLOW_CANCEL_GOES_ON_MS, GR_FLOW_CANCEL_WINDOW_MS);
+                  "in the %lld ms starting %d ms after the cancel the submission used %lld ms of CPU and "
+                  "waited %lld ms more for one (it asked for %lld ms; allowed %d per %d ms): the producer "
+                  "goes on after the client cancelled -- a thread or a write loop that never checks whether "
+                  "the call ended?",
+                  (long long)window_ms, CANCEL_SETTLE_MS, (long long)cpu_ms, (long long)wait_ms,
+                  (long long)cpu_ms + wait_ms, GR_FLOW_CANCEL_GOES_ON_MS, GR_FLOW_CANCEL_WINDOW_MS);
         goto done;
     }
     if (cv == GR_FLOW_WENT_ON) {
         gr_result(out, GR_FAIL,
-                        "the submission used %lld ms of CPU in the %lld ms starting %d ms after the cancel (allowed "
-                        "%d per %d ms): the producer goes on after the client cancelled -- a thread or a write "
-                        "loop that never checks whether the call ended?",
-                        (long long)cpu_ms, (long long)window_ms, CANCEL_SETTLE_MS, GR_FLOW_CANCEL_CPU_MS,
-                        GR_FLOW_CANCEL_WINDOW_MS);
+                  "the submission used %lld ms of CPU in the %lld ms starting %d ms after the cancel (allowed "
+                  "%d per %d ms): the producer goes on after the client cancelled -- a thread or a write "
+                  "loop that never checks whether the call ended?",
+                  (long long)cpu_ms, (long long)window_ms, CANCEL_SETTLE_MS, GR_FLOW_CANCEL_CPU_MS,
+                  GR_FLOW_CANCEL_WINDOW_MS);
         goto done;
     }
     gr_flow_judge_memory(w->base_rss, w->peak_rss, res->read, wa.o.count, res->watched_ms, true, GR_FLOW_BUDGET_MIB,
@@ -525,9 +531,9 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
     if (!c.pass) {
         flow_figure(out, &wa, GR_FLOW_BUDGET_MIB, false);
         gr_result(out, GR_FAIL,
-                        "after the cancel RSS went on growing to %.1f MiB (%.1f MiB over the start, budget %.0f "
-                        "MiB): the producer goes on after the client cancelled",
-                        c.peak_mib, c.growth_mib, c.budget_mib);
+                  "after the cancel RSS went on growing to %.1f MiB (%.1f MiB over the start, budget %.0f "
+                  "MiB): the producer goes on after the client cancelled",
+                  c.peak_mib, c.growth_mib, c.budget_mib);
         goto done;
     }
     /* Keeps serving: a fresh small call on the same connection. */
@@ -541,9 +547,9 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     }
     gr_result(out, GR_PASS,
-                    "stalled after %llu chunk(s), RSS grew %.1f MiB; after the cancel the submission used %lld ms of "
-                    "CPU in %lld ms, and a new Produce(5 x 1000) succeeded",
-                    (unsigned long long)res->read, c.growth_mib, (long long)cpu_ms, (long long)window_ms);
+              "stalled after %llu chunk(s), RSS grew %.1f MiB; after the cancel the submission used %lld ms of "
+              "CPU in %lld ms, and a new Produce(5 x 1000) succeeded",
+              (unsigned long long)res->read, c.growth_mib, (long long)cpu_ms, (long long)window_ms);
 done:
     rl_stream_fini(&s2);
     unwatch(&wa);
@@ -558,8 +564,7 @@ static int cancelled_produce(gr_ctx *ctx, int i, const rl_proc_sample *start, gr
     rl_stream s;
     char what[96], err[400];
     snprintf(what, sizeof what, "cancelled Produce %d of %d", i + 1, GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS);
-    int rc = rl_stream_open(&s, gr_submission_channel(ctx), gr_tag(ctx), LEAK_COUNT, LEAK_SIZE,
-                            INT64_MAX);
+    int rc = rl_stream_open(&s, gr_submission_channel(ctx), gr_tag(ctx), LEAK_COUNT, LEAK_SIZE, INT64_MAX);
     bool end = false, ran_away = false;
     int64_t until = rl_now_ns() + 10000 * RL_NS_PER_MS;
     if (rc == RL_OK) {
@@ -575,8 +580,8 @@ static int cancelled_produce(gr_ctx *ctx, int i, const rl_proc_sample *start, gr
                          "the producer makes the whole response before it sends any of it -- make each chunk when "
                          "the window lets the last one go",
                          (unsigned)LEAK_COUNT, (unsigned)LEAK_SIZE, i + 1, GR_LEAK_WARMUP_CALLS + GR_LEAK_CALLS,
-                         ((double)now.rss_bytes - (double)start->rss_bytes) / RL_MIB,
-                         (double)start->rss_bytes / RL_MIB, (double)now.rss_bytes / RL_MIB);
+                         ((double)now.rss_bytes - (double)start->rss_bytes) / RL_MIB, (double)start->rss_bytes / RL_MIB,
+                         (double)now.rss_bytes / RL_MIB);
             }
         } while (rc == RL_ETIMEOUT && !ran_away && rl_now_ns() < until);
     }

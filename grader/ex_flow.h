@@ -27,7 +27,7 @@
  * producer uses almost none (measured: 0-20 ms per second for the C
  * reference and grpcio); one that goes on uses most of a core. */
 #define GR_FLOW_CANCEL_WINDOW_MS 1000
-#define GR_FLOW_CANCEL_CPU_MS 150
+#define GR_FLOW_CANCEL_CPU_MS    150
 /* CPU the group asks for (run + wait in /proc/PID/task/TID/schedstat) in
  * that window. A producer that goes on has a thread runnable all the time,
  * so it asks for a whole core however little it is given (a starved one
@@ -39,14 +39,14 @@
  * (FAIL); within GR_FLOW_CANCEL_IDLE_MS (and used within
  * GR_FLOW_CANCEL_CPU_MS) stopped; in between undecided (ERROR, grade
  * again), never PASS. */
-#define GR_FLOW_CANCEL_IDLE_MS 450
+#define GR_FLOW_CANCEL_IDLE_MS    450
 #define GR_FLOW_CANCEL_GOES_ON_MS 700
 
 typedef struct gr_flow_mem_check {
     double base_mib, peak_mib, growth_mib, budget_mib;
-    uint64_t read, count;   /* chunks read during the watch, and asked for */
+    uint64_t read, count; /* chunks read during the watch, and asked for */
     int64_t watched_ms;
-    bool settled;           /* the RSS had gone flat when the watch ended */
+    bool settled; /* the RSS had gone flat when the watch ended */
     bool pass;
 } gr_flow_mem_check;
 

@@ -26,22 +26,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LAB_IDLE_MS 4000      /* the lab NAT's idle timeout: a world's slower one is scaled to it */
-#define QUIET_MS 10000        /* idle gap, and the silent call's length */
-#define FAST_MS 1000          /* a call after the idle gap takes longer only on a busy machine */
-#define GOAWAY_RUN_MS 15000   /* how long no-goaway keeps the connection busy and idle */
+#define LAB_IDLE_MS   4000  /* the lab NAT's idle timeout: a world's slower one is scaled to it */
+#define QUIET_MS      10000 /* idle gap, and the silent call's length */
+#define FAST_MS       1000  /* a call after the idle gap takes longer only on a busy machine */
+#define GOAWAY_RUN_MS 15000 /* how long no-goaway keeps the connection busy and idle */
 
 /* grpc.client_idle_timeout_ms is here because the checker accepts it as a
  * way to keep connections from the intermediary's idle cut-off (the client
  * drops an idle connection first): the live run must give it its chance. */
 static const char *const client_keys[] = {
-    "grpc.keepalive_time_ms", "grpc.keepalive_timeout_ms", "grpc.keepalive_permit_without_calls",
-    "grpc.http2.max_pings_without_data", "grpc.client_idle_timeout_ms",
+    "grpc.keepalive_time_ms",
+    "grpc.keepalive_timeout_ms",
+    "grpc.keepalive_permit_without_calls",
+    "grpc.http2.max_pings_without_data",
+    "grpc.client_idle_timeout_ms",
 };
 static const char *const server_keys[] = {
-    "grpc.http2.min_ping_interval_without_data_ms", "grpc.keepalive_permit_without_calls",
-    "grpc.http2.max_ping_strikes", "grpc.keepalive_time_ms", "grpc.keepalive_timeout_ms",
-    "grpc.max_connection_idle_ms", "grpc.max_connection_age_ms", "grpc.max_connection_age_grace_ms",
+    "grpc.http2.min_ping_interval_without_data_ms",
+    "grpc.keepalive_permit_without_calls",
+    "grpc.http2.max_ping_strikes",
+    "grpc.keepalive_time_ms",
+    "grpc.keepalive_timeout_ms",
+    "grpc.max_connection_idle_ms",
+    "grpc.max_connection_age_ms",
+    "grpc.max_connection_age_grace_ms",
 };
 #define NCLIENT (sizeof client_keys / sizeof *client_keys)
 #define NSERVER (sizeof server_keys / sizeof *server_keys)
@@ -144,19 +152,18 @@ static void call_baseline(grpc_channel *ch, const char *method, const ProtobufCM
     rl_probe_call_fini(&c);
 }
 
-
 /* One live run's setup: the restarted baseline with the server args, the
  * lab NAT in front of it, the client channel, and the log hook. */
 typedef struct live_env {
-    gr_config_env ce;        /* the submission in the exercise's world */
-    rl_chancfg *cfg;         /* ce.cfg */
-    double k;                /* world time / lab time, >= 1 */
-    int64_t idle_ms;         /* the world's intermediary timeout */
-    int64_t nat_ms;          /* the lab NAT's: idle_ms / k */
+    gr_config_env ce; /* the submission in the exercise's world */
+    rl_chancfg *cfg;  /* ce.cfg */
+    double k;         /* world time / lab time, >= 1 */
+    int64_t idle_ms;  /* the world's intermediary timeout */
+    int64_t nat_ms;   /* the lab NAT's: idle_ms / k */
     const char *kind;
     rl_intermediary *im;
     grpc_channel *ch;
-    int64_t real_ka;         /* config's client keepalive time, INT_MAX: off */
+    int64_t real_ka; /* config's client keepalive time, INT_MAX: off */
 } live_env;
 
 /* Sets up |env|. Returns 0, or GR_SCENARIO_DECIDED. End it with
@@ -292,9 +299,10 @@ static void why_dropped(const live_env *env, bool between_calls, char *buf, size
     else if (between_calls && !permit)
         snprintf(buf, len, "with no call in flight the client does not ping (grpc.keepalive_permit_without_calls 0)");
     else if (max_pings != 0)
-        snprintf(buf, len, "after %lld pings with no data the client holds pings back "
-                 "(grpc.http2.max_pings_without_data %lld; 0 means no limit)", (long long)max_pings,
-                 (long long)max_pings);
+        snprintf(buf, len,
+                 "after %lld pings with no data the client holds pings back "
+                 "(grpc.http2.max_pings_without_data %lld; 0 means no limit)",
+                 (long long)max_pings, (long long)max_pings);
     else
         snprintf(buf, len, "the client's pings (every %lld ms) did not reach the %s in time", (long long)env->real_ka,
                  env->kind);
@@ -350,12 +358,14 @@ static void nat_figure(gr_scenario_result *out, const live_env *env, const live_
         gr_fig_caption(f, "The silence outlasted the NAT's idle timeout, yet the NAT dropped nothing: the client's "
                           "pings kept the connection alive");
     else if (atomic_load(&too_many_pings))
-        gr_fig_caption(f, "The server answered the client's pings (every %s) with GOAWAY too_many_pings: it does not "
-                          "permit pings that often",
+        gr_fig_caption(f,
+                       "The server answered the client's pings (every %s) with GOAWAY too_many_pings: it does not "
+                       "permit pings that often",
                        r->ka);
     else if (r->st.dropped)
-        gr_fig_caption(f, "The NAT dropped %d connection%s in the silence: the client's keepalive (%s) did not keep "
-                          "it alive",
+        gr_fig_caption(f,
+                       "The NAT dropped %d connection%s in the silence: the client's keepalive (%s) did not keep "
+                       "it alive",
                        r->st.dropped, r->st.dropped == 1 ? "" : "s", r->ka);
     else
         gr_fig_caption(f, "The call failed %s although the NAT dropped nothing", rl_status_name(next->status));
@@ -378,7 +388,7 @@ static int idle(gr_ctx *ctx, gr_scenario_result *out)
         nat_figure(out, &env, &r, &first, &second, true);
     if (first.status != GRPC_STATUS_OK)
         gr_result(out, GR_FAIL, "the first call failed %s (%s): the client args do not work at all%s",
-                        rl_status_name(first.status), first.details, r.note);
+                  rl_status_name(first.status), first.details, r.note);
     else if (second.status == GRPC_STATUS_OK && r.st.dropped == 0)
         /* The NAT dropped nothing: the rule held. The call's time is the
          * machine's (1505 ms was seen with every core busy), not a verdict. */
@@ -388,11 +398,11 @@ static int idle(gr_ctx *ctx, gr_scenario_result *out)
         char why[200];
         why_dropped(&env, true, why, sizeof why);
         gr_result(out, GR_FAIL,
-                        "client rule broke: after %d ms with no call, the NAT (idle %lld ms) dropped %d connection%s "
-                        "and the next call %s after %lld ms: %s%s",
-                        QUIET_MS, (long long)env.nat_ms, r.st.dropped, r.st.dropped == 1 ? "" : "s",
-                        second.status == GRPC_STATUS_OK ? "succeeded only" : rl_status_name(second.status),
-                        (long long)second.ms, why, r.note);
+                  "client rule broke: after %d ms with no call, the NAT (idle %lld ms) dropped %d connection%s "
+                  "and the next call %s after %lld ms: %s%s",
+                  QUIET_MS, (long long)env.nat_ms, r.st.dropped, r.st.dropped == 1 ? "" : "s",
+                  second.status == GRPC_STATUS_OK ? "succeeded only" : rl_status_name(second.status),
+                  (long long)second.ms, why, r.note);
     }
     return live_done(&env);
 }
@@ -409,18 +419,20 @@ static int quiet_call(gr_ctx *ctx, gr_scenario_result *out)
     nat_figure(out, &env, &r, &call, &call, false);
     if (call.status == GRPC_STATUS_OK && r.st.dropped == 0)
         gr_result(out, GR_PASS, "a %d ms call that sent nothing succeeded; the NAT dropped nothing%s", QUIET_MS,
-                        r.note);
+                  r.note);
     else if (atomic_load(&too_many_pings))
-        gr_result(out, GR_FAIL, "server rule broke: the server answered the pings with GOAWAY too_many_pings "
-                                      "during a silent call (client keepalive %s)%s", r.ka, r.note);
+        gr_result(out, GR_FAIL,
+                  "server rule broke: the server answered the pings with GOAWAY too_many_pings "
+                  "during a silent call (client keepalive %s)%s",
+                  r.ka, r.note);
     else {
         char why[200];
         why_dropped(&env, false, why, sizeof why);
         gr_result(out, GR_FAIL,
-                        "client rule broke: a %d ms call that sent nothing ended %s after %lld ms; the NAT (idle "
-                        "%lld ms) dropped %d connection%s: %s%s",
-                        QUIET_MS, rl_status_name(call.status), (long long)call.ms, (long long)env.nat_ms, r.st.dropped,
-                        r.st.dropped == 1 ? "" : "s", why, r.note);
+                  "client rule broke: a %d ms call that sent nothing ended %s after %lld ms; the NAT (idle "
+                  "%lld ms) dropped %d connection%s: %s%s",
+                  QUIET_MS, rl_status_name(call.status), (long long)call.ms, (long long)env.nat_ms, r.st.dropped,
+                  r.st.dropped == 1 ? "" : "s", why, r.note);
     }
     return live_done(&env);
 }
@@ -444,7 +456,7 @@ static void goaway_figure(gr_scenario_result *out, const live_env *env, const go
 {
     gr_figure *f = &out->figure;
     gr_fig_timeline(f, "Pings over calls and idle gaps, through the NAT", "ms since the first call started");
-#define KMS(t) ((double)((t) - g->t0) / 1e6)
+#define KMS(t) ((double)((t)-g->t0) / 1e6)
     int rc = gr_fig_row(f, "calls"), ri = gr_fig_row(f, "idle gaps");
     double end = 0;
     for (int i = 0; i < g->n; i++) {
@@ -470,14 +482,16 @@ static void goaway_figure(gr_scenario_result *out, const live_env *env, const go
     if (at)
         gr_fig_event(f, KMS(at), "GOAWAY too_many_pings");
     if (goaway)
-        gr_fig_caption(f, "The server sent GOAWAY too_many_pings: the client pings every %s, more often than the "
-                          "server permits",
+        gr_fig_caption(f,
+                       "The server sent GOAWAY too_many_pings: the client pings every %s, more often than the "
+                       "server permits",
                        ka);
     else if (failed)
         gr_fig_caption(f, "%d of %d calls failed, without a too_many_pings", failed, calls);
     else
-        gr_fig_caption(f, "%d calls and idle gaps, no GOAWAY: the server permits the client's pings, in calls and "
-                          "between them",
+        gr_fig_caption(f,
+                       "%d calls and idle gaps, no GOAWAY: the server permits the client's pings, in calls and "
+                       "between them",
                        calls);
 #undef KMS
 }
@@ -510,23 +524,22 @@ static int no_goaway(gr_ctx *ctx, gr_scenario_result *out)
         }
     }
     int64_t min_ms = 300000, strikes = 2;
-    rl_chancfg_effective_int(env.cfg, RL_CHANCFG_SERVER, "grpc.http2.min_ping_interval_without_data_ms", &min_ms,
-                             NULL);
+    rl_chancfg_effective_int(env.cfg, RL_CHANCFG_SERVER, "grpc.http2.min_ping_interval_without_data_ms", &min_ms, NULL);
     rl_chancfg_effective_int(env.cfg, RL_CHANCFG_SERVER, "grpc.http2.max_ping_strikes", &strikes, NULL);
     live_result r;
     live_end(&env, &r);
     goaway_figure(out, &env, &g, r.ka, min_ms, calls, failed);
     if (atomic_load(&too_many_pings))
         gr_result(out, GR_FAIL,
-                        "server rule broke: GOAWAY too_many_pings within %d ms: the client pings every %s, the "
-                        "server allows one every %lld ms (and between calls only if it permits pings without "
-                        "calls) and strikes out after %lld%s",
-                        GOAWAY_RUN_MS, r.ka, (long long)min_ms, (long long)strikes, r.note);
+                  "server rule broke: GOAWAY too_many_pings within %d ms: the client pings every %s, the "
+                  "server allows one every %lld ms (and between calls only if it permits pings without "
+                  "calls) and strikes out after %lld%s",
+                  GOAWAY_RUN_MS, r.ka, (long long)min_ms, (long long)strikes, r.note);
     else if (failed)
         gr_result(out, GR_FAIL, "%d of %d calls failed, first %s%s", failed, calls, first_failure, r.note);
     else
-        gr_result(out, GR_PASS, "%d calls and idle gaps over %d ms: no too_many_pings, %d connection%s%s",
-                        calls, GOAWAY_RUN_MS, r.st.connections, r.st.connections == 1 ? "" : "s", r.note);
+        gr_result(out, GR_PASS, "%d calls and idle gaps over %d ms: no too_many_pings, %d connection%s%s", calls,
+                  GOAWAY_RUN_MS, r.st.connections, r.st.connections == 1 ? "" : "s", r.note);
     return live_done(&env);
 }
 

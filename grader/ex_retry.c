@@ -35,13 +35,13 @@
  * carrying the config's service config exactly as written (unchecked, so
  * gRPC's own reaction to a bad one is what the student sees). */
 typedef struct retry_env {
-    gr_config_env ce;         /* the submission in the exercise's world */
-    rl_chancfg *cfg;          /* ce.cfg */
-    int64_t budget_ms;        /* the caller's deadline */
+    gr_config_env ce;  /* the submission in the exercise's world */
+    rl_chancfg *cfg;   /* ce.cfg */
+    int64_t budget_ms; /* the caller's deadline */
     grpc_channel *ch;
     rl_chancfg_method method; /* relaylab.Baseline/Lookup as gRPC sees it */
     bool has_method;
-    bool retries_off;         /* grpc.enable_retries is 0 */
+    bool retries_off; /* grpc.enable_retries is 0 */
 } retry_env;
 
 static int env_open(gr_ctx *ctx, const char *rpc, retry_env *env, gr_scenario_result *out)
@@ -62,13 +62,11 @@ static int env_open(gr_ctx *ctx, const char *rpc, retry_env *env, gr_scenario_re
     /* The one client arg that switches the whole policy off. */
     int64_t enable;
     bool configured = false;
-    if (rl_chancfg_effective_int(env->cfg, RL_CHANCFG_CLIENT, GRPC_ARG_ENABLE_RETRIES, &enable, &configured) ==
-            RL_OK &&
+    if (rl_chancfg_effective_int(env->cfg, RL_CHANCFG_CLIENT, GRPC_ARG_ENABLE_RETRIES, &enable, &configured) == RL_OK &&
         configured) {
         env->retries_off = enable == 0;
-        arg[args.num_args++] = (grpc_arg){.type = GRPC_ARG_INTEGER,
-                                          .key = (char *)GRPC_ARG_ENABLE_RETRIES,
-                                          .value.integer = enable ? 1 : 0};
+        arg[args.num_args++] = (grpc_arg){
+            .type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_ENABLE_RETRIES, .value.integer = enable ? 1 : 0};
     }
     env->ch = gr_channel_create(ctx, gr_baseline_addr(ctx, 0), &args);
     free(sc);
@@ -90,8 +88,7 @@ static void why_not_retried(const retry_env *env, const char *rpc, int code, cha
     if (env->retries_off)
         snprintf(buf, len, "grpc.enable_retries is 0, which switches every retryPolicy off");
     else if (!env->has_method || !env->method.has_retry)
-        snprintf(buf, len, "no retryPolicy applies to relaylab.Baseline/%s (methodConfig name must match it)",
-                 rpc);
+        snprintf(buf, len, "no retryPolicy applies to relaylab.Baseline/%s (methodConfig name must match it)", rpc);
     else if (!(env->method.retryable_codes & (1u << code)))
         snprintf(buf, len, "%s is not in retryableStatusCodes", rl_status_name(code));
     else
@@ -169,8 +166,8 @@ typedef void (*faulted_judge)(const faulted *f, gr_scenario_result *out);
 /* A scenario made of one call of |rpc| through the config's channel, the
  * baseline failing its first |fail_first| attempts with |code|: |judge|
  * decides from the attempts, unless a step before it already did. */
-static int faulted_scenario(gr_ctx *ctx, const char *rpc, int fail_first, grpc_status_code code,
-                            faulted_judge judge, gr_scenario_result *out)
+static int faulted_scenario(gr_ctx *ctx, const char *rpc, int fail_first, grpc_status_code code, faulted_judge judge,
+                            gr_scenario_result *out)
 {
     faulted f;
     memset(&f, 0, sizeof f);
@@ -212,20 +209,20 @@ static void judge_retried_to_ok(const faulted *f, gr_scenario_result *out)
     char why[160];
     why_not_retried(&f->env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
     if (f->c.batch.status == GRPC_STATUS_OK && n == (size_t)run + 1 && attempts_numbered(f->obs))
-        gr_result(out, GR_PASS, "UNAVAILABLE %d time%s in a row, then OK: %d attempts, the client got OK "
-                        "in %lld ms", run, run == 1 ? "" : "s", run + 1,
-                        (long long)((f->c.end_ns - f->c.start_ns) / RL_NS_PER_MS));
+        gr_result(out, GR_PASS,
+                  "UNAVAILABLE %d time%s in a row, then OK: %d attempts, the client got OK "
+                  "in %lld ms",
+                  run, run == 1 ? "" : "s", run + 1, (long long)((f->c.end_ns - f->c.start_ns) / RL_NS_PER_MS));
     else if (f->c.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED)
         gr_result(out, GR_FAIL,
-                        "the retries did not finish within the caller's %lld ms deadline (%zu attempts seen): "
-                        "the backoff is too long for it",
-                        (long long)f->env.budget_ms, n);
+                  "the retries did not finish within the caller's %lld ms deadline (%zu attempts seen): "
+                  "the backoff is too long for it",
+                  (long long)f->env.budget_ms, n);
     else
         gr_result(out, GR_FAIL,
-                        "UNAVAILABLE %d time%s in a row (the world's restarting backend), then OK: the baseline "
-                        "saw %zu attempt%s and the client got %s; expected %d attempts and OK: %s",
-                        run, run == 1 ? "" : "s", n, n == 1 ? "" : "s", rl_status_name(f->c.batch.status), run + 1,
-                        why);
+                  "UNAVAILABLE %d time%s in a row (the world's restarting backend), then OK: the baseline "
+                  "saw %zu attempt%s and the client got %s; expected %d attempts and OK: %s",
+                  run, run == 1 ? "" : "s", n, n == 1 ? "" : "s", rl_status_name(f->c.batch.status), run + 1, why);
 }
 
 static int unavailable_then_ok(gr_ctx *ctx, gr_scenario_result *out)
@@ -235,9 +232,9 @@ static int unavailable_then_ok(gr_ctx *ctx, gr_scenario_result *out)
 
 /* Codes that are answers, not blips: the same request gets them again. */
 static const grpc_status_code answer_codes[] = {
-    GRPC_STATUS_INVALID_ARGUMENT,  GRPC_STATUS_NOT_FOUND,    GRPC_STATUS_ALREADY_EXISTS,
+    GRPC_STATUS_INVALID_ARGUMENT,  GRPC_STATUS_NOT_FOUND,           GRPC_STATUS_ALREADY_EXISTS,
     GRPC_STATUS_PERMISSION_DENIED, GRPC_STATUS_FAILED_PRECONDITION, GRPC_STATUS_OUT_OF_RANGE,
-    GRPC_STATUS_UNIMPLEMENTED,     GRPC_STATUS_DATA_LOSS,    GRPC_STATUS_UNAUTHENTICATED,
+    GRPC_STATUS_UNIMPLEMENTED,     GRPC_STATUS_DATA_LOSS,           GRPC_STATUS_UNAUTHENTICATED,
 };
 
 /* The answer code to inject: one the config would retry if there is one
@@ -270,9 +267,9 @@ static void judge_answer_not_retried(const faulted *f, gr_scenario_result *out)
         gr_result(out, GR_FAIL, "%s: 1 attempt, but the client got %s", name, rl_status_name(f->c.batch.status));
     else
         gr_result(out, GR_FAIL,
-                        "%s was tried %zu times: a request the server rejects fails the same way every time; "
-                        "keep such codes out of retryableStatusCodes",
-                        name, n);
+                  "%s was tried %zu times: a request the server rejects fails the same way every time; "
+                  "keep such codes out of retryableStatusCodes",
+                  name, n);
 }
 
 static int non_retryable(gr_ctx *ctx, gr_scenario_result *out)
@@ -290,20 +287,20 @@ static void judge_gives_up(const faulted *f, gr_scenario_result *out)
     size_t want = retries ? (size_t)f->env.method.max_attempts : 1;
     if (f->c.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED)
         gr_result(out, GR_FAIL,
-                        "a persistent UNAVAILABLE: %zu attempts did not finish within the caller's %lld ms "
-                        "deadline: the backoff is too long for it",
-                        n, (long long)f->env.budget_ms);
+                  "a persistent UNAVAILABLE: %zu attempts did not finish within the caller's %lld ms "
+                  "deadline: the backoff is too long for it",
+                  n, (long long)f->env.budget_ms);
     else if (n == want && f->c.batch.status == GRPC_STATUS_UNAVAILABLE)
-        gr_result(out, GR_PASS, "a persistent UNAVAILABLE: %zu attempts (maxAttempts %d%s), then UNAVAILABLE",
-                        n, retries ? f->env.method.max_attempts : 1, retries ? ", at most 5" : "");
+        gr_result(out, GR_PASS, "a persistent UNAVAILABLE: %zu attempts (maxAttempts %d%s), then UNAVAILABLE", n,
+                  retries ? f->env.method.max_attempts : 1, retries ? ", at most 5" : "");
     else {
         char why[160];
         why_not_retried(&f->env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
         gr_result(out, GR_FAIL,
-                        "a persistent UNAVAILABLE: the baseline saw %zu attempt%s, expected %zu; the client got "
-                        "%s%s%s",
-                        n, n == 1 ? "" : "s", want, rl_status_name(f->c.batch.status), n < want ? ": " : "",
-                        n < want ? why : "");
+                  "a persistent UNAVAILABLE: the baseline saw %zu attempt%s, expected %zu; the client got "
+                  "%s%s%s",
+                  n, n == 1 ? "" : "s", want, rl_status_name(f->c.batch.status), n < want ? ": " : "",
+                  n < want ? why : "");
     }
 }
 
@@ -409,16 +406,18 @@ static int committed_stream(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     size_t n = rl_observe_count(obs, "Fetch");
     if (n == 0 && res.status == GRPC_STATUS_INVALID_ARGUMENT)
-        gr_result(out, GR_FAIL, "gRPC refused the service config: the Fetch call failed INVALID_ARGUMENT "
-                                      "before it was sent; run bin/channel-config check for the reason");
+        gr_result(out, GR_FAIL,
+                  "gRPC refused the service config: the Fetch call failed INVALID_ARGUMENT "
+                  "before it was sent; run bin/channel-config check for the reason");
     else if (n == 1 && res.messages == 1 && res.duplicates == 0 && res.status == GRPC_STATUS_UNAVAILABLE)
-        gr_result(out, GR_PASS, "a stream that failed after its first message: 1 attempt, 1 message, "
-                                      "UNAVAILABLE reached the caller (the call had committed)");
+        gr_result(out, GR_PASS,
+                  "a stream that failed after its first message: 1 attempt, 1 message, "
+                  "UNAVAILABLE reached the caller (the call had committed)");
     else
         gr_result(out, GR_FAIL,
-                        "a stream that failed after its first message: %zu attempts, %d messages (%d repeated), "
-                        "status %s; a committed call must not be retried",
-                        n, res.messages, res.duplicates, rl_status_name(res.status));
+                  "a stream that failed after its first message: %zu attempts, %d messages (%d repeated), "
+                  "status %s; a committed call must not be retried",
+                  n, res.messages, res.duplicates, rl_status_name(res.status));
 done:
     gr_scenario_free_obs(&obs);
     env_close(&env);
@@ -432,9 +431,9 @@ static void judge_work_once(const faulted *f, gr_scenario_result *out)
         gr_result(out, GR_PASS, "Work failed UNAVAILABLE once: 1 attempt, the failure reached the caller");
     else
         gr_result(out, GR_FAIL,
-                        "Work was tried %zu times (client got %s): Work has effects and must run at most once; "
-                        "give the retryPolicy to Lookup only",
-                        f->n, rl_status_name(f->c.batch.status));
+                  "Work was tried %zu times (client got %s): Work has effects and must run at most once; "
+                  "give the retryPolicy to Lookup only",
+                  f->n, rl_status_name(f->c.batch.status));
 }
 
 static int work_once(gr_ctx *ctx, gr_scenario_result *out)

@@ -29,13 +29,13 @@
 
 /* The grace the submission is given (RELAYLAB_GRACE_MS), far under
  * Kubernetes' 30 s default so that a run takes seconds. */
-#define GRACE_MS 2000
+#define GRACE_MS  2000
 #define GRACE_ENV "RELAYLAB_GRACE_MS=2000"
 /* Work of the call in flight at SIGTERM: 8 x 100 ms, well inside the grace;
  * and of the call that outlives it: 40 x 100 ms. */
-#define STEP_MS 100
+#define STEP_MS     100
 #define SHORT_STEPS 8
-#define LONG_STEPS 40
+#define LONG_STEPS  40
 /* How soon the listener closes after SIGTERM and what a refusal is:
  * GR_JUDGE_ADMISSION_MS, gr_judge_refused (judge.h). A new call gets
  * NEW_CALL_MS, far more than a refusal takes: one that waits for it is the
@@ -48,7 +48,7 @@
  * late (scheduling on a loaded machine, cancel propagation in 1-3 ms), and
  * EARLY_MS how early (the server starts its grace a moment after S). */
 #define CANCEL_LATE_MS 750
-#define EARLY_MS 100
+#define EARLY_MS       100
 
 static const char *const shutdown_env[] = {GRACE_ENV, NULL};
 
@@ -91,8 +91,7 @@ static bool listener_closed(const char *addr)
 }
 
 /* Starts Process with Work |steps| x STEP_MS and waits until Work runs. */
-static int start_in_flight(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t steps,
-                           gr_scenario_result *out)
+static int start_in_flight(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t steps, gr_scenario_result *out)
 {
     return gr_process_start_and_reach(ctx, c, tag, "Work", 0, steps, STEP_MS, GR_PROCESS_REACH_MS, out);
 }
@@ -110,7 +109,7 @@ static bool work_ended(const Relaylab__ObserveReply *r, void *user)
  * then: a server that stops at once would still answer it, so such a run
  * tells nothing (gr_judge_signal_in_time). It is taken again on a fresh
  * instance, IN_FLIGHT_TRIES times at most, and then ERROR, never PASS. */
-#define IN_FLIGHT_TRIES 3
+#define IN_FLIGHT_TRIES    3
 #define IN_FLIGHT_TOO_LATE 2 /* in_flight_try: the run could not tell */
 
 /* Before a call in flight that completed OK at SIGTERM |s| counts for a
@@ -123,8 +122,8 @@ static int signal_in_time(gr_ctx *ctx, const char *tag, const rl_probe_call *c, 
                           gr_scenario_result *out)
 {
     Relaylab__ObserveReply *obs = NULL;
-    int rc = gr_process_observe_until(ctx, tag, work_ended, NULL, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS,
-                                      5, &obs);
+    int rc = gr_process_observe_until(ctx, tag, work_ended, NULL, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS, 5,
+                                      &obs);
     int decided = gr_scenario_observed(rc, obs, out);
     if (!decided) {
         const Relaylab__CallRecord *w = rl_observe_find(obs, "Work", 0);
@@ -155,9 +154,9 @@ static int in_flight_try(gr_ctx *ctx, const char *tag, bool late, int64_t *left_
         goto done;
     if (rl_probe_call_wait(&c, s + (GRACE_MS + EXIT_SLACK_MS) * RL_NS_PER_MS) != RL_OK) {
         gr_result(out, GR_FAIL,
-                        "the call in flight at SIGTERM had no answer %d ms later, past the %d ms grace: the drain "
-                        "does not end in-flight calls at the grace",
-                        GRACE_MS + EXIT_SLACK_MS, GRACE_MS);
+                  "the call in flight at SIGTERM had no answer %d ms later, past the %d ms grace: the drain "
+                  "does not end in-flight calls at the grace",
+                  GRACE_MS + EXIT_SLACK_MS, GRACE_MS);
         goto done;
     }
     char why[256], st[200];
@@ -178,12 +177,12 @@ static int in_flight_try(gr_ctx *ctx, const char *tag, bool late, int64_t *left_
     gr_shutdown_figure(out, &c, s, NULL, 0, ex.exited ? &ex : NULL, false, GRACE_MS);
     if (ex.exited && ex.signal == SIGTERM)
         gr_result(out, GR_FAIL, "the call in flight failed %s %lld ms after SIGTERM: %s", st, (long long)ms,
-                        exit_mistake(&ex));
+                  exit_mistake(&ex));
     else
         gr_result(out, GR_FAIL,
-                        "the call in flight failed %s %lld ms after SIGTERM: the server stopped without a grace "
-                        "(calls admitted before the signal must be let finish)",
-                        st, (long long)ms);
+                  "the call in flight failed %s %lld ms after SIGTERM: the server stopped without a grace "
+                  "(calls admitted before the signal must be let finish)",
+                  st, (long long)ms);
 done:
     gr_scenario_done(&c, NULL);
     return decided;
@@ -254,13 +253,12 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
     if (!closed) {
         gr_exit ex;
         if (gr_await_submission_exit(ctx, 0, false, &ex) == RL_OK && exit_mistake(&ex))
-            gr_result(out, GR_FAIL, "it %s %lld ms after SIGTERM: %s", ex.how, (long long)ex.ms,
-                            exit_mistake(&ex));
+            gr_result(out, GR_FAIL, "it %s %lld ms after SIGTERM: %s", ex.how, (long long)ex.ms, exit_mistake(&ex));
         else
             gr_result(out, GR_FAIL,
-                            "new connections were still accepted %d ms after SIGTERM while a call was in flight: "
-                            "stop admitting first (close the listener), then drain",
-                            GR_JUDGE_ADMISSION_MS);
+                      "new connections were still accepted %d ms after SIGTERM while a call was in flight: "
+                      "stop admitting first (close the listener), then drain",
+                      GR_JUDGE_ADMISSION_MS);
         goto done;
     }
     /* A new call on the connection the admitted call still uses: the server
@@ -279,20 +277,19 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
     gr_process_status_text(&n, st, sizeof st);
     if (n.batch.status == GRPC_STATUS_OK)
         gr_result(out, GR_FAIL,
-                        "a call started %lld ms after SIGTERM was served: a server that is shutting down must admit "
-                        "no new call (clients retry on a live instance)",
-                        after);
+                  "a call started %lld ms after SIGTERM was served: a server that is shutting down must admit "
+                  "no new call (clients retry on a live instance)",
+                  after);
     else if (!gr_judge_refused(n.batch.status, took))
         gr_result(out, GR_FAIL,
-                        "a call started %lld ms after SIGTERM failed %s only after %lld ms: a server that is shutting "
-                        "down refuses new calls at once, so that clients go elsewhere",
-                        after, st, (long long)took);
+                  "a call started %lld ms after SIGTERM failed %s only after %lld ms: a server that is shutting "
+                  "down refuses new calls at once, so that clients go elsewhere",
+                  after, st, (long long)took);
     else
-        gr_result(out, GR_PASS,
-                        "the listener closed %lld ms after SIGTERM; a new call then failed %s in %lld ms %s",
-                        (long long)gr_ms_between(s, closed), st, (long long)took,
-                        rl_probe_call_wait(&c, 0) == RL_OK ? "(the admitted call had already ended: see in-flight)"
-                                                           : "while the admitted one ran on");
+        gr_result(out, GR_PASS, "the listener closed %lld ms after SIGTERM; a new call then failed %s in %lld ms %s",
+                  (long long)gr_ms_between(s, closed), st, (long long)took,
+                  rl_probe_call_wait(&c, 0) == RL_OK ? "(the admitted call had already ended: see in-flight)"
+                                                     : "while the admitted one ran on");
 done:
     gr_scenario_done(&n, NULL);
     return gr_scenario_done(&c, NULL);
@@ -332,23 +329,23 @@ static int exits_try(gr_ctx *ctx, const char *tag, bool late, int64_t *left_ms, 
     gr_shutdown_figure(out, &c, s, NULL, 0, &ex, call_ok, GRACE_MS);
     if (ex.killed)
         gr_result(out, GR_FAIL,
-                        "still running %lld ms after SIGTERM, past the %d ms grace, with no call left in flight: "
-                        "something held the exit (a drain without a bound?); it was killed",
-                        (long long)ex.ms, GRACE_MS);
+                  "still running %lld ms after SIGTERM, past the %d ms grace, with no call left in flight: "
+                  "something held the exit (a drain without a bound?); it was killed",
+                  (long long)ex.ms, GRACE_MS);
     else if (mistake)
         gr_result(out, ex.signal && ex.signal != SIGTERM ? GR_CRASH : GR_FAIL, "it %s %lld ms after SIGTERM: %s",
-                        ex.how, (long long)ex.ms, mistake);
+                  ex.how, (long long)ex.ms, mistake);
     else if (!call_ok)
         gr_result(out, GR_FAIL,
-                        "it exited 0 after %lld ms, but the call in flight did not complete (%s): exit once the "
-                        "admitted calls are done",
-                        (long long)ex.ms, c.done ? why : "no status");
+                  "it exited 0 after %lld ms, but the call in flight did not complete (%s): exit once the "
+                  "admitted calls are done",
+                  (long long)ex.ms, c.done ? why : "no status");
     else if (left)
         gr_result(out, GR_FAIL, "it exited 0 after %lld ms, but %d process(es) it started ran on", (long long)ex.ms,
-                        left);
+                  left);
     else if (!(decided = signal_in_time(ctx, tag, &c, s, left_ms, out)))
         gr_result(out, GR_PASS, "exited 0 %lld ms after SIGTERM, once the call in flight had completed (%lld ms)",
-                        (long long)ex.ms, (long long)gr_ms_between(s, c.end_ns));
+                  (long long)ex.ms, (long long)gr_ms_between(s, c.end_ns));
 done:
     gr_scenario_done(&c, NULL);
     return decided;
@@ -375,39 +372,40 @@ static int grace_ends(gr_ctx *ctx, gr_scenario_result *out)
     rl_probe_call_wait(&c, s + (GRACE_MS + EXIT_SLACK_MS) * RL_NS_PER_MS);
     gr_exit ex;
     gr_await_submission_exit(ctx, GRACE_MS + EXIT_SLACK_MS, true, &ex);
-    int rc = gr_process_observe_until(ctx, tag, work_ended, NULL, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS,
-                                      5, &obs);
+    int rc = gr_process_observe_until(ctx, tag, work_ended, NULL, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS, 5,
+                                      &obs);
     if (gr_scenario_observed(rc, obs, out))
         goto done;
     const Relaylab__CallRecord *w = rl_observe_find(obs, "Work", 0);
     int64_t end_ms = w && w->ended ? gr_ms_between(s, w->end_ns) : -1;
     const char *mistake = exit_mistake(&ex);
     if (end_ms >= 0 && end_ms < GRACE_MS - EARLY_MS)
-        gr_result(out, GR_FAIL,
-                        "Work was ended %lld ms after SIGTERM, before the %d ms grace (%u of %d steps): %s",
-                        (long long)end_ms, GRACE_MS, w->steps_done, LONG_STEPS,
-                        mistake && ex.signal == SIGTERM ? mistake
-                                                       : "calls in flight must be given the grace, not cut at once");
+        gr_result(out, GR_FAIL, "Work was ended %lld ms after SIGTERM, before the %d ms grace (%u of %d steps): %s",
+                  (long long)end_ms, GRACE_MS, w->steps_done, LONG_STEPS,
+                  mistake && ex.signal == SIGTERM ? mistake
+                                                  : "calls in flight must be given the grace, not cut at once");
     else if (end_ms < 0 || end_ms > GRACE_MS + CANCEL_LATE_MS || (w && !w->cancelled))
         gr_result(out, GR_FAIL,
-                        "Work %s %lld ms after SIGTERM, past the %d ms grace: the call that outlived the grace was "
-                        "not cancelled, so its downstream work ran on as an orphan%s%s",
-                        end_ms < 0 ? "still ran" : w->cancelled ? "was cancelled only" : "ran to its end",
-                        (long long)(end_ms < 0 ? gr_ms_between(s, rl_now_ns()) : end_ms), GRACE_MS,
-                        ex.killed ? "; and the process did not exit until it was killed" : "", "");
+                  "Work %s %lld ms after SIGTERM, past the %d ms grace: the call that outlived the grace was "
+                  "not cancelled, so its downstream work ran on as an orphan%s%s",
+                  end_ms < 0     ? "still ran"
+                  : w->cancelled ? "was cancelled only"
+                                 : "ran to its end",
+                  (long long)(end_ms < 0 ? gr_ms_between(s, rl_now_ns()) : end_ms), GRACE_MS,
+                  ex.killed ? "; and the process did not exit until it was killed" : "", "");
     else if (ex.killed)
         gr_result(out, GR_FAIL,
-                        "Work was cancelled at the grace (%lld ms after SIGTERM), but the process was still running "
-                        "%lld ms after SIGTERM: a stuck call held the exit past the %d ms grace",
-                        (long long)end_ms, (long long)ex.ms, GRACE_MS);
+                  "Work was cancelled at the grace (%lld ms after SIGTERM), but the process was still running "
+                  "%lld ms after SIGTERM: a stuck call held the exit past the %d ms grace",
+                  (long long)end_ms, (long long)ex.ms, GRACE_MS);
     else if (mistake)
         gr_result(out, GR_FAIL, "Work was cancelled at the grace, but it %s %lld ms after SIGTERM: %s", ex.how,
-                        (long long)ex.ms, mistake);
+                  (long long)ex.ms, mistake);
     else
         gr_result(out, GR_PASS,
-                        "at the %d ms grace the call still in flight was ended: Work cancelled %lld ms after SIGTERM "
-                        "(%u of %d steps), and the process exited 0 after %lld ms",
-                        GRACE_MS, (long long)end_ms, w->steps_done, LONG_STEPS, (long long)ex.ms);
+                  "at the %d ms grace the call still in flight was ended: Work cancelled %lld ms after SIGTERM "
+                  "(%u of %d steps), and the process exited 0 after %lld ms",
+                  GRACE_MS, (long long)end_ms, w->steps_done, LONG_STEPS, (long long)ex.ms);
     gr_shutdown_grace_figure(out, &c, s, w, end_ms, &ex, &times);
 done:
     return gr_scenario_done(&c, &obs);
@@ -418,11 +416,11 @@ done:
 /* Concurrent calls kept going through the round_robin channel. */
 #define SLOTS 6
 /* Each call: Process with Work 4 x 25 ms, about 100 ms. */
-#define LOAD_STEPS 4
+#define LOAD_STEPS   4
 #define LOAD_STEP_MS 25
 /* Load before the SIGTERM, and after the replacement listens. */
 #define BEFORE_MS 600
-#define AFTER_MS 1000
+#define AFTER_MS  1000
 
 /* A call that failed, kept to be told apart afterwards: admitted (the
  * relay called the baseline for it) or refused. */
@@ -626,8 +624,7 @@ static bool held_running(gr_ctx *ctx, const char *tag)
 static int rolling(gr_ctx *ctx, gr_scenario_result *out)
 {
     char target[200], sc[] = "{\"loadBalancingConfig\": [{\"round_robin\": {}}]}";
-    snprintf(target, sizeof target, "ipv4:%s,%s", gr_submission_addr_at(ctx, 0),
-             gr_submission_addr_at(ctx, 1));
+    snprintf(target, sizeof target, "ipv4:%s,%s", gr_submission_addr_at(ctx, 0), gr_submission_addr_at(ctx, 1));
     grpc_arg arg = {.type = GRPC_ARG_STRING, .key = (char *)GRPC_ARG_SERVICE_CONFIG, .value.string = sc};
     grpc_channel_args extra = {.num_args = 1, .args = &arg};
     load l;

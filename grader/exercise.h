@@ -62,13 +62,13 @@ typedef struct gr_exercise {
     const char *name; /* "deadline", "cancel", "flow", "keepalive", "retry" */
     const char *summary;
     gr_submission_kind kind;
-    int baselines; /* fresh baselines each scenario run gets, 0..GR_MAX_BASELINES;
-                    * the submission is given the first as RELAYLAB_BASELINE
-                    * and all of them as RELAYLAB_BASELINES */
-    int instances; /* command submissions: instances started for each
-                    * scenario run, each on its own port, 1..GR_MAX_INSTANCES
-                    * (0 means 1); instance 0 is the one the single-instance
-                    * accessors and the measurements (RSS, CPU) see */
+    int baselines;          /* fresh baselines each scenario run gets, 0..GR_MAX_BASELINES;
+                             * the submission is given the first as RELAYLAB_BASELINE
+                             * and all of them as RELAYLAB_BASELINES */
+    int instances;          /* command submissions: instances started for each
+                             * scenario run, each on its own port, 1..GR_MAX_INSTANCES
+                             * (0 means 1); instance 0 is the one the single-instance
+                             * accessors and the measurements (RSS, CPU) see */
     const char *const *env; /* "NAME=value" strings the submission is given
                              * too (NULL-terminated, may be NULL): what the
                              * exercise promises it, e.g. its grace period */

@@ -10,15 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EXERCISES(X) \
-    X(deadline)      \
-    X(cancel)        \
-    X(flow)          \
-    X(keepalive)     \
-    X(retry)         \
-    X(shutdown)      \
-    X(balance)       \
-    X(overload)      \
+#define EXERCISES(X)                                                                                                   \
+    X(deadline)                                                                                                        \
+    X(cancel)                                                                                                          \
+    X(flow)                                                                                                            \
+    X(keepalive)                                                                                                       \
+    X(retry)                                                                                                           \
+    X(shutdown)                                                                                                        \
+    X(balance)                                                                                                         \
+    X(overload)                                                                                                        \
     X(coverage)
 
 #define DECLARE(name) extern const gr_exercise gr_ex_##name;

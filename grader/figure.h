@@ -18,10 +18,10 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#define GR_FIG_LABEL 120
-#define GR_FIG_MAX_ROWS 8
-#define GR_FIG_MAX_SPANS 16
-#define GR_FIG_MAX_LINES 4   /* events, and reference lines, each */
+#define GR_FIG_LABEL      120
+#define GR_FIG_MAX_ROWS   8
+#define GR_FIG_MAX_SPANS  16
+#define GR_FIG_MAX_LINES  4 /* events, and reference lines, each */
 #define GR_FIG_MAX_SERIES 4
 #define GR_FIG_MAX_POINTS 240 /* a series' samples; more are thinned */
 
@@ -33,10 +33,10 @@ typedef enum gr_fig_kind {
 
 /* As rl_svg_span_kind: what a bar's colour says. */
 typedef enum gr_fig_bar {
-    GR_FIG_RAN = 0,  /* a call ran (grey) */
-    GR_FIG_TRUTH,    /* what truly held, e.g. the time that remained (green) */
-    GR_FIG_WRONG,    /* what the submission got wrong (red) */
-    GR_FIG_GIVEN,    /* what the submission gave, and was right (blue) */
+    GR_FIG_RAN = 0, /* a call ran (grey) */
+    GR_FIG_TRUTH,   /* what truly held, e.g. the time that remained (green) */
+    GR_FIG_WRONG,   /* what the submission got wrong (red) */
+    GR_FIG_GIVEN,   /* what the submission gave, and was right (blue) */
 } gr_fig_bar;
 
 typedef struct gr_fig_line {
@@ -68,7 +68,7 @@ typedef struct gr_figure {
     int nspans;
     gr_fig_line events[GR_FIG_MAX_LINES]; /* vertical: x values */
     int nevents;
-    gr_fig_line refs[GR_FIG_MAX_LINES];   /* horizontal: y values (plots) */
+    gr_fig_line refs[GR_FIG_MAX_LINES]; /* horizontal: y values (plots) */
     int nrefs;
     gr_fig_series series[GR_FIG_MAX_SERIES];
     int nseries;

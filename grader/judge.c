@@ -117,16 +117,15 @@ int gr_judge_deadline_feedback(const gr_dl_check *c, char *buf, size_t len)
         return snprintf(buf, len, "%s received %lld ms with %lld ms remaining (accepted %lld..%lld ms)", m, w, t,
                         (long long)c->lower_ms, (long long)c->upper_ms);
     case GR_DL_MISSING:
-        return snprintf(buf, len, "%s received no deadline although %lld ms remained: the deadline was dropped", m,
-                        t);
+        return snprintf(buf, len, "%s received no deadline although %lld ms remained: the deadline was dropped", m, t);
     case GR_DL_HUGE:
         if (c->budget_ms < 0)
             return snprintf(buf, len,
                             "%s received %lld ms although the client set no deadline: a huge finite timeout was "
                             "sent instead of none",
                             m, w);
-        return snprintf(buf, len, "%s received %lld ms but only %lld ms remained: a huge finite timeout was sent", m,
-                        w, t);
+        return snprintf(buf, len, "%s received %lld ms but only %lld ms remained: a huge finite timeout was sent", m, w,
+                        t);
     case GR_DL_UNCHANGED:
         return snprintf(buf, len,
                         "%s received %lld ms but only %lld ms remained: the original timeout was forwarded "
@@ -144,8 +143,7 @@ int gr_judge_deadline_feedback(const gr_dl_check *c, char *buf, size_t len)
                         m, w, t, (long long)c->lower_ms);
     case GR_DL_INVENTED:
         return snprintf(buf, len,
-                        "%s received %lld ms although the client set no deadline: the relay invented a deadline",
-                        m, w);
+                        "%s received %lld ms although the client set no deadline: the relay invented a deadline", m, w);
     }
     return snprintf(buf, len, "%s: unknown deadline verdict", m);
 }
@@ -163,9 +161,8 @@ int gr_judge_no_deadline_expired_feedback(int64_t after_ms, size_t nlookup, size
                     (long long)after_ms, hop, nlookup, nwork);
 }
 
-void gr_judge_cancel(const char *method, bool ended, bool cancelled, int64_t end_minus_cancel_ms,
-                     int64_t observed_ms, uint32_t steps_done, uint32_t steps, uint32_t max_steps,
-                     gr_cancel_check *out)
+void gr_judge_cancel(const char *method, bool ended, bool cancelled, int64_t end_minus_cancel_ms, int64_t observed_ms,
+                     uint32_t steps_done, uint32_t steps, uint32_t max_steps, gr_cancel_check *out)
 {
     out->method = method;
     out->ended = ended;
@@ -175,8 +172,8 @@ void gr_judge_cancel(const char *method, bool ended, bool cancelled, int64_t end
     out->steps_done = steps_done;
     out->steps = steps;
     out->max_steps = max_steps;
-    out->pass = ended && cancelled && end_minus_cancel_ms <= GR_JUDGE_CANCEL_MS &&
-                (max_steps == 0 || steps_done <= max_steps);
+    out->pass =
+        ended && cancelled && end_minus_cancel_ms <= GR_JUDGE_CANCEL_MS && (max_steps == 0 || steps_done <= max_steps);
 }
 
 uint32_t gr_judge_max_steps(int64_t ran_ms, int64_t step_ms, uint32_t steps)
@@ -194,20 +191,21 @@ int gr_judge_cancel_feedback(const gr_cancel_check *c, char *buf, size_t len)
         snprintf(steps, sizeof steps, " (%u/%u steps)", c->steps_done, c->steps);
     const char *m = c->method;
     if (c->pass)
-        return snprintf(buf, len, "%s stopped %lld ms after the cancel%s (bound %d ms)", m,
-                        (long long)c->latency_ms, steps, GR_JUDGE_CANCEL_MS);
+        return snprintf(buf, len, "%s stopped %lld ms after the cancel%s (bound %d ms)", m, (long long)c->latency_ms,
+                        steps, GR_JUDGE_CANCEL_MS);
     if (!c->ended)
-        return snprintf(buf, len,
-                        "%s was still running %lld ms after the cancel%s: cancellation is not propagated", m,
+        return snprintf(buf, len, "%s was still running %lld ms after the cancel%s: cancellation is not propagated", m,
                         (long long)c->observed_ms, steps);
     if (!c->cancelled)
         return snprintf(buf, len, "%s kept running %lld ms after the cancel%s: cancellation is not propagated", m,
                         (long long)c->latency_ms, steps);
     if (c->latency_ms <= GR_JUDGE_CANCEL_MS)
-        return snprintf(buf, len, "%s did %u/%u steps, more than the %u that fit until %d ms after the cancel: "
+        return snprintf(buf, len,
+                        "%s did %u/%u steps, more than the %u that fit until %d ms after the cancel: "
                         "cancellation reaches it too late",
                         m, c->steps_done, c->steps, c->max_steps, GR_JUDGE_CANCEL_MS);
-    return snprintf(buf, len, "%s stopped only %lld ms after the cancel%s (bound %d ms): cancellation reaches it too "
+    return snprintf(buf, len,
+                    "%s stopped only %lld ms after the cancel%s (bound %d ms): cancellation reaches it too "
                     "late",
                     m, (long long)c->latency_ms, steps, GR_JUDGE_CANCEL_MS);
 }
@@ -244,18 +242,12 @@ double gr_judge_points(int runs, int passed, double points)
 const char *gr_verdict_name(gr_verdict v)
 {
     switch (v) {
-    case GR_PASS:
-        return "PASS";
-    case GR_FAIL:
-        return "FAIL";
-    case GR_TIMEOUT:
-        return "TIMEOUT";
-    case GR_CRASH:
-        return "CRASH";
-    case GR_NOT_READY:
-        return "NOT-READY";
-    case GR_ERROR:
-        return "ERROR";
+    case GR_PASS: return "PASS";
+    case GR_FAIL: return "FAIL";
+    case GR_TIMEOUT: return "TIMEOUT";
+    case GR_CRASH: return "CRASH";
+    case GR_NOT_READY: return "NOT-READY";
+    case GR_ERROR: return "ERROR";
     }
     return "ERROR";
 }

@@ -13,10 +13,10 @@
 #include <stdint.h>
 
 /* Tolerances; judge.c explains how each was derived from measurements. */
-#define GR_JUDGE_SCHED_MS 25      /* allowance beyond the rounding and the relay's own time */
-#define GR_JUDGE_MARGIN_MIN_MS 100 /* a relay may keep this much back ... */
-#define GR_JUDGE_MARGIN_FRAC 10    /* ... or this percentage of what remained */
-#define GR_JUDGE_CANCEL_MS 150    /* downstream end after the client's cancel */
+#define GR_JUDGE_SCHED_MS            25  /* allowance beyond the rounding and the relay's own time */
+#define GR_JUDGE_MARGIN_MIN_MS       100 /* a relay may keep this much back ... */
+#define GR_JUDGE_MARGIN_FRAC         10  /* ... or this percentage of what remained */
+#define GR_JUDGE_CANCEL_MS           150 /* downstream end after the client's cancel */
 #define GR_JUDGE_LATE_CALL_WINDOW_MS 500 /* watch for a call that must not come */
 /* A deadline to the status that reports it, for the integration tests'
  * own bounds (tests/integration/tolerances.py). No judge uses it: a
@@ -87,22 +87,21 @@ int gr_judge_no_deadline_expired_feedback(int64_t after_ms, size_t nlookup, size
 /* ---- expiry and cancellation ---- */
 
 typedef struct gr_cancel_check {
-    const char *method;      /* the downstream call that should stop */
-    int64_t latency_ms;      /* its end minus the client's cancel instant;
-                              * <0 if it had not ended when last observed */
-    int64_t observed_ms;     /* how long after the cancel it was last seen */
-    bool ended, cancelled;   /* from the baseline's record */
+    const char *method;         /* the downstream call that should stop */
+    int64_t latency_ms;         /* its end minus the client's cancel instant;
+                                 * <0 if it had not ended when last observed */
+    int64_t observed_ms;        /* how long after the cancel it was last seen */
+    bool ended, cancelled;      /* from the baseline's record */
     uint32_t steps_done, steps; /* Work only; steps 0 for Lookup */
-    uint32_t max_steps;      /* most steps possible had it stopped in time; 0: unchecked */
+    uint32_t max_steps;         /* most steps possible had it stopped in time; 0: unchecked */
     bool pass;
 } gr_cancel_check;
 
 /* Judges how fast |method| stopped after the cancel: it must have ended with
  * the baseline seeing it cancelled within GR_JUDGE_CANCEL_MS and, for Work,
  * done no more steps than fit until then. */
-void gr_judge_cancel(const char *method, bool ended, bool cancelled, int64_t end_minus_cancel_ms,
-                     int64_t observed_ms, uint32_t steps_done, uint32_t steps, uint32_t max_steps,
-                     gr_cancel_check *out);
+void gr_judge_cancel(const char *method, bool ended, bool cancelled, int64_t end_minus_cancel_ms, int64_t observed_ms,
+                     uint32_t steps_done, uint32_t steps, uint32_t max_steps, gr_cancel_check *out);
 
 /* The most steps of |step_ms| a Work that arrived |ran_ms| before the cancel
  * can have completed if it stopped within GR_JUDGE_CANCEL_MS (+1 for a step
@@ -127,7 +126,7 @@ int gr_judge_cancel_feedback(const gr_cancel_check *c, char *buf, size_t len);
  * tests/integration/tolerances.py reads these three definitions, so the
  * integration tests judge the same rule as the shutdown exercise. */
 #define GR_JUDGE_ADMISSION_MS 1000
-#define GR_JUDGE_REFUSE_MS 1000
+#define GR_JUDGE_REFUSE_MS    1000
 #define GR_JUDGE_NOT_REFUSALS GRPC_STATUS_OK, GRPC_STATUS_DEADLINE_EXCEEDED
 
 /* True when a call that ended with gRPC status |status| |took_ms| after it

@@ -174,19 +174,22 @@ void gr_leak_figure(gr_figure *f, const char *calls_what, const gr_leak_trace *t
     if (!lc) {
         gr_fig_ref(f, (double)tr->start / MIB + GR_LEAK_GIVE_UP_MIB, "gives up: %d MiB over the start",
                    GR_LEAK_GIVE_UP_MIB);
-        gr_fig_caption(f, "RSS ran away past %d MiB over the start in %d calls: cancelled calls go on making what "
-                          "nobody reads",
+        gr_fig_caption(f,
+                       "RSS ran away past %d MiB over the start in %d calls: cancelled calls go on making what "
+                       "nobody reads",
                        GR_LEAK_GIVE_UP_MIB, n);
         return;
     }
     gr_fig_ref(f, (double)lc->rss_after / MIB, "after the settle: %.1f MiB", (double)lc->rss_after / MIB);
     if (lc->pass)
-        gr_fig_caption(f, "RSS stays under the bound and threads came back (%d -> %d): a cancelled call leaves "
-                          "nothing behind",
+        gr_fig_caption(f,
+                       "RSS stays under the bound and threads came back (%d -> %d): a cancelled call leaves "
+                       "nothing behind",
                        lc->threads_before, lc->threads_after);
     else
-        gr_fig_caption(f, "RSS grew %.1f MiB over the batch, past the bound: each cancelled call leaves memory "
-                          "behind",
+        gr_fig_caption(f,
+                       "RSS grew %.1f MiB over the batch, past the bound: each cancelled call leaves memory "
+                       "behind",
                        ((double)lc->rss_after - (double)lc->rss_before) / MIB);
 }
 
@@ -203,8 +206,8 @@ bool gr_leak_runaway(const rl_proc_sample *start, const rl_proc_sample *now)
     return now->rss_bytes > start->rss_bytes && (double)(now->rss_bytes - start->rss_bytes) / MIB > GR_LEAK_GIVE_UP_MIB;
 }
 
-int gr_leak_runaway_feedback(const rl_proc_sample *start, const rl_proc_sample *now, int calls,
-                             const char *calls_what, char *buf, size_t len)
+int gr_leak_runaway_feedback(const rl_proc_sample *start, const rl_proc_sample *now, int calls, const char *calls_what,
+                             char *buf, size_t len)
 {
     return snprintf(buf, len,
                     "while %d %s ran, RSS grew %.1f MiB (%.1f -> %.1f MiB) and was still growing: each cancelled "
@@ -322,8 +325,8 @@ static int judge_batch(gr_ctx *ctx, gr_leak_call_fn call, const char *calls_what
     tr.before = before.rss_bytes;
     if (run_calls(ctx, call, GR_LEAK_WARMUP_CALLS, total, &start, calls_what, NULL, &tr, out))
         return GR_SCENARIO_DECIDED;
-    if (gr_leak_settle(pgid, &start, &before, GR_LEAK_CALLS, rl_now_ns() + GR_LEAK_SETTLE_MS * RL_NS_PER_MS,
-                       &after) != RL_OK)
+    if (gr_leak_settle(pgid, &start, &before, GR_LEAK_CALLS, rl_now_ns() + GR_LEAK_SETTLE_MS * RL_NS_PER_MS, &after) !=
+        RL_OK)
         return gone(ctx, out);
     if (gr_leak_runaway(&start, &after)) {
         gr_leak_figure(&out->figure, calls_what, &tr, NULL);

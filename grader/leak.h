@@ -20,7 +20,7 @@
  * of the same calls, so pools a runtime grows lazily (grpcio's executor up
  * to max_workers, Node's libuv pool) are at their working size before the
  * "before" sample. */
-#define GR_LEAK_CALLS 30
+#define GR_LEAK_CALLS        30
 #define GR_LEAK_WARMUP_CALLS 6
 /* A count (threads, descriptors) may grow by a third of the calls: a pool
  * that was still growing, or a connection a runtime opens lazily, adds a
@@ -52,7 +52,7 @@
  * (bench/results/verdict-matrix.md). The settle waits for it up to this
  * much longer; a leak stays up and is judged after a second. */
 #define GR_LEAK_FALLING_MS 12000
-#define GR_LEAK_FALL_STEP (UINT64_C(1) << 20)
+#define GR_LEAK_FALL_STEP  (UINT64_C(1) << 20)
 
 /* A leak grows at every call; what a flooding producer's allocator keeps
  * grows only at the few calls that set a new high (a bigger flood before
@@ -66,13 +66,13 @@
 #define GR_LEAK_HIGH_STEPS 3
 
 typedef struct gr_leak_check {
-    int calls;                   /* cancelled calls between the samples */
+    int calls; /* cancelled calls between the samples */
     int threads_before, threads_after;
-    int fds_before, fds_after;   /* -1: could not be read (not judged) */
+    int fds_before, fds_after; /* -1: could not be read (not judged) */
     uint64_t rss_before, rss_after;
-    uint64_t rss_high_steps;     /* growth at the calls that set a new high */
+    uint64_t rss_high_steps; /* growth at the calls that set a new high */
     bool threads_grew, fds_grew, rss_grew;
-    bool rss_kept_by_highs;      /* over the budget, but only at a few highs */
+    bool rss_kept_by_highs; /* over the budget, but only at a few highs */
     bool pass;
 } gr_leak_check;
 
@@ -118,8 +118,8 @@ void gr_leak_figure(gr_figure *f, const char *calls_what, const gr_leak_trace *t
 bool gr_leak_runaway(const rl_proc_sample *start, const rl_proc_sample *now);
 
 /* "while N cancelled calls ran, RSS grew ..." for a runaway group. */
-int gr_leak_runaway_feedback(const rl_proc_sample *start, const rl_proc_sample *now, int calls,
-                             const char *calls_what, char *buf, size_t len);
+int gr_leak_runaway_feedback(const rl_proc_sample *start, const rl_proc_sample *now, int calls, const char *calls_what,
+                             char *buf, size_t len);
 
 /* Samples group |pgid| every 50 ms until the threads and descriptors are
  * back within the tolerance of |before| for |calls| calls, or |until_ns|,

@@ -31,55 +31,54 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: grader EXERCISE --submission 'COMMAND' [options]\n"
-            "       grader list\n"
-            "\n"
-            "Runs every scenario of EXERCISE against a fresh baseline and a fresh copy of the\n"
-            "submission, and prints a verdict, points and feedback for each.\n"
-            "\n"
-            "  --submission CMD   shell command that starts the relay (it must listen on\n"
-            "                     $RELAYLAB_LISTEN and call the baseline at $RELAYLAB_BASELINE);\n"
-            "                     for config exercises, the submitted file\n"
-            "  --json FILE        also write Gradescope's results.json to FILE\n"
-            "  --html FILE        also write a report page with a picture of what each scenario\n"
-            "                     measured (self-contained; results.json's output then carries\n"
-            "                     the pictures too, as HTML)\n"
-            "  --runs N           run every scenario N times (default 1); a scenario scores\n"
-            "                     only if every run passed\n"
-            "  --only IDS         run only these scenarios (comma-separated ids)\n"
-            "  --ready-timeout S  seconds to wait for the submission to listen (default 15)\n"
-            "  --memory-limit MB  private memory the submission may use (RLIMIT_DATA, default\n"
-            "                     1024; 0: no limit, e.g. for sanitizer builds)\n"
-            "  --rubric FILE      points per scenario (default: grader/rubric.json next to bin/)\n"
-            "  --world FILE       config exercises: the deployment to judge in (default:\n"
-            "                     grader/worlds/EXERCISE.json); the submission's own is ignored\n"
-            "  --variant SEED     config exercises: pick one of the world file's deployments by\n"
-            "                     name, or by a seed such as a student id (FNV-1a-64 mod count)\n"
-            "  --student ID       the same: the grading identity. A config whose folder's\n"
-            "                     .relaylab was made for another identity is graded as ID,\n"
-            "                     and its feedback says so first\n"
-            "  --dir DIR          the submission's folder, the one the sandbox shows it\n"
-            "                     (default: the folder of the command's script or program)\n"
-            "  --unsafe           grade even where the sandbox cannot be built (no namespaces,\n"
-            "                     or root without cgroups): only for your own code, on your own\n"
-            "                     machine; the report says it was unsandboxed\n"
-            "  --no-sandbox       never sandbox (debugging the grader); the report says so\n"
-            "\n"
-            "A command submission runs sandboxed (docs/sandbox.md): as nobody, with no new\n"
-            "privileges, no way to make namespaces and a clean environment, in its own PID and\n"
-            "mount namespace (a read-only view of the system's folders in which the kit is\n"
-            "hidden but its folder is shown, and a 64 MiB tmpfs /tmp), in its own cgroups\n"
-            "(pids, memory, cpuacct), and the grader and its baselines in a network namespace\n"
-            "with loopback alone. Not root, the grader makes a user namespace of its own\n"
-            "instead and goes without cgroups (a note says so). Without the sandbox, a\n"
-            "submission could reach the grader's instruments.\n"
-            "  --quiet            no progress lines\n"
-            "  --verbose          a progress line per run even when stderr is not a terminal\n"
-            "  --help             this text\n"
-            "\n"
-            "Exit status: 0 all passed, 1 some failed, 2 usage or grader error.\n"
-            "Exercises: ");
+    fprintf(f, "usage: grader EXERCISE --submission 'COMMAND' [options]\n"
+               "       grader list\n"
+               "\n"
+               "Runs every scenario of EXERCISE against a fresh baseline and a fresh copy of the\n"
+               "submission, and prints a verdict, points and feedback for each.\n"
+               "\n"
+               "  --submission CMD   shell command that starts the relay (it must listen on\n"
+               "                     $RELAYLAB_LISTEN and call the baseline at $RELAYLAB_BASELINE);\n"
+               "                     for config exercises, the submitted file\n"
+               "  --json FILE        also write Gradescope's results.json to FILE\n"
+               "  --html FILE        also write a report page with a picture of what each scenario\n"
+               "                     measured (self-contained; results.json's output then carries\n"
+               "                     the pictures too, as HTML)\n"
+               "  --runs N           run every scenario N times (default 1); a scenario scores\n"
+               "                     only if every run passed\n"
+               "  --only IDS         run only these scenarios (comma-separated ids)\n"
+               "  --ready-timeout S  seconds to wait for the submission to listen (default 15)\n"
+               "  --memory-limit MB  private memory the submission may use (RLIMIT_DATA, default\n"
+               "                     1024; 0: no limit, e.g. for sanitizer builds)\n"
+               "  --rubric FILE      points per scenario (default: grader/rubric.json next to bin/)\n"
+               "  --world FILE       config exercises: the deployment to judge in (default:\n"
+               "                     grader/worlds/EXERCISE.json); the submission's own is ignored\n"
+               "  --variant SEED     config exercises: pick one of the world file's deployments by\n"
+               "                     name, or by a seed such as a student id (FNV-1a-64 mod count)\n"
+               "  --student ID       the same: the grading identity. A config whose folder's\n"
+               "                     .relaylab was made for another identity is graded as ID,\n"
+               "                     and its feedback says so first\n"
+               "  --dir DIR          the submission's folder, the one the sandbox shows it\n"
+               "                     (default: the folder of the command's script or program)\n"
+               "  --unsafe           grade even where the sandbox cannot be built (no namespaces,\n"
+               "                     or root without cgroups): only for your own code, on your own\n"
+               "                     machine; the report says it was unsandboxed\n"
+               "  --no-sandbox       never sandbox (debugging the grader); the report says so\n"
+               "\n"
+               "A command submission runs sandboxed (docs/sandbox.md): as nobody, with no new\n"
+               "privileges, no way to make namespaces and a clean environment, in its own PID and\n"
+               "mount namespace (a read-only view of the system's folders in which the kit is\n"
+               "hidden but its folder is shown, and a 64 MiB tmpfs /tmp), in its own cgroups\n"
+               "(pids, memory, cpuacct), and the grader and its baselines in a network namespace\n"
+               "with loopback alone. Not root, the grader makes a user namespace of its own\n"
+               "instead and goes without cgroups (a note says so). Without the sandbox, a\n"
+               "submission could reach the grader's instruments.\n"
+               "  --quiet            no progress lines\n"
+               "  --verbose          a progress line per run even when stderr is not a terminal\n"
+               "  --help             this text\n"
+               "\n"
+               "Exit status: 0 all passed, 1 some failed, 2 usage or grader error.\n"
+               "Exercises: ");
     for (size_t i = 0; gr_exercises[i]; i++)
         fprintf(f, "%s%s", i ? ", " : "", gr_exercises[i]->name);
     fprintf(f, " (see `grader list`).\n");
@@ -207,8 +206,8 @@ static bool handed_out_of_folder(const gr_exercise *ex, const char *dir, const c
 
 /* Builds the submission's view (its folder: |dir|, else the command's) and
  * enters the sandbox. Returns 0, or an error with the reason in |err|. */
-static int sandbox_up(gr_sandbox_view *view, const char *dir, const char *rubric_path, const gr_options *opt,
-                      char *err, size_t errlen)
+static int sandbox_up(gr_sandbox_view *view, const char *dir, const char *rubric_path, const gr_options *opt, char *err,
+                      size_t errlen)
 {
     char sub_dir[PATH_MAX];
     bool have_dir = true;
@@ -227,8 +226,7 @@ static int sandbox_up(gr_sandbox_view *view, const char *dir, const char *rubric
 static int kit_node_packages(char *buf, size_t len)
 {
     char found[PATH_MAX], real[PATH_MAX];
-    if (rl_path_find_data("build/node-packages/node_modules", found, sizeof found) != RL_OK ||
-        !realpath(found, real))
+    if (rl_path_find_data("build/node-packages/node_modules", found, sizeof found) != RL_OK || !realpath(found, real))
         return RL_ENOTFOUND;
     snprintf(buf, len, "NODE_PATH=%s", real);
     return RL_OK;
@@ -346,15 +344,9 @@ static int parse_option(int argc, char **argv, int c, const char *arg, cli *cl)
 {
     long v;
     switch (c) {
-    case OPT_SUBMISSION:
-        cl->opt.submission = arg;
-        break;
-    case OPT_JSON:
-        cl->json_path = arg;
-        break;
-    case OPT_HTML:
-        cl->html_path = arg;
-        break;
+    case OPT_SUBMISSION: cl->opt.submission = arg; break;
+    case OPT_JSON: cl->json_path = arg; break;
+    case OPT_HTML: cl->html_path = arg; break;
     case OPT_RUNS:
         if (parse_positive(arg, 1000, &v) != RL_OK)
             return usage_error(argc, argv, "--runs takes a number from 1 to 1000, not '%s'", arg);
@@ -374,44 +366,25 @@ static int parse_option(int argc, char **argv, int c, const char *arg, cli *cl)
             return usage_error(argc, argv, "--memory-limit takes MiB (0: no limit), not '%s'", arg);
         cl->opt.data_limit_mb = v;
         break;
-    case OPT_RUBRIC:
-        cl->rubric_path = arg;
-        break;
-    case OPT_ONLY:
-        cl->opt.only = arg;
-        break;
+    case OPT_RUBRIC: cl->rubric_path = arg; break;
+    case OPT_ONLY: cl->opt.only = arg; break;
     case OPT_SANDBOX:
         /* The default since the sandbox left its experiment; accepted
          * so that scripts which asked for it keep working. */
         break;
-    case OPT_NO_SANDBOX:
-        cl->no_sandbox = true;
-        break;
-    case OPT_UNSAFE:
-        cl->unsafe = true;
-        break;
+    case OPT_NO_SANDBOX: cl->no_sandbox = true; break;
+    case OPT_UNSAFE: cl->unsafe = true; break;
     case OPT_DIR:
         cl->dir = arg;
         cl->opt.dir = arg;
         break;
-    case OPT_QUIET:
-        cl->quiet = true;
-        break;
-    case OPT_WORLD:
-        cl->opt.world = arg;
-        break;
-    case OPT_VARIANT:
-        cl->opt.variant = arg;
-        break;
-    case OPT_VERBOSE:
-        cl->verbose = true;
-        break;
+    case OPT_QUIET: cl->quiet = true; break;
+    case OPT_WORLD: cl->opt.world = arg; break;
+    case OPT_VARIANT: cl->opt.variant = arg; break;
+    case OPT_VERBOSE: cl->verbose = true; break;
     case OPT_HELP:
-    case 'h':
-        usage(stdout);
-        return GR_EXIT_PASSED;
-    default:
-        return usage_error(argc, argv, "unknown or incomplete option '%s'", argv[optind - 1]);
+    case 'h': usage(stdout); return GR_EXIT_PASSED;
+    default: return usage_error(argc, argv, "unknown or incomplete option '%s'", argv[optind - 1]);
     }
     return -1;
 }
@@ -469,13 +442,13 @@ typedef struct grading {
     char bin[PATH_MAX], rubric_buf[PATH_MAX + 64], err[512], note_buf[1024], identity_buf[512];
     char node_path[PATH_MAX + 16]; /* opt.node_path points here */
     char notes[2048];
-    const char *note;        /* what the report says first, or NULL */
+    const char *note; /* what the report says first, or NULL */
     gr_sandbox_view view;
-    gr_outcome *outcomes;    /* room for every scenario */
-    size_t n;                /* outcomes filled */
+    gr_outcome *outcomes; /* room for every scenario */
+    size_t n;             /* outcomes filled */
     gr_rubric *rubric;
-    const char *error;       /* why grading stopped, or NULL */
-    bool bad_submission;     /* |error| is the submission's, not the setup's */
+    const char *error;   /* why grading stopped, or NULL */
+    bool bad_submission; /* |error| is the submission's, not the setup's */
 } grading;
 
 /* Command exercises: builds the sandbox (g->view), or says why the
@@ -574,7 +547,8 @@ static bool prepare(cli *cl, grading *g)
         return false;
     if (opt->node_path && no_node_modules(cl->dir, opt->submission)) {
         /* What Gradescope uploads are: say how it was run. */
-        snprintf(g->notes, sizeof g->notes, "%s%sthe submission's folder has a package.json but no node_modules: it ran "
+        snprintf(g->notes, sizeof g->notes,
+                 "%s%sthe submission's folder has a package.json but no node_modules: it ran "
                  "with the packages the starters pin (the kit's build/node-packages)",
                  g->note ? g->note : "", g->note ? "; " : "");
         g->note = g->notes;
@@ -619,9 +593,8 @@ static gr_exit_code report(const cli *cl, grading *g)
     if (cl->json_path) {
         char jerr[512];
         /* Nothing graded (rubric or setup error): say so, not "0 of 0". */
-        int jrc = g->n == 0 && error
-                      ? gr_report_json_error(cl->json_path, error, !g->bad_submission, jerr, sizeof jerr)
-                      : gr_report_json(cl->json_path, &rep, jerr, sizeof jerr);
+        int jrc = g->n == 0 && error ? gr_report_json_error(cl->json_path, error, !g->bad_submission, jerr, sizeof jerr)
+                                     : gr_report_json(cl->json_path, &rep, jerr, sizeof jerr);
         if (jrc != RL_OK) {
             fprintf(stderr, "grader: %s\n", jerr);
             error = error ? error : "cannot write the JSON results";

@@ -56,6 +56,6 @@ int gr_ports_holders(int port, bool listeners_only, pid_t pgid, const pid_t *exc
 int gr_ports_connections(int port, int *count);
 
 #define GR_PORTS_ESTABLISHED 0x01
-#define GR_PORTS_SYN_RECV 0x03
+#define GR_PORTS_SYN_RECV    0x03
 
 #endif

@@ -18,8 +18,7 @@ int gr_process_start(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lo
     req.steps = steps;
     req.step_ms = step_ms;
     gr_note_tag(ctx, tag);
-    if (rl_probe_call_start(c, gr_submission_channel(ctx), "/relaylab.Relay/Process", &req.base,
-                            deadline_ns) != RL_OK)
+    if (rl_probe_call_start(c, gr_submission_channel(ctx), "/relaylab.Relay/Process", &req.base, deadline_ns) != RL_OK)
         return gr_scenario_decide(res, GR_ERROR, "cannot start the Process call");
     return 0;
 }
@@ -132,8 +131,8 @@ static bool is_running(const Relaylab__ObserveReply *r, void *user)
 /* Judges a Process call that ended, or a relay that never reached |method|
  * within |reach_ms|, from |nl| Lookup and |nw| Work records. Returns
  * GR_SCENARIO_DECIDED. */
-static int not_reached(gr_ctx *ctx, const rl_probe_call *c, const char *method, int64_t reach_ms, size_t nl,
-                       size_t nw, gr_scenario_result *out)
+static int not_reached(gr_ctx *ctx, const rl_probe_call *c, const char *method, int64_t reach_ms, size_t nl, size_t nw,
+                       gr_scenario_result *out)
 {
     char what[96];
     snprintf(what, sizeof what, "before %s started", method);
@@ -191,9 +190,8 @@ int gr_process_try_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const c
     return not_reached(ctx, c, method, reach_ms, nl, nw, out);
 }
 
-int gr_process_start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
-                               uint32_t lookup_ms, uint32_t steps, uint32_t step_ms, int64_t reach_ms,
-                               gr_scenario_result *out)
+int gr_process_start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method, uint32_t lookup_ms,
+                               uint32_t steps, uint32_t step_ms, int64_t reach_ms, gr_scenario_result *out)
 {
     int rc = gr_process_try_reach(ctx, c, tag, method, lookup_ms, steps, step_ms, reach_ms, out);
     if (rc != GR_PROCESS_MISSED)
@@ -203,4 +201,3 @@ int gr_process_start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, c
                               "machine is too busy to time this scenario -- grade again",
                               method, method);
 }
-

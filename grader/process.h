@@ -48,9 +48,8 @@ int gr_process_observe_until(gr_ctx *ctx, const char *tag, rl_observe_pred pred,
  * GR_SCENARIO_DECIDED: CRASH, FAIL (Process ended first, naming its status
  * and what the baseline saw), TIMEOUT (neither happened) or the observer's
  * ERROR. |c| must be finished with rl_probe_call_fini either way. */
-int gr_process_start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method,
-                               uint32_t lookup_ms, uint32_t steps, uint32_t step_ms, int64_t reach_ms,
-                               gr_scenario_result *out);
+int gr_process_start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method, uint32_t lookup_ms,
+                               uint32_t steps, uint32_t step_ms, int64_t reach_ms, gr_scenario_result *out);
 
 /* gr_process_start_and_reach, except when |method| ran to its end and
  * Process answered OK before the grader saw |method| running (a grader

@@ -38,8 +38,8 @@ static int check_entry(json_t *e, const char *path, const char *ex, const char *
     json_t *pts = json_is_object(e) ? json_object_get(e, "points") : e;
     if (!json_is_number(pts) || json_number_value(pts) < 0) {
         snprintf(err, errlen,
-                 "the rubric %s: %s/%s must be a number of points >= 0, or {\"points\": N, \"visibility\": V}",
-                 path, ex, id);
+                 "the rubric %s: %s/%s must be a number of points >= 0, or {\"points\": N, \"visibility\": V}", path,
+                 ex, id);
         return RL_EPARSE;
     }
     if (!json_is_object(e))
@@ -51,8 +51,8 @@ static int check_entry(json_t *e, const char *path, const char *ex, const char *
         if (key[0] == '_' || strcmp(key, "points") == 0)
             continue;
         if (strcmp(key, "visibility") != 0) {
-            snprintf(err, errlen, "the rubric %s: %s/%s has an unknown key \"%s\" (points, visibility)", path, ex,
-                     id, key);
+            snprintf(err, errlen, "the rubric %s: %s/%s has an unknown key \"%s\" (points, visibility)", path, ex, id,
+                     key);
             return RL_EPARSE;
         }
         bool known = false;
@@ -60,8 +60,8 @@ static int check_entry(json_t *e, const char *path, const char *ex, const char *
             known = strcmp(json_string_value(v), visibilities[i]) == 0;
         if (!known) {
             snprintf(err, errlen,
-                     "the rubric %s: %s/%s visibility must be visible, hidden, after_due_date or after_published",
-                     path, ex, id);
+                     "the rubric %s: %s/%s visibility must be visible, hidden, after_due_date or after_published", path,
+                     ex, id);
             return RL_EPARSE;
         }
     }
@@ -294,8 +294,7 @@ int gr_report_json(const char *path, const gr_report *r, char *err, size_t errle
         verdict_text(r, o, v, sizeof v);
         size_t olen = strlen(o->feedback) + strlen(o->output) + 96;
         char *text = rl_xmalloc(olen);
-        snprintf(text, olen, "%s: %s%s%s", v, o->feedback, o->output[0] ? "\n\nSubmission output:\n" : "",
-                 o->output);
+        snprintf(text, olen, "%s: %s%s%s", v, o->feedback, o->output[0] ? "\n\nSubmission output:\n" : "", o->output);
         set_string(t, "output", text);
         free(text);
         const char *vis = r->rubric ? gr_rubric_visibility(r->rubric, r->ex->name, o->scenario->id) : NULL;
@@ -352,8 +351,9 @@ int gr_report_json_writable(const char *path, char *err, size_t errlen)
     char tmp[PATH_MAX + 32];
     FILE *f = rl_file_tmp_open(path, 0644, tmp, sizeof tmp);
     if (!f) {
-        snprintf(err, errlen, "cannot write the results file %s: %s (--json needs a file in an existing, writable folder)",
-                 path, strerror(errno));
+        snprintf(err, errlen,
+                 "cannot write the results file %s: %s (--json needs a file in an existing, writable folder)", path,
+                 strerror(errno));
         return RL_ESYS;
     }
     fclose(f);

@@ -161,7 +161,6 @@ static void remove_private_dir(gr_ctx *ctx)
     ctx->private_dir[0] = '\0';
 }
 
-
 /* ---- one run of one scenario ---- */
 
 /* Everything the scenario needs before it runs: the baselines, the
@@ -198,9 +197,9 @@ static int run_setup(gr_ctx *ctx, gr_scenario_result *res)
         }
     }
     ctx->ninstances = ex->kind != GR_SUBMISSION_COMMAND ? 0
-                      : ctx->sc->instances           ? ctx->sc->instances
-                      : ex->instances                ? ex->instances
-                                                     : 1;
+                      : ctx->sc->instances              ? ctx->sc->instances
+                      : ex->instances                   ? ex->instances
+                                                        : 1;
     if (ctx->ninstances > GR_MAX_INSTANCES) {
         gr_result(res, GR_ERROR, "the exercise asks for %d instances; the grader runs 1 to %d", ctx->ninstances,
                   GR_MAX_INSTANCES);
@@ -236,8 +235,8 @@ static void run_scenario(gr_ctx *ctx, gr_scenario_result *res)
     if (rc < 0 && res->verdict != GR_ERROR) {
         /* A copy: the feedback is both an argument and the destination. */
         char *said = rl_xstrdup(res->feedback);
-        gr_result(res, GR_ERROR, "the grader failed in this scenario (%s)%s%s", rl_strerror(rc),
-                  said[0] ? ": " : "", said);
+        gr_result(res, GR_ERROR, "the grader failed in this scenario (%s)%s%s", rl_strerror(rc), said[0] ? ": " : "",
+                  said);
         free(said);
     }
 
@@ -343,8 +342,8 @@ int gr_check_only(const gr_exercise *ex, const char *only, char *err, size_t err
     return rc;
 }
 
-int gr_run_exercise(const gr_exercise *ex, const gr_options *opt, gr_outcome *outcomes,
-                          size_t *noutcomes, char *err, size_t errlen)
+int gr_run_exercise(const gr_exercise *ex, const gr_options *opt, gr_outcome *outcomes, size_t *noutcomes, char *err,
+                    size_t errlen)
 {
     *noutcomes = 0;
     if (gr_check_only(ex, opt->only, err, errlen) != RL_OK)

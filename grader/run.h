@@ -183,8 +183,7 @@ grpc_channel *gr_submission_channel_at(gr_ctx *ctx, int i);
  * gr_await_submission_exit for instance |i|. */
 bool gr_submission_alive_at(gr_ctx *ctx, int i);
 int gr_signal_submission_at(gr_ctx *ctx, int i, int sig);
-int gr_await_submission_exit_at(gr_ctx *ctx, int i, int64_t within_ms, bool kill_at_deadline,
-                                      gr_exit *out);
+int gr_await_submission_exit_at(gr_ctx *ctx, int i, int64_t within_ms, bool kill_at_deadline, gr_exit *out);
 
 /* Replaces instance |i|: stops what is left of it (SIGTERM, then SIGKILL
  * after 2 s; normally the scenario has already signalled it and seen it
@@ -228,36 +227,36 @@ bool gr_interrupted(gr_ctx *ctx);
 /* ---- the driver (main.c) ---- */
 
 typedef struct gr_options {
-    const char *submission;   /* command, or config file path */
-    const char *bin_dir;      /* folder with bin/baseline */
-    const char *only;         /* comma-separated scenario ids, or NULL: all */
-    int runs;                 /* >= 1 */
-    int64_t ready_timeout_ms; /* submission readiness bound */
-    int64_t data_limit_mb;    /* RLIMIT_DATA of the submission; 0: none */
-    bool progress;            /* progress lines on stderr */
-    const char *dir;          /* --dir: the submission's folder (a config file must lie
-                               * in it), or NULL: the config file's own folder */
-    const char *world;        /* config exercises: --world FILE, or NULL: the exercise's own */
-    const char *variant;      /* config exercises: --variant SEED, or NULL: the world's default */
-    const char *made_for;     /* config exercises: the marker's other identity, or NULL (gr_made_for) */
-    const char *identity_note; /* the note that goes with it, or NULL */
-    const char *node_path;    /* "NODE_PATH=DIR": the kit's Node packages (build/node-packages),
-                               * for a submission without node_modules; or NULL */
+    const char *submission;                /* command, or config file path */
+    const char *bin_dir;                   /* folder with bin/baseline */
+    const char *only;                      /* comma-separated scenario ids, or NULL: all */
+    int runs;                              /* >= 1 */
+    int64_t ready_timeout_ms;              /* submission readiness bound */
+    int64_t data_limit_mb;                 /* RLIMIT_DATA of the submission; 0: none */
+    bool progress;                         /* progress lines on stderr */
+    const char *dir;                       /* --dir: the submission's folder (a config file must lie
+                                            * in it), or NULL: the config file's own folder */
+    const char *world;                     /* config exercises: --world FILE, or NULL: the exercise's own */
+    const char *variant;                   /* config exercises: --variant SEED, or NULL: the world's default */
+    const char *made_for;                  /* config exercises: the marker's other identity, or NULL (gr_made_for) */
+    const char *identity_note;             /* the note that goes with it, or NULL */
+    const char *node_path;                 /* "NODE_PATH=DIR": the kit's Node packages (build/node-packages),
+                                            * for a submission without node_modules; or NULL */
     const struct gr_sandbox_view *sandbox; /* command submissions run in the
-                               * sandbox with this view (sandbox.h), once
-                               * gr_sandbox_enter succeeded; NULL: unsandboxed */
+                                            * sandbox with this view (sandbox.h), once
+                                            * gr_sandbox_enter succeeded; NULL: unsandboxed */
 } gr_options;
 
 /* The outcome of one scenario over all its runs. */
 typedef struct gr_outcome {
     const gr_scenario *scenario;
-    int runs, passed;          /* runs done, runs that passed */
-    gr_verdict verdict;        /* the worst run's */
+    int runs, passed;               /* runs done, runs that passed */
+    gr_verdict verdict;             /* the worst run's */
     char feedback[GR_FEEDBACK_MAX]; /* the worst run's feedback */
-    char output[1024];         /* the submission's last output, when the
-                                * worst run was CRASH or NOT-READY */
-    double seconds;            /* wall time over all runs */
-    gr_figure figure;          /* the worst run's picture (figure.h) */
+    char output[1024];              /* the submission's last output, when the
+                                     * worst run was CRASH or NOT-READY */
+    double seconds;                 /* wall time over all runs */
+    gr_figure figure;               /* the worst run's picture (figure.h) */
 } gr_outcome;
 
 /* Checks that every comma-separated id of |only| (NULL: all) names a
@@ -271,8 +270,8 @@ int gr_check_only(const gr_exercise *ex, const char *only, char *err, size_t err
  * Returns 0, or RL_EINVAL for an unknown --only id (message in |err|).
  * Everything else that goes wrong is a scenario's verdict (ERROR when it
  * is the grader's), never a return code. */
-int gr_run_exercise(const gr_exercise *ex, const gr_options *opt, gr_outcome *outcomes,
-                          size_t *noutcomes, char *err, size_t errlen);
+int gr_run_exercise(const gr_exercise *ex, const gr_options *opt, gr_outcome *outcomes, size_t *noutcomes, char *err,
+                    size_t errlen);
 
 /* Installs SIGINT/SIGTERM/SIGHUP handlers that kill every child group at
  * once and mark the run interrupted, and makes the grader a child subreaper

@@ -37,7 +37,7 @@
  * unit test that prepares runs without entering, by the first prepare). */
 static gr_sandbox_mode mode = GR_SANDBOX_NONE;
 #define GR_STR_(x) #x
-#define GR_STR(x) GR_STR_(x)
+#define GR_STR(x)  GR_STR_(x)
 
 /* ---- the view ---- */
 
@@ -277,8 +277,7 @@ static int probe(const gr_sandbox_view *v, char *err, size_t errlen)
     pid_t pid = fork();
     if (pid == 0) {
         int devnull = open("/dev/null", O_RDWR);
-        if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0 ||
-            dup2(fds[1], 3) < 0)
+        if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0 || dup2(fds[1], 3) < 0)
             _exit(127);
         execv(argv[0], argv);
         _exit(127);

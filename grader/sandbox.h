@@ -30,11 +30,11 @@
 
 /* How the sandbox is built here. */
 typedef enum gr_sandbox_mode {
-    GR_SANDBOX_NONE = 0,      /* not decided, or impossible */
-    GR_SANDBOX_CGROUP_V1,     /* root; pids, memory, cpuacct hierarchies */
-    GR_SANDBOX_CGROUP_V2,     /* root; one cgroup per run under v2's root */
-    GR_SANDBOX_USERNS,        /* not root: the grader's own user namespace,
-                               * no cgroups; the jail gets --userns */
+    GR_SANDBOX_NONE = 0,  /* not decided, or impossible */
+    GR_SANDBOX_CGROUP_V1, /* root; pids, memory, cpuacct hierarchies */
+    GR_SANDBOX_CGROUP_V2, /* root; one cgroup per run under v2's root */
+    GR_SANDBOX_USERNS,    /* not root: the grader's own user namespace,
+                           * no cgroups; the jail gets --userns */
 } gr_sandbox_mode;
 
 /* The mode gr_sandbox_enter chose (GR_SANDBOX_NONE before). */
@@ -50,7 +50,7 @@ typedef struct gr_sandbox_view {
     char *jail;     /* bin/jail */
     char *hide[16]; /* made empty in the view */
     size_t nhide;
-    char *show[8];  /* visible (read-only) even under a hidden path */
+    char *show[8]; /* visible (read-only) even under a hidden path */
     size_t nshow;
 } gr_sandbox_view;
 
@@ -89,13 +89,13 @@ int gr_sandbox_enter(const gr_sandbox_view *v, char *err, size_t errlen);
  * any prepare, failed or not (and only then). */
 typedef struct gr_sandbox_run {
     char cg_pids[256], cg_mem[256], cg_cpu[256]; /* the cgroups' folders, "" when none */
-    char join[3][320];  /* their cgroup.procs files, for rl_proc's join_cgroups */
-    const char *joins[4]; /* NULL-terminated pointers into |join| */
-    char cpu_usage[320];  /* cpuacct.usage of the run, "" when none */
-    int status_r;         /* read end of the jail's status pipe, -1 when none */
-    int status_w;         /* write end, the child's fd 3; closed after the spawn */
-    bool v2;              /* cgroup v2: cg_pids is the one cgroup (cg_mem and
-                           * cg_cpu ""), cpu_usage is its cpu.stat */
+    char join[3][320];                           /* their cgroup.procs files, for rl_proc's join_cgroups */
+    const char *joins[4];                        /* NULL-terminated pointers into |join| */
+    char cpu_usage[320];                         /* cpuacct.usage of the run, "" when none */
+    int status_r;                                /* read end of the jail's status pipe, -1 when none */
+    int status_w;                                /* write end, the child's fd 3; closed after the spawn */
+    bool v2;                                     /* cgroup v2: cg_pids is the one cgroup (cg_mem and
+                                                  * cg_cpu ""), cpu_usage is its cpu.stat */
 } gr_sandbox_run;
 
 /* Where the cgroup hierarchies are mounted and where this process's own

@@ -116,8 +116,9 @@ static int v2_ready(char *err, size_t errlen)
     char path[300], line[256];
     snprintf(path, sizeof path, "%s/cgroup.controllers", cg_root);
     if (read_line(path, line, sizeof line) != RL_OK) {
-        snprintf(err, errlen, "the sandbox needs cgroups: neither the v1 pids, memory and cpuacct hierarchies nor "
-                              "a cgroup v2 hierarchy at %s",
+        snprintf(err, errlen,
+                 "the sandbox needs cgroups: neither the v1 pids, memory and cpuacct hierarchies nor "
+                 "a cgroup v2 hierarchy at %s",
                  cg_root);
         return RL_ESYS;
     }

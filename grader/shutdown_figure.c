@@ -16,15 +16,20 @@ void gr_shutdown_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t
 {
     gr_figure *f = &out->figure;
     int64_t t0 = c->start_ns;
-#define MS(t) ((double)((t) - t0) / 1e6)
+#define MS(t) ((double)((t)-t0) / 1e6)
     gr_fig_timeline(f, "SIGTERM, the drain, the refusals and the exit", "ms since the call in flight started");
     gr_fig_event(f, MS(sig), "SIGTERM");
     if (closed)
         gr_fig_event(f, MS(closed), "listener closed");
     int64_t cend = c->done ? c->end_ns : rl_now_ns();
     gr_fig_span_add(f, gr_fig_row(f, "call in flight"), 0, MS(cend),
-                    call_ok ? GR_FIG_GIVEN : c->done ? GR_FIG_WRONG : GR_FIG_RAN, "%s",
-                    call_ok ? "completed OK" : c->done ? "failed" : "still running");
+                    call_ok   ? GR_FIG_GIVEN
+                    : c->done ? GR_FIG_WRONG
+                              : GR_FIG_RAN,
+                    "%s",
+                    call_ok   ? "completed OK"
+                    : c->done ? "failed"
+                              : "still running");
     if (n && n->start_ns) {
         int64_t nend = n->done ? n->end_ns : rl_now_ns();
         bool refused = n->done && gr_judge_refused(n->batch.status, gr_ms_between(n->start_ns, nend));
@@ -37,8 +42,8 @@ void gr_shutdown_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t
     if (ex) {
         int64_t at = sig + ex->ms * RL_NS_PER_MS;
         bool clean = ex->exited && ex->status == 0;
-        gr_fig_span_add(f, gr_fig_row(f, "the server process"), 0, MS(at), clean ? GR_FIG_RAN : GR_FIG_WRONG,
-                        "%s", ex->how);
+        gr_fig_span_add(f, gr_fig_row(f, "the server process"), 0, MS(at), clean ? GR_FIG_RAN : GR_FIG_WRONG, "%s",
+                        ex->how);
         gr_fig_caption(f, "The server %s %lld ms after SIGTERM; the call in flight %s", ex->how, (long long)ex->ms,
                        call_ok ? "completed first" : "did not complete");
     } else {
@@ -59,7 +64,7 @@ void gr_shutdown_grace_figure(gr_scenario_result *out, const rl_probe_call *c, i
 {
     gr_figure *f = &out->figure;
     int64_t t0 = c->start_ns;
-#define GMS(t) ((double)((t) - t0) / 1e6)
+#define GMS(t) ((double)((t)-t0) / 1e6)
     gr_fig_timeline(f, "A call that outlives the grace", "ms since the call in flight started");
     gr_fig_event(f, GMS(sig), "SIGTERM");
     gr_fig_event(f, GMS(sig) + t->grace_ms, "grace ends");
@@ -77,7 +82,8 @@ void gr_shutdown_grace_figure(gr_scenario_result *out, const rl_probe_call *c, i
                         : w->cancelled ? "Work, cancelled"
                                        : "Work, ran to its end");
     }
-    gr_fig_span_add(f, gr_fig_row(f, "grace"), GMS(sig), GMS(sig) + t->grace_ms, GR_FIG_TRUTH, "grace %d ms", t->grace_ms);
+    gr_fig_span_add(f, gr_fig_row(f, "grace"), GMS(sig), GMS(sig) + t->grace_ms, GR_FIG_TRUTH, "grace %d ms",
+                    t->grace_ms);
     bool clean = ex->exited && ex->status == 0;
     gr_fig_span_add(f, gr_fig_row(f, "the server process"), 0, GMS(sig + ex->ms * RL_NS_PER_MS),
                     clean ? GR_FIG_RAN : GR_FIG_WRONG, "%s", ex->how);
@@ -85,15 +91,17 @@ void gr_shutdown_grace_figure(gr_scenario_result *out, const rl_probe_call *c, i
         gr_fig_caption(f, "At the grace's end the call still running was cancelled, Work with it, and the server "
                           "exited 0");
     else if (end_ms >= 0 && end_ms < t->grace_ms - t->early_ms)
-        gr_fig_caption(f, "Work was ended %lld ms after SIGTERM, before the %d ms grace: a call in flight is owed "
-                          "the whole grace",
+        gr_fig_caption(f,
+                       "Work was ended %lld ms after SIGTERM, before the %d ms grace: a call in flight is owed "
+                       "the whole grace",
                        (long long)end_ms, t->grace_ms);
     else if (end_ms < 0 || end_ms > t->grace_ms + t->late_ms || (w && !w->cancelled))
         gr_fig_caption(f, "Work ran on past the grace's end: the call that outlived it was not cancelled, its Work "
                           "orphaned");
     else
-        gr_fig_caption(f, "Work was cancelled at the grace, but the server %s %lld ms after SIGTERM: exit 0 "
-                          "after it",
+        gr_fig_caption(f,
+                       "Work was cancelled at the grace, but the server %s %lld ms after SIGTERM: exit 0 "
+                       "after it",
                        ex->how, (long long)ex->ms);
 #undef GMS
 }
@@ -108,7 +116,7 @@ void gr_shutdown_rolling_figure(gr_scenario_result *out, const gr_shutdown_rolli
                                 int grace_ms)
 {
     gr_figure *f = &out->figure;
-#define RMS(t) ((double)((t) - t0) / 1e6)
+#define RMS(t) ((double)((t)-t0) / 1e6)
     gr_fig_timeline(f, "A rolling restart under steady load", "ms since the load started");
     gr_fig_event(f, RMS(sig), "SIGTERM to instance 1");
     gr_fig_event(f, RMS(listening), "the replacement listens");
@@ -135,12 +143,12 @@ void gr_shutdown_rolling_figure(gr_scenario_result *out, const gr_shutdown_rolli
         gr_fig_caption(f, "The call held on instance 1 across SIGTERM failed: a call in flight at SIGTERM must be "
                           "let finish");
     else if (l->failed)
-        gr_fig_caption(f, "%d of %d calls failed across the restart (red): admitted calls must finish, the rest "
-                          "be refused at once",
+        gr_fig_caption(f,
+                       "%d of %d calls failed across the restart (red): admitted calls must finish, the rest "
+                       "be refused at once",
                        l->failed, l->ok + l->failed);
     else
         gr_fig_caption(f, "No call failed, but instance 1 %s %lld ms after SIGTERM: it must exit 0 once drained",
                        ex->how, (long long)ex->ms);
 #undef RMS
 }
-

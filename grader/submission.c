@@ -29,7 +29,6 @@
  * stopped, so a short grace is enough. */
 #define DISCARD_GRACE_MS 200
 
-
 /* Limits for the submission. Measured on an idle relay: grpcio maps 560 MB
  * of address space (VmData 74 MB), a grpc-js relay 1.0 GB (VmData 65 MB), so
  * RLIMIT_AS would kill a healthy Node relay at start; RLIMIT_DATA counts only
@@ -37,11 +36,11 @@
  * limit (gr_options.data_limit_mb, 1024) is over 10x what either
  * needs; both pass every scenario under it. */
 #define SUB_CPU_SECONDS 60
-#define SUB_NOFILE 1024
+#define SUB_NOFILE      1024
 /* How long a starting submission may keep hitting its memory limit. */
-#define MEMORY_THRASH_MS 1000
+#define MEMORY_THRASH_MS  1000
 #define MEMORY_HIT_GAP_MS 250
-#define SUB_FSIZE_BYTES (UINT64_C(64) << 20)
+#define SUB_FSIZE_BYTES   (UINT64_C(64) << 20)
 /* RLIMIT_NPROC counts the user's threads system-wide (and root is exempt),
  * so it can only stop a fork bomb if set above what the user already runs. */
 #define SUB_NPROC_HEADROOM 512
@@ -175,8 +174,7 @@ int gr_signal_submission(gr_ctx *ctx, int sig)
     return gr_signal_submission_at(ctx, 0, sig);
 }
 
-int gr_await_submission_exit_at(gr_ctx *ctx, int i, int64_t within_ms, bool kill_at_deadline,
-                                      gr_exit *out)
+int gr_await_submission_exit_at(gr_ctx *ctx, int i, int64_t within_ms, bool kill_at_deadline, gr_exit *out)
 {
     memset(out, 0, sizeof *out);
     out->status = -1;
@@ -232,7 +230,6 @@ pid_t gr_submission_pgid(gr_ctx *ctx)
     gr_instance *s = started_instance(ctx, 0);
     return s ? s->proc.pid : 0;
 }
-
 
 /* ---- starting ---- */
 
@@ -508,8 +505,7 @@ gr_verdict gr_submission_start_verdict(const gr_start_seen *o, gr_scenario_resul
         return v;
     }
     if (o->world)
-        gr_result(out, GR_NOT_READY, "%s %s within %.1f s%s%s", o->who, o->world_not_ready, o->seconds, sep,
-                  o->lines);
+        gr_result(out, GR_NOT_READY, "%s %s within %.1f s%s%s", o->who, o->world_not_ready, o->seconds, sep, o->lines);
     else if (o->accepts)
         gr_result(out, GR_NOT_READY,
                   "%s accepted TCP connections on %s but no gRPC (HTTP/2) connection became ready within "
@@ -553,8 +549,7 @@ static gr_verdict judge_start(gr_ctx *ctx, gr_instance *s, bool accepts, int64_t
  * GR_PASS when it is ready, else the verdict to record with |out| filled.
  * Sets *clash, with the submission still running, when another process
  * held the port: then nothing is judged. */
-static gr_verdict start_once(gr_ctx *ctx, gr_instance *s, bool first, int port, gr_scenario_result *out,
-                             bool *clash)
+static gr_verdict start_once(gr_ctx *ctx, gr_instance *s, bool first, int port, gr_scenario_result *out, bool *clash)
 {
     *clash = false;
     if (!port && gr_ports_pick(first, &port) != RL_OK) {
@@ -617,9 +612,9 @@ gr_verdict gr_submission_start(gr_ctx *ctx, gr_instance *s, gr_scenario_result *
         }
     }
     gr_result(out, GR_ERROR,
-                    "another process held the submission's port in %d starts in a row (the last %d): a clash between "
-                    "programs on this machine, not the submission's fault",
-                    s->port_clashes, s->port);
+              "another process held the submission's port in %d starts in a row (the last %d): a clash between "
+              "programs on this machine, not the submission's fault",
+              s->port_clashes, s->port);
     return GR_ERROR;
 }
 
@@ -697,9 +692,9 @@ int gr_restart_submission(gr_ctx *ctx, int i, gr_scenario_result *out)
     gr_verdict v = start_once(ctx, s, false, port, out, &clash);
     if (clash)
         gr_result(out, GR_ERROR,
-                        "another process took port %d of instance %d while it was replaced: a clash between programs "
-                        "on this machine, not the submission's fault",
-                        port, i + 1);
+                  "another process took port %d of instance %d while it was replaced: a clash between programs "
+                  "on this machine, not the submission's fault",
+                  port, i + 1);
     return v == GR_PASS && !clash ? RL_OK : RL_ECHILD;
 }
 

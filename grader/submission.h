@@ -54,16 +54,16 @@ char *gr_submission_command(const char *sub);
 /* Everything one spawn of the submission is given, and the buffers
  * |po| points into (so the struct must stay where it was built). */
 typedef struct gr_launch {
-    char env_listen[96];                              /* RELAYLAB_LISTEN=127.0.0.1:PORT */
-    char env_baseline[96];                            /* RELAYLAB_BASELINE=... */
-    char env_baselines[32 + GR_MAX_BASELINES * 64];   /* RELAYLAB_BASELINES=A,B */
-    const char *env[8 + 17];         /* unsandboxed: added to the grader's environment */
-    const char *sandbox_env[8 + 17]; /* sandboxed: the whole environment */
-    char *cmd;                       /* gr_submission_command's, owned */
-    const char *plain_argv[4];       /* /bin/sh -c cmd */
-    char **sandbox_argv;             /* the jail's (gr_sandbox_argv), owned; NULL unsandboxed */
+    char env_listen[96];                            /* RELAYLAB_LISTEN=127.0.0.1:PORT */
+    char env_baseline[96];                          /* RELAYLAB_BASELINE=... */
+    char env_baselines[32 + GR_MAX_BASELINES * 64]; /* RELAYLAB_BASELINES=A,B */
+    const char *env[8 + 17];                        /* unsandboxed: added to the grader's environment */
+    const char *sandbox_env[8 + 17];                /* sandboxed: the whole environment */
+    char *cmd;                                      /* gr_submission_command's, owned */
+    const char *plain_argv[4];                      /* /bin/sh -c cmd */
+    char **sandbox_argv;                            /* the jail's (gr_sandbox_argv), owned; NULL unsandboxed */
     rl_proc_limits lim;
-    rl_proc_options po;              /* what rl_proc_spawn takes */
+    rl_proc_options po; /* what rl_proc_spawn takes */
 } gr_launch;
 
 /* Builds |l| for instance |s| on s->addr: the address variables, the
@@ -77,17 +77,17 @@ void gr_submission_launch_fini(gr_launch *l);
 
 /* What the driver saw of a start that did not become ready. */
 typedef struct gr_start_seen {
-    const char *who;     /* "the submission", "instance 2 of the submission" */
-    const char *addr;    /* "127.0.0.1:PORT" it was told to listen on */
-    bool world;          /* it dials out: ready when its world says so */
+    const char *who;             /* "the submission", "instance 2 of the submission" */
+    const char *addr;            /* "127.0.0.1:PORT" it was told to listen on */
+    bool world;                  /* it dials out: ready when its world says so */
     const char *world_not_ready; /* the world's wording of what it failed to do */
-    bool interrupted;    /* the grader was asked to stop meanwhile */
-    bool exited;         /* its leader exited (or was killed) */
-    int death_signal;    /* the signal that ended it, 0 for an exit */
-    const char *how;     /* how it ended (when |exited|): "exited with status 3" */
-    bool accepts;        /* something accepted TCP on its port */
-    double seconds;      /* how long the grader waited */
-    const char *lines;   /* its last output on one line, "" when none */
+    bool interrupted;            /* the grader was asked to stop meanwhile */
+    bool exited;                 /* its leader exited (or was killed) */
+    int death_signal;            /* the signal that ended it, 0 for an exit */
+    const char *how;             /* how it ended (when |exited|): "exited with status 3" */
+    bool accepts;                /* something accepted TCP on its port */
+    double seconds;              /* how long the grader waited */
+    const char *lines;           /* its last output on one line, "" when none */
 } gr_start_seen;
 
 /* The verdict for |seen|, with its feedback in |out|: ERROR when

@@ -36,16 +36,15 @@ const char *gr_verdict_name(gr_verdict v);
 typedef struct gr_scenario_result {
     gr_verdict verdict;
     char feedback[GR_FEEDBACK_MAX]; /* one line: measured numbers and the likely mistake */
-    gr_figure figure; /* what was measured, as a picture for --html
-                       * (figure.h); kind GR_FIG_NONE when none */
+    gr_figure figure;               /* what was measured, as a picture for --html
+                                     * (figure.h); kind GR_FIG_NONE when none */
 } gr_scenario_result;
 
 /* Fills |out| with |v| and a printf-formatted feedback line; returns 0 so a
  * scenario can `return gr_result(...)`. Text longer than
  * GR_FEEDBACK_MAX - 1 is cut and ends with GR_FEEDBACK_CUT, so a reader
  * knows something is missing. */
-int gr_result(gr_scenario_result *out, gr_verdict v, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int gr_result(gr_scenario_result *out, gr_verdict v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #define GR_FEEDBACK_CUT " [... feedback cut]"
 

@@ -44,9 +44,8 @@ void confine_drop_capabilities(void)
             jail_fail("cannot drop capability %d from the bounding set", cap);
     if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL)
         jail_fail("cannot clear the ambient capabilities");
-    unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-                         SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
-                         SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+    unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+                         SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
     if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) != 0)
         jail_fail("cannot lock root's capabilities off");
     struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
@@ -78,11 +77,11 @@ void confine_limit_tasks(long nproc)
 }
 
 /* BPF building blocks. */
-#define LD_W(off) BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
-#define JEQ(k, t, f) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), (t), (f))
-#define JGE(k, t, f) BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (k), (t), (f))
+#define LD_W(off)     BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (off))
+#define JEQ(k, t, f)  BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (k), (t), (f))
+#define JGE(k, t, f)  BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (k), (t), (f))
 #define JSET(k, t, f) BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, (k), (t), (f))
-#define RET(v) BPF_STMT(BPF_RET | BPF_K, (v))
+#define RET(v)        BPF_STMT(BPF_RET | BPF_K, (v))
 
 #if defined(__x86_64__)
 #define JAIL_AUDIT_ARCH AUDIT_ARCH_X86_64

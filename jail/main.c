@@ -44,10 +44,10 @@ typedef struct jail_opts {
     const char *scratch[MAX_PATHS]; /* fresh writable tmpfs, |scratch_mb| each */
     size_t nscratch;
     long scratch_mb;
-    uid_t uid;       /* --user: become this user (the grader is root) */
+    uid_t uid; /* --user: become this user (the grader is root) */
     gid_t gid;
-    bool userns;     /* --userns: the grader is not root; see confine.h */
-    long nproc;      /* --nproc: tasks of the submission's user namespace */
+    bool userns; /* --userns: the grader is not root; see confine.h */
+    long nproc;  /* --nproc: tasks of the submission's user namespace */
     int status_fd;
     char **argv; /* the command, after "--" */
 } jail_opts;
@@ -181,8 +181,8 @@ static void hide(const char *path)
  * them -- are not in the view, and the sandbox does not depend on the
  * permissions of folders it never heard of. Symbolic links at / stay: each
  * leads into a folder that is shown or hidden on its own. */
-static const char *const system_dirs[] = {"bin", "dev",  "etc",    "lib", "lib32", "lib64",
-                                          "libx32", "opt", "proc", "sbin", "sys",  "tmp", "usr"};
+static const char *const system_dirs[] = {"bin", "dev",  "etc",  "lib", "lib32", "lib64", "libx32",
+                                          "opt", "proc", "sbin", "sys", "tmp",   "usr"};
 
 static void hide_all_but_the_system(void)
 {

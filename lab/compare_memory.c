@@ -19,7 +19,7 @@
 
 /* grader/ex_flow.h's GR_FLOW_BUDGET_MIB, for the table's last column. */
 #define GRADER_BUDGET_MIB 48.0
-#define MAX_PRODUCERS 3
+#define MAX_PRODUCERS     3
 /* How long a producer may take to print its readiness line. */
 #define READY_MS 20000
 
@@ -32,10 +32,10 @@ typedef struct cm_opts {
 
 typedef struct producer {
     const char *label;
-    const char *argv[6];    /* a reference producer */
-    const char *line;       /* else the submission's command line, started
-                             * as the grader starts a submission */
-    rl_memwatch w;          /* with its series */
+    const char *argv[6]; /* a reference producer */
+    const char *line;    /* else the submission's command line, started
+                          * as the grader starts a submission */
+    rl_memwatch w;       /* with its series */
     rl_flow_stall_result res;
     bool ok;
     char err[600];

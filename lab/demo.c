@@ -32,8 +32,10 @@ int lab_server_start(lab_server *s, const char *label, const char *prog, const c
     size_t n = 0;
     if (rl_path_sibling(prog, path, sizeof path) || access(path, X_OK) != 0) {
         /* Missing is not "not built": the student kit holds no reference. */
-        fprintf(stderr, "lab: %s: there is no bin/%s next to bin/lab (the student kit has none; in a checkout, "
-                        "run make)\n", label, prog);
+        fprintf(stderr,
+                "lab: %s: there is no bin/%s next to bin/lab (the student kit has none; in a checkout, "
+                "run make)\n",
+                label, prog);
         return 1;
     }
     argv[n++] = path;
@@ -71,8 +73,15 @@ static int start_all(lab_server *baseline, lab_server *relays, const char *const
     if (lab_server_start(baseline, "baseline", "baseline", NULL))
         return 1;
     for (size_t i = 0; i < n; i++) {
-        const char *args[] = {"--listen", "127.0.0.1:0", "--baseline", baseline->addr, "--threads", "1",
-                              mistakes[i] ? "--mistake" : NULL, mistakes[i], NULL};
+        const char *args[] = {"--listen",
+                              "127.0.0.1:0",
+                              "--baseline",
+                              baseline->addr,
+                              "--threads",
+                              "1",
+                              mistakes[i] ? "--mistake" : NULL,
+                              mistakes[i],
+                              NULL};
         if (lab_server_start(&relays[i], mistakes[i] ? mistakes[i] : "reference", "relay", args)) {
             while (i--)
                 lab_server_stop(&relays[i]);
@@ -206,8 +215,8 @@ static bool lookup_running(const Relaylab__ObserveReply *r, void *user)
 
 /* Starts Process, cancels it once |seen| holds at the baseline, waits for
  * the baseline's calls to end, and returns the final records (or NULL). */
-static Relaylab__ObserveReply *cancel_when(lab_server *relay, lab_server *baseline, const char *tag,
-                                           uint32_t lookup_ms, rl_observe_pred seen, int64_t *cancel_ns)
+static Relaylab__ObserveReply *cancel_when(lab_server *relay, lab_server *baseline, const char *tag, uint32_t lookup_ms,
+                                           rl_observe_pred seen, int64_t *cancel_ns)
 {
     Relaylab__ProcessRequest req = RELAYLAB__PROCESS_REQUEST__INIT;
     req.tag = (char *)tag;
@@ -294,29 +303,25 @@ int lab_demo_cancel(void)
  * (60 x 100 ms) outlives it. A grace of seconds keeps the demo short; the
  * exit is awaited for the grace plus the grader's own slack (1.5 s: the
  * grace's timer, cancelling, tearing gRPC down on a loaded machine). */
-#define SD_GRACE_MS 1500
-#define SD_GRACE_ARG "1500"
-#define SD_STEP_MS 100
-#define SD_SHORT_STEPS 5
-#define SD_LONG_STEPS 60
+#define SD_GRACE_MS      1500
+#define SD_GRACE_ARG     "1500"
+#define SD_STEP_MS       100
+#define SD_SHORT_STEPS   5
+#define SD_LONG_STEPS    60
 #define SD_EXIT_SLACK_MS 1500
 /* The new call goes out once the listener is closed, or this long after
  * SIGTERM if it never closes (listener-last keeps admitting): a relay
  * closes it within milliseconds, so this is a loaded machine's scheduling
  * delay many times over, and still well before the grace ends. */
-#define SD_NEW_CALL_AFTER_MS 700
+#define SD_NEW_CALL_AFTER_MS    700
 #define SD_NEW_CALL_DEADLINE_MS 3000
 /* A refusal takes a few ms; one slower than this waited for something. */
 #define SD_REFUSE_MS 1000
-#define SD_REACH_MS 5000
+#define SD_REACH_MS  5000
 
 static const char *const shutdown_mistakes[] = {NULL, "no-handler", "stop-now", "wait-forever", "listener-last"};
 static const char *const shutdown_lessons[] = {
-    "the rule",
-    "dies at once",
-    "no grace",
-    "no bound: needs SIGKILL",
-    "admits during the drain",
+    "the rule", "dies at once", "no grace", "no bound: needs SIGKILL", "admits during the drain",
 };
 
 /* True once |addr| ("127.0.0.1:PORT") accepts no TCP connection. */
@@ -342,8 +347,7 @@ static bool work_over(const Relaylab__ObserveReply *r, void *user)
 
 /* Starts Process with Work |steps| x SD_STEP_MS and no deadline, and waits
  * (bounded) until the baseline shows its Work running. Returns 0 or 1. */
-static int start_until_work(rl_probe_call *c, lab_server *relay, lab_server *baseline, const char *tag,
-                            uint32_t steps)
+static int start_until_work(rl_probe_call *c, lab_server *relay, lab_server *baseline, const char *tag, uint32_t steps)
 {
     Relaylab__ProcessRequest req = RELAYLAB__PROCESS_REQUEST__INIT;
     req.tag = (char *)tag;
@@ -351,8 +355,8 @@ static int start_until_work(rl_probe_call *c, lab_server *relay, lab_server *bas
     req.step_ms = SD_STEP_MS;
     Relaylab__ObserveReply *r = NULL;
     int rc = rl_probe_call_start(c, relay->ch, "/relaylab.Relay/Process", &req.base, RL_NO_DEADLINE) == 0 &&
-                     rl_observe_until(baseline->ch, tag, work_underway, NULL,
-                                      rl_now_ns() + SD_REACH_MS * RL_NS_PER_MS, 5, &r) == 0
+                     rl_observe_until(baseline->ch, tag, work_underway, NULL, rl_now_ns() + SD_REACH_MS * RL_NS_PER_MS,
+                                      5, &r) == 0
                  ? 0
                  : 1;
     if (r)
@@ -441,8 +445,15 @@ static bool calls_done(const rl_probe_call *calls, size_t n)
 static int shutdown_row(lab_server *baseline, size_t i)
 {
     const char *mistake = shutdown_mistakes[i];
-    const char *args[] = {"--listen", "127.0.0.1:0", "--baseline", baseline->addr, "--grace-ms", SD_GRACE_ARG,
-                          mistake ? "--mistake" : NULL, mistake, NULL};
+    const char *args[] = {"--listen",
+                          "127.0.0.1:0",
+                          "--baseline",
+                          baseline->addr,
+                          "--grace-ms",
+                          SD_GRACE_ARG,
+                          mistake ? "--mistake" : NULL,
+                          mistake,
+                          NULL};
     lab_server relay;
     if (lab_server_start(&relay, mistake ? mistake : "reference", "relay", args))
         return 1;
@@ -492,8 +503,8 @@ static int shutdown_row(lab_server *baseline, size_t i)
         observed = rl_observe(baseline->ch, tags[LONG], 2000, &r) == 0;
         rl_proc_stop(&relay.proc, 0);
     } else {
-        observed = rl_observe_until(baseline->ch, tags[LONG], work_over, NULL, rl_now_ns() + RL_NS_PER_SEC, 5,
-                                    &r) != RL_EGRPC;
+        observed =
+            rl_observe_until(baseline->ch, tags[LONG], work_over, NULL, rl_now_ns() + RL_NS_PER_SEC, 5, &r) != RL_EGRPC;
     }
     int64_t calls_by = rl_now_ns() + 2 * RL_NS_PER_SEC;
     while (!calls_done(calls, NCALLS) && rl_now_ns() < calls_by) {
@@ -533,8 +544,8 @@ int lab_demo_shutdown(void)
            "SIGTERM; the process is killed if it has not exited %d ms after it.\n\n",
            SD_GRACE_MS, SD_SHORT_STEPS, SD_STEP_MS, SD_LONG_STEPS, SD_STEP_MS, SD_NEW_CALL_AFTER_MS,
            SD_GRACE_MS + SD_EXIT_SLACK_MS);
-    printf("%-14s %-22s %-30s %-29s %-26s %s\n", "relay", "short call", "new call after SIGTERM",
-           "long call's Work", "exit", "lesson");
+    printf("%-14s %-22s %-30s %-29s %-26s %s\n", "relay", "short call", "new call after SIGTERM", "long call's Work",
+           "exit", "lesson");
     fflush(stdout);
     int rc = 0;
     for (size_t i = 0; i < N && rc == 0; i++)

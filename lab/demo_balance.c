@@ -225,8 +225,12 @@ static int write_svg(const char *path, const rl_bw_result *rs)
             xs[i][w] = ((double)w + 0.5) * (double)r->window_ms / 1000.0;
             ys[i][w] = 100.0 * rl_bw_share(r, b, w, w + 1);
         }
-        rl_svg_series se = {.label = cases[i].label, .x = xs[i], .y = ys[i], .n = r->nwindows,
-                            .dash = (rl_svg_dash)(ns % 3), .markers = 1};
+        rl_svg_series se = {.label = cases[i].label,
+                            .x = xs[i],
+                            .y = ys[i],
+                            .n = r->nwindows,
+                            .dash = (rl_svg_dash)(ns % 3),
+                            .markers = 1};
         if (cases[i].skew) {
             se.label = "backend 1 of 2, holding the busy client's connection";
             skew[nskew++] = se;

@@ -208,10 +208,13 @@ static void plot(const char *base, const char *which, const char *title, const f
         snprintf(labels[i], sizeof labels[i], "streams on %c%s", 'A' + i, f->busy[0] == 'A' + i ? " (busy)" : "");
         s[i] = (rl_svg_series){.label = labels[i], .x = f->x, .y = f->streams[i], .n = NSAMPLES};
     }
-    s[NSERVERS] = (rl_svg_series){.label = "calls in flight on the busy server", .x = f->x, .y = f->inflight,
-                                  .n = NSAMPLES, .dash = RL_SVG_DASHED};
-    s[NSERVERS + 1] = (rl_svg_series){.label = "calls queued at the busy server", .x = f->x, .y = f->queued,
-                                      .n = NSAMPLES, .dash = RL_SVG_DOTTED};
+    s[NSERVERS] = (rl_svg_series){.label = "calls in flight on the busy server",
+                                  .x = f->x,
+                                  .y = f->inflight,
+                                  .n = NSAMPLES,
+                                  .dash = RL_SVG_DASHED};
+    s[NSERVERS + 1] = (rl_svg_series){
+        .label = "calls queued at the busy server", .x = f->x, .y = f->queued, .n = NSAMPLES, .dash = RL_SVG_DOTTED};
     snprintf(caption, sizeof caption, "%s",
              strcmp(which, "total") == 0
                  ? "Sized as a total: idle streams elsewhere hide the busy server, where the calls queue"

@@ -96,11 +96,10 @@ int lab_handout_show(const char *name)
         if (strcmp(line, LAB_INSTRUCTOR_OPEN "\n") == 0 || strcmp(line, LAB_INSTRUCTOR_CLOSE "\n") == 0)
             continue;
         for (char *p = line; *p;) {
-            size_t skip = strncmp(p, LAB_INSTRUCTOR_OPEN, strlen(LAB_INSTRUCTOR_OPEN)) == 0
-                              ? strlen(LAB_INSTRUCTOR_OPEN)
-                          : strncmp(p, LAB_INSTRUCTOR_CLOSE, strlen(LAB_INSTRUCTOR_CLOSE)) == 0
-                              ? strlen(LAB_INSTRUCTOR_CLOSE)
-                              : 0;
+            size_t skip =
+                strncmp(p, LAB_INSTRUCTOR_OPEN, strlen(LAB_INSTRUCTOR_OPEN)) == 0     ? strlen(LAB_INSTRUCTOR_OPEN)
+                : strncmp(p, LAB_INSTRUCTOR_CLOSE, strlen(LAB_INSTRUCTOR_CLOSE)) == 0 ? strlen(LAB_INSTRUCTOR_CLOSE)
+                                                                                      : 0;
             if (skip)
                 p += skip;
             else

@@ -76,12 +76,12 @@ typedef struct lang_info {
     const char *build; /* README: a section on building, "" when nothing is built */
 } lang_info;
 
-#define C_BUILD                                                                                                    \
-    "## Build it\n\n"                                                                                              \
-    "`make` builds the program from your code and `gen/` (warnings are errors). The grader runs `./run` in a\n"   \
-    "sandbox, as user nobody, that shows this folder, `/usr` and little else: it cannot build, so the program\n" \
-    "is built before grading, outside the sandbox. `lab check` runs `make` first; if you start the grader or\n"  \
-    "`./run` yourself, run `make` before. The top of the `.c` file explains how it uses the gRPC core (one\n"     \
+#define C_BUILD                                                                                                        \
+    "## Build it\n\n"                                                                                                  \
+    "`make` builds the program from your code and `gen/` (warnings are errors). The grader runs `./run` in a\n"        \
+    "sandbox, as user nobody, that shows this folder, `/usr` and little else: it cannot build, so the program\n"       \
+    "is built before grading, outside the sandbox. `lab check` runs `make` first; if you start the grader or\n"        \
+    "`./run` yourself, run `make` before. The top of the `.c` file explains how it uses the gRPC core (one\n"          \
     "thread, one completion queue, a struct per call whose tags say what to do when a batch completes).\n\n"
 
 static const lang_info langs[] = {
@@ -91,7 +91,8 @@ static const lang_info langs[] = {
      "its packages (`package.json`, `package-lock.json`, and `node_modules/` from `npm ci`)", ""},
     {LANG_C, "c", "C, the gRPC core and protobuf-c",
      "a `Makefile` (`make` builds the program; the grader's sandbox cannot, so `lab check` runs `make` first), "
-     "the generated code (`gen/`, from protoc-c)", C_BUILD},
+     "the generated code (`gen/`, from protoc-c)",
+     C_BUILD},
 };
 
 static const starter *find_starter(const char *name)
@@ -316,7 +317,8 @@ static int init_config(const starter *s, const char *kit, const char *dir, const
     char deployment[384], variant_arg[300];
     rl_chancfg_world_describe(&w, deployment, sizeof deployment);
     if (variant && *variant)
-        snprintf(variant_arg, sizeof variant_arg, "--variant %s", variant); /* channel-config and the grader both take it */
+        snprintf(variant_arg, sizeof variant_arg, "--variant %s",
+                 variant); /* channel-config and the grader both take it */
     else
         variant_arg[0] = '\0';
     const subst keys[] = {
@@ -435,8 +437,10 @@ int lab_init_main(int argc, char **argv)
             return 2;
         }
         if (by_variant) {
-            fprintf(stderr, "lab: --variant is for the config exercises (keepalive, retry, balance), not %s; "
-                            "--student ID records who the folder is for\n", s->exercise);
+            fprintf(stderr,
+                    "lab: --variant is for the config exercises (keepalive, retry, balance), not %s; "
+                    "--student ID records who the folder is for\n",
+                    s->exercise);
             return 2;
         }
     } else if (lang_name) {

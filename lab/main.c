@@ -45,9 +45,9 @@ typedef struct demo {
 } demo;
 
 static const demo demos[] = {
-    {"deadline", lab_demo_deadline, "relay"},  {"cancel", lab_demo_cancel, "relay"},
-    {"shutdown", lab_demo_shutdown, "relay"},  {"flow", lab_flow_demo, "streamer"},
-    {"balance", lab_demo_balance, NULL},       {"overload", lab_demo_overload_main, "relay"},
+    {"deadline", lab_demo_deadline, "relay"}, {"cancel", lab_demo_cancel, "relay"},
+    {"shutdown", lab_demo_shutdown, "relay"}, {"flow", lab_flow_demo, "streamer"},
+    {"balance", lab_demo_balance, NULL},      {"overload", lab_demo_overload_main, "relay"},
     {"coverage", lab_demo_coverage, "agent"},
 };
 
@@ -98,12 +98,14 @@ static const command commands[] = {
      cmd_demo},
     {"init", "lab init EXERCISE [--lang python|node|c] [--student ID] [DIR]  a starter folder", lab_init_main},
     {"stubs", "lab stubs python|node|c DIR    make a starter's generated code (or packages) again", lab_stubs_main},
-    {"check", "lab check [EXERCISE] [--student ID] [GRADER OPTIONS]  grade the starter folder you are in", lab_check_main},
+    {"check", "lab check [EXERCISE] [--student ID] [GRADER OPTIONS]  grade the starter folder you are in",
+     lab_check_main},
     {"compare-memory",
      "lab compare-memory [--submission CMD] [--svg FILE] [--seconds S]  producer RSS "
      "under a stalled reader",
      lab_compare_memory_main},
-    {"compare-balance", "lab compare-balance [--svg FILE] [--case N] [--connections]  calls per backend behind an "
+    {"compare-balance",
+     "lab compare-balance [--svg FILE] [--case N] [--connections]  calls per backend behind an "
      "L4 balancer, as a plot; every connection's life",
      lab_compare_balance_main},
 };

@@ -12,10 +12,10 @@ void *rl_xrealloc_at(void *p, size_t n, const char *file, int line);
 char *rl_xstrdup_at(const char *s, const char *file, int line);
 
 /* Each returns memory the caller frees with free(); never NULL. */
-#define rl_xmalloc(n) rl_xmalloc_at((n), __FILE__, __LINE__)
-#define rl_xcalloc(c, n) rl_xcalloc_at((c), (n), __FILE__, __LINE__)
+#define rl_xmalloc(n)     rl_xmalloc_at((n), __FILE__, __LINE__)
+#define rl_xcalloc(c, n)  rl_xcalloc_at((c), (n), __FILE__, __LINE__)
 #define rl_xrealloc(p, n) rl_xrealloc_at((p), (n), __FILE__, __LINE__)
-#define rl_xstrdup(s) rl_xstrdup_at((s), __FILE__, __LINE__)
+#define rl_xstrdup(s)     rl_xstrdup_at((s), __FILE__, __LINE__)
 
 /* Lets the allocator return freed memory to the kernel from a thread of its
  * own, a second after it was freed, even while the program is idle (see

@@ -14,17 +14,17 @@
 #ifndef RL_COVERAGE_H
 #define RL_COVERAGE_H
 
-#define RL_COV_TICK_MS          250  /* the agent sizes its streams once a tick */
-#define RL_COV_RESERVE          2    /* covered: streams >= busy + RL_COV_RESERVE, per server */
-#define RL_COV_GROW_MIN         8    /* growing opens at least this many in a tick */
-#define RL_COV_PAUSE_FACTOR     4    /* growth pauses while idle streams elsewhere >= 4x demand */
-#define RL_COV_FILL_PER_TICK    4    /* filling opens at most this many a tick, per server */
-#define RL_COV_CAP_PER_SERVER   1200 /* never more streams than this on one server */
-#define RL_COV_CAP_TOTAL        4000 /* nor than this in all */
-#define RL_COV_OVERDUE_MS       3000 /* short and idle this long: overdue */
+#define RL_COV_TICK_MS           250  /* the agent sizes its streams once a tick */
+#define RL_COV_RESERVE           2    /* covered: streams >= busy + RL_COV_RESERVE, per server */
+#define RL_COV_GROW_MIN          8    /* growing opens at least this many in a tick */
+#define RL_COV_PAUSE_FACTOR      4    /* growth pauses while idle streams elsewhere >= 4x demand */
+#define RL_COV_FILL_PER_TICK     4    /* filling opens at most this many a tick, per server */
+#define RL_COV_CAP_PER_SERVER    1200 /* never more streams than this on one server */
+#define RL_COV_CAP_TOTAL         4000 /* nor than this in all */
+#define RL_COV_OVERDUE_MS        3000 /* short and idle this long: overdue */
 #define RL_COV_EVACUATE_EVERY_MS 3000 /* at most one evacuation per this */
-#define RL_COV_EVACUATED_MS     6000 /* an evacuated server: recycle idle, no grow or fill */
-#define RL_COV_PRUNE_AGE_MS     2000 /* prunable once this old ... */
-#define RL_COV_PRUNE_UNUSED_MS  6000 /* ... and unused this long, never below the reserve */
+#define RL_COV_EVACUATED_MS      6000 /* an evacuated server: recycle idle, no grow or fill */
+#define RL_COV_PRUNE_AGE_MS      2000 /* prunable once this old ... */
+#define RL_COV_PRUNE_UNUSED_MS   6000 /* ... and unused this long, never below the reserve */
 
 #endif

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define RL_NS_PER_MS INT64_C(1000000)
+#define RL_NS_PER_MS  INT64_C(1000000)
 #define RL_NS_PER_SEC INT64_C(1000000000)
 
 /* The current CLOCK_MONOTONIC instant in nanoseconds. */

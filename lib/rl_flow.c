@@ -159,8 +159,7 @@ static int read_one(rl_stream *s, rl_memwatch *w, int64_t period_ns, int64_t unt
             return RL_ENOTFOUND;
         }
         if (rl_now_ns() >= until_ns) {
-            snprintf(err, errlen, "chunk %llu did not arrive within the time allowed",
-                     (unsigned long long)s->received);
+            snprintf(err, errlen, "chunk %llu did not arrive within the time allowed", (unsigned long long)s->received);
             return RL_ETIMEOUT;
         }
     }
@@ -303,8 +302,7 @@ int rl_flow_group_sched(pid_t pgid, int64_t *run_ns, int64_t *wait_ns)
         char *rest = strrchr(buf, ')');
         char state = 0;
         long ppid = 0, pgrp = 0;
-        if (!rest || sscanf(rest + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3 || pgrp != (long)pgid ||
-            state == 'Z')
+        if (!rest || sscanf(rest + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3 || pgrp != (long)pgid || state == 'Z')
             continue;
         members++;
         add_task_sched(e->d_name, run_ns, wait_ns);
@@ -323,8 +321,7 @@ int rl_flow_read_rest(rl_stream *s, int64_t until_ns, char *err, size_t errlen)
             return rc;
         }
         if (rc == RL_ETIMEOUT) {
-            snprintf(err, errlen, "only %llu of %u chunks arrived in time", (unsigned long long)s->received,
-                     s->count);
+            snprintf(err, errlen, "only %llu of %u chunks arrived in time", (unsigned long long)s->received, s->count);
             return rc;
         }
         if (rc != RL_OK) {

@@ -28,18 +28,18 @@
 #define RL_MEMWATCH_RECENT 128
 
 typedef struct rl_memwatch_point {
-    int64_t t_ns;    /* since the watch started */
-    uint64_t rss;    /* group RSS, bytes */
-    int64_t cpu_ns;  /* group user+system CPU time so far */
+    int64_t t_ns;   /* since the watch started */
+    uint64_t rss;   /* group RSS, bytes */
+    int64_t cpu_ns; /* group user+system CPU time so far */
 } rl_memwatch_point;
 
 typedef struct rl_memwatch {
     pid_t pgid;
-    int64_t t0_ns;              /* CLOCK_MONOTONIC at start */
-    uint64_t base_rss;          /* first sample */
+    int64_t t0_ns;     /* CLOCK_MONOTONIC at start */
+    uint64_t base_rss; /* first sample */
     uint64_t peak_rss, last_rss;
     int64_t base_cpu_ns, last_cpu_ns;
-    rl_memwatch_point *points;  /* every sample, owned; NULL unless keep_series */
+    rl_memwatch_point *points; /* every sample, owned; NULL unless keep_series */
     size_t npoints, cappoints;
     bool keep_series;
     /* The current flat run: samples since |flat_since_ns| stayed within
@@ -48,7 +48,10 @@ typedef struct rl_memwatch {
     uint64_t flat_lo, flat_hi, flat_tol;
     /* The peak at the latest samples (a ring, |recent_n| used, newest at
      * |recent_head - 1|): how fast the peak is rising now. */
-    struct { int64_t t_ns; uint64_t peak; } recent[RL_MEMWATCH_RECENT];
+    struct {
+        int64_t t_ns;
+        uint64_t peak;
+    } recent[RL_MEMWATCH_RECENT];
     size_t recent_head, recent_n;
 } rl_memwatch;
 
@@ -74,34 +77,34 @@ uint64_t rl_memwatch_rise(const rl_memwatch *w, int64_t over_ns);
 void rl_memwatch_fini(rl_memwatch *w);
 
 typedef struct rl_flow_stall_opts {
-    uint32_t count, size;   /* the request: 3000 x 65536 in the lab */
-    uint32_t read_first;    /* chunks read before the stall (>= 1) */
-    int64_t read_every_ms;  /* 0: stop reading; > 0: a slow reader taking one
-                             * chunk per period during the watch */
-    int64_t period_ms;      /* sampling period */
-    int64_t min_ms;         /* never judge before this long */
-    int64_t flat_ms;        /* stop once flat this long (after min_ms) */
-    int64_t max_ms;         /* stop at this bound, unless undecided (below) */
+    uint32_t count, size;                /* the request: 3000 x 65536 in the lab */
+    uint32_t read_first;                 /* chunks read before the stall (>= 1) */
+    int64_t read_every_ms;               /* 0: stop reading; > 0: a slow reader taking one
+                                          * chunk per period during the watch */
+    int64_t period_ms;                   /* sampling period */
+    int64_t min_ms;                      /* never judge before this long */
+    int64_t flat_ms;                     /* stop once flat this long (after min_ms) */
+    int64_t max_ms;                      /* stop at this bound, unless undecided (below) */
     uint64_t undecided_lo, undecided_hi; /* at max_ms, an RSS still moving
-                             * whose growth is in (lo, hi] is undecided: a
-                             * starved producer may be slow to show what it
-                             * does, so the watch goes on while it stays so,
-                             * up to |undecided_max_ms|; hi 0: never */
+                                          * whose growth is in (lo, hi] is undecided: a
+                                          * starved producer may be slow to show what it
+                                          * does, so the watch goes on while it stays so,
+                                          * up to |undecided_max_ms|; hi 0: never */
     int64_t undecided_max_ms;
-    uint64_t rising_per_s;  /* with undecided_hi set: a peak that rose more
-                             * than this in the last second is undecided too,
-                             * whatever its growth: a starved producer that
-                             * does not wait for the window is still growing
-                             * when the watch would end (0: no such rule) */
-    int64_t trend_ms;       /* with undecided_hi set: a peak that rose more */
-    uint64_t trend_min;     /* than |trend_min| over the last |trend_ms| is
-                             * not settled, however flat its last flat_ms,
-                             * and at max_ms is undecided too: a starved
-                             * producer's rate swings, so its last second
-                             * may be slow while the trend still climbs
-                             * (0: no such rule) */
-    uint64_t give_up_growth; /* stop at once past this growth (protects the
-                             * machine); 0: no such stop */
+    uint64_t rising_per_s;    /* with undecided_hi set: a peak that rose more
+                               * than this in the last second is undecided too,
+                               * whatever its growth: a starved producer that
+                               * does not wait for the window is still growing
+                               * when the watch would end (0: no such rule) */
+    int64_t trend_ms;         /* with undecided_hi set: a peak that rose more */
+    uint64_t trend_min;       /* than |trend_min| over the last |trend_ms| is
+                               * not settled, however flat its last flat_ms,
+                               * and at max_ms is undecided too: a starved
+                               * producer's rate swings, so its last second
+                               * may be slow while the trend still climbs
+                               * (0: no such rule) */
+    uint64_t give_up_growth;  /* stop at once past this growth (protects the
+                               * machine); 0: no such stop */
     int64_t first_timeout_ms; /* bound for the first chunk to arrive */
 } rl_flow_stall_opts;
 
@@ -122,13 +125,13 @@ typedef struct rl_flow_stall_result {
  * four reasons. Pure, for the tests. */
 typedef enum rl_flow_step {
     RL_FLOW_GO_ON,
-    RL_FLOW_SETTLED,   /* flat for flat_ms after min_ms, and not climbing
-                        * over trend_ms */
-    RL_FLOW_GAVE_UP,   /* past give_up_growth */
-    RL_FLOW_ENDED,     /* max_ms reached and decided, or undecided_max_ms
-                        * reached high in the band */
-    RL_FLOW_RISING,    /* undecided_max_ms reached, the RSS within the
-                        * band's top and still rising */
+    RL_FLOW_SETTLED, /* flat for flat_ms after min_ms, and not climbing
+                      * over trend_ms */
+    RL_FLOW_GAVE_UP, /* past give_up_growth */
+    RL_FLOW_ENDED,   /* max_ms reached and decided, or undecided_max_ms
+                      * reached high in the band */
+    RL_FLOW_RISING,  /* undecided_max_ms reached, the RSS within the
+                      * band's top and still rising */
 } rl_flow_step;
 
 /* Decides the next step of a watch |watched_ns| in, whose RSS peak grew
@@ -165,8 +168,8 @@ int rl_flow_read_rest(rl_stream *s, int64_t until_ns, char *err, size_t errlen);
 /* ---- a producer to measure, for the lab and the bench ---- */
 
 typedef struct rl_flow_server {
-    rl_proc proc;     /* the producer's process group */
-    char addr[128];   /* "127.0.0.1:PORT" from its readiness line */
+    rl_proc proc;   /* the producer's process group */
+    char addr[128]; /* "127.0.0.1:PORT" from its readiness line */
 } rl_flow_server;
 
 /* Starts |argv| (argv[0] looked up in PATH; a command line goes to

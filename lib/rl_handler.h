@@ -19,10 +19,10 @@
 
 /* What a handler learns of a new call. Valid only during the start call. */
 typedef struct rl_call_info {
-    const char *method;                 /* full path, "/relaylab.Baseline/Lookup" */
-    gpr_timespec deadline;              /* infinite when the caller set none */
+    const char *method;                  /* full path, "/relaylab.Baseline/Lookup" */
+    gpr_timespec deadline;               /* infinite when the caller set none */
     const grpc_metadata_array *metadata; /* the client's initial metadata */
-    int64_t arrival_ns;                 /* CLOCK_MONOTONIC when accepted */
+    int64_t arrival_ns;                  /* CLOCK_MONOTONIC when accepted */
 } rl_call_info;
 
 /* Starts handling |call| on |loop|; the handler owns |call| and must

@@ -19,12 +19,12 @@ void rl_log(enum rl_log_level level, const char *fmt, ...) __attribute__((format
 void rl_log_grpc(gpr_log_func_args *args);
 
 #define RL_ERROR(...) rl_log(RL_LOG_ERROR, __VA_ARGS__)
-#define RL_WARN(...) rl_log(RL_LOG_WARN, __VA_ARGS__)
-#define RL_INFO(...) rl_log(RL_LOG_INFO, __VA_ARGS__)
-#define RL_DEBUG(...) \
-    do { \
-        if (rl_log_enabled(RL_LOG_DEBUG)) \
-            rl_log(RL_LOG_DEBUG, __VA_ARGS__); \
+#define RL_WARN(...)  rl_log(RL_LOG_WARN, __VA_ARGS__)
+#define RL_INFO(...)  rl_log(RL_LOG_INFO, __VA_ARGS__)
+#define RL_DEBUG(...)                                                                                                  \
+    do {                                                                                                               \
+        if (rl_log_enabled(RL_LOG_DEBUG))                                                                              \
+            rl_log(RL_LOG_DEBUG, __VA_ARGS__);                                                                         \
     } while (0)
 
 #endif

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define PERIOD 251
-#define BLOCK 4096
+#define BLOCK  4096
 
 /* table[k] = k mod 251 for k < PERIOD + BLOCK, so any block of the pattern
  * starting at phase p < PERIOD is table + p. */

@@ -30,8 +30,7 @@ int rl_pb_unpack(const ProtobufCMessageDescriptor *desc, grpc_byte_buffer *buf, 
     grpc_slice all = grpc_byte_buffer_reader_readall(&reader);
     grpc_byte_buffer_reader_destroy(&reader);
     /* protobuf-c copies strings and bytes, so the slice can go right away. */
-    ProtobufCMessage *msg =
-        protobuf_c_message_unpack(desc, NULL, GRPC_SLICE_LENGTH(all), GRPC_SLICE_START_PTR(all));
+    ProtobufCMessage *msg = protobuf_c_message_unpack(desc, NULL, GRPC_SLICE_LENGTH(all), GRPC_SLICE_START_PTR(all));
     grpc_slice_unref(all);
     if (!msg)
         return RL_EINVAL;

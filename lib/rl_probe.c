@@ -24,7 +24,8 @@ int rl_probe_call_start(rl_probe_call *c, grpc_channel *ch, const char *method, 
     rl_client_batch_init(&c->batch);
     c->deadline_ns = deadline_ns;
     c->cq = grpc_completion_queue_create_for_next(NULL);
-    gpr_timespec d = deadline_ns == RL_NO_DEADLINE ? gpr_inf_future(GPR_CLOCK_MONOTONIC) : rl_ns_to_deadline(deadline_ns);
+    gpr_timespec d =
+        deadline_ns == RL_NO_DEADLINE ? gpr_inf_future(GPR_CLOCK_MONOTONIC) : rl_ns_to_deadline(deadline_ns);
     grpc_call *call = grpc_channel_create_call(ch, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq,
                                                grpc_slice_from_static_string(method), NULL, d, NULL);
     c->start_ns = rl_now_ns();
@@ -109,9 +110,10 @@ void rl_probe_call_fini(rl_probe_call *c)
 const char *rl_status_name(int code)
 {
     static const char *const names[] = {
-        "OK",           "CANCELLED",         "UNKNOWN",        "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-        "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
-        "OUT_OF_RANGE", "UNIMPLEMENTED",     "INTERNAL",       "UNAVAILABLE",      "DATA_LOSS",         "UNAUTHENTICATED",
+        "OK",        "CANCELLED",       "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+        "NOT_FOUND", "ALREADY_EXISTS",  "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+        "ABORTED",   "OUT_OF_RANGE",    "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+        "DATA_LOSS", "UNAUTHENTICATED",
     };
     if (code >= 0 && code < (int)(sizeof names / sizeof names[0]))
         return names[code];

@@ -31,10 +31,10 @@
  * RL_CAPTURE_TAIL bytes (a ring) and the total count. */
 typedef struct rl_capture {
     char head[RL_CAPTURE_HEAD];
-    size_t nhead;            /* bytes in head */
+    size_t nhead; /* bytes in head */
     char tail[RL_CAPTURE_TAIL];
-    size_t tail_pos;         /* next write index in the ring */
-    uint64_t total;          /* every byte read */
+    size_t tail_pos; /* next write index in the ring */
+    uint64_t total;  /* every byte read */
 } rl_capture;
 
 /* Limits applied with setrlimit in the child before exec; 0 leaves a limit
@@ -49,40 +49,40 @@ typedef struct rl_proc_limits {
 } rl_proc_limits;
 
 typedef struct rl_proc_options {
-    const char *const *argv;   /* argv[0] is looked up in PATH; NULL-terminated */
-    const char *const *setenv; /* "NAME=VALUE" added to (or replacing in) the
-                                * environment; NULL-terminated; may be NULL */
-    const rl_proc_limits *limits; /* may be NULL */
-    bool kill_with_parent;     /* PR_SET_PDEATHSIG SIGKILL on the leader */
-    bool clean_env;            /* the environment is |setenv| alone */
-    bool no_new_privs;         /* PR_SET_NO_NEW_PRIVS before exec */
+    const char *const *argv;         /* argv[0] is looked up in PATH; NULL-terminated */
+    const char *const *setenv;       /* "NAME=VALUE" added to (or replacing in) the
+                                      * environment; NULL-terminated; may be NULL */
+    const rl_proc_limits *limits;    /* may be NULL */
+    bool kill_with_parent;           /* PR_SET_PDEATHSIG SIGKILL on the leader */
+    bool clean_env;                  /* the environment is |setenv| alone */
+    bool no_new_privs;               /* PR_SET_NO_NEW_PRIVS before exec */
     const char *const *join_cgroups; /* cgroup.procs files the child writes
-                                * itself into before exec (so it and all it
-                                * starts are counted there); NULL-terminated;
-                                * may be NULL. A failed write fails the start
-                                * (exit status 127 with the reason). */
-    int fd3;                   /* when > 0, the child gets this descriptor as
-                                * its fd 3 (every other one above 2 is
-                                * closed): a private line back from what it
-                                * execs; 0: none */
+                                      * itself into before exec (so it and all it
+                                      * starts are counted there); NULL-terminated;
+                                      * may be NULL. A failed write fails the start
+                                      * (exit status 127 with the reason). */
+    int fd3;                         /* when > 0, the child gets this descriptor as
+                                      * its fd 3 (every other one above 2 is
+                                      * closed): a private line back from what it
+                                      * execs; 0: none */
 } rl_proc_options;
 
 typedef struct rl_proc {
-    pid_t pid;                 /* leader, == process group id; 0 when none */
-    int out_fd;                /* read end of the output pipe, owned by the thread */
-    pthread_t reader;          /* drains out_fd into |cap| */
+    pid_t pid;        /* leader, == process group id; 0 when none */
+    int out_fd;       /* read end of the output pipe, owned by the thread */
+    pthread_t reader; /* drains out_fd into |cap| */
     bool reader_running;
-    pthread_mutex_t mu;        /* guards cap, eof and the condition */
-    pthread_cond_t cond;       /* signalled when output arrives or at EOF */
+    pthread_mutex_t mu;  /* guards cap, eof and the condition */
+    pthread_cond_t cond; /* signalled when output arrives or at EOF */
     rl_capture cap;
-    bool eof;                  /* every writer closed the pipe */
-    volatile int stop_reader;  /* asks the thread to give up (orphan holds pipe) */
-    bool exited;               /* the leader has exited (it stays a zombie,
-                                * holding the group id, until rl_proc_stop) */
-    bool reaped;               /* waitpid collected it */
-    int exit_code;             /* exit status, or -1 if killed by a signal */
-    int term_sig;              /* the killing signal, 0 if it exited */
-    int64_t exit_ns;           /* CLOCK_MONOTONIC when the exit was seen */
+    bool eof;                 /* every writer closed the pipe */
+    volatile int stop_reader; /* asks the thread to give up (orphan holds pipe) */
+    bool exited;              /* the leader has exited (it stays a zombie,
+                               * holding the group id, until rl_proc_stop) */
+    bool reaped;              /* waitpid collected it */
+    int exit_code;            /* exit status, or -1 if killed by a signal */
+    int term_sig;             /* the killing signal, 0 if it exited */
+    int64_t exit_ns;          /* CLOCK_MONOTONIC when the exit was seen */
 } rl_proc;
 
 /* Starts |opt->argv| with its output captured. |p| is caller memory. Returns

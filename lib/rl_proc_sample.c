@@ -213,8 +213,8 @@ int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
         out->nfds = out->nfds < 0 || nfd < 0 ? -1 : out->nfds + nfd;
         out->rss_bytes += (uint64_t)strtoull(f[21], NULL, 10) * (uint64_t)page;
         /* Children a member already reaped count too: CPU the group spent. */
-        int64_t t = strtoll(f[11], NULL, 10) + strtoll(f[12], NULL, 10) + strtoll(f[13], NULL, 10) +
-                    strtoll(f[14], NULL, 10);
+        int64_t t =
+            strtoll(f[11], NULL, 10) + strtoll(f[12], NULL, 10) + strtoll(f[13], NULL, 10) + strtoll(f[14], NULL, 10);
         out->cpu_ns += t * (RL_NS_PER_SEC / ticks);
     }
     closedir(d);

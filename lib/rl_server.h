@@ -81,16 +81,16 @@ typedef struct rl_shutdown_hooks {
 } rl_shutdown_hooks;
 
 typedef struct rl_server_options {
-    const char *name;                   /* shown in the "listening on" line */
-    const char *listen;                 /* "127.0.0.1:0" picks a free port */
-    int threads;                        /* loops; 0 means one per core */
-    const rl_method *methods;           /* borrowed; must outlive the server */
+    const char *name;         /* shown in the "listening on" line */
+    const char *listen;       /* "127.0.0.1:0" picks a free port */
+    int threads;              /* loops; 0 means one per core */
+    const rl_method *methods; /* borrowed; must outlive the server */
     size_t nmethods;
-    const grpc_channel_args *args;      /* server channel args, may be NULL */
-    int64_t grace_ms;                   /* from SIGTERM to cancelling what is left;
-                                         * <0: RL_SERVER_GRACE_MS */
-    int64_t drain_delay_ms;             /* from SIGTERM to closing admission, while
-                                         * health says NOT_SERVING; < grace_ms */
+    const grpc_channel_args *args; /* server channel args, may be NULL */
+    int64_t grace_ms;              /* from SIGTERM to cancelling what is left;
+                                    * <0: RL_SERVER_GRACE_MS */
+    int64_t drain_delay_ms;        /* from SIGTERM to closing admission, while
+                                    * health says NOT_SERVING; < grace_ms */
     /* NULL: the rule. Borrowed; must outlive rl_server_wait. */
     const rl_shutdown_hooks *shutdown_hooks;
     /* A second listener, "unix:PATH", for callers the server trusts (the

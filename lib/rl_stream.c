@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define STREAM_OF(ptr, field) ((rl_stream *)((char *)(ptr) - offsetof(rl_stream, field)))
+#define STREAM_OF(ptr, field) ((rl_stream *)((char *)(ptr)-offsetof(rl_stream, field)))
 
 /* A Chunk of the largest size the reference allows is just under 4 MiB; the
  * reader takes what a default client takes. */
@@ -59,8 +59,7 @@ static bool pump(rl_stream *s, int64_t until_ns, bool (*stop)(const rl_stream *)
     return true;
 }
 
-int rl_stream_open(rl_stream *s, grpc_channel *ch, const char *tag, uint32_t count, uint32_t size,
-                   int64_t deadline_ns)
+int rl_stream_open(rl_stream *s, grpc_channel *ch, const char *tag, uint32_t count, uint32_t size, int64_t deadline_ns)
 {
     memset(s, 0, sizeof *s);
     s->start_tag.done = start_done;
@@ -131,19 +130,18 @@ static int check_chunk(rl_stream *s, grpc_byte_buffer *buf)
     size_t bad = 0;
     rc = RL_EINVAL;
     if (c->seq != s->received) {
-        snprintf(s->error, sizeof s->error, "message %" PRIu64 " carries seq %" PRIu64 " (chunks must come in order from 0)",
-                 s->received, c->seq);
+        snprintf(s->error, sizeof s->error,
+                 "message %" PRIu64 " carries seq %" PRIu64 " (chunks must come in order from 0)", s->received, c->seq);
     } else if (s->received >= s->count) {
-        snprintf(s->error, sizeof s->error, "chunk %" PRIu64 " is one more than the %" PRIu32 " asked for",
-                 c->seq, s->count);
+        snprintf(s->error, sizeof s->error, "chunk %" PRIu64 " is one more than the %" PRIu32 " asked for", c->seq,
+                 s->count);
     } else if (rl_payload_check(c->payload.data, c->payload.len, c->seq, s->size, &bad) != RL_OK) {
         if (c->payload.len != s->size && bad == (c->payload.len < s->size ? c->payload.len : s->size))
             snprintf(s->error, sizeof s->error, "chunk %" PRIu64 " has %zu payload bytes, not %" PRIu32, c->seq,
                      c->payload.len, s->size);
         else
-            snprintf(s->error, sizeof s->error,
-                     "chunk %" PRIu64 " byte %zu is %u, not (seq*31+i) mod 251 = %u", c->seq, bad,
-                     (unsigned)c->payload.data[bad], (unsigned)rl_payload_byte(c->seq, bad));
+            snprintf(s->error, sizeof s->error, "chunk %" PRIu64 " byte %zu is %u, not (seq*31+i) mod 251 = %u", c->seq,
+                     bad, (unsigned)c->payload.data[bad], (unsigned)rl_payload_byte(c->seq, bad));
     } else {
         rc = RL_OK;
         s->received++;
@@ -283,8 +281,7 @@ void rl_stream_fini(rl_stream *s)
     s->details = grpc_empty_slice();
     if (s->cq) {
         grpc_completion_queue_shutdown(s->cq);
-        while (grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
-               GRPC_QUEUE_SHUTDOWN)
+        while (grpc_completion_queue_next(s->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type != GRPC_QUEUE_SHUTDOWN)
             ;
         grpc_completion_queue_destroy(s->cq);
         s->cq = NULL;

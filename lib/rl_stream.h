@@ -22,32 +22,31 @@
 #include <stdint.h>
 
 typedef struct rl_stream {
-    grpc_completion_queue *cq;   /* owned; private to this call */
-    grpc_call *call;             /* owned; NULL before open and after fini */
+    grpc_completion_queue *cq; /* owned; private to this call */
+    grpc_call *call;           /* owned; NULL before open and after fini */
     rl_tag start_tag, msg_tag, status_tag;
     grpc_metadata_array initial_md, trailing_md;
-    grpc_byte_buffer *send_buf;  /* the request, until fini */
-    grpc_byte_buffer *recv_buf;  /* written by the RECV_MESSAGE op */
-    grpc_status_code status;     /* valid once status_done */
-    grpc_slice details;          /* status message, valid once status_done */
-    uint32_t count, size;        /* what was asked for */
-    uint64_t received;           /* chunks read and found right, in order */
-    uint64_t bytes;              /* their payload bytes */
-    unsigned pending;            /* batches posted and not completed */
-    bool msg_posted;             /* a RECV_MESSAGE is outstanding */
-    bool msg_ready;              /* it completed and was not consumed yet */
-    bool msg_ok;                 /* its success flag */
-    bool ended;                  /* the server closed the stream (no more chunks) */
-    bool status_done;            /* the status arrived */
+    grpc_byte_buffer *send_buf;         /* the request, until fini */
+    grpc_byte_buffer *recv_buf;         /* written by the RECV_MESSAGE op */
+    grpc_status_code status;            /* valid once status_done */
+    grpc_slice details;                 /* status message, valid once status_done */
+    uint32_t count, size;               /* what was asked for */
+    uint64_t received;                  /* chunks read and found right, in order */
+    uint64_t bytes;                     /* their payload bytes */
+    unsigned pending;                   /* batches posted and not completed */
+    bool msg_posted;                    /* a RECV_MESSAGE is outstanding */
+    bool msg_ready;                     /* it completed and was not consumed yet */
+    bool msg_ok;                        /* its success flag */
+    bool ended;                         /* the server closed the stream (no more chunks) */
+    bool status_done;                   /* the status arrived */
     int64_t open_ns, first_ns, last_ns; /* CLOCK_MONOTONIC: open, first chunk, last chunk */
-    char error[256];             /* what was wrong with the data, set with RL_EINVAL */
+    char error[256];                    /* what was wrong with the data, set with RL_EINVAL */
 } rl_stream;
 
 /* Starts Produce(tag, count, size) on |ch| with absolute deadline
  * |deadline_ns| (INT64_MAX: none). |s| is caller memory; finish it with
  * rl_stream_fini even when this fails. Returns 0 or RL_EGRPC. */
-int rl_stream_open(rl_stream *s, grpc_channel *ch, const char *tag, uint32_t count, uint32_t size,
-                   int64_t deadline_ns);
+int rl_stream_open(rl_stream *s, grpc_channel *ch, const char *tag, uint32_t count, uint32_t size, int64_t deadline_ns);
 
 /* Reads the next chunk, waiting until |until_ns| at most. Returns 0 with
  * *end false when a right chunk arrived (s->received counts it), 0 with *end

@@ -80,16 +80,21 @@ static void marker(FILE *f, size_t s, double x, double y, const char *c)
 {
     switch (s % 4) {
     case 0:
-        fprintf(f, "<circle class=\"marker\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"white\" stroke=\"%s\" stroke-width=\"2\"/>\n", x, y, c);
+        fprintf(f,
+                "<circle class=\"marker\" cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"white\" stroke=\"%s\" "
+                "stroke-width=\"2\"/>\n",
+                x, y, c);
         break;
     case 1:
-        fprintf(f, "<rect class=\"marker\" x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" fill=\"%s\"/>\n", x - 4, y - 4, c);
+        fprintf(f, "<rect class=\"marker\" x=\"%.1f\" y=\"%.1f\" width=\"8\" height=\"8\" fill=\"%s\"/>\n", x - 4,
+                y - 4, c);
         break;
-    case 2:
-        fprintf(f, "<path class=\"marker\" d=\"M%.1f %.1fl5 9h-10z\" fill=\"%s\"/>\n", x, y - 5, c);
-        break;
+    case 2: fprintf(f, "<path class=\"marker\" d=\"M%.1f %.1fl5 9h-10z\" fill=\"%s\"/>\n", x, y - 5, c); break;
     default:
-        fprintf(f, "<path class=\"marker\" d=\"M%.1f %.1fl5 5l-5 5l-5 -5z\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n", x, y - 5, c);
+        fprintf(f,
+                "<path class=\"marker\" d=\"M%.1f %.1fl5 5l-5 5l-5 -5z\" fill=\"none\" stroke=\"%s\" "
+                "stroke-width=\"2\"/>\n",
+                x, y - 5, c);
         break;
     }
 }
@@ -109,11 +114,14 @@ static void title_caption(FILE *f, const char *title, const char *caption, doubl
 {
     char esc[1024];
     if (title)
-        fprintf(f, "<text class=\"title\" x=\"%.1f\" y=\"28\" text-anchor=\"middle\" font-size=\"16\" font-weight=\"bold\">%s</text>\n",
+        fprintf(f,
+                "<text class=\"title\" x=\"%.1f\" y=\"28\" text-anchor=\"middle\" font-size=\"16\" "
+                "font-weight=\"bold\">%s</text>\n",
                 w / 2.0, rl_svg_escape(title, esc, sizeof esc));
     if (caption)
-        fprintf(f, "<text class=\"caption\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-style=\"italic\">%s</text>\n",
-                w / 2.0, caption_y, rl_svg_escape(caption, esc, sizeof esc));
+        fprintf(
+            f, "<text class=\"caption\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" font-style=\"italic\">%s</text>\n",
+            w / 2.0, caption_y, rl_svg_escape(caption, esc, sizeof esc));
 }
 
 /* Vertical event lines from |top| to |bottom|, labels staggered at the top
@@ -129,7 +137,8 @@ static void events(FILE *f, const rl_svg_ref *ev, size_t n, double left, double 
         fprintf(f,
                 "<line class=\"event\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" "
                 "stroke-width=\"1.5\" stroke-dasharray=\"2 3\"/>\n"
-                "<text class=\"event-label\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"4\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"%s\" fill=\"#222\">%s</text>\n",
+                "<text class=\"event-label\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"4\" x=\"%.1f\" "
+                "y=\"%.1f\" text-anchor=\"%s\" fill=\"#222\">%s</text>\n",
                 x, top, x, bottom, flip ? x - 4 : x + 4, top + 14 + 15.0 * (double)i, flip ? "end" : "start",
                 rl_svg_escape(ev[i].label ? ev[i].label : "", esc, sizeof esc));
     }
@@ -217,7 +226,8 @@ int rl_svg_write(FILE *f, const rl_svg_plot *p)
         fprintf(f,
                 "<line class=\"ref\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#777\" "
                 "stroke-width=\"2\" stroke-dasharray=\"10 4 2 4\"/>\n"
-                "<text class=\"ref-label\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"4\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#555\">%s</text>\n",
+                "<text class=\"ref-label\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"4\" x=\"%.1f\" "
+                "y=\"%.1f\" text-anchor=\"end\" fill=\"#555\">%s</text>\n",
                 left, PY(p->refs[i].value), right, PY(p->refs[i].value), right - 6, PY(p->refs[i].value) - 5,
                 rl_svg_escape(p->refs[i].label ? p->refs[i].label : "", esc, sizeof esc));
     events(f, p->events, p->nevents, left, pw, xmax, top, bottom);
@@ -229,8 +239,9 @@ int rl_svg_write(FILE *f, const rl_svg_plot *p)
     for (size_t s = 0; s < p->nseries; s++) {
         const rl_svg_series *se = &p->series[s];
         const char *c = colour(s);
-        fprintf(f, "<polyline class=\"series\" clip-path=\"url(#rl-clip-%u)\" fill=\"none\" stroke=\"%s\" "
-                   "stroke-width=\"2\"%s points=\"",
+        fprintf(f,
+                "<polyline class=\"series\" clip-path=\"url(#rl-clip-%u)\" fill=\"none\" stroke=\"%s\" "
+                "stroke-width=\"2\"%s points=\"",
                 clip, c, dash_attr(se->dash));
         for (size_t i = 0; i < se->n; i++)
             fprintf(f, "%s%.1f,%.1f", i ? " " : "", PX(se->x[i]), PY(se->y[i]));
@@ -248,7 +259,8 @@ int rl_svg_write(FILE *f, const rl_svg_plot *p)
         const char *c = colour(s);
         double y = bottom + 62 + 20.0 * (double)s;
         fprintf(f,
-                "<line class=\"legend\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"%s/>\n",
+                "<line class=\"legend\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                "stroke-width=\"3\"%s/>\n",
                 left, y, left + 34, y, c, dash_attr(p->series[s].dash));
         if (p->series[s].markers)
             marker(f, s, left + 17, y, c);
@@ -308,8 +320,9 @@ int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
     for (size_t r = 0; r < t->nrows; r++) {
         double y = top + row_h * (double)r;
         if (r % 2)
-            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#000\" fill-opacity=\"0.04\"/>\n",
-                    left, y, pw, row_h);
+            fprintf(
+                f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#000\" fill-opacity=\"0.04\"/>\n",
+                left, y, pw, row_h);
         fprintf(f, "<text class=\"row\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", left - 8,
                 y + row_h / 2 + 4, rl_svg_escape(t->rows[r] ? t->rows[r] : "", esc, sizeof esc));
     }
@@ -323,8 +336,9 @@ int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
             fprintf(f, "<path class=\"span-point\" d=\"M%.1f %.1fl7 9l-7 9l-7 -9z\" fill=\"%s\"/>\n", x0, y, c);
             x1 = x0 + 6;
         } else {
-            fprintf(f, "<rect class=\"span\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" rx=\"2\"/>\n",
-                    x0, y, x1 - x0, bar_h, c);
+            fprintf(
+                f, "<rect class=\"span\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" rx=\"2\"/>\n",
+                x0, y, x1 - x0, bar_h, c);
         }
         if (!esc[0])
             continue;
@@ -336,7 +350,8 @@ int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
         else if (x1 + need < right + 25)
             fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">%s</text>\n", x1 + 4, y + 13.5, esc);
         else
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#222\">%s</text>\n", x0 - 4, y + 13.5, esc);
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#222\">%s</text>\n", x0 - 4, y + 13.5,
+                    esc);
     }
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", left,
             top, pw, bottom - top);

@@ -21,12 +21,12 @@ typedef enum rl_svg_dash {
 } rl_svg_dash;
 
 typedef struct rl_svg_series {
-    const char *label;  /* legend text (escaped on output) */
+    const char *label;   /* legend text (escaped on output) */
     const double *x, *y; /* |n| points, x increasing */
     size_t n;
     rl_svg_dash dash;
-    int markers;        /* nonzero: a marker at each point (a shape per
-                         * series: circle, square, triangle, ...) */
+    int markers; /* nonzero: a marker at each point (a shape per
+                  * series: circle, square, triangle, ...) */
 } rl_svg_series;
 
 /* A labelled line across the plot: a reference value on the y axis (a
@@ -38,21 +38,21 @@ typedef struct rl_svg_ref {
 } rl_svg_ref;
 
 typedef struct rl_svg_plot {
-    const char *title;   /* may be NULL */
-    const char *xlabel;  /* with units, e.g. "time since the call started (s)" */
-    const char *ylabel;  /* e.g. "RSS of the process group (MiB)" */
+    const char *title;  /* may be NULL */
+    const char *xlabel; /* with units, e.g. "time since the call started (s)" */
+    const char *ylabel; /* e.g. "RSS of the process group (MiB)" */
     const rl_svg_series *series;
     size_t nseries;
-    int width, height;   /* pixels; 0 gives 800 x 500 */
-    const rl_svg_ref *refs;   /* horizontal reference lines (y values) */
+    int width, height;      /* pixels; 0 gives 800 x 500 */
+    const rl_svg_ref *refs; /* horizontal reference lines (y values) */
     size_t nrefs;
     const rl_svg_ref *events; /* vertical event lines (x values) */
     size_t nevents;
-    const char *caption;      /* one line under the figure: what a viewer
-                               * should conclude; may be NULL */
-    int fragment;             /* nonzero: no XML declaration (for HTML) */
-    double xmax;              /* > 0: the x axis ends here; 0: at the
-                               * largest x of the data and events */
+    const char *caption; /* one line under the figure: what a viewer
+                          * should conclude; may be NULL */
+    int fragment;        /* nonzero: no XML declaration (for HTML) */
+    double xmax;         /* > 0: the x axis ends here; 0: at the
+                          * largest x of the data and events */
 } rl_svg_plot;
 
 /* Writes |p| as an SVG document to |f|. The y axis starts at 0 and ends at
@@ -84,8 +84,8 @@ typedef struct rl_svg_span {
 } rl_svg_span;
 
 typedef struct rl_svg_timeline {
-    const char *title;   /* may be NULL */
-    const char *xlabel;  /* with units */
+    const char *title;       /* may be NULL */
+    const char *xlabel;      /* with units */
     const char *const *rows; /* row names, top to bottom */
     size_t nrows;
     const rl_svg_span *spans;

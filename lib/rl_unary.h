@@ -61,21 +61,21 @@ typedef struct rl_unary_ops {
 } rl_unary_ops;
 
 struct rl_unary {
-    grpc_call *call;                  /* owned; unref'd before on_free */
+    grpc_call *call; /* owned; unref'd before on_free */
     rl_loop *loop;
     const rl_unary_ops *ops;
     const ProtobufCMessageDescriptor *req_desc;
-    size_t max_request;               /* bytes; 0 = gRPC's own limit only */
+    size_t max_request; /* bytes; 0 = gRPC's own limit only */
     rl_tag recv_tag, close_tag, send_tag, msg_tag;
     grpc_byte_buffer *req_buf, *reply_buf;
-    grpc_byte_buffer *msg_buf;        /* the streamed message in flight */
-    bool headers_sent;                /* initial metadata went out */
+    grpc_byte_buffer *msg_buf; /* the streamed message in flight */
+    bool headers_sent;         /* initial metadata went out */
     grpc_slice detail;
-    int close_cancelled;              /* written by RECV_CLOSE_ON_SERVER */
-    unsigned pending;                 /* batches posted and not yet done */
-    bool cancelled;                   /* the client gave up or time ran out */
-    bool answered;                    /* a reply or failure has been sent */
-    grpc_status_code status;          /* what was sent, once answered */
+    int close_cancelled;     /* written by RECV_CLOSE_ON_SERVER */
+    unsigned pending;        /* batches posted and not yet done */
+    bool cancelled;          /* the client gave up or time ran out */
+    bool answered;           /* a reply or failure has been sent */
+    grpc_status_code status; /* what was sent, once answered */
 };
 
 /* Takes ownership of |call| and posts the receive batches. If gRPC refuses

@@ -65,12 +65,12 @@ typedef struct relay_opts {
     const char *listen;
     const char *baseline;
     const relay_mistake *mistake;
-    int threads;             /* 0: one loop per core */
+    int threads; /* 0: one loop per core */
     long max_inflight, max_queue;
-    bool fixed_limit;        /* --max-inflight given */
-    const char *config;      /* NULL: none */
+    bool fixed_limit;   /* --max-inflight given */
+    const char *config; /* NULL: none */
     int64_t grace_ms, drain_delay_ms;
-    bool done;               /* --help or --mistake list answered: nothing to run */
+    bool done; /* --help or --mistake list answered: nothing to run */
 } relay_opts;
 
 /* Parses one option |a| with its value |v| into |o|. Returns RELAY_EXIT_OK

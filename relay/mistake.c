@@ -110,40 +110,46 @@ const rl_shutdown_hooks relay_shutdown_listener_last = {NULL, listener_last_plan
 #define PROPAGATE_BOTH (GRPC_PROPAGATE_DEADLINE | GRPC_PROPAGATE_CANCELLATION)
 
 static const relay_mistake modes[] = {
-    {"none", "the correct relay: deadline and cancellation propagate, Work only while time is left",
-     PROPAGATE_BOTH, inherit, true, 1, NULL, false, false},
+    {"none", "the correct relay: deadline and cancellation propagate, Work only while time is left", PROPAGATE_BOTH,
+     inherit, true, 1, NULL, false, false},
     /* No GRPC_PROPAGATE_DEADLINE: the parent's deadline would clamp the bug away. */
     {"forward-timeout", "each downstream call gets the full timeout the relay received, not the time left",
      GRPC_PROPAGATE_CANCELLATION, forward_timeout, true, 1, NULL, false, false},
-    {"drop-deadline", "downstream calls get no deadline at all", GRPC_PROPAGATE_CANCELLATION, inherit, true, 1,
-     NULL, false, false},
-    {"huge-timeout", "no upstream deadline becomes a 2147483647 ms (int32) deadline downstream",
-     PROPAGATE_BOTH, int32_timeout, true, 1, NULL, false, false},
+    {"drop-deadline", "downstream calls get no deadline at all", GRPC_PROPAGATE_CANCELLATION, inherit, true, 1, NULL,
+     false, false},
+    {"huge-timeout", "no upstream deadline becomes a 2147483647 ms (int32) deadline downstream", PROPAGATE_BOTH,
+     int32_timeout, true, 1, NULL, false, false},
     /* No parent call at all, the right deadline set by hand, and no check
      * before Work: a cancelled Process still runs Lookup and Work to the end.
      * (A parent cannot be used here: gRPC cancels every child created after
      * the parent server call completed, whatever the propagation mask, see
      * PublishToParent in call.cc, so Work would never reach the baseline.) */
-    {"ignore-cancel", "cancellation is not propagated and Work still starts after the client gave up", 0,
-     same_deadline, false, 1, NULL, false, false},
-    {"call-twice", "Work is called a second time whatever the first returned (retry on anything)",
-     PROPAGATE_BOTH, inherit, true, 2, NULL, false, false},
+    {"ignore-cancel", "cancellation is not propagated and Work still starts after the client gave up", 0, same_deadline,
+     false, 1, NULL, false, false},
+    {"call-twice", "Work is called a second time whatever the first returned (retry on anything)", PROPAGATE_BOTH,
+     inherit, true, 2, NULL, false, false},
     /* The shutdown mistakes: a correct relay whose server mishandles SIGTERM. */
-    {"no-handler", "no SIGTERM handler: the process dies at once and the calls in flight fail", PROPAGATE_BOTH,
-     inherit, true, 1, &relay_shutdown_no_handler, false, false},
+    {"no-handler", "no SIGTERM handler: the process dies at once and the calls in flight fail", PROPAGATE_BOTH, inherit,
+     true, 1, &relay_shutdown_no_handler, false, false},
     {"stop-now", "SIGTERM stops the server with no grace (stop(0)): the calls in flight are cut", PROPAGATE_BOTH,
      inherit, true, 1, &relay_shutdown_stop_now, false, false},
-    {"wait-forever", "SIGTERM waits for the calls in flight without a bound: a stuck call holds the exit until "
-     "SIGKILL", PROPAGATE_BOTH, inherit, true, 1, &relay_shutdown_wait_forever, false, false},
-    {"listener-last", "SIGTERM waits for the calls in flight before it closes the listener: new calls keep "
-     "arriving", PROPAGATE_BOTH, inherit, true, 1, &relay_shutdown_listener_last, false, false},
+    {"wait-forever",
+     "SIGTERM waits for the calls in flight without a bound: a stuck call holds the exit until "
+     "SIGKILL",
+     PROPAGATE_BOTH, inherit, true, 1, &relay_shutdown_wait_forever, false, false},
+    {"listener-last",
+     "SIGTERM waits for the calls in flight before it closes the listener: new calls keep "
+     "arriving",
+     PROPAGATE_BOTH, inherit, true, 1, &relay_shutdown_listener_last, false, false},
     /* The overload mistakes: a correct relay that admits calls badly. */
-    {"unbounded-queue", "calls wait for a downstream slot in a queue with no bound and no deadline check, and are "
+    {"unbounded-queue",
+     "calls wait for a downstream slot in a queue with no bound and no deadline check, and are "
      "forwarded whatever time they have left: under overload every call waits and goodput collapses",
      PROPAGATE_BOTH, inherit, true, 1, NULL, true, false},
-    {"wait-for-ready", "downstream calls use wait_for_ready: with the backend down each call waits for its "
-     "deadline instead of failing UNAVAILABLE at once", PROPAGATE_BOTH, inherit, true, 1, NULL,
-     false, true},
+    {"wait-for-ready",
+     "downstream calls use wait_for_ready: with the backend down each call waits for its "
+     "deadline instead of failing UNAVAILABLE at once",
+     PROPAGATE_BOTH, inherit, true, 1, NULL, false, true},
 };
 
 const relay_mistake *relay_mistake_default(void)

@@ -25,17 +25,17 @@ typedef gpr_timespec (*relay_deadline_fn)(gpr_timespec upstream, int64_t arrival
 
 typedef struct relay_mistake {
     const char *name;
-    const char *description;     /* one line, for --mistake list */
-    uint32_t propagate;          /* GRPC_PROPAGATE_* bits; 0: no parent call at all */
-    relay_deadline_fn deadline;  /* combined by gRPC with the parent's when propagate has DEADLINE */
-    bool check_before_work;      /* no Work once the upstream is cancelled or out of time */
-    unsigned work_calls;         /* times Work is called per Process */
+    const char *description;           /* one line, for --mistake list */
+    uint32_t propagate;                /* GRPC_PROPAGATE_* bits; 0: no parent call at all */
+    relay_deadline_fn deadline;        /* combined by gRPC with the parent's when propagate has DEADLINE */
+    bool check_before_work;            /* no Work once the upstream is cancelled or out of time */
+    unsigned work_calls;               /* times Work is called per Process */
     const rl_shutdown_hooks *shutdown; /* NULL (the rule) but in the shutdown mistakes:
                                         * rl_server_options.shutdown_hooks */
-    bool unbounded_queue;        /* calls wait for a slot in a queue with no bound and no deadline
-                                  * check, and are forwarded whatever time they have left */
-    bool wait_for_ready;         /* downstream calls wait for a ready connection instead of
-                                  * failing UNAVAILABLE at once */
+    bool unbounded_queue;              /* calls wait for a slot in a queue with no bound and no deadline
+                                        * check, and are forwarded whatever time they have left */
+    bool wait_for_ready;               /* downstream calls wait for a ready connection instead of
+                                        * failing UNAVAILABLE at once */
 } relay_mistake;
 
 /* The shutdown mistakes' hooks (static; installed by the relay as

@@ -22,27 +22,27 @@
 #include <stdlib.h>
 
 typedef struct process_call {
-    rl_unary u;                      /* the upstream call; its on_free drops one ref */
-    rl_client down;                  /* the downstream call, valid while |down_busy| */
+    rl_unary u;     /* the upstream call; its on_free drops one ref */
+    rl_client down; /* the downstream call, valid while |down_busy| */
     const relay_ctx *ctx;
     rl_loop *loop;
-    grpc_call *parent;               /* our own ref on the server call, so it stays a
-                                      * valid parent for as long as this struct lives
-                                      * (rl_unary drops its ref when cancelled) */
-    gpr_timespec deadline;           /* upstream deadline, infinite when none */
+    grpc_call *parent;     /* our own ref on the server call, so it stays a
+                            * valid parent for as long as this struct lives
+                            * (rl_unary drops its ref when cancelled) */
+    gpr_timespec deadline; /* upstream deadline, infinite when none */
     int64_t arrival_ns;
-    Relaylab__ProcessRequest *req;   /* owned; NULL until on_request */
-    unsigned works;                  /* Work calls started */
-    unsigned refs;                   /* 1 for |u| until on_free + 1 while |down_busy|
-                                      * + 1 while queued for a slot */
+    Relaylab__ProcessRequest *req; /* owned; NULL until on_request */
+    unsigned works;                /* Work calls started */
+    unsigned refs;                 /* 1 for |u| until on_free + 1 while |down_busy|
+                                    * + 1 while queued for a slot */
     bool down_busy;
-    relay_waiter waiter;             /* its place in the admission queue */
-    bool queued;                     /* waiting for a slot (holds a ref) */
-    bool has_slot;                   /* holds an admission slot until its downstream part ends */
-    bool served;                     /* Work answered OK: a service-time sample */
-    bool ran_out;                    /* a downstream call ended DEADLINE_EXCEEDED: its
-                                      * time is a lower bound of the backend's latency */
-    int64_t slot_ns;                 /* when it got its slot */
+    relay_waiter waiter; /* its place in the admission queue */
+    bool queued;         /* waiting for a slot (holds a ref) */
+    bool has_slot;       /* holds an admission slot until its downstream part ends */
+    bool served;         /* Work answered OK: a service-time sample */
+    bool ran_out;        /* a downstream call ended DEADLINE_EXCEEDED: its
+                          * time is a lower bound of the backend's latency */
+    int64_t slot_ns;     /* when it got its slot */
 } process_call;
 
 static process_call *from_unary(rl_unary *u)
@@ -109,7 +109,9 @@ static void slot_done(process_call *p)
     p->has_slot = false;
     int64_t took_ns = rl_now_ns() - p->slot_ns;
     relay_gate_done(p->ctx->gate, p->loop, &p->waiter, p->served ? took_ns / RL_NS_PER_MS : -1,
-                    p->served ? RELAY_RTT_SERVED : p->ran_out ? RELAY_RTT_BOUND : RELAY_RTT_NONE);
+                    p->served    ? RELAY_RTT_SERVED
+                    : p->ran_out ? RELAY_RTT_BOUND
+                                 : RELAY_RTT_NONE);
 }
 
 static void start_work(process_call *p)
@@ -265,12 +267,8 @@ static void on_request(rl_unary *u, ProtobufCMessage *req)
         p->queued = true;
         p->refs++;
         break;
-    case RELAY_ADMIT_REFUSED:
-        rl_unary_fail(u, GRPC_STATUS_RESOURCE_EXHAUSTED, why);
-        break;
-    case RELAY_ADMIT_CLOSED:
-        rl_unary_fail(u, GRPC_STATUS_UNAVAILABLE, why);
-        break;
+    case RELAY_ADMIT_REFUSED: rl_unary_fail(u, GRPC_STATUS_RESOURCE_EXHAUSTED, why); break;
+    case RELAY_ADMIT_CLOSED: rl_unary_fail(u, GRPC_STATUS_UNAVAILABLE, why); break;
     }
 }
 

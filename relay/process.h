@@ -21,10 +21,10 @@
 
 /* Shared by every call on every loop; read-only once the server started. */
 typedef struct relay_ctx {
-    grpc_channel *channel;           /* to the baseline; borrowed, owned by main */
+    grpc_channel *channel;             /* to the baseline; borrowed, owned by main */
     void *lookup_method, *work_method; /* grpc_channel_register_call handles on |channel| */
-    const relay_mistake *mistake;    /* borrowed from the static table */
-    relay_gate *gate;                /* admission control; borrowed, owned by main */
+    const relay_mistake *mistake;      /* borrowed from the static table */
+    relay_gate *gate;                  /* admission control; borrowed, owned by main */
 } relay_ctx;
 
 /* Fills |ctx| for |channel|, registering the two downstream methods. */

@@ -76,8 +76,7 @@ int main(int argc, char **argv)
                 return 2;
             }
             threads = (int)n;
-        } else if ((strcmp(argv[i], "--grace-ms") == 0 || strcmp(argv[i], "--drain-delay-ms") == 0) &&
-                   i + 1 < argc) {
+        } else if ((strcmp(argv[i], "--grace-ms") == 0 || strcmp(argv[i], "--drain-delay-ms") == 0) && i + 1 < argc) {
             const char *a = argv[i++];
             if (rl_server_parse_ms(argv[i], a[2] == 'g' ? &grace_ms : &drain_delay_ms) != RL_OK) {
                 fprintf(stderr, "streamer: %s wants whole milliseconds from 0 to 3600000, not '%s'\n", a, argv[i]);
@@ -128,8 +127,8 @@ int main(int argc, char **argv)
         grpc_shutdown();
         return 1;
     }
-    RL_INFO("producer: %s", cfg.unbounded ? "UNBOUNDED (thread + unbounded queue: the mistake)"
-                                          : "paced by the flow-control window");
+    RL_INFO("producer: %s",
+            cfg.unbounded ? "UNBOUNDED (thread + unbounded queue: the mistake)" : "paced by the flow-control window");
     if (rl_server_wait(server) != RL_OK)
         _exit(0); /* calls gRPC would not let go of: cleaning up would wait for them */
     rl_memstats_reporter_stop(reporter);

@@ -33,12 +33,12 @@ static atomic_uint_fast64_t stat_calls, stat_active, stat_sent;
 static atomic_int_fast64_t stat_queued;
 
 typedef struct produce_call {
-    rl_unary u;                    /* the call; on_free frees this struct */
-    rl_timer retry;                /* unbounded mode: armed while the queue is empty */
+    rl_unary u;     /* the call; on_free frees this struct */
+    rl_timer retry; /* unbounded mode: armed while the queue is empty */
     const st_produce_config *cfg;
-    st_chunkq *queue;              /* unbounded mode only; NULL once production stopped */
+    st_chunkq *queue; /* unbounded mode only; NULL once production stopped */
     uint32_t count, size;
-    uint64_t seq;                  /* next chunk to send; == count once all sent */
+    uint64_t seq; /* next chunk to send; == count once all sent */
     int64_t start_ns;
     char tag[64];
 } produce_call;
@@ -131,8 +131,8 @@ static void on_free(rl_unary *u)
         rl_memstats_read(&m);
         RL_INFO("call tag=%s count=%" PRIu32 " size=%" PRIu32 " sent=%" PRIu64 " status=%s ms=%lld"
                 " allocated=%lld resident=%lld rss=%lld",
-                c->tag, c->count, c->size, c->seq, cancelled ? "CANCELLED" : status_name(u->status),
-                (long long)ms, (long long)m.allocated, (long long)m.resident, (long long)m.rss);
+                c->tag, c->count, c->size, c->seq, cancelled ? "CANCELLED" : status_name(u->status), (long long)ms,
+                (long long)m.allocated, (long long)m.resident, (long long)m.rss);
     } else {
         RL_DEBUG("call tag=%s sent=%" PRIu64 "/%" PRIu32 " cancelled=%d ms=%lld", c->tag, c->seq, c->count,
                  (int)cancelled, (long long)ms);

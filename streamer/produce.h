@@ -28,7 +28,7 @@
  * (at most 16 bytes), still fits a default client's 4 MiB receive limit; the
  * count and total bound one call's work (16 GiB is minutes of loopback
  * streaming), so a typo cannot make the server stream for hours. */
-#define ST_PRODUCE_MAX_SIZE (4u * 1024 * 1024 - 64)
+#define ST_PRODUCE_MAX_SIZE  (4u * 1024 * 1024 - 64)
 #define ST_PRODUCE_MAX_COUNT 1000000u
 #define ST_PRODUCE_MAX_TOTAL (UINT64_C(16) << 30)
 

@@ -37,7 +37,7 @@
 /* How long a --relay command may take to listen (an interpreter's start on a
  * loaded machine takes seconds). */
 #define PEER_READY_MS 30000
-#define MAX_RELAYS 16
+#define MAX_RELAYS    16
 
 /* Per-call deadline: generous, so it never fires in a healthy run, but it
  * still travels through the relay like a real client's would. */
@@ -49,30 +49,30 @@ typedef struct bench bench;
 typedef struct slot {
     rl_client c;
     bench *b;
-    int64_t start_ns;     /* when the current op (Process, or Lookup+Work) began */
-    bool counted;         /* the op started after the warm-up */
+    int64_t start_ns; /* when the current op (Process, or Lookup+Work) began */
+    bool counted;     /* the op started after the warm-up */
     enum { OP_PROCESS, OP_LOOKUP, OP_WORK } stage;
-    bool busy;            /* |c| is in flight */
+    bool busy; /* |c| is in flight */
 } slot;
 
 struct bench {
     rl_loop loop;
     grpc_channel *channel;
-    void *method;             /* Process, or Lookup for the direct path */
-    void *work_method;        /* direct path only */
+    void *method;      /* Process, or Lookup for the direct path */
+    void *work_method; /* direct path only */
     bool direct;
-    bool measuring;           /* the warm-up is over */
-    int64_t measure_from_ns;  /* when it ended (or is due to end) */
-    int64_t measure_ns;       /* how long to measure after the warm-up */
-    int64_t stop_ns;          /* no op starts after this */
+    bool measuring;          /* the warm-up is over */
+    int64_t measure_from_ns; /* when it ended (or is due to end) */
+    int64_t measure_ns;      /* how long to measure after the warm-up */
+    int64_t stop_ns;         /* no op starts after this */
     uint64_t started, max_calls, warm_calls;
-    int64_t *lat;             /* latencies of counted ops, ns */
+    int64_t *lat; /* latencies of counted ops, ns */
     size_t nlat, caplat;
-    int64_t last_end_ns;      /* end of the last counted op */
+    int64_t last_end_ns; /* end of the last counted op */
     uint64_t errors;
     char first_error[256];
-    unsigned busy;            /* slots with a call in flight */
-    pid_t server_pgid;        /* the relay's process group (0 on the direct path) */
+    unsigned busy;     /* slots with a call in flight */
+    pid_t server_pgid; /* the relay's process group (0 on the direct path) */
     pid_t baseline_pgid;
     int64_t server_cpu0_ns, baseline_cpu0_ns; /* CPU at the warm-up's end; -1: unknown */
 };
@@ -101,8 +101,8 @@ static void op_done(rl_client *c);
 static void start_call(slot *s, void *method, const ProtobufCMessage *msg)
 {
     bench *b = s->b;
-    grpc_call *call = grpc_channel_create_registered_call(b->channel, NULL, GRPC_PROPAGATE_DEFAULTS, b->loop.cq,
-                                                          method, rl_deadline_after_ms(CALL_TIMEOUT_MS), NULL);
+    grpc_call *call = grpc_channel_create_registered_call(b->channel, NULL, GRPC_PROPAGATE_DEFAULTS, b->loop.cq, method,
+                                                          rl_deadline_after_ms(CALL_TIMEOUT_MS), NULL);
     if (rl_client_start(&s->c, call, msg, op_done) != RL_OK) {
         b->errors++;
         return;
@@ -250,8 +250,8 @@ static int bench_path(const char *target, bool direct, unsigned concurrency, dou
     b.max_calls = max_calls;
     b.server_pgid = server_pgid;
     b.baseline_pgid = baseline_pgid;
-    b.method = grpc_channel_register_call(
-        b.channel, direct ? "/relaylab.Baseline/Lookup" : "/relaylab.Relay/Process", NULL, NULL);
+    b.method = grpc_channel_register_call(b.channel, direct ? "/relaylab.Baseline/Lookup" : "/relaylab.Relay/Process",
+                                          NULL, NULL);
     b.work_method = grpc_channel_register_call(b.channel, "/relaylab.Baseline/Work", NULL, NULL);
 
     int rc = run_path(&b, concurrency, seconds, out);
@@ -269,12 +269,12 @@ static int bench_path(const char *target, bool direct, unsigned concurrency, dou
 
 /* One row of the table: the reference relay or a --relay command. */
 typedef struct peer {
-    const char *cmd;  /* the --relay command; NULL for the reference */
-    rl_proc proc;     /* zeroed until started */
-    char addr[64];    /* where it listens, once started */
-    bool started;     /* it listened; |why| says why not otherwise */
+    const char *cmd; /* the --relay command; NULL for the reference */
+    rl_proc proc;    /* zeroed until started */
+    char addr[64];   /* where it listens, once started */
+    bool started;    /* it listened; |why| says why not otherwise */
     char why[400];
-    int rc;           /* run_path's return */
+    int rc; /* run_path's return */
     result res;
 } peer;
 
@@ -422,13 +422,14 @@ static void stop_server(rl_proc *p, const char *name)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: bench-relay [--concurrency N] [--seconds S] [--calls MAX] [--relay CMD]...\n"
-               "  --concurrency N  calls in flight (default 64)\n"
-               "  --seconds S      measured time per path, after a short warm-up (default 5)\n"
-               "  --calls MAX      at most this many ops per path (default 1000000)\n"
-               "  --relay CMD      also measure this relay: a shell command that listens on\n"
-               "                   $RELAYLAB_LISTEN and calls the baseline at $RELAYLAB_BASELINE,\n"
-               "                   as the grader starts a submission (repeatable, up to %d)\n",
+    fprintf(f,
+            "usage: bench-relay [--concurrency N] [--seconds S] [--calls MAX] [--relay CMD]...\n"
+            "  --concurrency N  calls in flight (default 64)\n"
+            "  --seconds S      measured time per path, after a short warm-up (default 5)\n"
+            "  --calls MAX      at most this many ops per path (default 1000000)\n"
+            "  --relay CMD      also measure this relay: a shell command that listens on\n"
+            "                   $RELAYLAB_LISTEN and calls the baseline at $RELAYLAB_BASELINE,\n"
+            "                   as the grader starts a submission (repeatable, up to %d)\n",
             MAX_RELAYS);
 }
 
@@ -525,8 +526,8 @@ static int start_servers(bench_run *r)
     char err[512];
     const char *baseline_argv[] = {baseline_path, "--listen", "127.0.0.1:0", NULL};
     rl_proc_options bo = {.argv = baseline_argv, .kill_with_parent = true};
-    if (rl_proc_start_server(&r->baseline, &bo, 10000, r->baseline_addr, sizeof r->baseline_addr, err,
-                             sizeof err) != RL_OK) {
+    if (rl_proc_start_server(&r->baseline, &bo, 10000, r->baseline_addr, sizeof r->baseline_addr, err, sizeof err) !=
+        RL_OK) {
         fprintf(stderr, "bench-relay: %s (build it with `make`)\n", err);
         return RL_ESYS;
     }
@@ -623,8 +624,7 @@ static void print_notes(const bench_run *r)
         if (res->errors)
             printf("%s: %llu failed calls, the first: %s\n", name, (unsigned long long)res->errors, res->first_error);
         if (rc != RL_OK)
-            printf("%s: calls still in flight %d s after the stop were cancelled\n", name,
-                   CALL_TIMEOUT_MS / 1000 + 2);
+            printf("%s: calls still in flight %d s after the stop were cancelled\n", name, CALL_TIMEOUT_MS / 1000 + 2);
         if (res->ops == 0)
             printf("%s: no call completed\n", name);
     }

@@ -118,8 +118,8 @@ static int free_read(const bench_opts *o, const producer *pr)
         return 1;
     qsort(mbs, (size_t)n, sizeof *mbs, cmp_double);
     qsort(cps, (size_t)n, sizeof *cps, cmp_double);
-    printf("| %s | %u x %u | %d | %.0f | %.0f | %.0f | %.0f |\n", label, o->count, o->size, n, mbs[n - 1],
-           mbs[n / 2], cps[n - 1], cps[n / 2]);
+    printf("| %s | %u x %u | %d | %.0f | %.0f | %.0f | %.0f |\n", label, o->count, o->size, n, mbs[n - 1], mbs[n / 2],
+           cps[n - 1], cps[n / 2]);
     fflush(stdout);
     return 0;
 }
@@ -231,9 +231,8 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--submission") == 0 && i + 1 < argc)
             o.submission = argv[++i];
         else {
-            fprintf(stderr,
-                    "usage: bench-streamer [--bin DIR] [--count N] [--size BYTES] [--runs N] [--windows N]\n"
-                    "                      [--submission CMD]\n");
+            fprintf(stderr, "usage: bench-streamer [--bin DIR] [--count N] [--size BYTES] [--runs N] [--windows N]\n"
+                            "                      [--submission CMD]\n");
             return 2;
         }
     }
@@ -251,8 +250,9 @@ int main(int argc, char **argv)
     const producer sub = {.label = o.submission, .line = o.submission};
     int fails = 0;
 
-    printf("### Free reader\n\n| producer | request | runs | best MB/s | median MB/s | best chunks/s | median chunks/s |\n"
-           "|---|---|---|---|---|---|---|\n");
+    printf(
+        "### Free reader\n\n| producer | request | runs | best MB/s | median MB/s | best chunks/s | median chunks/s |\n"
+        "|---|---|---|---|---|---|---|\n");
     fails += free_read(&o, &paced);
     fails += free_read(&o, &unbounded);
     if (o.submission)

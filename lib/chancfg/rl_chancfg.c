@@ -223,8 +223,7 @@ const char *cc_suggest(const char *word, const void *base, size_t n, size_t stri
             d = cc_edit_distance(word, cand);
         /* "keepalive_time_ms" for "grpc.keepalive_time_ms": a missing
          * "grpc." prefix is not five mistakes. */
-        if (strncmp(cand, "grpc.", 5) == 0 && strncmp(word, "grpc.", 5) != 0 &&
-            !too_far(wl, cl - 5, limit)) {
+        if (strncmp(cand, "grpc.", 5) == 0 && strncmp(word, "grpc.", 5) != 0 && !too_far(wl, cl - 5, limit)) {
             unsigned d2 = cc_edit_distance(word, cand + 5);
             if (d2 < d)
                 d = d2;
@@ -287,8 +286,7 @@ int rl_chancfg_parse(const char *buf, size_t len, rl_chancfg **out, rl_chancfg_d
             diag_set(diag, 0, 0, -1, "out of memory");
             return RL_ENOMEM;
         }
-        diag_set(diag, err.line > 0 ? err.line : 0, err.column > 0 ? err.column : 0,
-                 err.position, "%s", err.text);
+        diag_set(diag, err.line > 0 ? err.line : 0, err.column > 0 ? err.column : 0, err.position, "%s", err.text);
         return RL_EPARSE;
     }
     *out = cfg;
@@ -392,8 +390,8 @@ void rl_chancfg_report_fini(rl_chancfg_report *report)
     rl_chancfg_report_init(report);
 }
 
-int rl_chancfg_report_add(rl_chancfg_report *report, rl_chancfg_severity severity,
-                          const char *rule, const char *path, const char *why)
+int rl_chancfg_report_add(rl_chancfg_report *report, rl_chancfg_severity severity, const char *rule, const char *path,
+                          const char *why)
 {
     if (report->nfindings == report->cap) {
         size_t cap = report->cap ? report->cap * 2 : 16;

@@ -103,9 +103,9 @@ typedef struct rl_chancfg_finding {
 typedef struct rl_chancfg_report {
     rl_chancfg_finding *findings; /* in file order within each rule family */
     size_t nfindings;
-    size_t cap;        /* allocated slots */
-    size_t nerrors;    /* findings with RL_CHANCFG_ERROR */
-    size_t nwarnings;  /* findings with RL_CHANCFG_WARNING */
+    size_t cap;       /* allocated slots */
+    size_t nerrors;   /* findings with RL_CHANCFG_ERROR */
+    size_t nwarnings; /* findings with RL_CHANCFG_WARNING */
 } rl_chancfg_report;
 
 void rl_chancfg_report_init(rl_chancfg_report *report);
@@ -114,12 +114,11 @@ void rl_chancfg_report_fini(rl_chancfg_report *report);
 
 /* Adds a finding; |rule| must be static. For callers that add verdicts of
  * their own (the CLI adds gRPC's). Returns 0 or RL_ENOMEM. */
-int rl_chancfg_report_add(rl_chancfg_report *report, rl_chancfg_severity severity,
-                          const char *rule, const char *path, const char *why);
+int rl_chancfg_report_add(rl_chancfg_report *report, rl_chancfg_severity severity, const char *rule, const char *path,
+                          const char *why);
 
 /* The first finding of |rule| in |report|, or NULL. */
-const rl_chancfg_finding *rl_chancfg_report_find(const rl_chancfg_report *report,
-                                                 const char *rule);
+const rl_chancfg_finding *rl_chancfg_report_find(const rl_chancfg_report *report, const char *rule);
 
 /* Checks every rule against |cfg| and appends the findings to |report|
  * (initialised by the caller). Returns 0 whatever was found (look at
@@ -147,15 +146,14 @@ const rl_chancfg_rule *rl_chancfg_rules(size_t *n);
  * rl_chancfg_args_free. Refuses a config the checker finds errors in.
  * Returns 0, RL_EINVAL (the config has errors, or a pointer arg in |extra|)
  * or RL_ENOMEM. */
-int rl_chancfg_channel_args(const rl_chancfg *cfg, rl_chancfg_side side, const grpc_arg *extra,
-                            size_t nextra, grpc_channel_args **out);
+int rl_chancfg_channel_args(const rl_chancfg *cfg, rl_chancfg_side side, const grpc_arg *extra, size_t nextra,
+                            grpc_channel_args **out);
 
 /* Loads |path| and builds |side|'s args in one step, for programs that take
  * --config FILE. Returns 0 with *out (free with rl_chancfg_args_free), or an
  * RL_E code with one line in |err|: the JSON position, or the first rule the
  * config breaks (bin/channel-config check lists them all). */
-int rl_chancfg_load_args(const char *path, rl_chancfg_side side, grpc_channel_args **out, char *err,
-                         size_t errlen);
+int rl_chancfg_load_args(const char *path, rl_chancfg_side side, grpc_channel_args **out, char *err, size_t errlen);
 
 /* Frees args made by rl_chancfg_channel_args; accepts NULL. */
 void rl_chancfg_args_free(grpc_channel_args *args);
@@ -175,8 +173,7 @@ typedef enum rl_chancfg_format {
  * service config as a JSON string under "grpc.service_config". The caller
  * frees |*out| like rl_chancfg_service_config's. Refuses a config with errors.
  * Returns 0, RL_EINVAL or RL_ENOMEM. */
-int rl_chancfg_format_args(const rl_chancfg *cfg, rl_chancfg_side side, rl_chancfg_format format,
-                           char **out);
+int rl_chancfg_format_args(const rl_chancfg *cfg, rl_chancfg_side side, rl_chancfg_format format, char **out);
 
 /* ---- reading values (for graders and programs that act on a config) ---- */
 
@@ -185,8 +182,8 @@ int rl_chancfg_format_args(const rl_chancfg *cfg, rl_chancfg_side side, rl_chanc
  * for "off"/"infinite"; INT64_MIN where gRPC computes the default at run
  * time). |*configured| (may be NULL) says which.
  * Returns 0, or RL_ENOTFOUND if |name| is not an integer arg of that side. */
-int rl_chancfg_effective_int(const rl_chancfg *cfg, rl_chancfg_side side, const char *name,
-                             int64_t *value, bool *configured);
+int rl_chancfg_effective_int(const rl_chancfg *cfg, rl_chancfg_side side, const char *name, int64_t *value,
+                             bool *configured);
 
 /* The intermediary's idle timeout and kind ("nat", "l4-lb", ...; static or
  * owned by |cfg|). Returns 0, or RL_ENOTFOUND when none is declared (or it
@@ -199,18 +196,17 @@ typedef struct rl_chancfg_method {
     bool has_timeout;
     int64_t timeout_ms;
     bool has_retry;
-    int max_attempts;          /* as gRPC uses it: clamped to 5 */
+    int max_attempts; /* as gRPC uses it: clamped to 5 */
     int64_t initial_backoff_ms;
     int64_t max_backoff_ms;
     double backoff_multiplier;
-    uint32_t retryable_codes;  /* bit (1u << code) for each retryable grpc_status_code */
+    uint32_t retryable_codes; /* bit (1u << code) for each retryable grpc_status_code */
 } rl_chancfg_method;
 
 /* Fills |out| for /|service|/|method|. A retry policy the checker would
  * refuse leaves has_retry false. Returns 0, or RL_ENOTFOUND when no
  * methodConfig names the method (or the config has no service config). */
-int rl_chancfg_method_config(const rl_chancfg *cfg, const char *service, const char *method,
-                             rl_chancfg_method *out);
+int rl_chancfg_method_config(const rl_chancfg *cfg, const char *service, const char *method, rl_chancfg_method *out);
 
 /* ---- the world a config is judged in ---------------------------------- */
 
@@ -235,12 +231,12 @@ int rl_chancfg_method_config(const rl_chancfg *cfg, const char *service, const c
  * is the world's alone: how many attempts in a row a restarting backend fails
  * with UNAVAILABLE before it answers (1..4), which a retry policy must outlast. */
 typedef struct rl_chancfg_world {
-    char name[64];          /* the deployment's name: [a-z0-9._-], 1..63 bytes */
-    char description[256];  /* one line, control bytes replaced; may be "" */
-    size_t index, count;    /* which deployment of how many in the file */
-    bool by_seed;           /* picked by hashing the variant (not by name or default) */
+    char name[64];            /* the deployment's name: [a-z0-9._-], 1..63 bytes */
+    char description[256];    /* one line, control bytes replaced; may be "" */
+    size_t index, count;      /* which deployment of how many in the file */
+    bool by_seed;             /* picked by hashing the variant (not by name or default) */
     int unavailable_in_a_row; /* backend.unavailable_in_a_row; 0: not stated */
-    rl_chancfg *deployment; /* owned: a config holding only the world's sections */
+    rl_chancfg *deployment;   /* owned: a config holding only the world's sections */
 } rl_chancfg_world;
 
 /* Loads the world file |path| and picks one deployment: the one named
@@ -250,8 +246,7 @@ typedef struct rl_chancfg_world {
  * one seed keeps its deployment on every machine. Returns 0 with |*out|
  * filled (release with rl_chancfg_world_fini), or RL_ENOTFOUND/RL_ESYS/
  * RL_EPARSE/RL_EINVAL (a malformed world) /RL_ENOMEM with one line in |err|. */
-int rl_chancfg_world_load(const char *path, const char *variant, rl_chancfg_world *out, char *err,
-                          size_t errlen);
+int rl_chancfg_world_load(const char *path, const char *variant, rl_chancfg_world *out, char *err, size_t errlen);
 
 /* Frees what |w| owns; accepts a zeroed or finalised world. */
 void rl_chancfg_world_fini(rl_chancfg_world *w);
@@ -270,8 +265,7 @@ void rl_chancfg_world_describe(const rl_chancfg_world *w, char *buf, size_t len)
  * "world.ignored" at its path. A |cfg| that is not a JSON object, or whose
  * server section is not one, is copied as it is (the checker reports it).
  * Returns 0 or RL_ENOMEM (nothing allocated in |*out|). */
-int rl_chancfg_in_world(const rl_chancfg *cfg, const rl_chancfg_world *w, rl_chancfg **out,
-                        rl_chancfg_report *notes);
+int rl_chancfg_in_world(const rl_chancfg *cfg, const rl_chancfg_world *w, rl_chancfg **out, rl_chancfg_report *notes);
 
 /* The calls section's longest_deadline_ms. Returns 0, or RL_ENOTFOUND when
  * the config has none (or it is invalid). */
@@ -280,11 +274,11 @@ int rl_chancfg_calls_deadline(const rl_chancfg *cfg, int64_t *ms);
 /* ---- gRPC's own verdict ----------------------------------------------- */
 
 typedef struct rl_chancfg_verdict {
-    bool accepted;    /* gRPC built a working channel from the client args */
-    int status;       /* grpc_status_code of the probe call */
+    bool accepted;     /* gRPC built a working channel from the client args */
+    int status;        /* grpc_status_code of the probe call */
     char reason[1024]; /* when rejected: gRPC's own words from its ERROR log
-                       * line; when accepted: any ERROR lines gRPC logged
-                       * (e.g. "clamped retryPolicy.maxAttempts at 5"), or "" */
+                        * line; when accepted: any ERROR lines gRPC logged
+                        * (e.g. "clamped retryPolicy.maxAttempts at 5"), or "" */
 } rl_chancfg_verdict;
 
 /* Hands the client args (service config included) to gRPC: creates a channel

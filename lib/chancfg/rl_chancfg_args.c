@@ -58,7 +58,8 @@ static int collect(const rl_chancfg *cfg, unsigned side, bool lenient, items *ou
     const char *key;
     const json_t *v;
     const json_t *sc = NULL;
-    json_object_foreach((json_t *)sec, key, v) {
+    json_object_foreach((json_t *)sec, key, v)
+    {
         if (side == CC_SIDE_CLIENT && strcmp(key, "service_config") == 0) {
             sc = v;
             continue;
@@ -84,7 +85,8 @@ static int collect(const rl_chancfg *cfg, unsigned side, bool lenient, items *ou
         memset(it, 0, sizeof(*it));
         it->key = GRPC_ARG_SERVICE_CONFIG;
         it->is_string = true;
-        it->sval = json_is_string(sc) ? cc_strdup(json_string_value(sc)) : dump_json(sc, JSON_COMPACT | JSON_REAL_PRECISION(15));
+        it->sval = json_is_string(sc) ? cc_strdup(json_string_value(sc))
+                                      : dump_json(sc, JSON_COMPACT | JSON_REAL_PRECISION(15));
         if (!it->sval)
             goto fail;
         out->n++;
@@ -156,8 +158,8 @@ fail:
     return RL_ENOMEM;
 }
 
-int rl_chancfg_channel_args(const rl_chancfg *cfg, rl_chancfg_side side, const grpc_arg *extra,
-                            size_t nextra, grpc_channel_args **out)
+int rl_chancfg_channel_args(const rl_chancfg *cfg, rl_chancfg_side side, const grpc_arg *extra, size_t nextra,
+                            grpc_channel_args **out)
 {
     *out = NULL;
     for (size_t i = 0; i < nextra; i++)
@@ -213,8 +215,7 @@ static void add_string_literal(cc_buf *b, const char *s)
     cc_free(lit);
 }
 
-int rl_chancfg_format_args(const rl_chancfg *cfg, rl_chancfg_side side, rl_chancfg_format format,
-                           char **out)
+int rl_chancfg_format_args(const rl_chancfg *cfg, rl_chancfg_side side, rl_chancfg_format format, char **out)
 {
     *out = NULL;
     int rc = require_clean(cfg);
@@ -243,8 +244,7 @@ int rl_chancfg_format_args(const rl_chancfg *cfg, rl_chancfg_side side, rl_chanc
     return *out ? 0 : RL_ENOMEM;
 }
 
-int rl_chancfg_load_args(const char *path, rl_chancfg_side side, grpc_channel_args **out, char *err,
-                         size_t errlen)
+int rl_chancfg_load_args(const char *path, rl_chancfg_side side, grpc_channel_args **out, char *err, size_t errlen)
 {
     rl_chancfg *cfg = NULL;
     rl_chancfg_diag diag;

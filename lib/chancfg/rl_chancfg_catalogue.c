@@ -11,18 +11,33 @@
 #include <string.h>
 
 #define OFF INT32_MAX /* gRPC's "infinite"/"disabled" for millisecond args */
-#define ND CC_NODEFAULT
+#define ND  CC_NODEFAULT
 
 static const char *const lb_policies[] = {"pick_first", "round_robin", "grpclb", NULL};
 static const char *const opt_targets[] = {"latency", "blend", "throughput", NULL};
 
 /* Each wrapper stringifies its macro argument itself: passed through to a
  * common macro it would be expanded to the string first. */
-#define ARG(m, sides, type, lo, hi, dc, ds) {m, #m, sides, type, lo, hi, dc, ds, NULL}
-#define INT_ARG(m, sides, lo, dc, ds) {m, #m, sides, CC_INT, lo, INT32_MAX, dc, ds, NULL}
-#define BOOL_ARG(m, sides, dc, ds) {m, #m, sides, CC_BOOL, 0, 1, dc, ds, NULL}
-#define STR_ARG(m, sides) {m, #m, sides, CC_STRING, 0, 0, ND, ND, NULL}
-#define PTR_ARG(m) {m, #m, CC_SIDE_BOTH, CC_POINTER, 0, 0, ND, ND, NULL}
+#define ARG(m, sides, type, lo, hi, dc, ds)                                                                            \
+    {                                                                                                                  \
+        m, #m, sides, type, lo, hi, dc, ds, NULL                                                                       \
+    }
+#define INT_ARG(m, sides, lo, dc, ds)                                                                                  \
+    {                                                                                                                  \
+        m, #m, sides, CC_INT, lo, INT32_MAX, dc, ds, NULL                                                              \
+    }
+#define BOOL_ARG(m, sides, dc, ds)                                                                                     \
+    {                                                                                                                  \
+        m, #m, sides, CC_BOOL, 0, 1, dc, ds, NULL                                                                      \
+    }
+#define STR_ARG(m, sides)                                                                                              \
+    {                                                                                                                  \
+        m, #m, sides, CC_STRING, 0, 0, ND, ND, NULL                                                                    \
+    }
+#define PTR_ARG(m)                                                                                                     \
+    {                                                                                                                  \
+        m, #m, CC_SIDE_BOTH, CC_POINTER, 0, 0, ND, ND, NULL                                                            \
+    }
 
 enum { C = CC_SIDE_CLIENT, S = CC_SIDE_SERVER, B = CC_SIDE_BOTH };
 
@@ -95,8 +110,7 @@ static const cc_argdef g_args[] = {
     BOOL_ARG(GRPC_ARG_ENABLE_LOAD_REPORTING, S, ND, 0),
     BOOL_ARG(GRPC_ARG_ENABLE_CHANNELZ, B, 1, 1),
     INT_ARG(GRPC_ARG_MAX_CHANNEL_TRACE_EVENT_MEMORY_PER_NODE, B, 0, ND, ND),
-    {GRPC_ARG_OPTIMIZATION_TARGET, "GRPC_ARG_OPTIMIZATION_TARGET", B, CC_STRING, 0, 0, ND, ND,
-     opt_targets},
+    {GRPC_ARG_OPTIMIZATION_TARGET, "GRPC_ARG_OPTIMIZATION_TARGET", B, CC_STRING, 0, 0, ND, ND, opt_targets},
     INT_ARG(GRPC_ARG_TCP_READ_CHUNK_SIZE, B, 1, 8192, 8192),
     INT_ARG(GRPC_ARG_TCP_MIN_READ_CHUNK_SIZE, B, 1, ND, ND),
     INT_ARG(GRPC_ARG_TCP_MAX_READ_CHUNK_SIZE, B, 1, ND, ND),

@@ -22,7 +22,7 @@ char *cc_strdup(const char *s);
 /* A growable NUL-terminated string. After an allocation failure |oom| stays
  * set, further appends do nothing, and the owner reports RL_ENOMEM once. */
 typedef struct cc_buf {
-    char *p;   /* NULL until the first append */
+    char *p; /* NULL until the first append */
     size_t len;
     size_t cap;
     bool oom;
@@ -62,7 +62,7 @@ typedef struct cc_argdef {
     const char *macro; /* the C macro in grpc_types.h */
     unsigned sides;    /* CC_SIDE_* the arg has an effect on */
     cc_argtype type;
-    int64_t min, max;  /* CC_INT only */
+    int64_t min, max;               /* CC_INT only */
     int64_t def_client, def_server; /* gRPC 1.51's defaults; INT32_MAX = off */
     const char *const *choices;     /* CC_STRING: NULL-terminated, or NULL */
 } cc_argdef;
@@ -72,7 +72,7 @@ const cc_argdef *cc_argdef_table(size_t *n);
 
 /* How a value of the file stands, for rules that combine several. */
 typedef enum cc_state {
-    CC_ABSENT,  /* not configured: gRPC's default applies */
+    CC_ABSENT, /* not configured: gRPC's default applies */
     CC_VALID,
     CC_INVALID, /* configured but wrong (another rule reports it) */
 } cc_state;
@@ -110,8 +110,8 @@ bool cc_parse_duration(const char *s, cc_duration *d, const char **why);
 int64_t cc_duration_ms(const cc_duration *d);
 
 /* Status code names as the service config spells them. */
-const char *cc_status_name(int code);        /* NULL if not 0..16 */
-int cc_status_from_name(const char *name);  /* -1 if not a name */
+const char *cc_status_name(int code);      /* NULL if not 0..16 */
+int cc_status_from_name(const char *name); /* -1 if not a name */
 extern const char *const cc_status_names[17];
 
 /* Whether |d| is a whole number, without the undefined behaviour of casting

@@ -33,8 +33,7 @@ static void capture_log(gpr_log_func_args *args)
         return;
     pthread_mutex_lock(&g_cap_lock);
     if (g_cap_len + 3 < sizeof(g_cap)) {
-        int n = snprintf(g_cap + g_cap_len, sizeof(g_cap) - g_cap_len, "%s%s",
-                         g_cap_len ? "; " : "", args->message);
+        int n = snprintf(g_cap + g_cap_len, sizeof(g_cap) - g_cap_len, "%s%s", g_cap_len ? "; " : "", args->message);
         if (n > 0)
             g_cap_len += (size_t)n;
         if (g_cap_len >= sizeof(g_cap))
@@ -48,8 +47,8 @@ static void capture_log(gpr_log_func_args *args)
 static void stderr_log(gpr_log_func_args *args)
 {
     const char *file = strrchr(args->file, '/');
-    fprintf(stderr, "%c %s:%d] %s\n", gpr_log_severity_string(args->severity)[0],
-            file ? file + 1 : args->file, args->line, args->message);
+    fprintf(stderr, "%c %s:%d] %s\n", gpr_log_severity_string(args->severity)[0], file ? file + 1 : args->file,
+            args->line, args->message);
 }
 
 /* The first captured record's reason with gRPC's prefix cut, one line. */
@@ -84,8 +83,7 @@ static int bound_port(int *fd_out, char *target, size_t len)
     sa.sin_family = AF_INET;
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t sl = sizeof(sa);
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-        getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || getsockname(fd, (struct sockaddr *)&sa, &sl) != 0) {
         close(fd);
         return RL_ESYS;
     }
@@ -94,16 +92,12 @@ static int bound_port(int *fd_out, char *target, size_t len)
     return 0;
 }
 
-static int probe_call(grpc_channel *ch, int timeout_ms, grpc_status_code *status, char *details,
-                      size_t dlen)
+static int probe_call(grpc_channel *ch, int timeout_ms, grpc_status_code *status, char *details, size_t dlen)
 {
     grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
-    gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
-                                         gpr_time_from_millis(timeout_ms, GPR_TIMESPAN));
-    grpc_call *call = grpc_channel_create_call(ch, NULL, 0, cq,
-                                               grpc_slice_from_static_string(
-                                                   "/relaylab.Baseline/Lookup"),
-                                               NULL, deadline, NULL);
+    gpr_timespec deadline = gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC), gpr_time_from_millis(timeout_ms, GPR_TIMESPAN));
+    grpc_call *call = grpc_channel_create_call(
+        ch, NULL, 0, cq, grpc_slice_from_static_string("/relaylab.Baseline/Lookup"), NULL, deadline, NULL);
     grpc_metadata_array im, tm;
     grpc_metadata_array_init(&im);
     grpc_metadata_array_init(&tm);
@@ -144,8 +138,7 @@ static int probe_call(grpc_channel *ch, int timeout_ms, grpc_status_code *status
     if (call)
         grpc_call_unref(call);
     grpc_completion_queue_shutdown(cq);
-    while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
-           GRPC_QUEUE_SHUTDOWN)
+    while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type != GRPC_QUEUE_SHUTDOWN)
         ;
     grpc_completion_queue_destroy(cq);
     return rc;

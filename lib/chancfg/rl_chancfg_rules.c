@@ -27,18 +27,27 @@ static const rl_chancfg_rule g_rules[] = {
     {"arg.range", RL_CHANCFG_ERROR, "an arg value outside what gRPC accepts (negative, beyond a C int)"},
     {"arg.deprecated", RL_CHANCFG_WARNING, "an arg that has no effect in gRPC 1.51"},
     {"keepalive.idle-timeout", RL_CHANCFG_ERROR, "no side pings more often than the intermediary's idle timeout"},
-    {"keepalive.pings-without-data", RL_CHANCFG_ERROR, "the pinging side stops after max_pings_without_data pings on a quiet connection"},
-    {"keepalive.idle-without-calls", RL_CHANCFG_ERROR, "nobody pings while no call runs, and the channel outlives the idle timeout"},
-    {"keepalive.min-ping-interval", RL_CHANCFG_ERROR, "client keepalive_time below the server's min ping interval (warning if max_ping_strikes is 0)"},
-    {"keepalive.permit-mismatch", RL_CHANCFG_ERROR, "client pings without calls, the server does not permit it (warning if max_ping_strikes is 0)"},
+    {"keepalive.pings-without-data", RL_CHANCFG_ERROR,
+     "the pinging side stops after max_pings_without_data pings on a quiet connection"},
+    {"keepalive.idle-without-calls", RL_CHANCFG_ERROR,
+     "nobody pings while no call runs, and the channel outlives the idle timeout"},
+    {"keepalive.min-ping-interval", RL_CHANCFG_ERROR,
+     "client keepalive_time below the server's min ping interval (warning if max_ping_strikes is 0)"},
+    {"keepalive.permit-mismatch", RL_CHANCFG_ERROR,
+     "client pings without calls, the server does not permit it (warning if max_ping_strikes is 0)"},
     {"keepalive.timeout-above-time", RL_CHANCFG_ERROR, "keepalive_timeout above keepalive_time"},
     {"keepalive.too-frequent", RL_CHANCFG_WARNING, "client keepalive_time below 10 s"},
-    {"age.grace-below-deadline", RL_CHANCFG_ERROR, "max_connection_age_grace shorter than the longest declared deadline"},
-    {"age.grace-unbounded", RL_CHANCFG_WARNING, "max_connection_age without a grace: one stuck call holds the old connection forever"},
-    {"age.too-short", RL_CHANCFG_ERROR, "max_connection_age below 10 s: reconnects (handshakes) dominate, and the +-10 % jitter spreads them over too little time"},
+    {"age.grace-below-deadline", RL_CHANCFG_ERROR,
+     "max_connection_age_grace shorter than the longest declared deadline"},
+    {"age.grace-unbounded", RL_CHANCFG_WARNING,
+     "max_connection_age without a grace: one stuck call holds the old connection forever"},
+    {"age.too-short", RL_CHANCFG_ERROR,
+     "max_connection_age below 10 s: reconnects (handshakes) dominate, and the +-10 % jitter spreads them over too "
+     "little time"},
     {"reconnect.backoff-order", RL_CHANCFG_ERROR, "initial reconnect backoff above the maximum"},
     {"sc.type", RL_CHANCFG_ERROR, "a service config field has the wrong JSON type"},
-    {"sc.unknown-field", RL_CHANCFG_ERROR, "a service config field gRPC does not know: ignored silently (did-you-mean)"},
+    {"sc.unknown-field", RL_CHANCFG_ERROR,
+     "a service config field gRPC does not know: ignored silently (did-you-mean)"},
     {"sc.name-missing", RL_CHANCFG_ERROR, "a methodConfig without names applies to nothing"},
     {"sc.name-invalid", RL_CHANCFG_ERROR, "a name with a method but no service"},
     {"sc.duplicate-name", RL_CHANCFG_ERROR, "two method configs for the same name (gRPC rejects the config)"},
@@ -57,11 +66,15 @@ static const rl_chancfg_rule g_rules[] = {
     {"retry.backoff-order", RL_CHANCFG_WARNING, "maxBackoff below initialBackoff"},
     {"retry.status-codes", RL_CHANCFG_ERROR, "retryableStatusCodes missing, empty, or not status code names"},
     {"retry.non-retryable-code", RL_CHANCFG_ERROR, "a status code no retry can turn into success"},
-    {"retry.risky-code", RL_CHANCFG_WARNING, "a status code that is retryable only for idempotent methods or with throttling"},
+    {"retry.risky-code", RL_CHANCFG_WARNING,
+     "a status code that is retryable only for idempotent methods or with throttling"},
     {"retry.throttling", RL_CHANCFG_ERROR, "retryThrottling outside gRFC A6's limits"},
-    {"retry.per-attempt-ignored", RL_CHANCFG_WARNING, "perAttemptRecvTimeout without grpc.experimental.enable_hedging: ignored"},
+    {"retry.per-attempt-ignored", RL_CHANCFG_WARNING,
+     "perAttemptRecvTimeout without grpc.experimental.enable_hedging: ignored"},
     {"grpc.rejected", RL_CHANCFG_ERROR, "gRPC itself refused the client args (reported by the CLI)"},
-    {"world.ignored", RL_CHANCFG_WARNING, "the config declares a world (intermediary, call deadline, a server arg the platform fixes) other than the one it is judged in: ignored"},
+    {"world.ignored", RL_CHANCFG_WARNING,
+     "the config declares a world (intermediary, call deadline, a server arg the platform fixes) other than the one it "
+     "is judged in: ignored"},
 };
 
 const rl_chancfg_rule *rl_chancfg_rules(size_t *n)
@@ -71,9 +84,10 @@ const rl_chancfg_rule *rl_chancfg_rules(size_t *n)
 }
 
 #define INF_MS INT32_MAX
-#define NO_PING_WITHOUT_CALLS_MS 7200000 /* a server that does not permit
-                                          * pings without calls allows one
-                                          * per 2 hours then */
+#define NO_PING_WITHOUT_CALLS_MS                                                                                       \
+    7200000 /* a server that does not permit                                                                           \
+             * pings without calls allows one                                                                          \
+             * per 2 hours then */
 
 /* ---- adding findings (shared with rl_chancfg_sc.c) --------------------- */
 
@@ -85,8 +99,7 @@ void cc_check_add(cc_check *c, rl_chancfg_severity sev, const char *rule, const 
     va_start(ap, fmt);
     cc_buf_vprintf(&why, fmt, ap);
     va_end(ap);
-    if (path->oom || why.oom || rl_chancfg_report_add(c->rep, sev, rule, cc_buf_str(path),
-                                                      cc_buf_str(&why)) != 0)
+    if (path->oom || why.oom || rl_chancfg_report_add(c->rep, sev, rule, cc_buf_str(path), cc_buf_str(&why)) != 0)
         c->rc = RL_ENOMEM;
     cc_buf_fini(&why);
 }
@@ -134,8 +147,7 @@ void cc_check_unknown_key(cc_check *c, const char *rule, const char *base, const
     cc_check_user(&u, key);
     const char *s = cc_suggest(key, known, nknown, sizeof(known[0]));
     if (s)
-        cc_check_add(c, RL_CHANCFG_ERROR, rule, &p, "%s is not %s; did you mean \"%s\"?", cc_buf_str(&u),
-                     what, s);
+        cc_check_add(c, RL_CHANCFG_ERROR, rule, &p, "%s is not %s; did you mean \"%s\"?", cc_buf_str(&u), what, s);
     else
         cc_check_add(c, RL_CHANCFG_ERROR, rule, &p, "%s is not %s", cc_buf_str(&u), what);
     cc_buf_fini(&u);
@@ -207,12 +219,11 @@ static bool check_macro_name(cc_check *c, unsigned side, const char *key)
         trap = " (which has no effect in gRPC 1.51 anyway)";
     if (is_macro)
         cc_check_add(c, RL_CHANCFG_ERROR, "arg.macro-name", &p,
-                     "%s is the C macro's name; the string gRPC reads is \"%s\"%s", cc_buf_str(&u),
-                     hit->name, trap);
+                     "%s is the C macro's name; the string gRPC reads is \"%s\"%s", cc_buf_str(&u), hit->name, trap);
     else
         cc_check_add(c, RL_CHANCFG_ERROR, "arg.macro-name", &p,
-                     "%s is spelled after the C macro %s, but that macro's string is \"%s\"%s",
-                     cc_buf_str(&u), macro, hit->name, trap);
+                     "%s is spelled after the C macro %s, but that macro's string is \"%s\"%s", cc_buf_str(&u), macro,
+                     hit->name, trap);
     cc_buf_fini(&u);
     cc_buf_fini(&p);
     return true;
@@ -247,8 +258,7 @@ static void check_arg(cc_check *c, unsigned side, const char *key, const json_t 
                          cc_buf_str(&u), s);
         else
             cc_check_add(c, RL_CHANCFG_ERROR, "arg.unknown", &p,
-                         "%s is not a gRPC 1.51 channel arg; gRPC would ignore it silently",
-                         cc_buf_str(&u));
+                         "%s is not a gRPC 1.51 channel arg; gRPC would ignore it silently", cc_buf_str(&u));
         goto out;
     }
     if (def->type == CC_POINTER) {
@@ -259,14 +269,13 @@ static void check_arg(cc_check *c, unsigned side, const char *key, const json_t 
                          sidename);
         else
             cc_check_add(c, RL_CHANCFG_ERROR, "arg.not-configurable", &p,
-                         "%s carries a C object (or is for gRPC's tests): it cannot come from a file",
-                         def->name);
+                         "%s carries a C object (or is for gRPC's tests): it cannot come from a file", def->name);
         goto out;
     }
     if (!(def->sides & side)) {
         cc_check_add(c, RL_CHANCFG_ERROR, "arg.wrong-side", &p,
-                     "only %ss read %s: gRPC ignores it on the %s; move it to \"%s\"", other, def->name,
-                     sidename, other);
+                     "only %ss read %s: gRPC ignores it on the %s; move it to \"%s\"", other, def->name, sidename,
+                     other);
         goto out;
     }
     int64_t iv;
@@ -282,12 +291,10 @@ static void check_arg(cc_check *c, unsigned side, const char *key, const json_t 
     case CC_INT:
         if (!json_is_integer(v)) {
             const char *hint = json_is_string(v) ? " (write 60000, not \"60s\" or \"60000\")" : "";
-            cc_check_add(c, RL_CHANCFG_ERROR, "arg.type", &p, "must be an integer, not %s%s",
-                         cc_json_type(v), hint);
+            cc_check_add(c, RL_CHANCFG_ERROR, "arg.type", &p, "must be an integer, not %s%s", cc_json_type(v), hint);
         } else if (json_integer_value(v) < 0 && def->min >= 0) {
-            cc_check_add(c, RL_CHANCFG_ERROR, "arg.range", &p,
-                         "%lld is negative; %s takes %lld..%lld%s", (long long)json_integer_value(v),
-                         def->name, (long long)def->min, (long long)def->max,
+            cc_check_add(c, RL_CHANCFG_ERROR, "arg.range", &p, "%lld is negative; %s takes %lld..%lld%s",
+                         (long long)json_integer_value(v), def->name, (long long)def->min, (long long)def->max,
                          def->max == INT32_MAX ? " (2147483647 means infinite)" : "");
         } else if (json_integer_value(v) > INT32_MAX) {
             cc_check_add(c, RL_CHANCFG_ERROR, "arg.range", &p,
@@ -296,8 +303,7 @@ static void check_arg(cc_check *c, unsigned side, const char *key, const json_t 
                          (long long)json_integer_value(v));
         } else {
             cc_check_add(c, RL_CHANCFG_ERROR, "arg.range", &p, "%lld is outside %lld..%lld for %s",
-                         (long long)json_integer_value(v), (long long)def->min, (long long)def->max,
-                         def->name);
+                         (long long)json_integer_value(v), (long long)def->min, (long long)def->max, def->name);
         }
         break;
     case CC_BOOL:
@@ -327,8 +333,7 @@ static void check_arg(cc_check *c, unsigned side, const char *key, const json_t 
             cc_buf_fini(&list);
         }
         break;
-    case CC_POINTER:
-        break;
+    case CC_POINTER: break;
     }
 out:
     cc_buf_fini(&u);
@@ -346,15 +351,16 @@ static void check_args_section(cc_check *c, unsigned side)
     cc_buf p;
     cc_check_path(&p, "$", name);
     if (!json_is_object(sec)) {
-        cc_check_add(c, RL_CHANCFG_ERROR, "schema.type", &p,
-                     "must be an object of channel args, not %s", cc_json_type(sec));
+        cc_check_add(c, RL_CHANCFG_ERROR, "schema.type", &p, "must be an object of channel args, not %s",
+                     cc_json_type(sec));
         cc_buf_fini(&p);
         return;
     }
     cc_buf_fini(&p);
     const char *key;
     const json_t *v;
-    json_object_foreach((json_t *)sec, key, v) {
+    json_object_foreach((json_t *)sec, key, v)
+    {
         if (side == CC_SIDE_CLIENT && strcmp(key, "service_config") == 0)
             cc_check_service_config(c, v);
         else
@@ -364,16 +370,14 @@ static void check_args_section(cc_check *c, unsigned side)
 
 static const char *const intermediary_kinds[] = {"nat", "l4-lb", "l7-proxy", "firewall"};
 
-static void check_positive_ms(cc_check *c, const json_t *obj, const char *base, const char *field,
-                              bool required)
+static void check_positive_ms(cc_check *c, const json_t *obj, const char *base, const char *field, bool required)
 {
     const json_t *v = json_object_get(obj, field);
     cc_buf p;
     cc_check_path(&p, base, field);
     if (!v) {
         if (required)
-            cc_check_add(c, RL_CHANCFG_ERROR, "schema.required", &p, "%s is required (milliseconds)",
-                         field);
+            cc_check_add(c, RL_CHANCFG_ERROR, "schema.required", &p, "%s is required (milliseconds)", field);
     } else if (!json_is_integer(v)) {
         cc_check_add(c, RL_CHANCFG_ERROR, "schema.type", &p, "must be an integer of milliseconds, not %s",
                      cc_json_type(v));
@@ -398,7 +402,8 @@ static void check_intermediary(cc_check *c, const json_t *im)
     }
     const char *key;
     const json_t *v;
-    json_object_foreach((json_t *)im, key, v) {
+    json_object_foreach((json_t *)im, key, v)
+    {
         bool ok = false;
         for (size_t i = 0; i < NELEM(fields); i++)
             ok |= strcmp(key, fields[i]) == 0;
@@ -413,13 +418,12 @@ static void check_intermediary(cc_check *c, const json_t *im)
         for (size_t i = 0; i < NELEM(intermediary_kinds) && json_is_string(v); i++)
             ok |= strcmp(intermediary_kinds[i], json_string_value(v)) == 0;
         if (!json_is_string(v)) {
-            cc_check_add(c, RL_CHANCFG_ERROR, "schema.type", &p, "must be a string, not %s",
-                         cc_json_type(v));
+            cc_check_add(c, RL_CHANCFG_ERROR, "schema.type", &p, "must be a string, not %s", cc_json_type(v));
         } else if (!ok) {
             cc_buf u;
             cc_check_user(&u, json_string_value(v));
-            const char *s = cc_suggest(json_string_value(v), intermediary_kinds,
-                                       NELEM(intermediary_kinds), sizeof(char *));
+            const char *s =
+                cc_suggest(json_string_value(v), intermediary_kinds, NELEM(intermediary_kinds), sizeof(char *));
             cc_check_add(c, RL_CHANCFG_ERROR, "schema.enum", &p,
                          "%s is not one of nat, l4-lb, l7-proxy, firewall%s%s%s", cc_buf_str(&u),
                          s ? "; did you mean \"" : "", s ? s : "", s ? "\"?" : "");
@@ -441,22 +445,20 @@ static void check_calls(cc_check *c, const json_t *calls)
     if (!json_is_object(calls)) {
         cc_check_path(&p, "$.calls", NULL);
         cc_check_add(c, RL_CHANCFG_ERROR, "schema.type", &p,
-                     "must be an object such as {\"longest_deadline_ms\": 30000}, not %s",
-                     cc_json_type(calls));
+                     "must be an object such as {\"longest_deadline_ms\": 30000}, not %s", cc_json_type(calls));
         cc_buf_fini(&p);
         return;
     }
     const char *key;
     const json_t *v;
-    json_object_foreach((json_t *)calls, key, v) {
+    json_object_foreach((json_t *)calls, key, v)
+    {
         if (strcmp(key, fields[0]) != 0)
-            cc_check_unknown_key(c, "schema.unknown-key", "$.calls", key, fields, NELEM(fields),
-                                 "a field of calls");
+            cc_check_unknown_key(c, "schema.unknown-key", "$.calls", key, fields, NELEM(fields), "a field of calls");
     }
     check_positive_ms(c, calls, "$.calls", "longest_deadline_ms", false);
     v = json_object_get(calls, "longest_deadline_ms");
-    if (json_is_integer(v) && json_integer_value(v) > c->longest_deadline_ms &&
-        json_integer_value(v) <= INT32_MAX)
+    if (json_is_integer(v) && json_integer_value(v) > c->longest_deadline_ms && json_integer_value(v) <= INT32_MAX)
         c->longest_deadline_ms = json_integer_value(v);
 }
 
@@ -498,8 +500,7 @@ static void check_timeout_vs_time(cc_check *c, unsigned side, const side_vals *v
                  "is already as late as the next one would be, so a dead peer is noticed only after "
                  "%lld ms",
                  side == CC_SIDE_CLIENT ? "client" : "server", (long long)v->to,
-                 v->to_s == CC_ABSENT ? " (gRPC's default)" : "", (long long)v->kt,
-                 (long long)(v->kt + v->to));
+                 v->to_s == CC_ABSENT ? " (gRPC's default)" : "", (long long)v->kt, (long long)(v->kt + v->to));
     cc_buf_fini(&p);
 }
 
@@ -509,8 +510,8 @@ static void check_keepalive(cc_check *c)
     read_side(c->cfg, CC_SIDE_CLIENT, &cl);
     read_side(c->cfg, CC_SIDE_SERVER, &sv);
     int64_t min_int, strikes, client_idle;
-    cc_state min_s = cc_arg_int(c->cfg, CC_SIDE_SERVER,
-                                GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, &min_int);
+    cc_state min_s =
+        cc_arg_int(c->cfg, CC_SIDE_SERVER, GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, &min_int);
     cc_state strikes_s = cc_arg_int(c->cfg, CC_SIDE_SERVER, GRPC_ARG_HTTP2_MAX_PING_STRIKES, &strikes);
     cc_state idle_s = cc_arg_int(c->cfg, CC_SIDE_CLIENT, GRPC_ARG_CLIENT_IDLE_TIMEOUT_MS, &client_idle);
     cc_buf p;
@@ -522,8 +523,7 @@ static void check_keepalive(cc_check *c)
     bool client_pings = cl.kt_s == CC_VALID && cl.kt < INF_MS;
     /* A server with max_ping_strikes 0 bears any number of early pings: the
      * mismatch then costs nothing but the server's patience. */
-    rl_chancfg_severity strike_sev = strikes_s == CC_VALID && strikes == 0 ? RL_CHANCFG_WARNING
-                                                                           : RL_CHANCFG_ERROR;
+    rl_chancfg_severity strike_sev = strikes_s == CC_VALID && strikes == 0 ? RL_CHANCFG_WARNING : RL_CHANCFG_ERROR;
     if (client_pings && cl.kt < 10000) {
         cc_check_path_arg(&p, CC_SIDE_CLIENT, GRPC_ARG_KEEPALIVE_TIME_MS);
         cc_check_add(c, RL_CHANCFG_WARNING, "keepalive.too-frequent", &p,
@@ -540,14 +540,13 @@ static void check_keepalive(cc_check *c)
                          "(grpc.http2.min_ping_interval_without_data_ms): each early ping is a strike, "
                          "and after more than %lld strikes the server sends GOAWAY ENHANCE_YOUR_CALM "
                          "\"too_many_pings\"",
-                         (long long)cl.kt, (long long)min_int,
-                         min_s == CC_ABSENT ? " (gRPC's default, 5 min)" : "", (long long)strikes);
+                         (long long)cl.kt, (long long)min_int, min_s == CC_ABSENT ? " (gRPC's default, 5 min)" : "",
+                         (long long)strikes);
         else
             cc_check_add(c, strike_sev, "keepalive.min-ping-interval", &p,
                          "client pings every %lld ms but the server allows one ping per %lld ms%s; "
                          "max_ping_strikes 0 makes the server bear it, but the two sides disagree",
-                         (long long)cl.kt, (long long)min_int,
-                         min_s == CC_ABSENT ? " (gRPC's default, 5 min)" : "");
+                         (long long)cl.kt, (long long)min_int, min_s == CC_ABSENT ? " (gRPC's default, 5 min)" : "");
         cc_buf_fini(&p);
     }
     if (client_pings && cl.permit_s == CC_VALID && cl.permit == 1 && sv.permit_s != CC_INVALID &&
@@ -591,13 +590,11 @@ static void check_keepalive(cc_check *c)
                      "after %lld pings with no data sent, gRPC holds further pings back (\"too many "
                      "recent pings\"), so a quiet connection goes silent and the %s drops it after "
                      "%lld ms; set 0 (no limit)%s",
-                     (long long)v->mpwd, kind, (long long)idle,
-                     v->mpwd_s == CC_ABSENT ? " - 2 is gRPC's default" : "");
+                     (long long)v->mpwd, kind, (long long)idle, v->mpwd_s == CC_ABSENT ? " - 2 is gRPC's default" : "");
         cc_buf_fini(&p);
         return;
     }
-    if ((work_c && cl.permit_s == CC_INVALID) || (work_s && sv.permit_s == CC_INVALID) ||
-        idle_s == CC_INVALID)
+    if ((work_c && cl.permit_s == CC_INVALID) || (work_s && sv.permit_s == CC_INVALID) || idle_s == CC_INVALID)
         return;
     bool idle_ok = (work_c && cl.permit == 1) || (work_s && sv.permit == 1) || client_idle < idle;
     if (!idle_ok) {
@@ -608,8 +605,8 @@ static void check_keepalive(cc_check *c)
                      "and the client keeps an idle connection for %lld ms (grpc.client_idle_timeout_ms): "
                      "the %s drops it after %lld ms first; permit pings without calls on both sides, or "
                      "set client_idle_timeout_ms below %lld",
-                     side == CC_SIDE_CLIENT ? "client" : "server", (long long)client_idle, kind,
-                     (long long)idle, (long long)idle);
+                     side == CC_SIDE_CLIENT ? "client" : "server", (long long)client_idle, kind, (long long)idle,
+                     (long long)idle);
         cc_buf_fini(&p);
     }
 }
@@ -622,8 +619,7 @@ static void check_age(cc_check *c)
 {
     int64_t age, grace;
     cc_state age_s = cc_arg_int(c->cfg, CC_SIDE_SERVER, GRPC_ARG_MAX_CONNECTION_AGE_MS, &age);
-    cc_state grace_s =
-        cc_arg_int(c->cfg, CC_SIDE_SERVER, GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, &grace);
+    cc_state grace_s = cc_arg_int(c->cfg, CC_SIDE_SERVER, GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, &grace);
     if (age_s != CC_VALID || age >= INF_MS || grace_s == CC_INVALID)
         return;
     cc_buf p;
@@ -676,8 +672,7 @@ static void check_reconnect(cc_check *c)
 static void check_retries_enabled(cc_check *c)
 {
     int64_t en;
-    if (!c->first_retry_path ||
-        cc_arg_int(c->cfg, CC_SIDE_CLIENT, GRPC_ARG_ENABLE_RETRIES, &en) != CC_VALID || en != 0)
+    if (!c->first_retry_path || cc_arg_int(c->cfg, CC_SIDE_CLIENT, GRPC_ARG_ENABLE_RETRIES, &en) != CC_VALID || en != 0)
         return;
     cc_buf p;
     cc_check_path_arg(&p, CC_SIDE_CLIENT, GRPC_ARG_ENABLE_RETRIES);
@@ -709,7 +704,8 @@ int rl_chancfg_check(const rl_chancfg *cfg, rl_chancfg_report *report)
     }
     const char *key;
     const json_t *v;
-    json_object_foreach((json_t *)root, key, v) {
+    json_object_foreach((json_t *)root, key, v)
+    {
         bool ok = false;
         for (size_t i = 0; i < NELEM(top_keys); i++)
             ok |= strcmp(key, top_keys[i]) == 0;

@@ -16,11 +16,11 @@
 typedef struct cc_check {
     const rl_chancfg *cfg;
     rl_chancfg_report *rep;
-    int rc;                       /* first RL_ENOMEM, sticky */
-    int64_t longest_deadline_ms;  /* from methodConfig timeouts and calls; 0 = none */
-    char *first_retry_path;       /* path of the first retryPolicy, or NULL; owned */
-    bool has_throttling;          /* the service config has retryThrottling */
-    char **names;                 /* "/service/method" of methodConfig names seen; owned */
+    int rc;                      /* first RL_ENOMEM, sticky */
+    int64_t longest_deadline_ms; /* from methodConfig timeouts and calls; 0 = none */
+    char *first_retry_path;      /* path of the first retryPolicy, or NULL; owned */
+    bool has_throttling;         /* the service config has retryThrottling */
+    char **names;                /* "/service/method" of methodConfig names seen; owned */
     size_t nnames, capnames;
 } cc_check;
 

@@ -26,12 +26,13 @@ static void sc_type(cc_check *c, const cc_buf *p, const char *want, const json_t
     cc_check_add(c, RL_CHANCFG_ERROR, "sc.type", p, "must be %s, not %s", want, cc_json_type(v));
 }
 
-static void sc_unknown_fields(cc_check *c, const cc_buf *base, const json_t *obj,
-                              const char *const *known, size_t nknown, const char *where)
+static void sc_unknown_fields(cc_check *c, const cc_buf *base, const json_t *obj, const char *const *known,
+                              size_t nknown, const char *where)
 {
     const char *key;
     const json_t *v;
-    json_object_foreach((json_t *)obj, key, v) {
+    json_object_foreach((json_t *)obj, key, v)
+    {
         bool ok = false;
         for (size_t i = 0; i < nknown && !ok; i++)
             ok = strcmp(key, known[i]) == 0;
@@ -45,8 +46,8 @@ static void sc_unknown_fields(cc_check *c, const cc_buf *base, const json_t *obj
 
 /* A duration field: returns true with |*ms| set when valid; reports
  * otherwise under |rule|. |required| says whether absence is an error. */
-static bool sc_duration(cc_check *c, const json_t *obj, const cc_buf *base, const char *field,
-                        const char *rule, bool required, bool positive, int64_t *ms)
+static bool sc_duration(cc_check *c, const json_t *obj, const cc_buf *base, const char *field, const char *rule,
+                        bool required, bool positive, int64_t *ms)
 {
     const json_t *v = json_object_get(obj, field);
     cc_buf p;
@@ -54,19 +55,17 @@ static bool sc_duration(cc_check *c, const json_t *obj, const cc_buf *base, cons
     bool ok = false;
     if (!v) {
         if (required)
-            cc_check_add(c, RL_CHANCFG_ERROR, rule, &p, "%s is required (a duration such as \"0.1s\")",
-                         field);
+            cc_check_add(c, RL_CHANCFG_ERROR, rule, &p, "%s is required (a duration such as \"0.1s\")", field);
     } else if (!json_is_string(v)) {
-        cc_check_add(c, RL_CHANCFG_ERROR, rule, &p,
-                     "must be a proto3 duration string such as \"0.1s\", not %s", cc_json_type(v));
+        cc_check_add(c, RL_CHANCFG_ERROR, rule, &p, "must be a proto3 duration string such as \"0.1s\", not %s",
+                     cc_json_type(v));
     } else {
         cc_duration d;
         const char *why;
         cc_buf u;
         cc_check_user(&u, json_string_value(v));
         if (!cc_parse_duration(json_string_value(v), &d, &why)) {
-            cc_check_add(c, RL_CHANCFG_ERROR, rule, &p, "%s is not a proto3 duration: it %s",
-                         cc_buf_str(&u), why);
+            cc_check_add(c, RL_CHANCFG_ERROR, rule, &p, "%s is not a proto3 duration: it %s", cc_buf_str(&u), why);
         } else if (positive && d.seconds == 0 && d.nanos == 0) {
             cc_check_add(c, RL_CHANCFG_ERROR, rule, &p, "must be greater than 0");
         } else if (positive && cc_duration_ms(&d) == 0) {
@@ -91,11 +90,13 @@ static const char *non_retryable_why(int code)
     case 0: return "OK is success: there is nothing to retry";
     case 3: return "the request itself is invalid: every attempt gets the same answer";
     case 5: return "the entity does not exist: an attempt a few ms later finds the same";
-    case 6: return "a retry cannot make it not exist, and the earlier attempt may be the one "
-                   "that created it";
+    case 6:
+        return "a retry cannot make it not exist, and the earlier attempt may be the one "
+               "that created it";
     case 7: return "the caller's permissions do not change between attempts";
-    case 9: return "the system is not in the state the call needs; it must be fixed first, "
-                   "not asked again";
+    case 9:
+        return "the system is not in the state the call needs; it must be fixed first, "
+               "not asked again";
     case 11: return "the request is past the valid range: the same request fails the same way";
     case 12: return "the server does not implement the method: no attempt will find it";
     case 15: return "unrecoverable data loss: retrying hides it instead of surfacing it";
@@ -108,24 +109,29 @@ static const char *risky_why(cc_check *c, int code)
 {
     switch (code) {
     case 1: return "usually the caller's own cancellation, which ends the call anyway";
-    case 2: return "an unknown error may come after the server did the work: retry only "
-                   "idempotent methods";
-    case 4: return "the deadline covers all attempts, so a retry runs on what is left, and "
-                   "the first attempt may have done the work";
-    case 8: return c->has_throttling ? NULL
-                                     : "retrying an overloaded server adds load: add "
-                                       "retryThrottling to cap it";
-    case 10: return "a concurrency conflict: retry at the application level (read again, then "
-                    "write), not the same request";
-    case 13: return "a server bug or broken invariant: retrying repeats side effects and "
-                    "rarely helps";
+    case 2:
+        return "an unknown error may come after the server did the work: retry only "
+               "idempotent methods";
+    case 4:
+        return "the deadline covers all attempts, so a retry runs on what is left, and "
+               "the first attempt may have done the work";
+    case 8:
+        return c->has_throttling ? NULL
+                                 : "retrying an overloaded server adds load: add "
+                                   "retryThrottling to cap it";
+    case 10:
+        return "a concurrency conflict: retry at the application level (read again, then "
+               "write), not the same request";
+    case 13:
+        return "a server bug or broken invariant: retrying repeats side effects and "
+               "rarely helps";
     default: return NULL;
     }
 }
 
 /* maxAttempts and backoffMultiplier: numbers, quoted numbers with a warning. */
-static bool sc_number(cc_check *c, const json_t *obj, const cc_buf *base, const char *field,
-                      const char *rule, double *out)
+static bool sc_number(cc_check *c, const json_t *obj, const cc_buf *base, const char *field, const char *rule,
+                      double *out)
 {
     const json_t *v = json_object_get(obj, field);
     cc_buf p;
@@ -150,8 +156,7 @@ static bool sc_number(cc_check *c, const json_t *obj, const cc_buf *base, const 
 static bool hedging_enabled(const rl_chancfg *cfg)
 {
     int64_t v;
-    return cc_arg_int(cfg, CC_SIDE_CLIENT, GRPC_ARG_EXPERIMENTAL_ENABLE_HEDGING, &v) == CC_VALID &&
-           v == 1;
+    return cc_arg_int(cfg, CC_SIDE_CLIENT, GRPC_ARG_EXPERIMENTAL_ENABLE_HEDGING, &v) == CC_VALID && v == 1;
 }
 
 static void check_status_codes(cc_check *c, const json_t *rp, const cc_buf *base, bool may_be_empty)
@@ -166,8 +171,7 @@ static void check_status_codes(cc_check *c, const json_t *rp, const cc_buf *base
                          "rejects the config)");
     } else if (!json_is_array(codes)) {
         cc_check_add(c, RL_CHANCFG_ERROR, "retry.status-codes", &p,
-                     "must be an array of status code names such as [\"UNAVAILABLE\"], not %s",
-                     cc_json_type(codes));
+                     "must be an array of status code names such as [\"UNAVAILABLE\"], not %s", cc_json_type(codes));
     } else if (json_array_size(codes) == 0 && !may_be_empty) {
         cc_check_add(c, RL_CHANCFG_ERROR, "retry.status-codes", &p,
                      "is empty: nothing would be retried (gRPC rejects the config)");
@@ -175,7 +179,8 @@ static void check_status_codes(cc_check *c, const json_t *rp, const cc_buf *base
     size_t i;
     const json_t *e;
     if (json_is_array(codes)) {
-        json_array_foreach((json_t *)codes, i, e) {
+        json_array_foreach((json_t *)codes, i, e)
+        {
             cc_buf ep, u;
             cc_buf_init(&ep);
             cc_buf_printf(&ep, "%s[%zu]", cc_buf_str(&p), i);
@@ -192,25 +197,22 @@ static void check_status_codes(cc_check *c, const json_t *rp, const cc_buf *base
                                  (long long)json_integer_value(e));
             } else if (!json_is_string(e)) {
                 cc_check_add(c, RL_CHANCFG_ERROR, "retry.status-codes", &ep,
-                             "must be a status code name such as \"UNAVAILABLE\", not %s",
-                             cc_json_type(e));
+                             "must be a status code name such as \"UNAVAILABLE\", not %s", cc_json_type(e));
             } else {
                 int code = cc_status_from_name(json_string_value(e));
                 cc_check_user(&u, json_string_value(e));
                 if (code < 0) {
-                    const char *s =
-                        cc_suggest(json_string_value(e), cc_status_names, 17, sizeof(char *));
+                    const char *s = cc_suggest(json_string_value(e), cc_status_names, 17, sizeof(char *));
                     cc_check_add(c, RL_CHANCFG_ERROR, "retry.status-codes", &ep,
                                  "%s is not a status code name (they are upper case, e.g. "
                                  "\"UNAVAILABLE\")%s%s%s",
-                                 cc_buf_str(&u), s ? "; did you mean \"" : "", s ? s : "",
-                                 s ? "\"?" : "");
+                                 cc_buf_str(&u), s ? "; did you mean \"" : "", s ? s : "", s ? "\"?" : "");
                 } else if (non_retryable_why(code)) {
-                    cc_check_add(c, RL_CHANCFG_ERROR, "retry.non-retryable-code", &ep, "%s: %s",
-                                 cc_status_names[code], non_retryable_why(code));
+                    cc_check_add(c, RL_CHANCFG_ERROR, "retry.non-retryable-code", &ep, "%s: %s", cc_status_names[code],
+                                 non_retryable_why(code));
                 } else if (risky_why(c, code)) {
-                    cc_check_add(c, RL_CHANCFG_WARNING, "retry.risky-code", &ep, "%s: %s",
-                                 cc_status_names[code], risky_why(c, code));
+                    cc_check_add(c, RL_CHANCFG_WARNING, "retry.risky-code", &ep, "%s: %s", cc_status_names[code],
+                                 risky_why(c, code));
                 }
             }
             cc_buf_fini(&u);
@@ -220,9 +222,8 @@ static void check_status_codes(cc_check *c, const json_t *rp, const cc_buf *base
     cc_buf_fini(&p);
 }
 
-static const char *const retry_fields[] = {"maxAttempts", "initialBackoff", "maxBackoff",
-                                           "backoffMultiplier", "retryableStatusCodes",
-                                           "perAttemptRecvTimeout"};
+static const char *const retry_fields[] = {"maxAttempts",       "initialBackoff",       "maxBackoff",
+                                           "backoffMultiplier", "retryableStatusCodes", "perAttemptRecvTimeout"};
 
 static void check_retry_policy(cc_check *c, const json_t *rp, const cc_buf *base)
 {
@@ -271,8 +272,7 @@ static void check_retry_policy(cc_check *c, const json_t *rp, const cc_buf *base
 
     cc_check_path(&p, cc_buf_str(base), "backoffMultiplier");
     /* gRPC reads it into a float: 1e-50 is 0 there. */
-    if (sc_number(c, rp, base, "backoffMultiplier", "retry.backoff-multiplier", &d) &&
-        !(d >= FLT_MIN))
+    if (sc_number(c, rp, base, "backoffMultiplier", "retry.backoff-multiplier", &d) && !(d >= FLT_MIN))
         cc_check_add(c, RL_CHANCFG_ERROR, "retry.backoff-multiplier", &p,
                      "%g must be greater than 0 (as a float): it multiplies the backoff after each "
                      "attempt",
@@ -284,8 +284,7 @@ static void check_retry_policy(cc_check *c, const json_t *rp, const cc_buf *base
     bool hedging = hedging_enabled(c->cfg);
     if (has_pt) {
         cc_check_path(&p, cc_buf_str(base), "perAttemptRecvTimeout");
-        if (sc_duration(c, rp, base, "perAttemptRecvTimeout", "sc.duration", false, true, &pt) &&
-            !hedging)
+        if (sc_duration(c, rp, base, "perAttemptRecvTimeout", "sc.duration", false, true, &pt) && !hedging)
             cc_check_add(c, RL_CHANCFG_WARNING, "retry.per-attempt-ignored", &p,
                          "gRPC 1.51 reads perAttemptRecvTimeout only with grpc.experimental.enable_hedging "
                          "= 1 on the client; without it this field is ignored");
@@ -379,8 +378,8 @@ static void check_known_name(cc_check *c, const cc_buf *p, const char *service, 
             cc_buf_fini(&u);
             cc_check_user(&u, method);
             cc_check_add(c, RL_CHANCFG_WARNING, "sc.unknown-method", p,
-                         "%s is not a method of %s, so this config never applies%s%s%s", cc_buf_str(&u),
-                         ks->name, s ? "; did you mean \"" : "", s ? s : "", s ? "\"?" : "");
+                         "%s is not a method of %s, so this config never applies%s%s%s", cc_buf_str(&u), ks->name,
+                         s ? "; did you mean \"" : "", s ? s : "", s ? "\"?" : "");
         }
     }
     cc_buf_fini(&u);
@@ -400,7 +399,8 @@ static void check_names(cc_check *c, const json_t *mc, const cc_buf *base)
     } else {
         size_t i;
         const json_t *n;
-        json_array_foreach((json_t *)names, i, n) {
+        json_array_foreach((json_t *)names, i, n)
+        {
             cc_buf np;
             cc_buf_init(&np);
             cc_buf_printf(&np, "%s[%zu]", cc_buf_str(&p), i);
@@ -448,8 +448,9 @@ static void check_names(cc_check *c, const json_t *mc, const cc_buf *base)
     cc_buf_fini(&p);
 }
 
-static const char *const mc_fields[] = {"name", "timeout", "waitForReady", "maxRequestMessageBytes",
-                                        "maxResponseMessageBytes", "retryPolicy", "hedgingPolicy"};
+static const char *const mc_fields[] = {
+    "name",        "timeout",      "waitForReady", "maxRequestMessageBytes", "maxResponseMessageBytes",
+    "retryPolicy", "hedgingPolicy"};
 
 static void check_method_config(cc_check *c, const json_t *mc, const cc_buf *base)
 {
@@ -460,8 +461,7 @@ static void check_method_config(cc_check *c, const json_t *mc, const cc_buf *bas
     sc_unknown_fields(c, base, mc, mc_fields, NELEM(mc_fields), "methodConfig");
     check_names(c, mc, base);
     int64_t ms;
-    if (sc_duration(c, mc, base, "timeout", "sc.duration", false, true, &ms) &&
-        ms > c->longest_deadline_ms)
+    if (sc_duration(c, mc, base, "timeout", "sc.duration", false, true, &ms) && ms > c->longest_deadline_ms)
         c->longest_deadline_ms = ms;
     const json_t *v;
     cc_buf p;
@@ -494,14 +494,13 @@ static void check_method_config(cc_check *c, const json_t *mc, const cc_buf *bas
         cc_check_path(&p, cc_buf_str(base), "hedgingPolicy");
         cc_check_add(c, RL_CHANCFG_WARNING, "sc.hedging-ignored", &p,
                      "gRPC 1.51 does not implement hedging: this policy is ignored%s",
-                     json_object_get(mc, "retryPolicy") ? " (and gRFC A6 forbids it next to a retryPolicy)"
-                                                        : "");
+                     json_object_get(mc, "retryPolicy") ? " (and gRFC A6 forbids it next to a retryPolicy)" : "");
         cc_buf_fini(&p);
     }
 }
 
-static const char *const sc_fields[] = {"methodConfig", "retryThrottling", "loadBalancingPolicy",
-                                        "loadBalancingConfig", "healthCheckConfig"};
+static const char *const sc_fields[] = {"methodConfig", "retryThrottling", "loadBalancingPolicy", "loadBalancingConfig",
+                                        "healthCheckConfig"};
 
 void cc_check_service_config(cc_check *c, const json_t *sc)
 {
@@ -563,7 +562,8 @@ void cc_check_service_config(cc_check *c, const json_t *sc)
         } else {
             size_t i;
             const json_t *mc;
-            json_array_foreach((json_t *)v, i, mc) {
+            json_array_foreach((json_t *)v, i, mc)
+            {
                 cc_buf mp;
                 cc_buf_init(&mp);
                 cc_buf_printf(&mp, "%s[%zu]", cc_buf_str(&p), i);

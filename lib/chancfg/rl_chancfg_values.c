@@ -25,8 +25,7 @@ bool cc_arg_value_ok(const cc_argdef *def, const json_t *v, int64_t *ival)
 {
     switch (def->type) {
     case CC_INT:
-        if (!json_is_integer(v) || json_integer_value(v) < def->min ||
-            json_integer_value(v) > def->max)
+        if (!json_is_integer(v) || json_integer_value(v) < def->min || json_integer_value(v) > def->max)
             return false;
         *ival = json_integer_value(v);
         return true;
@@ -49,8 +48,7 @@ bool cc_arg_value_ok(const cc_argdef *def, const json_t *v, int64_t *ival)
             return false;
         }
         return true;
-    case CC_POINTER:
-        return false;
+    case CC_POINTER: return false;
     }
     return false;
 }
@@ -70,8 +68,8 @@ cc_state cc_arg_int(const rl_chancfg *cfg, unsigned side, const char *name, int6
     return CC_VALID;
 }
 
-int rl_chancfg_effective_int(const rl_chancfg *cfg, rl_chancfg_side side, const char *name,
-                             int64_t *value, bool *configured)
+int rl_chancfg_effective_int(const rl_chancfg *cfg, rl_chancfg_side side, const char *name, int64_t *value,
+                             bool *configured)
 {
     unsigned s = side == RL_CHANCFG_CLIENT ? CC_SIDE_CLIENT : CC_SIDE_SERVER;
     const cc_argdef *def = cc_argdef_find(name);
@@ -154,10 +152,10 @@ int64_t cc_duration_ms(const cc_duration *d)
 }
 
 const char *const cc_status_names[17] = {
-    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
-    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
-    "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
-    "UNAUTHENTICATED",
+    "OK",        "CANCELLED",       "UNKNOWN",           "INVALID_ARGUMENT",   "DEADLINE_EXCEEDED",
+    "NOT_FOUND", "ALREADY_EXISTS",  "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+    "ABORTED",   "OUT_OF_RANGE",    "UNIMPLEMENTED",     "INTERNAL",           "UNAVAILABLE",
+    "DATA_LOSS", "UNAUTHENTICATED",
 };
 
 const char *cc_status_name(int code)
@@ -202,7 +200,8 @@ static bool name_matches(const json_t *names, const char *service, const char *m
 {
     size_t i;
     const json_t *n;
-    json_array_foreach((json_t *)names, i, n) {
+    json_array_foreach((json_t *)names, i, n)
+    {
         const json_t *sv = json_object_get(n, "service");
         const json_t *mv = json_object_get(n, "method");
         const char *s = json_is_string(sv) ? json_string_value(sv) : "";
@@ -230,10 +229,9 @@ static void read_method(const json_t *mc, rl_chancfg_method *out)
     const json_t *ib = json_object_get(rp, "initialBackoff");
     const json_t *mb = json_object_get(rp, "maxBackoff");
     const json_t *codes = json_object_get(rp, "retryableStatusCodes");
-    if (!cc_sc_number(json_object_get(rp, "maxAttempts"), &ma) || ma < 2 ||
-        !cc_is_integral(ma) ||
-        !cc_sc_number(json_object_get(rp, "backoffMultiplier"), &mult) || !(mult >= FLT_MIN) ||
-        !json_is_string(ib) || !cc_parse_duration(json_string_value(ib), &d, &why))
+    if (!cc_sc_number(json_object_get(rp, "maxAttempts"), &ma) || ma < 2 || !cc_is_integral(ma) ||
+        !cc_sc_number(json_object_get(rp, "backoffMultiplier"), &mult) || !(mult >= FLT_MIN) || !json_is_string(ib) ||
+        !cc_parse_duration(json_string_value(ib), &d, &why))
         return;
     out->initial_backoff_ms = cc_duration_ms(&d);
     if (!json_is_string(mb) || !cc_parse_duration(json_string_value(mb), &d, &why))
@@ -242,7 +240,8 @@ static void read_method(const json_t *mc, rl_chancfg_method *out)
     uint32_t mask = 0;
     size_t i;
     const json_t *e;
-    json_array_foreach((json_t *)codes, i, e) {
+    json_array_foreach((json_t *)codes, i, e)
+    {
         int code = json_is_string(e) ? cc_status_from_name(json_string_value(e)) : -1;
         if (code >= 0)
             mask |= 1u << code;
@@ -255,8 +254,7 @@ static void read_method(const json_t *mc, rl_chancfg_method *out)
     out->retryable_codes = mask;
 }
 
-int rl_chancfg_method_config(const rl_chancfg *cfg, const char *service, const char *method,
-                             rl_chancfg_method *out)
+int rl_chancfg_method_config(const rl_chancfg *cfg, const char *service, const char *method, rl_chancfg_method *out)
 {
     const json_t *client = cc_section(cfg, "client");
     const json_t *sc = client ? json_object_get(client, "service_config") : NULL;
@@ -268,7 +266,8 @@ int rl_chancfg_method_config(const rl_chancfg *cfg, const char *service, const c
     for (size_t t = 0; t < 3; t++) {
         size_t i;
         const json_t *mc;
-        json_array_foreach((json_t *)mcs, i, mc) {
+        json_array_foreach((json_t *)mcs, i, mc)
+        {
             const json_t *names = json_object_get(mc, "name");
             if (json_is_array(names) && name_matches(names, tries[t][0], tries[t][1])) {
                 read_method(mc, out);

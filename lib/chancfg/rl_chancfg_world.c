@@ -96,7 +96,8 @@ static int deployment_check(const json_t *d, const char *where, bool need_name, 
         return fail(err, errlen, RL_EINVAL, "%s must be an object", where);
     const char *key;
     const json_t *v;
-    json_object_foreach((json_t *)d, key, v) {
+    json_object_foreach((json_t *)d, key, v)
+    {
         if (!one_of(key, deployment_keys, NELEM(deployment_keys)))
             return fail(err, errlen, RL_EINVAL,
                         "%s has a field \"%.60s\"; a deployment has name, description, intermediary, calls, server, "
@@ -114,8 +115,8 @@ static int deployment_check(const json_t *d, const char *where, bool need_name, 
         const json_t *run = json_object_get(v, "unavailable_in_a_row");
         /* At most 4: gRPC clamps maxAttempts to 5, so a fifth failure in a
          * row could not be outlasted by any config. */
-        if (!json_is_object(v) || json_object_size(v) != 1 || !json_is_integer(run) ||
-            json_integer_value(run) < 1 || json_integer_value(run) > 4)
+        if (!json_is_object(v) || json_object_size(v) != 1 || !json_is_integer(run) || json_integer_value(run) < 1 ||
+            json_integer_value(run) > 4)
             return fail(err, errlen, RL_EINVAL, "%s: backend must be {\"unavailable_in_a_row\": 1..4}", where);
     }
     rl_chancfg *c = sections_of(d);
@@ -131,8 +132,8 @@ static int deployment_check(const json_t *d, const char *where, bool need_name, 
     for (size_t i = 0; rc == 0 && i < rep.nfindings; i++)
         if (rep.findings[i].severity == RL_CHANCFG_ERROR &&
             (strncmp(rep.findings[i].rule, "schema.", 7) == 0 || strncmp(rep.findings[i].rule, "arg.", 4) == 0))
-            rc = fail(err, errlen, RL_EINVAL, "%s: error[%s] %s: %s", where, rep.findings[i].rule,
-                      rep.findings[i].path, rep.findings[i].why);
+            rc = fail(err, errlen, RL_EINVAL, "%s: error[%s] %s: %s", where, rep.findings[i].rule, rep.findings[i].path,
+                      rep.findings[i].why);
     rl_chancfg_report_fini(&rep);
     rl_chancfg_free(c);
     return rc;
@@ -174,7 +175,8 @@ int rl_chancfg_world_load(const char *path, const char *variant, rl_chancfg_worl
     } else {
         const char *key;
         const json_t *v;
-        json_object_foreach((json_t *)root, key, v) {
+        json_object_foreach((json_t *)root, key, v)
+        {
             if (!one_of(key, file_keys, NELEM(file_keys))) {
                 rc = fail(err, errlen, RL_EINVAL,
                           "%s: a world file with deployments has description, default and deployments, not \"%.60s\"",
@@ -287,15 +289,16 @@ void rl_chancfg_world_describe(const rl_chancfg_world *w, char *buf, size_t len)
     if (rl_chancfg_calls_deadline(w->deployment, &deadline) == 0)
         cc_buf_printf(&b, "; calls run up to %lld ms", (long long)deadline);
     if (w->unavailable_in_a_row)
-        cc_buf_printf(&b, "; a restarting backend fails up to %d attempt%s in a row UNAVAILABLE", w->unavailable_in_a_row,
-                      w->unavailable_in_a_row == 1 ? "" : "s");
+        cc_buf_printf(&b, "; a restarting backend fails up to %d attempt%s in a row UNAVAILABLE",
+                      w->unavailable_in_a_row, w->unavailable_in_a_row == 1 ? "" : "s");
     const json_t *srv = cc_section(w->deployment, "server");
     if (srv && json_object_size(srv)) {
         cc_buf_puts(&b, "; the platform fixes the servers'");
         const char *key;
         const json_t *v;
         const char *sep = " ";
-        json_object_foreach((json_t *)srv, key, v) {
+        json_object_foreach((json_t *)srv, key, v)
+        {
             cc_buf_printf(&b, "%s%s ", sep, key);
             scalar_text(&b, v);
             sep = ", ";
@@ -424,7 +427,8 @@ static int put_server(json_t *root, const rl_chancfg_world *w, rl_chancfg_report
     const char *key;
     const json_t *v;
     int rc = 0;
-    json_object_foreach((json_t *)theirs, key, v) {
+    json_object_foreach((json_t *)theirs, key, v)
+    {
         const json_t *m = json_object_get(mine, key);
         if (m && !same_arg(key, m, v)) {
             cc_buf p, why;
@@ -450,8 +454,7 @@ static int put_server(json_t *root, const rl_chancfg_world *w, rl_chancfg_report
     return rc;
 }
 
-int rl_chancfg_in_world(const rl_chancfg *cfg, const rl_chancfg_world *w, rl_chancfg **out,
-                        rl_chancfg_report *notes)
+int rl_chancfg_in_world(const rl_chancfg *cfg, const rl_chancfg_world *w, rl_chancfg **out, rl_chancfg_report *notes)
 {
     *out = NULL;
     rl_chancfg *res = cc_malloc(sizeof(*res));

@@ -75,9 +75,9 @@ typedef struct rl_bw_result {
     rl_bw_conn conn[RL_BW_MAX_CONNS];                        /* in order of first arrival */
     size_t nconn;
     int sent, failed, failed_long, long_sent;
-    int raced;                        /* short calls that failed UNAVAILABLE sooner than
-                                       * the grace: gRPC 1.51's race of a new call with a
-                                       * GOAWAY (not in |failed|) */
+    int raced; /* short calls that failed UNAVAILABLE sooner than
+                * the grace: gRPC 1.51's race of a new call with a
+                * GOAWAY (not in |failed|) */
     char first_race[200];
     int64_t lag_ms;                   /* how late the run's own thread was: the most a
                                        * call started after its instant, or a status came

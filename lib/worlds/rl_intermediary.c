@@ -27,10 +27,10 @@
 #define MAX_CONNS 128
 
 typedef struct conn {
-    int fd[2];          /* [0] client side, [1] upstream side; -1 when closed */
-    size_t upstream;    /* index of the upstream it goes to */
-    int64_t last_ns;    /* last byte either way */
-    bool silent;        /* the mapping is "forgotten": drop everything */
+    int fd[2];       /* [0] client side, [1] upstream side; -1 when closed */
+    size_t upstream; /* index of the upstream it goes to */
+    int64_t last_ns; /* last byte either way */
+    bool silent;     /* the mapping is "forgotten": drop everything */
 } conn;
 
 struct rl_intermediary {

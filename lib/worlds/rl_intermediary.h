@@ -25,11 +25,11 @@ typedef struct rl_intermediary rl_intermediary;
 
 /* One upstream as a policy sees it when it picks, and as the stats show it. */
 typedef struct rl_intermediary_upstream {
-    int port;          /* on 127.0.0.1 */
-    int active;        /* connections to it open now */
-    int opened;        /* connections to it opened so far */
-    bool removed;      /* takes no new connection (rl_intermediary_remove_upstream) */
-    int64_t bytes_up;  /* forwarded from clients to it */
+    int port;           /* on 127.0.0.1 */
+    int active;         /* connections to it open now */
+    int opened;         /* connections to it opened so far */
+    bool removed;       /* takes no new connection (rl_intermediary_remove_upstream) */
+    int64_t bytes_up;   /* forwarded from clients to it */
     int64_t bytes_down; /* forwarded from it to clients */
 } rl_intermediary_upstream;
 
@@ -62,11 +62,11 @@ extern const rl_intermediary_policy rl_intermediary_round_robin;
 extern const rl_intermediary_policy rl_intermediary_least_connections;
 
 typedef struct rl_intermediary_options {
-    const int *upstream_ports; /* |nupstreams| ports on 127.0.0.1 */
-    size_t nupstreams;         /* 1..RL_INTERMEDIARY_MAX_UPSTREAMS */
+    const int *upstream_ports;            /* |nupstreams| ports on 127.0.0.1 */
+    size_t nupstreams;                    /* 1..RL_INTERMEDIARY_MAX_UPSTREAMS */
     const rl_intermediary_policy *policy; /* NULL: round robin */
-    int64_t idle_drop_ms;      /* > 0: go silent on a connection idle that
-                                * long (the NAT); 0: never */
+    int64_t idle_drop_ms;                 /* > 0: go silent on a connection idle that
+                                           * long (the NAT); 0: never */
     /* Called on the intermediary's thread for every connection it forwards,
      * once the upstream accepted it: which upstream, and when (rl_now_ns).
      * NULL: none. Must not call back into the intermediary. */

@@ -44,7 +44,7 @@ static struct {
     CMFixtureFunction group_setup, group_teardown;
     long limit_s;
     timer_t timer;
-    int armed;                     /* the timer exists */
+    int armed; /* the timer exists */
 } rl_test_;
 
 static void rl_test_expired(union sigval v)
@@ -165,9 +165,9 @@ static int rl_test_run_group(const char *group, const struct CMUnitTest *tests, 
 
 #undef cmocka_run_group_tests
 #undef cmocka_run_group_tests_name
-#define cmocka_run_group_tests(tests, setup, teardown)                                                               \
+#define cmocka_run_group_tests(tests, setup, teardown)                                                                 \
     rl_test_run_group(#tests, tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown)
-#define cmocka_run_group_tests_name(name, tests, setup, teardown)                                                    \
+#define cmocka_run_group_tests_name(name, tests, setup, teardown)                                                      \
     rl_test_run_group(name, tests, sizeof(tests) / sizeof((tests)[0]), setup, teardown)
 
 #endif

@@ -153,7 +153,8 @@ static void folders_without_marker_are_recognised_by_their_files(void **state)
     /* A command starter: run and the README lab init wrote; a config
      * starter: its EXERCISE.json; junk is not a starter. */
     put("carl/relay/run", "#!/bin/sh\n");
-    put("carl/relay/README.md", "# x\n    lab check              # every exercise this folder is for: deadline cancel\n");
+    put("carl/relay/README.md",
+        "# x\n    lab check              # every exercise this folder is for: deadline cancel\n");
     put("carl/ka/keepalive.json", "{}");
     put("carl/junk/notes.txt", "x");
     char sdir[128];

@@ -208,7 +208,8 @@ static void summary_names_the_most_common_failure(void **state)
     fclose(f);
     const char *s = slurp(p);
     assert_non_null(strstr(s, "4 students"));
-    assert_non_null(strstr(s, "most common failing scenario: deadline/shrinks, failed by 3 of the 4 students graded on it"));
+    assert_non_null(
+        strstr(s, "most common failing scenario: deadline/shrinks, failed by 3 of the 4 students graded on it"));
     assert_non_null(strstr(s, "its most common feedback (2 of them, numbers aside), e.g.: got 2019 ms, 1457.5 ms left: "
                               "forwarded"));
     assert_non_null(strstr(s, "   30- 39 %    3 ###\n")); /* 2 of 6 points each */

@@ -284,7 +284,7 @@ static void signal_too_late_to_tell_a_stop_now(void **state)
     assert_true(gr_judge_signal_in_time(700, 8, 100)); /* signalled once a step was done */
     assert_true(gr_judge_signal_in_time(400, 8, 100));
     assert_false(gr_judge_signal_in_time(399, 8, 100));
-    assert_false(gr_judge_signal_in_time(0, 8, 100)); /* "completed OK 0 ms after it" */
+    assert_false(gr_judge_signal_in_time(0, 8, 100));    /* "completed OK 0 ms after it" */
     assert_false(gr_judge_signal_in_time(-250, 8, 100)); /* ended before the signal */
 }
 

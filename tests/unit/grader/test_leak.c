@@ -247,7 +247,7 @@ static void settle_waits_for_memory_given_back(void **state)
     settle_hoarder(150, &before, &after, &took);
     gr_leak_check lc;
     gr_leak_judge(&before, &after, GR_LEAK_CALLS, 0, &lc);
-    assert_false(lc.rss_grew);  /* judged at 300 ms, 100 MiB were still held */
+    assert_false(lc.rss_grew); /* judged at 300 ms, 100 MiB were still held */
     assert_true(lc.pass);
 }
 

@@ -73,9 +73,13 @@ static void launch_gives_addresses_then_exercise_then_world(void **state)
     snprintf(s->addr, sizeof s->addr, "127.0.0.1:2000");
     static gr_launch l;
     gr_submission_launch_init(&ctx, s, &l);
-    const char *want[] = {"RELAYLAB_LISTEN=127.0.0.1:2000", "RELAYLAB_BASELINE=127.0.0.1:1001",
-                          "RELAYLAB_BASELINES=127.0.0.1:1001,127.0.0.1:1002", "NODE_PATH=/kit/np",
-                          "RELAYLAB_GRACE_MS=3000", "RELAYLAB_TUNNEL=unix:/x", NULL};
+    const char *want[] = {"RELAYLAB_LISTEN=127.0.0.1:2000",
+                          "RELAYLAB_BASELINE=127.0.0.1:1001",
+                          "RELAYLAB_BASELINES=127.0.0.1:1001,127.0.0.1:1002",
+                          "NODE_PATH=/kit/np",
+                          "RELAYLAB_GRACE_MS=3000",
+                          "RELAYLAB_TUNNEL=unix:/x",
+                          NULL};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
         if (want[i])
             assert_string_equal(l.po.setenv[i], want[i]);
@@ -123,8 +127,8 @@ static void launch_without_baselines_gives_empty_addresses(void **state)
 /* A start seen with the common fields filled. */
 static gr_start_seen seen_base(void)
 {
-    return (gr_start_seen){.who = "the submission", .addr = "127.0.0.1:5000", .lines = "relay starting...",
-                           .seconds = 15.04, .how = ""};
+    return (gr_start_seen){
+        .who = "the submission", .addr = "127.0.0.1:5000", .lines = "relay starting...", .seconds = 15.04, .how = ""};
 }
 
 static void interrupted_start_is_an_error(void **state)
@@ -150,8 +154,8 @@ static void signal_before_listening_is_a_crash(void **state)
     s.how = "was killed by SIGSEGV";
     s.lines = "";
     assert_int_equal(gr_submission_start_verdict(&s, &out), GR_CRASH);
-    assert_string_equal(out.feedback,
-                        "the submission was killed by SIGSEGV before it listened on 127.0.0.1:5000; it printed nothing");
+    assert_string_equal(
+        out.feedback, "the submission was killed by SIGSEGV before it listened on 127.0.0.1:5000; it printed nothing");
 }
 
 static void exit_before_listening_is_not_ready(void **state)
@@ -174,8 +178,9 @@ static void silent_submission_is_not_ready(void **state)
     gr_scenario_result out;
     gr_start_seen s = seen_base();
     assert_int_equal(gr_submission_start_verdict(&s, &out), GR_NOT_READY);
-    assert_string_equal(out.feedback, "the submission did not listen on 127.0.0.1:5000 (RELAYLAB_LISTEN) within 15.0 s; "
-                                      "last output: relay starting...");
+    assert_string_equal(out.feedback,
+                        "the submission did not listen on 127.0.0.1:5000 (RELAYLAB_LISTEN) within 15.0 s; "
+                        "last output: relay starting...");
 }
 
 static void tcp_without_http2_is_not_ready(void **state)
@@ -197,14 +202,16 @@ static void world_wording_replaces_the_address(void **state)
     s.world = true;
     s.world_not_ready = "opened no stream to RELAYLAB_TUNNEL";
     assert_int_equal(gr_submission_start_verdict(&s, &out), GR_NOT_READY);
-    assert_string_equal(out.feedback,
-                        "the submission opened no stream to RELAYLAB_TUNNEL within 15.0 s; last output: relay starting...");
+    assert_string_equal(
+        out.feedback,
+        "the submission opened no stream to RELAYLAB_TUNNEL within 15.0 s; last output: relay starting...");
     s.exited = true;
     s.death_signal = SIGABRT;
     s.how = "was killed by SIGABRT";
     assert_int_equal(gr_submission_start_verdict(&s, &out), GR_CRASH);
-    assert_string_equal(out.feedback, "the submission was killed by SIGABRT before it was ready (it opened no stream to "
-                                      "RELAYLAB_TUNNEL); last output: relay starting...");
+    assert_string_equal(out.feedback,
+                        "the submission was killed by SIGABRT before it was ready (it opened no stream to "
+                        "RELAYLAB_TUNNEL); last output: relay starting...");
 }
 
 static void memory_limit_is_named(void **state)

@@ -112,7 +112,8 @@ static void crash_wording_quotes_the_output(void **state)
     memset(&out, 0, sizeof out);
     gr_crash_result(&out, "the submission", "was killed by SIGSEGV", "during Process", "listening\nboom\n", 64);
     assert_int_equal(out.verdict, GR_CRASH);
-    assert_string_equal(out.feedback, "the submission was killed by SIGSEGV during Process; last output: listening | boom");
+    assert_string_equal(out.feedback,
+                        "the submission was killed by SIGSEGV during Process; last output: listening | boom");
     gr_crash_result(&out, "instance 2 of the submission", "exited with status 3", "during the scenario", "", 64);
     assert_string_equal(out.feedback, "instance 2 of the submission exited with status 3 during the scenario");
 }
@@ -135,14 +136,10 @@ static void crash_wording_names_the_thread_limit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(result_fills_verdict_and_feedback),
-        cmocka_unit_test(result_makes_quoted_text_printable),
-        cmocka_unit_test(result_marks_cut_feedback),
-        cmocka_unit_test(append_separates_with_a_semicolon),
-        cmocka_unit_test(append_marks_what_does_not_fit),
-        cmocka_unit_test(last_lines_joins_and_drops_the_start),
-        cmocka_unit_test(crash_wording_quotes_the_output),
-        cmocka_unit_test(crash_wording_names_the_thread_limit),
+        cmocka_unit_test(result_fills_verdict_and_feedback), cmocka_unit_test(result_makes_quoted_text_printable),
+        cmocka_unit_test(result_marks_cut_feedback),         cmocka_unit_test(append_separates_with_a_semicolon),
+        cmocka_unit_test(append_marks_what_does_not_fit),    cmocka_unit_test(last_lines_joins_and_drops_the_start),
+        cmocka_unit_test(crash_wording_quotes_the_output),   cmocka_unit_test(crash_wording_names_the_thread_limit),
     };
     return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
 }

@@ -23,7 +23,7 @@
 #include "rl_flow.h"
 
 #define MIB (UINT64_C(1) << 20)
-#define MS (INT64_C(1000000))
+#define MS  (INT64_C(1000000))
 
 /* The grader's slow-reader watch: 2-3 s, band (48, 96] MiB, 2 MiB/s. */
 static void slow_reader_opts(rl_flow_stall_opts *o)
@@ -208,8 +208,8 @@ static void rise_after_the_ring_wraps(void **state)
     int64_t t[N];
     uint64_t p[N];
     for (size_t i = 0; i < N; i++) {
-        t[i] = (int64_t)i * 50;   /* every 50 ms */
-        p[i] = 100 + i;           /* 1 MiB a sample: 20 MiB/s */
+        t[i] = (int64_t)i * 50; /* every 50 ms */
+        p[i] = 100 + i;         /* 1 MiB a sample: 20 MiB/s */
     }
     fill(&w, t, p, N);
     assert_int_equal(w.recent_n, RL_MEMWATCH_RECENT);

@@ -38,8 +38,7 @@ static void byte_helper_matches_formula(void **state)
     assert_int_equal(rl_payload_byte(0, 0), 0);
     assert_int_equal(rl_payload_byte(1, 0), 31);
     assert_int_equal(rl_payload_byte(9, 3), (9 * 31 + 3) % 251);
-    assert_int_equal(rl_payload_byte(UINT64_MAX, 7),
-                     (uint8_t)(((unsigned __int128)UINT64_MAX * 31 + 7) % 251));
+    assert_int_equal(rl_payload_byte(UINT64_MAX, 7), (uint8_t)(((unsigned __int128)UINT64_MAX * 31 + 7) % 251));
 }
 
 static void check_reports_first_bad_byte(void **state)
@@ -91,12 +90,9 @@ static void check_rejects_shifted_payload(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(fill_matches_formula),
-        cmocka_unit_test(byte_helper_matches_formula),
-        cmocka_unit_test(check_reports_first_bad_byte),
-        cmocka_unit_test(check_rejects_wrong_seq),
-        cmocka_unit_test(check_rejects_wrong_length),
-        cmocka_unit_test(check_rejects_shifted_payload),
+        cmocka_unit_test(fill_matches_formula),         cmocka_unit_test(byte_helper_matches_formula),
+        cmocka_unit_test(check_reports_first_bad_byte), cmocka_unit_test(check_rejects_wrong_seq),
+        cmocka_unit_test(check_rejects_wrong_length),   cmocka_unit_test(check_rejects_shifted_payload),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

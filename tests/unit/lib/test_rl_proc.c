@@ -430,8 +430,9 @@ static void readiness_line_gives_the_address(void **state)
     rl_proc p;
     char addr[64], err[256];
     /* A log line before the readiness line, and a CR after the address. */
-    int rc = start_sh_server(&p, "echo 'starting up' >&2; printf 'srv listening on 127.0.0.1:4242\\r\\n'; exec sleep 30",
-                             5000, addr, sizeof addr, err, sizeof err);
+    int rc =
+        start_sh_server(&p, "echo 'starting up' >&2; printf 'srv listening on 127.0.0.1:4242\\r\\n'; exec sleep 30",
+                        5000, addr, sizeof addr, err, sizeof err);
     assert_int_equal(rc, RL_OK);
     assert_string_equal(addr, "127.0.0.1:4242");
     rl_proc_stop(&p, 1000);
@@ -487,8 +488,15 @@ static void pidns_sample_counts_the_whole_namespace(void **state)
     if (geteuid() != 0)
         skip();
     rl_proc p;
-    const char *argv[] = {"/usr/bin/unshare", "--pid", "--fork", "--kill-child", "--", "/bin/sh", "-c",
-                          "setsid sleep 30 & exec sleep 30", NULL};
+    const char *argv[] = {"/usr/bin/unshare",
+                          "--pid",
+                          "--fork",
+                          "--kill-child",
+                          "--",
+                          "/bin/sh",
+                          "-c",
+                          "setsid sleep 30 & exec sleep 30",
+                          NULL};
     rl_proc_options o = {.argv = argv};
     assert_int_equal(rl_proc_spawn(&p, &o), RL_OK);
     struct stat mine, ns;

@@ -65,7 +65,8 @@ static void plot_has_labels_series_and_legend(void **state)
     double x[] = {0, 1, 2, 3}, a[] = {13, 13.5, 13.5, 13.6}, b[] = {13, 120, 210, 210};
     rl_svg_series s[] = {{.label = "streamer", .x = x, .y = a, .n = 4},
                          {.label = "streamer --unbounded <mistake>", .x = x, .y = b, .n = 4}};
-    rl_svg_plot p = {.title = "RSS while the reader stalls", .xlabel = "time (s)", .ylabel = "RSS (MiB)", .series = s, .nseries = 2};
+    rl_svg_plot p = {
+        .title = "RSS while the reader stalls", .xlabel = "time (s)", .ylabel = "RSS (MiB)", .series = s, .nseries = 2};
     int rc;
     char *svg = plot_to_string(&p, &rc);
     assert_int_equal(rc, RL_OK);
@@ -95,7 +96,6 @@ static void plot_refuses_empty_or_nan(void **state)
     assert_int_equal(rc, RL_EINVAL);
 }
 
-
 static void escape_replaces_control_and_non_ascii(void **state)
 {
     (void)state;
@@ -112,8 +112,16 @@ static void plot_draws_references_events_dashes_and_caption(void **state)
                          {.label = "wait-for-ready", .x = x, .y = b, .n = 4, .dash = RL_SVG_DASHED, .markers = 1}};
     rl_svg_ref budget = {.label = "budget <48 MiB>", .value = 61};
     rl_svg_ref stall = {.label = "stall", .value = 0.1};
-    rl_svg_plot p = {.xlabel = "t (s)", .ylabel = "RSS (MiB)", .series = s, .nseries = 2, .refs = &budget,
-                     .nrefs = 1, .events = &stall, .nevents = 1, .caption = "what it shows", .fragment = 1};
+    rl_svg_plot p = {.xlabel = "t (s)",
+                     .ylabel = "RSS (MiB)",
+                     .series = s,
+                     .nseries = 2,
+                     .refs = &budget,
+                     .nrefs = 1,
+                     .events = &stall,
+                     .nevents = 1,
+                     .caption = "what it shows",
+                     .fragment = 1};
     int rc;
     char *svg = plot_to_string(&p, &rc);
     assert_int_equal(rc, RL_OK);
@@ -151,8 +159,14 @@ static void timeline_draws_rows_spans_and_events(void **state)
                            {.row = 2, .x0 = 500, .x1 = 2000, .label = "1500 ms remained", .kind = RL_SVG_SPAN_GOOD},
                            {.row = 2, .x0 = 700, .x1 = 700, .label = "<point>"}};
     rl_svg_ref d = {.label = "client's deadline", .value = 2000};
-    rl_svg_timeline t = {.title = "one axis", .xlabel = "ms", .rows = rows, .nrows = 3, .spans = spans,
-                         .nspans = 4, .events = &d, .nevents = 1};
+    rl_svg_timeline t = {.title = "one axis",
+                         .xlabel = "ms",
+                         .rows = rows,
+                         .nrows = 3,
+                         .spans = spans,
+                         .nspans = 4,
+                         .events = &d,
+                         .nevents = 1};
     int rc;
     char *svg = timeline_to_string(&t, &rc);
     assert_int_equal(rc, RL_OK);

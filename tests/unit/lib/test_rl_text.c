@@ -78,10 +78,8 @@ static void escaping_twice_changes_nothing(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(printable_ascii_passes),
-        cmocka_unit_test(control_bytes_are_escaped),
-        cmocka_unit_test(newline_and_tab_only_in_a_block),
-        cmocka_unit_test(an_escape_is_never_cut),
+        cmocka_unit_test(printable_ascii_passes),          cmocka_unit_test(control_bytes_are_escaped),
+        cmocka_unit_test(newline_and_tab_only_in_a_block), cmocka_unit_test(an_escape_is_never_cut),
         cmocka_unit_test(escaping_twice_changes_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -56,8 +56,7 @@ static void limits_refuse_too_many_bytes(void **state)
     (void)state;
     char msg[256];
     /* 1,000,000 x 4 MiB-64 is within each field's limit but not the total. */
-    assert_int_equal(check(ST_PRODUCE_MAX_COUNT, ST_PRODUCE_MAX_SIZE, msg, sizeof msg),
-                     GRPC_STATUS_RESOURCE_EXHAUSTED);
+    assert_int_equal(check(ST_PRODUCE_MAX_COUNT, ST_PRODUCE_MAX_SIZE, msg, sizeof msg), GRPC_STATUS_RESOURCE_EXHAUSTED);
     assert_non_null(strstr(msg, "bytes per call"));
     /* Exactly 16 GiB is allowed; one byte per chunk more is not. */
     assert_int_equal(check(262144, 65536, msg, sizeof msg), GRPC_STATUS_OK);
@@ -97,10 +96,8 @@ int main(void)
 {
     grpc_init();
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(limits_accept_the_lab_request),
-        cmocka_unit_test(limits_refuse_oversized_chunks),
-        cmocka_unit_test(limits_refuse_too_many_chunks),
-        cmocka_unit_test(limits_refuse_too_many_bytes),
+        cmocka_unit_test(limits_accept_the_lab_request),         cmocka_unit_test(limits_refuse_oversized_chunks),
+        cmocka_unit_test(limits_refuse_too_many_chunks),         cmocka_unit_test(limits_refuse_too_many_bytes),
         cmocka_unit_test(chunks_decode_for_every_prefix_length),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -147,8 +147,7 @@ static void test_load_reads_a_file_larger_than_one_read(void **state)
     assert_int_equal(rl_chancfg_load(path, &cfg, NULL), 0);
     int64_t v;
     bool configured;
-    assert_int_equal(
-        rl_chancfg_effective_int(cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_time_ms", &v, &configured), 0);
+    assert_int_equal(rl_chancfg_effective_int(cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_time_ms", &v, &configured), 0);
     assert_int_equal(v, 60000);
     assert_true(configured);
     rl_chancfg_free(cfg);
@@ -176,12 +175,9 @@ static void test_suggest_finds_typos_and_not_strangers(void **state)
     (void)state;
     size_t n;
     const cc_argdef *t = cc_argdef_table(&n);
-    assert_string_equal(cc_suggest("grpc.keepalive_timeout", t, n, sizeof(t[0])),
-                        "grpc.keepalive_timeout_ms");
-    assert_string_equal(cc_suggest("grpc.keeplive_time_ms", t, n, sizeof(t[0])),
-                        "grpc.keepalive_time_ms");
-    assert_string_equal(cc_suggest("max_connection_age_ms", t, n, sizeof(t[0])),
-                        "grpc.max_connection_age_ms");
+    assert_string_equal(cc_suggest("grpc.keepalive_timeout", t, n, sizeof(t[0])), "grpc.keepalive_timeout_ms");
+    assert_string_equal(cc_suggest("grpc.keeplive_time_ms", t, n, sizeof(t[0])), "grpc.keepalive_time_ms");
+    assert_string_equal(cc_suggest("max_connection_age_ms", t, n, sizeof(t[0])), "grpc.max_connection_age_ms");
     assert_null(cc_suggest("colour", t, n, sizeof(t[0])));
     assert_null(cc_suggest("grpc.totally_different_thing", t, n, sizeof(t[0])));
 }
@@ -224,9 +220,8 @@ static void test_duration_accepts_proto3_forms(void **state)
 static void test_duration_refuses_what_grpc_refuses(void **state)
 {
     (void)state;
-    static const char *const bad[] = {"1",    "1ms",  "-1s",  ".5s", "1.s",
-                                      "0.0000000001s", "1.5S", "1e3s", "",
-                                      "315576000001s", "99999999999999999999s"};
+    static const char *const bad[] = {
+        "1", "1ms", "-1s", ".5s", "1.s", "0.0000000001s", "1.5S", "1e3s", "", "315576000001s", "99999999999999999999s"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         cc_duration d;
         const char *why = NULL;
@@ -292,20 +287,15 @@ static void test_effective_int_falls_back_to_grpc_defaults(void **state)
     rl_chancfg *cfg = parse_ok("{}");
     int64_t v;
     bool configured = true;
-    assert_int_equal(
-        rl_chancfg_effective_int(cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_time_ms", &v, &configured), 0);
+    assert_int_equal(rl_chancfg_effective_int(cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_time_ms", &v, &configured), 0);
     assert_int_equal(v, INT32_MAX);
     assert_false(configured);
-    assert_int_equal(
-        rl_chancfg_effective_int(cfg, RL_CHANCFG_SERVER, "grpc.keepalive_time_ms", &v, NULL), 0);
+    assert_int_equal(rl_chancfg_effective_int(cfg, RL_CHANCFG_SERVER, "grpc.keepalive_time_ms", &v, NULL), 0);
     assert_int_equal(v, 7200000);
-    assert_int_equal(rl_chancfg_effective_int(cfg, RL_CHANCFG_SERVER,
-                                              "grpc.http2.min_ping_interval_without_data_ms", &v,
-                                              NULL),
-                     0);
-    assert_int_equal(v, 300000);
     assert_int_equal(
-        rl_chancfg_effective_int(cfg, RL_CHANCFG_SERVER, "grpc.http2.max_ping_strikes", &v, NULL), 0);
+        rl_chancfg_effective_int(cfg, RL_CHANCFG_SERVER, "grpc.http2.min_ping_interval_without_data_ms", &v, NULL), 0);
+    assert_int_equal(v, 300000);
+    assert_int_equal(rl_chancfg_effective_int(cfg, RL_CHANCFG_SERVER, "grpc.http2.max_ping_strikes", &v, NULL), 0);
     assert_int_equal(v, 2);
     rl_chancfg_free(cfg);
 }
@@ -316,16 +306,13 @@ static void test_effective_int_knows_sides(void **state)
     rl_chancfg *cfg = parse_ok("{\"client\": {\"grpc.keepalive_permit_without_calls\": true}}");
     int64_t v;
     bool configured;
-    assert_int_equal(rl_chancfg_effective_int(cfg, RL_CHANCFG_CLIENT,
-                                              "grpc.keepalive_permit_without_calls", &v, &configured),
-                     0);
+    assert_int_equal(
+        rl_chancfg_effective_int(cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_permit_without_calls", &v, &configured), 0);
     assert_int_equal(v, 1);
     assert_true(configured);
-    assert_int_equal(rl_chancfg_effective_int(cfg, RL_CHANCFG_CLIENT,
-                                              "grpc.http2.max_ping_strikes", &v, NULL),
+    assert_int_equal(rl_chancfg_effective_int(cfg, RL_CHANCFG_CLIENT, "grpc.http2.max_ping_strikes", &v, NULL),
                      RL_ENOTFOUND);
-    assert_int_equal(rl_chancfg_effective_int(cfg, RL_CHANCFG_CLIENT, "grpc.nonsense", &v, NULL),
-                     RL_ENOTFOUND);
+    assert_int_equal(rl_chancfg_effective_int(cfg, RL_CHANCFG_CLIENT, "grpc.nonsense", &v, NULL), RL_ENOTFOUND);
     rl_chancfg_free(cfg);
 }
 
@@ -335,8 +322,7 @@ static void test_effective_int_ignores_invalid_values(void **state)
     rl_chancfg *cfg = parse_ok("{\"client\": {\"grpc.keepalive_time_ms\": -5}}");
     int64_t v;
     bool configured = true;
-    assert_int_equal(
-        rl_chancfg_effective_int(cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_time_ms", &v, &configured), 0);
+    assert_int_equal(rl_chancfg_effective_int(cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_time_ms", &v, &configured), 0);
     assert_int_equal(v, INT32_MAX);
     assert_false(configured);
     rl_chancfg_free(cfg);
@@ -482,8 +468,7 @@ static void sweep(const char *text, bool clean)
     rl_chancfg_set_alloc_funcs(NULL, NULL);
     g_fail_at = -1;
     if (!done)
-        fail_msg("failing allocation %ld still changed the outcome, but an unfailing pass made only %ld", total,
-                 total);
+        fail_msg("failing allocation %ld still changed the outcome, but an unfailing pass made only %ld", total, total);
     assert_true(passes > 20); /* it really went through many allocations */
 }
 

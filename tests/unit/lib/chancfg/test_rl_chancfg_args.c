@@ -139,8 +139,7 @@ static void test_config_with_errors_gives_no_args(void **state)
     assert_int_equal(rl_chancfg_channel_args(cfg, RL_CHANCFG_CLIENT, NULL, 0, &a), RL_EINVAL);
     assert_null(a);
     char *s = (char *)1;
-    assert_int_equal(rl_chancfg_format_args(cfg, RL_CHANCFG_CLIENT, RL_CHANCFG_FORMAT_PYTHON, &s),
-                     RL_EINVAL);
+    assert_int_equal(rl_chancfg_format_args(cfg, RL_CHANCFG_CLIENT, RL_CHANCFG_FORMAT_PYTHON, &s), RL_EINVAL);
     assert_null(s);
     rl_chancfg_free(cfg);
 }
@@ -162,11 +161,10 @@ static void test_service_config_string(void **state)
 {
     char *sc;
     assert_int_equal(rl_chancfg_service_config(*state, &sc), 0);
-    assert_string_equal(sc,
-                        "{\"methodConfig\":[{\"name\":[{\"service\":\"relaylab.Baseline\"}],"
-                        "\"retryPolicy\":{\"maxAttempts\":3,\"initialBackoff\":\"0.1s\","
-                        "\"maxBackoff\":\"1s\",\"backoffMultiplier\":2,\"retryableStatusCodes\":"
-                        "[\"UNAVAILABLE\"]}}]}");
+    assert_string_equal(sc, "{\"methodConfig\":[{\"name\":[{\"service\":\"relaylab.Baseline\"}],"
+                            "\"retryPolicy\":{\"maxAttempts\":3,\"initialBackoff\":\"0.1s\","
+                            "\"maxBackoff\":\"1s\",\"backoffMultiplier\":2,\"retryableStatusCodes\":"
+                            "[\"UNAVAILABLE\"]}}]}");
     free(sc);
 }
 

@@ -11,8 +11,8 @@
 
 #include "chancfg/rl_chancfg.h"
 
-#define RETRY(fields)                                                                          \
-    "{\"client\": {\"service_config\": {\"methodConfig\": [{\"name\": [{\"service\": "           \
+#define RETRY(fields)                                                                                                  \
+    "{\"client\": {\"service_config\": {\"methodConfig\": [{\"name\": [{\"service\": "                                 \
     "\"relaylab.Baseline\"}], \"retryPolicy\": {" fields "}}]}}}"
 
 static rl_chancfg_verdict verdict(const char *text)

@@ -61,14 +61,12 @@ static void check(const char *text)
 static void dump(void)
 {
     for (size_t i = 0; i < g_rep.nfindings; i++)
-        print_message("  %s %s %s\n", g_rep.findings[i].rule, g_rep.findings[i].path,
-                      g_rep.findings[i].why);
+        print_message("  %s %s %s\n", g_rep.findings[i].rule, g_rep.findings[i].path, g_rep.findings[i].why);
 }
 
 /* Asserts a finding of |rule| at |path| with |severity|, whose why contains
  * |needle| (may be NULL). */
-static void expect(const char *rule, rl_chancfg_severity severity, const char *path,
-                   const char *needle)
+static void expect(const char *rule, rl_chancfg_severity severity, const char *path, const char *needle)
 {
     for (size_t i = 0; i < g_rep.nfindings; i++) {
         const rl_chancfg_finding *f = &g_rep.findings[i];
@@ -103,15 +101,19 @@ static void expect_clean(void)
 #define W RL_CHANCFG_WARNING
 
 /* A sound base to add one mistake to: keepalive that survives a 350 s NAT. */
-#define GOOD_CLIENT_KA                                                                      \
-    "'grpc.keepalive_time_ms': 60000, 'grpc.keepalive_permit_without_calls': 1, "           \
+#define GOOD_CLIENT_KA                                                                                                 \
+    "'grpc.keepalive_time_ms': 60000, 'grpc.keepalive_permit_without_calls': 1, "                                      \
     "'grpc.http2.max_pings_without_data': 0"
-#define GOOD_SERVER_KA                                                                      \
-    "'grpc.http2.min_ping_interval_without_data_ms': 30000, "                               \
+#define GOOD_SERVER_KA                                                                                                 \
+    "'grpc.http2.min_ping_interval_without_data_ms': 30000, "                                                          \
     "'grpc.keepalive_permit_without_calls': 1"
 #define NAT "'intermediary': {'kind': 'nat', 'idle_timeout_ms': 350000}"
-#define RETRY(fields) "{'client': {'service_config': {'methodConfig': [{'name': [{'service': 'relaylab.Baseline'}], 'retryPolicy': {" fields "}}]}}}"
-#define RP_OK "'maxAttempts': 3, 'initialBackoff': '0.1s', 'maxBackoff': '1s', 'backoffMultiplier': 2, 'retryableStatusCodes': ['UNAVAILABLE']"
+#define RETRY(fields)                                                                                                  \
+    "{'client': {'service_config': {'methodConfig': [{'name': [{'service': 'relaylab.Baseline'}], 'retryPolicy': "     \
+    "{" fields "}}]}}}"
+#define RP_OK                                                                                                          \
+    "'maxAttempts': 3, 'initialBackoff': '0.1s', 'maxBackoff': '1s', 'backoffMultiplier': 2, 'retryableStatusCodes': " \
+    "['UNAVAILABLE']"
 
 /* ---- the reference config ---- */
 
@@ -199,8 +201,7 @@ static void test_arg_unknown_suggests_nearest(void **state)
 {
     (void)state;
     check("{'client': {'grpc.keepalive_time': 60000}}");
-    expect("arg.unknown", E, "$.client[\"grpc.keepalive_time\"]",
-           "did you mean \"grpc.keepalive_time_ms\"");
+    expect("arg.unknown", E, "$.client[\"grpc.keepalive_time\"]", "did you mean \"grpc.keepalive_time_ms\"");
 }
 
 static void test_arg_unknown_without_prefix_suggests(void **state)
@@ -225,8 +226,7 @@ static void test_arg_macro_guess_min_recv_ping_interval(void **state)
     check("{'server': {'grpc.http2.min_recv_ping_interval_without_data_ms': 30000}}");
     expect("arg.macro-name", E, "$.server[\"grpc.http2.min_recv_ping_interval_without_data_ms\"]",
            "\"grpc.http2.min_ping_interval_without_data_ms\"");
-    expect("arg.macro-name", E, "$.server[\"grpc.http2.min_recv_ping_interval_without_data_ms\"]",
-           "too_many_pings");
+    expect("arg.macro-name", E, "$.server[\"grpc.http2.min_recv_ping_interval_without_data_ms\"]", "too_many_pings");
     check("{'server': {'grpc.http2.min_ping_interval_without_data_ms': 30000}}");
     expect_clean();
 }
@@ -242,16 +242,14 @@ static void test_arg_macro_alias_max_message_length(void **state)
 {
     (void)state;
     check("{'client': {'grpc.max_message_length': 1024}}");
-    expect("arg.macro-name", E, "$.client[\"grpc.max_message_length\"]",
-           "grpc.max_receive_message_length");
+    expect("arg.macro-name", E, "$.client[\"grpc.max_message_length\"]", "grpc.max_receive_message_length");
 }
 
 static void test_arg_server_only_on_client(void **state)
 {
     (void)state;
     check("{'client': {'grpc.http2.min_ping_interval_without_data_ms': 30000}}");
-    expect("arg.wrong-side", E, "$.client[\"grpc.http2.min_ping_interval_without_data_ms\"]",
-           "move it to \"server\"");
+    expect("arg.wrong-side", E, "$.client[\"grpc.http2.min_ping_interval_without_data_ms\"]", "move it to \"server\"");
 }
 
 static void test_arg_client_only_on_server(void **state)
@@ -378,8 +376,7 @@ static void test_keepalive_pings_without_data_limit(void **state)
     (void)state;
     check("{" NAT ", 'client': {'grpc.keepalive_time_ms': 60000, "
           "'grpc.keepalive_permit_without_calls': 1}, 'server': {" GOOD_SERVER_KA "}}");
-    expect("keepalive.pings-without-data", E, "$.client[\"grpc.http2.max_pings_without_data\"]",
-           "2 is gRPC's default");
+    expect("keepalive.pings-without-data", E, "$.client[\"grpc.http2.max_pings_without_data\"]", "2 is gRPC's default");
     expect_none("keepalive.idle-timeout");
 }
 
@@ -388,8 +385,7 @@ static void test_keepalive_idle_without_calls(void **state)
     (void)state;
     check("{" NAT ", 'client': {'grpc.keepalive_time_ms': 60000, "
           "'grpc.http2.max_pings_without_data': 0}, 'server': {" GOOD_SERVER_KA "}}");
-    expect("keepalive.idle-without-calls", E, "$.client[\"grpc.keepalive_permit_without_calls\"]",
-           "1800000");
+    expect("keepalive.idle-without-calls", E, "$.client[\"grpc.keepalive_permit_without_calls\"]", "1800000");
 }
 
 static void test_keepalive_idle_without_calls_fixed_by_client_idle_timeout(void **state)
@@ -404,8 +400,7 @@ static void test_keepalive_below_server_min_ping_interval(void **state)
 {
     (void)state;
     check("{'client': {'grpc.keepalive_time_ms': 60000}}");
-    expect("keepalive.min-ping-interval", E, "$.client[\"grpc.keepalive_time_ms\"]",
-           "too_many_pings");
+    expect("keepalive.min-ping-interval", E, "$.client[\"grpc.keepalive_time_ms\"]", "too_many_pings");
     expect("keepalive.min-ping-interval", E, "$.client[\"grpc.keepalive_time_ms\"]", "5 min");
 }
 
@@ -432,8 +427,7 @@ static void test_keepalive_misnamed_server_arg_keeps_default(void **state)
      * 5 min applies and the client's pings are strikes. */
     check("{'client': {'grpc.keepalive_time_ms': 60000}, "
           "'server': {'grpc.http2.min_recv_ping_interval_without_data_ms': 30000}}");
-    expect("arg.macro-name", E, "$.server[\"grpc.http2.min_recv_ping_interval_without_data_ms\"]",
-           NULL);
+    expect("arg.macro-name", E, "$.server[\"grpc.http2.min_recv_ping_interval_without_data_ms\"]", NULL);
     expect("keepalive.min-ping-interval", E, "$.client[\"grpc.keepalive_time_ms\"]", "300000");
 }
 
@@ -442,8 +436,7 @@ static void test_keepalive_permit_mismatch(void **state)
     (void)state;
     check("{'client': {" GOOD_CLIENT_KA "}, "
           "'server': {'grpc.http2.min_ping_interval_without_data_ms': 30000}}");
-    expect("keepalive.permit-mismatch", E, "$.server[\"grpc.keepalive_permit_without_calls\"]",
-           "2 hours");
+    expect("keepalive.permit-mismatch", E, "$.server[\"grpc.keepalive_permit_without_calls\"]", "2 hours");
     check("{'client': {" GOOD_CLIENT_KA "}, 'server': {" GOOD_SERVER_KA "}}");
     expect_clean();
 }
@@ -453,8 +446,7 @@ static void test_keepalive_timeout_above_time_client(void **state)
     (void)state;
     check("{'client': {'grpc.keepalive_time_ms': 10000}, "
           "'server': {'grpc.http2.min_ping_interval_without_data_ms': 10000}}");
-    expect("keepalive.timeout-above-time", E, "$.client[\"grpc.keepalive_timeout_ms\"]",
-           "gRPC's default");
+    expect("keepalive.timeout-above-time", E, "$.client[\"grpc.keepalive_timeout_ms\"]", "gRPC's default");
     check("{'client': {'grpc.keepalive_time_ms': 10000, 'grpc.keepalive_timeout_ms': 5000}, "
           "'server': {'grpc.http2.min_ping_interval_without_data_ms': 10000}}");
     expect_clean();
@@ -493,8 +485,7 @@ static void test_age_grace_below_declared_deadline(void **state)
     (void)state;
     check("{'calls': {'longest_deadline_ms': 30000}, 'server': {'grpc.max_connection_age_ms': "
           "600000, 'grpc.max_connection_age_grace_ms': 5000}}");
-    expect("age.grace-below-deadline", E, "$.server[\"grpc.max_connection_age_grace_ms\"]",
-           "30000");
+    expect("age.grace-below-deadline", E, "$.server[\"grpc.max_connection_age_grace_ms\"]", "30000");
     check("{'calls': {'longest_deadline_ms': 30000}, 'server': {'grpc.max_connection_age_ms': "
           "600000, 'grpc.max_connection_age_grace_ms': 30000}}");
     expect_clean();
@@ -506,8 +497,7 @@ static void test_age_grace_below_method_timeout(void **state)
     check("{'client': {'service_config': {'methodConfig': [{'name': [{}], 'timeout': '60s'}]}}, "
           "'server': {'grpc.max_connection_age_ms': 600000, 'grpc.max_connection_age_grace_ms': "
           "30000}}");
-    expect("age.grace-below-deadline", E, "$.server[\"grpc.max_connection_age_grace_ms\"]",
-           "60000");
+    expect("age.grace-below-deadline", E, "$.server[\"grpc.max_connection_age_grace_ms\"]", "60000");
 }
 
 static void test_age_without_grace_warns(void **state)
@@ -542,8 +532,7 @@ static void test_reconnect_initial_above_default_max(void **state)
 {
     (void)state;
     check("{'client': {'grpc.initial_reconnect_backoff_ms': 200000}}");
-    expect("reconnect.backoff-order", E, "$.client[\"grpc.initial_reconnect_backoff_ms\"]",
-           "gRPC's default");
+    expect("reconnect.backoff-order", E, "$.client[\"grpc.initial_reconnect_backoff_ms\"]", "gRPC's default");
     /* The "min" backoff is the connect timeout: above max is legal. */
     check("{'client': {'grpc.min_reconnect_backoff_ms': 20000, 'grpc.max_reconnect_backoff_ms': 5000}}");
     expect_clean();
@@ -648,8 +637,7 @@ static void test_sc_knows_every_method_of_the_proto(void **state)
             if (strcmp(word, "service") == 0 && sscanf(p, " %63[A-Za-z0-9_]%n", service, &used) == 1) {
                 p += used;
                 nservices++;
-            } else if (strcmp(word, "rpc") == 0 && service[0] &&
-                       sscanf(p, " %63[A-Za-z0-9_]%n", word, &used) == 1) {
+            } else if (strcmp(word, "rpc") == 0 && service[0] && sscanf(p, " %63[A-Za-z0-9_]%n", word, &used) == 1) {
                 p += used;
                 size_t len = strlen(config);
                 snprintf(config + len, sizeof(config) - len, "%s{'service': 'relaylab.%s', 'method': '%s'}",
@@ -699,8 +687,7 @@ static void test_sc_unknown_lb_policy(void **state)
 {
     (void)state;
     check("{'client': {'service_config': {'loadBalancingPolicy': 'round_robbin'}}}");
-    expect("sc.lb-policy", E, "$.client.service_config.loadBalancingPolicy",
-           "did you mean \"round_robin\"");
+    expect("sc.lb-policy", E, "$.client.service_config.loadBalancingPolicy", "did you mean \"round_robin\"");
     check("{'client': {'service_config': {'loadBalancingPolicy': 'round_robin'}}}");
     expect_clean();
 }
@@ -848,10 +835,9 @@ static void test_retry_status_code_lower_case_suggests(void **state)
 static void test_retry_non_retryable_codes_refused(void **state)
 {
     (void)state;
-    static const char *const refused[] = {"OK", "INVALID_ARGUMENT", "NOT_FOUND", "ALREADY_EXISTS",
-                                          "PERMISSION_DENIED", "FAILED_PRECONDITION",
-                                          "OUT_OF_RANGE", "UNIMPLEMENTED", "DATA_LOSS",
-                                          "UNAUTHENTICATED"};
+    static const char *const refused[] = {
+        "OK",           "INVALID_ARGUMENT", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "FAILED_PRECONDITION",
+        "OUT_OF_RANGE", "UNIMPLEMENTED",    "DATA_LOSS", "UNAUTHENTICATED"};
     for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
         char text[512];
         snprintf(text, sizeof(text),
@@ -934,14 +920,13 @@ static void test_rule_ids_are_unique(void **state)
 static void test_method_config_lookup_order(void **state)
 {
     (void)state;
-    const char *text =
-        "{\"client\": {\"service_config\": {\"methodConfig\": ["
-        "{\"name\": [{}], \"timeout\": \"5s\"},"
-        "{\"name\": [{\"service\": \"relaylab.Baseline\"}], \"timeout\": \"10s\", \"retryPolicy\": "
-        "{\"maxAttempts\": 9, \"initialBackoff\": \"0.1s\", \"maxBackoff\": \"1s\", "
-        "\"backoffMultiplier\": 2, \"retryableStatusCodes\": [\"UNAVAILABLE\"]}},"
-        "{\"name\": [{\"service\": \"relaylab.Baseline\", \"method\": \"Fetch\"}], \"timeout\": "
-        "\"20s\"}]}}}";
+    const char *text = "{\"client\": {\"service_config\": {\"methodConfig\": ["
+                       "{\"name\": [{}], \"timeout\": \"5s\"},"
+                       "{\"name\": [{\"service\": \"relaylab.Baseline\"}], \"timeout\": \"10s\", \"retryPolicy\": "
+                       "{\"maxAttempts\": 9, \"initialBackoff\": \"0.1s\", \"maxBackoff\": \"1s\", "
+                       "\"backoffMultiplier\": 2, \"retryableStatusCodes\": [\"UNAVAILABLE\"]}},"
+                       "{\"name\": [{\"service\": \"relaylab.Baseline\", \"method\": \"Fetch\"}], \"timeout\": "
+                       "\"20s\"}]}}}";
     rl_chancfg *cfg;
     assert_int_equal(rl_chancfg_parse(text, strlen(text), &cfg, NULL), 0);
     rl_chancfg_method m;

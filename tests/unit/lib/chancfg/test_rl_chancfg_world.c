@@ -141,9 +141,8 @@ static void test_backend_states_the_failures_in_a_row(void **state)
     (void)state;
     rl_chancfg_world w;
     char err[256], desc[256];
-    assert_int_equal(load_text("{\"name\": \"r\", \"backend\": {\"unavailable_in_a_row\": 3}}", NULL, &w, err,
-                               sizeof err),
-                     0);
+    assert_int_equal(
+        load_text("{\"name\": \"r\", \"backend\": {\"unavailable_in_a_row\": 3}}", NULL, &w, err, sizeof err), 0);
     assert_int_equal(w.unavailable_in_a_row, 3);
     rl_chancfg_world_describe(&w, desc, sizeof desc);
     assert_string_equal(desc, "r: no intermediary on the path; a restarting backend fails up to 3 attempts in a row "
@@ -239,8 +238,7 @@ static void test_a_world_alone_breaks_no_combining_rule(void **state)
 
 /* ---- putting a config into the world ---- */
 
-static rl_chancfg *in_world(const char *world_text, const char *variant, const char *cfg_text,
-                            rl_chancfg_report *notes)
+static rl_chancfg *in_world(const char *world_text, const char *variant, const char *cfg_text, rl_chancfg_report *notes)
 {
     rl_chancfg_world w;
     char err[256];
@@ -256,14 +254,13 @@ static void test_the_world_replaces_what_the_config_declares(void **state)
 {
     (void)state;
     /* The example: a 24 h NAT declared so that 2 h keepalives look right. */
-    const char *text =
-        "{\"intermediary\": {\"kind\": \"nat\", \"idle_timeout_ms\": 86400000},"
-        " \"calls\": {\"longest_deadline_ms\": 30000},"
-        " \"client\": {\"grpc.keepalive_time_ms\": 7200000, \"grpc.keepalive_permit_without_calls\": 1,"
-        "            \"grpc.http2.max_pings_without_data\": 0},"
-        " \"server\": {\"grpc.keepalive_time_ms\": 7200000,"
-        "            \"grpc.http2.min_ping_interval_without_data_ms\": 3600000,"
-        "            \"grpc.keepalive_permit_without_calls\": true}}";
+    const char *text = "{\"intermediary\": {\"kind\": \"nat\", \"idle_timeout_ms\": 86400000},"
+                       " \"calls\": {\"longest_deadline_ms\": 30000},"
+                       " \"client\": {\"grpc.keepalive_time_ms\": 7200000, \"grpc.keepalive_permit_without_calls\": 1,"
+                       "            \"grpc.http2.max_pings_without_data\": 0},"
+                       " \"server\": {\"grpc.keepalive_time_ms\": 7200000,"
+                       "            \"grpc.http2.min_ping_interval_without_data_ms\": 3600000,"
+                       "            \"grpc.keepalive_permit_without_calls\": true}}";
     rl_chancfg_report notes;
     rl_chancfg_report_init(&notes);
     rl_chancfg *cfg = in_world(THREE, NULL, text, &notes);
@@ -275,8 +272,8 @@ static void test_the_world_replaces_what_the_config_declares(void **state)
     assert_string_equal(kind, "l4-lb");
     assert_int_equal(rl_chancfg_calls_deadline(cfg, &v), 0);
     assert_int_equal(v, 120000);
-    assert_int_equal(rl_chancfg_effective_int(cfg, RL_CHANCFG_SERVER,
-                                              "grpc.http2.min_ping_interval_without_data_ms", &v, NULL), 0);
+    assert_int_equal(
+        rl_chancfg_effective_int(cfg, RL_CHANCFG_SERVER, "grpc.http2.min_ping_interval_without_data_ms", &v, NULL), 0);
     assert_int_equal(v, 120000);
     /* The config's own choices stay. */
     assert_int_equal(rl_chancfg_effective_int(cfg, RL_CHANCFG_SERVER, "grpc.keepalive_time_ms", &v, NULL), 0);

@@ -270,11 +270,8 @@ static rl_intermediary *late_nat_start(echo *e, fake_clock *fc, int *fd)
     echo_start(e);
     rl_intermediary *im;
     char err[128];
-    rl_intermediary_options o = {.upstream_ports = &e->port,
-                                 .nupstreams = 1,
-                                 .idle_drop_ms = LATE_IDLE_MS,
-                                 .clock = fake_now,
-                                 .clock_user = fc};
+    rl_intermediary_options o = {
+        .upstream_ports = &e->port, .nupstreams = 1, .idle_drop_ms = LATE_IDLE_MS, .clock = fake_now, .clock_user = fc};
     assert_int_equal(rl_intermediary_start(&o, &im, err, sizeof err), 0);
     *fd = dial(rl_intermediary_port(im));
     assert_int_equal(round_trip(*fd, "ping", 2000), 4);
