@@ -47,3 +47,35 @@ void gr_cov_fig_streams(gr_figure *f, gr_cov_server *const *servers, const char 
         gr_fig_series_add(f, label, x, y, ns);
     }
 }
+
+void gr_cov_evacuation_figure(gr_scenario_result *out, gr_cov_server *const *servers, const char *const *names, int n,
+                              int b, int c, const gr_cov_evac_times *t, int closed_b)
+{
+    gr_figure *f = &out->figure;
+    int64_t s0 = t->c_since < t->t0 ? t->c_since : t->t0;
+#define SEC(x) ((double)((x)-s0) / RL_NS_PER_SEC)
+    char title[GR_FIG_LABEL];
+    snprintf(title, sizeof title, "Server %s idle and short, server %s busy: which one is evacuated", names[c],
+             names[b]);
+    gr_fig_plot(f, title, "seconds from the idle server's first stream", "streams open");
+    gr_cov_fig_streams(f, servers, names, n, b, s0, t->now);
+    gr_fig_event(f, SEC(t->t0), "calls start on %s", names[b]);
+    gr_fig_event(f, SEC(t->overdue), "%s overdue", names[c]);
+    gr_fig_event(f, SEC(t->evac_by), "evacuate by (+ slack)");
+    if (t->emptied)
+        gr_fig_event(f, SEC(t->emptied), "%s emptied", names[c]);
+#undef SEC
+    if (out->verdict == GR_PASS)
+        gr_fig_caption(f, "%s, idle and short, was evacuated once overdue; %s, with calls in flight, kept its streams",
+                       names[c], names[b]);
+    else if (closed_b)
+        gr_fig_caption(f, "Streams on %s were closed while its calls were in flight: a busy server is never overdue",
+                       names[b]);
+    else if (!t->emptied)
+        gr_fig_caption(f, "%s stayed short and idle past overdue and kept its streams: it must be evacuated", names[c]);
+    else if (t->early)
+        gr_fig_caption(f, "%s was evacuated before it was overdue: until then, fill it toward the reserve", names[c]);
+    else
+        gr_fig_caption(f, "The streams per server while %s was idle and %s busy: the feedback says what broke",
+                       names[c], names[b]);
+}
