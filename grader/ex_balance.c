@@ -498,7 +498,7 @@ static int fills(gr_ctx *ctx, gr_scenario_result *out)
 static void no_failures_figure(gr_scenario_result *out, const live *l)
 {
     gr_figure *f = &out->figure;
-    double call_s = (double)(l->longest_ms * 9 / 10) / 1000, grace_s = (double)l->grace_ms / 1000;
+    double call_s = (double)l->longest_ms * 0.9 / 1000, grace_s = (double)l->grace_ms / 1000;
     bool infinite = l->grace_ms >= INT_MAX;
     gr_fig_timeline(f, "A GOAWAY with a long call in flight: the grace against the call",
                     "seconds of world time after the GOAWAY");
@@ -551,8 +551,8 @@ static void storm_figure(gr_scenario_result *out, const live *l)
                 "reconnects within the span");
     if (l->nbunch) {
         gr_fig_series_add(f, label, l->bunch_x, l->bunch_y, l->nbunch);
-    } else { /* no reconnect at all: a flat zero over the run */
-        double x[2] = {0, (double)RUN_MS * LAB_SCALE / 1000}, y[2] = {0, 0};
+    } else if (l->nrate) { /* no reconnect at all: a flat zero over the run */
+        double x[2] = {0, l->rate_x[l->nrate - 1]}, y[2] = {0, 0};
         gr_fig_series_add(f, "no reconnect", x, y, 2);
     }
     gr_fig_ref(f, NCLIENTS, "every client (%d) at once: a storm", NCLIENTS);
