@@ -58,7 +58,21 @@ void gr_cov_evacuation_figure(gr_scenario_result *out, gr_cov_server *const *ser
     snprintf(title, sizeof title, "Server %s idle and short, server %s busy: which one is evacuated", names[c],
              names[b]);
     gr_fig_plot(f, title, "seconds from the idle server's first stream", "streams open");
-    gr_cov_fig_streams(f, servers, names, n, b, s0, t->now);
+    /* The two servers the rule is about, alone: the third, where every
+     * new stream lands, holds tens and would flatten their 1 and 0. */
+    int64_t step;
+    size_t ns = gr_cov_fig_samples(s0, t->now, &step);
+    double x[GR_FIG_MAX_POINTS], y[GR_FIG_MAX_POINTS];
+    const int which[2] = {b, c};
+    for (int j = 0; j < 2 && j < n; j++) {
+        for (size_t k = 0; k < ns; k++) {
+            x[k] = (double)((int64_t)k * step) / RL_NS_PER_SEC;
+            y[k] = gr_cov_streams_at(servers[which[j]], s0 + (int64_t)k * step);
+        }
+        char label[48];
+        snprintf(label, sizeof label, "streams on %s (%s)", names[which[j]], j ? "idle, short" : "calls in flight");
+        gr_fig_series_add(f, label, x, y, ns);
+    }
     gr_fig_event(f, SEC(t->t0), "calls start on %s", names[b]);
     gr_fig_event(f, SEC(t->overdue), "%s overdue", names[c]);
     gr_fig_event(f, SEC(t->evac_by), "evacuate by (+ slack)");

@@ -39,8 +39,9 @@ typedef struct gr_cov_evac_times {
     bool early; /* emptied, but before it was overdue (as judged) */
 } gr_cov_evac_times;
 
-/* The evacuation's picture into |out|: the streams on each of the |n|
- * servers from |t->c_since| to |t->now| with those instants; the caption
+/* The evacuation's picture into |out|: the streams on the busy server |b|
+ * and the idle one |c| (of the |n|) from |t->c_since| to |t->now| with
+ * those instants; the caption
  * follows the verdict already in |out| (|closed_b|: streams closed on the
  * busy server). */
 void gr_cov_evacuation_figure(gr_scenario_result *out, gr_cov_server *const *servers, const char *const *names, int n,

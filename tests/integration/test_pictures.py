@@ -444,8 +444,8 @@ SCENARIO_PICTURES = {
                                   "runs up to 18 s", "30000 ms", "connection closed"], 0),
     ("balance", "churn"): (["reconnects so far", "at most 6: a connection lives 10 s or more", "backend 3 joins"], 1),
     ("balance", "no-storm"): (["reconnects within 1.5 s of each", "every client (6) at once: a storm"], 1),
-    ("coverage-evac", "evacuation"): (["streams on B (the busy server)", "streams on A", "streams on C",
-                                       "calls start on B", "C overdue", "evacuate by (+ slack)"], 3),
+    ("coverage-evac", "evacuation"): (["streams on B (calls in flight)", "streams on C (idle, short)",
+                                       "calls start on B", "C overdue", "evacuate by (+ slack)"], 2),
 }
 
 
