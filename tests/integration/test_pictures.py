@@ -139,7 +139,11 @@ def test_deadline_page_shows_the_forwarded_timeout(pages, tmp_path):
     # About the client's 2 s (the baseline reads it on its own clock a few
     # ms either way), against about 1.5 s left (less on a loaded machine).
     assert abs(work_received - 2000) <= 200, texts
-    assert 1000 <= remained[1] <= work_received - 200, texts
+    # What remained is the client's 2 s less Lookup's time through the
+    # relay: about 1.5 s on the real build, 240 ms measured with the ASan
+    # build beside the whole suite. The rule the page must show is that
+    # Work got more than remained.
+    assert 0 < remained[1] <= work_received - 200, texts
     # The wrong bar is red and ends past the client's deadline.
     red = [r for r in svg.iter(SVG_NS + "rect") if r.get("class") == "span" and r.get("fill") == "#D55E00"]
     assert len(red) == 1
