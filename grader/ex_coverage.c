@@ -325,6 +325,7 @@ static void burst_figure(gr_scenario_result *out, const obs *o, int b, int64_t t
     gr_fig_series_add(f, label, x, y, n);
     gr_fig_ref(f, (double)bound_ns / RL_NS_PER_MS / 100, "judged bound on the wait: %lld ms",
                (long long)(bound_ns / RL_NS_PER_MS));
+    /* NOLINTNEXTLINE(bugprone-integer-division): DEMAND is a whole number of calls (a ceiling) */
     gr_fig_ref(f, DEMAND + RL_COV_RESERVE, "covered: %d in flight + reserve %d", DEMAND, RL_COV_RESERVE);
     gr_fig_event(f, BURST_MS / 1000.0, "last call sent");
     if (w->max_ns <= bound_ns)
