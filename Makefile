@@ -180,7 +180,7 @@ unit_prog  = $(filter-out . lib lib/%,$(call unit_dir,$(1)))
 unit_objs  = $(if $(call unit_prog,$(1)),$(filter-out %/main.o,$(patsubst %.c,$(BUILD)/%.o,$(wildcard $(call unit_prog,$(1))/*.c))))
 
 define UNIT_RULE
-$(BUILD)/$(basename $(1)).o: CPPFLAGS += -include tests/unit/rl_test.h $(if $(call unit_prog,$(1)),-I$(call unit_prog,$(1)))
+$(BUILD)/$(basename $(1)).o: CPPFLAGS += -include tests/unit/rl_test.h -Itests/unit $(if $(call unit_prog,$(1)),-I$(call unit_prog,$(1)))
 $(BUILD)/tests/$(basename $(patsubst tests/unit/%,%,$(1))): $(BUILD)/$(basename $(1)).o $(call unit_objs,$(1)) $(LIBS)
 	@mkdir -p $$(dir $$@)
 	$(if $(Q),@echo "  LINK    $$@")
@@ -376,7 +376,7 @@ format:
 # checks two files at a time.
 TIDY_OK := $(patsubst %.c,$(BUILD)/tidy/%.ok,$(TIDY_SRCS))
 tidy_flags = $(CPPFLAGS) -std=c11 $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -I$(patsubst %/,%,$(dir $(1))) \
-  $(if $(filter tests/unit/%,$(1)),-include tests/unit/rl_test.h $(if $(call unit_prog,$(1)),-I$(call unit_prog,$(1))))
+  $(if $(filter tests/unit/%,$(1)),-include tests/unit/rl_test.h -Itests/unit $(if $(call unit_prog,$(1)),-I$(call unit_prog,$(1))))
 .PHONY: lint-format lint-tidy lint-cppcheck
 lint: deps
 	@$(MAKE) --no-print-directory lint-format

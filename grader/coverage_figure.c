@@ -47,3 +47,49 @@ void gr_cov_fig_streams(gr_figure *f, gr_cov_server *const *servers, const char 
         gr_fig_series_add(f, label, x, y, ns);
     }
 }
+
+void gr_cov_evacuation_figure(gr_scenario_result *out, gr_cov_server *const *servers, const char *const *names, int n,
+                              int b, int c, const gr_cov_evac_times *t, int closed_b)
+{
+    gr_figure *f = &out->figure;
+    int64_t s0 = t->c_since < t->t0 ? t->c_since : t->t0;
+#define SEC(x) ((double)((x)-s0) / RL_NS_PER_SEC)
+    char title[GR_FIG_LABEL];
+    snprintf(title, sizeof title, "Server %s idle and short, server %s busy: which one is evacuated", names[c],
+             names[b]);
+    gr_fig_plot(f, title, "seconds from the idle server's first stream", "streams open");
+    /* The two servers the rule is about, alone: the third, where every
+     * new stream lands, holds tens and would flatten their 1 and 0. */
+    int64_t step;
+    size_t ns = gr_cov_fig_samples(s0, t->now, &step);
+    double x[GR_FIG_MAX_POINTS], y[GR_FIG_MAX_POINTS];
+    const int which[2] = {b, c};
+    for (int j = 0; j < 2 && j < n; j++) {
+        for (size_t k = 0; k < ns; k++) {
+            x[k] = (double)((int64_t)k * step) / RL_NS_PER_SEC;
+            y[k] = gr_cov_streams_at(servers[which[j]], s0 + (int64_t)k * step);
+        }
+        char label[48];
+        snprintf(label, sizeof label, "streams on %s (%s)", names[which[j]], j ? "idle, short" : "calls in flight");
+        gr_fig_series_add(f, label, x, y, ns);
+    }
+    gr_fig_event(f, SEC(t->t0), "calls start on %s", names[b]);
+    gr_fig_event(f, SEC(t->overdue), "%s overdue", names[c]);
+    gr_fig_event(f, SEC(t->evac_by), "evacuate by (+ slack)");
+    if (t->emptied)
+        gr_fig_event(f, SEC(t->emptied), "%s emptied", names[c]);
+#undef SEC
+    if (out->verdict == GR_PASS)
+        gr_fig_caption(f, "%s, idle and short, was evacuated once overdue; %s, with calls in flight, kept its streams",
+                       names[c], names[b]);
+    else if (closed_b)
+        gr_fig_caption(f, "Streams on %s were closed while its calls were in flight: a busy server is never overdue",
+                       names[b]);
+    else if (!t->emptied)
+        gr_fig_caption(f, "%s stayed short and idle past overdue and kept its streams: it must be evacuated", names[c]);
+    else if (t->early)
+        gr_fig_caption(f, "%s was evacuated before it was overdue: until then, fill it toward the reserve", names[c]);
+    else
+        gr_fig_caption(f, "The streams per server while %s was idle and %s busy: the feedback says what broke",
+                       names[c], names[b]);
+}

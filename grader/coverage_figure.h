@@ -8,8 +8,10 @@
 #define GR_COVERAGE_FIGURE_H
 
 #include "coverage_judge.h"
+#include "exercise.h"
 #include "figure.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,5 +29,22 @@ double gr_cov_oldest_wait_ms(const gr_cov_server *s, int64_t t0, int64_t t);
  * named so (-1: none). */
 void gr_cov_fig_streams(gr_figure *f, gr_cov_server *const *servers, const char *const *names, int n, int b, int64_t t0,
                         int64_t t1);
+
+/* The instants of the evacuation scenario: server |c| short and idle from
+ * |c_since|, overdue at |overdue|, to be evacuated by |evac_by|, emptied
+ * at |emptied| (0: not); the calls on the busy server |b| from |t0|; the
+ * last look at |now|. */
+typedef struct gr_cov_evac_times {
+    int64_t c_since, overdue, evac_by, emptied, t0, now;
+    bool early; /* emptied, but before it was overdue (as judged) */
+} gr_cov_evac_times;
+
+/* The evacuation's picture into |out|: the streams on the busy server |b|
+ * and the idle one |c| (of the |n|) from |t->c_since| to |t->now| with
+ * those instants; the caption
+ * follows the verdict already in |out| (|closed_b|: streams closed on the
+ * busy server). */
+void gr_cov_evacuation_figure(gr_scenario_result *out, gr_cov_server *const *servers, const char *const *names, int n,
+                              int b, int c, const gr_cov_evac_times *t, int closed_b);
 
 #endif

@@ -19,6 +19,7 @@
  * its own live run. The run happens in whichever scenario needs it first,
  * on that scenario's fresh baselines. */
 #include "worlds/rl_balance_world.h"
+#include "balance_figure.h"
 #include "config_check.h"
 #include "exercise.h"
 #include "chancfg/rl_chancfg.h"
@@ -112,6 +113,14 @@ typedef struct live {
     int64_t storm_at_ms;   /* world ms from the start where it began */
     int storms;            /* disjoint STORM_MS spans with a reconnect of
                             * every client: the rounds that were storms */
+    /* For the --html pictures of churn and no-storm (world s): the
+     * reconnect rate so far at each window's end, and the reconnects
+     * within STORM_MS of each one (balance_figure.h). */
+    double rate_x[RL_BW_MAX_WINDOWS], rate_y[RL_BW_MAX_WINDOWS];
+    size_t nrate;
+    double bunch_x[RL_BW_MAX_CONNS], bunch_y[RL_BW_MAX_CONNS];
+    size_t nbunch;
+    bool open_log_full; /* more connections than the log holds */
 } live;
 
 static live *runs; /* one per run index, --runs of them */
@@ -163,6 +172,12 @@ static void judge_churn(const rl_bw_result *r, live *l)
     int64_t at_ns;
     l->storms = rl_bw_bunches(r, NCLIENTS, STORM_MS * RL_NS_PER_MS, NCLIENTS, &l->storm, &at_ns);
     l->storm_at_ms = l->storm ? (at_ns - r->start_ns) / RL_NS_PER_MS * LAB_SCALE : 0;
+    int64_t window_ns = WINDOW_MS * RL_NS_PER_MS;
+    l->nrate = gr_bal_rate_so_far(r->open_ns, r->nopen, NCLIENTS, r->start_ns, window_ns, (size_t)(RUN_MS / WINDOW_MS),
+                                  NCLIENTS, LAB_SCALE, l->rate_x, l->rate_y);
+    l->nbunch = gr_bal_bunch_sizes(r->open_ns, r->nopen, NCLIENTS, r->start_ns, STORM_MS * RL_NS_PER_MS, LAB_SCALE,
+                                   l->bunch_x, l->bunch_y, RL_BW_MAX_CONNS);
+    l->open_log_full = r->nopen >= RL_BW_MAX_CONNS;
 }
 
 /* A short call answers at once, and no config of this world can hold one
@@ -478,11 +493,85 @@ static int fills(gr_ctx *ctx, gr_scenario_result *out)
                      (long long)(fill_world / 1000), WORLD_FILL_MS / 1000, 100 * l->share_after, why, l->note);
 }
 
+/* The picture of no-failures, in world seconds from a GOAWAY: the long
+ * call the run kept in flight (90 % of the world's longest deadline)
+ * against the grace the config gives it before the connection closes,
+ * red when long calls were cut. */
+static void no_failures_figure(gr_scenario_result *out, const live *l)
+{
+    gr_figure *f = &out->figure;
+    double call_s = (double)l->longest_ms * 0.9 / 1000, grace_s = (double)l->grace_ms / 1000;
+    bool infinite = l->grace_ms >= INT_MAX;
+    gr_fig_timeline(f, "A GOAWAY with a long call in flight: the grace against the call",
+                    "seconds of world time after the GOAWAY");
+    gr_fig_event(f, 0, "GOAWAY (max_connection_age %s)", l->age);
+    gr_fig_span_add(f, gr_fig_row(f, "long call in flight"), 0, call_s, GR_FIG_RAN, "runs up to %.0f s", call_s);
+    gr_fig_span_add(f, gr_fig_row(f, "the grace"), 0, infinite ? call_s * 1.2 : grace_s,
+                    l->failed_long ? GR_FIG_WRONG : GR_FIG_GIVEN, "%s", l->grace);
+    if (!infinite)
+        gr_fig_event(f, grace_s, "connection closed");
+    if (l->failed == 0)
+        gr_fig_caption(f, "None of %d calls failed across %d reconnects: the grace outlasts the longest call", l->sent,
+                       l->reconnects);
+    else if (l->failed_long && l->grace_ms < l->longest_ms)
+        gr_fig_caption(f, "%d long calls were cut: the connection closes %s after the GOAWAY, before they end",
+                       l->failed_long, l->grace);
+    else
+        gr_fig_caption(f, "%d of %d calls failed as connections were re-made (%d of them long)", l->failed, l->sent,
+                       l->failed_long);
+}
+
+/* The picture of churn: reconnects per client per world minute so far,
+ * at the end of each window, against the most allowed. */
+static void churn_figure(gr_scenario_result *out, const live *l, double limit)
+{
+    if (!l->nrate)
+        return;
+    gr_figure *f = &out->figure;
+    gr_fig_plot(f, "How often each client reconnects", "seconds of world time (the lab runs 30x faster)",
+                "reconnects per client per minute, so far");
+    gr_fig_series_add(f, l->open_log_full ? "reconnects so far (the log filled)" : "reconnects so far", l->rate_x,
+                      l->rate_y, l->nrate);
+    gr_fig_ref(f, limit, "at most %.0f: a connection lives %d s or more", limit, WORLD_MIN_LIFE_MS / 1000);
+    gr_fig_event(f, WORLD_ADD_MS / 1000.0, "backend 3 joins");
+    if (l->per_client_min <= limit)
+        gr_fig_caption(f, "%.1f reconnects per client per minute, under %.0f: connections live long enough",
+                       l->per_client_min, limit);
+    else
+        gr_fig_caption(f, "%.1f reconnects per client per minute, over %.0f: max_connection_age %s is too short",
+                       l->per_client_min, limit, l->age);
+}
+
+/* The picture of no-storm: for each reconnect, how many came within
+ * STORM_MS of it, against every client at once. */
+static void storm_figure(gr_scenario_result *out, const live *l)
+{
+    gr_figure *f = &out->figure;
+    char label[GR_FIG_LABEL];
+    snprintf(label, sizeof label, "reconnects within %.1f s of each", WORLD_STORM_MS / 1000.0);
+    gr_fig_plot(f, "Do the clients reconnect all at once?", "seconds of world time (the lab runs 30x faster)",
+                "reconnects within the span");
+    if (l->nbunch) {
+        gr_fig_series_add(f, label, l->bunch_x, l->bunch_y, l->nbunch);
+    } else if (l->nrate) { /* no reconnect at all: a flat zero over the run */
+        double x[2] = {0, l->rate_x[l->nrate - 1]}, y[2] = {0, 0};
+        gr_fig_series_add(f, "no reconnect", x, y, 2);
+    }
+    gr_fig_ref(f, NCLIENTS, "every client (%d) at once: a storm", NCLIENTS);
+    if (l->storms < 2)
+        gr_fig_caption(f, "At most %d reconnects within %.1f s, %d round%s of all %d: the jitter spreads them",
+                       l->storm, WORLD_STORM_MS / 1000.0, l->storms, l->storms == 1 ? "" : "s", NCLIENTS);
+    else
+        gr_fig_caption(f, "%d rounds in which all %d clients reconnected within %.1f s: GOAWAY storms", l->storms,
+                       NCLIENTS, WORLD_STORM_MS / 1000.0);
+}
+
 static int no_failures(gr_ctx *ctx, gr_scenario_result *out)
 {
     const live *l = get_live(ctx, out);
     if (!l)
         return 0;
+    no_failures_figure(out, l);
     char race[480] = "";
     if (l->raced)
         snprintf(race, sizeof race,
@@ -512,6 +601,7 @@ static int churn(gr_ctx *ctx, gr_scenario_result *out)
         return 0;
     double limit = 60000.0 / WORLD_MIN_LIFE_MS;
     int calls_per = l->reconnects ? l->sent / (l->reconnects + NCLIENTS) : l->sent / NCLIENTS;
+    churn_figure(out, l, limit);
     if (l->per_client_min <= limit)
         return gr_result(out, GR_PASS,
                          "%.1f reconnects per client per minute (at most %.0f), about %d calls per "
@@ -534,6 +624,7 @@ static int no_storm(gr_ctx *ctx, gr_scenario_result *out)
      * coincidence (and likelier than the jitter suggests: gRPC 1.51 draws it
      * from rand(), never seeded, so two servers give their k-th connections
      * the same age); a storm that comes back is the config's. */
+    storm_figure(out, l);
     if (l->storms < 2)
         return gr_result(out, GR_PASS,
                          "%d reconnects, at most %d within %.1f s (%d clients), %d such round%s: spread "

@@ -300,10 +300,11 @@ static int lost_calls(const obs *o, int64_t t0)
 
 /* ---- pictures (for --html: figure.h) ---- */
 
-/* The burst's picture: the streams on each server and the longest queue
- * wait at the busy server |b| from the burst's start |t0| to |now|, with
- * the judged bound on that wait. The wait shares the streams' axis in
- * units of 100 ms (a bound of 2 to 4 s sits beside 50-odd streams). */
+/* The burst's picture: the streams on each server from the burst's start
+ * |t0| to |now| against what covers the busy server |b|'s calls. One
+ * quantity on the axis: the longest queue wait, judged against its bound,
+ * is given in the caption (ms beside 50-odd streams would need a second
+ * axis). */
 static void burst_figure(gr_scenario_result *out, const obs *o, int b, int64_t t0, int64_t now, int64_t bound_ns,
                          const gr_cov_waits *w, bool skewed)
 {
@@ -311,20 +312,8 @@ static void burst_figure(gr_scenario_result *out, const obs *o, int b, int64_t t
     char title[GR_FIG_LABEL];
     snprintf(title, sizeof title, "A burst of %d calls on server %s, new streams placed %s", BURST_CALLS, NAMES[b],
              skewed ? "80 % on it" : "evenly");
-    gr_fig_plot(f, title, "seconds from the burst's first call", "streams open; longest queue wait (x 100 ms)");
+    gr_fig_plot(f, title, "seconds from the burst's first call", "streams open");
     gr_cov_fig_streams(f, o->s, NAMES, NSERVERS, b, t0, now);
-    int64_t step;
-    size_t n = gr_cov_fig_samples(t0, now, &step);
-    double x[GR_FIG_MAX_POINTS], y[GR_FIG_MAX_POINTS];
-    for (size_t k = 0; k < n; k++) {
-        x[k] = (double)((int64_t)k * step) / RL_NS_PER_SEC;
-        y[k] = gr_cov_oldest_wait_ms(o->s[b], t0, t0 + (int64_t)k * step) / 100;
-    }
-    char label[64];
-    snprintf(label, sizeof label, "queue wait at %s (x 100 ms)", NAMES[b]);
-    gr_fig_series_add(f, label, x, y, n);
-    gr_fig_ref(f, (double)bound_ns / RL_NS_PER_MS / 100, "judged bound on the wait: %lld ms",
-               (long long)(bound_ns / RL_NS_PER_MS));
     /* NOLINTNEXTLINE(bugprone-integer-division): DEMAND is a whole number of calls (a ceiling) */
     gr_fig_ref(f, DEMAND + RL_COV_RESERVE, "covered: %d in flight + reserve %d", DEMAND, RL_COV_RESERVE);
     gr_fig_event(f, BURST_MS / 1000.0, "last call sent");
@@ -736,6 +725,14 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
                   "with calls in flight, kept its streams",
                   NAMES[c], (long long)((emptied - c_since) / RL_NS_PER_MS), RL_COV_OVERDUE_MS, NAMES[b]);
     }
+    gr_cov_evac_times et = {c_since,
+                            c_since + (int64_t)RL_COV_OVERDUE_MS * RL_NS_PER_MS,
+                            evac_by,
+                            emptied,
+                            t0,
+                            now,
+                            emptied && emptied - c_since < early_ns};
+    gr_cov_evacuation_figure(out, o.s, NAMES, NSERVERS, b, c, &et, closed_b);
 done:
     obs_free(&o);
     return 0;

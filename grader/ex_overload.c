@@ -15,6 +15,7 @@
  * constant with the measurement it comes from (bench/results/overload.md). */
 #include "exercise.h"
 #include "judge.h"
+#include "overload_figure.h"
 #include "rl_load.h"
 #include "process.h"
 #include "rl_deadline.h"
@@ -165,7 +166,7 @@ static int refused(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     gr_stop_baseline(ctx, 0);
     int slow = 0, wrong = 0, made = 0;
-    int64_t worst = 0;
+    int64_t worst = 0, took[REFUSE_CALLS];
     char slow_st[200] = "", wrong_st[200] = "";
     /* Two calls that waited are the verdict already: no need to wait out
      * eight more deadlines. */
@@ -174,6 +175,7 @@ static int refused(gr_ctx *ctx, gr_scenario_result *out)
             goto done;
         int64_t ms = gr_ms_between(c.start_ns, c.end_ns);
         worst = ms > worst ? ms : worst;
+        took[i] = ms;
         if (ms > FAST_MS) {
             if (!slow++)
                 gr_process_status_text(&c, slow_st, sizeof slow_st);
@@ -201,6 +203,7 @@ static int refused(gr_ctx *ctx, gr_scenario_result *out)
     else
         gr_result(out, GR_PASS, "with the backend's port closed, all %d calls failed UNAVAILABLE within %lld ms",
                   REFUSE_CALLS, (long long)worst);
+    gr_overload_refused_figure(out, took, made, FAST_MS, REFUSE_DEADLINE_MS);
 done:
     return gr_scenario_done(&c, NULL);
 }
@@ -319,6 +322,7 @@ static int blackhole(gr_ctx *ctx, gr_scenario_result *out)
                   "with the backend blackholed, all %zu calls ended by their deadlines (%d refused at once), %d "
                   "reached the backend, none after its caller's deadline%s",
                   n, fast, s.reached, ok ? " (some even succeeded: a cache?)" : "");
+    gr_overload_blackhole_figure(out, gr_tag(ctx), calls, n, obs, BH_DEADLINE_MS);
 done:
     free(calls);
     return gr_scenario_done(NULL, &obs);
@@ -349,9 +353,14 @@ static int recovers(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     int64_t down = rl_now_ns();
     gr_stop_baseline(ctx, 0);
+    /* For the picture: ms since |down|. */
+    gr_overload_recovery rec = {.down0_ms = -1, .ok0_ms = -1};
     for (int i = 0; rl_now_ns() < down + OUTAGE_MS * RL_NS_PER_MS && !gr_interrupted(ctx); i++) {
         if (one_call(ctx, &c, "down", i, RECOVER_DEADLINE_MS, out))
             goto done;
+        rec.down0_ms = rec.down0_ms < 0 ? gr_ms_between(down, c.start_ns) : rec.down0_ms;
+        rec.down1_ms = gr_ms_between(down, c.end_ns);
+        rec.ndown++;
         rl_probe_call_fini(&c);
         rl_sleep_ms(CALL_GAP_MS, NULL);
     }
@@ -362,10 +371,17 @@ static int recovers(gr_ctx *ctx, gr_scenario_result *out)
     int64_t up = rl_now_ns();
     int64_t outage_ms = gr_ms_between(down, up);
     int64_t bound_ms = backoff_bound_ms(outage_ms) + RECOVER_SLACK_MS;
+    rec.up_ms = outage_ms;
+    rec.bound_ms = bound_ms;
     for (int i = 0; rl_now_ns() < up + bound_ms * RL_NS_PER_MS && !gr_interrupted(ctx); i++) {
         if (one_call(ctx, &c, "up", i, RECOVER_DEADLINE_MS, out))
             goto done;
+        rec.last_ms = gr_ms_between(down, c.end_ns);
         if (c.batch.status == GRPC_STATUS_OK) {
+            rec.ok0_ms = gr_ms_between(down, c.start_ns);
+            rec.ok1_ms = rec.last_ms;
+            rec.ok_after_ms = gr_ms_between(up, c.end_ns);
+            gr_overload_recovers_figure(out, &rec);
             gr_result(out, GR_PASS,
                       "after a %lld ms outage, calls succeeded again %lld ms after the backend came back (bound "
                       "%lld ms: gRPC's reconnect backoff, plus %d ms)",
@@ -374,6 +390,7 @@ static int recovers(gr_ctx *ctx, gr_scenario_result *out)
             goto done;
         }
         gr_process_status_text(&c, last, sizeof last);
+        rec.nfailed++;
         rl_probe_call_fini(&c);
         rl_sleep_ms(CALL_GAP_MS, NULL);
     }
@@ -384,6 +401,7 @@ static int recovers(gr_ctx *ctx, gr_scenario_result *out)
               "reconnect backoff tries again within %lld ms; the last call: %s): the relay does not reconnect "
               "to a backend that returns",
               (long long)bound_ms, (long long)outage_ms, (long long)(bound_ms - RECOVER_SLACK_MS), last);
+    gr_overload_recovers_figure(out, &rec);
 done:
     return gr_scenario_done(&c, NULL);
 }

@@ -473,6 +473,15 @@ static bool await_listener(gr_instance *s, int port, int64_t until_ns)
         }
         rl_sleep_ms(20, &gr_driver_interrupted);
     }
+    /* Out of time after it hit the memory limit: the limit is what kept it
+     * from listening, whatever the machine's speed. A loaded machine
+     * schedules it too seldom for its hits to count as thrashing above
+     * (hostile/shared_memory.py got NOT-READY at 15 s where a quiet machine
+     * ends it at the limit), so it is ended as the thrash rule would. */
+    if (!gr_driver_interrupted && rl_proc_alive(&s->proc) && t.last_hit) {
+        s->killed_at_memory_limit = true;
+        rl_proc_stop(&s->proc, 0);
+    }
     return false;
 }
 

@@ -104,9 +104,14 @@ def test_node_streamer_unbounded_fails_stall_by_a_wide_margin(tmp_path):
     assert g.rc == 1, g.out + g.err
     verdict, feedback = v["stall"]
     assert verdict == "FAIL", g.out
-    # 3000 x 64 KiB = 187.5 MiB queued; measured 198.7 MiB. "Wide": three budgets.
-    assert growth(feedback) > 3 * BUDGET_MIB, g.out
-    assert "does not wait for the flow-control window" in feedback, g.out
+    # 3000 x 64 KiB = 187.5 MiB queued; measured 198.7 MiB quiet, 114.5 MiB
+    # at load 15 (the watch stops once the rule is broken, and a starved
+    # producer has made less by then). "Wide": two budgets.
+    assert growth(feedback) > 2 * BUDGET_MIB, g.out
+    # Quiet, its first chunk leaves before the watch ends; starved, the
+    # whole queue is made before any chunk leaves: either names the rule.
+    assert ("does not wait for the flow-control window" in feedback
+            or "makes the whole response before it sends any of it" in feedback), g.out
     assert v["slow-reader"][0] == "FAIL", g.out
 
 

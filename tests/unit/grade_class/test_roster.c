@@ -14,6 +14,7 @@
 
 #include "rl_err.h"
 #include "roster.h"
+#include "rl_test_dir.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,22 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char dir[64];
-
-static int make_dir(void **state)
-{
-    (void)state;
-    strcpy(dir, "/tmp/rl-test-roster-XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+RL_TEST_DIR("roster")
 
 static void put(const char *rel, const char *text)
 {

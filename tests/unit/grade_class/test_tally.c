@@ -13,6 +13,7 @@
 
 #include "rl_err.h"
 #include "tally.h"
+#include "rl_test_dir.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -20,22 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static char dir[64];
-
-static int make_dir(void **state)
-{
-    (void)state;
-    strcpy(dir, "/tmp/rl-test-tally-XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+RL_TEST_DIR("tally")
 
 static gc_exercise ex[1];
 

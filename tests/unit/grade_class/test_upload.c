@@ -10,6 +10,7 @@
 #include <cmocka.h>
 
 #include "upload.h"
+#include "rl_test_dir.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,22 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char dir[64];
-
-static int make_dir(void **state)
-{
-    (void)state;
-    strcpy(dir, "/tmp/rl-test-upload-XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+RL_TEST_DIR("upload")
 
 static void touch(const char *rel)
 {

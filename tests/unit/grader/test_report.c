@@ -13,6 +13,7 @@
 #include "report.h"
 #include "rl_err.h"
 #include "run.h"
+#include "rl_test_dir.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -20,22 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static char dir[] = "/tmp/rl-test-report-XXXXXX";
-
-static int make_dir(void **state)
-{
-    (void)state;
-    strcpy(dir, "/tmp/rl-test-report-XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+RL_TEST_DIR("report")
 
 /* Writes |text| to DIR/|name| and returns the path (static buffer). */
 static const char *write_text(const char *name, const char *text)

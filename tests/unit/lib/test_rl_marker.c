@@ -18,23 +18,9 @@
 
 #include "rl_err.h"
 #include "rl_marker.h"
+#include "rl_test_dir.h"
 
-static char dir[64];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(dir, sizeof dir, "/tmp/rl_marker_XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+RL_TEST_DIR("marker")
 
 static void put(const char *name, const char *text)
 {
@@ -130,9 +116,9 @@ static void the_note_names_both_and_the_fix(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(a_marker_written_is_read_back, setup, teardown),
-        cmocka_unit_test_setup_teardown(the_older_variant_line_is_the_student, setup, teardown),
-        cmocka_unit_test_setup_teardown(missing_malformed_and_hostile_markers_are_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_marker_written_is_read_back, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(the_older_variant_line_is_the_student, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(missing_malformed_and_hostile_markers_are_refused, make_dir, remove_dir),
         cmocka_unit_test(identities_differ_by_value_none_included),
         cmocka_unit_test(the_note_names_both_and_the_fix),
     };

@@ -12,6 +12,7 @@
 
 #include "rl_err.h"
 #include "rl_path.h"
+#include "rl_test_dir.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,22 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static char dir[64];
-
-static int make_dir(void **state)
-{
-    (void)state;
-    strcpy(dir, "/tmp/rl-test-path-XXXXXX");
-    return mkdtemp(dir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
+RL_TEST_DIR("path")
 
 static void at(char *buf, size_t len, const char *rel)
 {
