@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 /* Requests above this are refused with RESOURCE_EXHAUSTED. */
-#define BL_MAX_REQUEST (64 * 1024)
+#define BL_MAX_REQUEST ((size_t)64 * 1024)
 
 typedef struct bl_method {
     bl_store *store;

@@ -31,7 +31,7 @@ int bl_fd_guard_init(void)
     }
     rlim_t cur = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1u << 30) ? (1u << 30) : rl.rlim_cur;
     /* A tiny limit (a test's) keeps half for connections. */
-    rlim_t reserve = cur > 2 * BL_FD_RESERVE ? BL_FD_RESERVE : cur / 2;
+    rlim_t reserve = cur / 2 < BL_FD_RESERVE ? cur / 2 : BL_FD_RESERVE;
     rlim_t first = cur - reserve < BL_FD_PUBLIC_MAX ? cur - reserve : BL_FD_PUBLIC_MAX;
     limit_fds = (int)cur;
     atomic_store(&first_reserved, (int)first);
@@ -57,7 +57,7 @@ int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags)
         int limit = atomic_load(&first_reserved);
         if (fd < 0 || !limit || fd < limit)
             return fd;
-        struct sockaddr_storage ss;
+        struct sockaddr_storage ss = {0}; /* AF_UNSPEC should getsockname fill less */
         socklen_t len = sizeof ss;
         if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0 || ss.ss_family == AF_UNIX)
             return fd;

@@ -105,7 +105,7 @@ static void set_fault(rl_unary *u, ProtobufCMessage *msg)
 {
     observer_call *c = RL_CONTAINER_OF(u, observer_call, u);
     const Relaylab__FaultRequest *req = (const Relaylab__FaultRequest *)msg;
-    if (strcmp(req->method, "Lookup") && strcmp(req->method, "Work") && strcmp(req->method, "Fetch")) {
+    if (strcmp(req->method, "Lookup") != 0 && strcmp(req->method, "Work") != 0 && strcmp(req->method, "Fetch") != 0) {
         rl_unary_fail(u, GRPC_STATUS_INVALID_ARGUMENT, "SetFault: method must be Lookup, Work or Fetch");
     } else if (req->status <= 0 || req->status > GRPC_STATUS_UNAUTHENTICATED) {
         rl_unary_fail(u, GRPC_STATUS_INVALID_ARGUMENT, "SetFault: status must be a non-OK gRPC status code (1-16)");
@@ -146,7 +146,7 @@ static void hide_running_set(rl_unary *u, ProtobufCMessage *msg)
 {
     observer_call *c = RL_CONTAINER_OF(u, observer_call, u);
     const Relaylab__HideRunningRequest *req = (const Relaylab__HideRunningRequest *)msg;
-    if (strcmp(req->method, "Lookup") && strcmp(req->method, "Work") && strcmp(req->method, "Fetch")) {
+    if (strcmp(req->method, "Lookup") != 0 && strcmp(req->method, "Work") != 0 && strcmp(req->method, "Fetch") != 0) {
         rl_unary_fail(u, GRPC_STATUS_INVALID_ARGUMENT, "HideRunning: method must be Lookup, Work or Fetch");
     } else {
         /* Calls after this one: every record there is now is at or below

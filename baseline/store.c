@@ -195,6 +195,7 @@ void bl_store_snapshot(bl_store *s, const char *tag, Relaylab__ObserveReply *rep
     for (size_t i = 0; i < s->n; i++)
         if (!*tag || strcmp(s->recs[i].tag, tag) == 0)
             match++;
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers, sized by one pointer */
     reply->calls = rl_xcalloc(match, sizeof *reply->calls);
     reply->n_calls = 0;
     for (size_t i = 0; i < s->n; i++) {

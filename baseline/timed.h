@@ -13,7 +13,7 @@
 /* Upper bounds on one call's plan; beyond them, INVALID_ARGUMENT. */
 #define BL_MAX_STEPS    1000000u
 #define BL_MAX_STEP_MS  600000u
-#define BL_MAX_TOTAL_MS (3600u * 1000u)
+#define BL_MAX_TOTAL_MS 3600000u /* an hour */
 
 typedef struct timed_kind {
     const char *method; /* recorded name, "Lookup" */

@@ -61,7 +61,8 @@ static void histogram(FILE *f, const int *bins, int most)
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" font-family=\"sans-serif\" "
             "font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
             w, h);
-    for (double v = 0; v <= ymax + step / 2; v += step) {
+    for (int i = 0; i * step <= ymax + step / 2; i++) {
+        double v = i * step;
         double y = bottom - v / ymax * (bottom - top);
         fprintf(f,
                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"

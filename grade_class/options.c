@@ -132,7 +132,7 @@ static int take_checked(int c, const char *arg, gc_batch *b, gc_options *o)
         *(c == O_JOBS ? &b->jobs : &b->runs) = (int)v;
         return RL_OK;
     case O_VFROM:
-        if (strcmp(arg, "folder") && strcmp(arg, "marker") && strcmp(arg, "none")) {
+        if (strcmp(arg, "folder") != 0 && strcmp(arg, "marker") != 0 && strcmp(arg, "none") != 0) {
             fprintf(stderr, "grade-class: --variant-from takes folder, marker or none, not '%s'\n", arg);
             return RL_EINVAL;
         }

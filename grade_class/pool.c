@@ -160,7 +160,7 @@ int gc_pool_run(gc_job *jobs, size_t n, int max_running, int64_t grace_ms, gc_po
             last_tick = now;
             ev(NULL, arg);
         }
-        struct timespec ts = {0, 50 * 1000000};
+        struct timespec ts = {0, 50 * RL_NS_PER_MS};
         nanosleep(&ts, NULL);
     }
     rl_proc_reap_orphans(NULL, 0, 5000);

@@ -44,8 +44,8 @@ typedef struct gc_starter {
 
 /* A marker is a few short lines; a config a few KiB. Anything larger is not
  * what `lab init` made, and is refused before it is read. */
-#define GC_MARKER_MAX (64 * 1024)
-#define GC_CONFIG_MAX (1024 * 1024)
+#define GC_MARKER_MAX ((size_t)64 * 1024)
+#define GC_CONFIG_MAX ((size_t)1024 * 1024)
 
 /* Reads DIR/.relaylab into |out| (dir set to |dir|; its `student` line, or
  * `variant` from older kits, into |variant|: rl_marker.h) as hostile input: a

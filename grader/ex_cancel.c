@@ -94,6 +94,7 @@ static int cancel_and_judge(gr_ctx *ctx, rl_probe_call *c, const char *tag, cons
     if (!decided)
         decided = gr_scenario_crash_check(ctx, false, "after the cancel", out);
     if (!decided) {
+        /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): gr_scenario_observed decided on a NULL rec */
         *end_ns = rec->ended ? rec->end_ns : 0;
         uint32_t max_steps = steps ? gr_judge_max_steps(gr_ms_between(rec->arrival_ns, cn), 10, steps) : 0;
         gr_judge_cancel(method, rec->ended, rec->cancelled, rec->ended ? gr_ms_between(cn, rec->end_ns) : -1,

@@ -314,6 +314,7 @@ static void burst_figure(gr_scenario_result *out, const obs *o, int b, int64_t t
              skewed ? "80 % on it" : "evenly");
     gr_fig_plot(f, title, "seconds from the burst's first call", "streams open");
     gr_cov_fig_streams(f, o->s, NAMES, NSERVERS, b, t0, now);
+    /* NOLINTNEXTLINE(bugprone-integer-division): DEMAND is a whole number of calls (a ceiling) */
     gr_fig_ref(f, DEMAND + RL_COV_RESERVE, "covered: %d in flight + reserve %d", DEMAND, RL_COV_RESERVE);
     gr_fig_event(f, BURST_MS / 1000.0, "last call sent");
     if (w->max_ns <= bound_ns)

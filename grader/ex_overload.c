@@ -672,7 +672,7 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
     overload_figure(out, calls, n);
     seen s;
     look(gr_tag(ctx), calls, n, obs, &s);
-    double goodput = c.ok_late_half / (OL_DURATION_MS / 2 / 1000.0);
+    double goodput = c.ok_late_half / (OL_DURATION_MS / 2000.0); /* over the late half */
     double peak_mib = (double)w.peak_rss / RL_MIB;
     char fb[GR_FEEDBACK_MAX];
     describe_load(fb, sizeof fb, calls, n, &c, &s, goodput, peak_mib);

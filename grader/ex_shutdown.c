@@ -195,7 +195,7 @@ typedef int (*in_flight_fn)(gr_ctx *ctx, const char *tag, bool late, int64_t *le
  * |late_tries| with the signal sent late. */
 static int in_flight_runs(gr_ctx *ctx, in_flight_fn run, int late_tries, gr_scenario_result *out)
 {
-    int64_t left[IN_FLIGHT_TRIES];
+    int64_t left[IN_FLIGHT_TRIES] = {0};
     for (int i = 0; i < IN_FLIGHT_TRIES; i++) {
         if (i) {
             /* The last run's instance got SIGTERM: it drains and exits (or

@@ -518,6 +518,7 @@ static bool prepare(cli *cl, grading *g)
         g->bad_submission = true;
         return false;
     }
+    /* NOLINTNEXTLINE(clang-analyzer-core.NonNullParamChecker): parse_args refused a missing --submission */
     if (ex->kind == GR_SUBMISSION_CONFIG && access(opt->submission, R_OK) != 0) {
         /* Still a report (and results.json): the student sees why it scored 0. */
         snprintf(g->err, sizeof g->err, "cannot read the submission file %s: %s", opt->submission, strerror(errno));

@@ -630,7 +630,7 @@ gr_verdict gr_submission_start(gr_ctx *ctx, gr_instance *s, gr_scenario_result *
 /* ---- stopping and replacing ---- */
 
 /* Output above this earns a note: a server that floods its log fills disks. */
-#define OUTPUT_NOTE_BYTES (1024 * 1024)
+#define OUTPUT_NOTE_BYTES (UINT64_C(1024) * 1024)
 
 /* Stops the submission. What a well-behaved server would not have needed
  * (SIGKILL after SIGTERM, megabytes of output) is noted in |res|' feedback;

@@ -179,6 +179,7 @@ static void print_case(const demo_case *c, const rl_bw_result *r, bool show_conn
         long n = 0;
         for (size_t w = from; w < last; w++)
             n += r->calls[w][b];
+        /* NOLINTNEXTLINE(clang-analyzer-core.DivideZero): rl_bw_run ran at least one window */
         printf(" %ld", (long)(n * 1000 / (long)((last - from) * r->window_ms)));
     }
     printf("; calls %d, failed %d%s%s; connections made %zu\n", r->sent, r->failed, r->failed ? ", first " : "",

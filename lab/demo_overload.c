@@ -111,7 +111,7 @@ static int measure(lab_server *baseline, lab_server *relay, double rate, int ind
     }
     rl_stats_sort_i64(lat, nlat);
     pt->ok = (int)nlat;
-    pt->goodput = late_half_ok / (LOAD_MS / 2 / 1000.0);
+    pt->goodput = late_half_ok / (LOAD_MS / 2000.0); /* over the late half */
     pt->p50 = rl_stats_pct_i64(lat, nlat, 50);
     pt->p99 = rl_stats_pct_i64(lat, nlat, 99);
     pt->rss_mib = (double)w.peak_rss / RL_MIB;

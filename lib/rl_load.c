@@ -78,7 +78,7 @@ int rl_load_run(grpc_channel *ch, const rl_load_options *opt, int64_t grace_ms, 
         if (due >= end)
             break;
         int64_t now = rl_now_ns();
-        if (now >= next_tick) {
+        if (opt->tick && now >= next_tick) {
             opt->tick(opt->user);
             next_tick = now + opt->tick_ms * RL_NS_PER_MS;
         }

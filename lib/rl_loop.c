@@ -144,6 +144,7 @@ void rl_timer_start(rl_loop *loop, rl_timer *timer, int64_t due_ns, rl_timer_cb 
     timer->fire = fire;
     if (loop->nheap == loop->capheap) {
         loop->capheap = loop->capheap ? 2 * loop->capheap : 16;
+        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers, sized by one pointer */
         loop->heap = rl_xrealloc(loop->heap, loop->capheap * sizeof *loop->heap);
     }
     heap_set(loop, loop->nheap++, timer);

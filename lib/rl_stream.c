@@ -15,7 +15,7 @@
 
 /* A Chunk of the largest size the reference allows is just under 4 MiB; the
  * reader takes what a default client takes. */
-#define MAX_CHUNK_BYTES (4 * 1024 * 1024)
+#define MAX_CHUNK_BYTES ((size_t)4 * 1024 * 1024)
 
 static void start_done(rl_tag *tag, bool ok)
 {

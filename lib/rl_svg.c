@@ -147,7 +147,9 @@ static void events(FILE *f, const rl_svg_ref *ev, size_t n, double left, double 
 static void x_ticks(FILE *f, double xmax, double xstep, double left, double pw, double top, double bottom)
 {
     char tick[32];
-    for (double v = 0; v <= xmax * (1 + 1e-9); v += xstep) {
+    /* Counted, not summed: the n-th tick is at exactly n steps. */
+    for (int i = 0; i * xstep <= xmax * (1 + 1e-9); i++) {
+        double v = i * xstep;
         double x = left + v / xmax * pw;
         fmt_tick(v, xstep, tick, sizeof tick);
         fprintf(f,
@@ -211,7 +213,8 @@ int rl_svg_write(FILE *f, const rl_svg_plot *p)
     header(f, p->fragment, w, h);
     title_caption(f, p->title, p->caption, w, h - 10.0);
     x_ticks(f, xmax, xstep, left, pw, top, bottom);
-    for (double v = 0; v <= ymax + ystep / 2; v += ystep) {
+    for (int i = 0; i * ystep <= ymax + ystep / 2; i++) {
+        double v = i * ystep;
         fmt_tick(v, ystep, tick, sizeof tick);
         fprintf(f,
                 "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"

@@ -66,12 +66,12 @@
 
 #define RELAY_LIMIT_MIN           8
 #define RELAY_LIMIT_MAX           1000
-#define RELAY_LIMIT_TARGET_NS     (20 * 1000 * 1000LL) /* = RELAY_SERVICE_SLACK_MS */
+#define RELAY_LIMIT_TARGET_NS     (INT64_C(20) * 1000 * 1000) /* = RELAY_SERVICE_SLACK_MS */
 #define RELAY_LIMIT_HEADROOM      1.0
-#define RELAY_LIMIT_WINDOW_NS     (100 * 1000 * 1000LL)
-#define RELAY_LIMIT_WINDOW_MAX_NS (10 * 1000 * 1000 * 1000LL)
+#define RELAY_LIMIT_WINDOW_NS     (INT64_C(100) * 1000 * 1000)
+#define RELAY_LIMIT_WINDOW_MAX_NS (INT64_C(10) * 1000 * 1000 * 1000)
 #define RELAY_LIMIT_KEEP          64 /* round trips kept per window for its median */
-#define RELAY_LIMIT_PROBE_NS      (60 * 1000 * 1000 * 1000LL)
+#define RELAY_LIMIT_PROBE_NS      (INT64_C(60) * 1000 * 1000 * 1000)
 #define RELAY_LIMIT_HOLD          5 /* windows without a probe after the limit fell */
 #define RELAY_LIMIT_GRADIENT_MIN  0.5
 #define RELAY_LIMIT_GRADIENT_MAX  2.0

@@ -17,7 +17,7 @@
 
 #define RELAY_PROCESS_PATH "/relaylab.Relay/Process"
 /* Larger requests are refused with RESOURCE_EXHAUSTED before decoding. */
-#define RELAY_MAX_REQUEST (64 * 1024)
+#define RELAY_MAX_REQUEST ((size_t)64 * 1024)
 
 /* Shared by every call on every loop; read-only once the server started. */
 typedef struct relay_ctx {

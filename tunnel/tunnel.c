@@ -345,6 +345,7 @@ void tn_observe(const tn_server *s, Relaylab__ObserveTunnelReply *rep)
     rep->server_id = (char *)s->id;
     /* The records are one array each, which tn_observe_free finds through
      * the first pointer: freed here when nothing points into it. */
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers, sized by one pointer */
     rep->streams = rl_xcalloc(s->nstreams + 1, sizeof *rep->streams);
     Relaylab__TunnelStreamRecord *sr = rl_xcalloc(s->nstreams + 1, sizeof *sr);
     rep->n_streams = 0;
@@ -352,6 +353,7 @@ void tn_observe(const tn_server *s, Relaylab__ObserveTunnelReply *rep)
         add_stream(s, &s->streams[i], sr, rep);
     if (!rep->n_streams)
         free(sr);
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers, sized by one pointer */
     rep->calls = rl_xcalloc(s->ncalls + 1, sizeof *rep->calls);
     Relaylab__TunnelCallRecord *cr = rl_xcalloc(s->ncalls + 1, sizeof *cr);
     rep->n_calls = 0;

@@ -266,7 +266,7 @@ int rl_chancfg_parse(const char *buf, size_t len, rl_chancfg **out, rl_chancfg_d
 {
     *out = NULL;
     if (len > RL_CHANCFG_MAX_BYTES) {
-        diag_set(diag, 0, 0, -1, "file is %zu bytes; the limit is %d", len, RL_CHANCFG_MAX_BYTES);
+        diag_set(diag, 0, 0, -1, "file is %zu bytes; the limit is %zu", len, RL_CHANCFG_MAX_BYTES);
         return RL_ETOOBIG;
     }
     rl_chancfg *cfg = cc_malloc(sizeof(*cfg));
@@ -327,7 +327,7 @@ int rl_chancfg_load(const char *path, rl_chancfg **out, rl_chancfg_diag *diag)
         if (len == cap) {
             if (cap > RL_CHANCFG_MAX_BYTES) {
                 rc = RL_ETOOBIG;
-                diag_set(diag, 0, 0, -1, "file is above the limit of %d bytes", RL_CHANCFG_MAX_BYTES);
+                diag_set(diag, 0, 0, -1, "file is above the limit of %zu bytes", RL_CHANCFG_MAX_BYTES);
                 goto fail_buf;
             }
             char *bigger = cc_malloc(cap * 2);

@@ -54,7 +54,7 @@ typedef struct rl_chancfg_diag {
 } rl_chancfg_diag;
 
 /* Files above this size are refused with RL_ETOOBIG. */
-#define RL_CHANCFG_MAX_BYTES (1024 * 1024)
+#define RL_CHANCFG_MAX_BYTES ((size_t)1024 * 1024)
 
 /* Reads and parses the config file |path| into |*out|. Only JSON syntax is
  * judged here (duplicate keys count as syntax errors, because the later value

@@ -500,7 +500,7 @@ static void check_timeout_vs_time(cc_check *c, unsigned side, const side_vals *v
                  "is already as late as the next one would be, so a dead peer is noticed only after "
                  "%lld ms",
                  side == CC_SIDE_CLIENT ? "client" : "server", (long long)v->to,
-                 v->to_s == CC_ABSENT ? " (gRPC's default)" : "", (long long)v->kt, (long long)(v->kt + v->to));
+                 v->to_s == CC_ABSENT ? " (gRPC's default)" : "", (long long)v->kt, (long long)v->kt + v->to);
     cc_buf_fini(&p);
 }
 

@@ -490,7 +490,7 @@ static void check_method_config(cc_check *c, const json_t *mc, const cc_buf *bas
         check_retry_policy(c, v, &p);
         cc_buf_fini(&p);
     }
-    if ((v = json_object_get(mc, "hedgingPolicy"))) {
+    if (json_object_get(mc, "hedgingPolicy")) {
         cc_check_path(&p, cc_buf_str(base), "hedgingPolicy");
         cc_check_add(c, RL_CHANCFG_WARNING, "sc.hedging-ignored", &p,
                      "gRPC 1.51 does not implement hedging: this policy is ignored%s",

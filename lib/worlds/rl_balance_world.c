@@ -96,7 +96,7 @@ static void end_call(world *w, lcall *c, bool success)
         int64_t us = (rl_now_ns() - c->start_ns) / 1000;
         if (us > r->short_max_us)
             r->short_max_us = us;
-        r->short_slow += us > RL_BW_SLOW_MS * 1000;
+        r->short_slow += us > RL_BW_SLOW_MS * INT64_C(1000);
     }
     int64_t took_ms = (rl_now_ns() - c->start_ns) / RL_NS_PER_MS;
     if (status == GRPC_STATUS_UNAVAILABLE && !c->is_long && (w->opt->grace_ms < 0 || took_ms < w->opt->grace_ms)) {

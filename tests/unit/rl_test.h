@@ -125,7 +125,6 @@ static int rl_test_run_group(const char *group, const struct CMUnitTest *tests, 
     const char *env = getenv("RELAYLAB_TEST_LIMIT_S");
     rl_test_.limit_s = env && *env ? strtol(env, NULL, 10) : RL_TEST_LIMIT_S;
     rl_test_.group = group;
-    rl_test_.orig = tests;
     rl_test_.group_setup = setup;
     rl_test_.group_teardown = teardown;
     rl_test_.armed = 0;
@@ -140,6 +139,7 @@ static int rl_test_run_group(const char *group, const struct CMUnitTest *tests, 
         }
         rl_test_.armed = 1;
     }
+    rl_test_.orig = tests; /* only while the group runs: cleared below */
     rl_test_.next = rl_test_.current = 0;
     rl_test_.copy = calloc(n, sizeof *rl_test_.copy);
     if (!rl_test_.copy)

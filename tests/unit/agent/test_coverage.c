@@ -306,7 +306,7 @@ static void unfillable_stays_bounded_and_keeps_the_busy_server(void **state)
     assert_int_equal(S.closed_on_short_busy_b, 0);
     assert_false(S.b_evacuated);
     /* No thrash: one growth (and its pause) per pruning period, not one a tick. */
-    assert_true(S.opened <= RL_COV_GROW_MIN * (2 + 240 * RL_COV_TICK_MS / RL_COV_PRUNE_UNUSED_MS));
+    assert_true(S.opened <= RL_COV_GROW_MIN * (2 + UINT64_C(240) * RL_COV_TICK_MS / RL_COV_PRUNE_UNUSED_MS));
 }
 
 /* ---- rest ---- */
@@ -404,7 +404,7 @@ static void a_short_server_with_calls_in_flight_is_never_evacuated(void **state)
     ag_cov_fleet f;
     ag_cov_plan p;
     fleet_of(&f, 2, (uint32_t[]){40, 2}, (uint32_t[]){0, 1}); /* B: 1 call, 2 streams, short */
-    for (int64_t t = 0; t < 4 * RL_COV_OVERDUE_MS; t += RL_COV_TICK_MS) {
+    for (int64_t t = 0; t < INT64_C(4) * RL_COV_OVERDUE_MS; t += RL_COV_TICK_MS) {
         tick_hand(&f, "none", t, &p);
         assert_int_not_equal(hand[1].state, AG_COV_EVACUATED);
         assert_int_not_equal(hand[1].state, AG_COV_OVERDUE);
@@ -418,7 +418,7 @@ static void no_evacuation_unless_another_server_is_covered(void **state)
     ag_cov_fleet f;
     ag_cov_plan p;
     fleet_of(&f, 2, (uint32_t[]){1, 0}, (uint32_t[]){0, 0}); /* both short and idle */
-    for (int64_t t = 0; t < 4 * RL_COV_OVERDUE_MS; t += RL_COV_TICK_MS) {
+    for (int64_t t = 0; t < INT64_C(4) * RL_COV_OVERDUE_MS; t += RL_COV_TICK_MS) {
         tick_hand(&f, "none", t, &p);
         assert_int_equal(p.evacuated, -1);
     }
@@ -433,7 +433,7 @@ static void at_most_one_evacuation_per_period(void **state)
     ag_cov_plan p;
     fleet_of(&f, 3, (uint32_t[]){8, 1, 1}, (uint32_t[]){0, 0, 0});
     int64_t first = -1, second = -1;
-    for (int64_t t = 0; t < 4 * RL_COV_OVERDUE_MS; t += RL_COV_TICK_MS) {
+    for (int64_t t = 0; t < INT64_C(4) * RL_COV_OVERDUE_MS; t += RL_COV_TICK_MS) {
         tick_hand(&f, "none", t, &p);
         if (p.evacuated >= 0 && first < 0)
             first = t;

@@ -79,7 +79,7 @@ static void cancel_cpu_scales_with_window(void **state)
     assert_true(gr_flow_judge_cancel_cpu(GR_FLOW_CANCEL_CPU_MS, GR_FLOW_CANCEL_WINDOW_MS));
     assert_false(gr_flow_judge_cancel_cpu(GR_FLOW_CANCEL_CPU_MS + 1, GR_FLOW_CANCEL_WINDOW_MS));
     /* A window that ran long (a loaded grader) allows proportionally more. */
-    assert_true(gr_flow_judge_cancel_cpu(GR_FLOW_CANCEL_CPU_MS * 2, GR_FLOW_CANCEL_WINDOW_MS * 2));
+    assert_true(gr_flow_judge_cancel_cpu(INT64_C(2) * GR_FLOW_CANCEL_CPU_MS, INT64_C(2) * GR_FLOW_CANCEL_WINDOW_MS));
     assert_false(gr_flow_judge_cancel_cpu(990, 1000));
 }
 

@@ -255,7 +255,7 @@ static void wait_for_sleep(pid_t pid)
         }
         if (nr == SYS_clock_nanosleep || nr == SYS_nanosleep)
             return;
-        struct timespec ts = {0, 2 * 1000 * 1000};
+        struct timespec ts = {0, 2 * RL_NS_PER_MS};
         nanosleep(&ts, NULL);
     }
     fail_msg("%ld never went to sleep (/proc/PID/syscall: %s)", (long)pid, text);
@@ -300,7 +300,7 @@ static void group_sample_sees_rss_and_cpu(void **state)
     assert_int_equal(rl_proc_group_sample(p.pid, &s), RL_OK);
     assert_int_equal(s.nprocs, 2); /* the shell and its sleep */
     assert_true(s.nthreads >= 2);
-    assert_true(s.rss_bytes > 100 * 1024);
+    assert_true(s.rss_bytes > UINT64_C(100) * 1024);
     /* 300000 shell iterations take well over 50 ms of CPU on any machine
      * this runs on; ticks are 10 ms. */
     assert_true(s.cpu_ns >= 50 * RL_NS_PER_MS);
@@ -512,7 +512,7 @@ static void pidns_sample_counts_the_whole_namespace(void **state)
             seen = rl_proc_group_sample(p.pid, &s) == RL_OK && s.nprocs == 2;
         }
         if (!seen) {
-            struct timespec ts = {0, 10 * 1000 * 1000};
+            struct timespec ts = {0, 10 * RL_NS_PER_MS};
             nanosleep(&ts, NULL);
         }
     }

@@ -13,7 +13,7 @@
 
 #include "limit.h"
 
-#define MS (1000 * 1000LL)
+#define MS INT64_C(1000000)
 
 /* The mean round trip through a backend of |slots| that queues the rest,
  * each call |service_ns| on a slot, with |limit| calls sent to it. */
@@ -39,7 +39,7 @@ static void a_backend_as_fast_as_its_minimum_doubles_the_limit(void **state)
     (void)state;
     /* 0.3 ms at best, 0.5 ms now: within the 5 ms target, the gradient is
      * clamped to 2. */
-    assert_true(relay_limit_next(8, 300 * 1000, 500 * 1000) == 8 * 2.0 + RELAY_LIMIT_HEADROOM);
+    assert_true(relay_limit_next(8, 300 * MS / 1000, 500 * MS / 1000) == 8 * 2.0 + RELAY_LIMIT_HEADROOM);
 }
 
 static void a_latency_twice_the_minimum_shrinks_the_limit(void **state)
@@ -48,7 +48,7 @@ static void a_latency_twice_the_minimum_shrinks_the_limit(void **state)
     /* 800 ms at best, 1600 ms now: gradient (800 + target) / 1600, and no
      * headroom while it falls. */
     double next = relay_limit_next(40, 800 * MS, 1600 * MS);
-    double want = 40 * (800.0 + RELAY_LIMIT_TARGET_NS / MS) / 1600;
+    double want = 40 * (800.0 + (double)RELAY_LIMIT_TARGET_NS / MS) / 1600;
     assert_true(next > want - 0.01 && next < want + 0.01);
     /* Ten times: clamped to halving. */
     assert_true(relay_limit_next(100, 800 * MS, 8000 * MS) == 100 * 0.5);
@@ -78,7 +78,7 @@ static void stays_at_a_slow_backends_slots(void **state)
     limit = 8;
     for (int i = 0; i < 60; i++)
         limit = relay_limit_next(limit, 800 * MS, backend_rtt(limit, 40, 800 * MS));
-    assert_true(limit > 40 && limit < 40 * (800.0 + RELAY_LIMIT_TARGET_NS / MS) / 800 + 1.5);
+    assert_true(limit > 40 && limit < 40 * (800.0 + (double)RELAY_LIMIT_TARGET_NS / MS) / 800 + 1.5);
 }
 
 static void no_probe_for_a_while_after_the_limit_fell(void **state)
@@ -111,7 +111,7 @@ static void a_fast_backend_lets_the_limit_grow_to_the_ceiling(void **state)
     (void)state;
     double limit = 8;
     for (int i = 0; i < 20; i++)
-        limit = relay_limit_next(limit, 300 * 1000, 2 * MS);
+        limit = relay_limit_next(limit, 300 * MS / 1000, 2 * MS);
     assert_true(limit == RELAY_LIMIT_MAX);
 }
 

@@ -123,7 +123,7 @@ static void bad_options_are_refused_before_anything_starts(void **state)
     o.initial = 4;
     assert_int_equal(rl_bw_run(&o, &r, err, sizeof err), RL_EINVAL);
     o.initial = 2;
-    o.run_ms = 500 * (RL_BW_MAX_WINDOWS + 1);
+    o.run_ms = INT64_C(500) * (RL_BW_MAX_WINDOWS + 1);
     assert_int_equal(rl_bw_run(&o, &r, err, sizeof err), RL_EINVAL);
     o.run_ms = 6000;
     o.long_ms = 700;

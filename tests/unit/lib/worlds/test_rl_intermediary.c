@@ -134,7 +134,7 @@ static void wait_dropped(rl_intermediary *im, int want)
         rl_intermediary_stats_get(im, &st);
         if (st.dropped >= want)
             return;
-        struct timespec ts = {0, 5 * 1000 * 1000};
+        struct timespec ts = {0, 5 * RL_NS_PER_MS};
         nanosleep(&ts, NULL);
     } while (rl_now_ns() < give_up);
     fail_msg("the intermediary never went silent (dropped %d)", st.dropped);
@@ -184,7 +184,7 @@ static void traffic_keeps_the_mapping(void **state)
     /* Fifteen round trips 100 ms apart span three timeouts. */
     for (int i = 0; i < 15; i++) {
         assert_int_equal(round_trip(fd, "keep", 2000), 4);
-        struct timespec ts = {0, 100 * 1000 * 1000};
+        struct timespec ts = {0, 100 * RL_NS_PER_MS};
         nanosleep(&ts, NULL);
     }
     rl_intermediary_stats st;
@@ -239,7 +239,7 @@ static void hold_the_loop(fake_clock *fc)
     while (!fc->held && rl_now_ns() < give_up) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 10 * 1000 * 1000;
+        ts.tv_nsec += 10 * RL_NS_PER_MS;
         if (ts.tv_nsec >= 1000000000L) {
             ts.tv_sec++;
             ts.tv_nsec -= 1000000000L;
@@ -261,7 +261,7 @@ static void release_after(fake_clock *fc, int64_t ms)
     pthread_mutex_unlock(&fc->mu);
 }
 
-#define LATE_IDLE_MS 100
+#define LATE_IDLE_MS INT64_C(100)
 
 /* A NAT on |fc| with an idle drop of LATE_IDLE_MS, to |e|, and a client
  * connection through it that has carried one round trip. */
@@ -402,7 +402,7 @@ static void wait_active(rl_intermediary *im, size_t i, int want)
         rl_intermediary_stats_get(im, &st);
         if (st.upstreams[i].active == want)
             return;
-        struct timespec ts = {0, 5 * 1000 * 1000};
+        struct timespec ts = {0, 5 * RL_NS_PER_MS};
         nanosleep(&ts, NULL);
     } while (rl_now_ns() < give_up);
     fail_msg("upstream %zu has %d open connections, not %d", i, st.upstreams[i].active, want);
