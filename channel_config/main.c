@@ -71,6 +71,20 @@ static int load(const char *path, rl_chancfg **cfg)
     return rc == RL_ENOMEM ? EXIT_INTERNAL : EXIT_USAGE;
 }
 
+/* The one FILE operand of subcommand |cmd| ("check", "args"), loaded into
+ * |*cfg| with its name in |*path|. Returns 0, or the exit code (usage, or
+ * load's) after saying why. */
+static int load_operand(int argc, char **argv, const char *cmd, const char **path, rl_chancfg **cfg)
+{
+    if (optind != argc - 1) {
+        fprintf(stderr, "channel-config %s: give exactly one FILE\n", cmd);
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    *path = argv[optind];
+    return load(*path, cfg);
+}
+
 static void print_findings(FILE *f, const char *path, const rl_chancfg_report *rep, rl_chancfg_severity sev)
 {
     for (size_t i = 0; i < rep->nfindings; i++) {
@@ -120,18 +134,13 @@ static int cmd_check(int argc, char **argv)
         default: usage(stderr); return EXIT_USAGE;
         }
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "channel-config check: give exactly one FILE\n");
-        usage(stderr);
-        return EXIT_USAGE;
-    }
-    if (variant && !world_path) {
+    if (variant && !world_path && optind == argc - 1) {
         fprintf(stderr, "channel-config check: --variant picks a deployment of a --world file\n");
         return EXIT_USAGE;
     }
-    const char *path = argv[optind];
+    const char *path;
     rl_chancfg *cfg;
-    int ex = load(path, &cfg);
+    int ex = load_operand(argc, argv, "check", &path, &cfg);
     if (ex)
         return ex;
 
@@ -232,14 +241,9 @@ static int cmd_args(int argc, char **argv)
         default: usage(stderr); return EXIT_USAGE;
         }
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "channel-config args: give exactly one FILE\n");
-        usage(stderr);
-        return EXIT_USAGE;
-    }
-    const char *path = argv[optind];
+    const char *path;
     rl_chancfg *cfg;
-    int ex = load(path, &cfg);
+    int ex = load_operand(argc, argv, "args", &path, &cfg);
     if (ex)
         return ex;
     rl_chancfg_report rep;

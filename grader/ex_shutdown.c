@@ -135,6 +135,20 @@ static int signal_in_time(gr_ctx *ctx, const char *tag, const rl_probe_call *c, 
     return decided;
 }
 
+/* Starts a call of SHORT_STEPS under |tag| and sends SIGTERM while it runs
+ * (at *s_ns), or once it was answered when |late| (the grader's own test of
+ * a signal that comes too late, as from a grader starved past its Work).
+ * Returns 0, or nonzero with |out| decided. */
+static int signal_in_flight(gr_ctx *ctx, rl_probe_call *c, const char *tag, bool late, int64_t *s_ns,
+                            gr_scenario_result *out)
+{
+    if (start_in_flight(ctx, c, tag, SHORT_STEPS, out))
+        return GR_SCENARIO_DECIDED;
+    if (late)
+        rl_probe_call_wait(c, rl_now_ns() + (SHORT_STEPS * STEP_MS + GRACE_MS) * RL_NS_PER_MS);
+    return send_sigterm(ctx, 0, s_ns, out) ? GR_SCENARIO_DECIDED : 0;
+}
+
 /* One run of in-flight with tag |tag|, SIGTERM sent late when |late|:
  * returns 0 or GR_SCENARIO_DECIDED with |out| set, or IN_FLIGHT_TOO_LATE
  * with |out| untouched and *left_ms how long the Work ran on after SIGTERM
@@ -144,13 +158,7 @@ static int in_flight_try(gr_ctx *ctx, const char *tag, bool late, int64_t *left_
     rl_probe_call c;
     int64_t s;
     int decided = 0;
-    if (start_in_flight(ctx, &c, tag, SHORT_STEPS, out))
-        goto done;
-    /* |late| (the grader's own test, below): the signal comes only once the
-     * call has been answered, as from a grader starved past its Work. */
-    if (late)
-        rl_probe_call_wait(&c, rl_now_ns() + (SHORT_STEPS * STEP_MS + GRACE_MS) * RL_NS_PER_MS);
-    if (send_sigterm(ctx, 0, &s, out))
+    if (signal_in_flight(ctx, &c, tag, late, &s, out))
         goto done;
     if (rl_probe_call_wait(&c, s + (GRACE_MS + EXIT_SLACK_MS) * RL_NS_PER_MS) != RL_OK) {
         gr_result(out, GR_FAIL,
@@ -312,11 +320,7 @@ static int exits_try(gr_ctx *ctx, const char *tag, bool late, int64_t *left_ms, 
     rl_probe_call c;
     int64_t s;
     int decided = 0;
-    if (start_in_flight(ctx, &c, tag, SHORT_STEPS, out))
-        goto done;
-    if (late)
-        rl_probe_call_wait(&c, rl_now_ns() + (SHORT_STEPS * STEP_MS + GRACE_MS) * RL_NS_PER_MS);
-    if (send_sigterm(ctx, 0, &s, out))
+    if (signal_in_flight(ctx, &c, tag, late, &s, out))
         goto done;
     /* The call first: its end is taken when the wait sees it. */
     rl_probe_call_wait(&c, s + (GRACE_MS + EXIT_SLACK_MS) * RL_NS_PER_MS);
