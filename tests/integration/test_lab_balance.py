@@ -8,7 +8,7 @@
 # the four series.
 import re
 
-from conftest import bin_path
+from conftest import bin_path, sanitized
 import subprocess
 
 CASE = re.compile(r"^(\d)\. ")
@@ -53,7 +53,13 @@ def test_compare_balance_shows_the_four_shapes_and_plots_them(tmp_path):
     # 2. Age: the third backend takes a fair share (a third; 25 % at least:
     # one connection of six would be 17 %), and no call failed.
     c = cases[2]
-    assert c["failed"] == 0, p.stdout
+    # No failed call is the real build's timing: the demo's balancer and
+    # clients run inside lab itself, and an ASan lab beside the whole suite
+    # (`make check`) ran a 0.6 s call past its 1 s grace (7 of 1840). The
+    # grader's balance verdicts are likewise the real build's
+    # (test_verdict_matrix.py skips them under ASan).
+    if not sanitized(bin_path("lab")):
+        assert c["failed"] == 0, p.stdout
     assert c["rates"][2] >= 0.25 * sum(c["rates"]), p.stdout
     # 3. Client-side round_robin: every client on every backend, thirds.
     c = cases[3]
