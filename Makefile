@@ -297,8 +297,8 @@ JOBS ?= 1
 selftest: deps
 	@$(MAKE) --no-print-directory build node-deps
 	RUNS=$(RUNS) LOAD=$(LOAD) JOBS=$(JOBS) $(PYTHON) scripts/selftest.py $(if $(REPORT),--report $(REPORT))
-	RELAYLAB_STARTERS_FULL=1 RELAYLAB_BIN=$(abspath $(BIN)) PYTHONPATH=$(abspath $(PYGEN)) \
-	  $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration/test_starters.py
+	RELAYLAB_STARTERS_FULL=1 RELAYLAB_ALL_PATHS_COVERAGE=1 RELAYLAB_BIN=$(abspath $(BIN)) PYTHONPATH=$(abspath $(PYGEN)) \
+	  $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration/test_starters.py tests/integration/test_all_paths.py
 
 # The soak: the integration suite RUNS times (default 5 here), from a fresh
 # clone of HEAD under a 0700 folder, half of the runs with a CPU hog on
