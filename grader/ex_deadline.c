@@ -26,6 +26,22 @@ static int call_process(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t
     return gr_scenario_crash_after(ctx, c, "during Process", out);
 }
 
+/* Draws hop |name|'s record |r| (ms since the client's call |c| started;
+ * one not ended by |end| runs to it): the span it ran at the baseline.
+ * Returns the row for the deadline it received, with its arrival in *at. */
+static int hop_rows(gr_figure *f, const char *name, const Relaylab__CallRecord *r, const rl_probe_call *c, int64_t end,
+                    double *at)
+{
+    char row[GR_FIG_LABEL];
+    double a = (double)(r->arrival_ns - c->start_ns) / 1e6;
+    int64_t rend = r->ended ? r->end_ns : end;
+    snprintf(row, sizeof row, "%s ran", name);
+    gr_fig_span_add(f, gr_fig_row(f, row), a, (double)(rend - c->start_ns) / 1e6, GR_FIG_RAN, "%s", name);
+    snprintf(row, sizeof row, "%s: deadline received", name);
+    *at = a;
+    return gr_fig_row(f, row);
+}
+
 /* The picture of a chain's deadlines on one time axis (ms since the client
  * started Process): the client's deadline D as a line, when each of Lookup
  * and Work ran at the baseline, and for each the deadline it received
@@ -50,13 +66,9 @@ static void deadline_figure(gr_scenario_result *out, const rl_probe_call *c, int
         const Relaylab__CallRecord *r = hop[i];
         if (!r)
             continue;
-        double a = (double)(r->arrival_ns - c->start_ns) / 1e6;
-        int64_t rend = r->ended ? r->end_ns : end;
-        snprintf(row, sizeof row, "%s ran", names[i]);
-        gr_fig_span_add(f, gr_fig_row(f, row), a, (double)(rend - c->start_ns) / 1e6, GR_FIG_RAN, "%s", names[i]);
+        double a;
+        int rr = hop_rows(f, names[i], r, c, end, &a);
         bool ok = chk[i]->cls == GR_DL_OK;
-        snprintf(row, sizeof row, "%s: deadline received", names[i]);
-        int rr = gr_fig_row(f, row);
         /* A deadline of hours would squash the rest to nothing: cut at
          * twice the client's budget, and say so. */
         double cut = 2.0 * (double)budget;
@@ -106,15 +118,10 @@ static void none_figure(gr_scenario_result *out, const rl_probe_call *c, const R
     long long got = 0;
     for (int i = 0; i < 2; i++) {
         const Relaylab__CallRecord *r = hop[i];
-        char row[GR_FIG_LABEL];
         if (!r)
             continue;
-        double a = (double)(r->arrival_ns - c->start_ns) / 1e6;
-        int64_t rend = r->ended ? r->end_ns : end;
-        snprintf(row, sizeof row, "%s ran", names[i]);
-        gr_fig_span_add(f, gr_fig_row(f, row), a, (double)(rend - c->start_ns) / 1e6, GR_FIG_RAN, "%s", names[i]);
-        snprintf(row, sizeof row, "%s: deadline received", names[i]);
-        int rr = gr_fig_row(f, row);
+        double a;
+        int rr = hop_rows(f, names[i], r, c, end, &a);
         if (chk[i]->cls == GR_DL_OK)
             gr_fig_span_add(f, rr, a, a, GR_FIG_GIVEN, "none, as the client set none");
         else if (r->has_deadline && (double)r->deadline_ms > cut)
