@@ -144,8 +144,7 @@ static void forwards_then_goes_silent_without_closing(void **state)
 {
     (void)state;
     echo e;
-    e.listen_fd = listen_loopback(&e.port);
-    pthread_create(&e.thread, NULL, echo_serve, &e);
+    echo_start(&e);
     /* The second connection must carry its round trip before its own idle
      * time runs out: 150 ms did not hold once with make test beside it (the
      * intermediary's loop ran late), so a second; the late-loop tests below
@@ -168,17 +167,14 @@ static void forwards_then_goes_silent_without_closing(void **state)
     close(fd);
     close(fd2);
     rl_intermediary_stop(im);
-    shutdown(e.listen_fd, SHUT_RDWR);
-    close(e.listen_fd);
-    pthread_join(e.thread, NULL);
+    echo_stop(&e);
 }
 
 static void traffic_keeps_the_mapping(void **state)
 {
     (void)state;
     echo e;
-    e.listen_fd = listen_loopback(&e.port);
-    pthread_create(&e.thread, NULL, echo_serve, &e);
+    echo_start(&e);
     rl_intermediary *im = nat_start(e.port, 500);
     int fd = dial(rl_intermediary_port(im));
     /* Fifteen round trips 100 ms apart span three timeouts. */
@@ -193,9 +189,7 @@ static void traffic_keeps_the_mapping(void **state)
     assert_true(st.longest_idle_ms < 500);
     close(fd);
     rl_intermediary_stop(im);
-    shutdown(e.listen_fd, SHUT_RDWR);
-    close(e.listen_fd);
-    pthread_join(e.thread, NULL);
+    echo_stop(&e);
 }
 
 /* ---- a late loop, on a clock the test holds ---- */
