@@ -424,35 +424,31 @@ static gr_verdict spawn_instance(gr_ctx *ctx, gr_instance *s, gr_scenario_result
     return GR_PASS;
 }
 
-/* A start that keeps hitting the sandbox's memory limit can thrash for
- * many seconds (no swap: the cgroup evicts the program's own code pages
- * and reads them back) before the kernel's OOM killer ends it, so its
- * verdict would depend on the machine. One second of it ends the start,
- * as the OOM killer would have. "Of it": new hits with no pause longer
- * than MEMORY_HIT_GAP_MS, since on a loaded machine a thrashing program
- * is not scheduled in every 20 ms sample and then adds no hit there. */
-typedef struct thrash {
-    uint64_t seen_hits;
-    int64_t hitting_since, last_hit; /* CLOCK_MONOTONIC ns; 0: not hitting */
-} thrash;
+bool gr_limit_watch_sample(gr_limit_watch *w, uint64_t hits, int64_t now_ns)
+{
+    if (hits != w->seen_hits) {
+        w->last_hit = now_ns;
+        if (!w->hitting_since)
+            w->hitting_since = now_ns;
+    } else if (w->hitting_since && now_ns - w->last_hit > MEMORY_HIT_GAP_MS * RL_NS_PER_MS) {
+        w->hitting_since = 0;
+    }
+    w->seen_hits = hits;
+    return w->hitting_since && now_ns - w->hitting_since >= MEMORY_THRASH_MS * RL_NS_PER_MS;
+}
 
-/* Samples |s|'s memory-limit hits into |t|; true when it has thrashed for
- * MEMORY_THRASH_MS. */
-static bool thrashing(gr_instance *s, thrash *t)
+bool gr_limit_watch_still_hitting(const gr_limit_watch *w, int64_t now_ns)
+{
+    return w->last_hit && now_ns - w->last_hit <= MEMORY_THRASH_MS * RL_NS_PER_MS;
+}
+
+/* Samples |s|'s memory-limit hits into |w|; true when it has thrashed. */
+static bool thrashing(gr_instance *s, gr_limit_watch *w)
 {
     uint64_t hits = 0;
     if (!s->sandboxed || gr_sandbox_memory_hits(&s->sb, &hits) != RL_OK)
         return false;
-    int64_t now = rl_now_ns();
-    if (hits != t->seen_hits) {
-        t->last_hit = now;
-        if (!t->hitting_since)
-            t->hitting_since = now;
-    } else if (t->hitting_since && now - t->last_hit > MEMORY_HIT_GAP_MS * RL_NS_PER_MS) {
-        t->hitting_since = 0;
-    }
-    t->seen_hits = hits;
-    return t->hitting_since && rl_now_ns() - t->hitting_since >= MEMORY_THRASH_MS * RL_NS_PER_MS;
+    return gr_limit_watch_sample(w, hits, rl_now_ns());
 }
 
 /* Polls until something accepts on |port|, |until_ns|, |s|'s exit, an
@@ -460,7 +456,7 @@ static bool thrashing(gr_instance *s, thrash *t)
  * something accepted. */
 static bool await_listener(gr_instance *s, int port, int64_t until_ns)
 {
-    thrash t = {0};
+    gr_limit_watch t = {0};
     while (!gr_driver_interrupted && rl_now_ns() < until_ns) {
         if (!rl_proc_alive(&s->proc))
             break;
@@ -473,12 +469,11 @@ static bool await_listener(gr_instance *s, int port, int64_t until_ns)
         }
         rl_sleep_ms(20, &gr_driver_interrupted);
     }
-    /* Out of time after it hit the memory limit: the limit is what kept it
-     * from listening, whatever the machine's speed. A loaded machine
-     * schedules it too seldom for its hits to count as thrashing above
-     * (hostile/shared_memory.py got NOT-READY at 15 s where a quiet machine
-     * ends it at the limit), so it is ended as the thrash rule would. */
-    if (!gr_driver_interrupted && rl_proc_alive(&s->proc) && t.last_hit) {
+    /* Out of time while still hitting the memory limit: the limit is what
+     * kept it from listening, whatever the machine's speed. A loaded
+     * machine schedules it too seldom for its hits to count as thrashing
+     * above, so it is ended as the thrash rule would. */
+    if (!gr_driver_interrupted && rl_proc_alive(&s->proc) && gr_limit_watch_still_hitting(&t, rl_now_ns())) {
         s->killed_at_memory_limit = true;
         rl_proc_stop(&s->proc, 0);
     }

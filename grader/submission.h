@@ -73,6 +73,31 @@ typedef struct gr_launch {
 void gr_submission_launch_init(gr_ctx *ctx, gr_instance *s, gr_launch *l);
 void gr_submission_launch_fini(gr_launch *l);
 
+/* ---- the memory limit during a start ---- */
+
+/* A start that keeps hitting the sandbox's memory limit can thrash for
+ * many seconds (no swap: the cgroup evicts the program's own code pages
+ * and reads them back) before the kernel's OOM killer ends it, so its
+ * verdict would depend on the machine. One second of it ends the start,
+ * as the OOM killer would have. "Of it": new hits with no pause longer
+ * than 250 ms, since on a loaded machine a thrashing program is not
+ * scheduled in every 20 ms sample and then adds no hit there. A start
+ * that runs out of time while still hitting the limit (a hit within its
+ * last second) is ended at the limit too: the limit is what kept it from
+ * listening, and a loaded machine can spread its hits too thin to count
+ * as thrashing. */
+typedef struct gr_limit_watch {
+    uint64_t seen_hits;              /* the cgroup's hit counter, last read */
+    int64_t hitting_since, last_hit; /* CLOCK_MONOTONIC ns; 0: not hitting, none */
+} gr_limit_watch;
+
+/* Takes the hit counter |hits| read at |now_ns| into |w| (zeroed before
+ * the first). Returns true once the start has thrashed for a second. */
+bool gr_limit_watch_sample(gr_limit_watch *w, uint64_t hits, int64_t now_ns);
+
+/* True when a hit came within the second before |now_ns|. */
+bool gr_limit_watch_still_hitting(const gr_limit_watch *w, int64_t now_ns);
+
 /* ---- the verdict of a start that did not become ready ---- */
 
 /* What the driver saw of a start that did not become ready. */

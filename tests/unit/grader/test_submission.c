@@ -229,6 +229,57 @@ static void memory_limit_is_named(void **state)
     assert_string_equal(how, "exited with status 1");
 }
 
+#define MS_NS INT64_C(1000000)
+
+/* Hits in every 20 ms sample: a thrashing start, ended after a second. */
+static void steady_hits_thrash_after_a_second(void **state)
+{
+    (void)state;
+    gr_limit_watch w = {0};
+    uint64_t hits = 0;
+    int64_t t = 1000 * MS_NS;
+    for (int i = 0; i < 49; i++, t += 20 * MS_NS)
+        assert_false(gr_limit_watch_sample(&w, ++hits, t));
+    assert_true(gr_limit_watch_sample(&w, ++hits, t + 20 * MS_NS));
+}
+
+/* A starved start: a hit every 400 ms (more than the gap) never counts as
+ * thrashing, but it is still hitting the limit when its time runs out, so
+ * it is ended at the limit, as on a quiet machine. */
+static void sparse_hits_never_thrash_but_are_kept(void **state)
+{
+    (void)state;
+    gr_limit_watch w = {0};
+    uint64_t hits = 0;
+    for (int64_t t = 1000 * MS_NS; t < 16000 * MS_NS; t += 20 * MS_NS) {
+        if ((t / MS_NS) % 400 == 0)
+            hits++;
+        assert_false(gr_limit_watch_sample(&w, hits, t));
+    }
+    assert_true(gr_limit_watch_still_hitting(&w, 16000 * MS_NS));
+}
+
+/* Hits early in a slow start, none in its last 10 s: the limit is not what
+ * held it at the end, so it stays NOT-READY. */
+static void early_hits_are_not_still_hitting(void **state)
+{
+    (void)state;
+    gr_limit_watch w = {0};
+    for (int64_t t = 1000 * MS_NS; t < 16000 * MS_NS; t += 20 * MS_NS)
+        gr_limit_watch_sample(&w, t < 5000 * MS_NS ? (uint64_t)((t / MS_NS) / 400) : 10, t);
+    assert_false(gr_limit_watch_still_hitting(&w, 16000 * MS_NS));
+}
+
+/* No hit in 15 s: nothing to end it for. */
+static void no_hits_leave_nothing(void **state)
+{
+    (void)state;
+    gr_limit_watch w = {0};
+    for (int64_t t = 1000 * MS_NS; t < 16000 * MS_NS; t += 20 * MS_NS)
+        assert_false(gr_limit_watch_sample(&w, 0, t));
+    assert_false(gr_limit_watch_still_hitting(&w, 16000 * MS_NS));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -244,6 +295,10 @@ int main(void)
         cmocka_unit_test(tcp_without_http2_is_not_ready),
         cmocka_unit_test(world_wording_replaces_the_address),
         cmocka_unit_test(memory_limit_is_named),
+        cmocka_unit_test(steady_hits_thrash_after_a_second),
+        cmocka_unit_test(sparse_hits_never_thrash_but_are_kept),
+        cmocka_unit_test(no_hits_leave_nothing),
+        cmocka_unit_test(early_hits_are_not_still_hitting),
     };
     return cmocka_run_group_tests_name("submission", tests, NULL, NULL);
 }
