@@ -2,6 +2,8 @@
  * scenario; see config_check.h. */
 #include "config_check.h"
 
+#include "config_figure.h"
+
 #include "rl_err.h"
 #include "rl_file.h"
 #include "rl_marker.h"
@@ -217,6 +219,7 @@ int gr_config_check_run(gr_ctx *ctx, const char *exercise, gr_scenario_result *o
             first = &rep.findings[i];
     rl_chancfg_verdict v;
     memset(&v, 0, sizeof v);
+    bool rejected = false;
     /* The world's name first, then the verdict with every broken rule, then
      * what the file declared in vain and the world's numbers. */
     char world[144], notes[200], desc[320], more[540];
@@ -230,13 +233,24 @@ int gr_config_check_run(gr_ctx *ctx, const char *exercise, gr_scenario_result *o
         broken_rules(&rep, world, strlen(more) + 1, out);
     else if (rl_chancfg_grpc_verdict(env.cfg, 1000, &v) != RL_OK)
         gr_result(out, GR_ERROR, "[%s] could not get gRPC's own verdict on the client args", world);
-    else if (!v.accepted)
+    else if (!v.accepted) {
         gr_result(out, GR_FAIL, "[%s] gRPC rejected the client args: %s", world, v.reason);
-    else
+        rejected = true;
+    } else
         gr_result(out, GR_PASS, "[%s] no rule broken (%zu warning%s); gRPC accepts the client args", world,
                   rep.nwarnings, rep.nwarnings == 1 ? "" : "s");
     gr_feedback_append(out, more);
     identity_first(ctx, out);
+    /* The config's numbers against the world's, on one axis. */
+    gr_config_fig_in fig = {
+        .cfg = env.cfg,
+        .unavailable_in_a_row = env.world.unavailable_in_a_row,
+        .broken = first      ? first->rule
+                  : rejected ? "grpc.rejected"
+                             : NULL,
+    };
+    if (rc == RL_OK)
+        gr_config_figure(&out->figure, exercise, &fig);
     rl_chancfg_report_fini(&rep);
     gr_config_close(&env);
     return 0;

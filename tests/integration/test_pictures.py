@@ -164,8 +164,14 @@ def test_deadline_page_shows_the_forwarded_timeout(pages, tmp_path):
         assert png_colours(png) > 4
 
 
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIGS = os.path.join(TESTS, "configs")
+SUBMISSIONS = os.path.join(TESTS, "submissions")
+NAT_350S = ("--world", os.path.join(CONFIGS, "worlds", "nat-350s.json"))
+
 # The other exercises' pictures: graded at once, in parallel, each the
-# one scenario that draws what the issue asks for.
+# one scenario that draws what the issue asks for. A fifth item and on
+# are more grader options.
 PAGES = {
     "deadline": ("deadline", "relay", "--mistake forward-timeout", "shrinks"),
     "cancel": ("cancel", "relay", "--mistake ignore-cancel", "during-work"),
@@ -194,10 +200,13 @@ PAGES = {
     # overload's outages (about 10 s) and coverage's evacuation (about 10 s).
     "overload-more": ("overload", "relay", "", "refused,blackhole,recovers"),
     "coverage-evac": ("coverage", "python3", "coverage_good.py", "evacuation"),
+    # The config exercises' check: the config's numbers against the
+    # world's (each well under a second).
+    "keepalive-check": ("keepalive", None, "good/nat-client-idle-timeout.json", "check", *NAT_350S),
+    "keepalive-check-early": ("keepalive", None, "live/too-many-pings.json", "check", *NAT_350S),
+    "retry-check": ("retry", None, "good/lab-retry.json", "check"),
+    "balance-check": ("balance", None, "live/balance.grace-short.json", "check"),
 }
-TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIGS = os.path.join(TESTS, "configs")
-SUBMISSIONS = os.path.join(TESTS, "submissions")
 # `lab demo coverage` runs beside the gradings (about 12 s, hidden behind
 # the longest of them): its four plots are rendered with the pages.
 DEMO_SVGS = ("cov-reference.svg", "cov-reference-wait.svg", "cov-total.svg", "cov-total-wait.svg")
@@ -208,7 +217,7 @@ def pages(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("pages")
     extra = ("--memory-limit", "0") if sanitizer_build() else ()
     procs = {}
-    for name, (exercise, prog, args, only) in PAGES.items():
+    for name, (exercise, prog, args, only, *more) in PAGES.items():
         if prog is None:
             cmd = os.path.join(CONFIGS, args)
         elif prog == "python3":
@@ -217,7 +226,8 @@ def pages(tmp_path_factory):
             cmd = f"exec {bin_path(prog)} {args}".strip()
         procs[name] = subprocess.Popen(
             [bin_path("grader"), exercise, "--submission", cmd, "--only", only, "--html", str(tmp / f"{name}.html"),
-             "--json", str(tmp / f"{name}.json"), "--quiet", *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+             "--json", str(tmp / f"{name}.json"), "--quiet", *extra, *more], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True,
             stdin=subprocess.DEVNULL)
     demo = subprocess.Popen([bin_path("lab"), "demo", "coverage"], cwd=tmp,
                             env=dict(os.environ, RELAYLAB_DEMO_SVG=str(tmp / "cov.svg")), stdout=subprocess.PIPE,
@@ -448,6 +458,14 @@ SCENARIO_PICTURES = {
                                   "runs up to 18 s", "30000 ms", "connection closed"], 0),
     ("balance", "churn"): (["reconnects so far", "at most 6: a connection lives 10 s or more", "backend 3 joins"], 1),
     ("balance", "no-storm"): (["reconnects within 1.5 s of each", "every client (6) at once: a storm"], 1),
+    ("keepalive-check", "check"): (["client pings that fit", "client: keepalive_time", "server: keepalive_time",
+                                    "the server allows a ping every 60 s", "the nat forgets an idle connection at 350 s",
+                                    "from 60 s to under 350 s"], 0),
+    ("keepalive-check-early", "check"): (["client pings that fit", "client: keepalive_time", "every 60 s",
+                                          "the server allows a ping every 300 s"], 0),
+    ("retry-check", "check"): (["attempt 1", "attempt 4", "the call's deadline (2000 ms)", "OK after up to 240 ms"], 0),
+    ("balance-check", "check"): (["the connection", "then its grace", "the longest call", "grace 5 s",
+                                  "runs up to 20 s", "the shortest age worth having: 10 s"], 0),
     ("coverage-evac", "evacuation"): (["streams on B (calls in flight)", "streams on C (idle, short)",
                                        "calls start on B", "C overdue", "evacuate by (+ slack)"], 2),
 }
@@ -469,6 +487,30 @@ def test_every_scenario_has_its_picture(pages, page, scenario):
         assert len(polyline_ys(next(svg.iter(SVG_NS + "polyline")))) > 2
     else:
         assert classes(svg, "span") or classes(svg, "span-point")
+
+
+def test_config_check_pictures_colour_the_rule(pages):
+    """A config's check draws its numbers against the world's: the bar
+    that breaks the rule red, what keeps it blue or green, the caption
+    naming what happens, and the section's verdict the checker's."""
+
+    def look(page):
+        text = pages[page].read_text()
+        verdict = re.search(r'<section class="scenario ([A-Z-]+)" id="scenario-check">', text).group(1)
+        svg = scenario_svg(pages, page, "check")
+        fills = [e.get("fill") for e in svg.iter() if e.get("class") in ("span", "span-point")]
+        return verdict, fills, caption(svg)
+
+    red, blue, green = "#D55E00", "#0072B2", "#009E73"
+    verdict, fills, text = look("keepalive-check")
+    assert verdict == "PASS" and red not in fills and blue in fills and green in fills, (fills, text)
+    verdict, fills, text = look("keepalive-check-early")
+    assert verdict == "FAIL" and red in fills and "too_many_pings" in text, (fills, text)
+    verdict, fills, text = look("retry-check")
+    assert verdict == "PASS" and red not in fills and fills.count(blue) == 1, (fills, text)
+    assert "attempt 4 answers" in text
+    verdict, fills, text = look("balance-check")
+    assert verdict == "FAIL" and red in fills and "ends before the longest call" in text, (fills, text)
 
 
 def test_lab_demo_coverage_plots_carry_their_series(pages):
