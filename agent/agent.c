@@ -7,6 +7,7 @@
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_log.h"
+#include "rl_server.h"
 #include "stream.h"
 
 #include <signal.h>
@@ -211,22 +212,11 @@ static void tick(rl_timer *t)
     rl_timer_start(&a->loop, &a->tick, t->due_ns + (int64_t)RL_COV_TICK_MS * RL_NS_PER_MS, tick);
 }
 
-static int take_signal(void)
-{
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    struct timespec zero = {0, 0};
-    int sig = sigtimedwait(&set, NULL, &zero);
-    return sig > 0 ? sig : 0;
-}
-
 static void watch(rl_timer *t)
 {
     agent *a = RL_CONTAINER_OF(t, agent, watch);
     int64_t now = rl_now_ns();
-    int sig = take_signal();
+    int sig = rl_server_take_signal();
     if (sig && !a->stopping) {
         a->stopping = true;
         a->stop_by_ns = now + (int64_t)AG_STOP_GRACE_MS * RL_NS_PER_MS;

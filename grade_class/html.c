@@ -18,15 +18,7 @@
 
 static void text(FILE *f, const char *s)
 {
-    char piece[129], esc[1024];
-    for (size_t n = s ? strlen(s) : 0; n > 0;) {
-        size_t k = n < 128 ? n : 128;
-        memcpy(piece, s, k);
-        piece[k] = '\0';
-        fputs(rl_svg_escape(piece, esc, sizeof esc), f);
-        s += k;
-        n -= k;
-    }
+    rl_svg_write_escaped(f, s);
 }
 
 void gc_html_url(FILE *f, const char *s)

@@ -14,18 +14,7 @@
 
 void gr_html_text(FILE *f, const char *s)
 {
-    char esc[1024];
-    /* In pieces: rl_svg_escape cuts at its buffer, and an entity is at
-     * most 6 bytes, so 128 input bytes always fit. */
-    char piece[129];
-    for (size_t n = s ? strlen(s) : 0; n > 0;) {
-        size_t k = n < 128 ? n : 128;
-        memcpy(piece, s, k);
-        piece[k] = '\0';
-        fputs(rl_svg_escape(piece, esc, sizeof esc), f);
-        s += k;
-        n -= k;
-    }
+    rl_svg_write_escaped(f, s);
 }
 
 static const char css[] =

@@ -245,14 +245,7 @@ int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, si
     if (bad) {
         snprintf(err, errlen, "cannot listen on %s: the address is in use or invalid%s", bad,
                  bad == opt->private_listen ? " (the private listener must be unix:PATH)" : "");
-        grpc_server_destroy(s->server);
-        for (size_t i = 0; i < s->nloops; i++)
-            rl_loop_fini(&s->loops[i]);
-        rl_health_fini(&s->health);
-        free(s->methods);
-        free(s->loops);
-        free(s->threads);
-        free(s);
+        rl_server_free(s);
         return RL_EINVAL;
     }
     atomic_store(&refusing, false);
@@ -289,8 +282,7 @@ int rl_server_port(const rl_server *s)
  * grace is noticed. */
 #define POLL_MS 2
 
-/* A pending SIGTERM or SIGINT, taken without waiting; 0 when none. */
-static int take_signal(void)
+int rl_server_take_signal(void)
 {
     sigset_t set;
     sigemptyset(&set);
@@ -320,7 +312,7 @@ typedef struct drain {
 static bool poll_once(drain *d)
 {
     rl_sleep_ms(POLL_MS, NULL);
-    int sig = take_signal();
+    int sig = rl_server_take_signal();
     if (sig && d->interruptible) {
         RL_WARN("%s after %lld ms: ending now", sig == SIGINT ? "SIGINT" : "a second SIGTERM", ms_since(d->t0));
         d->cut = true;
@@ -409,7 +401,7 @@ int rl_server_wait(rl_server *s)
             break;
         if (cancelled) {
             if (d.interruptible)
-                take_signal(); /* already ending: nothing more to cut */
+                rl_server_take_signal(); /* already ending: nothing more to cut */
             continue;
         }
         long in_flight = rl_server_calls_in_flight();
@@ -419,7 +411,7 @@ int rl_server_wait(rl_server *s)
             RL_INFO("drained %lld ms after the signal", ms_since(d.t0));
             grpc_server_cancel_all_calls(s->server);
             cancelled = true;
-        } else if (rl_now_ns() >= d.give_up || d.cut || (take_signal() && d.interruptible)) {
+        } else if (rl_now_ns() >= d.give_up || d.cut || (rl_server_take_signal() && d.interruptible)) {
             RL_WARN("%lld ms after the signal: cancelling the %ld calls still in flight", ms_since(d.t0), in_flight);
             grpc_server_cancel_all_calls(s->server);
             cancelled = true;

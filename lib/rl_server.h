@@ -112,6 +112,11 @@ typedef struct rl_server_options {
  * starts gRPC's own threads. */
 void rl_server_signals_init(void);
 
+/* A pending SIGTERM or SIGINT (blocked by rl_server_signals_init), taken
+ * without waiting; 0 when none. For a program that watches for the signal
+ * in a loop of its own (rl_server_wait takes it for a server). */
+int rl_server_take_signal(void);
+
 /* Every listener is bound with GRPC_ARG_ALLOW_REUSEPORT 0, whatever
  * |args| says: with gRPC's default (on) another process could bind the same
  * port and be handed part of the connections meant for this server. */

@@ -54,6 +54,21 @@ char *rl_svg_escape(const char *s, char *out, size_t len)
     return out;
 }
 
+void rl_svg_write_escaped(FILE *f, const char *s)
+{
+    /* In pieces: rl_svg_escape cuts at its buffer, and an entity is at most
+     * 6 bytes, so 128 input bytes always fit in 1024. */
+    char piece[129], esc[1024];
+    for (size_t n = s ? strlen(s) : 0; n > 0;) {
+        size_t k = n < 128 ? n : 128;
+        memcpy(piece, s, k);
+        piece[k] = '\0';
+        fputs(rl_svg_escape(piece, esc, sizeof esc), f);
+        s += k;
+        n -= k;
+    }
+}
+
 /* "12", "0.5", "2.5": a tick value without trailing zeros. */
 static void fmt_tick(double v, double step, char *buf, size_t len)
 {

@@ -113,4 +113,8 @@ double rl_svg_tick_step(double max);
  * at a character boundary; returns |out|. Exposed for unit tests. */
 char *rl_svg_escape(const char *s, char *out, size_t len);
 
+/* Writes all of |s| (NULL: nothing) to |f|, escaped as rl_svg_escape does,
+ * in pieces so that no length cuts it: for HTML pages' text. */
+void rl_svg_write_escaped(FILE *f, const char *s);
+
 #endif

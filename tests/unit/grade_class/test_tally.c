@@ -176,6 +176,19 @@ static void student_results_add_up(void **state)
     gc_tally_fini(&t);
 }
 
+/* |t| sorted and summarised (a 12 s batch at --jobs 2), as the file's text. */
+static const char *summary_of(gc_tally *t)
+{
+    gc_tally_sort(t);
+    char p[256];
+    snprintf(p, sizeof p, "%s/s.txt", dir);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    gc_tally_summary(t, f, 12, 2);
+    fclose(f);
+    return slurp(p);
+}
+
 static void summary_names_the_most_common_failure(void **state)
 {
     (void)state;
@@ -186,13 +199,7 @@ static void summary_names_the_most_common_failure(void **state)
     gc_tally_add_results(&t, "bob", 0, results("b.json", "FAIL", "got 2019 ms, 1457.5 ms left: forwarded", false));
     gc_tally_add_results(&t, "cat", 0, results("c.json", "FAIL", "got 2003 ms, 1480 ms left: forwarded", false));
     gc_tally_add_results(&t, "dan", 0, results("d.json", "PASS", "ok", false));
-    gc_tally_sort(&t);
-    char p[256];
-    snprintf(p, sizeof p, "%s/s.txt", dir);
-    FILE *f = fopen(p, "w");
-    gc_tally_summary(&t, f, 12, 2);
-    fclose(f);
-    const char *s = slurp(p);
+    const char *s = summary_of(&t);
     assert_non_null(strstr(s, "4 students"));
     assert_non_null(
         strstr(s, "most common failing scenario: deadline/shrinks, failed by 3 of the 4 students graded on it"));
@@ -213,13 +220,7 @@ static void a_partial_summary_says_so_and_counts_only_the_graded(void **state)
     gc_tally_add_results(&t, "bob", 0, results("b.json", "FAIL", "dropped", false));
     gc_tally_add_all(&t, "cat", 0, GC_NOT_GRADED, "not graded: interrupted");
     gc_tally_add_all(&t, "dan", 0, GC_NOT_GRADED, "not graded: interrupted");
-    gc_tally_sort(&t);
-    char p[256];
-    snprintf(p, sizeof p, "%s/s.txt", dir);
-    FILE *f = fopen(p, "w");
-    gc_tally_summary(&t, f, 12, 2);
-    fclose(f);
-    const char *s = slurp(p);
+    const char *s = summary_of(&t);
     assert_non_null(strstr(s, "partial: 2 of 4 gradings"));
     assert_non_null(strstr(s, "2 students with something graded, 4 verdicts"));
     assert_non_null(strstr(s, "failed by 2 of the 2 students graded on it"));

@@ -106,6 +106,29 @@ static void escape_replaces_control_and_non_ascii(void **state)
     assert_string_equal(rl_svg_escape("a\033[31mb\001\xff", out, sizeof out), "a?[31mb??");
 }
 
+/* A text longer than any one buffer is written whole, escaped across the
+ * pieces it is cut into. */
+static void write_escaped_writes_it_all(void **state)
+{
+    (void)state;
+    char in[1001], want[4096];
+    size_t w = 0;
+    for (int i = 0; i < 1000; i++) {
+        in[i] = i % 7 == 0 ? '<' : (char)('a' + i % 26);
+        w += (size_t)snprintf(want + w, sizeof want - w, "%s", in[i] == '<' ? "&lt;" : (char[]){in[i], 0});
+    }
+    in[1000] = '\0';
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    rl_svg_write_escaped(f, in);
+    rl_svg_write_escaped(f, NULL);
+    fclose(f);
+    assert_string_equal(buf, want);
+    free(buf);
+}
+
 static void plot_draws_references_events_dashes_and_caption(void **state)
 {
     (void)state;
@@ -198,6 +221,7 @@ int main(void)
         cmocka_unit_test(escape_replaces_control_and_non_ascii),
         cmocka_unit_test(plot_draws_references_events_dashes_and_caption),
         cmocka_unit_test(timeline_draws_rows_spans_and_events),
+        cmocka_unit_test(write_escaped_writes_it_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

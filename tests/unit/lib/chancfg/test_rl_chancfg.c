@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "chancfg/rl_chancfg_int.h"
+#include "rl_test_oom.h"
 
 static rl_chancfg *parse_ok(const char *text)
 {
@@ -367,27 +368,6 @@ static void test_report_add_find_and_reuse(void **state)
 
 /* ---- out of memory ---- */
 
-static long g_fail_at = -1; /* the index of the allocation to fail, or -1 */
-static long g_allocs;       /* allocations attempted since the reset */
-static long g_live;         /* allocations not yet freed */
-
-static void *failing_malloc(size_t n)
-{
-    if (g_allocs++ == g_fail_at)
-        return NULL;
-    void *p = malloc(n);
-    if (p)
-        g_live++;
-    return p;
-}
-
-static void counting_free(void *p)
-{
-    if (p)
-        g_live--;
-    free(p);
-}
-
 /* One pass over everything a caller does with a config. Returns true if
  * every step succeeded; each step may only fail with RL_ENOMEM. */
 static bool full_pass(const char *text, bool clean)
@@ -425,7 +405,7 @@ static bool full_pass(const char *text, bool clean)
             assert_null(s);
             ok = ok && !clean && rc == RL_EINVAL;
         }
-        counting_free(s);
+        rl_test_oom_free(s);
     }
     char *sc = NULL;
     rc = rl_chancfg_service_config(cfg, &sc);
@@ -433,7 +413,7 @@ static bool full_pass(const char *text, bool clean)
         assert_int_equal(rc, RL_ENOMEM);
         ok = false;
     }
-    counting_free(sc);
+    rl_test_oom_free(sc);
     rl_chancfg_free(cfg);
     return ok;
 }
@@ -442,33 +422,23 @@ static bool full_pass(const char *text, bool clean)
  * allocator: it is not safe under allocation failure (measured with 2.14: a
  * failed allocation in its lexer silently truncated a key, "idle_timeout_m"),
  * so the library's guarantee covers its own allocations only. */
+typedef struct sweep_arg {
+    const char *text;
+    bool clean;
+} sweep_arg;
+
+static bool sweep_pass(void *arg)
+{
+    const sweep_arg *a = arg;
+    return full_pass(a->text, a->clean);
+}
+
 static void sweep(const char *text, bool clean)
 {
-    rl_chancfg_set_alloc_funcs(failing_malloc, counting_free);
-    /* A pass without a failure counts the allocations, |total|. The passes
-     * are deterministic, so failing at index |total| changes nothing and the
-     * sweep must end there: a sweep still going past it is a failure, not a
-     * loop without end. */
-    g_fail_at = -1;
-    g_allocs = 0;
-    g_live = 0;
-    assert_true(full_pass(text, clean));
-    assert_int_equal(g_live, 0);
-    long total = g_allocs;
-    long passes = 0;
-    bool done = false;
-    for (g_fail_at = 0; g_fail_at <= total && !done; g_fail_at++, passes++) {
-        g_allocs = 0;
-        g_live = 0;
-        bool ok = full_pass(text, clean);
-        if (g_live != 0)
-            fail_msg("%ld allocations leaked when allocation %ld failed", g_live, g_fail_at);
-        done = ok && g_allocs <= g_fail_at; /* the failure point is past the last allocation */
-    }
+    sweep_arg a = {text, clean};
+    rl_chancfg_set_alloc_funcs(rl_test_oom_malloc, rl_test_oom_free);
+    long passes = rl_test_oom_sweep(sweep_pass, &a);
     rl_chancfg_set_alloc_funcs(NULL, NULL);
-    g_fail_at = -1;
-    if (!done)
-        fail_msg("failing allocation %ld still changed the outcome, but an unfailing pass made only %ld", total, total);
     assert_true(passes > 20); /* it really went through many allocations */
 }
 

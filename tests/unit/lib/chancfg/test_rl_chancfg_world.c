@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "chancfg/rl_chancfg_int.h"
+#include "rl_test_oom.h"
 
 static const char *const THREE =
     "{\"description\": \"three deployments\", \"default\": \"two\", \"deployments\": ["
@@ -361,27 +362,6 @@ static void test_malformed_configs_are_left_to_the_checker(void **state)
 
 /* ---- out of memory ---- */
 
-static long g_fail_at = -1;
-static long g_allocs;
-static long g_live;
-
-static void *failing_malloc(size_t n)
-{
-    if (g_allocs++ == g_fail_at)
-        return NULL;
-    void *p = malloc(n);
-    if (p)
-        g_live++;
-    return p;
-}
-
-static void counting_free(void *p)
-{
-    if (p)
-        g_live--;
-    free(p);
-}
-
 /* Loads THREE, puts a config declaring all three kinds of world into it,
  * and describes it; every step may fail only with RL_ENOMEM. */
 static bool world_pass(const char *path, const rl_chancfg *cfg)
@@ -411,6 +391,17 @@ static bool world_pass(const char *path, const rl_chancfg *cfg)
     return ok;
 }
 
+typedef struct world_arg {
+    const char *path;
+    const rl_chancfg *cfg;
+} world_arg;
+
+static bool world_sweep_pass(void *arg)
+{
+    const world_arg *a = arg;
+    return world_pass(a->path, a->cfg);
+}
+
 static void test_out_of_memory_is_returned_at_every_allocation(void **state)
 {
     (void)state;
@@ -419,17 +410,9 @@ static void test_out_of_memory_is_returned_at_every_allocation(void **state)
     rl_chancfg *cfg = parse_ok("{\"intermediary\": {\"idle_timeout_ms\": 1},"
                                " \"calls\": {\"longest_deadline_ms\": 1},"
                                " \"server\": {\"grpc.http2.min_ping_interval_without_data_ms\": 1}}");
-    rl_chancfg_set_alloc_funcs(failing_malloc, counting_free);
-    long passes = 0;
-    for (g_fail_at = 0;; g_fail_at++, passes++) {
-        g_allocs = 0;
-        g_live = 0;
-        bool ok = world_pass(path, cfg);
-        if (g_live != 0)
-            fail_msg("%ld allocations leaked when allocation %ld failed", g_live, g_fail_at);
-        if (ok && g_allocs <= g_fail_at)
-            break;
-    }
+    world_arg a = {path, cfg};
+    rl_chancfg_set_alloc_funcs(rl_test_oom_malloc, rl_test_oom_free);
+    long passes = rl_test_oom_sweep(world_sweep_pass, &a);
     rl_chancfg_set_alloc_funcs(NULL, NULL);
     unlink(path);
     rl_chancfg_free(cfg);

@@ -103,6 +103,15 @@ static ssize_t round_trip(int fd, const char *msg, int ms)
     return read(fd, buf, sizeof buf);
 }
 
+/* A connection through |im| that carried |msg| to an upstream and back:
+ * the echo proves it reached one. */
+static int dial_echo(rl_intermediary *im, const char *msg)
+{
+    int fd = dial(rl_intermediary_port(im));
+    assert_int_equal(round_trip(fd, msg, 2000), (ssize_t)strlen(msg));
+    return fd;
+}
+
 static void echo_start(echo *e)
 {
     e->listen_fd = listen_loopback(&e->port);
@@ -126,6 +135,27 @@ static rl_intermediary *nat_start(int port, int64_t idle_ms)
     return im;
 }
 
+/* An echo server behind a NAT of |idle_ms|, and one connection through it. */
+typedef struct nat_rig {
+    echo e;
+    rl_intermediary *im;
+    int fd;
+} nat_rig;
+
+static void rig_start(nat_rig *r, int64_t idle_ms)
+{
+    echo_start(&r->e);
+    r->im = nat_start(r->e.port, idle_ms);
+    r->fd = dial(rl_intermediary_port(r->im));
+}
+
+static void rig_stop(nat_rig *r)
+{
+    close(r->fd);
+    rl_intermediary_stop(r->im);
+    echo_stop(&r->e);
+}
+
 static void wait_dropped(rl_intermediary *im, int want)
 {
     rl_intermediary_stats st;
@@ -143,53 +173,42 @@ static void wait_dropped(rl_intermediary *im, int want)
 static void forwards_then_goes_silent_without_closing(void **state)
 {
     (void)state;
-    echo e;
-    echo_start(&e);
     /* The second connection must carry its round trip before its own idle
      * time runs out: 150 ms did not hold once with make test beside it (the
      * intermediary's loop ran late), so a second; the late-loop tests below
      * hold that boundary on a clock of their own. */
-    rl_intermediary *im = nat_start(e.port, 1000);
-
-    int fd = dial(rl_intermediary_port(im));
-    assert_int_equal(round_trip(fd, "ping", 2000), 4);
-    wait_dropped(im, 1);
+    nat_rig r;
+    rig_start(&r, 1000);
+    assert_int_equal(round_trip(r.fd, "ping", 2000), 4);
+    wait_dropped(r.im, 1);
     /* Silent: nothing comes back, and the socket is not closed either. */
-    assert_int_equal(round_trip(fd, "lost", 300), -1);
+    assert_int_equal(round_trip(r.fd, "lost", 300), -1);
     /* A new connection is a new mapping and works. */
-    int fd2 = dial(rl_intermediary_port(im));
-    assert_int_equal(round_trip(fd2, "again", 2000), 5);
+    int fd2 = dial_echo(r.im, "again");
     rl_intermediary_stats st;
-    rl_intermediary_stats_get(im, &st);
+    rl_intermediary_stats_get(r.im, &st);
     assert_int_equal(st.connections, 2);
     assert_int_equal(st.dropped, 1);
-
-    close(fd);
     close(fd2);
-    rl_intermediary_stop(im);
-    echo_stop(&e);
+    rig_stop(&r);
 }
 
 static void traffic_keeps_the_mapping(void **state)
 {
     (void)state;
-    echo e;
-    echo_start(&e);
-    rl_intermediary *im = nat_start(e.port, 500);
-    int fd = dial(rl_intermediary_port(im));
+    nat_rig r;
+    rig_start(&r, 500);
     /* Fifteen round trips 100 ms apart span three timeouts. */
     for (int i = 0; i < 15; i++) {
-        assert_int_equal(round_trip(fd, "keep", 2000), 4);
+        assert_int_equal(round_trip(r.fd, "keep", 2000), 4);
         struct timespec ts = {0, 100 * RL_NS_PER_MS};
         nanosleep(&ts, NULL);
     }
     rl_intermediary_stats st;
-    rl_intermediary_stats_get(im, &st);
+    rl_intermediary_stats_get(r.im, &st);
     assert_int_equal(st.dropped, 0);
     assert_true(st.longest_idle_ms < 500);
-    close(fd);
-    rl_intermediary_stop(im);
-    echo_stop(&e);
+    rig_stop(&r);
 }
 
 /* ---- a late loop, on a clock the test holds ---- */
@@ -412,9 +431,8 @@ static void round_robin_spreads_connections_over_upstreams(void **state)
     rl_intermediary *im = balancer_start(ports, 2, NULL); /* round robin by default */
     int fd[4];
     for (int i = 0; i < 4; i++) {
-        fd[i] = dial(rl_intermediary_port(im));
         /* The echo proves the connection reached an upstream. */
-        assert_int_equal(round_trip(fd[i], "rr", 2000), 2);
+        fd[i] = dial_echo(im, "rr");
     }
     rl_intermediary_stats st;
     rl_intermediary_stats_get(im, &st);
@@ -451,8 +469,7 @@ static void least_connections_refills_the_upstream_that_emptied(void **state)
     wait_active(im, 0, 0);
     /* Upstream 0 is empty and 1 holds b: the next connection goes to 0,
      * where round robin (next in turn: 1) would have sent it to 1. */
-    int d = dial(rl_intermediary_port(im));
-    assert_int_equal(round_trip(d, "d", 2000), 1);
+    int d = dial_echo(im, "d");
     rl_intermediary_stats st;
     rl_intermediary_stats_get(im, &st);
     assert_int_equal(st.upstreams[0].active, 1);
@@ -482,8 +499,7 @@ static void a_dead_upstream_is_skipped(void **state)
     int ports[2] = {dead_port(), e.port};
     rl_intermediary *im = balancer_start(ports, 2, NULL);
     for (int i = 0; i < 2; i++) {
-        int fd = dial(rl_intermediary_port(im));
-        assert_int_equal(round_trip(fd, "up", 2000), 2);
+        int fd = dial_echo(im, "up");
         close(fd);
     }
     rl_intermediary_stats st;
@@ -547,16 +563,14 @@ static void an_added_upstream_takes_its_turn_and_a_removed_one_keeps_its_connect
     int fd[8];
     /* Two connections over two upstreams: 0, 1. */
     for (int i = 0; i < 2; i++) {
-        fd[i] = dial(rl_intermediary_port(im));
-        assert_int_equal(round_trip(fd[i], "ab", 2000), 2);
+        fd[i] = dial_echo(im, "ab");
     }
     size_t idx = 99;
     assert_int_equal(rl_intermediary_add_upstream(im, e[2].port, &idx), 0);
     assert_int_equal(idx, 2);
     /* Round robin goes on in turn, the new one included: 2, 0, 1, 2. */
     for (int i = 2; i < 6; i++) {
-        fd[i] = dial(rl_intermediary_port(im));
-        assert_int_equal(round_trip(fd[i], "abc", 2000), 3);
+        fd[i] = dial_echo(im, "abc");
     }
     rl_intermediary_stats st;
     rl_intermediary_stats_get(im, &st);
@@ -573,8 +587,7 @@ static void an_added_upstream_takes_its_turn_and_a_removed_one_keeps_its_connect
     assert_int_equal(rl_intermediary_remove_upstream(im, 0), 0);
     assert_int_equal(rl_intermediary_remove_upstream(im, 0), RL_EINVAL);
     for (int i = 6; i < 8; i++) {
-        fd[i] = dial(rl_intermediary_port(im));
-        assert_int_equal(round_trip(fd[i], "x", 2000), 1);
+        fd[i] = dial_echo(im, "x");
     }
     assert_int_equal(round_trip(fd[0], "still", 2000), 5);
     rl_intermediary_stats_get(im, &st);
