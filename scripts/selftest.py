@@ -4,7 +4,7 @@ every exercise it belongs to, N runs each, optionally with a CPU hog on every
 core, and prints expected against got for every scenario.
 
     scripts/selftest.py [--runs N] [--load] [--jobs N] [--only TEXT]
-                        [--exercise EX] [--report FILE] [--json FILE]
+                        [--exercise EX] [--selftest-only] [--report FILE] [--json FILE]
 
 A cell is right only when every run got the expected verdict (read from the
 grader's per-run progress lines, so 19 FAILs and one CRASH are not taken for
@@ -125,6 +125,8 @@ def main():
                     help="graders at once (each cell is still graded by one grader, its runs in order)")
     ap.add_argument("--only", help="rows whose name contains this text")
     ap.add_argument("--exercise", help="only this exercise")
+    ap.add_argument("--selftest-only", action="store_true",
+                    help="only the rows marked selftest_only (the ones make test leaves out)")
     ap.add_argument("--report", help="also write the matrix as Markdown here")
     ap.add_argument("--json", help="also write the matrix as JSON here")
     a = ap.parse_args()
@@ -133,7 +135,8 @@ def main():
     except (OSError, ValueError, KeyError) as e:
         print(f"selftest: cannot read {MATRIX}: {e}", file=sys.stderr)
         return 2
-    cells = [c for c in cells if (not a.only or a.only in c[0]["name"]) and (not a.exercise or c[1] == a.exercise)]
+    cells = [c for c in cells if (not a.only or a.only in c[0]["name"]) and (not a.exercise or c[1] == a.exercise)
+             and (not a.selftest_only or c[0].get("selftest_only"))]
     if not cells:
         print("selftest: no row matches", file=sys.stderr)
         return 2
