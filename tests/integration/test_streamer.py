@@ -20,9 +20,14 @@ MAX_COUNT = 1_000_000
 KIB = 1024
 MIB = 1024 * 1024
 # docs/grpc-facts.md (flow control): a stalled reader stops a paced producer
-# after 64 to 147 chunks of 64 KiB (bench/results/streamer.md). Anything
-# near the whole 3000 means it did not stop.
-MAX_WINDOW_CHUNKS = 400
+# one window later, and the window is the reader's gRPC's: 64 to 147 chunks
+# of 64 KiB on a quiet machine (bench/results/streamer.md), 401 once with a
+# CPU hog on each core (make soak, bench/results/soak.md: BDP probing
+# measures a longer round trip and doubles the window, a power of two, up
+# to 1 GiB in gRPC 1.51). The producer's own rule is judged by what it
+# holds (queued, allocated); this bound only says it stopped short of the
+# whole 3000: 32 MiB, the window's next doubling after 16, is 512.
+MAX_WINDOW_CHUNKS = 1000
 # The same bound in bytes, for chunks of other sizes: what a paced producer
 # may have sent beyond what the reader took.
 MAX_WINDOW_BYTES = MAX_WINDOW_CHUNKS * 64 * KIB
@@ -164,7 +169,7 @@ def test_stalled_reader_stops_the_producer_within_a_window(streamer):
     assert first.seq == 0
     s = streamer.wait_steady(10)
     assert 1 <= s["sent"] <= MAX_WINDOW_CHUNKS, s
-    assert s["active"] == 1
+    assert s["active"] == 1 and s["queued"] == 0, s  # nothing made ahead of the window
     if s["allocated"] >= 0:  # jemalloc: the producer holds at most a chunk or two
         assert s["allocated"] < 16 * MIB, s
     # Reading resumes: the rest arrives intact.
