@@ -161,7 +161,8 @@ static int parse(int argc, char **argv, bl_opts *o)
 
 /* Serves until SIGTERM and drains. Returns BL_EXIT_OK, or BL_EXIT_USAGE or
  * BL_EXIT_START with the reason in |err|. Leaves the process with _exit(0)
- * when calls outlived the drain (cleaning up would wait for them). */
+ * when calls outlived the drain (cleaning up would wait for them), or when
+ * gRPC's teardown outlived RL_SERVER_TEARDOWN_MS (rl_server_teardown). */
 static int run(bl_opts *o, char *err, size_t errlen)
 {
     grpc_channel_args *config_args = NULL;
@@ -217,7 +218,12 @@ static int run(bl_opts *o, char *err, size_t errlen)
     }
     bl_store_free(store);
     rl_chancfg_args_free(config_args);
-    grpc_shutdown();
+    /* A baseline that never served has no connection for the teardown to
+     * wait on, and its caller still has to say why it failed. */
+    if (rc != BL_EXIT_OK)
+        grpc_shutdown();
+    else if (rl_server_teardown(grpc_shutdown, RL_SERVER_TEARDOWN_MS) != RL_OK)
+        _exit(rc);
     return rc;
 }
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Requests kept outstanding per loop: enough that a burst of new calls does
@@ -453,4 +454,56 @@ void rl_server_free(rl_server *s)
     free(s->loops);
     free(s->threads);
     free(s);
+}
+
+/* The teardown's thread and the wait for it. Static: the thread may outlive
+ * rl_server_teardown when it gives up, and the process ends with _exit. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done;
+    void (*fn)(void);
+} teardown_state = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, NULL};
+
+static void *teardown_main(void *arg)
+{
+    (void)arg;
+    teardown_state.fn();
+    pthread_mutex_lock(&teardown_state.mu);
+    teardown_state.done = true;
+    pthread_cond_signal(&teardown_state.cv);
+    pthread_mutex_unlock(&teardown_state.mu);
+    return NULL;
+}
+
+int rl_server_teardown(void (*teardown)(void), int64_t max_ms)
+{
+    teardown_state.fn = teardown;
+    teardown_state.done = false;
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, teardown_main, NULL) != 0) {
+        teardown(); /* no thread to spare: wait as long as it takes */
+        return RL_OK;
+    }
+    /* CLOCK_REALTIME: the condition variable's default clock. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    int64_t ns = until.tv_nsec + max_ms % 1000 * RL_NS_PER_MS;
+    until.tv_sec += (time_t)(max_ms / 1000 + ns / RL_NS_PER_SEC);
+    until.tv_nsec = (long)(ns % RL_NS_PER_SEC);
+    pthread_mutex_lock(&teardown_state.mu);
+    int rc = 0;
+    while (!teardown_state.done && rc != ETIMEDOUT)
+        rc = pthread_cond_timedwait(&teardown_state.cv, &teardown_state.mu, &until);
+    bool done = teardown_state.done;
+    pthread_mutex_unlock(&teardown_state.mu);
+    if (!done) {
+        pthread_detach(thread); /* it frees itself if it ever ends */
+        RL_INFO("gRPC's teardown still waits on its own poll %lld ms after the stop; leaving without it",
+                (long long)max_ms);
+        fflush(NULL); /* the caller's _exit would drop what stdio holds */
+        return RL_ETIMEOUT;
+    }
+    pthread_join(thread, NULL);
+    return RL_OK;
 }

@@ -151,4 +151,18 @@ int rl_server_parse_ms(const char *text, int64_t *out);
 /* Frees the server; call after rl_server_wait. Accepts NULL. */
 void rl_server_free(rl_server *s);
 
+/* How long a stopped server lets gRPC's own teardown take. */
+#define RL_SERVER_TEARDOWN_MS 1000
+
+/* Runs |teardown| (grpc_shutdown for a server, once rl_server_wait returned
+ * RL_OK and the server is freed) on a thread of its own and waits at most
+ * |max_ms| for it. gRPC 1.51's grpc_shutdown joins its executor threads, and
+ * one of them can sit in a poll of up to 10 s after a write had to wait for
+ * a slow reader (docs/grpc-facts.md, "Shutdown"): a server that stopped
+ * serving in milliseconds would otherwise exit 10 s later. Returns RL_OK
+ * when |teardown| returned; RL_ETIMEOUT when it had not (logged), and the
+ * caller then leaves with _exit: nothing is left to serve, and the thread
+ * still inside gRPC must not meet exit()'s destructors. */
+int rl_server_teardown(void (*teardown)(void), int64_t max_ms);
+
 #endif

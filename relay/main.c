@@ -176,7 +176,8 @@ static int parse(int argc, char **argv, relay_opts *o)
 /* Serves until SIGTERM and drains. Returns RELAY_EXIT_OK, or
  * RELAY_EXIT_USAGE or RELAY_EXIT_START with the reason in |err|. Leaves
  * the process with _exit(0) when calls outlived the drain (cleaning up
- * would wait for them). */
+ * would wait for them), or when gRPC's teardown outlived
+ * RL_SERVER_TEARDOWN_MS (rl_server_teardown). */
 static int run(const relay_opts *o, char *err, size_t errlen)
 {
     grpc_channel_args *server_args = NULL, *client_args = NULL;
@@ -240,7 +241,12 @@ static int run(const relay_opts *o, char *err, size_t errlen)
     grpc_channel_destroy(channel);
     rl_chancfg_args_free(server_args);
     rl_chancfg_args_free(client_args);
-    grpc_shutdown();
+    /* A relay that never served has no connection for the teardown to wait
+     * on, and its caller still has to say why it failed. */
+    if (rc != RELAY_EXIT_OK)
+        grpc_shutdown();
+    else if (rl_server_teardown(grpc_shutdown, RL_SERVER_TEARDOWN_MS) != RL_OK)
+        _exit(rc);
     rl_memstats_reporter_stop(reporter);
     relay_gate_fini(&gate);
     return rc;

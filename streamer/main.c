@@ -133,6 +133,7 @@ int main(int argc, char **argv)
         _exit(0); /* calls gRPC would not let go of: cleaning up would wait for them */
     rl_memstats_reporter_stop(reporter);
     rl_server_free(server);
-    grpc_shutdown();
+    if (rl_server_teardown(grpc_shutdown, RL_SERVER_TEARDOWN_MS) != RL_OK)
+        _exit(0);
     return 0;
 }

@@ -97,7 +97,8 @@ int main(int argc, char **argv)
     if (rl_server_wait(server) != RL_OK)
         _exit(0);
     rl_server_free(server);
-    grpc_shutdown();
+    if (rl_server_teardown(grpc_shutdown, RL_SERVER_TEARDOWN_MS) != RL_OK)
+        _exit(0);
     free(srv.streams);
     free(srv.calls);
     free(srv.queue);

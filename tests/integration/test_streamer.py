@@ -69,7 +69,11 @@ class Streamer:
             if len(found) > before:
                 keys = ("active", "calls", "sent", "queued", "allocated", "resident", "rss")
                 return dict(zip(keys, map(int, found[-1])))
-            assert time.monotonic() < deadline, "no stats line after SIGUSR1"
+            # A streamer that died takes no signal: say so at once, with how
+            # it ended, rather than as a missing line 20 s later.
+            status = self.program.popen.poll()
+            assert status is None, f"the streamer exited ({status}):\n{self.program.stderr()}"
+            assert time.monotonic() < deadline, f"no stats line {timeout} s after SIGUSR1:\n{self.program.stderr()}"
             time.sleep(0.02)
 
     def wait_stats(self, predicate, timeout):
