@@ -44,11 +44,9 @@
 /* What the exit may take past the grace: the grace's own timer, cancelling
  * the calls, tearing gRPC down, on a loaded machine. */
 #define EXIT_SLACK_MS 1500
-/* When the grace ends, the downstream Work must end with it; this bounds how
- * late (scheduling on a loaded machine, cancel propagation in 1-3 ms), and
- * EARLY_MS how early (the server starts its grace a moment after S). */
-#define CANCEL_LATE_MS 750
-#define EARLY_MS       100
+/* When the grace ends, the downstream Work must end with it: judge.h. */
+#define CANCEL_LATE_MS GR_JUDGE_GRACE_LATE_MS
+#define EARLY_MS       GR_JUDGE_GRACE_EARLY_MS
 
 static const char *const shutdown_env[] = {GRACE_ENV, NULL};
 

@@ -23,6 +23,13 @@
  * client's deadline ends its call whatever the server does, so how late
  * the status comes measures the grader's scheduling, not the submission. */
 #define GR_JUDGE_EXPIRE_MS 100
+/* At a shutdown's grace the downstream Work must end with it: this bounds
+ * how late (the submission's own grace timer on a loaded machine, then the
+ * cancel's 1-3 ms), and GRACE_EARLY_MS how early (the server starts its
+ * grace a moment after the grader's signal). The shutdown exercise judges
+ * with them, and the tests of its known submissions hold them too. */
+#define GR_JUDGE_GRACE_LATE_MS  750
+#define GR_JUDGE_GRACE_EARLY_MS 100
 
 /* ---- received deadlines ---- */
 

@@ -6,11 +6,15 @@ completes, the listener closes and a new call is refused, a call outliving
 the grace is cancelled at it with its Work, exit 0), and each bad one shows
 its bug.
 
-The grace is RELAYLAB_GRACE_MS, which every one of them reads. Bounds as in
-test_shutdown.py: the signal's instant from below, the cancel judge's
-allowance (CANCEL_MS) from above. What a refusal is, and how soon the
-listener closes, are the shutdown exercise's own rule (refused() and
-ADMISSION_MS, read from grader/judge.h by tolerances.py).
+The grace is RELAYLAB_GRACE_MS, which every one of them reads. Bounds: the
+signal's instant from below; from above, the shutdown exercise's own
+allowance for the Work a grace cuts (GRACE_LATE_MS: these are Python and
+Node processes whose grace is their own timer, 292 ms late for grpc-js and
+179 ms for a stop at the signal with a hog on each core, make soak), and
+for a relay that stops at once, the point where the grader calls it that
+(before the grace less GRACE_EARLY_MS). What a refusal is, and how soon
+the listener closes, are the exercise's rule too (refused() and
+ADMISSION_MS). All read from grader/judge.h by tolerances.py.
 """
 import os
 import signal
@@ -23,7 +27,7 @@ import pytest
 import relaylab_pb2 as pb
 import relaylab_pb2_grpc as pbg
 from conftest import PYTHON, REPO, SUBMISSIONS, channel, fmt_record
-from tolerances import ADMISSION_MS, CANCEL_MS, refused
+from tolerances import ADMISSION_MS, GRACE_EARLY_MS, GRACE_LATE_MS, refused
 
 MS = 1_000_000
 GRACE_MS = 600
@@ -132,7 +136,7 @@ def test_good_cancels_the_call_outliving_the_grace_with_its_work(start_sub, obse
     prog, ch, fut, t_sig = sigterm_mid_call(start_sub, observer, name, "long", 400)
     rec = cut_and_exited(prog, observer, fut, "long")
     after_ms = (rec.end_ns - t_sig) / MS
-    assert rec.cancelled and GRACE_MS <= after_ms <= GRACE_MS + CANCEL_MS, f"{fmt_record(rec)}; {after_ms:.0f} ms"
+    assert rec.cancelled and GRACE_MS <= after_ms <= GRACE_MS + GRACE_LATE_MS, f"{fmt_record(rec)}; {after_ms:.0f} ms"
     ch.close()
 
 
@@ -153,7 +157,7 @@ def test_no_grace_cuts_the_call_in_flight_at_the_signal(start_sub, observer, nam
     prog, ch, fut, t_sig = sigterm_mid_call(start_sub, observer, name, "ng", 8)
     rec = cut_and_exited(prog, observer, fut, "ng")
     assert rec.cancelled and rec.steps_done < 8, fmt_record(rec)
-    assert (rec.end_ns - t_sig) / MS <= CANCEL_MS, fmt_record(rec)
+    assert (rec.end_ns - t_sig) / MS < GRACE_MS - GRACE_EARLY_MS, fmt_record(rec)
     ch.close()
 
 
