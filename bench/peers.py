@@ -110,8 +110,10 @@ class Server:
         return group_cpu_s(self.proc.pid)
 
     def output(self):
-        self.log.seek(0)
-        return self.log.read().decode(errors="replace")[-2000:]
+        # pread: the log's file offset is also the running child's, and a
+        # seek here would make its next lines overwrite its first ones.
+        fd = self.log.fileno()
+        return os.pread(fd, os.fstat(fd).st_size, 0).decode(errors="replace")[-2000:]
 
     def stop(self):
         if self.proc.poll() is None:

@@ -133,6 +133,27 @@ def channel(addr):
     return grpc.insecure_channel(addr, options=[("grpc.use_local_subchannel_pool", 1)])
 
 
+def read_shared(f):
+    """All of file |f| that is also a running child's stderr, read without
+    moving the one file offset the two share (the child writes at it): a
+    seek(0) and read here, between two of the child's writes, sent its next
+    line to offset 0 over its first ones, and a test counting SIGUSR1 lines
+    waited 20 s for one it had overwritten (make soak, 3 times in 10 runs;
+    reproduced with a streamer answering SIGUSR1 every 50 ms: stalls of up
+    to 6 s while its reporter thread sat idle in sigtimedwait). pread leaves
+    the offset alone."""
+    fd = f.fileno()
+    size = os.fstat(fd).st_size
+    parts, off = [], 0
+    while off < size:
+        part = os.pread(fd, size - off, off)
+        if not part:
+            break
+        parts.append(part)
+        off += len(part)
+    return b"".join(parts)
+
+
 class Program:
     """A started process in its own process group. |addr| is HOST:PORT from
     its readiness line. Its stdout is drained by a thread; the first
@@ -200,8 +221,7 @@ class Program:
         """The last |tail| characters of stderr (for messages); tail=None
         gives all of it (for counting lines: a sliding tail can hide a new
         line behind an old one leaving the window)."""
-        self.stderr_file.seek(0)
-        text = self.stderr_file.read().decode(errors="replace")
+        text = read_shared(self.stderr_file).decode(errors="replace")
         return text if tail is None else text[-tail:]
 
     def wait_exit(self, timeout):
