@@ -104,6 +104,9 @@ def cut_and_exited(prog, observer, fut, tag):
     return work(observer, tag, lambda c: c.ended)
 
 
+# Work of 50 ms steps that a signal must cut: long enough that the signal,
+# sent once the Work is seen, always lands before it ends.
+CUT_STEPS = 40
 GOOD = ["relay_shutdown_good.py", "node/relay_shutdown_good.js"]
 NO_HANDLER = ["relay_shutdown_no_handler.py", "node/relay_shutdown_no_handler.js"]
 NO_GRACE = ["relay_shutdown_stop_now.py", "node/relay_shutdown_force_now.js"]
@@ -142,21 +145,24 @@ def test_good_cancels_the_call_outliving_the_grace_with_its_work(start_sub, obse
 
 @pytest.mark.parametrize("name", NO_HANDLER)
 def test_no_handler_dies_of_sigterm_and_the_call_fails(start_sub, observer, name):
-    prog, ch, fut, _ = sigterm_mid_call(start_sub, observer, name, "nh", 8)
+    # 40 steps (2 s): the signal must land while the Work runs. With 8
+    # (400 ms) a loaded soak run saw the Work start, end whole, then the
+    # signal: the test's race, not the relay's.
+    prog, ch, fut, _ = sigterm_mid_call(start_sub, observer, name, "nh", CUT_STEPS)
     assert prog.wait_exit(BOUND_S) == -signal.SIGTERM
     with pytest.raises(grpc.RpcError) as e:
         fut.result(timeout=BOUND_S)
     assert e.value.code() == grpc.StatusCode.UNAVAILABLE
     rec = work(observer, "nh", lambda c: c.ended)
-    assert rec.cancelled and rec.steps_done < 8, fmt_record(rec)
+    assert rec.cancelled and rec.steps_done < CUT_STEPS, fmt_record(rec)
     ch.close()
 
 
 @pytest.mark.parametrize("name", NO_GRACE)
 def test_no_grace_cuts_the_call_in_flight_at_the_signal(start_sub, observer, name):
-    prog, ch, fut, t_sig = sigterm_mid_call(start_sub, observer, name, "ng", 8)
+    prog, ch, fut, t_sig = sigterm_mid_call(start_sub, observer, name, "ng", CUT_STEPS)
     rec = cut_and_exited(prog, observer, fut, "ng")
-    assert rec.cancelled and rec.steps_done < 8, fmt_record(rec)
+    assert rec.cancelled and rec.steps_done < CUT_STEPS, fmt_record(rec)
     assert (rec.end_ns - t_sig) / MS < GRACE_MS - GRACE_EARLY_MS, fmt_record(rec)
     ch.close()
 
