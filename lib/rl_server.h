@@ -158,7 +158,7 @@ void rl_server_free(rl_server *s);
  * RL_OK and the server is freed) on a thread of its own and waits at most
  * |max_ms| for it. gRPC 1.51's grpc_shutdown joins its executor threads, and
  * one of them can sit in a poll of up to 10 s after a write had to wait for
- * a slow reader (docs/grpc-facts.md, "Shutdown"): a server that stopped
+ * a slow reader (docs/grpc-facts.md, "Server calls"): a server that stopped
  * serving in milliseconds would otherwise exit 10 s later. Returns RL_OK
  * when |teardown| returned; RL_ETIMEOUT when it had not (logged), and the
  * caller then leaves with _exit: nothing is left to serve, and the thread
