@@ -40,6 +40,12 @@ const char *gr_baseline_addr(gr_ctx *ctx, int i)
     return b ? b->addr : NULL;
 }
 
+pid_t gr_baseline_pid(gr_ctx *ctx, int i)
+{
+    gr_baseline *b = running_baseline(ctx, i);
+    return b ? b->proc.pid : 0;
+}
+
 grpc_channel *gr_baseline_channel(gr_ctx *ctx, int i)
 {
     gr_baseline *b = running_baseline(ctx, i);
@@ -104,6 +110,32 @@ static void stop_baseline(gr_ctx *ctx, int i)
     b->running = false;
 }
 
+/* Holds baseline |i|'s port, beside its listener while it still runs. */
+static void hold_port(gr_baseline *b)
+{
+    if (!b->held && b->port > 0)
+        b->held = rl_tcp_hold(b->port, &b->held_fd) == RL_OK;
+}
+
+static void release_port(gr_baseline *b)
+{
+    if (b->held)
+        close(b->held_fd);
+    b->held = false;
+}
+
+/* Stops baseline |i| and keeps its port: held before the stop (no instant
+ * open between the two), or, if that failed, right after. Graders run side
+ * by side (grade-class) and a server of another one started on port 0 was
+ * handed a stopped baseline's port and answered for it. */
+static void stop_holding_port(gr_ctx *ctx, int i)
+{
+    gr_baseline *b = &ctx->baselines[i];
+    hold_port(b);
+    stop_baseline(ctx, i);
+    hold_port(b);
+}
+
 /* Starts every baseline of the run on a port of its own. A baseline that
  * fails to start is the grader's problem (seen while bin/ was being
  * rebuilt), never the submission's: each gets one retry. */
@@ -130,27 +162,34 @@ int gr_restart_baseline(gr_ctx *ctx, int i, const char *const *extra_argv, char 
     }
     char listen[64];
     snprintf(listen, sizeof listen, "127.0.0.1:%d", ctx->baselines[i].port);
-    stop_baseline(ctx, i);
+    stop_holding_port(ctx, i);
     /* After the watchdog fired, a new baseline would outlive its kills. */
     if (gr_interrupted(ctx)) {
         snprintf(err, errlen, "the scenario was stopped (grader watchdog or signal)");
         return RL_ECHILD;
     }
-    return start_baseline(ctx, i, listen, extra_argv, err, errlen);
+    /* The new baseline binds beside the hold; the hold ends once it
+     * listens (or with the run, if it could not start). */
+    int rc = start_baseline(ctx, i, listen, extra_argv, err, errlen);
+    if (rc == RL_OK)
+        release_port(&ctx->baselines[i]);
+    return rc;
 }
 
 int gr_stop_baseline(gr_ctx *ctx, int i)
 {
     if (i < 0 || i >= ctx->nbaselines)
         return RL_EINVAL;
-    stop_baseline(ctx, i); /* keeps its port for gr_restart_baseline */
+    stop_holding_port(ctx, i); /* for gr_restart_baseline, and nobody else */
     return RL_OK;
 }
 
 void gr_baselines_stop(gr_ctx *ctx)
 {
-    for (int i = 0; i < ctx->nbaselines; i++)
+    for (int i = 0; i < ctx->nbaselines; i++) {
         stop_baseline(ctx, i);
+        release_port(&ctx->baselines[i]);
+    }
 }
 
 /* The baseline died during the scenario, and the grader did not kill it. A

@@ -9,6 +9,7 @@
 #include "process.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
+#include "rl_proc_sample.h"
 #include "run.h"
 #include "scenario.h"
 
@@ -63,7 +64,10 @@ static void cancel_figure(gr_scenario_result *out, const rl_probe_call *c, int64
                         (long long)cc->observed_ms);
     gr_fig_span_add(f, gr_fig_row(f, "time allowed to stop"), cx, cx + GR_JUDGE_CANCEL_MS, GR_FIG_TRUTH, "%d ms",
                     GR_JUDGE_CANCEL_MS);
-    if (cc->steps)
+    if (cc->starved)
+        gr_fig_caption(f, "%s stopped late while the relay and the baseline waited %lld ms for a CPU: not judged",
+                       rec->method, (long long)cc->waited_ms);
+    else if (cc->steps)
         gr_fig_caption(f, "%s %s after the cancel, %u of %u steps done: %s", rec->method,
                        cc->pass ? "stopped in time" : "did not stop in time", cc->steps_done, cc->steps,
                        cc->pass ? "the relay passed the cancel on" : "the relay did not pass the cancel on");
@@ -73,6 +77,21 @@ static void cancel_figure(gr_scenario_result *out, const rl_probe_call *c, int64
                        cc->pass ? "the relay passed the cancel on" : "the relay did not pass the cancel on");
 }
 
+/* The time the chain a cancel crosses, the submission's processes and
+ * baseline 0, has spent waiting for a CPU so far (rl_proc_group_sched), in
+ * ns; -1 when either cannot be read. */
+static int64_t chain_wait_ns(gr_ctx *ctx)
+{
+    int64_t run, wait, total = 0;
+    pid_t groups[] = {gr_submission_pgid(ctx), gr_baseline_pid(ctx, 0)};
+    for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
+        if (groups[i] <= 0 || rl_proc_group_sched(groups[i], &run, &wait) != RL_OK)
+            return -1;
+        total += wait;
+    }
+    return total;
+}
+
 /* Cancels, waits for |method| to end (up to |full_ms| + 1 s: long enough to
  * see a relay that lets it run to its natural end) and judges it. Fills
  * *cc; returns 0, or GR_SCENARIO_DECIDED. */
@@ -80,12 +99,16 @@ static int cancel_and_judge(gr_ctx *ctx, rl_probe_call *c, const char *tag, cons
                             uint32_t steps, int64_t *cancel_ns, int64_t *end_ns, gr_cancel_check *cc,
                             gr_scenario_result *out)
 {
+    /* A chain waiting for a CPU passes a cancel on late through no fault
+     * of the relay's (gr_judge_cancel_starved): its wait is read around. */
+    int64_t wait_a = chain_wait_ns(ctx);
     int64_t cn = rl_probe_call_cancel(c);
     *cancel_ns = cn;
     Relaylab__ObserveReply *obs = NULL;
     int rc =
         gr_process_observe_until(ctx, tag, has_ended, (void *)method, cn + (full_ms + 1000) * RL_NS_PER_MS, 5, &obs);
     int64_t seen = rl_now_ns();
+    int64_t wait_b = wait_a < 0 ? -1 : chain_wait_ns(ctx);
     rl_probe_call_wait(c, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
     const Relaylab__CallRecord *rec = rl_observe_find(obs, method, 0);
     /* The record of a call the observer showed running cannot be missing
@@ -99,6 +122,9 @@ static int cancel_and_judge(gr_ctx *ctx, rl_probe_call *c, const char *tag, cons
         uint32_t max_steps = steps ? gr_judge_max_steps(gr_ms_between(rec->arrival_ns, cn), 10, steps) : 0;
         gr_judge_cancel(method, rec->ended, rec->cancelled, rec->ended ? gr_ms_between(cn, rec->end_ns) : -1,
                         gr_ms_between(cn, seen), rec->steps_done, steps, max_steps, cc);
+        /* A thread that ended meanwhile takes its wait with it: a lower
+         * bound, never below 0. */
+        gr_judge_cancel_starved(cc, wait_b < 0 ? -1 : wait_b > wait_a ? (wait_b - wait_a) / RL_NS_PER_MS : 0);
         cancel_figure(out, c, cn, rec, cc);
     }
     gr_scenario_free_obs(&obs);
@@ -117,7 +143,7 @@ static int during_work(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     char fb[256];
     gr_judge_cancel_feedback(&cc, fb, sizeof fb);
-    gr_result(out, cc.pass ? GR_PASS : GR_FAIL, "%s", fb);
+    gr_result(out, cc.pass ? GR_PASS : cc.starved ? GR_ERROR : GR_FAIL, "%s", fb);
 done:
     return gr_scenario_done(&c, NULL);
 }
@@ -161,7 +187,11 @@ static int during_lookup(gr_ctx *ctx, gr_scenario_result *out)
                   "start no further call; %s",
                   (long long)gr_ms_between(cn, wk->arrival_ns), fb);
     else
-        gr_result(out, cc.pass ? GR_PASS : GR_FAIL, "%s%s", fb, cc.pass ? "; no Work after it" : "");
+        gr_result(out,
+                  cc.pass      ? GR_PASS
+                  : cc.starved ? GR_ERROR
+                               : GR_FAIL,
+                  "%s%s", fb, cc.pass ? "; no Work after it" : "");
 done:
     return gr_scenario_done(&c, &obs);
 }

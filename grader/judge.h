@@ -101,7 +101,9 @@ typedef struct gr_cancel_check {
     bool ended, cancelled;      /* from the baseline's record */
     uint32_t steps_done, steps; /* Work only; steps 0 for Lookup */
     uint32_t max_steps;         /* most steps possible had it stopped in time; 0: unchecked */
+    int64_t waited_ms;          /* the chain's wait for a CPU meanwhile; <0 unknown */
     bool pass;
+    bool starved; /* late only by |waited_ms|: not judged (ERROR) */
 } gr_cancel_check;
 
 /* Judges how fast |method| stopped after the cancel: it must have ended with
@@ -110,13 +112,23 @@ typedef struct gr_cancel_check {
 void gr_judge_cancel(const char *method, bool ended, bool cancelled, int64_t end_minus_cancel_ms, int64_t observed_ms,
                      uint32_t steps_done, uint32_t steps, uint32_t max_steps, gr_cancel_check *out);
 
+/* A cancel passed on late, while the processes it had to cross (the
+ * relay, the baseline) waited |waited_ms| for a CPU: when it would have been
+ * in time without that wait, the lateness is the machine's, and |c| is
+ * marked starved (grade again), never FAIL. A cancel never passed on (the
+ * call ran on, or ended uncancelled) stays a FAIL whatever the wait: a
+ * starved relay still passes it on, if late. |waited_ms| < 0: unknown,
+ * nothing changes. */
+void gr_judge_cancel_starved(gr_cancel_check *c, int64_t waited_ms);
+
 /* The most steps of |step_ms| a Work that arrived |ran_ms| before the cancel
  * can have completed if it stopped within GR_JUDGE_CANCEL_MS (+1 for a step
  * finishing as the cancel lands). */
 uint32_t gr_judge_max_steps(int64_t ran_ms, int64_t step_ms, uint32_t steps);
 
 /* "Work kept running 1890 ms after the cancel (200/200 steps): cancellation
- * is not propagated", or the passing numbers. */
+ * is not propagated", the passing numbers, or, starved, the wait and
+ * "grade again". */
 int gr_judge_cancel_feedback(const gr_cancel_check *c, char *buf, size_t len);
 
 /* ---- refusals at shutdown ---- */

@@ -39,6 +39,10 @@ const char *gr_baseline_addr(gr_ctx *ctx, int i);
  * NULL for config exercises. */
 grpc_channel *gr_submission_channel(gr_ctx *ctx);
 
+/* The process id of baseline |i| (the leader of its own process group)
+ * while it runs, else 0. */
+pid_t gr_baseline_pid(gr_ctx *ctx, int i);
+
 /* A channel to baseline |i| through the grader's private unix socket (one
  * per baseline), the only place its Observer (records, Reset, faults)
  * answers; same isolation; owned by the driver. Recreated by
@@ -81,7 +85,8 @@ int gr_restart_baseline(gr_ctx *ctx, int i, const char *const *extra_argv, char 
 
 /* Stops baseline |i| (SIGTERM, then SIGKILL after a short grace) and
  * leaves its port closed, as a backend that went away: connects to it are
- * refused. gr_restart_baseline starts it again on the same port. Its
+ * refused, and the port is held (rl_tcp_hold) so that no other program is
+ * handed it meanwhile. gr_restart_baseline starts it again on the same port. Its
  * address and channel are NULL meanwhile, and its exit is not judged.
  * Returns 0, or RL_EINVAL when there is no baseline |i|. */
 int gr_stop_baseline(gr_ctx *ctx, int i);

@@ -19,6 +19,7 @@
 #include "rl_proc.h"
 #include "rl_stats.h"
 #include "rl_svg.h"
+#include "rl_tcp.h"
 
 #include <grpc/grpc.h>
 #include <errno.h>
@@ -157,7 +158,13 @@ static int run_relay(const char *mistake, point *pts, int64_t *down_ms, int *dow
         rl_sleep_ms(DEADLINE_MS / 2, NULL);
     }
     if (!rc) {
-        lab_server_stop(&baseline); /* its port closed: a backend that went away */
+        /* Its port closed, a backend that went away, and held (rl_tcp_hold)
+         * so that no other server is handed it: one started on port 0 by
+         * another program was, and answered for it. */
+        int hold = -1;
+        if (rl_tcp_hold(rl_tcp_port_of(baseline.addr), &hold) != RL_OK)
+            fprintf(stderr, "lab: cannot hold the baseline's port (%s); going on without\n", strerror(errno));
+        lab_server_stop(&baseline);
         Relaylab__ProcessRequest req = RELAYLAB__PROCESS_REQUEST__INIT;
         req.tag = (char *)"demo.down";
         req.steps = 1;
@@ -169,6 +176,8 @@ static int run_relay(const char *mistake, point *pts, int64_t *down_ms, int *dow
             worst = took > worst ? took : worst;
         }
         *down_ms = worst;
+        if (hold >= 0)
+            close(hold);
     }
     lab_server_stop(&relay);
     lab_server_stop(&baseline);

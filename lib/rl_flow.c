@@ -8,7 +8,6 @@
 #include "rl_proc_spawn.h"
 #include "rl_probe.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -166,7 +165,7 @@ static int read_one(rl_stream *s, rl_memwatch *w, int64_t period_ns, int64_t unt
 }
 
 rl_flow_step rl_flow_stall_step(const rl_flow_stall_opts *o, int64_t watched_ns, uint64_t growth, int64_t flat_ns,
-                                uint64_t rise_1s, uint64_t rise_trend)
+                                uint64_t rise_1s, uint64_t rise_trend, int wait_pct)
 {
     if (o->give_up_growth && growth > o->give_up_growth)
         return RL_FLOW_GAVE_UP;
@@ -176,16 +175,64 @@ rl_flow_step rl_flow_stall_step(const rl_flow_stall_opts *o, int64_t watched_ns,
      * one, 3.1 MiB/s when it has the CPU, "settled" at 2 MiB in 1.7 s on a
      * loaded machine). */
     bool climbing = o->trend_min && o->trend_ms > 0 && rise_trend > o->trend_min;
-    if (watched_ns >= o->min_ms * RL_NS_PER_MS && flat_ns >= o->flat_ms * RL_NS_PER_MS && !climbing)
+    /* Nor is one whose group was waiting for a CPU: it made nothing then,
+     * whatever it would have made given one. */
+    bool starved = o->undecided_hi && o->starved_pct > 0 && wait_pct > o->starved_pct;
+    if (watched_ns >= o->min_ms * RL_NS_PER_MS && flat_ns >= o->flat_ms * RL_NS_PER_MS && !climbing && !starved)
         return RL_FLOW_SETTLED;
     if (watched_ns < o->max_ms * RL_NS_PER_MS)
         return RL_FLOW_GO_ON;
     if (!o->undecided_hi || growth > o->undecided_hi)
         return RL_FLOW_ENDED;
-    bool rising = (o->rising_per_s && rise_1s > o->rising_per_s) || climbing;
+    bool rising = (o->rising_per_s && rise_1s > o->rising_per_s) || climbing || starved;
     if (watched_ns >= o->undecided_max_ms * RL_NS_PER_MS)
         return rising ? RL_FLOW_RISING : RL_FLOW_ENDED;
     return rising || growth > o->undecided_lo ? RL_FLOW_GO_ON : RL_FLOW_ENDED;
+}
+
+/* The group's time waiting for a CPU at the latest instants (a ring,
+ * newest at |head - 1|), for the starved rule: one reading in SCHED_EVERY
+ * RSS samples, as each walks /proc. */
+#define SCHED_RING  32
+#define SCHED_EVERY 4
+typedef struct sched_ring {
+    int64_t t_ns[SCHED_RING], wait_ns[SCHED_RING];
+    size_t head, n;
+    bool unknown; /* no schedstat (or no group): the rule is off */
+} sched_ring;
+
+static void sched_sample(sched_ring *r, pid_t pgid)
+{
+    int64_t run, wait;
+    if (r->unknown || rl_proc_group_sched(pgid, &run, &wait) != RL_OK) {
+        r->unknown = true;
+        return;
+    }
+    r->t_ns[r->head] = rl_now_ns();
+    r->wait_ns[r->head] = wait;
+    r->head = (r->head + 1) % SCHED_RING;
+    if (r->n < SCHED_RING)
+        r->n++;
+}
+
+/* The share (%) of the last |over_ns| the group waited for a CPU: from the
+ * newest reading back to the newest one at least |over_ns| older (or the
+ * oldest kept). -1 when unknown or under two readings. A thread that ended
+ * takes its wait with it: never below 0. */
+static int sched_wait_pct(const sched_ring *r, int64_t over_ns)
+{
+    if (r->unknown || r->n < 2)
+        return -1;
+    size_t newest = (r->head + SCHED_RING - 1) % SCHED_RING, from = newest;
+    for (size_t i = 1; i < r->n; i++) {
+        from = (newest + SCHED_RING - i) % SCHED_RING;
+        if (r->t_ns[from] <= r->t_ns[newest] - over_ns)
+            break;
+    }
+    int64_t span = r->t_ns[newest] - r->t_ns[from], waited = r->wait_ns[newest] - r->wait_ns[from];
+    if (span <= 0)
+        return -1;
+    return waited <= 0 ? 0 : (int)(waited * 100 / span);
 }
 
 int rl_flow_stall(grpc_channel *ch, const char *tag, const rl_flow_stall_opts *o, rl_memwatch *w, rl_stream *s,
@@ -209,11 +256,14 @@ int rl_flow_stall(grpc_channel *ch, const char *tag, const rl_flow_stall_opts *o
     int64_t t0 = rl_now_ns();
     int64_t next_read = t0 + o->read_every_ms * RL_NS_PER_MS;
     int64_t next_sample = t0;
-    for (;;) {
+    sched_ring sched = {.unknown = !(o->undecided_hi && o->starved_pct > 0)};
+    sched_sample(&sched, w->pgid);
+    for (unsigned nsample = 1;;) {
         int64_t now = rl_now_ns();
-        rl_flow_step step = rl_flow_stall_step(o, now - t0, rl_memwatch_growth(w), rl_memwatch_flat_ns(w),
-                                               rl_memwatch_rise(w, RL_NS_PER_SEC),
-                                               o->trend_ms > 0 ? rl_memwatch_rise(w, o->trend_ms * RL_NS_PER_MS) : 0);
+        out->wait_pct = sched_wait_pct(&sched, o->flat_ms * RL_NS_PER_MS);
+        rl_flow_step step = rl_flow_stall_step(
+            o, now - t0, rl_memwatch_growth(w), rl_memwatch_flat_ns(w), rl_memwatch_rise(w, RL_NS_PER_SEC),
+            o->trend_ms > 0 ? rl_memwatch_rise(w, o->trend_ms * RL_NS_PER_MS) : 0, out->wait_pct);
         if (step != RL_FLOW_GO_ON) {
             out->settled = step == RL_FLOW_SETTLED;
             out->gave_up = step == RL_FLOW_GAVE_UP;
@@ -237,6 +287,8 @@ int rl_flow_stall(grpc_channel *ch, const char *tag, const rl_flow_stall_opts *o
                 snprintf(err, errlen, "the producer's processes are gone");
                 return RL_ENOTFOUND;
             }
+            if (nsample++ % SCHED_EVERY == 0)
+                sched_sample(&sched, w->pgid);
             next_sample += period;
             if (next_sample < rl_now_ns())
                 next_sample = rl_now_ns() + period;
@@ -249,66 +301,6 @@ int rl_flow_stall(grpc_channel *ch, const char *tag, const rl_flow_stall_opts *o
     out->watched_ms = (rl_now_ns() - t0) / RL_NS_PER_MS;
     out->read = s->received;
     return RL_OK;
-}
-
-/* Adds the run and wait times of every thread of process |pid|. */
-static void add_task_sched(const char *pid, int64_t *run_ns, int64_t *wait_ns)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%.16s/task", pid);
-    DIR *d = opendir(path);
-    if (!d)
-        return;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        char file[96];
-        snprintf(file, sizeof file, "/proc/%.16s/task/%.16s/schedstat", pid, e->d_name);
-        FILE *f = fopen(file, "re");
-        if (!f)
-            continue;
-        long long run = 0, wait = 0;
-        if (fscanf(f, "%lld %lld", &run, &wait) == 2) {
-            *run_ns += run;
-            *wait_ns += wait;
-        }
-        fclose(f);
-    }
-    closedir(d);
-}
-
-int rl_flow_group_sched(pid_t pgid, int64_t *run_ns, int64_t *wait_ns)
-{
-    *run_ns = *wait_ns = 0;
-    DIR *d = opendir("/proc");
-    if (!d)
-        return RL_ESYS;
-    int members = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        char path[64], buf[512];
-        snprintf(path, sizeof path, "/proc/%.16s/stat", e->d_name);
-        FILE *f = fopen(path, "re");
-        if (!f)
-            continue;
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[n] = '\0';
-        /* The name in parentheses may hold anything: fields start after
-         * the last ')'. Then: state, ppid, pgrp. */
-        char *rest = strrchr(buf, ')');
-        char state = 0;
-        long ppid = 0, pgrp = 0;
-        if (!rest || sscanf(rest + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3 || pgrp != (long)pgid || state == 'Z')
-            continue;
-        members++;
-        add_task_sched(e->d_name, run_ns, wait_ns);
-    }
-    closedir(d);
-    return members ? RL_OK : RL_ENOTFOUND;
 }
 
 int rl_flow_read_rest(rl_stream *s, int64_t until_ns, char *err, size_t errlen)

@@ -103,6 +103,16 @@ typedef struct rl_flow_stall_opts {
                                * producer's rate swings, so its last second
                                * may be slow while the trend still climbs
                                * (0: no such rule) */
+    int starved_pct;          /* with undecided_hi set: a watch whose group
+                               * waited for a CPU more than this share (%) of
+                               * the last flat_ms is not settled, however flat,
+                               * and at max_ms is undecided too: a producer
+                               * waiting for a CPU makes nothing, so its flat
+                               * second says nothing (a timer-paced unbounded
+                               * one "settled" at 1.7 MiB on a loaded machine;
+                               * bench/results/soak.md). One paced by the
+                               * window sleeps, it does not wait (0: no such
+                               * rule) */
     uint64_t give_up_growth;  /* stop at once past this growth (protects the
                                * machine); 0: no such stop */
     int64_t first_timeout_ms; /* bound for the first chunk to arrive */
@@ -118,6 +128,8 @@ typedef struct rl_flow_stall_result {
     bool settled;           /* stopped because the RSS was flat */
     bool gave_up;           /* stopped at give_up_growth */
     bool rising;            /* stopped undecided: RL_FLOW_RISING */
+    int wait_pct;           /* at the end: share (%) of the last flat_ms the
+                             * group waited for a CPU; -1 unknown */
     uint64_t read;          /* chunks read so far (s->received) */
 } rl_flow_stall_result;
 
@@ -125,29 +137,22 @@ typedef struct rl_flow_stall_result {
  * four reasons. Pure, for the tests. */
 typedef enum rl_flow_step {
     RL_FLOW_GO_ON,
-    RL_FLOW_SETTLED, /* flat for flat_ms after min_ms, and not climbing
-                      * over trend_ms */
+    RL_FLOW_SETTLED, /* flat for flat_ms after min_ms, not climbing over
+                      * trend_ms, and not starved */
     RL_FLOW_GAVE_UP, /* past give_up_growth */
     RL_FLOW_ENDED,   /* max_ms reached and decided, or undecided_max_ms
                       * reached high in the band */
     RL_FLOW_RISING,  /* undecided_max_ms reached, the RSS within the
-                      * band's top and still rising */
+                      * band's top and still rising, or starved */
 } rl_flow_step;
 
 /* Decides the next step of a watch |watched_ns| in, whose RSS peak grew
  * |growth| bytes, has been flat |flat_ns|, rose |rise_1s| in the last
- * second and |rise_trend| over the last |o->trend_ms|, by the rules in |o|. */
+ * second and |rise_trend| over the last |o->trend_ms|, and whose group
+ * waited for a CPU |wait_pct| % of the last |o->flat_ms| (< 0: unknown, no
+ * starved rule), by the rules in |o|. */
 rl_flow_step rl_flow_stall_step(const rl_flow_stall_opts *o, int64_t watched_ns, uint64_t growth, int64_t flat_ns,
-                                uint64_t rise_1s, uint64_t rise_trend);
-
-/* The scheduler's account of group |pgid| (every thread of every process
- * whose process group is |pgid|, from /proc/PID/task/TID/schedstat): time
- * spent on a CPU and time spent runnable but waiting for one, in ns since
- * each thread started. run + wait is the CPU the group asked for; on a
- * loaded machine it can be far more than the CPU it was given. Threads
- * that ended between two calls drop out, so compare two calls only as a
- * lower bound. Returns 0, RL_ENOTFOUND (no member) or RL_ESYS. */
-int rl_flow_group_sched(pid_t pgid, int64_t *run_ns, int64_t *wait_ns);
+                                uint64_t rise_1s, uint64_t rise_trend, int wait_pct);
 
 /* Opens Produce(|tag|, count, size) on |ch| into |s| (caller memory, finish
  * with rl_stream_fini), reads |read_first| chunks, then watches the group

@@ -233,6 +233,66 @@ void rl_proc_peak_sample(void *peak)
         p->peak_rss = s.rss_bytes;
 }
 
+/* Adds the run and wait times of every thread of process |pid|. */
+static void add_task_sched(const char *pid, int64_t *run_ns, int64_t *wait_ns)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%.16s/task", pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char file[96];
+        snprintf(file, sizeof file, "/proc/%.16s/task/%.16s/schedstat", pid, e->d_name);
+        FILE *f = fopen(file, "re");
+        if (!f)
+            continue;
+        long long run = 0, wait = 0;
+        if (fscanf(f, "%lld %lld", &run, &wait) == 2) {
+            *run_ns += run;
+            *wait_ns += wait;
+        }
+        fclose(f);
+    }
+    closedir(d);
+}
+
+int rl_proc_group_sched(pid_t pgid, int64_t *run_ns, int64_t *wait_ns)
+{
+    *run_ns = *wait_ns = 0;
+    DIR *d = opendir("/proc");
+    if (!d)
+        return RL_ESYS;
+    int members = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[64], buf[512];
+        snprintf(path, sizeof path, "/proc/%.16s/stat", e->d_name);
+        FILE *f = fopen(path, "re");
+        if (!f)
+            continue;
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        /* The name in parentheses may hold anything: fields start after
+         * the last ')'. Then: state, ppid, pgrp. */
+        char *rest = strrchr(buf, ')');
+        char state = 0;
+        long ppid = 0, pgrp = 0;
+        if (!rest || sscanf(rest + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3 || pgrp != (long)pgid || state == 'Z')
+            continue;
+        members++;
+        add_task_sched(e->d_name, run_ns, wait_ns);
+    }
+    closedir(d);
+    return members ? RL_OK : RL_ENOTFOUND;
+}
+
 int rl_proc_become_subreaper(void)
 {
     return prctl(PR_SET_CHILD_SUBREAPER, 1) == 0 ? RL_OK : RL_ESYS;

@@ -1,6 +1,8 @@
 /* rl_proc_sample: what /proc says about a process group and about our own
  * children. Sums a group's RSS, CPU time, threads and descriptors (or a
- * cgroup's or PID namespace's, for members that left the group), and finds
+ * cgroup's or PID namespace's, for members that left the group) and its
+ * threads' time on and waiting for a CPU (the judges' sign of a machine
+ * too busy to show what a submission does), and finds
  * and kills the processes that escaped their group and were re-parented to
  * us. Reads /proc only; it starts nothing (rl_proc.h starts processes). */
 #ifndef RL_PROC_SAMPLE_H
@@ -27,6 +29,16 @@ typedef struct rl_proc_sample {
  * the group (setsid) still counts. Returns 0, RL_ENOTFOUND when no member
  * exists any more, or RL_ESYS when /proc cannot be read. */
 int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out);
+
+/* The scheduler's account of group |pgid| (every thread of every process
+ * whose process group is |pgid|, from /proc/PID/task/TID/schedstat): time
+ * spent on a CPU and time spent runnable but waiting for one, in ns since
+ * each thread started. run + wait is the CPU the group asked for; on a
+ * loaded machine it can be far more than the CPU it was given. Threads
+ * that ended between two calls drop out, so compare two calls only as a
+ * lower bound. By process group only (members that left it are not
+ * counted). Returns 0, RL_ENOTFOUND (no member) or RL_ESYS. */
+int rl_proc_group_sched(pid_t pgid, int64_t *run_ns, int64_t *wait_ns);
 
 /* The largest RSS of a process group seen so far: rl_proc_peak_sample
  * (void * for a periodic callback, e.g. rl_load's tick) samples |pgid| and

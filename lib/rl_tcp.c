@@ -1,4 +1,5 @@
-/* rl_tcp: a loopback TCP connect, answered or refused; see rl_tcp.h. */
+/* rl_tcp: a loopback TCP connect, answered or refused, and a held port;
+ * see rl_tcp.h. */
 #include "rl_tcp.h"
 
 #include "rl_err.h"
@@ -52,4 +53,26 @@ int rl_tcp_port_of(const char *addr)
     if (errno || *end || port < 1 || port > 65535)
         return RL_EINVAL;
     return (int)port;
+}
+
+int rl_tcp_hold(int port, int *fd)
+{
+    if (port < 1 || port > 65535)
+        return RL_EINVAL;
+    int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (s < 0)
+        return RL_ESYS;
+    int one = 1;
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one) != 0 ||
+        bind(s, (struct sockaddr *)&sa, sizeof sa) != 0) {
+        int e = errno;
+        close(s);
+        errno = e;
+        return RL_ESYS;
+    }
+    *fd = s;
+    return RL_OK;
 }

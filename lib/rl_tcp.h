@@ -6,7 +6,11 @@
  *
  * A loopback connect is answered at once, accepted or refused; "no answer"
  * means the accept queue is full or the machine is starved, so callers that
- * wait for a change treat it as "not yet". Any thread. */
+ * wait for a change treat it as "not yet".
+ *
+ * A port whose server was stopped on purpose (a backend that went away)
+ * must stay closed until it is started again: rl_tcp_hold keeps it from
+ * being given to another program meanwhile. Any thread. */
 #ifndef RL_TCP_H
 #define RL_TCP_H
 
@@ -24,5 +28,22 @@ int rl_tcp_probe(int port, int wait_ms, rl_tcp_answer *out);
 /* The port of a "HOST:PORT" address (the last colon's tail, so "[::1]:80"
  * works too), or RL_EINVAL when it has none in 1..65535. */
 int rl_tcp_port_of(const char *addr);
+
+/* Holds 127.0.0.1:|port| with a socket that is bound and never listens, so
+ * that while the server there is stopped a connect is refused and no other
+ * program is handed the port: the kernel skips a bound port when it picks
+ * one for a bind to port 0, which is how every server of the kit and of
+ * its tests gets its port (a server of another grader was handed a
+ * stopped baseline's port and answered for it). SO_REUSEADDR and
+ * SO_REUSEPORT let the hold be taken while the server still listens (gRPC's
+ * listeners set both; same user), so no instant is left open between the
+ * two, and let a server bind and listen there again while it is held. A
+ * program of the same user that binds this very port with SO_REUSEADDR can
+ * still listen there: the hold guards against being handed the port, not
+ * against one who asks for it. Sets *fd (the caller owns it and closes it
+ * to release the port). Returns 0, RL_EINVAL for a port outside 1..65535,
+ * or RL_ESYS (errno set: EADDRINUSE when a listener of another user or one
+ * without SO_REUSEPORT holds the port). */
+int rl_tcp_hold(int port, int *fd);
 
 #endif

@@ -167,6 +167,49 @@ static void ignored_cancel_is_named(void **state)
     assert_string_equal(buf, "Lookup was still running 3000 ms after the cancel: cancellation is not propagated");
 }
 
+/* Late only by the time the chain waited for a CPU: not judged (the
+ * soak's wrong FAIL, 271 ms on a loaded machine); late beyond it, or never
+ * passed on, stays a FAIL. */
+static void a_cancel_late_while_starved_is_not_judged(void **state)
+{
+    (void)state;
+    gr_cancel_check c;
+    char buf[320];
+    gr_judge_cancel("Lookup", true, true, 271, 280, 0, 0, 0, &c);
+    gr_judge_cancel_starved(&c, 121);
+    assert_false(c.pass);
+    assert_true(c.starved);
+    gr_judge_cancel_feedback(&c, buf, sizeof buf);
+    assert_non_null(strstr(buf, "waited 121 ms for a CPU"));
+    assert_non_null(strstr(buf, "grade again"));
+    gr_judge_cancel("Lookup", true, true, 271, 280, 0, 0, 0, &c);
+    gr_judge_cancel_starved(&c, 120);
+    assert_false(c.starved);
+    gr_judge_cancel_feedback(&c, buf, sizeof buf);
+    assert_non_null(strstr(buf, "stopped only 271 ms after the cancel"));
+    /* Unknown wait: judged as before. */
+    gr_judge_cancel("Lookup", true, true, 271, 280, 0, 0, 0, &c);
+    gr_judge_cancel_starved(&c, -1);
+    assert_false(c.starved);
+    /* Never passed on: FAIL however long the wait. */
+    gr_judge_cancel("Lookup", false, false, 0, 3000, 0, 0, 0, &c);
+    gr_judge_cancel_starved(&c, 5000);
+    assert_false(c.starved);
+    gr_judge_cancel("Work", true, false, 1890, 1900, 200, 200, 0, &c);
+    gr_judge_cancel_starved(&c, 5000);
+    assert_false(c.starved);
+    /* In time but too many steps: not the machine's. */
+    uint32_t max = gr_judge_max_steps(30, 10, 200);
+    gr_judge_cancel("Work", true, true, 5, 120, max + 1, 200, max, &c);
+    gr_judge_cancel_starved(&c, 5000);
+    assert_false(c.starved);
+    /* A pass stays a pass. */
+    gr_judge_cancel("Lookup", true, true, 20, 30, 0, 0, 0, &c);
+    gr_judge_cancel_starved(&c, 5000);
+    assert_true(c.pass);
+    assert_false(c.starved);
+}
+
 static void worst_run_wins(void **state)
 {
     (void)state;
@@ -324,6 +367,7 @@ int main(void)
         cmocka_unit_test(grown_deadline_between_truth_and_budget),
         cmocka_unit_test(cancel_within_bound_passes),
         cmocka_unit_test(ignored_cancel_is_named),
+        cmocka_unit_test(a_cancel_late_while_starved_is_not_judged),
         cmocka_unit_test(worst_run_wins),
         cmocka_unit_test(points_only_when_every_run_passed),
         cmocka_unit_test(rubric_scores_each_scenario),

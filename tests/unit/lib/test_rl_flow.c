@@ -4,8 +4,8 @@
  * or still rising fast), and how far the peak rose in the last second
  * (rl_memwatch_rise), over the ring of recent samples and on this very
  * process growing; the stalled reader's trend rule (a peak still climbing
- * over 3 s, whatever its last second), and the scheduler's run and wait
- * times of a real group (rl_flow_group_sched). */
+ * over 3 s, whatever its last second), and its starved rule (a flat
+ * second while the group waited for a CPU settles nothing). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,11 +42,11 @@ static void settles_when_flat_after_min(void **state)
     (void)state;
     rl_flow_stall_opts o;
     slow_reader_opts(&o);
-    assert_int_equal(rl_flow_stall_step(&o, 1999 * MS, 1 * MIB, 1500 * MS, 0, 0), RL_FLOW_GO_ON);
-    assert_int_equal(rl_flow_stall_step(&o, 2000 * MS, 1 * MIB, 1000 * MS, 0, 0), RL_FLOW_SETTLED);
-    assert_int_equal(rl_flow_stall_step(&o, 2500 * MS, 1 * MIB, 999 * MS, 0, 0), RL_FLOW_GO_ON);
+    assert_int_equal(rl_flow_stall_step(&o, 1999 * MS, 1 * MIB, 1500 * MS, 0, 0, -1), RL_FLOW_GO_ON);
+    assert_int_equal(rl_flow_stall_step(&o, 2000 * MS, 1 * MIB, 1000 * MS, 0, 0, -1), RL_FLOW_SETTLED);
+    assert_int_equal(rl_flow_stall_step(&o, 2500 * MS, 1 * MIB, 999 * MS, 0, 0, -1), RL_FLOW_GO_ON);
     /* flat at the end counts, even past max_ms and in the band */
-    assert_int_equal(rl_flow_stall_step(&o, 5000 * MS, 60 * MIB, 1000 * MS, 0, 0), RL_FLOW_SETTLED);
+    assert_int_equal(rl_flow_stall_step(&o, 5000 * MS, 60 * MIB, 1000 * MS, 0, 0, -1), RL_FLOW_SETTLED);
 }
 
 static void gives_up_past_the_bound(void **state)
@@ -55,8 +55,8 @@ static void gives_up_past_the_bound(void **state)
     rl_flow_stall_opts o;
     slow_reader_opts(&o);
     o.give_up_growth = 512 * MIB;
-    assert_int_equal(rl_flow_stall_step(&o, 100 * MS, 513 * MIB, 0, 100 * MIB, 0), RL_FLOW_GAVE_UP);
-    assert_int_equal(rl_flow_stall_step(&o, 100 * MS, 512 * MIB, 0, 100 * MIB, 0), RL_FLOW_GO_ON);
+    assert_int_equal(rl_flow_stall_step(&o, 100 * MS, 513 * MIB, 0, 100 * MIB, 0, -1), RL_FLOW_GAVE_UP);
+    assert_int_equal(rl_flow_stall_step(&o, 100 * MS, 512 * MIB, 0, 100 * MIB, 0, -1), RL_FLOW_GO_ON);
 }
 
 static void ends_at_max_when_decided(void **state)
@@ -65,9 +65,9 @@ static void ends_at_max_when_decided(void **state)
     rl_flow_stall_opts o;
     slow_reader_opts(&o);
     /* low and not rising: a wobbling good producer, judged at 3 s */
-    assert_int_equal(rl_flow_stall_step(&o, 3000 * MS, 5 * MIB, 200 * MS, 1 * MIB, 0), RL_FLOW_ENDED);
+    assert_int_equal(rl_flow_stall_step(&o, 3000 * MS, 5 * MIB, 200 * MS, 1 * MIB, 0, -1), RL_FLOW_ENDED);
     /* past the budget: decided (FAIL) */
-    assert_int_equal(rl_flow_stall_step(&o, 3000 * MS, 97 * MIB, 0, 20 * MIB, 0), RL_FLOW_ENDED);
+    assert_int_equal(rl_flow_stall_step(&o, 3000 * MS, 97 * MIB, 0, 20 * MIB, 0, -1), RL_FLOW_ENDED);
 }
 
 static void undecided_goes_on_until_its_bound(void **state)
@@ -76,23 +76,23 @@ static void undecided_goes_on_until_its_bound(void **state)
     rl_flow_stall_opts o;
     slow_reader_opts(&o);
     /* high in the band, moving */
-    assert_int_equal(rl_flow_stall_step(&o, 3000 * MS, 49 * MIB, 0, 0, 0), RL_FLOW_GO_ON);
+    assert_int_equal(rl_flow_stall_step(&o, 3000 * MS, 49 * MIB, 0, 0, 0, -1), RL_FLOW_GO_ON);
     /* low but rising fast: the starved unbounded producer (39.6 MiB at 3 s) */
-    assert_int_equal(rl_flow_stall_step(&o, 3000 * MS, 40 * MIB, 0, 13 * MIB, 0), RL_FLOW_GO_ON);
-    assert_int_equal(rl_flow_stall_step(&o, 3000 * MS, 40 * MIB, 0, 2 * MIB, 0), RL_FLOW_ENDED);
-    assert_int_equal(rl_flow_stall_step(&o, 29999 * MS, 40 * MIB, 0, 13 * MIB, 0), RL_FLOW_GO_ON);
-    assert_int_equal(rl_flow_stall_step(&o, 30000 * MS, 40 * MIB, 0, 13 * MIB, 0), RL_FLOW_RISING);
-    assert_int_equal(rl_flow_stall_step(&o, 30000 * MS, 60 * MIB, 0, 1 * MIB, 0), RL_FLOW_ENDED);
+    assert_int_equal(rl_flow_stall_step(&o, 3000 * MS, 40 * MIB, 0, 13 * MIB, 0, -1), RL_FLOW_GO_ON);
+    assert_int_equal(rl_flow_stall_step(&o, 3000 * MS, 40 * MIB, 0, 2 * MIB, 0, -1), RL_FLOW_ENDED);
+    assert_int_equal(rl_flow_stall_step(&o, 29999 * MS, 40 * MIB, 0, 13 * MIB, 0, -1), RL_FLOW_GO_ON);
+    assert_int_equal(rl_flow_stall_step(&o, 30000 * MS, 40 * MIB, 0, 13 * MIB, 0, -1), RL_FLOW_RISING);
+    assert_int_equal(rl_flow_stall_step(&o, 30000 * MS, 60 * MIB, 0, 1 * MIB, 0, -1), RL_FLOW_ENDED);
     /* past the band's top it is decided, rising or not */
-    assert_int_equal(rl_flow_stall_step(&o, 5000 * MS, 97 * MIB, 0, 18 * MIB, 0), RL_FLOW_ENDED);
-    assert_int_equal(rl_flow_stall_step(&o, 30000 * MS, 97 * MIB, 0, 18 * MIB, 0), RL_FLOW_ENDED);
+    assert_int_equal(rl_flow_stall_step(&o, 5000 * MS, 97 * MIB, 0, 18 * MIB, 0, -1), RL_FLOW_ENDED);
+    assert_int_equal(rl_flow_stall_step(&o, 30000 * MS, 97 * MIB, 0, 18 * MIB, 0, -1), RL_FLOW_ENDED);
     /* without a band (the lab's and the bench's watches) nothing is undecided */
     o.undecided_hi = 0;
-    assert_int_equal(rl_flow_stall_step(&o, 3000 * MS, 40 * MIB, 0, 13 * MIB, 0), RL_FLOW_ENDED);
+    assert_int_equal(rl_flow_stall_step(&o, 3000 * MS, 40 * MIB, 0, 13 * MIB, 0, -1), RL_FLOW_ENDED);
     /* nor without the rising rule */
     slow_reader_opts(&o);
     o.rising_per_s = 0;
-    assert_int_equal(rl_flow_stall_step(&o, 3000 * MS, 40 * MIB, 0, 13 * MIB, 0), RL_FLOW_ENDED);
+    assert_int_equal(rl_flow_stall_step(&o, 3000 * MS, 40 * MIB, 0, 13 * MIB, 0, -1), RL_FLOW_ENDED);
 }
 
 /* The grader's stall watch: 1.5-8 s, band (24, 48] MiB, 2 MiB/s, and a
@@ -115,59 +115,62 @@ static void a_trend_still_climbing_is_undecided(void **state)
     stall_opts(&o);
     /* The soak's wrong PASS: 20.4 MiB at 8.9 s, under 2 MiB in the last
      * second, still climbing over 3 s: watched on. */
-    assert_int_equal(rl_flow_stall_step(&o, 8900 * MS, 20 * MIB, 0, 1 * MIB, 6 * MIB), RL_FLOW_GO_ON);
+    assert_int_equal(rl_flow_stall_step(&o, 8900 * MS, 20 * MIB, 0, 1 * MIB, 6 * MIB, -1), RL_FLOW_GO_ON);
     /* The edge: a rise of exactly 2 MiB in 3 s is not climbing. */
-    assert_int_equal(rl_flow_stall_step(&o, 8000 * MS, 20 * MIB, 0, 1 * MIB, 2 * MIB), RL_FLOW_ENDED);
-    assert_int_equal(rl_flow_stall_step(&o, 8000 * MS, 20 * MIB, 0, 1 * MIB, 2 * MIB + 1), RL_FLOW_GO_ON);
+    assert_int_equal(rl_flow_stall_step(&o, 8000 * MS, 20 * MIB, 0, 1 * MIB, 2 * MIB, -1), RL_FLOW_ENDED);
+    assert_int_equal(rl_flow_stall_step(&o, 8000 * MS, 20 * MIB, 0, 1 * MIB, 2 * MIB + 1, -1), RL_FLOW_GO_ON);
     /* Before max_ms nothing is undecided yet. */
-    assert_int_equal(rl_flow_stall_step(&o, 7999 * MS, 20 * MIB, 0, 0, 0), RL_FLOW_GO_ON);
+    assert_int_equal(rl_flow_stall_step(&o, 7999 * MS, 20 * MIB, 0, 0, 0, -1), RL_FLOW_GO_ON);
     /* Flat for a second but climbing over 3 s is not settled (the soak's
      * second wrong PASS: 2 MiB in 1.7 s, "flat"); not climbing, it is. */
-    assert_int_equal(rl_flow_stall_step(&o, 1700 * MS, 2 * MIB + 1, 1000 * MS, 0, 2 * MIB + 1), RL_FLOW_GO_ON);
-    assert_int_equal(rl_flow_stall_step(&o, 1700 * MS, 2 * MIB, 1000 * MS, 0, 2 * MIB), RL_FLOW_SETTLED);
-    assert_int_equal(rl_flow_stall_step(&o, 8000 * MS, 20 * MIB, 1000 * MS, 0, 6 * MIB), RL_FLOW_GO_ON);
-    assert_int_equal(rl_flow_stall_step(&o, 8000 * MS, 20 * MIB, 1000 * MS, 0, 0), RL_FLOW_SETTLED);
+    assert_int_equal(rl_flow_stall_step(&o, 1700 * MS, 2 * MIB + 1, 1000 * MS, 0, 2 * MIB + 1, -1), RL_FLOW_GO_ON);
+    assert_int_equal(rl_flow_stall_step(&o, 1700 * MS, 2 * MIB, 1000 * MS, 0, 2 * MIB, -1), RL_FLOW_SETTLED);
+    assert_int_equal(rl_flow_stall_step(&o, 8000 * MS, 20 * MIB, 1000 * MS, 0, 6 * MIB, -1), RL_FLOW_GO_ON);
+    assert_int_equal(rl_flow_stall_step(&o, 8000 * MS, 20 * MIB, 1000 * MS, 0, 0, -1), RL_FLOW_SETTLED);
     /* Still climbing at the bound: undecided (ERROR), never PASS. */
-    assert_int_equal(rl_flow_stall_step(&o, 29999 * MS, 40 * MIB, 0, 1 * MIB, 3 * MIB), RL_FLOW_GO_ON);
-    assert_int_equal(rl_flow_stall_step(&o, 30000 * MS, 40 * MIB, 0, 1 * MIB, 3 * MIB), RL_FLOW_RISING);
-    assert_int_equal(rl_flow_stall_step(&o, 30000 * MS, 20 * MIB, 0, 0, 1 * MIB), RL_FLOW_ENDED);
+    assert_int_equal(rl_flow_stall_step(&o, 29999 * MS, 40 * MIB, 0, 1 * MIB, 3 * MIB, -1), RL_FLOW_GO_ON);
+    assert_int_equal(rl_flow_stall_step(&o, 30000 * MS, 40 * MIB, 0, 1 * MIB, 3 * MIB, -1), RL_FLOW_RISING);
+    assert_int_equal(rl_flow_stall_step(&o, 30000 * MS, 20 * MIB, 0, 0, 1 * MIB, -1), RL_FLOW_ENDED);
     /* Past the budget it is decided (FAIL), climbing or not. */
-    assert_int_equal(rl_flow_stall_step(&o, 12000 * MS, 48 * MIB + 1, 0, 3 * MIB, 9 * MIB), RL_FLOW_ENDED);
+    assert_int_equal(rl_flow_stall_step(&o, 12000 * MS, 48 * MIB + 1, 0, 3 * MIB, 9 * MIB, -1), RL_FLOW_ENDED);
     /* Without the rule (trend_ms or trend_min 0) the trend is not looked at. */
     o.trend_ms = 0;
-    assert_int_equal(rl_flow_stall_step(&o, 8900 * MS, 20 * MIB, 0, 1 * MIB, 6 * MIB), RL_FLOW_ENDED);
+    assert_int_equal(rl_flow_stall_step(&o, 8900 * MS, 20 * MIB, 0, 1 * MIB, 6 * MIB, -1), RL_FLOW_ENDED);
     stall_opts(&o);
     o.trend_min = 0;
-    assert_int_equal(rl_flow_stall_step(&o, 8900 * MS, 20 * MIB, 0, 1 * MIB, 6 * MIB), RL_FLOW_ENDED);
+    assert_int_equal(rl_flow_stall_step(&o, 8900 * MS, 20 * MIB, 0, 1 * MIB, 6 * MIB, -1), RL_FLOW_ENDED);
 }
 
-/* CPU time this process has used, in ns. */
-static int64_t own_cpu_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* This process spins for 30 ms of CPU: its group's run time grows by that
- * much at least; wait time never goes back. No group: RL_ENOTFOUND. */
-static void sched_of_a_real_group(void **state)
+/* A flat second while the group waited for a CPU does not settle the
+ * stalled reader's watch (the soak's wrong PASS: a timer-paced unbounded
+ * producer starved by the hogs, 1.7 MiB grown, "flat" for a second), and at
+ * the bound it is undecided (ERROR), never a PASS. */
+static void a_starved_flat_second_does_not_settle(void **state)
 {
     (void)state;
-    int64_t run_a = -1, wait_a = -1, run_b = -1, wait_b = -1;
-    assert_int_equal(rl_flow_group_sched(getpgrp(), &run_a, &wait_a), RL_OK);
-    assert_true(run_a > 0);
-    assert_true(wait_a >= 0);
-    int64_t c0 = own_cpu_ns();
-    int64_t until = rl_now_ns() + 10 * RL_NS_PER_SEC; /* bounded on a busy machine */
-    volatile uint64_t x = 0;
-    while (own_cpu_ns() - c0 < 30 * MS && rl_now_ns() < until)
-        x += 1;
-    assert_true(own_cpu_ns() - c0 >= 30 * MS);
-    assert_int_equal(rl_flow_group_sched(getpgrp(), &run_b, &wait_b), RL_OK);
-    assert_true(run_b - run_a >= 25 * MS); /* schedstat and the CPU clock round differently */
-    assert_true(wait_b >= wait_a);
-    assert_int_equal(rl_flow_group_sched(-5, &run_b, &wait_b), RL_ENOTFOUND);
+    rl_flow_stall_opts o;
+    stall_opts(&o);
+    o.starved_pct = 25;
+    assert_int_equal(rl_flow_stall_step(&o, 1500 * MS, 1 * MIB + MIB / 2, 1000 * MS, 0, 0, 80), RL_FLOW_GO_ON);
+    /* The edge: a quarter of the second waited is not starved. */
+    assert_int_equal(rl_flow_stall_step(&o, 1500 * MS, 1 * MIB, 1000 * MS, 0, 0, 26), RL_FLOW_GO_ON);
+    assert_int_equal(rl_flow_stall_step(&o, 1500 * MS, 1 * MIB, 1000 * MS, 0, 0, 25), RL_FLOW_SETTLED);
+    /* Unknown (no schedstat): judged as before. */
+    assert_int_equal(rl_flow_stall_step(&o, 1500 * MS, 1 * MIB, 1000 * MS, 0, 0, -1), RL_FLOW_SETTLED);
+    /* Starved at max_ms, however low: watched on, and undecided at the end. */
+    assert_int_equal(rl_flow_stall_step(&o, 8000 * MS, 2 * MIB, 1000 * MS, 0, 0, 60), RL_FLOW_GO_ON);
+    assert_int_equal(rl_flow_stall_step(&o, 30000 * MS, 2 * MIB, 1000 * MS, 0, 0, 60), RL_FLOW_RISING);
+    /* Given a CPU again and flat, it settles. */
+    assert_int_equal(rl_flow_stall_step(&o, 9000 * MS, 2 * MIB, 1000 * MS, 0, 0, 3), RL_FLOW_SETTLED);
+    /* Past the budget it is decided (FAIL), starved or not. */
+    assert_int_equal(rl_flow_stall_step(&o, 8000 * MS, 48 * MIB + 1, 0, 0, 0, 90), RL_FLOW_ENDED);
+    /* Without the rule, or without a band, the wait is not looked at. */
+    o.starved_pct = 0;
+    assert_int_equal(rl_flow_stall_step(&o, 1500 * MS, 1 * MIB, 1000 * MS, 0, 0, 90), RL_FLOW_SETTLED);
+    stall_opts(&o);
+    o.starved_pct = 25;
+    o.undecided_hi = 0;
+    assert_int_equal(rl_flow_stall_step(&o, 1500 * MS, 1 * MIB, 1000 * MS, 0, 0, 90), RL_FLOW_SETTLED);
 }
 
 /* A watch whose ring holds (t ms, peak MiB) pairs, oldest first. */
@@ -241,7 +244,7 @@ int main(void)
         cmocka_unit_test(ends_at_max_when_decided),
         cmocka_unit_test(undecided_goes_on_until_its_bound),
         cmocka_unit_test(a_trend_still_climbing_is_undecided),
-        cmocka_unit_test(sched_of_a_real_group),
+        cmocka_unit_test(a_starved_flat_second_does_not_settle),
         cmocka_unit_test(rise_over_the_last_second),
         cmocka_unit_test(rise_after_the_ring_wraps),
         cmocka_unit_test(rise_of_a_real_group),

@@ -1,7 +1,8 @@
 /* Unit tests for rl_proc: children lead their own process group, a stop
  * kills the whole group (grandchildren too) and one that ignores SIGTERM,
  * exit statuses and signals are told apart, output is captured as head and
- * tail with a count, group sampling sees RSS and CPU time, and escaped
+ * tail with a count, group sampling sees RSS and CPU time and the
+ * scheduler's run and wait times (rl_proc_group_sched), and escaped
  * processes are reaped. Every wait in here is bounded. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -539,9 +540,39 @@ static void peak_sample_only_rises(void **state)
     assert_true(gone.peak_rss == 7);
 }
 
+/* CPU time this process has used, in ns. */
+static int64_t own_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* This process spins for 30 ms of CPU: its group's run time grows by that
+ * much at least; wait time never goes back. No group: RL_ENOTFOUND. */
+static void sched_of_a_real_group(void **state)
+{
+    (void)state;
+    int64_t run_a = -1, wait_a = -1, run_b = -1, wait_b = -1;
+    assert_int_equal(rl_proc_group_sched(getpgrp(), &run_a, &wait_a), RL_OK);
+    assert_true(run_a > 0);
+    assert_true(wait_a >= 0);
+    int64_t c0 = own_cpu_ns();
+    int64_t until = rl_now_ns() + 10 * RL_NS_PER_SEC; /* bounded on a busy machine */
+    volatile uint64_t x = 0;
+    while (own_cpu_ns() - c0 < 30 * RL_NS_PER_MS && rl_now_ns() < until)
+        x += 1;
+    assert_true(own_cpu_ns() - c0 >= 30 * RL_NS_PER_MS);
+    assert_int_equal(rl_proc_group_sched(getpgrp(), &run_b, &wait_b), RL_OK);
+    assert_true(run_b - run_a >= 25 * RL_NS_PER_MS); /* schedstat and the CPU clock round differently */
+    assert_true(wait_b >= wait_a);
+    assert_int_equal(rl_proc_group_sched(-5, &run_b, &wait_b), RL_ENOTFOUND);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sched_of_a_real_group),
         cmocka_unit_test(child_leads_its_own_group),
         cmocka_unit_test(stop_kills_grandchildren),
         cmocka_unit_test(sigterm_ignored_then_sigkill),

@@ -1,7 +1,9 @@
 /* Unit tests for rl_tcp: a listening port is ACCEPTED, the same port once
  * closed is REFUSED, a listener whose accept queue is full gives NO_ANSWER
- * within the wait (the case the callers treat as "not yet"), and bad
- * arguments are refused. */
+ * within the wait (the case the callers treat as "not yet"), bad arguments
+ * are refused, and a held port: taken beside a gRPC-like listener, refused
+ * once that closes, in use to any other bind, free again to a server that
+ * restarts there. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +12,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -30,6 +33,63 @@ static int listen_loopback(int backlog, int *port)
     assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
     *port = ntohs(sa.sin_port);
     return fd;
+}
+
+/* A listener the way gRPC makes one: SO_REUSEADDR and SO_REUSEPORT, on
+ * |port| (0: any); sets *port. */
+static int listen_like_grpc(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(fd >= 0);
+    int one = 1;
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one), 0);
+    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one), 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)*port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+    assert_int_equal(listen(fd, 8), 0);
+    socklen_t len = sizeof sa;
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+static void held_port_is_closed_and_taken(void **state)
+{
+    (void)state;
+    int port = 0;
+    int lfd = listen_like_grpc(&port);
+    /* A connection the server closes first leaves TIME_WAIT on the port,
+     * as a stopped baseline does. */
+    int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(c, (struct sockaddr *)&sa, sizeof sa), 0);
+    int acc = accept(lfd, NULL, NULL);
+    assert_true(acc >= 0);
+    int hold;
+    assert_int_equal(rl_tcp_hold(port, &hold), RL_OK); /* beside the listener */
+    close(acc);
+    close(lfd);
+    close(c);
+    rl_tcp_answer a;
+    assert_int_equal(rl_tcp_probe(port, 1000, &a), RL_OK);
+    assert_int_equal(a, RL_TCP_REFUSED);
+    /* In use to a bind that does not ask to share it. */
+    int other = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_int_equal(bind(other, (struct sockaddr *)&sa, sizeof sa), -1);
+    assert_int_equal(errno, EADDRINUSE);
+    close(other);
+    /* A server restarting there listens while the hold is still taken. */
+    int again = port;
+    lfd = listen_like_grpc(&again);
+    assert_int_equal(again, port);
+    assert_int_equal(rl_tcp_probe(port, 1000, &a), RL_OK);
+    assert_int_equal(a, RL_TCP_ACCEPTED);
+    close(hold);
+    close(lfd);
+    assert_int_equal(rl_tcp_hold(0, &hold), RL_EINVAL);
+    assert_int_equal(rl_tcp_hold(65536, &hold), RL_EINVAL);
 }
 
 static void open_then_closed(void **state)
@@ -98,6 +158,7 @@ int main(void)
         cmocka_unit_test(full_accept_queue_is_no_answer),
         cmocka_unit_test(bad_arguments),
         cmocka_unit_test(port_of_addresses),
+        cmocka_unit_test(held_port_is_closed_and_taken),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
