@@ -44,9 +44,9 @@
 /* What the exit may take past the grace: the grace's own timer, cancelling
  * the calls, tearing gRPC down, on a loaded machine. */
 #define EXIT_SLACK_MS 1500
-/* When the grace ends, the downstream Work must end with it: judge.h. */
-#define CANCEL_LATE_MS GR_JUDGE_GRACE_LATE_MS
-#define EARLY_MS       GR_JUDGE_GRACE_EARLY_MS
+/* When the grace ends, the downstream Work must end with it, within
+ * GR_JUDGE_GRACE_LATE_MS after and GR_JUDGE_GRACE_EARLY_MS before (judge.h,
+ * where the integration tests read them too). */
 
 static const char *const shutdown_env[] = {GRACE_ENV, NULL};
 
@@ -362,7 +362,7 @@ static int exits(gr_ctx *ctx, gr_scenario_result *out)
  * its downstream Work, and the process exits 0. */
 static int grace_ends(gr_ctx *ctx, gr_scenario_result *out)
 {
-    static const gr_shutdown_times times = {GRACE_MS, EARLY_MS, CANCEL_LATE_MS};
+    static const gr_shutdown_times times = {GRACE_MS, GR_JUDGE_GRACE_EARLY_MS, GR_JUDGE_GRACE_LATE_MS};
     const char *tag = gr_tag(ctx);
     rl_probe_call c;
     Relaylab__ObserveReply *obs = NULL;
@@ -381,12 +381,12 @@ static int grace_ends(gr_ctx *ctx, gr_scenario_result *out)
     const Relaylab__CallRecord *w = rl_observe_find(obs, "Work", 0);
     int64_t end_ms = w && w->ended ? gr_ms_between(s, w->end_ns) : -1;
     const char *mistake = exit_mistake(&ex);
-    if (end_ms >= 0 && end_ms < GRACE_MS - EARLY_MS)
+    if (end_ms >= 0 && end_ms < GRACE_MS - GR_JUDGE_GRACE_EARLY_MS)
         gr_result(out, GR_FAIL, "Work was ended %lld ms after SIGTERM, before the %d ms grace (%u of %d steps): %s",
                   (long long)end_ms, GRACE_MS, w->steps_done, LONG_STEPS,
                   mistake && ex.signal == SIGTERM ? mistake
                                                   : "calls in flight must be given the grace, not cut at once");
-    else if (end_ms < 0 || end_ms > GRACE_MS + CANCEL_LATE_MS || (w && !w->cancelled))
+    else if (end_ms < 0 || end_ms > GRACE_MS + GR_JUDGE_GRACE_LATE_MS || (w && !w->cancelled))
         gr_result(out, GR_FAIL,
                   "Work %s %lld ms after SIGTERM, past the %d ms grace: the call that outlived the grace was "
                   "not cancelled, so its downstream work ran on as an orphan%s%s",
