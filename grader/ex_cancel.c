@@ -131,27 +131,73 @@ static int cancel_and_judge(gr_ctx *ctx, rl_probe_call *c, const char *tag, cons
     return decided;
 }
 
-/* during-work: cancel while Work (200 x 10 ms) runs. */
-static int during_work(gr_ctx *ctx, gr_scenario_result *out)
+/* A cancel passed on late only because the machine starved the chain
+ * says nothing (gr_judge_cancel_starved): it is measured again, under a
+ * tag of its own, up to CANCEL_ATTEMPTS times, and is ERROR only when
+ * every attempt was starved. A load that starves one attempt seldom
+ * starves three in a row (the soak's one such FAIL in 6,670 tests). */
+#define CANCEL_ATTEMPTS 3
+
+/* One attempt of a scenario under |tag|: its verdict into |out|, and
+ * *starved set when that verdict is the starved ERROR. */
+typedef int (*cancel_attempt)(gr_ctx *ctx, const char *tag, gr_scenario_result *out, bool *starved);
+
+static int until_not_starved(gr_ctx *ctx, cancel_attempt attempt, gr_scenario_result *out)
 {
-    const char *tag = gr_tag(ctx);
+    char tag[256];
+    for (int k = 1;; k++) {
+        /* The baseline keeps the records of the attempt before: each has
+         * a tag of its own (gr_process_start notes it as the grader's). */
+        if (k == 1)
+            snprintf(tag, sizeof tag, "%s", gr_tag(ctx));
+        else
+            snprintf(tag, sizeof tag, "%s.a%d", gr_tag(ctx), k);
+        bool starved = false;
+        int rc = attempt(ctx, tag, out, &starved);
+        if (!starved || gr_interrupted(ctx))
+            return rc;
+        if (k == CANCEL_ATTEMPTS) {
+            char note[64];
+            snprintf(note, sizeof note, "starved in all %d attempts", CANCEL_ATTEMPTS);
+            gr_feedback_append(out, note);
+            return rc;
+        }
+    }
+}
+
+/* The verdict of a cancel |cc| judged, with |fb| its feedback and |more|
+ * appended to a PASS; *starved says whether it is the starved ERROR. */
+static void cancel_verdict(const gr_cancel_check *cc, const char *fb, const char *more, gr_scenario_result *out,
+                           bool *starved)
+{
+    *starved = !cc->pass && cc->starved;
+    gr_result(out, cc->pass ? GR_PASS : cc->starved ? GR_ERROR : GR_FAIL, "%s%s", fb, cc->pass ? more : "");
+}
+
+/* during-work: cancel while Work (200 x 10 ms) runs. */
+static int during_work_attempt(gr_ctx *ctx, const char *tag, gr_scenario_result *out, bool *starved)
+{
     rl_probe_call c;
     int64_t cn, end;
     gr_cancel_check cc;
     if (start_and_reach(ctx, &c, tag, "Work", 0, 200, out) ||
         cancel_and_judge(ctx, &c, tag, "Work", 2000, 200, &cn, &end, &cc, out))
         goto done;
-    char fb[256];
+    char fb[320];
     gr_judge_cancel_feedback(&cc, fb, sizeof fb);
-    gr_result(out, cc.pass ? GR_PASS : cc.starved ? GR_ERROR : GR_FAIL, "%s", fb);
+    cancel_verdict(&cc, fb, "", out, starved);
 done:
     return gr_scenario_done(&c, NULL);
 }
 
-/* during-lookup: cancel while Lookup (2000 ms) runs; Work must not follow. */
-static int during_lookup(gr_ctx *ctx, gr_scenario_result *out)
+static int during_work(gr_ctx *ctx, gr_scenario_result *out)
 {
-    const char *tag = gr_tag(ctx);
+    return until_not_starved(ctx, during_work_attempt, out);
+}
+
+/* during-lookup: cancel while Lookup (2000 ms) runs; Work must not follow. */
+static int during_lookup_attempt(gr_ctx *ctx, const char *tag, gr_scenario_result *out, bool *starved)
+{
     rl_probe_call c;
     Relaylab__ObserveReply *obs = NULL;
     int64_t cn, end;
@@ -168,7 +214,7 @@ static int during_lookup(gr_ctx *ctx, gr_scenario_result *out)
                                       &obs);
     if (gr_scenario_observed(rc, obs, out))
         goto done;
-    char fb[256];
+    char fb[320];
     gr_judge_cancel_feedback(&cc, fb, sizeof fb);
     const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
     if (wk && out->figure.kind == GR_FIG_TIMELINE) {
@@ -187,13 +233,14 @@ static int during_lookup(gr_ctx *ctx, gr_scenario_result *out)
                   "start no further call; %s",
                   (long long)gr_ms_between(cn, wk->arrival_ns), fb);
     else
-        gr_result(out,
-                  cc.pass      ? GR_PASS
-                  : cc.starved ? GR_ERROR
-                               : GR_FAIL,
-                  "%s%s", fb, cc.pass ? "; no Work after it" : "");
+        cancel_verdict(&cc, fb, "; no Work after it", out, starved);
 done:
     return gr_scenario_done(&c, &obs);
+}
+
+static int during_lookup(gr_ctx *ctx, gr_scenario_result *out)
+{
+    return until_not_starved(ctx, during_lookup_attempt, out);
 }
 
 /* keeps-serving's picture (ms since the first Process started): the first
