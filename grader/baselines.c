@@ -110,7 +110,7 @@ static void stop_baseline(gr_ctx *ctx, int i)
     b->running = false;
 }
 
-/* Holds baseline |i|'s port, beside its listener while it still runs. */
+/* Holds baseline |i|'s port (rl_tcp_hold). */
 static void hold_port(gr_baseline *b)
 {
     if (!b->held && b->port > 0)
@@ -124,16 +124,16 @@ static void release_port(gr_baseline *b)
     b->held = false;
 }
 
-/* Stops baseline |i| and keeps its port: held before the stop (no instant
- * open between the two), or, if that failed, right after. Graders run side
- * by side (grade-class) and a server of another one started on port 0 was
- * handed a stopped baseline's port and answered for it. */
+/* Stops baseline |i| and holds its port at once. Graders run side by side
+ * (grade-class), and a server of another one, started on port 0, was
+ * handed a stopped baseline's port and answered for it. The baseline does
+ * not share its port (rl_server.h), so the hold is taken once it is gone:
+ * left open is the instant between its exit and the bind, no longer the
+ * whole time it is down. */
 static void stop_holding_port(gr_ctx *ctx, int i)
 {
-    gr_baseline *b = &ctx->baselines[i];
-    hold_port(b);
     stop_baseline(ctx, i);
-    hold_port(b);
+    hold_port(&ctx->baselines[i]);
 }
 
 /* Starts every baseline of the run on a port of its own. A baseline that

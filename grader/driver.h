@@ -30,9 +30,9 @@ typedef struct gr_baseline {
     char addr[64];           /* "127.0.0.1:PORT", what the submission is given */
     char observer_addr[192]; /* "unix:PRIVATE_DIR/observer-I.sock" */
     grpc_channel *ch;        /* to |observer_addr|; NULL when not running */
-    bool held;               /* |held_fd| holds |port| (rl_tcp_hold) while it is
-                              * stopped or restarting, so that no other program
-                              * is handed it meanwhile */
+    bool held;               /* |held_fd| holds |port| (rl_tcp_hold) while the
+                              * baseline is stopped or restarting, so that no
+                              * other program is handed it meanwhile */
     int held_fd;
 } gr_baseline;
 

@@ -158,13 +158,14 @@ static int run_relay(const char *mistake, point *pts, int64_t *down_ms, int *dow
         rl_sleep_ms(DEADLINE_MS / 2, NULL);
     }
     if (!rc) {
-        /* Its port closed, a backend that went away, and held (rl_tcp_hold)
-         * so that no other server is handed it: one started on port 0 by
-         * another program was, and answered for it. */
-        int hold = -1;
-        if (rl_tcp_hold(rl_tcp_port_of(baseline.addr), &hold) != RL_OK)
-            fprintf(stderr, "lab: cannot hold the baseline's port (%s); going on without\n", strerror(errno));
+        /* Its port closed, a backend that went away, and held at once
+         * (rl_tcp_hold) so that no other server is handed it: one started
+         * on port 0 by another program was, and answered for it. */
+        int port = rl_tcp_port_of(baseline.addr);
         lab_server_stop(&baseline);
+        int hold = -1;
+        if (rl_tcp_hold(port, &hold) != RL_OK)
+            fprintf(stderr, "lab: cannot hold the baseline's port (%s); going on without\n", strerror(errno));
         Relaylab__ProcessRequest req = RELAYLAB__PROCESS_REQUEST__INIT;
         req.tag = (char *)"demo.down";
         req.steps = 1;

@@ -34,16 +34,19 @@ int rl_tcp_port_of(const char *addr);
  * program is handed the port: the kernel skips a bound port when it picks
  * one for a bind to port 0, which is how every server of the kit and of
  * its tests gets its port (a server of another grader was handed a
- * stopped baseline's port and answered for it). SO_REUSEADDR and
- * SO_REUSEPORT let the hold be taken while the server still listens (gRPC's
- * listeners set both; same user), so no instant is left open between the
- * two, and let a server bind and listen there again while it is held. A
+ * stopped baseline's port and answered for it). With SO_REUSEADDR the hold
+ * can be taken at once after the server stopped (its connections in
+ * TIME_WAIT do not stand in the way) and a server that sets SO_REUSEADDR
+ * (gRPC's listeners do) binds and listens there again while it is held;
+ * with SO_REUSEPORT it can even be taken while the server still listens,
+ * if that server set SO_REUSEPORT too (gRPC's default; the kit's servers
+ * turn it off, rl_server.h, so theirs is held right after they stop). A
  * program of the same user that binds this very port with SO_REUSEADDR can
  * still listen there: the hold guards against being handed the port, not
  * against one who asks for it. Sets *fd (the caller owns it and closes it
  * to release the port). Returns 0, RL_EINVAL for a port outside 1..65535,
- * or RL_ESYS (errno set: EADDRINUSE when a listener of another user or one
- * without SO_REUSEPORT holds the port). */
+ * or RL_ESYS (errno set: EADDRINUSE while a listener without SO_REUSEPORT,
+ * or of another user, is there). */
 int rl_tcp_hold(int port, int *fd);
 
 #endif

@@ -1,9 +1,9 @@
 /* Unit tests for rl_tcp: a listening port is ACCEPTED, the same port once
  * closed is REFUSED, a listener whose accept queue is full gives NO_ANSWER
  * within the wait (the case the callers treat as "not yet"), bad arguments
- * are refused, and a held port: taken beside a gRPC-like listener, refused
- * once that closes, in use to any other bind, free again to a server that
- * restarts there. */
+ * are refused, and a held port (taken beside a listener that shares its
+ * port, or right after one that does not, as the kit's servers) is refused,
+ * in use to any other bind, and open again to a server restarting there. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -35,15 +36,17 @@ static int listen_loopback(int backlog, int *port)
     return fd;
 }
 
-/* A listener the way gRPC makes one: SO_REUSEADDR and SO_REUSEPORT, on
- * |port| (0: any); sets *port. */
-static int listen_like_grpc(int *port)
+/* A listener the way gRPC makes one: SO_REUSEADDR, and SO_REUSEPORT
+ * unless |reuseport| is false (the kit's servers turn it off), on |port|
+ * (0: any); sets *port. */
+static int listen_like_grpc(int *port, bool reuseport)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     assert_true(fd >= 0);
     int one = 1;
     assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one), 0);
-    assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one), 0);
+    if (reuseport)
+        assert_int_equal(setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one), 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)*port)};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
@@ -54,11 +57,14 @@ static int listen_like_grpc(int *port)
     return fd;
 }
 
-static void held_port_is_closed_and_taken(void **state)
+/* A held port: the hold taken beside the listener when that set
+ * SO_REUSEPORT, else right after it closed (connections in TIME_WAIT
+ * there); then refused, in use to a bind that does not ask to share it,
+ * and open again to a server restarting there while it is held. */
+static void hold_and_restart(bool reuseport)
 {
-    (void)state;
     int port = 0;
-    int lfd = listen_like_grpc(&port);
+    int lfd = listen_like_grpc(&port, reuseport);
     /* A connection the server closes first leaves TIME_WAIT on the port,
      * as a stopped baseline does. */
     int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -67,29 +73,45 @@ static void held_port_is_closed_and_taken(void **state)
     assert_int_equal(connect(c, (struct sockaddr *)&sa, sizeof sa), 0);
     int acc = accept(lfd, NULL, NULL);
     assert_true(acc >= 0);
-    int hold;
-    assert_int_equal(rl_tcp_hold(port, &hold), RL_OK); /* beside the listener */
+    int hold = -1;
+    if (reuseport)
+        assert_int_equal(rl_tcp_hold(port, &hold), RL_OK);
+    else
+        assert_int_equal(rl_tcp_hold(port, &hold), RL_ESYS); /* EADDRINUSE beside it */
     close(acc);
     close(lfd);
     close(c);
+    if (!reuseport)
+        assert_int_equal(rl_tcp_hold(port, &hold), RL_OK);
     rl_tcp_answer a;
     assert_int_equal(rl_tcp_probe(port, 1000, &a), RL_OK);
     assert_int_equal(a, RL_TCP_REFUSED);
-    /* In use to a bind that does not ask to share it. */
     int other = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     assert_int_equal(bind(other, (struct sockaddr *)&sa, sizeof sa), -1);
     assert_int_equal(errno, EADDRINUSE);
     close(other);
-    /* A server restarting there listens while the hold is still taken. */
     int again = port;
-    lfd = listen_like_grpc(&again);
+    lfd = listen_like_grpc(&again, reuseport);
     assert_int_equal(again, port);
     assert_int_equal(rl_tcp_probe(port, 1000, &a), RL_OK);
     assert_int_equal(a, RL_TCP_ACCEPTED);
     close(hold);
     close(lfd);
-    assert_int_equal(rl_tcp_hold(0, &hold), RL_EINVAL);
-    assert_int_equal(rl_tcp_hold(65536, &hold), RL_EINVAL);
+}
+
+static void held_port_beside_a_reuseport_listener(void **state)
+{
+    (void)state;
+    hold_and_restart(true);
+}
+
+static void held_port_after_a_listener_of_the_kit(void **state)
+{
+    (void)state;
+    hold_and_restart(false);
+    int fd;
+    assert_int_equal(rl_tcp_hold(0, &fd), RL_EINVAL);
+    assert_int_equal(rl_tcp_hold(65536, &fd), RL_EINVAL);
 }
 
 static void open_then_closed(void **state)
@@ -158,7 +180,8 @@ int main(void)
         cmocka_unit_test(full_accept_queue_is_no_answer),
         cmocka_unit_test(bad_arguments),
         cmocka_unit_test(port_of_addresses),
-        cmocka_unit_test(held_port_is_closed_and_taken),
+        cmocka_unit_test(held_port_beside_a_reuseport_listener),
+        cmocka_unit_test(held_port_after_a_listener_of_the_kit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
