@@ -10,6 +10,8 @@ against one bin/baseline on loopback:
   relay         bin/relay at its defaults (the adaptive limit)
   unlimited     bin/relay --max-inflight 100000
   fixed-8       bin/relay --max-inflight 8 (the overload lab's fixed gate)
+  one-loop      bin/relay --threads 1 (one server loop, whatever the cores)
+  per-core      bin/relay --threads CORES (a server loop per core)
   grpcio        tests/submissions/relay_good.py (a correct grpcio relay)
   grpc-js       tests/submissions/node/relay_good.js (a correct grpc-js relay)
 The relays serve Process(steps=0, lookup_delay_ms=0): one served call and two
@@ -231,12 +233,15 @@ def main():
             sys.exit("peers: the baseline did not start:\n" + baseline.output())
         env = dict(os.environ, RELAYLAB_BASELINE=f"127.0.0.1:{bport}")
         relay = os.path.join(BIN, "relay")
+        cores = os.cpu_count() or 1
         paths = [
             ("baseline", "Lookup straight to the baseline", None, "lookup"),
             ("nginx", "Lookup through nginx grpc_pass", "nginx", "lookup"),
             ("relay", "bin/relay, defaults (adaptive limit)", [relay], "process"),
             ("unlimited", "bin/relay --max-inflight 100000", [relay, "--max-inflight", "100000"], "process"),
             ("fixed-8", "bin/relay --max-inflight 8", [relay, "--max-inflight", "8"], "process"),
+            ("one-loop", "bin/relay --threads 1", [relay, "--threads", "1"], "process"),
+            ("per-core", f"bin/relay --threads {cores}", [relay, "--threads", str(cores)], "process"),
             ("grpcio", "grpcio relay (relay_good.py)",
              ["/usr/bin/python3", os.path.join(ROOT, "tests/submissions/relay_good.py")], "process"),
             ("grpc-js", "grpc-js relay (node/relay_good.js)",
@@ -333,6 +338,10 @@ def main():
     ratio("relay CPU per call at defaults / unlimited", ("relay", "cpu_us"), ("unlimited", "cpu_us"), "goal <= 1.1")
     ratio("relay CPU per call at --max-inflight 8 / unlimited", ("fixed-8", "cpu_us"), ("unlimited", "cpu_us"),
           "goal <= 1.15")
+    ratio("relay CPU per call with one loop / a loop per core", ("one-loop", "cpu_us"), ("per-core", "cpu_us"),
+          "the default's choice")
+    ratio("relay calls/s with one loop / a loop per core", ("one-loop", "rate"), ("per-core", "rate"),
+          "the default's choice")
     ratio("grpcio relay CPU per call / relay at defaults", ("grpcio", "cpu_us"), ("relay", "cpu_us"), "goal >= 10")
     ratio("grpc-js relay CPU per call / relay at defaults", ("grpc-js", "cpu_us"), ("relay", "cpu_us"), "goal >= 8")
     return 0 if all("error" not in r for r in rows) else 1

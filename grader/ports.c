@@ -8,6 +8,7 @@
 
 #include "rl_alloc.h"
 #include "rl_err.h"
+#include "rl_proc_sample.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -113,25 +114,13 @@ static size_t proc_table(proc_entry **out)
     DIR *d = opendir("/proc");
     struct dirent *e;
     while (d && (e = readdir(d))) {
-        char *end;
-        long pid = strtol(e->d_name, &end, 10);
-        if (*end || pid <= 0)
-            continue;
-        char path[64], buf[512];
-        snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-        FILE *f = fopen(path, "re");
-        if (!f)
-            continue;
-        size_t got = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[got] = '\0';
-        const char *rp = strrchr(buf, ')');
-        int ppid, pgrp;
-        if (!rp || sscanf(rp + 1, " %*c %d %d", &ppid, &pgrp) != 2)
+        char state;
+        pid_t ppid, pgrp;
+        if (rl_proc_stat_ids(e->d_name, &state, &ppid, &pgrp) != RL_OK)
             continue;
         if (n == cap)
             t = rl_xrealloc(t, (cap *= 2) * sizeof *t);
-        t[n++] = (proc_entry){(pid_t)pid, (pid_t)ppid, (pid_t)pgrp};
+        t[n++] = (proc_entry){(pid_t)atol(e->d_name), ppid, pgrp};
     }
     if (d)
         closedir(d);

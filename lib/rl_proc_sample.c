@@ -260,6 +260,18 @@ static void add_task_sched(const char *pid, int64_t *run_ns, int64_t *wait_ns)
     closedir(d);
 }
 
+int rl_proc_stat_ids(const char *name, char *state, pid_t *ppid, pid_t *pgrp)
+{
+    char buf[1024], *rest, *f[3];
+    if (!all_digits(name) || !read_stat(name, buf, sizeof buf, &rest) || split_fields(rest, f, 3) < 3)
+        return RL_ENOTFOUND;
+    /* f[0]=state(3) f[1]=ppid(4) f[2]=pgrp(5) */
+    *state = f[0][0];
+    *ppid = (pid_t)atol(f[1]);
+    *pgrp = (pid_t)atol(f[2]);
+    return RL_OK;
+}
+
 int rl_proc_group_sched(pid_t pgid, int64_t *run_ns, int64_t *wait_ns)
 {
     *run_ns = *wait_ns = 0;
@@ -269,22 +281,10 @@ int rl_proc_group_sched(pid_t pgid, int64_t *run_ns, int64_t *wait_ns)
     int members = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        char path[64], buf[512];
-        snprintf(path, sizeof path, "/proc/%.16s/stat", e->d_name);
-        FILE *f = fopen(path, "re");
-        if (!f)
-            continue;
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[n] = '\0';
-        /* The name in parentheses may hold anything: fields start after
-         * the last ')'. Then: state, ppid, pgrp. */
-        char *rest = strrchr(buf, ')');
-        char state = 0;
-        long ppid = 0, pgrp = 0;
-        if (!rest || sscanf(rest + 1, " %c %ld %ld", &state, &ppid, &pgrp) != 3 || pgrp != (long)pgid || state == 'Z')
+        char state;
+        pid_t ppid, pgrp;
+        /* Zombies run no more: they are not the group. */
+        if (rl_proc_stat_ids(e->d_name, &state, &ppid, &pgrp) != RL_OK || pgrp != pgid || state == 'Z')
             continue;
         members++;
         add_task_sched(e->d_name, run_ns, wait_ns);
@@ -307,12 +307,10 @@ static size_t list_children(const pid_t *keep, size_t nkeep, pid_t *out, size_t 
     pid_t me = getpid();
     size_t n = 0;
     struct dirent *e;
-    char buf[1024];
     while ((e = readdir(d)) && n < max) {
-        char *rest, *f[3];
-        if (!all_digits(e->d_name) || !read_stat(e->d_name, buf, sizeof buf, &rest))
-            continue;
-        if (split_fields(rest, f, 3) < 2 || atol(f[1]) != (long)me)
+        char state;
+        pid_t ppid, pgrp;
+        if (rl_proc_stat_ids(e->d_name, &state, &ppid, &pgrp) != RL_OK || ppid != me)
             continue;
         pid_t pid = (pid_t)atol(e->d_name);
         bool kept = false;

@@ -30,6 +30,12 @@ typedef struct rl_proc_sample {
  * exists any more, or RL_ESYS when /proc cannot be read. */
 int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out);
 
+/* The state letter, parent and process group of the process whose /proc
+ * entry is |name| (a pid in decimal, as readdir gives it), from
+ * /proc/NAME/stat, where the command name may hold spaces and ')'. Returns
+ * 0, or RL_ENOTFOUND when |name| is not a process or it has gone. */
+int rl_proc_stat_ids(const char *name, char *state, pid_t *ppid, pid_t *pgrp);
+
 /* The scheduler's account of group |pgid| (every thread of every process
  * whose process group is |pgid|, from /proc/PID/task/TID/schedstat): time
  * spent on a CPU and time spent runnable but waiting for one, in ns since

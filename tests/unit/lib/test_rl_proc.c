@@ -20,9 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdbool.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -569,10 +571,44 @@ static void sched_of_a_real_group(void **state)
     assert_int_equal(rl_proc_group_sched(-5, &run_b, &wait_b), RL_ENOTFOUND);
 }
 
+/* A child whose command name holds ") Z 1 1 (" still reads as itself: the
+ * fields are counted from the last ')'. Names that are not pids are refused. */
+static void stat_ids_read_past_a_hostile_name(void **state)
+{
+    (void)state;
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t kid = fork();
+    assert_true(kid >= 0);
+    if (kid == 0) {
+        prctl(PR_SET_NAME, ") Z 1 1 (", 0, 0, 0);
+        (void)!write(ready[1], "x", 1);
+        pause();
+        _exit(0);
+    }
+    char c;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    char name[16], st = 0;
+    pid_t ppid = 0, pgrp = 0;
+    snprintf(name, sizeof name, "%d", (int)kid);
+    assert_int_equal(rl_proc_stat_ids(name, &st, &ppid, &pgrp), RL_OK);
+    assert_true(st != 'Z');
+    assert_int_equal(ppid, getpid());
+    assert_int_equal(pgrp, getpgrp());
+    kill(kid, SIGKILL);
+    assert_int_equal(waitpid(kid, NULL, 0), kid);
+    close(ready[0]);
+    close(ready[1]);
+    assert_int_equal(rl_proc_stat_ids("self", &st, &ppid, &pgrp), RL_ENOTFOUND);
+    assert_int_equal(rl_proc_stat_ids("", &st, &ppid, &pgrp), RL_ENOTFOUND);
+    assert_int_equal(rl_proc_stat_ids("-1", &st, &ppid, &pgrp), RL_ENOTFOUND);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sched_of_a_real_group),
+        cmocka_unit_test(stat_ids_read_past_a_hostile_name),
         cmocka_unit_test(child_leads_its_own_group),
         cmocka_unit_test(stop_kills_grandchildren),
         cmocka_unit_test(sigterm_ignored_then_sigkill),
