@@ -24,6 +24,9 @@ run, divided by the calls served; the baseline's is reported beside it. A
 call counts as served when its reply carried a message: h2load sees HTTP
 status 200 for a gRPC error too, so the bench compares the DATA bytes it
 received with what the served replies weigh (the "served" column).
+Switches per call are the context switches of the server's threads
+(/proc/PID/task/*/status) over the run: each is a thread put to sleep, or
+woken, or preempted, so they count what a second loop costs in hand-overs.
 
 Ratios printed below the table are the issue's goals (bench/results/relay.md).
 Every server listens on 127.0.0.1 only, is stopped by pid (SIGTERM, SIGKILL
@@ -38,7 +41,6 @@ import re
 import shutil
 import signal
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -95,6 +97,25 @@ def group_cpu_s(pgid):
     return total / CLK_TCK
 
 
+def task_switches(pid):
+    """Context switches (voluntary and not) of every thread of process |pid|:
+    a thread that sleeps and is woken again counts one per wake-up."""
+    total = 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return 0
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches:", "nonvoluntary_ctxt_switches:")):
+                        total += int(line.split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
+
+
 class Server:
     """A server in a process group of its own, stopped by pid."""
 
@@ -110,6 +131,9 @@ class Server:
 
     def cpu(self):
         return group_cpu_s(self.proc.pid)
+
+    def switches(self):
+        return task_switches(self.proc.pid)
 
     def output(self):
         # pread: the log's file offset is also the running child's, and a
@@ -281,11 +305,13 @@ def main():
                 log = os.path.join(tmp, name + ".log")
                 b0 = baseline.cpu()
                 s0 = server.cpu() if server else 0
+                w0 = (server or baseline).switches()
                 t0 = time.monotonic()
                 ok, data, _ = h2load(port, path, body, args, seconds=args.seconds, log=log)
                 wall = time.monotonic() - t0
                 b1 = baseline.cpu()
                 s1 = server.cpu() if server else 0
+                w1 = (server or baseline).switches()
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 rows.append({"round": rnd, "name": name, "label": label, "error": str(e)[-300:]})
                 if server:
@@ -299,6 +325,7 @@ def main():
                          "p50": p50, "p99": p99,
                          "cpu_us": ((s1 - s0) if server else (b1 - b0)) / served * 1e6 if served else None,
                          "base_us": (b1 - b0) / served * 1e6 if served else None,
+                         "switches": (w1 - w0) / served if served else None,
                          "load": f"{load0}-{loadavg()}"})
     finally:
         for s in servers:
@@ -309,18 +336,19 @@ def main():
     print(f"h2load: {args.connections} connections x {args.streams} streams, {args.seconds} s measured after "
           f"2000 calls of warm-up; relays: Process(steps=0), baseline and nginx: Lookup\n")
     print("| round | path | calls | served | calls/s | p50 ms | p99 ms | server CPU us/call "
-          "| baseline CPU us/call | load avg |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| baseline CPU us/call | server switches/call | load avg |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     rounds = [{} for _ in range(args.rounds)]
     for r in rows:
         if "error" in r:
-            print(f"| {r['round'] + 1} | {r['label']} | - | - | - | - | - | - | - | {r['error'][:120]} |")
+            print(f"| {r['round'] + 1} | {r['label']} | - | - | - | - | - | - | - | - | {r['error'][:120]} |")
             continue
         rounds[r["round"]][r["name"]] = r
         cpu = f"{r['cpu_us']:.1f}" if r["cpu_us"] is not None else "-"
         base = f"{r['base_us']:.1f}" if r["base_us"] is not None else "-"
+        sw = f"{r['switches']:.2f}" if r["switches"] is not None else "-"
         print(f"| {r['round'] + 1} | {r['label']} | {r['calls']} | {r['served']} | {r['rate']:.0f} | {r['p50']:.2f} "
-              f"| {r['p99']:.2f} | {cpu} | {base} | {r['load']} |")
+              f"| {r['p99']:.2f} | {cpu} | {base} | {sw} | {r['load']} |")
     print("\nRatios, one per round (each within its round):")
 
     def ratio(what, num, den, goal):

@@ -25,7 +25,8 @@ static void usage(FILE *f)
             "             [--grace-ms MS] [--drain-delay-ms MS] [--max-inflight N] [--max-queue N]\n"
             "  --listen ADDR    where to serve Relay.Process (default $RELAYLAB_LISTEN, else 127.0.0.1:0)\n"
             "  --baseline ADDR  the baseline to call (default $RELAYLAB_BASELINE; required)\n"
-            "  --threads N      server loops (default: one per core)\n"
+            "  --threads N      server loops (default 1: a relay does no work of its own, and a second\n"
+            "                   loop adds hand-overs between threads, not calls/s; run more relays instead)\n"
             "  --mistake NAME   behave like a classic broken relay; `--mistake list` shows them\n"
             "  --config FILE    a channel config (channel_config/README.md): its server section for\n"
             "                   the listener, its client section for the channel to the baseline\n"
@@ -60,12 +61,22 @@ enum relay_exit {
     RELAY_EXIT_USAGE = 2, /* a bad option, environment variable or channel config */
 };
 
+/* One loop by default. The relay's own code is a few per cent of its CPU;
+ * the rest is gRPC's reading, writing and completing calls on three of them
+ * per Process. With a loop per core, gRPC polls the connections from
+ * whichever loop is free and hands completions to the other loop's thread,
+ * about 0.8 context switches per call against 0.15 with one loop: on 2 cores,
+ * 9-18 % more CPU per call for the same calls/s (bench/results/relay.md,
+ * "one loop or a loop per core"). A relay that needs more than a core is
+ * scaled out, behind the balancer, like any stateless service. */
+#define RELAY_THREADS 1
+
 /* What the command line and the environment asked for. */
 typedef struct relay_opts {
     const char *listen;
     const char *baseline;
     const relay_mistake *mistake;
-    int threads; /* 0: one loop per core */
+    int threads; /* server loops, RELAY_THREADS unless --threads */
     long max_inflight, max_queue;
     bool fixed_limit;   /* --max-inflight given */
     const char *config; /* NULL: none */
@@ -136,6 +147,7 @@ static int parse(int argc, char **argv, relay_opts *o)
         .listen = getenv("RELAYLAB_LISTEN"),
         .baseline = getenv("RELAYLAB_BASELINE"),
         .mistake = relay_mistake_default(),
+        .threads = RELAY_THREADS,
         .max_inflight = RELAY_MAX_INFLIGHT,
         .max_queue = RELAY_MAX_QUEUE,
         .grace_ms = RL_SERVER_GRACE_MS,
