@@ -65,10 +65,11 @@ enum relay_exit {
  * the rest is gRPC's reading, writing and completing calls on three of them
  * per Process. With a loop per core, gRPC polls the connections from
  * whichever loop is free and hands completions to the other loop's thread,
- * about 0.8 context switches per call against 0.15 with one loop: on 2 cores,
- * 9-18 % more CPU per call for the same calls/s (bench/results/relay.md,
- * "one loop or a loop per core"). A relay that needs more than a core is
- * scaled out, behind the balancer, like any stateless service. */
+ * about 0.8 context switches per call against 0.15-0.3 with one loop: on 2
+ * cores, 9-34 % more CPU per call for no more calls/s (bench/results/relay.md,
+ * "one loop or a loop per core" and "the one-loop default"). A relay that
+ * needs more than a core is scaled out, behind the balancer, like any
+ * stateless service. */
 #define RELAY_THREADS 1
 
 /* What the command line and the environment asked for. */

@@ -463,6 +463,14 @@ def test_threads_sets_the_number_of_server_loops(start_stack, threads):
     assert loop_threads(st.relay.proc.pid) == threads
 
 
+def test_one_server_loop_by_default(start_stack):
+    # A second loop costs hand-overs and no calls/s (RELAY_THREADS,
+    # bench/results/relay.md), whatever the cores.
+    st = start_stack()
+    assert st.stub.Process(pb.ProcessRequest(tag="th-default", steps=1, step_ms=1), timeout=10).steps_done == 1
+    assert loop_threads(st.relay.proc.pid) == 1
+
+
 @pytest.mark.parametrize("value", ["0", "257", "two"])
 def test_threads_out_of_range_exits_2(value):
     r = run_relay("--baseline", "127.0.0.1:1", "--threads", value)
