@@ -167,20 +167,60 @@ static int cgroup_members(pid_t pgid, pid_t *pids, int max)
     return n;
 }
 
+/* Who is group |pgid| during one scan of /proc: the members of the cgroup
+ * or PID namespace registered for it, else the processes whose process
+ * group it is. */
+typedef struct membership {
+    pid_t pgid;
+    pid_t *members; /* the cgroup's; NULL when none is registered */
+    int nmembers;
+    ino_t ns;      /* the PID namespace's; 0 when none is registered */
+    pid_t exclude; /* the namespace's wrapper */
+} membership;
+
+static void membership_init(membership *m, pid_t pgid)
+{
+    m->pgid = pgid;
+    m->members = rl_xcalloc(CG_MAX_PIDS, sizeof *m->members);
+    m->nmembers = cgroup_members(pgid, m->members, CG_MAX_PIDS);
+    if (m->nmembers < 0) {
+        free(m->members);
+        m->members = NULL;
+    }
+    pthread_mutex_lock(&cg_mu);
+    m->ns = cg_pgid == pgid ? cg_ns : 0;
+    m->exclude = cg_exclude;
+    pthread_mutex_unlock(&cg_mu);
+}
+
+/* Whether the process of /proc entry |name|, in process group |pgrp|, is
+ * a member. */
+static bool membership_has(const membership *m, const char *name, pid_t pgrp)
+{
+    pid_t pid = (pid_t)atol(name);
+    if (m->ns)
+        return pidns_of(name) == m->ns && pid != m->exclude;
+    if (!m->members)
+        return pgrp == m->pgid;
+    for (int i = 0; i < m->nmembers; i++)
+        if (m->members[i] == pid)
+            return true;
+    return false;
+}
+
+static void membership_fini(membership *m)
+{
+    free(m->members);
+}
+
 int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
 {
     memset(out, 0, sizeof *out);
-    pid_t *members = rl_xcalloc(CG_MAX_PIDS, sizeof *members);
-    int nmembers = cgroup_members(pgid, members, CG_MAX_PIDS);
-    pthread_mutex_lock(&cg_mu);
-    ino_t ns = cg_pgid == pgid ? cg_ns : 0;
-    pid_t ns_exclude = cg_exclude;
-    pthread_mutex_unlock(&cg_mu);
     DIR *d = opendir("/proc");
-    if (!d) {
-        free(members);
+    if (!d)
         return RL_ESYS;
-    }
+    membership m;
+    membership_init(&m, pgid);
     long ticks = sysconf(_SC_CLK_TCK);
     long page = sysconf(_SC_PAGESIZE);
     struct dirent *e;
@@ -193,19 +233,7 @@ int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
          * f[13]=cutime(16) f[14]=cstime(17) f[17]=num_threads(20)
          * f[21]=rss(24) */
         /* Zombies hold no memory and run no more: they are not the group. */
-        if (split_fields(rest, f, 24) < 22 || f[0][0] == 'Z')
-            continue;
-        bool member = false;
-        if (ns) {
-            member = pidns_of(e->d_name) == ns && atol(e->d_name) != (long)ns_exclude;
-        } else if (nmembers < 0) {
-            member = atol(f[2]) == (long)pgid;
-        } else {
-            pid_t pid = (pid_t)atol(e->d_name);
-            for (int i = 0; i < nmembers && !member; i++)
-                member = members[i] == pid;
-        }
-        if (!member)
+        if (split_fields(rest, f, 24) < 22 || f[0][0] == 'Z' || !membership_has(&m, e->d_name, (pid_t)atol(f[2])))
             continue;
         out->nprocs++;
         out->nthreads += atoi(f[17]);
@@ -218,7 +246,7 @@ int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out)
         out->cpu_ns += t * (RL_NS_PER_SEC / ticks);
     }
     closedir(d);
-    free(members);
+    membership_fini(&m);
     int64_t cg_cpu = cgroup_cpu_ns(pgid);
     if (cg_cpu >= 0)
         out->cpu_ns = cg_cpu;
@@ -278,18 +306,22 @@ int rl_proc_group_sched(pid_t pgid, int64_t *run_ns, int64_t *wait_ns)
     DIR *d = opendir("/proc");
     if (!d)
         return RL_ESYS;
+    membership m;
+    membership_init(&m, pgid);
     int members = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         char state;
         pid_t ppid, pgrp;
         /* Zombies run no more: they are not the group. */
-        if (rl_proc_stat_ids(e->d_name, &state, &ppid, &pgrp) != RL_OK || pgrp != pgid || state == 'Z')
+        if (rl_proc_stat_ids(e->d_name, &state, &ppid, &pgrp) != RL_OK || state == 'Z' ||
+            !membership_has(&m, e->d_name, pgrp))
             continue;
         members++;
         add_task_sched(e->d_name, run_ns, wait_ns);
     }
     closedir(d);
+    membership_fini(&m);
     return members ? RL_OK : RL_ENOTFOUND;
 }
 

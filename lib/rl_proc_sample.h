@@ -36,14 +36,15 @@ int rl_proc_group_sample(pid_t pgid, rl_proc_sample *out);
  * 0, or RL_ENOTFOUND when |name| is not a process or it has gone. */
 int rl_proc_stat_ids(const char *name, char *state, pid_t *ppid, pid_t *pgrp);
 
-/* The scheduler's account of group |pgid| (every thread of every process
- * whose process group is |pgid|, from /proc/PID/task/TID/schedstat): time
- * spent on a CPU and time spent runnable but waiting for one, in ns since
- * each thread started. run + wait is the CPU the group asked for; on a
- * loaded machine it can be far more than the CPU it was given. Threads
- * that ended between two calls drop out, so compare two calls only as a
- * lower bound. By process group only (members that left it are not
- * counted). Returns 0, RL_ENOTFOUND (no member) or RL_ESYS. */
+/* The scheduler's account of group |pgid| (every thread of every member,
+ * from /proc/PID/task/TID/schedstat; members as rl_proc_group_sample counts
+ * them, so a registered cgroup's or PID namespace's include those that left
+ * the group): time spent on a CPU and time spent runnable but waiting for
+ * one, in ns since each thread started. run + wait is the CPU the group
+ * asked for; on a loaded machine it can be far more than the CPU it was
+ * given. Threads that ended between two calls drop out, so compare two
+ * calls only as a lower bound. Returns 0, RL_ENOTFOUND (no member) or
+ * RL_ESYS. */
 int rl_proc_group_sched(pid_t pgid, int64_t *run_ns, int64_t *wait_ns);
 
 /* The largest RSS of a process group seen so far: rl_proc_peak_sample

@@ -571,6 +571,35 @@ static void sched_of_a_real_group(void **state)
     assert_int_equal(rl_proc_group_sched(-5, &run_b, &wait_b), RL_ENOTFOUND);
 }
 
+/* A registered cgroup's members are the group for the scheduler's account
+ * too: a submission's process that left its group with setsid still has
+ * its wait counted. The member list names this process under a group id
+ * that exists nowhere else; unregistered, the same id has no member. */
+static void sched_counts_a_registered_cgroup(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/relaylab-proc-test-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char procs[64];
+    snprintf(procs, sizeof procs, "%s/cgroup.procs", dir);
+    FILE *f = fopen(procs, "w");
+    assert_non_null(f);
+    fprintf(f, "%ld\n", (long)getpid());
+    fclose(f);
+    pid_t pg = 424242; /* no real group: only the registration can find us */
+    int64_t run = -1, wait = -1, own_run = -1, own_wait = -1;
+    assert_int_equal(rl_proc_group_sched(pg, &run, &wait), RL_ENOTFOUND);
+    rl_proc_sample_by_cgroup(pg, procs, 0, NULL);
+    assert_int_equal(rl_proc_group_sched(pg, &run, &wait), RL_OK);
+    assert_int_equal(rl_proc_group_sched(getpgrp(), &own_run, &own_wait), RL_OK);
+    assert_true(run > 0);
+    assert_true(run <= own_run); /* this process alone, read first */
+    rl_proc_sample_by_cgroup(0, NULL, 0, NULL);
+    assert_int_equal(rl_proc_group_sched(pg, &run, &wait), RL_ENOTFOUND);
+    unlink(procs);
+    rmdir(dir);
+}
+
 /* A child whose command name holds ") Z 1 1 (" still reads as itself: the
  * fields are counted from the last ')'. Names that are not pids are refused. */
 static void stat_ids_read_past_a_hostile_name(void **state)
@@ -608,6 +637,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sched_of_a_real_group),
+        cmocka_unit_test(sched_counts_a_registered_cgroup),
         cmocka_unit_test(stat_ids_read_past_a_hostile_name),
         cmocka_unit_test(child_leads_its_own_group),
         cmocka_unit_test(stop_kills_grandchildren),
