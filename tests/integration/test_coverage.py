@@ -145,11 +145,18 @@ def test_grader_passes_per_server_sizing_names_the_incident_and_waits_for_a_stre
     # An agent that never dials is NOT-READY: readiness is its first stream
     # reaching a server, not a listener (it is given RELAYLAB_TUNNEL).
     silent = "/bin/sh -c 'test -n \"$RELAYLAB_TUNNEL\" && exec sleep 30'"
-    with concurrent.futures.ThreadPoolExecutor(3) as pool:
-        g = pool.submit(grade, good, "burst-uniform")
+    # The good agent's burst is graded alone: its bound's slack holds for a hog
+    # on each core and two graders at once (bench/results/coverage.md), and
+    # make test runs three more groups beside this one. With the three graders
+    # at once here on top, the good agent once waited 3669 ms for a bound of
+    # 3500 (17 streams short on B while its world and two others shared the
+    # cores). The two others can share: the incident and NOT-READY do not
+    # depend on how fast the agent grows.
+    good_r = grade(good, "burst-uniform")
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
         t = pool.submit(grade, total, "burst-uniform")
         s = pool.submit(grade, silent, "rest", "--ready-timeout", "2")
-        good_r, total_r, silent_r = g.result(), t.result(), s.result()
+        total_r, silent_r = t.result(), s.result()
     assert silent_r["rest"]["verdict"] == "NOT-READY", silent_r["rest"]["feedback"]
     assert "opened no stream to RELAYLAB_TUNNEL" in silent_r["rest"]["feedback"]
     assert good_r["burst-uniform"]["verdict"] == "PASS", good_r["burst-uniform"]["feedback"]
