@@ -317,13 +317,15 @@ student-kit: deps
 	@$(MAKE) --no-print-directory build
 	@sh scripts/student-kit.sh
 
-# Gradescope's autograder zip: build/relaylab-gradescope.zip (setup.sh,
-# run_autograder, gradescope.conf, a Debian 12 Dockerfile and the sources;
-# scripts/gradescope/build.sh says what is in it).
+# Gradescope's autograder zip for one assignment: `make gradescope
+# EXERCISES=deadline,cancel` builds build/relaylab-gradescope-deadline-cancel.zip
+# (EXERCISES=all: every exercise; setup.sh, run_autograder, gradescope.conf,
+# a Debian 12 Dockerfile and the sources; scripts/gradescope/build.sh says
+# what is in it).
 .PHONY: gradescope
 gradescope: deps
 	@$(MAKE) --no-print-directory build
-	@sh scripts/gradescope/build.sh
+	@EXERCISES='$(EXERCISES)' sh scripts/gradescope/build.sh
 
 # libFuzzer on the channel-config library (without its gRPC probe): clang
 # with ASan+UBSan, bounded by FUZZ_TIME seconds; new inputs go to

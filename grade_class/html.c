@@ -21,6 +21,18 @@ static void text(FILE *f, const char *s)
     rl_svg_write_escaped(f, s);
 }
 
+char *gc_html_escape_dup(const char *s)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return rl_xstrdup("");
+    text(f, s);
+    fclose(f);
+    return buf ? buf : rl_xstrdup("");
+}
+
 void gc_html_url(FILE *f, const char *s)
 {
     for (; s && *s; s++) {

@@ -21,4 +21,8 @@ int gc_html_write_class(const gc_tally *t, char *const *students, size_t nstuden
  * letters, digits, '-', '.', '_'). Exposed for unit tests. */
 void gc_html_url(FILE *f, const char *s);
 
+/* |s| escaped for HTML text (rl_svg_escape's rules), in a new string the
+ * caller frees. */
+char *gc_html_escape_dup(const char *s);
+
 #endif

@@ -92,9 +92,18 @@ static const gc_starter *find_starter(const gc_batch *b, const gc_exercise *e, c
     }
     if (!s) {
         ji->missing = true;
-        snprintf(ji->error, sizeof ji->error,
-                 "no folder for %s in %.200s: a folder `lab init %s` made (its .relaylab lists %s) was expected",
-                 e->name, gc_batch_shown_path(b, sdir), e->name, e->name);
+        int n = snprintf(ji->error, sizeof ji->error,
+                         "no folder for %s in %.200s: a folder `lab init %s` made (its .relaylab lists %s) was "
+                         "expected",
+                         e->name, gc_batch_shown_path(b, sdir), e->name, e->name);
+        /* An upload for another assignment: say what it was. */
+        for (size_t i = 0; i < nst && n > 0 && (size_t)n < sizeof ji->error; i++) {
+            char shown[320], exs[256];
+            rl_printable(gc_batch_shown_path(b, st[i].dir), shown, sizeof shown);
+            rl_printable(st[i].exercises, exs, sizeof exs);
+            n += snprintf(ji->error + n, sizeof ji->error - (size_t)n, "%s %s (a folder for %s)",
+                          i ? "," : "; found instead:", shown, exs);
+        }
         return NULL;
     }
     if (s->inferred[0])
@@ -224,6 +233,9 @@ static void plan(const gc_batch *b, const char *student, const char *identity, c
     const gc_starter *s = find_starter(b, e, sdir, st, nst, notes, ji);
     if (!s || !build_command(b, student, identity, s, ex, job, ji))
         return;
+    /* The id graded, for the results (a command exercise passes none). */
+    if (!ji->variant[0])
+        snprintf(ji->variant, sizeof ji->variant, "%s", strcmp(b->variant_from, "folder") == 0 ? identity : s->variant);
     snprintf(job->cwd, sizeof job->cwd, "%s", s->dir);
     snprintf(job->log, sizeof job->log, "%s/%s/%s.log", b->out, student, e->name);
     /* Beyond the grader's own bounds (a 60 s watchdog a scenario run, the

@@ -172,11 +172,16 @@ static void prefix_output(const char *path, const char *why)
     const char *was = json_string_value(json_object_get(root, "output"));
     if (!root)
         return;
-    size_t n = strlen(why) + (was ? strlen(was) : 0) + 4;
+    /* An HTML output (gc_tally_write_student's) gets |why| escaped. */
+    const char *fmt = json_string_value(json_object_get(root, "output_format"));
+    char *shown = fmt && strcmp(fmt, "html") == 0 ? gc_html_escape_dup(why) : rl_xstrdup(why);
+    bool html = fmt && strcmp(fmt, "html") == 0;
+    size_t n = strlen(shown) + (was ? strlen(was) : 0) + 16;
     char *text = rl_xmalloc(n);
-    snprintf(text, n, "%s. %s", why, was ? was : "");
+    snprintf(text, n, "%s%s.%s %s", html ? "<p>" : "", shown, html ? "</p>" : "", was ? was : "");
     json_object_set_new(root, "output", json_string(text));
     free(text);
+    free(shown);
     dump_json(root, path);
     json_decref(root);
 }
@@ -219,11 +224,17 @@ static int write_student(const gc_batch *b, const gc_options *o, const gc_plan *
     char shown[GC_NAME_MAX];
     gc_roster_name_shown(p->students[s], shown, sizeof shown);
     snprintf(path, sizeof path, "%s/%s/results.json", b->out, p->students[s]);
-    if (p->has_out[s] && gc_tally_write_student(t, p->students[s], ex_paths, path) != RL_OK) {
+    /* Gradescope's results name the id graded (--identity, else the one
+     * the folder's .relaylab gave), not the upload's folder. */
+    const char *id = o->identity;
+    for (size_t e = 0; e < b->nex && !id; e++)
+        if (p->jobs[s * b->nex + e].user && p->info[s * b->nex + e].variant[0])
+            id = p->info[s * b->nex + e].variant;
+    if (p->has_out[s] && gc_tally_write_student(t, p->students[s], id, ex_paths, path) != RL_OK) {
         fprintf(stderr, "grade-class: cannot write %s: %s\n", path, strerror(errno));
         rc = GC_EXIT_INCOMPLETE;
     }
-    if (o->results && gc_tally_write_student(t, shown, ex_paths, o->results) != RL_OK) {
+    if (o->results && gc_tally_write_student(t, shown, id, ex_paths, o->results) != RL_OK) {
         fprintf(stderr, "grade-class: cannot write %s: %s\n", o->results, strerror(errno));
         rc = GC_EXIT_INCOMPLETE;
     }

@@ -2,6 +2,7 @@
  * per-student results.json and the summary made of them; see tally.h. */
 #include "tally.h"
 
+#include "html.h"
 #include "rl_alloc.h"
 #include "rl_err.h"
 #include "rl_file.h"
@@ -197,6 +198,7 @@ static json_t *row_test(const gc_tally *t, const gc_row *r)
     /* Feedback here is the grader's (ASCII already) or ours. */
     json_t *js = json_string(out);
     json_object_set_new(test, "output", js ? js : json_string("(feedback not UTF-8)"));
+    json_object_set_new(test, "output_format", json_string("text"));
     free(out);
     if (e->visibility[r->sc][0])
         json_object_set_new(test, "visibility", json_string(e->visibility[r->sc]));
@@ -223,7 +225,8 @@ static json_t *file_tests(const char *path, const gc_exercise *e)
     return ret;
 }
 
-int gc_tally_write_student(const gc_tally *t, const char *student, char *const *ex_paths, const char *path)
+int gc_tally_write_student(const gc_tally *t, const char *student, const char *id, char *const *ex_paths,
+                           const char *path)
 {
     json_t *tests = json_array();
     double score = 0, max = 0, secs = 0;
@@ -265,10 +268,19 @@ int gc_tally_write_student(const gc_tally *t, const char *student, char *const *
     json_object_set_new(root, "score", json_real(score));
     json_object_set_new(root, "max_score", json_real(max));
     json_object_set_new(root, "execution_time", json_integer((json_int_t)(secs + 0.5)));
-    json_object_set_new(root, "output", json_string(output));
+    /* HTML, as the grader's tests are (each test says its own format):
+     * Gradescope then shows each scenario's picture. */
+    char *esc = gc_html_escape_dup(output);
+    size_t hn = strlen(esc) + 16;
+    char *h = rl_xmalloc(hn);
+    snprintf(h, hn, "<p>%s</p>", esc);
+    json_object_set_new(root, "output", json_string(h));
+    json_object_set_new(root, "output_format", json_string("html"));
+    free(h);
+    free(esc);
     json_object_set_new(root, "tests", tests);
     json_t *x = json_object();
-    char *shown = rl_text_printable_dup(student, 0);
+    char *shown = rl_text_printable_dup(id ? id : student, 0);
     json_object_set_new(x, "student", json_string(shown));
     free(shown);
     json_object_set_new(root, "extra_data", x);

@@ -61,8 +61,10 @@ int gc_tally_write_csv(const gc_tally *t, const char *path);
 /* Writes |student|'s results.json to |path| (atomically): every test of the
  * grader's per-exercise files |ex_paths| (NULL entries: exercises not
  * graded from a file), and for each exercise without a complete file the
- * tally's rows as tests. Returns 0 or RL_ESYS. */
-int gc_tally_write_student(const gc_tally *t, const char *student, char *const *ex_paths, const char *path);
+ * tally's rows as tests; extra_data.student is |id|, the id it was graded
+ * as (NULL: |student|). Returns 0 or RL_ESYS. */
+int gc_tally_write_student(const gc_tally *t, const char *student, const char *id, char *const *ex_paths,
+                           const char *path);
 
 /* Writes the summary to |f|: students, score histogram (10 % bins of the
  * total), per-scenario pass counts, the most common failing scenario and

@@ -11,6 +11,7 @@
 #include "report.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
+#include "rl_file.h"
 #include "rl_log.h"
 #include "rl_marker.h"
 #include "rl_path.h"
@@ -20,6 +21,8 @@
 
 #include <getopt.h>
 #include <grpc/grpc.h>
+#include <jansson.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <errno.h>
@@ -247,6 +250,39 @@ static bool no_node_modules(const char *dir, const char *submission)
         return false;
     snprintf(path, sizeof path, "%s/node_modules", sub);
     return lstat(path, &st) != 0;
+}
+
+/* The packages the package.json of a Node folder without node_modules
+ * (no_node_modules) asks for, comma-separated into |buf|; "" when it asks
+ * for none or cannot be read (then nothing is missing that we can name). */
+static void node_dependencies(const char *dir, const char *submission, char *buf, size_t len)
+{
+    char sub[PATH_MAX], path[PATH_MAX + 32];
+    buf[0] = '\0';
+    if (dir)
+        snprintf(sub, sizeof sub, "%s", dir);
+    else if (gr_sandbox_submission_dir(submission, sub, sizeof sub) != RL_OK)
+        return;
+    snprintf(path, sizeof path, "%s/package.json", sub);
+    char *text = NULL;
+    size_t n = 0;
+    if (rl_file_read_untrusted(path, sub, 1u << 20, &text, &n, NULL, 0) != RL_OK)
+        return;
+    json_t *root = json_loadb(text, n, 0, NULL);
+    free(text);
+    const char *name;
+    json_t *v;
+    size_t used = 0;
+    json_object_foreach(json_object_get(root, "dependencies"), name, v)
+    {
+        if (used + 3 < len)
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "", name);
+    }
+    json_decref(root);
+    /* Its words reach the results: printable, as everything there. */
+    char *p = rl_text_printable_dup(buf, 0);
+    snprintf(buf, len, "%s", p);
+    free(p);
 }
 
 static bool marker_lists(const rl_marker *m, const char *exercise)
@@ -546,6 +582,23 @@ static bool prepare(cli *cl, grading *g)
         opt->node_path = g->node_path;
     if (ex->kind == GR_SUBMISSION_COMMAND && !choose_sandbox(cl, g))
         return false;
+    char deps[256];
+    if (ex->kind == GR_SUBMISSION_COMMAND && !opt->node_path && no_node_modules(cl->dir, opt->submission) &&
+        (node_dependencies(cl->dir, opt->submission, deps, sizeof deps), deps[0])) {
+        /* The upload relies on the kit's packages, as uploads do, and this
+         * kit was built without them: the kit's fault, not a verdict on the
+         * student (it would not start: "Cannot find module"). */
+        char kit[PATH_MAX];
+        const char *home = getenv("RELAYLAB_HOME"); /* rl_path_find_data's */
+        snprintf(kit, sizeof kit, "%.4000s%s", home && *home ? home : g->bin, home && *home ? "/." : "");
+        snprintf(g->err, sizeof g->err,
+                 "this kit (%s) has no Node packages (build/node-packages/node_modules), and the submission's "
+                 "folder has a package.json asking for %s but no node_modules: run `make node-deps` in the kit "
+                 "(Gradescope's setup.sh does), then grade again",
+                 dirname(kit), deps);
+        g->error = g->err;
+        return false;
+    }
     if (opt->node_path && no_node_modules(cl->dir, opt->submission)) {
         /* What Gradescope uploads are: say how it was run. */
         snprintf(g->notes, sizeof g->notes,

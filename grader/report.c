@@ -272,7 +272,7 @@ int gr_report_json(const char *path, const gr_report *r, char *err, size_t errle
              r->error ? r->error : "", r->note ? ". Note: " : "", r->note ? r->note : "");
     if (r->gradescope_html) {
         /* Gradescope renders the output as HTML when output_format says
-         * so: the summary, then each scenario's picture (html.h). */
+         * so: the summary here, each scenario's picture in its test. */
         char *h = gr_html_gradescope(r, summary);
         set_string(root, "output", h);
         free(h);
@@ -292,11 +292,20 @@ int gr_report_json(const char *path, const gr_report *r, char *err, size_t errle
         bool pass = o->runs > 0 && o->passed == o->runs;
         json_object_set_new(t, "status", json_string(pass ? "passed" : "failed"));
         verdict_text(r, o, v, sizeof v);
-        size_t olen = strlen(o->feedback) + strlen(o->output) + 96;
-        char *text = rl_xmalloc(olen);
-        snprintf(text, olen, "%s: %s%s%s", v, o->feedback, o->output[0] ? "\n\nSubmission output:\n" : "", o->output);
-        set_string(t, "output", text);
-        free(text);
+        if (r->gradescope_html) {
+            /* Its feedback, picture and output as HTML (html.h). */
+            char *h = gr_html_test_output(o, v);
+            set_string(t, "output", h);
+            free(h);
+            json_object_set_new(t, "output_format", json_string("html"));
+        } else {
+            size_t olen = strlen(o->feedback) + strlen(o->output) + 96;
+            char *text = rl_xmalloc(olen);
+            snprintf(text, olen, "%s: %s%s%s", v, o->feedback, o->output[0] ? "\n\nSubmission output:\n" : "",
+                     o->output);
+            set_string(t, "output", text);
+            free(text);
+        }
         const char *vis = r->rubric ? gr_rubric_visibility(r->rubric, r->ex->name, o->scenario->id) : NULL;
         if (vis)
             json_object_set_new(t, "visibility", json_string(vis));

@@ -525,7 +525,7 @@ gr_verdict gr_submission_start_verdict(const gr_start_seen *o, gr_scenario_resul
  * ready: what the driver sees now, worded by gr_submission_start_verdict. */
 static gr_verdict judge_start(gr_ctx *ctx, gr_instance *s, bool accepts, int64_t t0_ns, gr_scenario_result *out)
 {
-    char tail[600], lines[240], who[48], how[192] = "";
+    char tail[4096], lines[240], who[48], how[192] = ""; /* a stack's why may lie 2 KiB up */
     rl_proc_output_tail(&s->proc, tail, sizeof tail);
     gr_last_lines(tail, lines, sizeof lines, 200);
     instance_name(ctx, s, who, sizeof who);

@@ -52,7 +52,52 @@ void gr_feedback_append(gr_scenario_result *out, const char *text)
     mark_cut(out->feedback, sizeof out->feedback, n + m);
 }
 
-/* The last line or two of |text|, on one line, at most |max| chars. */
+/* Words that name why a program would not start, in the line that says
+ * it: a stack's tail below it names only where (Node's "at Module..."). */
+static const char *const key_words[] = {
+    "Cannot find module", "ModuleNotFoundError", "ImportError", "SyntaxError", "cannot find package",
+    "no required module", "command not found", "No such file or directory", NULL,
+};
+
+/* The first line of |text| (up to |n|) holding a key word, its start into
+ * *at and its length returned; 0 when none. */
+static size_t key_line(const char *text, size_t n, size_t *at)
+{
+    for (size_t i = 0; key_words[i]; i++) {
+        const char *p = strstr(text, key_words[i]);
+        if (!p || (size_t)(p - text) >= n)
+            continue;
+        const char *b = p;
+        while (b > text && b[-1] != '\n')
+            b--;
+        while (*b == ' ' || *b == '\t')
+            b++;
+        const char *e = strchr(p, '\n');
+        size_t end = e ? (size_t)(e - text) : n;
+        *at = (size_t)(b - text);
+        return (end > n ? n : end) - *at;
+    }
+    return 0;
+}
+
+/* Appends text[from, to) to buf at *o, newlines as " | ". */
+static void put_lines(const char *text, size_t from, size_t to, char *buf, size_t len, size_t *o)
+{
+    for (size_t i = from; i < to && *o + 4 < len; i++) {
+        if (text[i] == '\n') {
+            buf[(*o)++] = ' ';
+            buf[(*o)++] = '|';
+            buf[(*o)++] = ' ';
+        } else {
+            buf[(*o)++] = text[i];
+        }
+    }
+    buf[*o] = '\0';
+}
+
+/* The last line or two of |text|, on one line, at most |max| chars; a line
+ * that says why the program failed (key_words) is kept first when the end
+ * alone would drop it. */
 void gr_last_lines(const char *text, char *buf, size_t len, size_t max)
 {
     size_t n = strlen(text);
@@ -60,20 +105,25 @@ void gr_last_lines(const char *text, char *buf, size_t len, size_t max)
         n--;
     size_t start = n > max ? n - max : 0;
     size_t o = 0;
+    buf[0] = '\0';
+    size_t kat = 0, klen = start ? key_line(text, n, &kat) : 0;
+    if (klen && kat < start && len > 16) {
+        /* At most half the room for it; the end gets the rest. */
+        size_t keep = klen < max / 2 ? klen : max / 2;
+        put_lines(text, kat, kat + keep, buf, len, &o);
+        size_t rest = max > keep + 7 ? max - keep - 7 : 0;
+        start = n > rest ? n - rest : 0;
+        if (start < kat + klen)
+            start = kat + klen;
+        put_lines(" | ...", 0, 6, buf, len, &o);
+        put_lines(text, start, n, buf, len, &o);
+        return;
+    }
     if (start && len > 4) {
         memcpy(buf, "...", 3);
         o = 3;
     }
-    for (size_t i = start; i < n && o + 3 < len; i++) {
-        if (text[i] == '\n') {
-            buf[o++] = ' ';
-            buf[o++] = '|';
-            buf[o++] = ' ';
-        } else {
-            buf[o++] = text[i];
-        }
-    }
-    buf[o] = '\0';
+    put_lines(text, start, n, buf, len, &o);
 }
 
 void gr_crash_result(gr_scenario_result *out, const char *who, const char *how, const char *what, const char *tail,

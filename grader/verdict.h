@@ -54,7 +54,9 @@ void gr_feedback_append(gr_scenario_result *out, const char *text);
 
 /* The last line or two of |text|, on one line (newlines shown as " | "),
  * at most |max| chars of it, "..." first when the start was dropped; into
- * |buf| of |len| bytes, always NUL-terminated. */
+ * |buf| of |len| bytes, always NUL-terminated. A line naming why a program
+ * failed ("Cannot find module 'x'", ModuleNotFoundError, ...) that the end
+ * alone would drop is kept first: "LINE | ...END". */
 void gr_last_lines(const char *text, char *buf, size_t len, size_t max);
 
 /* The CRASH verdict for a submission that died: "|who| |how| |what|" and

@@ -6,6 +6,7 @@
 # run_autograder against a fake /autograder tree writes results.json for a
 # good and a bad submission. The whole class of known submissions is
 # measured in bench/results/class.md, not here.
+import base64
 import csv
 import importlib.util
 import json
@@ -227,23 +228,97 @@ def fake_autograder(klass, row_name):
     return root
 
 
-def run_autograder(root):
+def run_autograder(root, **env_extra):
     env = dict(os.environ, RELAYLAB_AUTOGRADER_ROOT=root, RELAYLAB_KIT=os.path.dirname(BIN),
-               RELAYLAB_EXERCISES="deadline")
+               RELAYLAB_EXERCISES="deadline", **env_extra)
     r = subprocess.run([os.path.join(ROOT, "scripts", "gradescope", "run_autograder")], env=env,
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     return json.load(open(os.path.join(root, "results", "results.json")))
 
 
+class HtmlText(html.parser.HTMLParser):
+    """The text of an HTML fragment, its tags and its <img> sources."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.tags, self.imgs, self.parts = [], [], []
+        self.feed(text)
+        self.text = "".join(self.parts)
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag == "img":
+            self.imgs.append(dict(attrs).get("src", ""))
+
+    def handle_data(self, data):
+        self.parts.append(data)
+
+
 def test_run_autograder_grades_a_good_and_a_bad_submission(klass):
-    good = run_autograder(fake_autograder(klass, "relay_good.py"))
+    good_root = fake_autograder(klass, "relay_good.py")
+    # Gradescope's metadata: the results name the id graded, not the folder.
+    with open(os.path.join(good_root, "submission_metadata.json"), "w") as f:
+        json.dump({"users": [{"email": "amy@example.edu", "sid": "s1234567", "name": "Amy"}]}, f)
+    good = run_autograder(good_root)
     bad = run_autograder(fake_autograder(klass, "relay_forward_timeout.py"))
     assert good["max_score"] == 10 and good["score"] == 10, good["output"]
     assert bad["max_score"] == 10 and bad["score"] == 6, bad["output"]
+    assert good["extra_data"]["student"] == "s1234567", good["extra_data"]
     shrinks = [t for t in bad["tests"] if t["extra_data"]["scenario"] == "shrinks"][0]
-    assert shrinks["status"] == "failed" and "forwarded unchanged" in shrinks["output"]
     assert {t["extra_data"]["verdict"] for t in good["tests"]} == {"PASS"}
+    # What Gradescope shows: HTML, each test with its feedback and picture.
+    assert bad["output_format"] == "html" and "deadline" in HtmlText(bad["output"]).text
+    assert {t.get("output_format") for t in bad["tests"] + good["tests"]} == {"html"}
+    page = HtmlText(shrinks["output"])
+    assert shrinks["status"] == "failed" and "forwarded unchanged" in page.text
+    assert "script" not in page.tags and len(page.imgs) == 1, shrinks["output"][:400]
+    svg = base64.b64decode(page.imgs[0].split("base64,", 1)[1])
+    ET.fromstring(svg)  # a whole SVG, parsed
+    assert b"client&#39;s deadline" in svg
+    for t in good["tests"]:
+        assert len(HtmlText(t["output"]).imgs) == 1, (t["name"], t["output"][:300])
+
+
+def test_run_autograder_on_an_upload_for_another_exercise_says_what_it_found(klass):
+    # A flow folder sent to a deadline assignment: MISSING, and the feedback
+    # names the flow folder that was found.
+    root = os.path.join(os.path.dirname(klass), "ag-wrong")
+    sub = os.path.join(root, "submission")
+    os.makedirs(sub)
+    with open(os.path.join(sub, "streamer.py"), "w") as f:
+        f.write("print('a streamer')\n")
+    with open(os.path.join(sub, ".relaylab"), "w") as f:
+        f.write("exercises flow\nlang python\nsubmission python3 streamer.py\nvariant \n")
+    res = run_autograder(root)
+    assert res["score"] == 0 and len(res["tests"]) == 4, res
+    for t in res["tests"]:
+        assert t["extra_data"]["verdict"] == "MISSING"
+        assert "found instead" in t["output"] and "a folder for flow" in t["output"], t["output"]
+
+
+def test_a_kit_without_node_packages_is_an_error_not_the_students(klass):
+    # A Node upload without node_modules, graded by a kit built without the
+    # packages the starters pin (a plain `make`): the kit is at fault, so
+    # every test is an ERROR naming the kit and the fix, never NOT-READY.
+    base = os.path.dirname(klass)
+    home = os.path.join(base, "kit-without-node")
+    os.makedirs(home)
+    for d in ("grader", "lab", "starters"):
+        os.symlink(os.path.join(ROOT, d), os.path.join(home, d))
+    root = os.path.join(base, "ag-node")
+    sub = os.path.join(root, "submission")
+    r = subprocess.run([os.path.join(BIN, "lab"), "init", "deadline", "--lang", "node", sub],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    # What students upload: their folder without node_modules (lab init may have made it).
+    subprocess.run(["rm", "-rf", os.path.join(sub, "node_modules")], check=True)
+    res = run_autograder(root, RELAYLAB_HOME=home)
+    assert res["score"] == 0 and len(res["tests"]) == 4, res
+    for t in res["tests"]:
+        assert t["extra_data"]["verdict"] == "ERROR", t
+        assert "has no Node packages" in t["output"] and home in t["output"], t["output"]
+        assert "make node-deps" in t["output"] and "@grpc/grpc-js" in t["output"]
 
 
 def test_run_autograder_without_a_submission_says_why(klass):
@@ -254,10 +329,21 @@ def test_run_autograder_without_a_submission_says_why(klass):
 
 
 def test_gradescope_zip_has_what_gradescope_runs(tmp_path):
-    r = subprocess.run(["sh", os.path.join(ROOT, "scripts", "gradescope", "build.sh"), str(tmp_path)],
-                       capture_output=True, text=True, timeout=120, cwd=ROOT)
+    build = os.path.join(ROOT, "scripts", "gradescope", "build.sh")
+    # An assignment's exercises are asked for: none given is an error that
+    # says how, all nine only when asked.
+    env = {k: v for k, v in os.environ.items() if k != "EXERCISES"}
+    r = subprocess.run(["sh", build, str(tmp_path)], capture_output=True, text=True, timeout=120, cwd=ROOT, env=env)
+    assert r.returncode == 2 and "EXERCISES=" in r.stderr and not list(tmp_path.iterdir()), r.stderr
+    r = subprocess.run(["sh", build, str(tmp_path)], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                       env=dict(env, EXERCISES="deadline,no-such"))
+    assert r.returncode == 2 and "no exercise 'no-such'" in r.stderr, r.stderr
+    r = subprocess.run(["sh", build, str(tmp_path)], capture_output=True, text=True, timeout=120, cwd=ROOT,
+                       env=dict(env, EXERCISES="deadline,cancel"))
     assert r.returncode == 0, r.stderr
-    with zipfile.ZipFile(tmp_path / "relaylab-gradescope.zip") as z:
+    with zipfile.ZipFile(tmp_path / "relaylab-gradescope-deadline-cancel.zip") as z:
+        conf = z.read("gradescope.conf").decode()
+        assert re.search(r"^EXERCISES=deadline,cancel$", conf, re.M), conf
         names = set(z.namelist())
         assert {"setup.sh", "run_autograder", "gradescope.conf", "Dockerfile", "Makefile",
                 "grade_class/main.c", "grader/rubric.json"} <= names

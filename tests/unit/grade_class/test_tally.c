@@ -163,7 +163,7 @@ static void student_results_add_up(void **state)
     char p[256];
     snprintf(p, sizeof p, "%s/r.json", dir);
     char *paths[1] = {NULL};
-    assert_int_equal(gc_tally_write_student(&t, "amy", paths, p), RL_OK);
+    assert_int_equal(gc_tally_write_student(&t, "amy", NULL, paths, p), RL_OK);
     json_t *root = json_load_file(p, 0, NULL);
     assert_non_null(root);
     assert_true(json_number_value(json_object_get(root, "max_score")) == 6);

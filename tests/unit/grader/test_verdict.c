@@ -100,6 +100,16 @@ static void last_lines_joins_and_drops_the_start(void **state)
     assert_string_equal(buf, "...abcdef");
     gr_last_lines("", buf, sizeof buf, 10);
     assert_string_equal(buf, "");
+    /* A stack's tail keeps the line that says why (a Node module missing). */
+    char wide[200];
+    gr_last_lines("node:internal/modules/cjs/loader:1080\n  throw err;\n\nError: Cannot find module '@grpc/grpc-js'\n"
+                  "Require stack:\n- /s/relay.js\n    at Module._resolveFilename (node:internal:1077:15)\n"
+                  "    at Module._load (node:internal:922:27)\n    at Object.<anonymous> (/s/relay.js:3:14)\n"
+                  "Node.js v18.19.0\n",
+                  wide, sizeof wide, 120);
+    assert_non_null(strstr(wide, "Error: Cannot find module '@grpc/grpc-js' | ..."));
+    assert_non_null(strstr(wide, "Node.js v18.19.0"));
+    assert_true(strlen(wide) <= 130);
     char small[8];
     gr_last_lines("a long line of output", small, sizeof small, 100);
     assert_true(strlen(small) < sizeof small);
