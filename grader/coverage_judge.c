@@ -7,6 +7,7 @@
 #include "rl_coverage.h"
 #include "rl_stats.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 static bool open_at(const Relaylab__TunnelStreamRecord *r, int64_t t)
@@ -172,4 +173,36 @@ int gr_cov_ticks_to_cover(int demand, int have, double share)
         if (have + share * (double)gr_cov_opened_in(t) >= demand + RL_COV_RESERVE)
             return t;
     return -1;
+}
+
+void gr_cov_early_add(gr_cov_early *acc, const gr_cov_server *s, int server, int64_t t0)
+{
+    for (size_t i = 0; i < s->n_calls; i++) {
+        const Relaylab__TunnelCallRecord *c = s->calls[i];
+        if (c->dispatched_ns < t0 || !c->handed_ns || !c->answered_ns)
+            continue;
+        acc->answered++;
+        int64_t took = c->answered_ns - c->handed_ns;
+        if (took >= ((int64_t)c->work_ms - GR_COV_WORK_SLACK_MS) * 1000000)
+            continue;
+        /* The worst: the biggest share of its work skipped. */
+        if (!acc->early || took * (int64_t)acc->worst_work < acc->worst_ns * (int64_t)c->work_ms) {
+            acc->worst_ns = took;
+            acc->worst_work = c->work_ms;
+            acc->worst_server = server;
+        }
+        acc->early++;
+    }
+}
+
+bool gr_cov_judge_work(const gr_cov_early *e, const char *const *names, char *buf, size_t len)
+{
+    if (!e->early)
+        return false;
+    snprintf(buf, len,
+             "%zu of the %zu calls answered came back sooner than their work after the server handed them (one "
+             "of %u ms on server %s was answered %.1f ms after): answered before the work? Work each call its "
+             "work_ms, then answer it; a stream carrying a call is busy until then",
+             e->early, e->answered, e->worst_work, names[e->worst_server], (double)e->worst_ns / 1e6);
+    return true;
 }

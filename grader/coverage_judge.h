@@ -71,4 +71,29 @@ int64_t gr_cov_first_open(const gr_cov_server *s);
 /* The latest answered_ns of |s|'s calls, 0 when none was answered. */
 int64_t gr_cov_last_answer(const gr_cov_server *s);
 
+/* ---- verdict rules: facts in, a verdict and its feedback out ---- */
+
+/* An answer may come this much sooner than its call's work_ms after the
+ * server handed the call: the server records the hand-over before it
+ * sends, so the wire only makes an honest answer later, and the agents'
+ * timers round to 1 ms at most (libuv's loop clock in ms, epoll's timeout
+ * in ms rounded up). */
+#define GR_COV_WORK_SLACK_MS 5
+
+/* The calls answered before their work was done: answered - handed <
+ * work_ms - GR_COV_WORK_SLACK_MS. Accumulate over servers with
+ * gr_cov_early_add (|acc| zeroed first). */
+typedef struct gr_cov_early {
+    size_t answered;      /* calls answered, in all */
+    size_t early;         /* of those, answered before their work */
+    int64_t worst_ns;     /* the earliest answer's answered - handed */
+    uint32_t worst_work;  /* its work_ms */
+    int worst_server;     /* its server's index (as passed to add) */
+} gr_cov_early;
+void gr_cov_early_add(gr_cov_early *acc, const gr_cov_server *s, int server, int64_t t0);
+
+/* The verdict on |e|: true when the work was skipped, with the feedback
+ * ("... answered before the work?") in |buf|; |names| the servers'. */
+bool gr_cov_judge_work(const gr_cov_early *e, const char *const *names, char *buf, size_t len);
+
 #endif

@@ -282,6 +282,20 @@ static bool caps_broken(gr_ctx *ctx, gr_scenario_result *out)
     return false;
 }
 
+/* The verdict when any call dispatched since |t0| was answered before its
+ * work was done (gr_cov_judge_work): true with the FAIL in |out|. */
+static bool work_skipped(const obs *o, int64_t t0, gr_scenario_result *out)
+{
+    gr_cov_early e = {0};
+    for (int i = 0; i < NSERVERS; i++)
+        gr_cov_early_add(&e, o->s[i], i, t0);
+    char fb[512];
+    if (!gr_cov_judge_work(&e, NAMES, fb, sizeof fb))
+        return false;
+    gr_result(out, GR_FAIL, "%s", fb);
+    return true;
+}
+
 /* The stream-per-call verdict, shared by the scenarios where it shows. */
 static void per_call_fail(gr_scenario_result *out, int young, const char *where)
 {
@@ -401,7 +415,7 @@ static int burst(gr_ctx *ctx, bool skewed, gr_scenario_result *out)
     others(b, oth, sizeof oth);
     int closed_b = gr_cov_closed_in(o.s[b], t0, now);
     burst_figure(out, &o, b, t0, now, bound_ns, &w, skewed);
-    if (caps_broken(ctx, out)) {
+    if (caps_broken(ctx, out) || work_skipped(&o, t0, out)) {
     } else if (young > CHURN_MAX) {
         per_call_fail(out, young, " during the burst");
     } else if (w.max_ns > bound_ns) {
@@ -523,7 +537,7 @@ static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
     int lost = lost_calls(&o, t0);
     int single_b = gr_cov_young_closes(o.s[b], t0, now, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);
     unfillable_figure(out, &o, b, t0, now, bound, peak, !closed_b && !lost);
-    if (caps_broken(ctx, out)) {
+    if (caps_broken(ctx, out) || work_skipped(&o, t0, out)) {
     } else if (closed_b && single_b == closed_b) {
         char where[96];
         snprintf(where, sizeof where, " on busy server %s, where no new stream could land", NAMES[b]);
@@ -576,7 +590,7 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
     gr_cov_waits w;
     gr_cov_wait_stats(o.s[b], t0, INT64_MAX, o.s[b]->now_ns, &w);
     int young = churn(&o, t0, o.s[b]->now_ns, true);
-    if (caps_broken(ctx, out))
+    if (caps_broken(ctx, out) || work_skipped(&o, t0, out))
         goto done;
     if (young > CHURN_MAX) {
         per_call_fail(out, young, " during the burst");
@@ -715,7 +729,7 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
     int64_t emptied = gr_cov_emptied_at(o.s[c], c_since, evac_by < now ? evac_by : now);
     int c_left = gr_cov_streams_at(o.s[c], evac_by < now ? evac_by : now);
     int single_b = gr_cov_young_closes(o.s[b], t0, b_until, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);
-    if (caps_broken(ctx, out)) {
+    if (caps_broken(ctx, out) || work_skipped(&o, t0, out)) {
     } else if (closed_b && single_b == closed_b) {
         per_call_fail(out, single_b, " on server B");
     } else if (closed_b || lost) {

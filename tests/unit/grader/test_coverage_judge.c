@@ -175,6 +175,43 @@ static void ticks_to_cover_follow_the_doubling(void **state)
     assert_int_equal(gr_cov_ticks_to_cover(10, 0, 0.0), -1);
 }
 
+static void an_answer_sooner_than_the_work_fails_by_name(void **state)
+{
+    (void)state;
+    fake f, g;
+    fake_init(&f);
+    fake_init(&g);
+    add_stream(&f, 0, 0, 3, false);
+    /* work 500: answered 500 and 496 ms after the hand-over pass (the
+     * slack is 5 ms), 494 fails; a call before t0 or unanswered counts not. */
+    add_call(&f, 10, 10, 510, 1);
+    add_call(&f, 20, 20, 516, 1);
+    add_call(&f, 30, 30, 0, 1);
+    add_call(&f, 1, 1, 2, 1);
+    for (size_t i = 0; i < f.s.n_calls; i++)
+        f.ca[i].work_ms = 500;
+    gr_cov_early e = {0};
+    gr_cov_early_add(&e, &f.s, 0, 5 * MS);
+    assert_int_equal(e.answered, 2);
+    assert_int_equal(e.early, 0);
+    const char *names[] = {"A", "B"};
+    char fb[512];
+    assert_false(gr_cov_judge_work(&e, names, fb, sizeof fb));
+    add_stream(&g, 0, 0, 2, false);
+    add_call(&g, 40, 40, 534, 1); /* 494 ms of 500: early */
+    add_call(&g, 50, 50, 51, 1);  /* 1 ms of 500: the worst */
+    g.ca[0].work_ms = g.ca[1].work_ms = 500;
+    gr_cov_early_add(&e, &g.s, 1, 5 * MS);
+    assert_int_equal(e.answered, 4);
+    assert_int_equal(e.early, 2);
+    assert_int_equal(e.worst_server, 1);
+    assert_int_equal(e.worst_ns, 1 * MS);
+    assert_true(gr_cov_judge_work(&e, names, fb, sizeof fb));
+    assert_non_null(strstr(fb, "2 of the 4 calls"));
+    assert_non_null(strstr(fb, "server B was answered 1.0 ms after"));
+    assert_non_null(strstr(fb, "answered before the work?"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +222,7 @@ int main(void)
         cmocka_unit_test(young_closes_are_streams_ended_soon_after_carrying_a_call),
         cmocka_unit_test(emptied_is_the_last_close_when_nothing_is_left),
         cmocka_unit_test(ticks_to_cover_follow_the_doubling),
+        cmocka_unit_test(an_answer_sooner_than_the_work_fails_by_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
