@@ -84,6 +84,14 @@ void rl_probe_call_details(const rl_probe_call *c, char *buf, size_t len)
     buf[n] = '\0';
 }
 
+void rl_probe_call_release(rl_probe_call *c)
+{
+    if (c->done && c->batch.call) {
+        grpc_call_unref(c->batch.call);
+        c->batch.call = NULL;
+    }
+}
+
 void rl_probe_call_fini(rl_probe_call *c)
 {
     if (!c->cq && !c->batch.call)

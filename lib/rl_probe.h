@@ -65,6 +65,13 @@ int rl_probe_call_reply(const rl_probe_call *c, const ProtobufCMessageDescriptor
 /* Copies the status message into |buf| (NUL-terminated, truncated). */
 void rl_probe_call_details(const rl_probe_call *c, char *buf, size_t len);
 
+/* Lets go of the gRPC call of an answered |c| (its status, details, reply
+ * and instants stay for reading); nothing when it is not done. A live
+ * client drops a call once it has its answer, and a C-core connection that
+ * received a GOAWAY closes only when its last call is released: held, it
+ * keeps a grpc-go server's GracefulStop waiting (docs/grpc-facts.md, "Go"). */
+void rl_probe_call_release(rl_probe_call *c);
+
 /* Cancels a call still pending, waits (bounded, 5 s) for its batch, and
  * releases everything. Safe on a zeroed or finished struct. */
 void rl_probe_call_fini(rl_probe_call *c);

@@ -10,20 +10,29 @@
 #                          programs link (through their -dev packages, whose
 #                          names are the same on Debian 12 and Ubuntu 24.04),
 #                          Python's grpcio and the protoc that makes its
-#                          stubs, what the C starter builds with, and
-#                          util-linux's unshare for the grader's sandbox.
+#                          stubs, what the C starter builds with, the Go
+#                          starter's toolchain, and util-linux's unshare for
+#                          the grader's sandbox.
+# Go: Debian's golang-go and its packages of grpc-go and protobuf, built in
+# GOPATH mode (no module proxy is needed or reached). golang-github-golang-
+# protobuf-1-5-dev is named because apt otherwise satisfies grpc's dependency
+# with the 1.3 API, and code from protoc-gen-go 1.28 then panics at its first
+# call (docs/grpc-facts.md, "Go").
 set -eu
+
+GO_PKGS="golang-go golang-google-grpc-dev golang-github-golang-protobuf-1-5-dev \
+golang-google-protobuf-dev protoc-gen-go protoc-gen-go-grpc"
 
 case "${1:-}" in
 "")
     PKGS="build-essential pkg-config libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
 libjemalloc-dev libjansson-dev libcmocka-dev python3 python3-grpcio python3-protobuf \
 python3-pytest protobuf-compiler-grpc protobuf-compiler valgrind clang libclang-rt-14-dev \
-clang-format clang-tidy cppcheck chromium librsvg2-bin" ;;
+clang-format clang-tidy cppcheck chromium librsvg2-bin $GO_PKGS" ;;
 --kit)
     PKGS="libgrpc-dev libprotobuf-c-dev libjansson-dev libjemalloc-dev util-linux \
 python3 python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc \
-protobuf-c-compiler pkg-config make gcc" ;;
+protobuf-c-compiler pkg-config make gcc $GO_PKGS" ;;
 *)
     echo "usage: install-deps.sh [--kit]" >&2
     exit 2 ;;
