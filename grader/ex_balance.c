@@ -502,6 +502,14 @@ static void no_failures_figure(gr_scenario_result *out, const live *l)
     gr_figure *f = &out->figure;
     double call_s = (double)l->longest_ms * 0.9 / 1000, grace_s = (double)l->grace_ms / 1000;
     bool infinite = l->grace_ms >= INT_MAX;
+    if (l->reconnects == 0) {
+        /* No connection was re-made: no GOAWAY came, and none is drawn. */
+        gr_fig_timeline(f, "No GOAWAY came: the long call never met a connection's end",
+                        "seconds of world time after the call starts");
+        gr_fig_span_add(f, gr_fig_row(f, "long call in flight"), 0, call_s, GR_FIG_RAN, "runs up to %.0f s", call_s);
+        gr_fig_caption(f, "No connection was re-made (0 reconnects): no GOAWAY, so no grace was put to the test");
+        return;
+    }
     gr_fig_timeline(f, "A GOAWAY with a long call in flight: the grace against the call",
                     "seconds of world time after the GOAWAY");
     gr_fig_event(f, 0, "GOAWAY (max_connection_age %s)", l->age);

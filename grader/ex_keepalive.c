@@ -332,7 +332,15 @@ static void nat_figure(gr_scenario_result *out, const live_env *env, const live_
                        const live_call *next, bool between_calls)
 {
     gr_figure *f = &out->figure;
-    gr_fig_timeline(f, "The connection through the NAT", "ms since the first call started");
+    /* One scale: the lab's. The world's periods are drawn as the lab ran
+     * them (divided by k, as the baseline and the NAT got them). */
+    char xlabel[GR_FIG_LABEL];
+    if (env->k > 1.0)
+        snprintf(xlabel, sizeof xlabel, "ms since the first call started, in the lab's time (the world's / %.0f)",
+                 env->k);
+    else
+        snprintf(xlabel, sizeof xlabel, "ms since the first call started");
+    gr_fig_timeline(f, "The connection through the NAT", xlabel);
     double t = 0;
     bool ok = next->status == GRPC_STATUS_OK && r->st.dropped == 0;
     if (between_calls) {
@@ -351,9 +359,16 @@ static void nat_figure(gr_scenario_result *out, const live_env *env, const live_
                         (long long)next->ms);
         gr_fig_event(f, (double)env->nat_ms, "the NAT forgets an idle connection (%lld ms)", (long long)env->nat_ms);
     }
-    if (env->real_ka != INT_MAX && env->real_ka > 0)
-        gr_fig_span_add(f, gr_fig_row(f, "client keepalive period"), t, t + (double)env->real_ka, GR_FIG_TRUTH,
-                        "every %lld ms", (long long)env->real_ka);
+    int64_t lab_ka = 0;
+    if (env->real_ka != INT_MAX && env->real_ka > 0 &&
+        scaled(env->cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_time_ms", env->k, &lab_ka) && lab_ka > 0) {
+        if (lab_ka != env->real_ka)
+            gr_fig_span_add(f, gr_fig_row(f, "client keepalive period"), t, t + (double)lab_ka, GR_FIG_TRUTH,
+                            "every %lld ms (the world's %lld ms)", (long long)lab_ka, (long long)env->real_ka);
+        else
+            gr_fig_span_add(f, gr_fig_row(f, "client keepalive period"), t, t + (double)lab_ka, GR_FIG_TRUTH,
+                            "every %lld ms", (long long)lab_ka);
+    }
     if (ok)
         gr_fig_caption(f, "The silence outlasted the NAT's idle timeout, yet the NAT dropped nothing: the client's "
                           "pings kept the connection alive");
@@ -455,7 +470,13 @@ static void goaway_figure(gr_scenario_result *out, const live_env *env, const go
                           int64_t min_ms, int calls, int failed)
 {
     gr_figure *f = &out->figure;
-    gr_fig_timeline(f, "Pings over calls and idle gaps, through the NAT", "ms since the first call started");
+    char xlabel[GR_FIG_LABEL];
+    if (env->k > 1.0)
+        snprintf(xlabel, sizeof xlabel, "ms since the first call started, in the lab's time (the world's / %.0f)",
+                 env->k);
+    else
+        snprintf(xlabel, sizeof xlabel, "ms since the first call started");
+    gr_fig_timeline(f, "Pings over calls and idle gaps, through the NAT", xlabel);
 #define KMS(t) ((double)((t)-g->t0) / 1e6)
     int rc = gr_fig_row(f, "calls"), ri = gr_fig_row(f, "idle gaps");
     double end = 0;
@@ -481,7 +502,11 @@ static void goaway_figure(gr_scenario_result *out, const live_env *env, const go
     int64_t at = atomic_load(&too_many_pings_ns);
     if (at)
         gr_fig_event(f, KMS(at), "GOAWAY too_many_pings");
-    if (goaway)
+    if (goaway && lab_ka > 0 && lab_min > 0)
+        /* The bars' numbers (the lab's), not the config's world ones. */
+        gr_fig_caption(f, "GOAWAY too_many_pings: the client pings every %lld ms, the server permits one per %lld ms",
+                       (long long)lab_ka, (long long)lab_min);
+    else if (goaway)
         gr_fig_caption(f,
                        "The server sent GOAWAY too_many_pings: the client pings every %s, more often than the "
                        "server permits",

@@ -320,6 +320,9 @@ int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
     }
     if (xmax <= 0)
         xmax = 1;
+    /* Room past the last thing drawn: what happened at the end (a late
+     * call, an instant) stays inside the axis, not on its frame. */
+    xmax *= 1.05;
     double xstep = rl_svg_tick_step(xmax);
     const double row_h = 30, bar_h = 18;
     int w = t->width > 0 ? t->width : 800;
@@ -350,7 +353,8 @@ int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
         double x0 = left + s->x0 / xmax * pw, x1 = left + s->x1 / xmax * pw;
         const char *c = span_fill(s->kind);
         rl_svg_escape(s->label ? s->label : "", esc, sizeof esc);
-        if (x1 - x0 < 1) {
+        /* Too thin to see as a bar: a marker, so the evidence shows. */
+        if (x1 - x0 < 4) {
             fprintf(f, "<path class=\"span-point\" d=\"M%.1f %.1fl7 9l-7 9l-7 -9z\" fill=\"%s\"/>\n", x0, y, c);
             x1 = x0 + 6;
         } else {
