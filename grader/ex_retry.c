@@ -138,6 +138,53 @@ static bool attempts_numbered(const Relaylab__ObserveReply *obs)
     return true;
 }
 
+/* The picture of one call through the config's channel (ms since the
+ * client started it): the call as the client saw it, and each attempt of
+ * |rpc| the baseline saw, red when it was one too many (|want| attempts
+ * were right; 0: no bound), grey when the baseline failed it on purpose,
+ * blue when it answered; the caller's deadline as an event. Rows past the
+ * figure's room are summed in the last. */
+static void attempts_figure(gr_scenario_result *out, const char *rpc, int64_t start_ns, int64_t end_ns,
+                            grpc_status_code status, const Relaylab__ObserveReply *obs, int64_t budget_ms, size_t want)
+{
+    gr_figure *f = &out->figure;
+    size_t n = rl_observe_count(obs, rpc);
+    gr_fig_timeline(f, "Each attempt the baseline saw, against the caller's deadline", "ms since the call started");
+    double end = end_ns > start_ns ? (double)(end_ns - start_ns) / 1e6 : 0;
+    gr_fig_span_add(f, gr_fig_row(f, "client: the call"), 0, end, status == GRPC_STATUS_OK ? GR_FIG_GIVEN : GR_FIG_RAN,
+                    "%s after %.0f ms", rl_status_name(status), end);
+    gr_fig_event(f, (double)budget_ms, "the caller's deadline (%lld ms)", (long long)budget_ms);
+    enum { SHOWN = GR_FIG_MAX_ROWS - 2 };
+    for (size_t i = 0; i < n && i < SHOWN; i++) {
+        const Relaylab__CallRecord *r = rl_observe_find(obs, rpc, i);
+        double a = (double)(r->arrival_ns - start_ns) / 1e6;
+        double b = r->ended && r->end_ns > r->arrival_ns ? (double)(r->end_ns - start_ns) / 1e6 : a;
+        char row[GR_FIG_LABEL];
+        snprintf(row, sizeof row, "attempt %zu at the baseline", i + 1);
+        bool extra = want && i >= want;
+        gr_fig_span_add(f, gr_fig_row(f, row), a, b,
+                        extra         ? GR_FIG_WRONG
+                        : r->faulted ? GR_FIG_RAN
+                                      : GR_FIG_GIVEN,
+                        "%s%s%s", r->ended ? rl_status_name((grpc_status_code)r->status) : "running",
+                        r->faulted ? " (injected)" : "", extra ? ": one too many" : "");
+    }
+    if (n > SHOWN) {
+        const Relaylab__CallRecord *first = rl_observe_find(obs, rpc, SHOWN), *last = rl_observe_find(obs, rpc, n - 1);
+        gr_fig_span_add(f, gr_fig_row(f, "later attempts"), (double)(first->arrival_ns - start_ns) / 1e6,
+                        (double)(last->arrival_ns - start_ns) / 1e6, want && n > want ? GR_FIG_WRONG : GR_FIG_RAN,
+                        "%zu more", n - SHOWN);
+    }
+    if (n == 0)
+        gr_fig_caption(f, "No attempt reached the baseline: the client got %s", rl_status_name(status));
+    else if (want && n > want)
+        gr_fig_caption(f, "%zu attempts of %s where %zu were right; the client got %s", n, rpc, want,
+                       rl_status_name(status));
+    else
+        gr_fig_caption(f, "%zu attempt%s of %s; the client got %s after %.0f ms", n, n == 1 ? "" : "s", rpc,
+                       rl_status_name(status), end);
+}
+
 /* Makes the baseline fail the first |fail_first| attempts of |rpc| with
  * |code| (after the first message when |after_first_message|). Returns 0,
  * or GR_SCENARIO_DECIDED (ERROR). */
@@ -157,6 +204,7 @@ typedef struct faulted {
     Relaylab__ObserveReply *obs; /* the attempts, NULL until observed */
     size_t n;                    /* how many attempts of the method */
     int fail_first;              /* attempts the baseline failed on purpose */
+    size_t want;                 /* attempts that are right (the picture's red), 0: no bound */
     grpc_status_code code;       /* with this status */
 } faulted;
 
@@ -166,11 +214,12 @@ typedef void (*faulted_judge)(const faulted *f, gr_scenario_result *out);
 /* A scenario made of one call of |rpc| through the config's channel, the
  * baseline failing its first |fail_first| attempts with |code|: |judge|
  * decides from the attempts, unless a step before it already did. */
-static int faulted_scenario(gr_ctx *ctx, const char *rpc, int fail_first, grpc_status_code code, faulted_judge judge,
-                            gr_scenario_result *out)
+static int faulted_scenario(gr_ctx *ctx, const char *rpc, int fail_first, grpc_status_code code, size_t want,
+                            faulted_judge judge, gr_scenario_result *out)
 {
     faulted f;
     memset(&f, 0, sizeof f);
+    f.want = want;
     f.fail_first = fail_first;
     f.code = code;
     if (env_open(ctx, rpc, &f.env, out) || arm_fault(ctx, rpc, (uint32_t)fail_first, code, false, out) ||
@@ -179,6 +228,7 @@ static int faulted_scenario(gr_ctx *ctx, const char *rpc, int fail_first, grpc_s
     f.n = rl_observe_count(f.obs, rpc);
     if (!lame(&f.c, f.obs, out))
         judge(&f, out);
+    attempts_figure(out, rpc, f.c.start_ns, f.c.end_ns, f.c.batch.status, f.obs, f.env.budget_ms, f.want);
 done:
     gr_scenario_done(&f.c, &f.obs);
     env_close(&f.env);
@@ -227,7 +277,8 @@ static void judge_retried_to_ok(const faulted *f, gr_scenario_result *out)
 
 static int unavailable_then_ok(gr_ctx *ctx, gr_scenario_result *out)
 {
-    return faulted_scenario(ctx, "Lookup", world_run(ctx), GRPC_STATUS_UNAVAILABLE, judge_retried_to_ok, out);
+    int run = world_run(ctx);
+    return faulted_scenario(ctx, "Lookup", run, GRPC_STATUS_UNAVAILABLE, (size_t)run + 1, judge_retried_to_ok, out);
 }
 
 /* Codes that are answers, not blips: the same request gets them again. */
@@ -274,7 +325,7 @@ static void judge_answer_not_retried(const faulted *f, gr_scenario_result *out)
 
 static int non_retryable(gr_ctx *ctx, gr_scenario_result *out)
 {
-    return faulted_scenario(ctx, "Lookup", 1, answer_to_inject(ctx), judge_answer_not_retried, out);
+    return faulted_scenario(ctx, "Lookup", 1, answer_to_inject(ctx), 1, judge_answer_not_retried, out);
 }
 
 /* UNAVAILABLE every time: maxAttempts attempts (1 without a policy for
@@ -306,7 +357,8 @@ static void judge_gives_up(const faulted *f, gr_scenario_result *out)
 
 static int persistent(gr_ctx *ctx, gr_scenario_result *out)
 {
-    return faulted_scenario(ctx, "Lookup", 100, GRPC_STATUS_UNAVAILABLE, judge_gives_up, out);
+    /* The bound is the config's maxAttempts: the judge says it; no red. */
+    return faulted_scenario(ctx, "Lookup", 100, GRPC_STATUS_UNAVAILABLE, 0, judge_gives_up, out);
 }
 
 /* A server-streaming Fetch read to its end on a private queue. The batch
@@ -401,9 +453,12 @@ static int committed_stream(gr_ctx *ctx, gr_scenario_result *out)
     fetch_result res;
     if (env_open(ctx, "Fetch", &env, out) || arm_fault(ctx, "Fetch", 1, GRPC_STATUS_UNAVAILABLE, true, out))
         goto done;
+    int64_t t0 = rl_now_ns();
     fetch_all(env.ch, gr_tag(ctx), 3, env.budget_ms, &res);
+    int64_t t1 = rl_now_ns();
     if (gr_scenario_observe(ctx, gr_tag(ctx), &obs, out))
         goto done;
+    attempts_figure(out, "Fetch", t0, t1, res.status, obs, env.budget_ms, 1);
     size_t n = rl_observe_count(obs, "Fetch");
     if (n == 0 && res.status == GRPC_STATUS_INVALID_ARGUMENT)
         gr_result(out, GR_FAIL,
@@ -438,7 +493,7 @@ static void judge_work_once(const faulted *f, gr_scenario_result *out)
 
 static int work_once(gr_ctx *ctx, gr_scenario_result *out)
 {
-    return faulted_scenario(ctx, "Work", 1, GRPC_STATUS_UNAVAILABLE, judge_work_once, out);
+    return faulted_scenario(ctx, "Work", 1, GRPC_STATUS_UNAVAILABLE, 1, judge_work_once, out);
 }
 
 static int check(gr_ctx *ctx, gr_scenario_result *out)

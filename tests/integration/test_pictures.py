@@ -207,6 +207,9 @@ PAGES = {
     "keepalive-check": ("keepalive", None, "good/nat-client-idle-timeout.json", "check", *NAT_350S),
     "keepalive-check-early": ("keepalive", None, "live/too-many-pings.json", "check", *NAT_350S),
     "retry-check": ("retry", None, "good/lab-retry.json", "check"),
+    # retry's live scenarios, each a call or two (under 2 s together).
+    "retry-more": ("retry", None, "good/lab-retry.json",
+                   "retries-unavailable,gives-up,not-an-answer,work-once,committed-stream"),
     "balance-check": ("balance", None, "live/balance.grace-short.json", "check"),
 }
 # `lab demo coverage` runs beside the gradings (about 12 s, hidden behind
@@ -466,6 +469,12 @@ SCENARIO_PICTURES = {
     ("keepalive-check-early", "check"): (["client pings that fit", "client: keepalive_time", "every 60 s",
                                           "the server allows a ping every 300 s"], 0),
     ("retry-check", "check"): (["attempt 1", "attempt 4", "the call's deadline (2000 ms)", "OK after up to 240 ms"], 0),
+    ("retry-more", "retries-unavailable"): (["client: the call", "attempt 1 at the baseline", "attempt 4 at the baseline",
+                                             "the caller's deadline (2000 ms)", "UNAVAILABLE (injected)", "OK"], 0),
+    ("retry-more", "gives-up"): (["client: the call", "attempt 4 at the baseline", "UNAVAILABLE after"], 0),
+    ("retry-more", "not-an-answer"): (["attempt 1 at the baseline", "INVALID_ARGUMENT (injected)"], 0),
+    ("retry-more", "work-once"): (["attempt 1 at the baseline", "UNAVAILABLE (injected)"], 0),
+    ("retry-more", "committed-stream"): (["attempt 1 at the baseline", "UNAVAILABLE (injected)"], 0),
     ("balance-check", "check"): (["the connection", "then its grace", "the longest call", "grace 5 s",
                                   "runs up to 20 s", "the shortest age worth having: 10 s"], 0),
     ("coverage-evac", "evacuation"): (["streams on B (calls in flight)", "streams on C (idle, short)",
