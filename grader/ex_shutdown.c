@@ -288,13 +288,24 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
     }
     if (!closed) {
         gr_exit ex;
-        if (gr_await_submission_exit(ctx, 0, false, &ex) == RL_OK && exit_mistake(&ex))
+        bool exited = gr_await_submission_exit(ctx, 0, false, &ex) == RL_OK;
+        if (exited && exit_mistake(&ex))
             gr_result(out, GR_FAIL, "it %s %lld ms after SIGTERM: %s", ex.how, (long long)ex.ms, exit_mistake(&ex));
         else
             gr_result(out, GR_FAIL,
                       "new connections were still accepted %d ms after SIGTERM while a call was in flight: "
                       "stop admitting first (close the listener), then drain",
                       GR_JUDGE_ADMISSION_MS);
+        /* The FAIL's picture: the listener still open where it should
+         * have closed. */
+        gr_shutdown_figure(out, &c, s, NULL, 0, exited && exit_mistake(&ex) ? &ex : NULL,
+                           c.done && c.batch.status == GRPC_STATUS_OK, GRACE_MS);
+        if (!(exited && exit_mistake(&ex))) {
+            double at = (double)(s - c.start_ns) / 1e6;
+            gr_fig_span_add(&out->figure, gr_fig_row(&out->figure, "listener"), at, at + GR_JUDGE_ADMISSION_MS,
+                            GR_FIG_WRONG, "still accepting %d ms after SIGTERM", GR_JUDGE_ADMISSION_MS);
+            gr_fig_caption(&out->figure, "The listener stayed open after SIGTERM: new calls were still admitted");
+        }
         goto done;
     }
     /* A new call on the connection the admitted call still uses: the server
