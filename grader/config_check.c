@@ -202,7 +202,30 @@ static void identity_first(gr_ctx *ctx, gr_scenario_result *out)
     gr_result(out, out->verdict, "%s. %s", note, was);
 }
 
-int gr_config_check_run(gr_ctx *ctx, const char *exercise, gr_scenario_result *out)
+bool gr_config_sets(const rl_chancfg *cfg, rl_chancfg_side side, const char *name, const char *what, char *why,
+                    size_t len)
+{
+    int64_t v;
+    bool configured = false;
+    if (rl_chancfg_effective_int(cfg, side, name, &v, &configured) == RL_OK && configured && v != INT32_MAX)
+        return true;
+    snprintf(why, len, "the %s sets no %s%s: %s", side == RL_CHANCFG_CLIENT ? "client" : "server", name,
+             configured ? " other than off" : "", what);
+    return false;
+}
+
+/* A config that leaves the lesson's setting out FAILs the check whatever
+ * else it gets right: an empty one breaks no rule, and would otherwise
+ * score for knowing nothing. What is left out comes first. */
+static void lesson_left_out(gr_scenario_result *out, const char *left_out)
+{
+    char was[GR_FEEDBACK_MAX];
+    snprintf(was, sizeof was, "%s", out->feedback);
+    gr_result(out, out->verdict == GR_PASS ? GR_FAIL : out->verdict, "the lesson's setting is left out: %s. %s",
+              left_out, was);
+}
+
+int gr_config_check_run(gr_ctx *ctx, const char *exercise, gr_config_lesson lesson, gr_scenario_result *out)
 {
     gr_config_env env;
     if (gr_config_open(ctx, exercise, &env, out)) {
@@ -239,6 +262,9 @@ int gr_config_check_run(gr_ctx *ctx, const char *exercise, gr_scenario_result *o
     } else
         gr_result(out, GR_PASS, "[%s] no rule broken (%zu warning%s); gRPC accepts the client args", world,
                   rep.nwarnings, rep.nwarnings == 1 ? "" : "s");
+    char left_out[400];
+    if (rc == RL_OK && !lesson(env.cfg, left_out, sizeof left_out))
+        lesson_left_out(out, left_out);
     gr_feedback_append(out, more);
     identity_first(ctx, out);
     /* The config's numbers against the world's, on one axis. */

@@ -15,6 +15,7 @@
 #include "chancfg/rl_chancfg.h"
 #include "run.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Loads the world exercise |exercise| is judged in: |world_file| or the
@@ -58,7 +59,21 @@ const char *gr_config_world_name(const gr_config_env *env, char *buf, size_t len
  * the exercise sets the world"), or "" when there are none. */
 const char *gr_config_notes(const gr_config_env *env, char *buf, size_t len);
 
-/* The `check` scenario of |exercise|. */
-int gr_config_check_run(gr_ctx *ctx, const char *exercise, gr_scenario_result *out);
+/* What a config exercise is about: true when |cfg| (the config in its
+ * world) sets the lesson's own setting; else false with |why| saying what
+ * is left out ("no client grpc.keepalive_time_ms: ..."). */
+typedef bool (*gr_config_lesson)(const rl_chancfg *cfg, char *why, size_t len);
+
+/* True when |cfg| sets the integer arg |name| on |side| to a value other
+ * than gRPC's "off" (INT32_MAX): a lesson's setting that is absent or off
+ * teaches nothing. Else false with |why| naming the arg and |what| it does. */
+bool gr_config_sets(const rl_chancfg *cfg, rl_chancfg_side side, const char *name, const char *what, char *why,
+                    size_t len);
+
+/* The `check` scenario of |exercise|: the checker's rules in the world,
+ * gRPC's own verdict on the client args, and |lesson|: a config that
+ * breaks no rule because it leaves the lesson's setting out FAILs, and
+ * says so first. */
+int gr_config_check_run(gr_ctx *ctx, const char *exercise, gr_config_lesson lesson, gr_scenario_result *out);
 
 #endif

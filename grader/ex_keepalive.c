@@ -568,9 +568,17 @@ static int no_goaway(gr_ctx *ctx, gr_scenario_result *out)
     return live_done(&env);
 }
 
+/* The lesson: a client keepalive time, without which nothing crosses the
+ * NAT's idle cut-off. */
+static bool sets_keepalive(const rl_chancfg *cfg, char *why, size_t len)
+{
+    return gr_config_sets(cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_time_ms",
+                          "nothing pings an idle connection, so the NAT forgets it (lab show keepalive)", why, len);
+}
+
 static int check(gr_ctx *ctx, gr_scenario_result *out)
 {
-    return gr_config_check_run(ctx, "keepalive", out);
+    return gr_config_check_run(ctx, "keepalive", sets_keepalive, out);
 }
 
 static const gr_scenario scenarios[] = {

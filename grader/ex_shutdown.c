@@ -329,7 +329,17 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
     gr_shutdown_figure(out, &c, s, &n, closed, NULL, c.done && c.batch.status == GRPC_STATUS_OK, GRACE_MS);
     char st[200];
     gr_process_status_text(&n, st, sizeof st);
-    if (n.batch.status == GRPC_STATUS_OK)
+    /* A process the signal killed refuses everything, as a dead one does:
+     * no admission was closed while a call drained, so that is no PASS. */
+    gr_exit died;
+    bool killed_by_sigterm = gr_await_submission_exit(ctx, 0, false, &died) == RL_OK && died.exited &&
+                             died.signal == SIGTERM;
+    if (killed_by_sigterm)
+        gr_result(out, GR_FAIL,
+                  "a call started %lld ms after SIGTERM failed %s, but only because the process was gone: %s; "
+                  "nothing closed admission while a call drained (see in-flight)",
+                  after, st, exit_mistake(&died));
+    else if (n.batch.status == GRPC_STATUS_OK)
         gr_result(out, GR_FAIL,
                   "a call started %lld ms after SIGTERM was served%s: a server that is shutting down must admit "
                   "no new call (clients retry on a live instance)",

@@ -38,16 +38,6 @@ static const char css[] =
     "figure{margin:.6em 0;overflow-x:auto}"
     "pre{background:#f3f3f3;padding:.5em;white-space:pre-wrap;word-break:break-all}";
 
-static double max_points(const gr_report *r, const gr_outcome *o)
-{
-    return r->rubric ? gr_rubric_points(r->rubric, r->ex->name, o->scenario->id) : 0.0;
-}
-
-static double earned(const gr_report *r, const gr_outcome *o)
-{
-    return gr_judge_points(o->runs, o->passed, max_points(r, o));
-}
-
 static void scenario(FILE *f, const gr_report *r, const gr_outcome *o)
 {
     const char *v = gr_verdict_name(o->verdict);
@@ -60,8 +50,15 @@ static void scenario(FILE *f, const gr_report *r, const gr_outcome *o)
     gr_html_text(f, o->scenario->id);
     fprintf(f, ": ");
     gr_html_text(f, o->scenario->title);
-    fprintf(f, " <span class=\"points\">(%g/%g points)</span></h2>\n<p class=\"feedback\">", earned(r, o),
-            max_points(r, o));
+    gr_points p;
+    char held[GR_POINTS_NOTE_MAX];
+    gr_report_points(r, o, &p);
+    fprintf(f, " <span class=\"points\">(%g/%g points)</span></h2>\n<p class=\"feedback\">", p.earned, p.max);
+    if (gr_report_points_note(r, o, held, sizeof held)[0]) {
+        fputc('(', f);
+        gr_html_text(f, held);
+        fputs(") ", f);
+    }
     gr_html_text(f, o->feedback);
     fprintf(f, "</p>\n");
     if (o->figure.kind != GR_FIG_NONE) {

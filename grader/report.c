@@ -31,15 +31,18 @@ struct gr_rubric {
 static const char *const visibilities[] = {"visible", "hidden", "after_due_date", "after_published", NULL};
 
 /* Checks one scenario's entry: a number of points >= 0, or an object with
- * "points" (such a number) and an optional "visibility" (one of the above);
- * other keys must be "_" comments, so a typo ("visiblity") is caught. */
+ * "points" (such a number), an optional "visibility" (one of the above) and
+ * an optional "needs" (a scenario id, or an array of them: gr_rubric_check
+ * checks that they are the exercise's); other keys must be "_" comments, so
+ * a typo ("visiblity") is caught. */
 static int check_entry(json_t *e, const char *path, const char *ex, const char *id, char *err, size_t errlen)
 {
     json_t *pts = json_is_object(e) ? json_object_get(e, "points") : e;
     if (!json_is_number(pts) || json_number_value(pts) < 0) {
         snprintf(err, errlen,
-                 "the rubric %s: %s/%s must be a number of points >= 0, or {\"points\": N, \"visibility\": V}", path,
-                 ex, id);
+                 "the rubric %s: %s/%s must be a number of points >= 0, or {\"points\": N, \"visibility\": V, "
+                 "\"needs\": IDS}",
+                 path, ex, id);
         return RL_EPARSE;
     }
     if (!json_is_object(e))
@@ -50,9 +53,21 @@ static int check_entry(json_t *e, const char *path, const char *ex, const char *
     {
         if (key[0] == '_' || strcmp(key, "points") == 0)
             continue;
+        if (strcmp(key, "needs") == 0) {
+            bool ok = json_is_string(v) || (json_is_array(v) && json_array_size(v) > 0);
+            size_t i;
+            json_t *n;
+            json_array_foreach(v, i, n) ok = ok && json_is_string(n);
+            if (!ok) {
+                snprintf(err, errlen, "the rubric %s: %s/%s needs must be a scenario id or an array of them", path,
+                         ex, id);
+                return RL_EPARSE;
+            }
+            continue;
+        }
         if (strcmp(key, "visibility") != 0) {
-            snprintf(err, errlen, "the rubric %s: %s/%s has an unknown key \"%s\" (points, visibility)", path, ex, id,
-                     key);
+            snprintf(err, errlen, "the rubric %s: %s/%s has an unknown key \"%s\" (points, visibility, needs)", path,
+                     ex, id, key);
             return RL_EPARSE;
         }
         bool known = false;
@@ -112,6 +127,27 @@ bad:
     return RL_EPARSE;
 }
 
+/* |e|'s "needs": how many scenario ids, and the |i|th (a lone string is one). */
+static size_t nneeds(const json_t *e)
+{
+    json_t *n = json_is_object(e) ? json_object_get(e, "needs") : NULL;
+    return json_is_string(n) ? 1 : json_array_size(n);
+}
+
+static const char *need_at(const json_t *e, size_t i)
+{
+    json_t *n = json_object_get(e, "needs");
+    return json_string_value(json_is_string(n) ? n : json_array_get(n, i));
+}
+
+static bool is_scenario(const gr_exercise *ex, const char *id)
+{
+    for (size_t i = 0; i < ex->nscenarios; i++)
+        if (strcmp(ex->scenarios[i].id, id) == 0)
+            return true;
+    return false;
+}
+
 int gr_rubric_check(const gr_rubric *r, const gr_exercise *ex, char *err, size_t errlen)
 {
     json_t *scen = json_object_get(r->root, ex->name);
@@ -128,12 +164,23 @@ int gr_rubric_check(const gr_rubric *r, const gr_exercise *ex, char *err, size_t
     json_t *pts;
     json_object_foreach(scen, id, pts)
     {
-        bool known = id[0] == '_';
-        for (size_t i = 0; i < ex->nscenarios && !known; i++)
-            known = strcmp(ex->scenarios[i].id, id) == 0;
-        if (!known) {
+        if (id[0] == '_')
+            continue;
+        if (!is_scenario(ex, id)) {
             snprintf(err, errlen, "the rubric lists %s/%s, which is not a scenario of that exercise", ex->name, id);
             return RL_EPARSE;
+        }
+        /* One level only: a lesson's scenario needs nothing, so no chain or
+         * circle can hold every point back. */
+        for (size_t k = 0; k < nneeds(pts); k++) {
+            const char *n = need_at(pts, k);
+            if (!is_scenario(ex, n) || strcmp(n, id) == 0 || nneeds(json_object_get(scen, n))) {
+                snprintf(err, errlen,
+                         "the rubric: %s/%s needs \"%s\", which is not another scenario of that exercise "
+                         "that needs none itself",
+                         ex->name, id, n);
+                return RL_EPARSE;
+            }
         }
     }
     return RL_OK;
@@ -161,22 +208,56 @@ void gr_rubric_free(gr_rubric *r)
     free(r);
 }
 
-static double max_points(const gr_report *r, const gr_outcome *o)
+/* True when |id| was run in |r| and passed every run. */
+static bool passed_in(const gr_report *r, const char *id)
 {
-    return r->rubric ? gr_rubric_points(r->rubric, r->ex->name, o->scenario->id) : 0.0;
+    for (size_t i = 0; i < r->noutcomes; i++)
+        if (strcmp(r->outcomes[i].scenario->id, id) == 0)
+            return r->outcomes[i].runs > 0 && r->outcomes[i].passed == r->outcomes[i].runs;
+    return false;
 }
 
-static double earned(const gr_report *r, const gr_outcome *o)
+void gr_report_points(const gr_report *r, const gr_outcome *o, gr_points *out)
 {
-    return gr_judge_points(o->runs, o->passed, max_points(r, o));
+    memset(out, 0, sizeof *out);
+    if (!r->rubric)
+        return;
+    json_t *e = json_object_get(json_object_get(r->rubric->root, r->ex->name), o->scenario->id);
+    out->max = gr_rubric_points(r->rubric, r->ex->name, o->scenario->id);
+    out->earned = gr_judge_points(o->runs, o->passed, out->max);
+    if (out->earned == 0)
+        return;
+    size_t n = 0;
+    for (size_t i = 0; i < nneeds(e); i++) {
+        const char *id = need_at(e, i);
+        if (passed_in(r, id))
+            continue;
+        n += (size_t)snprintf(out->held_for + n, n < sizeof out->held_for ? sizeof out->held_for - n : 0, "%s%s",
+                              n ? " and " : "", id);
+        out->earned = 0;
+    }
+}
+
+const char *gr_report_points_note(const gr_report *r, const gr_outcome *o, char *buf, size_t len)
+{
+    gr_points p;
+    gr_report_points(r, o, &p);
+    if (!p.held_for[0])
+        snprintf(buf, len, "%s", "");
+    else
+        snprintf(buf, len, "its %g points count once %s passes: %s guards that lesson, it does not teach it",
+                 p.max, p.held_for, o->scenario->id);
+    return buf;
 }
 
 void gr_report_score(const gr_report *r, double *score, double *max_score)
 {
     *score = *max_score = 0;
     for (size_t i = 0; i < r->noutcomes; i++) {
-        *score += earned(r, &r->outcomes[i]);
-        *max_score += max_points(r, &r->outcomes[i]);
+        gr_points p;
+        gr_report_points(r, &r->outcomes[i], &p);
+        *score += p.earned;
+        *max_score += p.max;
     }
 }
 
@@ -209,10 +290,14 @@ void gr_report_table(FILE *f, const gr_report *r)
     fprintf(f, "%-20s %-14s %-7s %s\n", "SCENARIO", "VERDICT", "POINTS", "FEEDBACK");
     for (size_t i = 0; i < r->noutcomes; i++) {
         const gr_outcome *o = &r->outcomes[i];
-        char v[32], pts[32];
+        char v[32], pts[32], held[GR_POINTS_NOTE_MAX];
+        gr_points p;
+        gr_report_points(r, o, &p);
         verdict_text(r, o, v, sizeof v);
-        snprintf(pts, sizeof pts, "%g/%g", earned(r, o), max_points(r, o));
+        snprintf(pts, sizeof pts, "%g/%g", p.earned, p.max);
         fprintf(f, "%-20s %-14s %-7s ", o->scenario->id, v, pts);
+        if (gr_report_points_note(r, o, held, sizeof held)[0])
+            fprintf(f, "(%s) ", held);
         put_line(f, o->feedback);
         fputc('\n', f);
     }
@@ -287,21 +372,29 @@ int gr_report_json(const char *path, const gr_report *r, char *err, size_t errle
         char name[256], v[32];
         snprintf(name, sizeof name, "%s/%s: %s", r->ex->name, o->scenario->id, o->scenario->title);
         set_string(t, "name", name);
-        json_object_set_new(t, "score", json_real(earned(r, o)));
-        json_object_set_new(t, "max_score", json_real(max_points(r, o)));
+        gr_points p;
+        char held[GR_POINTS_NOTE_MAX];
+        gr_report_points(r, o, &p);
+        gr_report_points_note(r, o, held, sizeof held);
+        json_object_set_new(t, "score", json_real(p.earned));
+        json_object_set_new(t, "max_score", json_real(p.max));
         bool pass = o->runs > 0 && o->passed == o->runs;
         json_object_set_new(t, "status", json_string(pass ? "passed" : "failed"));
         verdict_text(r, o, v, sizeof v);
+        /* The verdict, and why a guard's points were held, before the
+         * feedback: "PASS (its 2 points count once in-flight passes: ...)". */
+        char label[sizeof v + sizeof held + 4];
+        snprintf(label, sizeof label, "%s%s%s%s", v, held[0] ? " (" : "", held, held[0] ? ")" : "");
         if (r->gradescope_html) {
             /* Its feedback, picture and output as HTML (html.h). */
-            char *h = gr_html_test_output(o, v);
+            char *h = gr_html_test_output(o, label);
             set_string(t, "output", h);
             free(h);
             json_object_set_new(t, "output_format", json_string("html"));
         } else {
-            size_t olen = strlen(o->feedback) + strlen(o->output) + 96;
+            size_t olen = strlen(label) + strlen(o->feedback) + strlen(o->output) + 96;
             char *text = rl_xmalloc(olen);
-            snprintf(text, olen, "%s: %s%s%s", v, o->feedback, o->output[0] ? "\n\nSubmission output:\n" : "",
+            snprintf(text, olen, "%s: %s%s%s", label, o->feedback, o->output[0] ? "\n\nSubmission output:\n" : "",
                      o->output);
             set_string(t, "output", text);
             free(text);
@@ -319,6 +412,8 @@ int gr_report_json(const char *path, const gr_report *r, char *err, size_t errle
         json_object_set_new(extra, "passed", json_integer(o->passed));
         json_object_set_new(extra, "seconds", json_real(o->seconds));
         set_string(extra, "feedback", o->feedback);
+        if (held[0])
+            set_string(extra, "points_held", held);
         json_object_set_new(t, "extra_data", extra);
         json_array_append_new(tests, t);
     }

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The verdict matrix: grades every known submission in tests/verdicts.json on
 every exercise it belongs to, N runs each, optionally with a CPU hog on every
-core, and prints expected against got for every scenario.
+core, and prints expected against got for every scenario (and, for a row with
+a "score", the score: the starters as `lab init` hands them out and the empty
+configs must score 0).
 
     scripts/selftest.py [--runs N] [--load] [--jobs N] [--only TEXT]
                         [--exercise EX] [--selftest-only] [--report FILE] [--json FILE]
@@ -17,6 +19,7 @@ import concurrent.futures
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,7 +39,7 @@ def bin_dir():
 
 
 def command(run):
-    """The grader's --submission for a matrix row's 'run'."""
+    """The grader's --submission for a matrix row's 'run' (not 'starter:')."""
     kind, _, arg = run.partition(":")
     if kind == "python":
         return f"{PYTHON} {os.path.join(SUBMISSIONS, arg)}"
@@ -47,6 +50,28 @@ def command(run):
     if kind == "config":
         return os.path.join(ROOT, arg)
     raise ValueError(f"unknown run kind in {run!r}")
+
+
+def starter(run):
+    """A fresh `lab init` folder for a row's 'starter:EXERCISE/LANG' (a
+    command starter) or 'starter:EXERCISE' (a config starter, made for the
+    id S1), as a student gets it, in a folder the sandbox's nobody can read
+    (under build/, as tests/integration/test_starters.py makes them). The
+    caller removes its parent."""
+    exercise, _, lang = run.partition(":")[2].partition("/")
+    base = os.path.join(ROOT, "build", "matrix-starters")
+    os.makedirs(base, exist_ok=True)
+    os.chmod(base, 0o755)
+    parent = tempfile.mkdtemp(dir=base)
+    os.chmod(parent, 0o755)
+    folder = os.path.join(parent, exercise)
+    argv = [os.path.join(bin_dir(), "lab"), "init", exercise, *(("--lang", lang) if lang else ("--student", "S1")),
+            folder]
+    p = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+    if p.returncode != 0:
+        shutil.rmtree(parent, ignore_errors=True)
+        raise RuntimeError(f"{' '.join(argv)} failed: {p.stdout}{p.stderr}")
+    return parent, folder
 
 
 def load_matrix(path=MATRIX):
@@ -69,17 +94,29 @@ def expected(want, scenario):
 
 
 def grade(run, exercise, runs, timeout_s=None, args=()):
-    """Runs the grader once for |runs| runs of every scenario. Returns
-    (exit code, {scenario: [verdict per run]}, {scenario: last feedback per
-    verdict}, stderr text)."""
+    """Runs the grader once for |runs| runs of every scenario; a 'starter:'
+    row through `lab check` in a fresh starter folder, as a student would.
+    Returns (exit code, {scenario: [verdict per run]}, {scenario: last
+    feedback per verdict}, stderr text, the score results.json gave)."""
+    parent = None
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "results.json")
-        argv = [os.path.join(bin_dir(), "grader"), exercise, "--submission", command(run), "--runs", str(runs),
-                "--json", out, "--verbose", *args]
+        common = ["--runs", str(runs), "--json", out, "--verbose", *args]
+        if run.startswith("starter:"):
+            parent, cwd = starter(run)
+            argv = [os.path.join(bin_dir(), "lab"), "check", exercise, *common]
+        else:
+            cwd = ROOT
+            argv = [os.path.join(bin_dir(), "grader"), exercise, "--submission", command(run), *common]
         # A scenario run is bounded by the grader's 60 s watchdog; seven
         # scenarios at most per exercise.
         timeout_s = timeout_s or 120 + runs * 7 * 60
-        p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout_s, cwd=ROOT)
+        try:
+            p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout_s, cwd=cwd,
+                               stdin=subprocess.DEVNULL)
+        finally:
+            if parent:
+                shutil.rmtree(parent, ignore_errors=True)
         err = p.stderr.decode(errors="replace")
         verdicts = collections.OrderedDict()
         feedback = {}
@@ -88,7 +125,22 @@ def grade(run, exercise, runs, timeout_s=None, args=()):
             if m and m.group(1) == exercise:
                 verdicts.setdefault(m.group(2), []).append(m.group(5))
                 feedback[(m.group(2), m.group(5))] = m.group(7)
-        return p.returncode, verdicts, feedback, err
+        score = None
+        try:
+            with open(out) as f:
+                score = json.load(f).get("score")
+        except (OSError, ValueError):
+            pass
+        return p.returncode, verdicts, feedback, err, score
+
+
+def wrong_score(row, score):
+    """Why the row's 'score' (what every exercise of it must score: 0 for a
+    starter as handed out or an empty config) was not met, or None."""
+    want = row.get("score")
+    if want is None or score == want:
+        return None
+    return f"scored {score}, not {want}: points for a lesson not learned"
 
 
 def timed_grade(row, exercise, runs):
@@ -148,7 +200,7 @@ def main():
         jobs = [(row, ex, want, pool.submit(timed_grade, row, ex, a.runs)) for row, ex, want in cells]
         for row, ex, want, job in jobs:
             try:
-                (code, got, feedback, err), secs = job.result()
+                (code, got, feedback, err, score), secs = job.result()
             except subprocess.TimeoutExpired:
                 print(f"selftest: the grader did not finish: {row['name']} {ex}", file=sys.stderr)
                 return 2
@@ -168,6 +220,12 @@ def main():
                              "got": dict(counts), "runs": len(vs), "ok": ok, "feedback": worst})
                 print(f"{'ok ' if ok else 'BAD'} {row['name'][:34]:34} {ex:9} {sid:18} want {exp:9} got {gotstr}"
                       + ("" if ok else f"\n    {worst}"), flush=True)
+            why = wrong_score(row, score)
+            if why:
+                bad += 1
+                rows.append({"submission": row["name"], "exercise": ex, "scenario": "(score)", "expected":
+                             str(row["score"]), "got": {str(score): 1}, "runs": 1, "ok": False, "feedback": why})
+                print(f"BAD {row['name'][:34]:34} {ex:9} {why}", flush=True)
             print(f"    ({secs:.0f} s)", flush=True)
     secs = time.monotonic() - t0
     print(f"{len(rows) - bad} right, {bad} wrong of {len(rows)} scenario cells in {secs:.0f} s")

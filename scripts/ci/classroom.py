@@ -2,7 +2,11 @@
 """Writes GitHub Classroom's autograding configuration
 (.github/classroom/autograding.json) for relaylab exercises: one test a
 scenario, worth the rubric's points, that runs the grader on that scenario
-alone (`--only ID`) in the folder the student's `lab init` made. The
+alone (`--only ID`) in the folder the student's `lab init` made. A scenario
+the rubric marks as a regression guard ("needs": the lesson's scenarios)
+runs with those it needs (`--only GUARD,LESSON`), so that its test, which
+passes only when every scenario run passed, scores only with the lesson, as
+the grader's own points do. The
 exercises and scenarios come from `bin/grader list`, the points from
 grader/rubric.json, so nothing here goes stale when exercises are added.
 
@@ -42,6 +46,11 @@ def points(entry):
     return entry["points"] if isinstance(entry, dict) else entry
 
 
+def needs(entry):
+    n = entry.get("needs", []) if isinstance(entry, dict) else []
+    return [n] if isinstance(n, str) else list(n)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--folder", action="append", required=True, metavar="EXERCISE=DIR",
@@ -71,7 +80,7 @@ def main():
                 # passes --only on.
                 "run": (f"cd '{folder}' && sudo /opt/relaylab-student/bin/lab check {ex} "
                         '${RELAYLAB_STUDENT:+--student "$RELAYLAB_STUDENT"} '
-                        f"--only {sc} --runs {a.runs}"),
+                        f"--only {','.join([sc] + needs(rubric[ex][sc]))} --runs {a.runs}"),
                 "input": "",
                 "output": "",
                 "comparison": "included",

@@ -88,7 +88,7 @@ def test_every_scenario_gets_its_verdict(grades, index):
     reason = skip_reason(row)
     if reason:
         pytest.skip(reason)
-    code, got, feedback, err = grades.get(index)
+    code, got, feedback, err, score = grades.get(index)
     assert got, f"the grader printed no runs (exit {code}):\n{err[-3000:]}"
     wrong = []
     for sid, verdicts in got.items():
@@ -99,6 +99,9 @@ def test_every_scenario_gets_its_verdict(grades, index):
         ex, _, sid = key.partition("/")
         if ex == exercise and sid in got and phrase not in feedback[(sid, got[sid][0])]:
             wrong.append(f"{sid}: the feedback does not say {phrase!r}: {feedback[(sid, got[sid][0])]}")
+    why = selftest.wrong_score(row, score)
+    if why:
+        wrong.append(why)
     assert not wrong, "\n".join(wrong)
     every_pass = all(v == ["PASS"] for v in got.values())
     assert code == (0 if every_pass else 1), f"exit {code} for {'all PASS' if every_pass else 'a non-PASS'}"

@@ -1,7 +1,8 @@
 /* Unit tests for the rubric loader and results.json: the integer form every
  * rubric used stays valid, the object form adds a Gradescope visibility,
- * a bad entry is refused with its path named, and results.json carries the
- * visibility and the measured extra_data. */
+ * a bad entry is refused with its path named, a regression guard's points
+ * ("needs") count only with the lesson it guards, and results.json carries
+ * the visibility, the measured extra_data and why points were held. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -117,6 +118,129 @@ static int noop(gr_ctx *ctx, gr_scenario_result *out)
 static const gr_scenario scenarios[] = {{"a", "first", noop, 0}, {"b", "second", noop, 0}};
 static const gr_exercise ex = {"ex", "a test exercise", GR_SUBMISSION_COMMAND, 1, 1, NULL, scenarios, 2, NULL};
 
+static const gr_scenario three[] = {{"lesson", "the lesson", noop, 0}, {"guard", "a guard", noop, 0},
+                                    {"other", "another", noop, 0}};
+static const gr_exercise ex3 = {"ex", "three scenarios", GR_SUBMISSION_COMMAND, 1, 1, NULL, three, 3, NULL};
+
+static void needs_must_name_another_scenario_that_needs_none(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text, *says;
+    } cases[] = {
+        {"{\"ex\": {\"lesson\": 1, \"guard\": {\"points\": 1, \"needs\": \"nosuch\"}, \"other\": 1}}",
+         "ex/guard needs \"nosuch\""},
+        {"{\"ex\": {\"lesson\": 1, \"guard\": {\"points\": 1, \"needs\": \"guard\"}, \"other\": 1}}",
+         "ex/guard needs \"guard\""},
+        /* a chain: other needs guard, which needs lesson */
+        {"{\"ex\": {\"lesson\": 1, \"guard\": {\"points\": 1, \"needs\": \"lesson\"},"
+         " \"other\": {\"points\": 1, \"needs\": [\"guard\"]}}}",
+         "ex/other needs \"guard\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        gr_rubric *r = NULL;
+        char err[512] = "";
+        assert_int_equal(load(cases[i].text, &r, err, sizeof err), RL_OK);
+        assert_int_equal(gr_rubric_check(r, &ex3, err, sizeof err), RL_EPARSE);
+        if (!strstr(err, cases[i].says))
+            fail_msg("case %zu: '%s' does not say '%s'", i, err, cases[i].says);
+        gr_rubric_free(r);
+    }
+    const char *bad[] = {"{\"ex\": {\"guard\": {\"points\": 1, \"needs\": 3}}}",
+                         "{\"ex\": {\"guard\": {\"points\": 1, \"needs\": []}}}",
+                         "{\"ex\": {\"guard\": {\"points\": 1, \"needs\": [\"lesson\", 2]}}}"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        gr_rubric *r = NULL;
+        char err[512] = "";
+        assert_int_equal(load(bad[i], &r, err, sizeof err), RL_EPARSE);
+        assert_non_null(strstr(err, "needs must be a scenario id or an array of them"));
+    }
+}
+
+/* Outcomes of ex3: the lesson passed or not (|lesson_runs| 0: not run). */
+static size_t outcomes3(gr_outcome o[3], int lesson_runs, int lesson_passed)
+{
+    memset(o, 0, 3 * sizeof *o);
+    size_t n = 0;
+    if (lesson_runs)
+        o[n++] = (gr_outcome){.scenario = &three[0], .runs = lesson_runs, .passed = lesson_passed};
+    o[n++] = (gr_outcome){.scenario = &three[1], .runs = 1, .passed = 1, .verdict = GR_PASS};
+    o[n++] = (gr_outcome){.scenario = &three[2], .runs = 1, .passed = 1, .verdict = GR_PASS};
+    return n;
+}
+
+static void a_guard_scores_only_with_the_lesson_it_needs(void **state)
+{
+    (void)state;
+    gr_rubric *r = NULL;
+    char err[512] = "", note[GR_POINTS_NOTE_MAX];
+    assert_int_equal(load("{\"ex\": {\"lesson\": 4, \"guard\": {\"points\": 2, \"needs\": \"lesson\"},"
+                          " \"other\": 1}}",
+                          &r, err, sizeof err),
+                     RL_OK);
+    assert_int_equal(gr_rubric_check(r, &ex3, err, sizeof err), RL_OK);
+    gr_outcome o[3];
+    gr_points p;
+    double score, max;
+    /* the lesson passed: the guard scores */
+    gr_report rep = {.ex = &ex3, .outcomes = o, .noutcomes = outcomes3(o, 1, 1), .rubric = r, .runs = 1};
+    gr_report_points(&rep, &o[1], &p);
+    assert_true(p.earned == 2.0 && p.max == 2.0);
+    assert_string_equal(gr_report_points_note(&rep, &o[1], note, sizeof note), "");
+    gr_report_score(&rep, &score, &max);
+    assert_true(score == 7.0 && max == 7.0);
+    /* the lesson failed (one run of two): the guard's points are held, and
+     * the note says why; a scenario that needs nothing still scores */
+    rep.noutcomes = outcomes3(o, 2, 1);
+    gr_report_points(&rep, &o[1], &p);
+    assert_true(p.earned == 0.0 && p.max == 2.0);
+    assert_string_equal(p.held_for, "lesson");
+    assert_non_null(strstr(gr_report_points_note(&rep, &o[1], note, sizeof note), "count once lesson passes"));
+    gr_report_score(&rep, &score, &max);
+    assert_true(score == 1.0 && max == 7.0);
+    /* the lesson not run (--only guard): held too */
+    rep.noutcomes = outcomes3(o, 0, 0);
+    gr_report_points(&rep, &o[0], &p);
+    assert_true(p.earned == 0.0 && p.max == 2.0);
+    /* a guard that failed itself is not "held": it earned nothing */
+    rep.noutcomes = outcomes3(o, 1, 0);
+    o[1].passed = 0;
+    gr_report_points(&rep, &o[1], &p);
+    assert_true(p.earned == 0.0 && p.held_for[0] == '\0');
+    gr_rubric_free(r);
+}
+
+static void results_json_says_why_points_were_held(void **state)
+{
+    (void)state;
+    gr_rubric *r = NULL;
+    char err[512] = "";
+    assert_int_equal(load("{\"ex\": {\"lesson\": 4, \"guard\": {\"points\": 2, \"needs\": [\"lesson\"]},"
+                          " \"other\": 1}}",
+                          &r, err, sizeof err),
+                     RL_OK);
+    gr_outcome o[3];
+    gr_report rep = {.ex = &ex3, .submission = "x", .outcomes = o, .noutcomes = outcomes3(o, 1, 0), .rubric = r,
+                     .runs = 1};
+    snprintf(o[1].feedback, sizeof o[1].feedback, "refused at once");
+    char path[256];
+    snprintf(path, sizeof path, "%s/results.json", dir);
+    assert_int_equal(gr_report_json(path, &rep, err, sizeof err), RL_OK);
+    gr_rubric_free(r);
+    json_error_t je;
+    json_t *root = json_load_file(path, 0, &je);
+    assert_non_null(root);
+    assert_true(json_number_value(json_object_get(root, "score")) == 1.0);
+    json_t *t = json_array_get(json_object_get(root, "tests"), 1);
+    assert_true(json_number_value(json_object_get(t, "score")) == 0.0);
+    assert_string_equal(json_string_value(json_object_get(t, "status")), "passed");
+    const char *output = json_string_value(json_object_get(t, "output"));
+    assert_non_null(strstr(output, "PASS (its 2 points count once lesson passes"));
+    assert_non_null(strstr(output, "refused at once"));
+    assert_non_null(json_object_get(json_object_get(t, "extra_data"), "points_held"));
+    json_decref(root);
+}
+
 static void the_shipped_rubric_checks_against_every_exercise(void **state)
 {
     (void)state;
@@ -178,6 +302,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(object_entry_gives_points_and_visibility, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(every_gradescope_visibility_loads, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(bad_entries_are_refused_by_path, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(needs_must_name_another_scenario_that_needs_none, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(a_guard_scores_only_with_the_lesson_it_needs, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(results_json_says_why_points_were_held, make_dir, remove_dir),
         cmocka_unit_test(the_shipped_rubric_checks_against_every_exercise),
         cmocka_unit_test_setup_teardown(results_json_carries_visibility_and_extra_data, make_dir, remove_dir),
     };
