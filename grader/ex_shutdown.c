@@ -34,6 +34,10 @@
 /* Work of the call in flight at SIGTERM: 8 x 100 ms, well inside the grace;
  * and of the call that outlives it: 40 x 100 ms. */
 #define STEP_MS     100
+/* How long after SIGTERM refuses-new waits to see a process the signal
+ * killed as dead: the death is at once, its reaping may lag a loaded
+ * grader; a process still running by then was not killed by the signal. */
+#define DEATH_SEEN_MS 1000
 #define SHORT_STEPS 8
 #define LONG_STEPS  40
 /* How soon the listener closes after SIGTERM and what a refusal is:
@@ -330,9 +334,13 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
     char st[200];
     gr_process_status_text(&n, st, sizeof st);
     /* A process the signal killed refuses everything, as a dead one does:
-     * no admission was closed while a call drained, so that is no PASS. */
+     * no admission was closed while a call drained, so that is no PASS.
+     * Asked only when the admitted call is over (a drain keeps it running),
+     * and with a bound, since the grader may not have reaped the death yet
+     * when the refusal came (seen: the C relay, refused in 0 ms). */
     gr_exit died;
-    bool killed_by_sigterm = gr_await_submission_exit(ctx, 0, false, &died) == RL_OK && died.exited &&
+    bool killed_by_sigterm = rl_probe_call_wait(&c, 0) == RL_OK &&
+                             gr_await_submission_exit(ctx, DEATH_SEEN_MS, false, &died) == RL_OK && died.exited &&
                              died.signal == SIGTERM;
     if (killed_by_sigterm)
         gr_result(out, GR_FAIL,
