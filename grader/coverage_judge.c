@@ -9,6 +9,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static bool open_at(const Relaylab__TunnelStreamRecord *r, int64_t t)
 {
@@ -204,5 +205,27 @@ bool gr_cov_judge_work(const gr_cov_early *e, const char *const *names, char *bu
              "of %u ms on server %s was answered %.1f ms after): answered before the work? Work each call its "
              "work_ms, then answer it; a stream carrying a call is busy until then",
              e->early, e->answered, e->worst_work, names[e->worst_server], (double)e->worst_ns / 1e6);
+    return true;
+}
+
+bool gr_cov_judge_direct(const uint64_t *refused, const char *const *names, int n, char *buf, size_t len)
+{
+    uint64_t total = 0;
+    char where[64] = "";
+    for (int i = 0; i < n; i++) {
+        if (!refused[i])
+            continue;
+        size_t k = strlen(where);
+        snprintf(where + k, sizeof where - k, "%s%s %llu", total ? ", " : "", names[i],
+                 (unsigned long long)refused[i]);
+        total += refused[i];
+    }
+    if (!total)
+        return false;
+    snprintf(buf, len,
+             "%llu stream%s opened straight to the tunnel servers' own ports (%s), around the L7 balancer: the "
+             "servers accept streams from the balancer alone and refused %s (streams around the proxy?). Dial "
+             "only RELAYLAB_TUNNEL: the balancer places each stream, and the server's first message says where",
+             (unsigned long long)total, total == 1 ? " was" : "s were", where, total == 1 ? "it" : "them");
     return true;
 }

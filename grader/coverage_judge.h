@@ -96,4 +96,10 @@ void gr_cov_early_add(gr_cov_early *acc, const gr_cov_server *s, int server, int
  * ("... answered before the work?") in |buf|; |names| the servers'. */
 bool gr_cov_judge_work(const gr_cov_early *e, const char *const *names, char *buf, size_t len);
 
+/* The verdict on the streams the |n| servers (|names|) refused because
+ * they came around the proxy (|refused|[i], their ObserveTunnel
+ * refused_direct): true when any did, with the feedback ("streams around
+ * the proxy?") in |buf|. */
+bool gr_cov_judge_direct(const uint64_t *refused, const char *const *names, int n, char *buf, size_t len);
+
 #endif

@@ -262,24 +262,42 @@ static bool caps_broken(gr_ctx *ctx, gr_scenario_result *out)
     cov_world *cw = gr_world(ctx);
     rl_l7proxy_stats st;
     rl_l7proxy_get_stats(cw->w.proxy, &st);
+    char flood[160] = "";
+    if (st.refused)
+        snprintf(flood, sizeof flood, "; the balancer refused %llu more beyond its limit of %d open (a flood)",
+                 (unsigned long long)st.refused, RL_TWORLD_STREAM_LIMIT);
     for (int i = 0; i < NSERVERS; i++)
         if (st.peak[i] > RL_COV_CAP_PER_SERVER) {
             gr_result(out, GR_FAIL,
-                      "%d of your streams were open at once on server %s (%d in all at the peak): the caps are %d "
-                      "per server and %d in all, and growth pauses while idle streams elsewhere reach %dx the "
+                      "%d of your streams were open at once on server %s (%d in all at the peak%s): the caps are "
+                      "%d per server and %d in all, and growth pauses while idle streams elsewhere reach %dx the "
                       "demand (growing without a cap?)",
-                      st.peak[i], NAMES[i], st.peak_open, RL_COV_CAP_PER_SERVER, RL_COV_CAP_TOTAL, RL_COV_PAUSE_FACTOR);
+                      st.peak[i], NAMES[i], st.peak_open, flood, RL_COV_CAP_PER_SERVER, RL_COV_CAP_TOTAL,
+                      RL_COV_PAUSE_FACTOR);
             return true;
         }
     if (st.peak_open > RL_COV_CAP_TOTAL || st.refused) {
         gr_result(out, GR_FAIL,
-                  "%d of your streams were open at once (the proxy refused %llu more beyond %d): the caps are %d "
-                  "per server and %d in all (growing without a cap?)",
-                  st.peak_open, (unsigned long long)st.refused, RL_TWORLD_STREAM_LIMIT, RL_COV_CAP_PER_SERVER,
-                  RL_COV_CAP_TOTAL);
+                  "%d of your streams were open at once%s: the caps are %d per server and %d in all (growing "
+                  "without a cap?)",
+                  st.peak_open, flood, RL_COV_CAP_PER_SERVER, RL_COV_CAP_TOTAL);
         return true;
     }
     return false;
+}
+
+/* The verdict when the agent opened streams straight to the servers
+ * (gr_cov_judge_direct): true with the FAIL in |out|. */
+static bool around_proxy(const obs *o, gr_scenario_result *out)
+{
+    uint64_t refused[NSERVERS];
+    for (int i = 0; i < NSERVERS; i++)
+        refused[i] = o->s[i]->refused_direct;
+    char fb[512];
+    if (!gr_cov_judge_direct(refused, NAMES, NSERVERS, fb, sizeof fb))
+        return false;
+    gr_result(out, GR_FAIL, "%s", fb);
+    return true;
 }
 
 /* The verdict when any call dispatched since |t0| was answered before its
@@ -415,7 +433,7 @@ static int burst(gr_ctx *ctx, bool skewed, gr_scenario_result *out)
     others(b, oth, sizeof oth);
     int closed_b = gr_cov_closed_in(o.s[b], t0, now);
     burst_figure(out, &o, b, t0, now, bound_ns, &w, skewed);
-    if (caps_broken(ctx, out) || work_skipped(&o, t0, out)) {
+    if (around_proxy(&o, out) || caps_broken(ctx, out) || work_skipped(&o, t0, out)) {
     } else if (young > CHURN_MAX) {
         per_call_fail(out, young, " during the burst");
     } else if (w.max_ns > bound_ns) {
@@ -537,7 +555,7 @@ static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
     int lost = lost_calls(&o, t0);
     int single_b = gr_cov_young_closes(o.s[b], t0, now, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);
     unfillable_figure(out, &o, b, t0, now, bound, peak, !closed_b && !lost);
-    if (caps_broken(ctx, out) || work_skipped(&o, t0, out)) {
+    if (around_proxy(&o, out) || caps_broken(ctx, out) || work_skipped(&o, t0, out)) {
     } else if (closed_b && single_b == closed_b) {
         char where[96];
         snprintf(where, sizeof where, " on busy server %s, where no new stream could land", NAMES[b]);
@@ -590,7 +608,7 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
     gr_cov_waits w;
     gr_cov_wait_stats(o.s[b], t0, INT64_MAX, o.s[b]->now_ns, &w);
     int young = churn(&o, t0, o.s[b]->now_ns, true);
-    if (caps_broken(ctx, out) || work_skipped(&o, t0, out))
+    if (around_proxy(&o, out) || caps_broken(ctx, out) || work_skipped(&o, t0, out))
         goto done;
     if (young > CHURN_MAX) {
         per_call_fail(out, young, " during the burst");
@@ -729,7 +747,7 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
     int64_t emptied = gr_cov_emptied_at(o.s[c], c_since, evac_by < now ? evac_by : now);
     int c_left = gr_cov_streams_at(o.s[c], evac_by < now ? evac_by : now);
     int single_b = gr_cov_young_closes(o.s[b], t0, b_until, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);
-    if (caps_broken(ctx, out) || work_skipped(&o, t0, out)) {
+    if (around_proxy(&o, out) || caps_broken(ctx, out) || work_skipped(&o, t0, out)) {
     } else if (closed_b && single_b == closed_b) {
         per_call_fail(out, single_b, " on server B");
     } else if (closed_b || lost) {

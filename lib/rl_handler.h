@@ -56,4 +56,10 @@ void rl_server_hold(void);
  * the process: what the drain waits for. Any thread. */
 long rl_server_calls_in_flight(void);
 
+/* Ends |call| at once with |code| and |msg| (copied), without handing it to
+ * a handler: what a server answers to a method it does not serve, or a
+ * handler to a caller it refuses. Takes |call| (unreferenced when the
+ * batch completes) and ends it as a handler would (rl_server_call_end). */
+void rl_server_reject(grpc_call *call, grpc_status_code code, const char *msg);
+
 #endif

@@ -54,41 +54,6 @@ typedef struct accept_state {
     grpc_metadata_array metadata;
 } accept_state;
 
-/* Answers a call to a method this server does not have. */
-typedef struct reject_state {
-    rl_tag tag;
-    grpc_call *call;
-    int cancelled;
-    grpc_slice detail;
-} reject_state;
-
-static void reject_done(rl_tag *tag, bool ok)
-{
-    (void)ok;
-    reject_state *r = (reject_state *)tag;
-    grpc_slice_unref(r->detail);
-    grpc_call_unref(r->call);
-    rl_server_call_end();
-    free(r);
-}
-
-static void reject(grpc_call *call, grpc_status_code code, const char *msg)
-{
-    reject_state *r = rl_xcalloc(1, sizeof *r);
-    r->tag.done = reject_done;
-    r->call = call;
-    r->detail = grpc_slice_from_copied_string(msg);
-    grpc_op ops[3];
-    memset(ops, 0, sizeof ops);
-    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-    ops[1].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-    ops[1].data.recv_close_on_server.cancelled = &r->cancelled;
-    ops[2].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-    ops[2].data.send_status_from_server.status = code;
-    ops[2].data.send_status_from_server.status_details = &r->detail;
-    if (grpc_call_start_batch(call, ops, 3, &r->tag, NULL) != GRPC_CALL_OK)
-        reject_done(&r->tag, false);
-}
 
 static void accept_arm(accept_state *a);
 
@@ -122,16 +87,16 @@ static void accept_done(rl_tag *tag, bool ok)
     char msg[300];
     if (atomic_load(&refusing)) {
         /* Accepted but not started when admission closed: never started. */
-        reject(a->call, GRPC_STATUS_UNAVAILABLE, "the server is shutting down; try another instance");
+        rl_server_reject(a->call, GRPC_STATUS_UNAVAILABLE, "the server is shutting down; try another instance");
     } else if (m && m->private_only && s->opt.private_listen && !from_private(a->call)) {
         snprintf(msg, sizeof msg, "method %s is served only to the grader", method);
-        reject(a->call, GRPC_STATUS_PERMISSION_DENIED, msg);
+        rl_server_reject(a->call, GRPC_STATUS_PERMISSION_DENIED, msg);
     } else if (m) {
         rl_call_info info = {method, a->details.deadline, &a->metadata, rl_now_ns()};
         m->start(a->loop, a->call, &info, m->user);
     } else {
         snprintf(msg, sizeof msg, "method %s is not served here", method);
-        reject(a->call, GRPC_STATUS_UNIMPLEMENTED, msg);
+        rl_server_reject(a->call, GRPC_STATUS_UNIMPLEMENTED, msg);
     }
     gpr_free(method);
     grpc_call_details_destroy(&a->details);

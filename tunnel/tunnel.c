@@ -14,6 +14,7 @@
 #include "rl_log.h"
 #include "rl_pb.h"
 
+#include <grpc/support/alloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -223,10 +224,26 @@ static void status_done(rl_tag *tag, bool ok)
     settle(RL_CONTAINER_OF(tag, tn_stream, status_tag));
 }
 
+/* True when |call| came through the private unix socket (the proxy's
+ * connection): gRPC names such peers "unix:...". */
+static bool via_proxy(grpc_call *call)
+{
+    char *peer = grpc_call_get_peer(call);
+    bool ok = peer && strncmp(peer, "unix:", 5) == 0;
+    gpr_free(peer);
+    return ok;
+}
+
 void tn_stream_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user)
 {
     (void)loop;
     tn_server *s = user;
+    if (!via_proxy(call)) {
+        s->refused_direct++;
+        rl_server_reject(call, GRPC_STATUS_PERMISSION_DENIED,
+                         "this tunnel server accepts streams from the L7 balancer only: dial RELAYLAB_TUNNEL");
+        return;
+    }
     tn_stream *st = rl_xcalloc(1, sizeof *st);
     st->srv = s;
     st->call = call;
@@ -343,6 +360,7 @@ static void add_call(const tn_server *s, const tn_call_rec *c, Relaylab__TunnelC
 void tn_observe(const tn_server *s, Relaylab__ObserveTunnelReply *rep)
 {
     rep->server_id = (char *)s->id;
+    rep->refused_direct = s->refused_direct;
     /* The records are one array each, which tn_observe_free finds through
      * the first pointer: freed here when nothing points into it. */
     /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers, sized by one pointer */

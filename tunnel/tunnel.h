@@ -54,9 +54,14 @@ typedef struct tn_server {
     size_t qhead, qlen, qcap;
     tn_stream *newest; /* open streams, newest first (prev points to older) */
     int64_t reset_ns;  /* ObserveTunnel leaves out what ended before it */
+    uint64_t refused_direct; /* Open calls from elsewhere than the private socket */
 } tn_server;
 
-/* The stream handler (rl_method_start); |user| is the tn_server. */
+/* The stream handler (rl_method_start); |user| is the tn_server. Streams
+ * come from the L7 proxy alone, on the private unix socket: one opened on
+ * the public TCP port went around the proxy (an agent that found the
+ * server's port) and is refused PERMISSION_DENIED and counted, with no
+ * record, so that a flood of them costs the server nothing that stays. */
 void tn_stream_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
 
 /* Records a new call of |work_ms| dispatched now and hands it to the newest

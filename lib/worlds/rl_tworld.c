@@ -38,7 +38,10 @@ int rl_tworld_start(rl_tworld *w, const rl_tworld_options *opt, char *err, size_
         if (rc != RL_OK)
             return rc;
         w->ctl_ch[i] = rl_channel_isolated(w->ctl[i], NULL);
-        backends[i] = w->addrs[i];
+        /* The proxy reaches each server on its private socket, the only
+         * place a server accepts streams (tunnel.h): the agent, which can
+         * find the servers' TCP ports, cannot go around the proxy. */
+        backends[i] = w->ctl[i];
     }
     int rc = rl_l7proxy_start(backends, w->n, &opt->placement, &w->proxy, err, errlen);
     if (rc == RL_OK)

@@ -41,8 +41,8 @@ typedef struct rl_tworld {
     rl_proc procs[RL_TWORLD_MAX_SERVERS];
     bool running[RL_TWORLD_MAX_SERVERS];
     char ids[RL_TWORLD_MAX_SERVERS][4];    /* "A", "B" ... */
-    char addrs[RL_TWORLD_MAX_SERVERS][64]; /* their public Tunnel ports */
-    char ctl[RL_TWORLD_MAX_SERVERS][192];  /* "unix:DIR/tunnel-A.sock" */
+    char addrs[RL_TWORLD_MAX_SERVERS][64]; /* their TCP ports, which refuse streams */
+    char ctl[RL_TWORLD_MAX_SERVERS][192];  /* "unix:DIR/tunnel-A.sock": control and the proxy's streams */
     grpc_channel *ctl_ch[RL_TWORLD_MAX_SERVERS];
     rl_l7proxy *proxy;
 } rl_tworld;

@@ -63,7 +63,8 @@ def tunnel(start_program):
         sock = f"unix:{d}/control.sock"
         p = start_program([bin_path("tunnel"), "--id", "B", "--control", sock])
         pub, ctl = channel(p.addr), channel(sock)
-        yield pb_grpc.TunnelStub(pub), pb_grpc.TunnelControlStub(ctl), pb_grpc.TunnelControlStub(pub)
+        # The streams come through the private socket, as the proxy's do.
+        yield pb_grpc.TunnelStub(ctl), pb_grpc.TunnelControlStub(ctl), pb_grpc.TunnelControlStub(pub)
         pub.close()
         ctl.close()
 
@@ -124,6 +125,34 @@ def test_control_answers_only_on_the_private_socket(tunnel):
     with pytest.raises(grpc.RpcError) as e:
         public_ctl.Dispatch(pb.DispatchRequest(count=1, work_ms=1), timeout=5)
     assert e.value.code() == grpc.StatusCode.PERMISSION_DENIED
+
+
+def test_streams_around_the_proxy_are_refused_and_counted_not_kept(start_program):
+    """A stream opened on a tunnel server's TCP port (an agent that found it)
+    is refused PERMISSION_DENIED and only counted: a flood of them leaves no
+    record behind, and the proxy's socket still gets its streams."""
+    with tempfile.TemporaryDirectory() as d:
+        sock = f"unix:{d}/control.sock"
+        p = start_program([bin_path("tunnel"), "--id", "A", "--control", sock])
+        pub, ctl = channel(p.addr), channel(sock)
+        direct = pb_grpc.TunnelStub(pub)
+        n = 300
+        calls = [direct.Open(iter(())) for _ in range(n)]
+        codes = set()
+        for c in calls:
+            with pytest.raises(grpc.RpcError) as e:
+                next(iter(c))
+            codes.add((e.value.code(), "L7 balancer" in (e.value.details() or "")))
+        assert codes == {(grpc.StatusCode.PERMISSION_DENIED, True)}
+        good = AgentStream(pb_grpc.TunnelStub(ctl))
+        assert good.named.wait(5) and good.server_id == "A"
+        r = pb_grpc.TunnelControlStub(ctl).ObserveTunnel(pb.ObserveTunnelRequest(), timeout=5)
+        assert r.refused_direct == n
+        assert len(r.streams) == 1
+        good.close()
+        assert good.ended.wait(5)
+        pub.close()
+        ctl.close()
 
 
 def grade(submission, only, *extra):

@@ -212,6 +212,23 @@ static void an_answer_sooner_than_the_work_fails_by_name(void **state)
     assert_non_null(strstr(fb, "answered before the work?"));
 }
 
+static void streams_around_the_proxy_fail_by_name_with_each_server(void **state)
+{
+    (void)state;
+    const char *names[] = {"A", "B", "C"};
+    char fb[512];
+    uint64_t none[3] = {0, 0, 0};
+    assert_false(gr_cov_judge_direct(none, names, 3, fb, sizeof fb));
+    uint64_t some[3] = {0, 150000, 2};
+    assert_true(gr_cov_judge_direct(some, names, 3, fb, sizeof fb));
+    assert_non_null(strstr(fb, "150002 streams were opened straight"));
+    assert_non_null(strstr(fb, "(B 150000, C 2)"));
+    assert_non_null(strstr(fb, "streams around the proxy?"));
+    uint64_t one[3] = {1, 0, 0};
+    assert_true(gr_cov_judge_direct(one, names, 3, fb, sizeof fb));
+    assert_non_null(strstr(fb, "1 stream was opened"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -223,6 +240,7 @@ int main(void)
         cmocka_unit_test(emptied_is_the_last_close_when_nothing_is_left),
         cmocka_unit_test(ticks_to_cover_follow_the_doubling),
         cmocka_unit_test(an_answer_sooner_than_the_work_fails_by_name),
+        cmocka_unit_test(streams_around_the_proxy_fail_by_name_with_each_server),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
