@@ -379,10 +379,19 @@ format:
 TIDY_OK := $(patsubst %.c,$(BUILD)/tidy/%.ok,$(TIDY_SRCS))
 tidy_flags = $(CPPFLAGS) -std=c11 $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -I$(patsubst %/,%,$(dir $(1))) \
   $(if $(filter tests/unit/%,$(1)),-include tests/unit/rl_test.h -Itests/unit $(if $(call unit_prog,$(1)),-I$(call unit_prog,$(1))))
-.PHONY: lint-format lint-tidy lint-cppcheck
+.PHONY: house lint-format lint-tidy lint-cppcheck
 lint: deps
 	@$(MAKE) --no-print-directory lint-format
 	@$(MAKE) --no-print-directory lint-tidy lint-cppcheck
+
+# The house's limits, in seconds (meant to run first in `make test`, so
+# that CI holds them):
+# the format, and no C file over 800 lines nor function over 120
+# (scripts/house.py). clang-tidy and cppcheck stay in `make lint`: minutes.
+house: deps
+	@$(MAKE) --no-print-directory lint-format
+	@$(PYTHON) scripts/house.py $(LINT_SRCS) || \
+	  { echo "house: the sizes above are over the house's limits (docs/DESIGN.md)" >&2; exit 1; }
 
 lint-format:
 	@clang-format --dry-run -Werror $(LINT_SRCS) || \
