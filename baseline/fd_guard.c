@@ -38,11 +38,6 @@ int bl_fd_guard_init(void)
     return 0;
 }
 
-uint64_t bl_fd_guard_refused(void)
-{
-    return atomic_load(&refused);
-}
-
 /* Takes libc's place for the whole process (see fd_guard.h); the system
  * call itself does the accepting. */
 int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags);

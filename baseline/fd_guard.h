@@ -34,8 +34,4 @@
  * guard then stays off). */
 int bl_fd_guard_init(void);
 
-/* TCP connections closed at accept because they would have eaten into the
- * reserve, since bl_fd_guard_init. */
-uint64_t bl_fd_guard_refused(void);
-
 #endif

@@ -194,11 +194,6 @@ void gr_sandbox_argv_free(char **argv)
 
 /* ---- the mode ---- */
 
-gr_sandbox_mode gr_sandbox_get_mode(void)
-{
-    return mode;
-}
-
 void gr_sandbox_set_cgroup_paths(const char *root, const char *self)
 {
     gr_cgroup_set_paths(root, self);

@@ -37,9 +37,6 @@ typedef enum gr_sandbox_mode {
                            * no cgroups; the jail gets --userns */
 } gr_sandbox_mode;
 
-/* The mode gr_sandbox_enter chose (GR_SANDBOX_NONE before). */
-gr_sandbox_mode gr_sandbox_get_mode(void);
-
 /* A note for the report when the mode is weaker than root's (the user
  * namespace mode), else NULL. Static text. */
 const char *gr_sandbox_mode_note(void);

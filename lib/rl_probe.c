@@ -221,12 +221,6 @@ size_t rl_observe_count(const Relaylab__ObserveReply *r, const char *method)
     return n;
 }
 
-int rl_observer_reset(grpc_channel *baseline, int64_t timeout_ms)
-{
-    Relaylab__ResetRequest req = RELAYLAB__RESET_REQUEST__INIT;
-    return observer_call(baseline, "/relaylab.Observer/Reset", &req.base, NULL, timeout_ms, NULL);
-}
-
 int rl_observer_set_fault(grpc_channel *baseline, const char *method, uint32_t fail_first, int32_t status,
                           bool after_first_message, int64_t timeout_ms)
 {

@@ -107,9 +107,6 @@ const Relaylab__CallRecord *rl_observe_find(const Relaylab__ObserveReply *r, con
 /* How many records of |method| (NULL: any) |r| holds. */
 size_t rl_observe_count(const Relaylab__ObserveReply *r, const char *method);
 
-/* Clears the baseline's records (Observer/Reset). Returns 0 or an RL_E code. */
-int rl_observer_reset(grpc_channel *baseline, int64_t timeout_ms);
-
 /* Observer/SetFault; see the proto. Returns 0 or an RL_E code. */
 int rl_observer_set_fault(grpc_channel *baseline, const char *method, uint32_t fail_first, int32_t status,
                           bool after_first_message, int64_t timeout_ms);

@@ -239,11 +239,6 @@ int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, si
     return RL_OK;
 }
 
-int rl_server_port(const rl_server *s)
-{
-    return s->port;
-}
-
 /* Polls of the drain: how soon a finished drain, a second signal or the
  * grace is noticed. */
 #define POLL_MS 2

@@ -128,9 +128,6 @@ int rl_server_take_signal(void);
  * drain_delay_ms is not below the grace. */
 int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, size_t errlen);
 
-/* The bound port. */
-int rl_server_port(const rl_server *s);
-
 /* Blocks until SIGTERM or SIGINT, then shuts down by the rule (see the top
  * of this file), or as the shutdown hooks change it, and stops every loop.
  * Returns 0, or RL_ETIMEOUT when the loops did not stop within the plan's
