@@ -49,18 +49,18 @@ typedef struct starter {
  * status naming the TODO, so the starter fails overload, and it answers
  * neither deadline, cancel nor shutdown's drain. */
 static const starter starters[] = {
-    {"deadline", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
+    {"deadline", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE | LANG_C | LANG_GO, "relay",
      GIVEN_SERVER ", stopping on SIGTERM"},
-    {"cancel", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
+    {"cancel", "relay", "deadline cancel", LANG_PYTHON | LANG_NODE | LANG_C | LANG_GO, "relay",
      GIVEN_SERVER ", stopping on SIGTERM"},
-    {"flow", "streamer", "flow", LANG_PYTHON | LANG_NODE | LANG_C, "streamer",
+    {"flow", "streamer", "flow", LANG_PYTHON | LANG_NODE | LANG_C | LANG_GO, "streamer",
      "listening on `RELAYLAB_LISTEN`, stopping on SIGTERM"},
     {"keepalive", "config", "keepalive", 0, NULL, NULL},
     {"retry", "config", "retry", 0, NULL, NULL},
-    {"shutdown", "shutdown", "shutdown", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
+    {"shutdown", "shutdown", "shutdown", LANG_PYTHON | LANG_NODE | LANG_C | LANG_GO, "relay",
      GIVEN_SERVER ", and Process: Lookup then Work, with a way to cancel the downstream calls in flight"},
     {"balance", "config", "balance", 0, NULL, NULL},
-    {"overload", "overload", "overload", LANG_PYTHON | LANG_NODE | LANG_C, "relay",
+    {"overload", "overload", "overload", LANG_PYTHON | LANG_NODE | LANG_C | LANG_GO, "relay",
      GIVEN_SERVER ", stopping on SIGTERM, a fail-fast channel to the baseline, and the state your gate keeps "
                   "(slots, waiting calls, a service-time average)"},
     {"coverage", "coverage", "coverage", LANG_PYTHON | LANG_NODE | LANG_C, "tunnel agent",
@@ -84,6 +84,15 @@ typedef struct lang_info {
     "`./run` yourself, run `make` before. The top of the `.c` file explains how it uses the gRPC core (one\n"          \
     "thread, one completion queue, a struct per call whose tags say what to do when a batch completes).\n\n"
 
+#define GO_BUILD                                                                                                       \
+    "## Build it\n\n"                                                                                                  \
+    "`make` builds the program from your Go files and `gen/` with Debian's Go and grpc-go, in GOPATH mode (no\n"       \
+    "module proxy, no network; `go vet` runs first and its findings stop the build). The grader runs `./run` in a\n"  \
+    "sandbox, as user nobody, that shows this folder, `/usr` and little else: it cannot build, so the program\n"       \
+    "is built before grading, outside the sandbox. `lab check` runs `make` first; if you start the grader or\n"        \
+    "`./run` yourself, run `make` before. grpc-go runs each call's handler in a goroutine of its own, with a\n"        \
+    "`context.Context` that is done when the call ends.\n\n"
+
 static const lang_info langs[] = {
     {LANG_PYTHON, "python", "Python, grpcio",
      "the generated code (`gen/`, from Debian's protoc and grpc_python_plugin)", ""},
@@ -93,7 +102,30 @@ static const lang_info langs[] = {
      "a `Makefile` (`make` builds the program; the grader's sandbox cannot, so `lab check` runs `make` first), "
      "the generated code (`gen/`, from protoc-c)",
      C_BUILD},
+    {LANG_GO, "go", "Go, grpc-go",
+     "a `Makefile` (`make` builds the program; the grader's sandbox cannot, so `lab check` runs `make` first), "
+     "the generated code (`gen/src/relaylab/pb`, from protoc-gen-go and protoc-gen-go-grpc)",
+     GO_BUILD},
 };
+
+/* "python, node, c or go": the --lang words of the set |bits|. */
+static void lang_words(unsigned bits, char *out, size_t len)
+{
+    size_t n = 0, total = 0, seen = 0;
+    for (size_t i = 0; i < sizeof langs / sizeof *langs; i++)
+        total += (bits & langs[i].bit) != 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < sizeof langs / sizeof *langs && n < len; i++) {
+        if (!(bits & langs[i].bit))
+            continue;
+        seen++;
+        const char *sep = seen == 1 ? "" : seen == total ? " or " : ", ";
+        int w = snprintf(out + n, len - n, "%s%s", sep, langs[i].name);
+        if (w < 0)
+            break;
+        n += (size_t)w;
+    }
+}
 
 static const starter *find_starter(const char *name)
 {
@@ -199,7 +231,7 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
         rc = lab_files_copy(from, to);
         size_t n = strlen(e->d_name);
         if ((n > 3 && strcmp(e->d_name + n - 3, ".py") == 0) || (n > 3 && strcmp(e->d_name + n - 3, ".js") == 0) ||
-            (n > 2 && strcmp(e->d_name + n - 2, ".c") == 0))
+            (n > 3 && strcmp(e->d_name + n - 3, ".go") == 0) || (n > 2 && strcmp(e->d_name + n - 2, ".c") == 0))
             snprintf(file, sizeof file, "%s", e->d_name);
     }
     closedir(d);
@@ -244,7 +276,7 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
         return 1;
     }
     rc = lab_stubs_make(lang->bit, dir);
-    return rc == 0 && lang->bit == LANG_C ? lab_stubs_build_c(dir) : rc;
+    return rc == 0 && (lang->bit & LANG_BUILT) ? lab_stubs_build(lang->bit, dir) : rc;
 }
 
 /* The deployment object |w| picked in the world file |path|: the file itself
@@ -432,8 +464,10 @@ int lab_init_main(int argc, char **argv)
     if (s->langs) {
         lang = find_lang(lang_name ? lang_name : "python");
         if (!lang || !(s->langs & lang->bit)) {
+            char words[64];
+            lang_words(s->langs, words, sizeof words);
             fprintf(stderr, "lab: %s has no %s starter; --lang %s\n", s->exercise, lang_name ? lang_name : "python",
-                    s->langs & LANG_C ? "python, node or c" : "python or node");
+                    words);
             return 2;
         }
         if (by_variant) {
@@ -479,7 +513,9 @@ int lab_stubs_main(int argc, char **argv)
         return -1;
     const lang_info *lang = find_lang(argv[1]);
     if (!lang) {
-        fprintf(stderr, "lab: stubs for python, node or c, not '%s'\n", argv[1]);
+        char words[64];
+        lang_words(~0u, words, sizeof words);
+        fprintf(stderr, "lab: stubs for %s, not '%s'\n", words, argv[1]);
         return 2;
     }
     char dir[PATH_MAX], proto[PATH_MAX + 32];
@@ -579,11 +615,13 @@ int lab_check_main(int argc, char **argv)
         only = argv[1];
         first = 2;
     }
-    /* A C folder is graded as built: build it first (the sandbox cannot). */
-    if (strcmp(m.lang, "c") == 0) {
+    /* A C or Go folder is graded as built: build it first (the sandbox
+     * cannot). */
+    const lang_info *built = find_lang(m.lang);
+    if (built && (built->bit & LANG_BUILT)) {
         printf("lab check: make\n");
         fflush(stdout);
-        if (lab_stubs_build_c("."))
+        if (lab_stubs_build(built->bit, "."))
             return 2;
     }
     int worst = 0, graded = 0;

@@ -9,7 +9,7 @@
 #ifndef LAB_INIT_H
 #define LAB_INIT_H
 
-/* `lab init EXERCISE [--lang python|node|c] [--student ID] [DIR]`;
+/* `lab init EXERCISE [--lang python|node|c|go] [--student ID] [DIR]`;
  * |argv|[0] is the command name. --student records the identity the folder
  * is for in its .relaylab (the config exercises' deployment is picked by it;
  * --variant is its older name, for those alone). Writes the starter into DIR (default
@@ -20,12 +20,13 @@
  * caller prints the usage). */
 int lab_init_main(int argc, char **argv);
 
-/* `lab stubs python|node|c DIR`: Python: protoc with Debian's
+/* `lab stubs python|node|c|go DIR`: Python: protoc with Debian's
  * grpc_python_plugin from DIR/proto/relaylab.proto (the kit's copied there
  * when missing) into DIR/gen; Node: `npm ci` in DIR (proto-loader needs no
- * generated code); C: protoc-c into DIR/gen (`lab init --lang c` then runs
- * `make` in DIR, and so does `lab check` in a C folder before grading: the
- * grader's sandbox cannot build). Returns 0, 1 when a tool failed (its output shown and
+ * generated code); C: protoc-c into DIR/gen; Go: protoc with protoc-gen-go
+ * and protoc-gen-go-grpc into DIR/gen/src/relaylab/pb (`lab init --lang c`
+ * or `--lang go` then runs `make` in DIR, and so does `lab check` in a C or
+ * Go folder before grading: the grader's sandbox cannot build). Returns 0, 1 when a tool failed (its output shown and
  * what to install named), or -1 for bad arguments. */
 int lab_stubs_main(int argc, char **argv);
 

@@ -96,8 +96,8 @@ static const command commands[] = {
      "classic mistakes (the instructor's kit; balance in every kit; overload's and coverage's plots go to FILE, "
      "else build/demos/)",
      cmd_demo},
-    {"init", "lab init EXERCISE [--lang python|node|c] [--student ID] [DIR]  a starter folder", lab_init_main},
-    {"stubs", "lab stubs python|node|c DIR    make a starter's generated code (or packages) again", lab_stubs_main},
+    {"init", "lab init EXERCISE [--lang python|node|c|go] [--student ID] [DIR]  a starter folder", lab_init_main},
+    {"stubs", "lab stubs python|node|c|go DIR make a starter's generated code (or packages) again", lab_stubs_main},
     {"check", "lab check [EXERCISE] [--student ID] [GRADER OPTIONS]  grade the starter folder you are in",
      lab_check_main},
     {"compare-memory",

@@ -1,5 +1,5 @@
 /* stubs: the tools a starter folder needs run (stubs.h): protoc and
- * grpc_python_plugin, npm, protoc-c and make, each started with the lab's
+ * grpc_python_plugin, npm, protoc-c, protoc with the Go plugins, and make, each started with the lab's
  * stdio so the student sees what it says, and a failure answered with the
  * Debian packages to install. */
 #include "stubs.h"
@@ -116,15 +116,56 @@ static int stubs_c(const char *dir)
     return 0;
 }
 
-int lab_stubs_build_c(const char *dir)
+#define GO_PACKAGES                                                                                                    \
+    "golang-go golang-google-grpc-dev golang-github-golang-protobuf-1-5-dev golang-google-protobuf-dev "               \
+    "protobuf-compiler protoc-gen-go protoc-gen-go-grpc make"
+
+/* Go's generated code goes where GOPATH mode finds the import path
+ * "relaylab/pb": DIR/gen/src/relaylab/pb (the import path needs a slash). */
+static int stubs_go(const char *dir)
+{
+    gen_paths g = {0};
+    if (make_gen(dir, &g))
+        return 1;
+    char pb[PATH_MAX + 32], go_out[PATH_MAX + 48], grpc_out[PATH_MAX + 48];
+    snprintf(pb, sizeof pb, "%s/src/relaylab/pb", g.gen);
+    if (lab_files_make_dirs(pb)) {
+        fprintf(stderr, "lab: cannot make %s: %s\n", pb, strerror(errno));
+        return 1;
+    }
+    snprintf(go_out, sizeof go_out, "--go_out=%s", pb);
+    snprintf(grpc_out, sizeof grpc_out, "--go-grpc_out=%s", pb);
+    const char *argv[] = {"protoc",
+                          go_out,
+                          "--go_opt=paths=source_relative",
+                          "--go_opt=Mrelaylab.proto=relaylab/pb",
+                          grpc_out,
+                          "--go-grpc_opt=paths=source_relative",
+                          "--go-grpc_opt=Mrelaylab.proto=relaylab/pb",
+                          g.inc,
+                          g.proto,
+                          NULL};
+    int rc = lab_stubs_run_tool(argv, NULL);
+    if (rc != 0) {
+        fprintf(stderr,
+                "lab: protoc failed (%s) making %s; the Go starter needs:\n  sudo apt-get install " GO_PACKAGES "\n",
+                rc == 127 ? "not found" : "see its message above", pb);
+        return 1;
+    }
+    return 0;
+}
+
+int lab_stubs_build(unsigned lang, const char *dir)
 {
     const char *argv[] = {"make", "--no-print-directory", "-s", NULL};
     int rc = lab_stubs_run_tool(argv, dir);
     if (rc != 0) {
         fprintf(stderr,
-                "lab: `make` failed (%s) in %s: fix what it says above (warnings are errors), or install the "
-                "C starter's packages:\n  sudo apt-get install " C_PACKAGES "\n",
-                rc == 127 ? "make not found" : "see its message above", dir);
+                "lab: `make` failed (%s) in %s: fix what it says above (%s), or install the %s starter's packages:\n"
+                "  sudo apt-get install %s\n",
+                rc == 127 ? "make not found" : "see its message above", dir,
+                lang == LANG_GO ? "go vet's findings count" : "warnings are errors", lang == LANG_GO ? "Go" : "C",
+                lang == LANG_GO ? GO_PACKAGES : C_PACKAGES);
         return 1;
     }
     return lab_files_make_readable(dir) == 0 ? 0 : 1;
@@ -132,7 +173,10 @@ int lab_stubs_build_c(const char *dir)
 
 int lab_stubs_make(unsigned lang, const char *dir)
 {
-    int rc = lang == LANG_PYTHON ? stubs_python(dir) : lang == LANG_NODE ? stubs_node(dir) : stubs_c(dir);
+    int rc = lang == LANG_PYTHON ? stubs_python(dir)
+             : lang == LANG_NODE ? stubs_node(dir)
+             : lang == LANG_GO   ? stubs_go(dir)
+                                 : stubs_c(dir);
     if (rc == 0 && lab_files_make_readable(dir)) {
         fprintf(stderr, "lab: cannot make %s readable by others: %s\n", dir, strerror(errno));
         return 1;

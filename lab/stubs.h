@@ -1,14 +1,19 @@
 /* stubs: the generated code and packages a starter folder's language
- * needs, and the build of a C folder. Python's stubs come from Debian's
- * protoc with grpc_python_plugin (Debian has no grpc_tools), Node's
- * packages from `npm ci`, C's from protoc-c; a C folder is built with
- * `make` before grading, because the grader's sandbox cannot write the
- * folder. Each tool runs in the foreground with the lab's stdio. */
+ * needs, and the build of a C or Go folder. Python's stubs come from
+ * Debian's protoc with grpc_python_plugin (Debian has no grpc_tools), Node's
+ * packages from `npm ci`, C's from protoc-c, Go's from protoc with Debian's
+ * protoc-gen-go and protoc-gen-go-grpc (into gen/src/relaylab/pb, built in
+ * GOPATH mode: no module proxy); a C or Go folder is built with `make`
+ * before grading, because the grader's sandbox cannot write the folder.
+ * Each tool runs in the foreground with the lab's stdio. */
 #ifndef LAB_STUBS_H
 #define LAB_STUBS_H
 
 /* The languages a starter is offered in, as bits of a set. */
-enum { LANG_PYTHON = 1u, LANG_NODE = 2u, LANG_C = 4u };
+enum { LANG_PYTHON = 1u, LANG_NODE = 2u, LANG_C = 4u, LANG_GO = 8u };
+
+/* The languages whose program is built before grading (with `make`). */
+#define LANG_BUILT (LANG_C | LANG_GO)
 
 /* Runs |argv| (argv[0] found on PATH) in |cwd| (NULL: here) with the lab's
  * stdio and waits. Returns its exit status, 127 when it could not be
@@ -20,9 +25,9 @@ int lab_stubs_run_tool(const char *const argv[], const char *cwd);
  * others. Returns 0, or 1 after a message saying what to install. */
 int lab_stubs_make(unsigned lang, const char *dir);
 
-/* `make` in |dir|: a C folder's program is built before grading, outside
- * the grader's sandbox (which cannot write the folder). Returns 0, or 1
- * after a message. */
-int lab_stubs_build_c(const char *dir);
+/* `make` in |dir|: a C or Go folder's program (|lang|, one of LANG_BUILT)
+ * is built before grading, outside the grader's sandbox (which cannot write
+ * the folder). Returns 0, or 1 after a message naming |lang|'s packages. */
+int lab_stubs_build(unsigned lang, const char *dir);
 
 #endif

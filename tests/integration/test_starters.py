@@ -39,6 +39,10 @@ COMMAND_STARTERS = {
     ("overload", "python"): ("relay.py", "overload.py", {"overload": "overload"}),
     ("overload", "node"): ("relay.js", "overload.js", {"overload": "overload"}),
     ("overload", "c"): ("relay.c", "overload.c", {"overload": "overload"}),
+    ("deadline", "go"): ("relay.go", "relay.go", {"deadline": "shrinks", "cancel": "during-work"}),
+    ("flow", "go"): ("streamer.go", "streamer.go", {"flow": "stall"}),
+    ("shutdown", "go"): ("relay.go", "shutdown.go", {"shutdown": "in-flight,grace-ends"}),
+    ("overload", "go"): ("relay.go", "overload.go", {"overload": "overload"}),
 }
 # Scenarios an untouched starter passes: the shutdown starter cuts its calls
 # at once (its TODO), which closes admission too, as refuses-new asks; the
@@ -51,11 +55,12 @@ UNTOUCHED_MAY_PASS = {"shutdown": {"refuses-new"}, "overload": {"refused", "reco
 # FAILs may all but one name what is undone instead).
 UNTOUCHED_QUOTES = {"overload": {"overload"}}
 # The exercises a starter is checked on in `make test` when not all of its
-# folder's (building C with protoc-c and make is slow): the rest in make selftest.
-QUICK_EXERCISES = {("deadline", "c"): ["deadline"]}
-# Starters checked in make selftest only (one C starter in make test is enough
-# to keep the C build path from rotting there).
-SELFTEST_ONLY = {("shutdown", "c"), ("flow", "c"), ("overload", "c")}
+# folder's (building C with protoc-c and make, or Go, is slow): the rest in make selftest.
+QUICK_EXERCISES = {("deadline", "c"): ["deadline"], ("deadline", "go"): ["deadline"]}
+# Starters checked in make selftest only (one C and one Go starter in make
+# test are enough to keep their build paths from rotting there).
+SELFTEST_ONLY = {("shutdown", "c"), ("flow", "c"), ("overload", "c"),
+                 ("shutdown", "go"), ("flow", "go"), ("overload", "go")}
 CONFIG_STARTERS = {"keepalive": "check", "retry": "check", "balance": "check"}
 
 
@@ -196,26 +201,27 @@ NEITHER_DEADLINE_NOR_CANCEL = (("deadline", "shrinks", "the deadline was dropped
                                ("cancel", "during-work", "cancellation is not propagated"))
 
 
-@pytest.mark.parametrize("lang", ["python", "node", "c"] if FULL else ["python"])
+@pytest.mark.parametrize("lang", ["python", "node", "c", "go"] if FULL else ["python"])
 def test_shutdown_starters_process_answers_neither_deadline_nor_cancel(workdir, lang):
     # The shutdown starter gives Process away, so the kit must not gain a
     # deadline or cancel answer through it: it drops the deadline and lets
-    # Work run on after the client left. (Node's in make selftest only.)
+    # Work run on after the client left. (Node's, C's and Go's in make
+    # selftest only.)
     folder = init(workdir, "shutdown", "--lang", lang)
     for exercise, only, says in NEITHER_DEADLINE_NOR_CANCEL:
         output, rc = grade_one(folder, exercise, only)
         assert rc == 1 and output.startswith("FAIL") and says in output, output
 
 
-@pytest.mark.parametrize("lang", ["python", "node", "c"] if FULL else ["python", "node"])
+@pytest.mark.parametrize("lang", ["python", "node", "c", "go"] if FULL else ["python", "node"])
 def test_overload_starters_answer_neither_deadline_nor_cancel_nor_shutdown(workdir, lang):
     # The overload starter gives the relay around its gate away, and
     # Process, the deadline and cancel exercises' lesson, is in its TODO
     # block: untouched, it is the plain relay the shutdown starter gives,
     # and its SIGTERM handling is the deadline starter's (1 s, then cut), so
     # shutdown's drain is not in it either: the call that outlives the
-    # grace is cut before the grace ends, or not at all. (C's in make
-    # selftest only.)
+    # grace is cut before the grace ends, or not at all. (C's and Go's in
+    # make selftest only.)
     folder = init(workdir, "overload", "--lang", lang)
     for exercise, only, says in NEITHER_DEADLINE_NOR_CANCEL:
         output, rc = grade_one(folder, exercise, only)
@@ -298,9 +304,10 @@ def test_stubs_makes_the_generated_code_again(workdir):
     (["init", "deadline", "--lang", "cobol"], "deadline has no cobol starter"),
     (["init", "keepalive", "--lang", "python"], "keepalive's submission is a JSON channel config: no --lang"),
     (["init", "flow", "--variant", "x"], "--variant is for the config exercises"),
-    (["stubs", "rust", "."], "stubs for python, node or c, not 'rust'"),
+    (["stubs", "rust", "."], "stubs for python, node, c or go, not 'rust'"),
     (["init", "keepalive", "--lang", "c"], "keepalive's submission is a JSON channel config: no --lang"),
-    (["init", "deadline", "--lang", "rust"], "deadline has no rust starter; --lang python, node or c\n"),
+    (["init", "deadline", "--lang", "rust"], "deadline has no rust starter; --lang python, node, c or go\n"),
+    (["init", "coverage", "--lang", "go"], "coverage has no go starter; --lang python, node or c\n"),
     (["check"], "this folder is not a starter (no .relaylab)"),
 ])
 def test_bad_arguments_are_clear(workdir, args, message):
@@ -338,4 +345,24 @@ def test_c_starter_is_built_by_check_and_its_stubs_made_again(workdir):
     p = lab("check", "deadline", cwd=folder)
     assert p.returncode == 2, p.stdout + p.stderr
     assert "unused_by_anyone" in p.stdout + p.stderr and "`make` failed" in p.stderr, p.stdout + p.stderr
+    assert "bin/grader" not in p.stdout
+
+
+def test_go_starter_is_built_by_check_and_its_stubs_made_again(workdir):
+    # As the C starter: `lab init --lang go` and `lab check` run make (go vet,
+    # then go build in GOPATH mode, no module proxy), and a finding stops
+    # the check with its message; `lab stubs go` makes gen/ again.
+    folder = init(workdir, "deadline", "--lang", "go")
+    assert os.access(os.path.join(folder, "relay"), os.X_OK)
+    pb = os.path.join(folder, "gen", "src", "relaylab", "pb")
+    shutil.rmtree(os.path.join(folder, "gen"))
+    p = lab("stubs", "go", folder)
+    assert p.returncode == 0, p.stderr
+    assert sorted(os.listdir(pb)) == ["relaylab.pb.go", "relaylab_grpc.pb.go"]
+    assert os.stat(pb).st_mode & 0o005 == 0o005
+    with open(os.path.join(folder, "relay.go"), "a") as f:
+        f.write('\nfunc unusedByAnyone() { fmt.Printf("%d\\n", "not a number") }\n')
+    p = lab("check", "deadline", cwd=folder)
+    assert p.returncode == 2, p.stdout + p.stderr
+    assert "Printf format %d has arg" in p.stdout + p.stderr and "`make` failed" in p.stderr, p.stdout + p.stderr
     assert "bin/grader" not in p.stdout
