@@ -14,6 +14,7 @@
 #include "rl_path.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,10 +54,12 @@ static bool refuse_submission(const gc_batch *b, const gc_exercise *e, const gc_
                               char *why, size_t whylen)
 {
     char err[PATH_MAX + 512];
+    (void)submission;
     if (e->config) {
         char *text = NULL;
         size_t len;
-        int rc = rl_file_read_untrusted(submission, s->dir, GC_CONFIG_MAX, &text, &len, err, sizeof err);
+        /* Beneath the folder held since its marker was read. */
+        int rc = rl_file_read_untrusted_at(s->fd, s->submission, GC_CONFIG_MAX, &text, &len, err, sizeof err);
         free(text);
         if (rc == RL_OK || rc == RL_ENOTFOUND)
             return false; /* a missing config is the grader's to report, as `lab check` does */
@@ -64,7 +67,9 @@ static bool refuse_submission(const gc_batch *b, const gc_exercise *e, const gc_
                  s->submission, err); /* err names no path */
         return true;
     }
-    if (rl_path_command_within(s->dir, s->dir, s->submission, err, sizeof err) == RL_OK)
+    char held[64];
+    snprintf(held, sizeof held, "/proc/self/fd/%d", s->fd);
+    if (rl_path_command_within(held, held, s->submission, err, sizeof err) == RL_OK)
         return false;
     snprintf(
         why, whylen,
@@ -186,8 +191,11 @@ static bool build_command(const gc_batch *b, const char *student, const char *id
     job->argv[n++] = b->grader;
     job->argv[n++] = e->name;
     job->argv[n++] = "--submission";
+    /* The grader starts in the folder held since it was checked (the
+     * pool enters it through its handle) and is told `--dir .`: it opens
+     * that very folder again, never a path that may lead elsewhere by now. */
     if (e->config)
-        snprintf(ji->submission, sizeof ji->submission, "%s/%s", s->dir, s->submission);
+        snprintf(ji->submission, sizeof ji->submission, "./%s", s->submission);
     else
         snprintf(ji->submission, sizeof ji->submission, "%s", s->submission);
     if (refuse_submission(b, e, s, ji->submission, ji->error, sizeof ji->error)) {
@@ -197,7 +205,7 @@ static bool build_command(const gc_batch *b, const char *student, const char *id
     job->argv[n++] = ji->submission;
     /* The sandbox shows the submission this folder and nothing else of the
      * class or the kit, whatever its command names. */
-    snprintf(ji->dir, sizeof ji->dir, "%s", s->dir);
+    snprintf(ji->dir, sizeof ji->dir, ".");
     job->argv[n++] = "--dir";
     job->argv[n++] = ji->dir;
     job->argv[n++] = "--json";
@@ -237,6 +245,14 @@ static void plan(const gc_batch *b, const char *student, const char *identity, c
     if (!ji->variant[0])
         snprintf(ji->variant, sizeof ji->variant, "%s", strcmp(b->variant_from, "folder") == 0 ? identity : s->variant);
     snprintf(job->cwd, sizeof job->cwd, "%s", s->dir);
+    job->cwd_fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 3);
+    if (job->cwd_fd < 0) {
+        snprintf(ji->error, sizeof ji->error, "cannot hold the folder %.200s: %s", gc_batch_shown_path(b, s->dir),
+                 strerror(errno));
+        job->cwd_fd = 0;
+        job->state = GC_JOB_SKIPPED;
+        return;
+    }
     snprintf(job->log, sizeof job->log, "%s/%s/%s.log", b->out, student, e->name);
     /* Beyond the grader's own bounds (a 60 s watchdog a scenario run, the
      * ready timeout, a stop): only a grader that hangs meets it. */
@@ -268,11 +284,13 @@ int gc_plan_students(const gc_batch *b, const gc_options *o, gc_plan *p, int *co
     return RL_OK;
 }
 
-/* Why student folder |name| (at |sdir|) is not planned: NULL when it is,
+/* Why student folder |name| (at |sdir|) is not planned: NULL when it is
+ * (|*fd| then holds it open: everything of it is read through that handle),
  * "" when the batch was interrupted first (its gradings stay PENDING, "not
  * graded"), else the reason, in |notes|. */
-static const char *refuse_student(const char *name, const char *sdir, const char *shown, char *notes)
+static const char *refuse_student(const char *name, const char *sdir, const char *shown, char *notes, int *fd)
 {
+    *fd = -1;
     if (gc_pool_interrupted())
         return "";
     if (!gc_roster_name_ok(name)) {
@@ -284,9 +302,15 @@ static const char *refuse_student(const char *name, const char *sdir, const char
                  shown);
         return notes;
     }
-    if (gc_roster_refuse_folder(sdir, name, notes, NOTES_MAX) != RL_OK)
-        return notes;
-    return NULL;
+    /* Opened once, not followed: a symlink now or at any later moment is
+     * not what is graded. */
+    int rc = rl_file_open_dir(sdir, fd, NULL, 0);
+    if (rc == RL_OK)
+        return NULL;
+    if (gc_roster_refuse_folder(sdir, name, notes, NOTES_MAX) == RL_OK)
+        snprintf(notes, NOTES_MAX, "refused: the student folder %s could not be opened as a folder (%s): not graded",
+                 shown, rc == RL_EINVAL ? "a symlink, or replaced by one while it was checked" : strerror(errno));
+    return notes;
 }
 
 /* The starter folders of student |name| (at |sdir|) into |st|; with
@@ -347,17 +371,13 @@ static void plan_exercises(gc_batch *b, gc_plan *p, size_t s, const char *shown,
     }
 }
 
-/* Plans student |s| of |p|, the space-separated |config_names| the config
- * exercises, |st| and |notes| scratch. Returns 0, or RL_EINVAL with |*code|. */
-static int plan_student(gc_batch *b, const gc_options *o, gc_plan *p, size_t s, const char *config_names,
-                        gc_starter *st, char *notes, int *code)
+/* plan_student's part once the student folder |sdir| is held (or
+ * |refused|). */
+static int plan_held(gc_batch *b, const gc_options *o, gc_plan *p, size_t s, const char *sdir, const char *shown,
+                     const char *refused, const char *config_names, gc_starter *st, char *notes, int *code)
 {
     const char *name = p->students[s];
-    char sdir[PATH_MAX + GC_NAME_MAX + 2], odir[PATH_MAX + GC_NAME_MAX + 2], shown[GC_NAME_MAX];
-    gc_roster_name_shown(name, shown, sizeof shown);
-    snprintf(sdir, sizeof sdir, "%s/%s", b->class_dir, name);
-    notes[0] = '\0';
-    const char *refused = refuse_student(name, sdir, shown, notes);
+    char odir[PATH_MAX + GC_NAME_MAX + 2];
     if (refused && refused[0])
         fprintf(stderr, "grade-class: %s: %s\n", shown, refused);
     if (gc_roster_name_ok(name)) {
@@ -372,24 +392,49 @@ static int plan_student(gc_batch *b, const gc_options *o, gc_plan *p, size_t s, 
     size_t nst = refused ? 0 : find_starters(o, sdir, name, config_names, st, notes);
     if (!refused && notes[0])
         fprintf(stderr, "grade-class: %s: %s\n", shown, notes);
+    int rc = RL_OK;
+    char who[GC_NAME_MAX];
     if (o->student_dir && !refused && nst == 0 && !notes[0]) {
         /* Gradescope's upload holds nothing gradable: one entry that
          * says what came and what was expected, not a MISSING line a
          * scenario. */
         *code = gc_report_upload(b, sdir, name, o->results);
-        return RL_EINVAL;
-    }
-    char who[GC_NAME_MAX];
-    if (find_identity(o, name, shown, !refused, who, sizeof who) != RL_OK) {
+        rc = RL_EINVAL;
+    } else if (find_identity(o, name, shown, !refused, who, sizeof who) != RL_OK) {
         *code = GC_EXIT_SETUP;
-        return RL_EINVAL;
+        rc = RL_EINVAL;
+    } else {
+        plan_exercises(b, p, s, shown, refused, who, sdir, st, nst, notes);
     }
-    plan_exercises(b, p, s, shown, refused, who, sdir, st, nst, notes);
-    return RL_OK;
+    gc_roster_starters_fini(st, nst);
+    return rc;
+}
+
+/* Plans student |s| of |p|, the space-separated |config_names| the config
+ * exercises, |st| and |notes| scratch. Returns 0, or RL_EINVAL with |*code|. */
+static int plan_student(gc_batch *b, const gc_options *o, gc_plan *p, size_t s, const char *config_names,
+                        gc_starter *st, char *notes, int *code)
+{
+    const char *name = p->students[s];
+    char sdir[PATH_MAX + GC_NAME_MAX + 2], shown[GC_NAME_MAX];
+    gc_roster_name_shown(name, shown, sizeof shown);
+    snprintf(sdir, sizeof sdir, "%s/%s", b->class_dir, name);
+    notes[0] = '\0';
+    int held = -1;
+    const char *refused = refuse_student(name, sdir, shown, notes, &held);
+    if (held >= 0) /* from here on, the folder checked: through its handle */
+        snprintf(sdir, sizeof sdir, "/proc/self/fd/%d", held);
+    int rc = plan_held(b, o, p, s, sdir, shown, refused, config_names, st, notes, code);
+    if (held >= 0)
+        close(held);
+    return rc;
 }
 
 int gc_plan_walk(gc_batch *b, const gc_options *o, gc_plan *p, int *code)
 {
+    /* A planned grading holds its folder open until it runs (plan()): a
+     * class of hundreds needs more than the default 1024 descriptors. */
+    gc_pool_raise_nofile();
     p->njobs = p->nstudents * b->nex;
     p->jobs = rl_xcalloc(p->njobs, sizeof *p->jobs);
     p->info = rl_xcalloc(p->njobs, sizeof *p->info);
@@ -411,6 +456,9 @@ int gc_plan_walk(gc_batch *b, const gc_options *o, gc_plan *p, int *code)
 
 void gc_plan_fini(gc_plan *p)
 {
+    for (size_t i = 0; p->jobs && i < p->njobs; i++)
+        if (p->jobs[i].cwd_fd > 0)
+            close(p->jobs[i].cwd_fd);
     gc_roster_free_names(p->students, p->nstudents);
     free(p->jobs);
     free(p->info);

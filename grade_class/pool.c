@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -42,6 +43,20 @@ int gc_pool_install_guards(void)
     return rl_proc_become_subreaper();
 }
 
+/* The soft RLIMIT_NOFILE before gc_pool_raise_nofile; 0: not raised. */
+static rlim_t nofile_was;
+
+void gc_pool_raise_nofile(void)
+{
+    struct rlimit l;
+    if (getrlimit(RLIMIT_NOFILE, &l) != 0 || l.rlim_cur >= l.rlim_max)
+        return;
+    nofile_was = l.rlim_cur;
+    l.rlim_cur = l.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &l) != 0)
+        nofile_was = 0;
+}
+
 bool gc_pool_interrupted(void)
 {
     return interrupted != 0;
@@ -56,7 +71,9 @@ static void exec_job(const gc_job *j, pid_t parent)
      * each gets SIGTERM, stops its submission and writes its results. */
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
         _exit(127);
-    int fd = open(j->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* A fresh log, never through a link planted at its name. */
+    unlink(j->log);
+    int fd = open(j->log, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (fd < 0 || in < 0 || dup2(in, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
         _exit(127);
@@ -67,7 +84,14 @@ static void exec_job(const gc_job *j, pid_t parent)
     signal(SIGTERM, SIG_DFL);
     signal(SIGHUP, SIG_DFL);
     signal(SIGPIPE, SIG_DFL);
-    if (chdir(j->cwd) != 0) {
+    if (nofile_was) {
+        struct rlimit l;
+        if (getrlimit(RLIMIT_NOFILE, &l) == 0) {
+            l.rlim_cur = nofile_was;
+            setrlimit(RLIMIT_NOFILE, &l);
+        }
+    }
+    if (j->cwd_fd > 0 ? fchdir(j->cwd_fd) != 0 : chdir(j->cwd) != 0) {
         /* A folder's name is its student's: printable (rl_text.h; it takes
          * no lock and allocates nothing, as a child after fork must). */
         char shown[sizeof j->cwd * 4];

@@ -15,7 +15,10 @@ typedef enum gc_job_state { GC_JOB_PENDING, GC_JOB_RUNNING, GC_JOB_DONE, GC_JOB_
 
 typedef struct gc_job {
     const char *argv[40]; /* NULL-terminated; strings owned by the caller */
-    char cwd[4096];       /* the folder the grader starts in */
+    char cwd[4096];       /* the folder the grader starts in, as messages name it */
+    int cwd_fd;           /* that folder held open since it was checked (> 0): the
+                           * grader starts in it whatever |cwd| names by then; owned
+                           * by the caller; 0: enter |cwd| by name */
     char log[4200];       /* its stdout and stderr go here (truncated first) */
     int64_t timeout_ms;   /* after this, SIGTERM, then SIGKILL after the grace */
     void *user;           /* the caller's */
@@ -39,6 +42,11 @@ typedef void (*gc_pool_event_fn)(gc_job *job, void *arg);
  * grader comes back to the batch and is killed at the end. Returns 0 or
  * RL_ESYS. */
 int gc_pool_install_guards(void);
+
+/* Raises this process's soft RLIMIT_NOFILE to its hard limit (planned
+ * gradings hold their folders open); each grader is started with the soft
+ * limit as it was before. */
+void gc_pool_raise_nofile(void);
 
 /* True once SIGINT, SIGTERM or SIGHUP arrived. */
 bool gc_pool_interrupted(void);

@@ -11,6 +11,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int gc_roster_parse_list(const char *text, gc_exercise *out, size_t max, size_t *n, char *err, size_t errlen)
 {
@@ -90,22 +92,23 @@ int gc_roster_read_points(const char *path, gc_exercise *ex, size_t n, char *err
     return RL_OK;
 }
 
-int gc_roster_read_marker(const char *dir, const char *root, gc_starter *out, char *err, size_t errlen)
+int gc_roster_read_marker(int dirfd, const char *dir, gc_starter *out, char *err, size_t errlen)
 {
     char path[4200];
     snprintf(path, sizeof path, "%s/.relaylab", dir);
     struct stat st;
-    if (lstat(path, &st) != 0 && errno == ENOENT)
+    if (fstatat(dirfd, ".relaylab", &st, AT_SYMLINK_NOFOLLOW) != 0 && errno == ENOENT)
         return RL_ENOTFOUND;
     char *text;
     size_t len;
     char why[512];
-    int rc = rl_file_read_untrusted(path, root, GC_MARKER_MAX, &text, &len, why, sizeof why);
+    int rc = rl_file_read_untrusted_at(dirfd, ".relaylab", GC_MARKER_MAX, &text, &len, why, sizeof why);
     if (rc != RL_OK) {
         snprintf(err, errlen, "%s %s: not read", path, why); /* why names no path */
         return rc;
     }
     memset(out, 0, sizeof *out);
+    out->fd = -1;
     snprintf(out->dir, sizeof out->dir, "%s", dir);
     char *save = NULL;
     for (char *line = strtok_r(text, "\r\n", &save); line; line = strtok_r(NULL, "\r\n", &save)) {
@@ -127,13 +130,16 @@ int gc_roster_read_marker(const char *dir, const char *root, gc_starter *out, ch
     return RL_EPARSE;
 }
 
-/* |dir| recognised by its files into |out|. */
-static int infer(const char *dir, const char *config_exercises, gc_starter *out)
+/* The folder held as |fd| (shown as |dir|) recognised by its files into
+ * |out|, read through the handle. */
+static int infer(int fd, const char *dir, const char *config_exercises, gc_starter *out)
 {
     memset(out, 0, sizeof *out);
+    out->fd = -1;
     rl_marker m;
-    char why[300];
-    if (rl_marker_infer(dir, config_exercises, &m, why, sizeof why) != RL_OK)
+    char why[300], held[64];
+    snprintf(held, sizeof held, "/proc/self/fd/%d", fd);
+    if (rl_marker_infer(held, config_exercises, &m, why, sizeof why) != RL_OK)
         return RL_ENOTFOUND;
     snprintf(out->dir, sizeof out->dir, "%s", dir);
     snprintf(out->exercises, sizeof out->exercises, "%s", m.exercises);
@@ -187,6 +193,12 @@ static int subfolders(const char *dir, char ***names, size_t *n)
     return RL_OK;
 }
 
+/* A close-on-exec copy of |fd| (-1 stays -1). */
+static int dup_cloexec(int fd)
+{
+    return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 3);
+}
+
 static void note(char *notes, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void note(char *notes, size_t len, const char *fmt, ...)
@@ -202,64 +214,115 @@ static void note(char *notes, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Opens |path| (a folder of the student folder whose real path is |root|)
+ * as the handle a starter is graded from: the folder it named when it was
+ * checked, inside |root| (links followed, judged through the handle), its
+ * real path then in |real|. Returns the descriptor, or -1: not a folder
+ * (errno ENOTDIR, ENOENT), or leading out of |root| (errno EXDEV). */
+static int hold(const char *root, const char *path, char *real, size_t reallen)
+{
+    int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    char held[64];
+    snprintf(held, sizeof held, "/proc/self/fd/%d", fd);
+    if (rl_path_within(root, held, real, reallen) != RL_OK) {
+        close(fd);
+        errno = EXDEV;
+        return -1;
+    }
+    return fd;
+}
+
+/* Reads the marker of the folder held as |fd| (real path |real|) into
+ * |out|, keeping |fd| there when it is a starter. Returns true when it is. */
+static bool take_starter(int fd, const char *real, const char *root, const char *label, gc_starter *out,
+                         bool *saw_marker, char *notes, size_t noteslen)
+{
+    char err[4600];
+    int rc = gc_roster_read_marker(fd, real, out, err, sizeof err);
+    *saw_marker |= rc != RL_ENOTFOUND;
+    if (rc == RL_OK) {
+        out->fd = fd;
+        return true;
+    }
+    if (rc != RL_ENOTFOUND) {
+        gc_roster_relabel(err, sizeof err, root, label);
+        note(notes, noteslen, "refused: %s", err);
+    }
+    return false;
+}
+
 size_t gc_roster_starters(const char *dir, const char *label, const char *config_exercises, gc_starter *out, size_t max,
                           char *notes, size_t noteslen)
 {
     size_t found = 0;
-    char err[4600];
-    int rc;
     bool saw_marker = false; /* any .relaylab, even refused: then nothing is guessed */
-    if (max > 0) {
-        rc = gc_roster_read_marker(dir, dir, &out[0], err, sizeof err);
-        saw_marker |= rc != RL_ENOTFOUND;
-        if (rc == RL_OK) {
-            found++;
-        } else if (rc != RL_ENOTFOUND) {
-            gc_roster_relabel(err, sizeof err, dir, label);
-            note(notes, noteslen, "refused: %s", err);
-        }
+    char root[4200], real[4200];
+    if (!realpath(dir, root))
+        return 0;
+    /* Every starter is a handle, opened once here: what the grader is
+     * handed later is this folder, whatever the names lead to by then. */
+    int fds[GC_MAX_STARTERS_HELD];
+    char reals[GC_MAX_STARTERS_HELD][sizeof out->dir];
+    size_t nheld = 0;
+    int self = hold(root, dir, real, sizeof real);
+    if (self >= 0) {
+        fds[nheld] = self;
+        snprintf(reals[nheld++], sizeof reals[0], "%.4000s", real);
     }
+    if (max > 0 && self >= 0 &&
+        take_starter(dup_cloexec(self), real, root, label, &out[0], &saw_marker, notes, noteslen))
+        found++;
     char **names;
     size_t n;
     if (subfolders(dir, &names, &n) != RL_OK)
         names = NULL, n = 0;
-    for (size_t i = 0; i < n && found < max; i++) {
-        char sub[4200], real[4200], shown[GC_NAME_MAX * 4];
+    for (size_t i = 0; i < n; i++) {
+        char sub[4200], shown[GC_NAME_MAX * 4];
         snprintf(sub, sizeof sub, "%s/%s", dir, names[i]);
         gc_roster_name_shown(names[i], shown, sizeof shown);
         /* A symlink to a classmate's folder is the classmate's work: git
          * and tar keep symlinks, so one costs no access to their files. */
-        rc = rl_path_within(dir, sub, real, sizeof real);
-        if (rc != RL_OK) {
+        int fd = hold(root, sub, real, sizeof real);
+        if (fd < 0 && errno == EXDEV) {
             note(notes, noteslen,
                  "refused: %s/%s is a symlink that leads outside %s's folder: not followed (hand in the folder "
                  "itself, not a link to one)",
                  label, shown, label);
             continue;
         }
-        rc = gc_roster_read_marker(real, dir, &out[found], err, sizeof err);
-        saw_marker |= rc != RL_ENOTFOUND;
-        if (rc == RL_OK) {
+        if (fd < 0)
+            continue;
+        if (found < max && take_starter(dup_cloexec(fd), real, root, label, &out[found], &saw_marker, notes, noteslen))
             found++;
-        } else if (rc != RL_ENOTFOUND) {
-            gc_roster_relabel(err, sizeof err, dir, label);
-            note(notes, noteslen, "refused: %s", err);
+        if (nheld < GC_MAX_STARTERS_HELD) {
+            fds[nheld] = fd;
+            snprintf(reals[nheld++], sizeof reals[0], "%.4000s", real);
+        } else {
+            close(fd);
         }
     }
     /* No marker anywhere: a hand-in whose hidden files were dropped, in
-     * the same two places. Only then, so that a marker always wins. */
+     * the same places, read through the same handles. Only then, so that a
+     * marker always wins. */
     bool any_marker = found > 0 || saw_marker;
-    if (!any_marker && max > 0 && infer(dir, config_exercises, &out[0]) == RL_OK)
-        found++;
-    for (size_t i = 0; i < n && found < max && !any_marker; i++) {
-        char sub[4200], real[4200];
-        snprintf(sub, sizeof sub, "%s/%s", dir, names[i]);
-        /* Never through a link out of the folder (refused above). */
-        if (rl_path_within(dir, sub, real, sizeof real) == RL_OK && infer(real, config_exercises, &out[found]) == RL_OK)
-            found++;
-    }
+    for (size_t i = 0; i < nheld && found < max && !any_marker; i++)
+        if (infer(fds[i], reals[i], config_exercises, &out[found]) == RL_OK)
+            out[found++].fd = dup_cloexec(fds[i]);
+    for (size_t i = 0; i < nheld; i++)
+        close(fds[i]);
     gc_roster_free_names(names, n);
     return found;
+}
+
+void gc_roster_starters_fini(gc_starter *st, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (st[i].fd >= 0)
+            close(st[i].fd);
+        st[i].fd = -1;
+    }
 }
 
 int gc_roster_identity(const char *path, const char *folder, char *id, size_t idlen, char *err, size_t errlen)

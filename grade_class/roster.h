@@ -40,21 +40,27 @@ typedef struct gc_starter {
     char submission[1024];     /* the marker's submission line */
     char variant[GC_NAME_MAX]; /* the identity it was made for (`student`); may be empty */
     char inferred[320];        /* no .relaylab: how it was recognised (rl_marker_infer), else "" */
+    int fd;                    /* the folder held open since it was checked (O_PATH); owned:
+                                * gc_roster_starters_fini closes it; -1 when none */
 } gc_starter;
+
+/* Subfolders of a student folder held open while it is walked. */
+#define GC_MAX_STARTERS_HELD 64
 
 /* A marker is a few short lines; a config a few KiB. Anything larger is not
  * what `lab init` made, and is refused before it is read. */
 #define GC_MARKER_MAX ((size_t)64 * 1024)
 #define GC_CONFIG_MAX ((size_t)1024 * 1024)
 
-/* Reads DIR/.relaylab into |out| (dir set to |dir|; its `student` line, or
- * `variant` from older kits, into |variant|: rl_marker.h) as hostile input: a
- * regular file of at most GC_MARKER_MAX bytes whose real path is inside
- * |root| (a symlink may not lead out of the student's folder), never a
- * FIFO or a device. Returns 0, RL_ENOTFOUND when there is none, RL_EPARSE
- * when it lacks exercises or submission, another RL_E* when it is refused;
- * |err| says why, but for RL_ENOTFOUND. */
-int gc_roster_read_marker(const char *dir, const char *root, gc_starter *out, char *err, size_t errlen);
+/* Reads the .relaylab of the folder held open as |dirfd| (shown as |dir|,
+ * which |out|->dir gets; fd -1) into |out| (its `student` line, or
+ * `variant` from older kits, into |variant|: rl_marker.h) as hostile input:
+ * a regular file of at most GC_MARKER_MAX bytes resolved beneath that
+ * folder (a symlink may not lead out of it), never a FIFO or a device.
+ * Returns 0, RL_ENOTFOUND when there is none, RL_EPARSE when it lacks
+ * exercises or submission, another RL_E* when it is refused; |err| says
+ * why, but for RL_ENOTFOUND. */
+int gc_roster_read_marker(int dirfd, const char *dir, gc_starter *out, char *err, size_t errlen);
 
 /* True when |starter| lists |exercise|. */
 bool gc_starter_has(const gc_starter *s, const char *exercise);
@@ -69,9 +75,15 @@ bool gc_starter_has(const gc_starter *s, const char *exercise);
  * drag-and-drop drop hidden files), the folder and its subfolders
  * recognised by their files (rl_marker_infer; |config_exercises| the
  * config exercises' names, space-separated), each with |inferred| saying
- * how. Returns how many were found (at most |max|). */
+ * how. Each starter holds its folder open (fd), as it was when checked:
+ * the grader is handed that folder, never its name again (plan.c);
+ * gc_roster_starters_fini closes them. Returns how many were found (at
+ * most |max|). */
 size_t gc_roster_starters(const char *dir, const char *label, const char *config_exercises, gc_starter *out, size_t max,
                           char *notes, size_t noteslen);
+
+/* Closes the folders the first |n| starters of |st| hold. */
+void gc_roster_starters_fini(gc_starter *st, size_t n);
 
 /* The roster file |path| (CSV: FOLDER,ID a line; '#' comments, blank
  * lines and a header line "folder,id" are skipped): the identity of the

@@ -110,8 +110,13 @@ int gr_config_load(gr_ctx *ctx, rl_chancfg **out, char *err, size_t errlen)
      * doing: a FAIL that says so, never the file's words or a hang. */
     char *buf, why[200];
     size_t len;
-    int rc = rl_file_read_untrusted(gr_config_path(ctx), gr_submission_dir(ctx), RL_CHANCFG_MAX_BYTES, &buf, &len, why,
-                                    sizeof why);
+    /* Beneath the folder the grader checked, held open: a folder swapped
+     * for a link to a classmate's since then is not read. */
+    const char *rel = gr_config_rel(ctx);
+    int rc = rel ? rl_file_read_untrusted_at(gr_submission_dir_fd(ctx), rel, RL_CHANCFG_MAX_BYTES, &buf, &len, why,
+                                             sizeof why)
+                 : rl_file_read_untrusted(gr_config_path(ctx), gr_submission_dir(ctx), RL_CHANCFG_MAX_BYTES, &buf, &len,
+                                          why, sizeof why);
     if (rc != RL_OK) {
         snprintf(err, errlen, "the config cannot be loaded: the file %s", why);
         return rc;

@@ -26,6 +26,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -207,19 +208,14 @@ static bool handed_out_of_folder(const gr_exercise *ex, const char *dir, const c
     return false;
 }
 
-/* Builds the submission's view (its folder: |dir|, else the command's) and
- * enters the sandbox. Returns 0, or an error with the reason in |err|. */
-static int sandbox_up(gr_sandbox_view *view, const char *dir, const char *rubric_path, const gr_options *opt, char *err,
-                      size_t errlen)
+/* Builds the submission's view (its folder, held open as |sub_fd|, -1:
+ * none, at |sub_real|) and enters the sandbox. Returns 0, or an error with
+ * the reason in |err|. */
+static int sandbox_up(gr_sandbox_view *view, int sub_fd, const char *sub_real, const char *rubric_path,
+                      const gr_options *opt, char *err, size_t errlen)
 {
-    char sub_dir[PATH_MAX];
-    bool have_dir = true;
-    if (dir)
-        snprintf(sub_dir, sizeof sub_dir, "%s", dir);
-    else
-        have_dir = gr_sandbox_submission_dir(opt->submission, sub_dir, sizeof sub_dir) == RL_OK;
     const char *private_files[] = {rubric_path, NULL};
-    if (gr_sandbox_view_init(view, opt->bin_dir, have_dir ? sub_dir : NULL, private_files, err, errlen) != RL_OK)
+    if (gr_sandbox_view_init(view, opt->bin_dir, sub_fd, sub_real, private_files, err, errlen) != RL_OK)
         return RL_EINVAL;
     return gr_sandbox_enter(view, err, errlen);
 }
@@ -235,38 +231,24 @@ static int kit_node_packages(char *buf, size_t len)
     return RL_OK;
 }
 
-/* True when the submission's folder (|dir|, else the command's) is a Node
+/* True when the submission's folder (held open as |dir_fd|) is a Node
  * folder without its packages. */
-static bool no_node_modules(const char *dir, const char *submission)
+static bool no_node_modules(int dir_fd)
 {
-    char sub[PATH_MAX], path[PATH_MAX + 32];
     struct stat st;
-    if (dir)
-        snprintf(sub, sizeof sub, "%s", dir);
-    else if (gr_sandbox_submission_dir(submission, sub, sizeof sub) != RL_OK)
-        return false;
-    snprintf(path, sizeof path, "%s/package.json", sub);
-    if (lstat(path, &st) != 0)
-        return false;
-    snprintf(path, sizeof path, "%s/node_modules", sub);
-    return lstat(path, &st) != 0;
+    return dir_fd > 0 && fstatat(dir_fd, "package.json", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+           fstatat(dir_fd, "node_modules", &st, AT_SYMLINK_NOFOLLOW) != 0;
 }
 
 /* The packages the package.json of a Node folder without node_modules
  * (no_node_modules) asks for, comma-separated into |buf|; "" when it asks
  * for none or cannot be read (then nothing is missing that we can name). */
-static void node_dependencies(const char *dir, const char *submission, char *buf, size_t len)
+static void node_dependencies(int dir_fd, char *buf, size_t len)
 {
-    char sub[PATH_MAX], path[PATH_MAX + 32];
     buf[0] = '\0';
-    if (dir)
-        snprintf(sub, sizeof sub, "%s", dir);
-    else if (gr_sandbox_submission_dir(submission, sub, sizeof sub) != RL_OK)
-        return;
-    snprintf(path, sizeof path, "%s/package.json", sub);
     char *text = NULL;
     size_t n = 0;
-    if (rl_file_read_untrusted(path, sub, 1u << 20, &text, &n, NULL, 0) != RL_OK)
+    if (dir_fd <= 0 || rl_file_read_untrusted_at(dir_fd, "package.json", 1u << 20, &text, &n, NULL, 0) != RL_OK)
         return;
     json_t *root = json_loadb(text, n, 0, NULL);
     free(text);
@@ -303,19 +285,12 @@ static bool marker_lists(const rl_marker *m, const char *exercise)
  * alone decides the deployment. */
 static void identity_check(const char *exercise, gr_options *opt, char *buf, size_t len, const char **note)
 {
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", opt->submission);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
     static rl_marker m;
     char err[PATH_MAX + 200];
-    if (rl_marker_read(dir, &m, err, sizeof err) != RL_OK || !marker_lists(&m, exercise) ||
-        !rl_identity_differs(opt->variant, m.student))
+    /* The marker of the folder that was checked, held open: never one a
+     * swapped path names by now. */
+    if (opt->dir_fd <= 0 || rl_marker_read_at(opt->dir_fd, opt->dir ? opt->dir : ".", &m, err, sizeof err) != RL_OK ||
+        !marker_lists(&m, exercise) || !rl_identity_differs(opt->variant, m.student))
         return;
     opt->made_for = m.student;
     rl_identity_note(exercise, opt->variant, m.student, buf, len);
@@ -477,6 +452,8 @@ typedef struct grading {
     int64_t t0;
     char bin[PATH_MAX], rubric_buf[PATH_MAX + 64], err[512], note_buf[1024], identity_buf[512];
     char node_path[PATH_MAX + 16]; /* opt.node_path points here */
+    char sub_real[PATH_MAX];       /* the submission's folder's real path when it was opened */
+    char config_rel[PATH_MAX];     /* opt.config_rel points here */
     char notes[2048];
     const char *note; /* what the report says first, or NULL */
     gr_sandbox_view view;
@@ -496,7 +473,8 @@ static bool choose_sandbox(cli *cl, grading *g)
     if (cl->no_sandbox) {
         g->note = "graded without the sandbox (--no-sandbox, for debugging): the submission could have reached "
                   "the grader's instruments";
-    } else if ((src = sandbox_up(&g->view, cl->dir, cl->rubric_path, &cl->opt, g->err, sizeof g->err)) == RL_OK) {
+    } else if ((src = sandbox_up(&g->view, cl->opt.dir_fd > 0 ? cl->opt.dir_fd : -1, g->sub_real, cl->rubric_path,
+                                 &cl->opt, g->err, sizeof g->err)) == RL_OK) {
         cl->opt.sandbox = &g->view;
         g->note = gr_sandbox_mode_note();
     } else if (gr_was_interrupted()) {
@@ -518,6 +496,83 @@ static bool choose_sandbox(cli *cl, grading *g)
                  g->err);
         g->error = g->note_buf;
         return false;
+    }
+    return true;
+}
+
+/* The config's path inside the held folder (g->sub_real) into
+ * g->config_rel: what follows --dir in |submission|, or, named another way,
+ * its folder's place below the held one now; "" when it is not below it
+ * (then it is read by its path, and refused as leading out). */
+static void config_inside(const char *dir, const char *submission, grading *g)
+{
+    g->config_rel[0] = '\0';
+    const char *base = strrchr(submission, '/');
+    base = base ? base + 1 : submission;
+    size_t n = dir ? strlen(dir) : 0;
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (!dir) {
+        snprintf(g->config_rel, sizeof g->config_rel, "%s", base);
+        return;
+    }
+    if (strncmp(submission, dir, n) == 0 && submission[n] == '/' && submission[n + 1]) {
+        snprintf(g->config_rel, sizeof g->config_rel, "%s", submission + n + 1);
+        return;
+    }
+    char parent[PATH_MAX], real[PATH_MAX];
+    snprintf(parent, sizeof parent, "%.*s", (int)(base - submission), submission);
+    if (!parent[0])
+        snprintf(parent, sizeof parent, ".");
+    if (!realpath(parent, real))
+        return;
+    size_t m = strlen(g->sub_real);
+    if (strcmp(real, g->sub_real) == 0)
+        snprintf(g->config_rel, sizeof g->config_rel, "%s", base);
+    else if (strncmp(real, g->sub_real, m) == 0 && real[m] == '/')
+        snprintf(g->config_rel, sizeof g->config_rel, "%s/%s", real + m + 1, base);
+}
+
+/* Opens the submission's folder once (rl_file_open_dir): --dir, else the
+ * config's folder, else the folder of the command's script or program.
+ * Everything after this is built from that handle: the sandbox's view,
+ * the config and the marker (docs/sandbox.md). Returns false with g->error
+ * (the submission's fault) when the folder is a link or not a folder. */
+static bool hold_folder(cli *cl, grading *g)
+{
+    gr_options *opt = &cl->opt;
+    char path[PATH_MAX];
+    if (cl->dir) {
+        snprintf(path, sizeof path, "%s", cl->dir);
+    } else if (cl->ex->kind == GR_SUBMISSION_CONFIG) {
+        const char *slash = strrchr(opt->submission, '/');
+        if (!slash)
+            snprintf(path, sizeof path, ".");
+        else
+            snprintf(path, sizeof path, "%.*s", slash == opt->submission ? 1 : (int)(slash - opt->submission),
+                     opt->submission);
+    } else if (gr_sandbox_submission_dir(opt->submission, path, sizeof path) != RL_OK) {
+        return true; /* a command of shell words alone: no folder to show */
+    }
+    int fd, rc = rl_file_open_dir(path, &fd, g->sub_real, sizeof g->sub_real);
+    if (rc == RL_EINVAL) {
+        snprintf(g->err, sizeof g->err,
+                 "%s%.300s is a symbolic link, not a folder: not followed (grade the folder itself, not a link to one)",
+                 cl->dir ? "--dir " : "the submission's folder ", path);
+        g->error = g->err;
+        g->bad_submission = true;
+        return false;
+    }
+    if (rc != RL_OK) {
+        snprintf(g->err, sizeof g->err, "cannot open the submission's folder %.300s: %s", path, strerror(errno));
+        g->error = g->err;
+        g->bad_submission = true;
+        return false;
+    }
+    opt->dir_fd = fd;
+    if (cl->ex->kind == GR_SUBMISSION_CONFIG) {
+        config_inside(cl->dir, opt->submission, g);
+        opt->config_rel = g->config_rel[0] ? g->config_rel : NULL;
     }
     return true;
 }
@@ -562,6 +617,8 @@ static bool prepare(cli *cl, grading *g)
         g->bad_submission = true;
         return false;
     }
+    if (!hold_folder(cl, g))
+        return false;
     if (ex->kind == GR_SUBMISSION_CONFIG) {
         /* A world the grader cannot use is the instructor's error: say so once. */
         rl_chancfg_world w;
@@ -583,8 +640,8 @@ static bool prepare(cli *cl, grading *g)
     if (ex->kind == GR_SUBMISSION_COMMAND && !choose_sandbox(cl, g))
         return false;
     char deps[256];
-    if (ex->kind == GR_SUBMISSION_COMMAND && !opt->node_path && no_node_modules(cl->dir, opt->submission) &&
-        (node_dependencies(cl->dir, opt->submission, deps, sizeof deps), deps[0])) {
+    if (ex->kind == GR_SUBMISSION_COMMAND && !opt->node_path && no_node_modules(opt->dir_fd) &&
+        (node_dependencies(opt->dir_fd, deps, sizeof deps), deps[0])) {
         /* The upload relies on the kit's packages, as uploads do, and this
          * kit was built without them: the kit's fault, not a verdict on the
          * student (it would not start: "Cannot find module"). */
@@ -599,7 +656,7 @@ static bool prepare(cli *cl, grading *g)
         g->error = g->err;
         return false;
     }
-    if (opt->node_path && no_node_modules(cl->dir, opt->submission)) {
+    if (opt->node_path && no_node_modules(opt->dir_fd)) {
         /* What Gradescope uploads are: say how it was run. */
         snprintf(g->notes, sizeof g->notes,
                  "%s%sthe submission's folder has a package.json but no node_modules: it ran "
@@ -701,6 +758,8 @@ int main(int argc, char **argv)
     status = report(&cl, &g);
     gr_rubric_free(g.rubric);
     gr_sandbox_view_fini(&g.view);
+    if (cl.opt.dir_fd > 0)
+        close(cl.opt.dir_fd);
     free(g.outcomes);
     return status;
 }

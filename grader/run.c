@@ -50,6 +50,16 @@ const char *gr_submission_dir(gr_ctx *ctx)
     return ctx->opt->dir;
 }
 
+int gr_submission_dir_fd(gr_ctx *ctx)
+{
+    return ctx->opt->dir_fd;
+}
+
+const char *gr_config_rel(gr_ctx *ctx)
+{
+    return ctx->ex->kind == GR_SUBMISSION_CONFIG && ctx->opt->dir_fd > 0 ? ctx->opt->config_rel : NULL;
+}
+
 const char *gr_world_path(gr_ctx *ctx)
 {
     return ctx->opt->world;

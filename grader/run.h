@@ -66,6 +66,12 @@ const char *gr_world_path(gr_ctx *ctx);
 
 /* The submission's folder given with --dir, or NULL. */
 const char *gr_submission_dir(gr_ctx *ctx);
+
+/* Config exercises: the folder the grader checked, held open (> 0), and
+ * the config's path inside it; 0 and NULL when the config is read by its
+ * path (gr_config_path) instead. */
+int gr_submission_dir_fd(gr_ctx *ctx);
+const char *gr_config_rel(gr_ctx *ctx);
 const char *gr_variant(gr_ctx *ctx);
 
 /* Config exercises: when the submission's folder was made for another
@@ -247,6 +253,10 @@ typedef struct gr_options {
     const char *identity_note;             /* the note that goes with it, or NULL */
     const char *node_path;                 /* "NODE_PATH=DIR": the kit's Node packages (build/node-packages),
                                             * for a submission without node_modules; or NULL */
+    int dir_fd;                            /* the submission's folder, held open since it was
+                                            * checked (rl_file_open_dir; > 0), or 0: none */
+    const char *config_rel;                /* config exercises: the config's path inside
+                                            * |dir_fd|'s folder, read beneath it; NULL: none */
     const struct gr_sandbox_view *sandbox; /* command submissions run in the
                                             * sandbox with this view (sandbox.h), once
                                             * gr_sandbox_enter succeeded; NULL: unsandboxed */

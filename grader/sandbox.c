@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/mount.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -75,10 +76,11 @@ int gr_sandbox_submission_dir(const char *cmd, char *buf, size_t len)
     return RL_OK;
 }
 
-int gr_sandbox_view_init(gr_sandbox_view *v, const char *bin_dir, const char *submission_dir,
+int gr_sandbox_view_init(gr_sandbox_view *v, const char *bin_dir, int submission_fd, const char *submission_real,
                          const char *const *private_files, char *err, size_t errlen)
 {
     memset(v, 0, sizeof *v);
+    v->sub_fd = -1;
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/jail", bin_dir);
     v->jail = rl_xstrdup(path);
@@ -92,7 +94,7 @@ int gr_sandbox_view_init(gr_sandbox_view *v, const char *bin_dir, const char *su
         snprintf(path, sizeof path, "%s/../../..", bin_dir);
         kit = absolute(path);
     }
-    char *sub = submission_dir ? absolute(submission_dir) : NULL;
+    char *sub = submission_fd >= 0 && submission_real ? rl_xstrdup(submission_real) : NULL;
     if (kit && sub && strcmp(kit, sub) == 0) {
         snprintf(err, errlen, "the submission is in the kit's own folder %s: put it in a folder of its own", kit);
         free(kit);
@@ -117,8 +119,10 @@ int gr_sandbox_view_init(gr_sandbox_view *v, const char *bin_dir, const char *su
         if (f)
             v->hide[v->nhide++] = f;
     }
-    if (sub)
-        v->show[v->nshow++] = sub;
+    if (sub) {
+        v->sub_fd = submission_fd;
+        v->tree = sub;
+    }
     return RL_OK;
 }
 
@@ -129,7 +133,22 @@ void gr_sandbox_view_fini(gr_sandbox_view *v)
         free(v->hide[i]);
     for (size_t i = 0; i < v->nshow; i++)
         free(v->show[i]);
+    free(v->tree);
+    if (v->own_fd && v->sub_fd >= 0)
+        close(v->sub_fd);
     memset(v, 0, sizeof *v);
+    v->sub_fd = -1;
+}
+
+int gr_sandbox_tree(const gr_sandbox_view *v)
+{
+    errno = 0;
+    if (!v || v->sub_fd < 0)
+        return -1;
+    /* Recursive: a folder with mounts below it is shown whole, as a bind
+     * of its path would have shown it. */
+    return (int)syscall(SYS_open_tree, v->sub_fd, "",
+                        OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | AT_RECURSIVE);
 }
 
 char **gr_sandbox_argv(const gr_sandbox_view *v, const char *cmd)
@@ -171,6 +190,10 @@ char **gr_sandbox_argv(const gr_sandbox_view *v, const char *cmd)
     for (size_t i = 0; i < v->nshow; i++) {
         ARG("--show");
         ARG(v->show[i]);
+    }
+    if (v->tree) {
+        ARG("--tree");
+        ARG(v->tree);
     }
     static const char *const scratch[] = {"/tmp", "/var/tmp", "/dev/shm"};
     for (size_t i = 0; i < sizeof scratch / sizeof *scratch; i++) {
@@ -268,17 +291,28 @@ static int probe(const gr_sandbox_view *v, char *err, size_t errlen)
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
         return RL_ESYS;
+    int tree = gr_sandbox_tree(v);
+    if (tree < 0 && errno) {
+        snprintf(err, errlen, "the sandbox cannot show the submission's folder (open_tree): %s", strerror(errno));
+        close(fds[0]);
+        close(fds[1]);
+        return RL_ESYS;
+    }
     char **argv = gr_sandbox_argv(v, "exec true");
     pid_t pid = fork();
     if (pid == 0) {
         int devnull = open("/dev/null", O_RDWR);
         if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0 || dup2(fds[1], 3) < 0)
             _exit(127);
+        if (tree >= 0 && dup2(tree, 4) < 0)
+            _exit(127);
         execv(argv[0], argv);
         _exit(127);
     }
     gr_sandbox_argv_free(argv);
     close(fds[1]);
+    if (tree >= 0)
+        close(tree);
     if (pid < 0) {
         close(fds[0]);
         return RL_ESYS;
@@ -363,7 +397,33 @@ static int try_cgroups(char *err, size_t errlen)
     return rc;
 }
 
-int gr_sandbox_enter(const gr_sandbox_view *v, char *err, size_t errlen)
+/* After the grader entered a mount namespace of its own, v->sub_fd (opened
+ * before, in the old one) cannot be cloned: open_tree clones only mounts of
+ * the caller's namespace. The same folder is opened again there, by the
+ * real path it had when it was opened, and kept only if it is the same
+ * folder (device and inode): a folder swapped in between is refused. */
+static int hold_again(gr_sandbox_view *v, char *err, size_t errlen)
+{
+    if (v->sub_fd < 0)
+        return RL_OK;
+    struct stat was, now;
+    int fd = open(v->tree, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 || fstat(v->sub_fd, &was) != 0 || fstat(fd, &now) != 0 || was.st_dev != now.st_dev ||
+        was.st_ino != now.st_ino) {
+        if (fd >= 0)
+            close(fd);
+        snprintf(err, errlen,
+                 "the submission's folder %s changed since it was checked (it is not the folder that was "
+                 "opened): not graded",
+                 v->tree);
+        return RL_EINVAL;
+    }
+    v->sub_fd = fd;
+    v->own_fd = true;
+    return RL_OK;
+}
+
+int gr_sandbox_enter(gr_sandbox_view *v, char *err, size_t errlen)
 {
     if (access(UNSHARE, X_OK) != 0) {
         snprintf(err, errlen, "the sandbox needs util-linux's %s: %s", UNSHARE, strerror(errno));
@@ -378,7 +438,15 @@ int gr_sandbox_enter(const gr_sandbox_view *v, char *err, size_t errlen)
          * root over its network, mounts and PID namespaces but no cgroup
          * can be made. The probe runs inside it (it needs it). */
         mode = GR_SANDBOX_USERNS;
-        if (enter_network(CLONE_NEWUSER, err, errlen) != RL_OK || probe(v, err, errlen) != RL_OK)
+        /* A mount namespace of its own too: open_tree's clone of the
+         * submission's folder needs CAP_SYS_ADMIN over the grader's mount
+         * namespace, which only one its user namespace owns gives. */
+        if (enter_network(CLONE_NEWUSER | CLONE_NEWNS, err, errlen) != RL_OK)
+            return RL_ESYS;
+        int rc = hold_again(v, err, errlen);
+        if (rc != RL_OK)
+            return rc;
+        if (probe(v, err, errlen) != RL_OK)
             return RL_ESYS;
         return RL_OK;
     }
@@ -404,7 +472,7 @@ const char *gr_sandbox_mode_note(void)
 int gr_sandbox_prepare(gr_sandbox_run *r, uint64_t mem_limit_bytes, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
-    r->status_r = r->status_w = -1;
+    r->status_r = r->status_w = r->tree_fd = -1;
     const char *what = "cgroup";
     if (mode == GR_SANDBOX_NONE && (mode = gr_cgroup_mode(err, errlen)) == GR_SANDBOX_NONE)
         return RL_ESYS;
@@ -426,7 +494,9 @@ void gr_sandbox_spawned(gr_sandbox_run *r)
 {
     if (r->status_w >= 0)
         close(r->status_w);
-    r->status_w = -1;
+    if (r->tree_fd >= 0)
+        close(r->tree_fd);
+    r->status_w = r->tree_fd = -1;
 }
 
 int gr_sandbox_wait_started(gr_sandbox_run *r, int64_t timeout_ms, char *err, size_t errlen)
@@ -557,5 +627,7 @@ void gr_sandbox_teardown(gr_sandbox_run *r)
         close(r->status_r);
     if (r->status_w >= 0)
         close(r->status_w);
-    r->status_r = r->status_w = -1;
+    if (r->tree_fd >= 0)
+        close(r->tree_fd);
+    r->status_r = r->status_w = r->tree_fd = -1;
 }

@@ -49,18 +49,34 @@ typedef struct gr_sandbox_view {
     size_t nhide;
     char *show[8]; /* visible (read-only) even under a hidden path */
     size_t nshow;
+    int sub_fd;  /* the submission's folder, held open since it was checked
+                  * (rl_file_open_dir; borrowed: the caller closes it), or -1 */
+    char *tree;  /* where the view shows it: its real path when it was
+                  * opened; NULL when there is none */
+    bool own_fd; /* sub_fd is the view's own (opened again by
+                  * gr_sandbox_enter in the grader's mount namespace) */
 } gr_sandbox_view;
 
 /* Builds the view for a submission graded by the kit whose programs are in
  * |bin_dir|: the kit's folder (bin/.., with its rubric, worlds, sources and
  * model solutions) and every file of |private_files| (NULL-terminated, may
  * hold NULLs to skip: --rubric, --world) are hidden; the kit's protocol
- * (proto/, and the stubs generated from it in build/gen) and
- * |submission_dir| (NULL: none) stay visible. Returns 0,
- * or RL_EINVAL when |submission_dir| is the kit's folder itself (message in
- * |err|: a submission must be in a folder of its own). */
-int gr_sandbox_view_init(gr_sandbox_view *v, const char *bin_dir, const char *submission_dir,
+ * (proto/, and the stubs generated from it in build/gen) stays visible, and
+ * so does the submission's folder held open as |submission_fd| (-1: none),
+ * shown at |submission_real| (its real path when it was opened): every run
+ * gets a fresh clone of that folder's mount (gr_sandbox_tree), never a path
+ * looked up again, so a folder swapped after the check is not what runs.
+ * Returns 0, or RL_EINVAL when the submission's folder is the kit's folder
+ * itself (message in |err|: a submission must be in a folder of its own). */
+int gr_sandbox_view_init(gr_sandbox_view *v, const char *bin_dir, int submission_fd, const char *submission_real,
                          const char *const *private_files, char *err, size_t errlen);
+
+/* A detached copy of the submission's folder's mounts for one run (open_tree
+ * OPEN_TREE_CLONE of v->sub_fd, close-on-exec), which the jail attaches in
+ * its view (--tree, on the child's fd 4). Returns the descriptor; -1 with
+ * errno 0 when the view has no submission folder, -1 with errno set when the
+ * kernel refused. The caller closes it once the run is spawned. */
+int gr_sandbox_tree(const gr_sandbox_view *v);
 void gr_sandbox_view_fini(gr_sandbox_view *v);
 
 /* The folder a command submission lives in: the folder of the last word of
@@ -74,12 +90,15 @@ int gr_sandbox_submission_dir(const char *cmd, char *buf, size_t len);
  * network namespace of its own with only loopback up: its submissions
  * reach nothing outside, and no other grader's ports exist. Not root, the
  * grader first enters a user namespace where it is root (mapped to its own
- * user). Call before grpc_init (no threads yet: the kernel refuses a user
- * namespace to a threaded process). Returns 0, or RL_ESYS with the reason
- * in |err|. As root nothing changed then; not root, the grader may be left
- * in its own user and network namespaces, which only narrows what an
- * --unsafe grading can reach. */
-int gr_sandbox_enter(const gr_sandbox_view *v, char *err, size_t errlen);
+ * user), and a mount namespace of its own, where the submission's folder
+ * is opened again by its real path and kept only if it is the same folder
+ * (else RL_EINVAL: it changed since it was checked). Call before grpc_init
+ * (no threads yet: the kernel refuses a user namespace to a threaded
+ * process). Returns 0, or RL_ESYS with the reason in |err|. As root
+ * nothing changed then; not root, the grader may be left in its own user,
+ * network and mount namespaces, which only narrows what an --unsafe
+ * grading can reach. */
+int gr_sandbox_enter(gr_sandbox_view *v, char *err, size_t errlen);
 
 /* One run's sandbox: its cgroups and the jail's status pipe. Caller memory;
  * gr_sandbox_prepare fills it, and gr_sandbox_teardown releases it after
@@ -91,6 +110,8 @@ typedef struct gr_sandbox_run {
     char cpu_usage[320];                         /* cpuacct.usage of the run, "" when none */
     int status_r;                                /* read end of the jail's status pipe, -1 when none */
     int status_w;                                /* write end, the child's fd 3; closed after the spawn */
+    int tree_fd;                                 /* the run's gr_sandbox_tree, the child's fd 4; closed
+                                                  * after the spawn; -1 when none */
     bool v2;                                     /* cgroup v2: cg_pids is the one cgroup (cg_mem and
                                                   * cg_cpu ""), cpu_usage is its cpu.stat */
 } gr_sandbox_run;

@@ -377,6 +377,7 @@ void gr_submission_launch_init(gr_ctx *ctx, gr_instance *s, gr_launch *l)
         l->po.no_new_privs = true;
         l->po.join_cgroups = s->sb.joins;
         l->po.fd3 = s->sb.status_w;
+        l->po.fd4 = s->sb.tree_fd > 0 ? s->sb.tree_fd : 0;
         /* RLIMIT_NPROC would count nobody's tasks machine-wide; the pids
          * cgroup is the limit here. */
         l->lim.nproc = 0;
@@ -395,6 +396,17 @@ void gr_submission_launch_fini(gr_launch *l)
  * jail ran its command. Returns GR_PASS, or GR_ERROR with |out| filled. */
 static gr_verdict spawn_instance(gr_ctx *ctx, gr_instance *s, gr_scenario_result *out)
 {
+    if (ctx->opt->sandbox) {
+        /* The folder as it was checked, cloned for this run alone. */
+        if (s->sb.tree_fd >= 0)
+            close(s->sb.tree_fd);
+        s->sb.tree_fd = gr_sandbox_tree(ctx->opt->sandbox);
+        if (s->sb.tree_fd < 0 && errno) {
+            gr_result(out, GR_ERROR, "cannot show the submission's folder in the sandbox (open_tree): %s",
+                      strerror(errno));
+            return GR_ERROR;
+        }
+    }
     gr_launch l;
     gr_submission_launch_init(ctx, s, &l);
     int src = rl_proc_spawn(&s->proc, &l.po);

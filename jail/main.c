@@ -27,7 +27,9 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/mount.h>
 #include <unistd.h>
 
 #define MAX_PATHS 32
@@ -35,12 +37,17 @@
  * why (a submission could exit with any status, so the grader trusts only
  * the descriptor). */
 #define JAIL_FAILED 125
+/* The descriptor the grader hands the submission's folder on (--tree). */
+#define TREE_FD 4
 
 typedef struct jail_opts {
     const char *hide[MAX_PATHS]; /* made empty: tmpfs over a folder, /dev/null over a file */
     size_t nhide;
     const char *show[MAX_PATHS]; /* visible (read-only) even inside a hidden or scratch path */
     size_t nshow;
+    const char *tree;               /* --tree PATH: the detached mount tree on fd 4 (the grader's
+                                     * clone of the submission's folder, held since it was
+                                     * checked) is shown at PATH */
     const char *scratch[MAX_PATHS]; /* fresh writable tmpfs, |scratch_mb| each */
     size_t nscratch;
     long scratch_mb;
@@ -82,10 +89,11 @@ void jail_fail(const char *fmt, ...)
 static void usage(FILE *f)
 {
     fprintf(f, "usage: jail --status-fd N (--user UID:GID | --userns [--nproc N]) [--hide PATH]...\n"
-               "            [--show PATH]... [--scratch PATH]... [--scratch-mb N] -- COMMAND [ARG]...\n"
+               "            [--show PATH]... [--tree PATH] [--scratch PATH]... [--scratch-mb N] -- COMMAND [ARG]...\n"
                "Run as root in a new mount (and PID) namespace, by the grader: builds a read-only view\n"
                "of the system's folders with PATHs hidden, shown and scratch, confines itself (UID:GID,\n"
-               "or a user namespace without capabilities) and runs COMMAND.\n");
+               "or a user namespace without capabilities) and runs COMMAND. --tree: the mount tree\n"
+               "open on fd 4 (open_tree's clone of the submission's folder) is shown at PATH.\n");
 }
 
 static int parse(int argc, char **argv, jail_opts *o)
@@ -114,6 +122,8 @@ static int parse(int argc, char **argv, jail_opts *o)
             o->hide[o->nhide++] = v;
         else if (strcmp(a, "--show") == 0 && o->nshow < MAX_PATHS)
             o->show[o->nshow++] = v;
+        else if (strcmp(a, "--tree") == 0 && v[0] == '/')
+            o->tree = v;
         else if (strcmp(a, "--scratch") == 0 && o->nscratch < MAX_PATHS)
             o->scratch[o->nscratch++] = v;
         else if (strcmp(a, "--scratch-mb") == 0) {
@@ -255,6 +265,17 @@ static void show(const char *path, int fd)
         jail_fail("cannot show %s", path);
 }
 
+/* Attaches the detached tree on |fd| (the submission's folder as the
+ * grader checked it, never looked up by path again) at |path|. */
+static void show_tree(const char *path, int fd)
+{
+    make_parents(path);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        jail_fail("cannot make %s to show it", path);
+    if (syscall(SYS_move_mount, fd, "", AT_FDCWD, path, MOVE_MOUNT_F_EMPTY_PATH) != 0)
+        jail_fail("cannot show the submission's folder at %s", path);
+}
+
 static void read_only_except_scratch(const jail_opts *o)
 {
     struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID};
@@ -298,13 +319,16 @@ static void run_command(const jail_opts *o, const char *cwd, const sigset_t *mas
 {
     /* Whatever it is given must be readable as the confined user: say so
      * now, as the sandbox's failure, not later as the submission's. */
-    for (size_t i = 0; i < o->nshow; i++) {
+    for (size_t i = 0; i <= o->nshow; i++) {
+        const char *shown = i < o->nshow ? o->show[i] : o->tree;
         struct stat st;
-        int mode = stat(o->show[i], &st) == 0 && S_ISDIR(st.st_mode) ? R_OK | X_OK : R_OK;
-        if (access(o->show[i], mode) != 0)
+        if (!shown)
+            continue;
+        int mode = stat(shown, &st) == 0 && S_ISDIR(st.st_mode) ? R_OK | X_OK : R_OK;
+        if (access(shown, mode) != 0)
             jail_fail("the submission's %s is not readable by %s in the sandbox: make it and the folders above it "
                       "readable by others (chmod o+rX)",
-                      o->show[i], o->userns ? "the grader's user" : "uid 65534");
+                      shown, o->userns ? "the grader's user" : "uid 65534");
     }
     if (chdir(cwd) != 0 && chdir("/tmp") != 0)
         jail_fail("cannot enter a working folder");
@@ -438,6 +462,16 @@ int main(int argc, char **argv)
     char cwd[4096];
     if (!getcwd(cwd, sizeof cwd))
         snprintf(cwd, sizeof cwd, "/");
+    struct stat tree_st, here;
+    if (o.tree) {
+        /* Never the command's: closed once attached, close-on-exec before. */
+        if (fcntl(TREE_FD, F_SETFD, FD_CLOEXEC) != 0 || fstat(TREE_FD, &tree_st) != 0)
+            jail_fail("no submission folder on descriptor %d", TREE_FD);
+        /* Started in the folder itself (grade-class): enter it again where
+         * it is shown, whatever its name outside has become. */
+        if (stat(".", &here) == 0 && here.st_dev == tree_st.st_dev && here.st_ino == tree_st.st_ino)
+            snprintf(cwd, sizeof cwd, "%s", o.tree);
+    }
     int show_fd[MAX_PATHS];
     for (size_t i = 0; i < o.nshow; i++)
         if ((show_fd[i] = open(o.show[i], O_PATH | O_CLOEXEC)) < 0)
@@ -450,6 +484,10 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < o.nshow; i++) {
         show(o.show[i], show_fd[i]);
         close(show_fd[i]);
+    }
+    if (o.tree) {
+        show_tree(o.tree, TREE_FD);
+        close(TREE_FD);
     }
     return o.userns ? confine_in_user_namespace(&o, cwd) : confine_as_user(&o, cwd);
 }

@@ -38,6 +38,28 @@
 int rl_file_read_untrusted(const char *path, const char *root, size_t max, char **out, size_t *len, char *err,
                            size_t errlen);
 
+/* Opens the folder |path| once, as the handle everything about a
+ * submission is then built from (O_PATH | O_DIRECTORY | O_NOFOLLOW,
+ * close-on-exec): a path can be swapped between two uses, a handle cannot.
+ * |path| itself may not be a symbolic link (a link at its last component is
+ * refused; its parents are followed). Writes the folder's real path at the
+ * moment it was opened into |real| (|reallen|; NULL: not wanted). Returns 0
+ * with |*fd| (the caller closes it); RL_ENOTFOUND; RL_EINVAL (a link, or
+ * not a folder; errno ELOOP or ENOTDIR); RL_ESYS. */
+int rl_file_open_dir(const char *path, int *fd, char *real, size_t reallen);
+
+/* openat2(|dirfd|, |rel|, |flags| | O_CLOEXEC) with every component, links
+ * included, kept beneath |dirfd| (RESOLVE_BENEATH, no /proc magic links).
+ * Returns the descriptor, or -1 with errno (EXDEV: it would lead out). */
+int rl_file_open_beneath(int dirfd, const char *rel, int flags);
+
+/* rl_file_read_untrusted for the file |rel| of the folder held open as
+ * |dirfd| (rl_file_open_dir): resolved beneath that folder, whatever its
+ * path names by now, with the same rules, returns and messages. A link is
+ * followed only while it stays inside; an absolute one is refused. */
+int rl_file_read_untrusted_at(int dirfd, const char *rel, size_t max, char **out, size_t *len, char *err,
+                              size_t errlen);
+
 /* Writing a file whole, where a hostile hand may have planted links: the
  * grader writes results as root into folders a submission or a student
  * may have reached. rl_file_tmp_open creates a fresh file beside |path|

@@ -42,22 +42,9 @@ static bool set_field(char *dst, size_t len, const char *val)
     return true;
 }
 
-int rl_marker_read(const char *dir, rl_marker *out, char *err, size_t errlen)
+/* Parses the marker |text| (modified) into |out|; |path| names it in |err|. */
+static int parse_marker(char *text, const char *path, rl_marker *out, char *err, size_t errlen)
 {
-    memset(out, 0, sizeof *out);
-    char path[PATH_MAX + 16], why[256] = "";
-    snprintf(path, sizeof path, "%s/.relaylab", dir);
-    char *text = NULL;
-    size_t len = 0;
-    int rc = rl_file_read_untrusted(path, dir, RL_MARKER_MAX_BYTES, &text, &len, why, sizeof why);
-    if (rc == RL_ENOTFOUND) {
-        snprintf(err, errlen, "no .relaylab in %s", dir);
-        return rc;
-    }
-    if (rc != RL_OK) {
-        snprintf(err, errlen, "%s cannot be read: %s", path, why);
-        return rc;
-    }
     bool fits = true;
     for (char *line = text, *next; line && *line; line = next) {
         next = strchr(line, '\n');
@@ -77,13 +64,52 @@ int rl_marker_read(const char *dir, rl_marker *out, char *err, size_t errlen)
         else if (strcmp(line, "lang") == 0)
             fits &= set_field(out->lang, sizeof out->lang, val);
     }
-    free(text);
     if (!fits || !out->exercises[0] || !out->submission[0]) {
         snprintf(err, errlen, "%s is malformed: %s", path,
                  !fits ? "a line is too long" : "it needs an `exercises` and a `submission` line");
         return RL_EPARSE;
     }
     return RL_OK;
+}
+
+/* The marker read (|rc|, |text|, |why|) into |out|, named |path| and its
+ * folder |dir| in |err|. Frees |text|. */
+static int take_marker(int rc, char *text, const char *why, const char *dir, const char *path, rl_marker *out,
+                       char *err, size_t errlen)
+{
+    if (rc == RL_ENOTFOUND) {
+        snprintf(err, errlen, "no .relaylab in %s", dir);
+        return rc;
+    }
+    if (rc != RL_OK) {
+        snprintf(err, errlen, "%s cannot be read: %s", path, why);
+        return rc;
+    }
+    rc = parse_marker(text, path, out, err, errlen);
+    free(text);
+    return rc;
+}
+
+int rl_marker_read(const char *dir, rl_marker *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    char path[PATH_MAX + 16], why[256] = "";
+    snprintf(path, sizeof path, "%s/.relaylab", dir);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = rl_file_read_untrusted(path, dir, RL_MARKER_MAX_BYTES, &text, &len, why, sizeof why);
+    return take_marker(rc, text, why, dir, path, out, err, errlen);
+}
+
+int rl_marker_read_at(int dirfd, const char *dir, rl_marker *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    char path[PATH_MAX + 16], why[256] = "";
+    snprintf(path, sizeof path, "%s/.relaylab", dir);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = rl_file_read_untrusted_at(dirfd, ".relaylab", RL_MARKER_MAX_BYTES, &text, &len, why, sizeof why);
+    return take_marker(rc, text, why, dir, path, out, err, errlen);
 }
 
 int rl_marker_write(const char *dir, const rl_marker *m)

@@ -34,6 +34,11 @@ typedef struct rl_marker {
  * (RL_EINVAL, RL_ETOOBIG, RL_ESYS). |err| says why, naming the file. */
 int rl_marker_read(const char *dir, rl_marker *out, char *err, size_t errlen);
 
+/* rl_marker_read of the folder held open as |dirfd| (rl_file_open_dir),
+ * read beneath it whatever its path names by now; |dir| only names it in
+ * |err|. Same returns. */
+int rl_marker_read_at(int dirfd, const char *dir, rl_marker *out, char *err, size_t errlen);
+
 /* Writes DIR/.relaylab for |m| (mode 0644). Returns 0 or RL_ESYS. */
 int rl_marker_write(const char *dir, const rl_marker *m);
 

@@ -272,11 +272,20 @@ static void child_exec(const rl_proc_options *opt, char **env, int out_w, int de
     if (dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(out_w, 2) < 0)
         _exit(127);
     int first_closed = 3;
+    /* fd4 out of the way first: fd3's dup2 may land on its number. */
+    int fd4 = opt->fd4 > 0 && opt->fd3 > 0 ? fcntl(opt->fd4, F_DUPFD_CLOEXEC, 10) : -1;
+    if (opt->fd4 > 0 && opt->fd3 > 0 && fd4 < 0)
+        _exit(127);
     if (opt->fd3 > 0) {
         /* dup2 onto itself would keep O_CLOEXEC: clear it instead. */
         if ((opt->fd3 == 3 ? fcntl(3, F_SETFD, 0) : dup2(opt->fd3, 3)) < 0)
             _exit(127);
         first_closed = 4;
+    }
+    if (fd4 >= 0) {
+        if (dup2(fd4, 4) < 0)
+            _exit(127);
+        first_closed = 5;
     }
     /* Nothing of the parent's (gRPC sockets, epoll, other pipes) leaks in. */
     if (close_range((unsigned)first_closed, ~0U, 0) != 0)

@@ -65,6 +65,10 @@ typedef struct rl_proc_options {
                                       * its fd 3 (every other one above 2 is
                                       * closed): a private line back from what it
                                       * execs; 0: none */
+    int fd4;                         /* when > 0, the child gets this descriptor as
+                                      * its fd 4 (with fd3 set): what it execs is
+                                      * handed (the sandbox's submission folder);
+                                      * 0: none */
 } rl_proc_options;
 
 typedef struct rl_proc {

@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include <fcntl.h>
+
 #include <errno.h>
 #include <ftw.h>
 #include <limits.h>
@@ -59,35 +61,43 @@ static void view_hides_the_kit_and_shows_the_submission(void **state)
     put(rubric, "{}");
     const char *private_files[] = {rubric, NULL};
     gr_sandbox_view v;
-    assert_int_equal(gr_sandbox_view_init(&v, bin, sub, private_files, err, sizeof err), RL_OK);
+    int sub_fd = open(sub, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    assert_true(sub_fd >= 0);
+    assert_int_equal(gr_sandbox_view_init(&v, bin, sub_fd, sub, private_files, err, sizeof err), RL_OK);
     assert_int_equal(v.nhide, 2);
     assert_string_equal(v.hide[0], kit);
     assert_string_equal(v.hide[1], rubric);
-    assert_int_equal(v.nshow, 3);
+    assert_int_equal(v.nshow, 2);
     snprintf(path, sizeof path, "%s/proto", kit);
     assert_string_equal(v.show[0], path);
     snprintf(path, sizeof path, "%s/build/gen", kit);
     assert_string_equal(v.show[1], path);
-    assert_string_equal(v.show[2], sub);
+    /* The submission's folder: the handle, shown where it was when opened. */
+    assert_int_equal(v.sub_fd, sub_fd);
+    assert_string_equal(v.tree, sub);
 
     /* The argv: unshare, then the jail as nobody with the view. */
     char **argv = gr_sandbox_argv(&v, "exec relay");
     assert_string_equal(argv[0], "/usr/bin/unshare");
-    bool kill_child = false, user = false, hides_kit = false;
+    bool kill_child = false, user = false, hides_kit = false, tree = false;
     size_t n = 0;
     for (; argv[n]; n++) {
+        tree = tree || (strcmp(argv[n], "--tree") == 0 && argv[n + 1] && strcmp(argv[n + 1], sub) == 0);
         kill_child = kill_child || strcmp(argv[n], "--kill-child") == 0;
         user = user || (strcmp(argv[n], "--user") == 0 && argv[n + 1] && strcmp(argv[n + 1], "65534:65534") == 0);
         hides_kit = hides_kit || (strcmp(argv[n], "--hide") == 0 && argv[n + 1] && strcmp(argv[n + 1], kit) == 0);
     }
-    assert_true(kill_child && user && hides_kit);
+    assert_true(kill_child && user && hides_kit && tree);
     assert_string_equal(argv[n - 1], "exec relay");
     assert_string_equal(argv[n - 3], "/bin/sh");
     gr_sandbox_argv_free(argv);
     gr_sandbox_view_fini(&v);
 
     /* The kit itself as the submission's folder would show it all. */
-    assert_int_equal(gr_sandbox_view_init(&v, bin, kit, NULL, err, sizeof err), RL_EINVAL);
+    int kit_fd = open(kit, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    assert_int_equal(gr_sandbox_view_init(&v, bin, kit_fd, kit, NULL, err, sizeof err), RL_EINVAL);
+    close(kit_fd);
+    close(sub_fd);
     assert_non_null(strstr(err, "folder of its own"));
 }
 

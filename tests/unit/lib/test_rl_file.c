@@ -229,6 +229,67 @@ static void tmp_file_never_follows_a_planted_link(void **state)
     free(text);
 }
 
+/* rl_file_read_untrusted_at: the same rules beneath a folder held open. */
+static void read_at_keeps_the_rules_beneath_the_held_folder(void **state)
+{
+    fixture *f = *state;
+    int d;
+    char real[128], *out, err[200], link[128], target[128];
+    size_t len;
+    assert_int_equal(rl_file_open_dir(f->dir, &d, real, sizeof real), RL_OK);
+    assert_true(d > 2);
+    assert_string_equal(real, f->dir);
+    put(f->dir, "real.json", "{}", 0644);
+    snprintf(link, sizeof link, "%s/in.json", f->dir);
+    assert_int_equal(symlink("real.json", link), 0);
+    assert_int_equal(rl_file_read_untrusted_at(d, "in.json", 100, &out, &len, err, sizeof err), RL_OK);
+    assert_string_equal(out, "{}");
+    free(out);
+    /* Out of the folder, relative or absolute: refused unquoted. */
+    put(f->outer, "secret.json", "{\"secret_key_name\": 1}", 0644);
+    snprintf(target, sizeof target, "%s/secret.json", f->outer);
+    snprintf(link, sizeof link, "%s/out.json", f->dir);
+    assert_int_equal(symlink(target, link), 0);
+    assert_int_equal(rl_file_read_untrusted_at(d, "out.json", 100, &out, &len, err, sizeof err), RL_EINVAL);
+    assert_non_null(strstr(err, "out of the submission's folder"));
+    assert_null(strstr(err, "secret"));
+    assert_null(out);
+    assert_int_equal(rl_file_read_untrusted_at(d, "../x", 100, &out, &len, err, sizeof err), RL_EINVAL);
+    /* A FIFO at once, a missing file, a file above the cap. */
+    snprintf(target, sizeof target, "%s/fifo", f->dir);
+    assert_int_equal(mkfifo(target, 0644), 0);
+    assert_int_equal(rl_file_read_untrusted_at(d, "fifo", 100, &out, &len, err, sizeof err), RL_EINVAL);
+    assert_non_null(strstr(err, "FIFO"));
+    assert_int_equal(rl_file_read_untrusted_at(d, "none", 100, &out, &len, err, sizeof err), RL_ENOTFOUND);
+    assert_int_equal(rl_file_read_untrusted_at(d, "real.json", 1, &out, &len, err, sizeof err), RL_ETOOBIG);
+    close(d);
+}
+
+/* The handle is the folder that was checked: a folder swapped for a link to
+ * another one afterwards is not what is read. */
+static void read_at_reads_the_folder_as_it_was_opened(void **state)
+{
+    fixture *f = *state;
+    put(f->dir, "c.json", "mine", 0644);
+    put(f->outer, "c.json", "theirs", 0644);
+    int d;
+    char moved[160], *out, err[200];
+    size_t len;
+    assert_int_equal(rl_file_open_dir(f->dir, &d, NULL, 0), RL_OK);
+    snprintf(moved, sizeof moved, "%s.moved", f->dir);
+    assert_int_equal(rename(f->dir, moved), 0);
+    assert_int_equal(symlink(f->outer, f->dir), 0);
+    assert_int_equal(rl_file_read_untrusted_at(d, "c.json", 100, &out, &len, err, sizeof err), RL_OK);
+    assert_string_equal(out, "mine");
+    free(out);
+    /* The name is a link now: opening it again is refused, not followed. */
+    int d2;
+    assert_int_equal(rl_file_open_dir(f->dir, &d2, NULL, 0), RL_EINVAL);
+    assert_int_equal(unlink(f->dir), 0);
+    assert_int_equal(rename(moved, f->dir), 0);
+    close(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -241,6 +302,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(refuses_a_missing_file, setup, teardown),
         cmocka_unit_test_setup_teardown(root_refuses_what_the_student_could_not_read, setup, teardown),
         cmocka_unit_test_setup_teardown(tmp_file_never_follows_a_planted_link, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_at_keeps_the_rules_beneath_the_held_folder, setup, teardown),
+        cmocka_unit_test_setup_teardown(read_at_reads_the_folder_as_it_was_opened, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
