@@ -72,5 +72,16 @@ const char *gc_batch_shown_path(const gc_batch *b, const char *path)
 
 int gc_batch_make_dir(const char *path)
 {
-    return mkdir(path, 0755) == 0 || errno == EEXIST ? RL_OK : RL_ESYS;
+    if (mkdir(path, 0755) == 0)
+        return RL_OK;
+    /* One that is there must be a folder, not a link planted to one: the
+     * results written into it would land wherever it leads. */
+    struct stat st;
+    if (errno != EEXIST || lstat(path, &st) != 0)
+        return RL_ESYS;
+    if (!S_ISDIR(st.st_mode)) {
+        errno = S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
+        return RL_ESYS;
+    }
+    return RL_OK;
 }

@@ -2,6 +2,7 @@
 #include "html.h"
 
 #include "rl_alloc.h"
+#include "rl_file.h"
 #include "rl_err.h"
 #include "rl_svg.h"
 
@@ -213,10 +214,11 @@ static int write_page(FILE *f, const gc_tally *t, char *const *students, size_t 
 
 int gc_html_write_class(const gc_tally *t, char *const *students, size_t nstudents, const char *path)
 {
-    size_t n = strlen(path) + 16;
+    /* Through a fresh file renamed over |path| (rl_file_tmp_open): a link
+     * planted beside it is never written through. */
+    size_t n = strlen(path) + 32;
     char *tmp = rl_xmalloc(n);
-    snprintf(tmp, n, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
+    FILE *f = rl_file_tmp_open(path, 0644, tmp, n);
     int rc = RL_ESYS;
     if (f) {
         char *dir = rl_xstrdup(path);
@@ -225,15 +227,14 @@ int gc_html_write_class(const gc_tally *t, char *const *students, size_t nstuden
             *slash = '\0';
         rc = write_page(f, t, students, nstudents, slash ? dir : ".");
         free(dir);
-        if (fclose(f) != 0)
+        if (rc != RL_OK) {
+            int e = errno;
+            fclose(f);
+            unlink(tmp);
+            errno = e;
+        } else if (rl_file_tmp_commit(f, tmp, path) != 0) {
             rc = RL_ESYS;
-        if (rc == RL_OK && rename(tmp, path) != 0)
-            rc = RL_ESYS;
-    }
-    if (rc != RL_OK) {
-        int e = errno;
-        unlink(tmp);
-        errno = e;
+        }
     }
     free(tmp);
     return rc;

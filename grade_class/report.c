@@ -17,19 +17,22 @@
 #include <string.h>
 #include <unistd.h>
 
-/* |root| to |path| through a temporary file beside it. Returns 0, or -1
- * (errno set) and no file left behind. */
+/* |root| to |path| through a fresh temporary file beside it (mkstemp, so a
+ * link planted at any name there is never written through) renamed over
+ * it. Returns 0, or -1 (errno set) and no file left behind. */
 static int dump_json(json_t *root, const char *path)
 {
     char tmp[PATH_MAX + GC_NAME_MAX + 40];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    if (json_dump_file(root, tmp, JSON_INDENT(2)) != 0 || rename(tmp, path) != 0) {
-        int saved = errno;
+    FILE *f = rl_file_tmp_open(path, 0644, tmp, sizeof tmp);
+    if (!f)
+        return -1;
+    if (json_dumpf(root, f, JSON_INDENT(2)) != 0) {
+        fclose(f);
         unlink(tmp);
-        errno = saved;
+        errno = EIO;
         return -1;
     }
-    return 0;
+    return rl_file_tmp_commit(f, tmp, path) == 0 ? 0 : -1;
 }
 
 /* The results.json of an upload with nothing gradable, |max| points. */

@@ -2,6 +2,7 @@
 #include "run.h"
 
 #include "rl_deadline.h"
+#include "rl_file.h"
 #include "rl_text.h"
 
 #include <stdio.h>
@@ -27,10 +28,12 @@ static void record_done(const gc_job *job, const gc_job_info *ji)
 {
     if (job->interrupted || job->timed_out || (job->status != 0 && job->status != 1))
         return;
-    FILE *f = fopen(ji->args_file, "w");
+    /* A fresh file renamed over it: never through a link planted there. */
+    char tmp[sizeof ji->args_file + 32];
+    FILE *f = rl_file_tmp_open(ji->args_file, 0644, tmp, sizeof tmp);
     if (f) {
         fputs(ji->args_text, f);
-        fclose(f);
+        rl_file_tmp_commit(f, tmp, ji->args_file);
     }
 }
 

@@ -3,6 +3,7 @@
 
 #include "judge.h"
 #include "rl_alloc.h"
+#include "rl_file.h"
 #include "rl_err.h"
 #include "rl_svg.h"
 
@@ -109,22 +110,25 @@ int gr_html_write(FILE *f, const gr_report *r)
 
 int gr_html_save(const char *path, const gr_report *r, char *err, size_t errlen)
 {
-    size_t n = strlen(path) + 16;
+    /* A fresh file beside |path| renamed over it: a link planted at
+     * PATH.tmp, or at PATH, is never written through (rl_file.h). */
+    size_t n = strlen(path) + 32;
     char *tmp = rl_xmalloc(n);
-    snprintf(tmp, n, "%s.tmp", path);
-    FILE *f = fopen(tmp, "w");
+    FILE *f = rl_file_tmp_open(path, 0644, tmp, n);
     int rc = RL_ESYS;
     if (f) {
         rc = gr_html_write(f, r);
-        if (fclose(f) != 0)
+        if (rc != RL_OK) {
+            int e = errno;
+            fclose(f);
+            unlink(tmp);
+            errno = e;
+        } else if (rl_file_tmp_commit(f, tmp, path) != 0) {
             rc = RL_ESYS;
-        if (rc == RL_OK && rename(tmp, path) != 0)
-            rc = RL_ESYS;
+        }
     }
-    if (rc != RL_OK) {
+    if (rc != RL_OK)
         snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-        unlink(tmp);
-    }
     free(tmp);
     return rc;
 }
