@@ -81,7 +81,9 @@ def results(path):
 
 
 def refused_as_link(text):
-    return "is a symbolic link, not a folder: not followed" in text or "leads outside its folder" in text
+    # The folder named a link when the grader opened it, or a word of the
+    # command led out of it when it was checked (the name was the link).
+    return "is a symbolic link, not a folder: not followed" in text or "leads outside" in text
 
 
 def test_a_config_folder_swapped_mid_grading_is_never_graded_as_the_classmates(world):
