@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -38,9 +39,30 @@ def bin_dir():
     return os.environ.get("RELAYLAB_BIN", os.path.join(ROOT, "bin"))
 
 
+_go_built = None
+_go_lock = threading.Lock()
+
+
+def go_known():
+    """build/go-known/known, the known Go submissions' program, built once
+    per process (scripts/go-known.sh; Go's cache makes a rebuild about 1 s).
+    Raises RuntimeError with the build's output when it fails."""
+    global _go_built
+    with _go_lock:
+        if _go_built is None:
+            p = subprocess.run(["sh", os.path.join(ROOT, "scripts", "go-known.sh")], capture_output=True, text=True,
+                               stdin=subprocess.DEVNULL, timeout=600)
+            if p.returncode != 0:
+                raise RuntimeError(f"scripts/go-known.sh failed: {p.stdout}{p.stderr}")
+            _go_built = os.path.join(ROOT, "build", "go-known", "known")
+        return _go_built
+
+
 def command(run):
     """The grader's --submission for a matrix row's 'run' (not 'starter:')."""
     kind, _, arg = run.partition(":")
+    if kind == "go":
+        return f"{go_known()} {arg}"
     if kind == "python":
         return f"{PYTHON} {os.path.join(SUBMISSIONS, arg)}"
     if kind == "node":
