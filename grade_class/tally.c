@@ -120,11 +120,29 @@ void gc_tally_sort(gc_tally *t)
         qsort(t->rows, t->n, sizeof *t->rows, cmp_rows);
 }
 
+/* True when a spreadsheet would take a cell beginning with |s| for a
+ * formula (OWASP's CSV injection list: = + - @, tab, carriage return). */
+static bool formula_like(const char *s)
+{
+    return s[0] && strchr("=+-@\t\r", s[0]) != NULL;
+}
+
 /* One CSV cell, quoted when it holds a comma, quote or line break. Every
- * cell is made printable (rl_text.h): a student's folder name is theirs. */
-static void csv_cell(FILE *f, const char *raw, bool last)
+ * cell is made printable (rl_text.h): a student's folder name is theirs.
+ * A |text| cell that a spreadsheet would evaluate as a formula (folder
+ * names such as +1+1, -2+3, @A1 are valid roster names; feedback quotes a
+ * student's words) gets a leading ' (OWASP's neutralisation): shown as
+ * text, never run. The numbers grade-class writes itself are not touched. */
+static void csv_cell(FILE *f, const char *raw, bool last, bool text)
 {
     char *p = rl_text_printable_dup(raw, 0);
+    if (text && (formula_like(raw) || formula_like(p))) {
+        size_t n = strlen(p) + 2;
+        char *q = rl_xmalloc(n);
+        snprintf(q, n, "'%s", p);
+        free(p);
+        p = q;
+    }
     const char *s = p;
     if (strpbrk(s, ",\"\r\n")) {
         fputc('"', f);
@@ -169,13 +187,13 @@ int gc_tally_write_csv(const gc_tally *t, const char *path)
         snprintf(num[1], sizeof num[1], "%g", r->max_points);
         snprintf(num[2], sizeof num[2], "%d", r->runs);
         snprintf(num[3], sizeof num[3], "%d", r->passed);
-        csv_cell(f, r->student, false);
-        csv_cell(f, e->name, false);
-        csv_cell(f, e->scenarios[r->sc], false);
-        csv_cell(f, r->verdict, false);
+        csv_cell(f, r->student, false, true);
+        csv_cell(f, e->name, false, true);
+        csv_cell(f, e->scenarios[r->sc], false, true);
+        csv_cell(f, r->verdict, false, true);
         for (int k = 0; k < 4; k++)
-            csv_cell(f, num[k], false);
-        csv_cell(f, r->feedback, true);
+            csv_cell(f, num[k], false, false);
+        csv_cell(f, r->feedback, true, true);
     }
     return close_tmp(f, tmp, path);
 }

@@ -151,6 +151,37 @@ static void csv_quotes_commas_quotes_and_lines(void **state)
     gc_tally_fini(&t);
 }
 
+/* OWASP's CSV injection rule: a text cell that begins with = + - @, tab
+ * or carriage return is shown as text (a leading '), never evaluated. */
+static void csv_neutralises_formulas(void **state)
+{
+    (void)state;
+    setup_exercise();
+    gc_tally t;
+    gc_tally_init(&t, ex, 1);
+    gc_tally_add_all(&t, "+1+1", 0, "ERROR", "=HYPERLINK(\"http://x\",\"y\")");
+    gc_tally_add_all(&t, "-2+3", 0, "FAIL", "@SUM(A1)");
+    gc_tally_add_all(&t, "@A1", 0, "FAIL", "\t-1");
+    gc_tally_add_all(&t, "zoe", 0, "FAIL", "\r+1");
+    gc_tally_add_all(&t, "amy", 0, "FAIL", "a=1, fine");
+    char p[256];
+    snprintf(p, sizeof p, "%s/f.csv", dir);
+    assert_int_equal(gc_tally_write_csv(&t, p), RL_OK);
+    const char *csv = slurp(p);
+    assert_non_null(
+        strstr(csv, "'+1+1,deadline,shrinks,ERROR,0,4,0,0,\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\"\r\n"));
+    assert_non_null(strstr(csv, "'-2+3,deadline,shrinks,FAIL,0,4,0,0,'@SUM(A1)\r\n"));
+    /* A tab or CR was made printable first (\t, \r by name): a backslash
+     * begins the cell, which no spreadsheet evaluates. */
+    assert_non_null(strstr(csv, "'@A1,deadline,shrinks,FAIL,0,4,0,0,\\t-1\r\n"));
+    assert_non_null(strstr(csv, "zoe,deadline,shrinks,FAIL,0,4,0,0,\\r+1\r\n"));
+    assert_non_null(strstr(csv, "amy,deadline,shrinks,FAIL,0,4,0,0,\"a=1, fine\"\r\n"));
+    /* No line's first cell, and no cell after a comma, starts a formula. */
+    for (const char *l = csv; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l))
+        assert_null(strchr("=+-@", *l) && *l ? l : NULL);
+    gc_tally_fini(&t);
+}
+
 static void student_results_add_up(void **state)
 {
     (void)state;
@@ -237,6 +268,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(an_ungraded_scenario_is_an_error_row, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(rows_sort_whatever_the_finishing_order, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(csv_quotes_commas_quotes_and_lines, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(csv_neutralises_formulas, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(student_results_add_up, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(summary_names_the_most_common_failure, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(a_partial_summary_says_so_and_counts_only_the_graded, make_dir, remove_dir),
