@@ -46,7 +46,10 @@ void gc_options_usage(FILE *f)
                "                       folder (the roster: the student folder's name, or --roster's\n"
                "                       id for it; the default with CLASS_DIR), marker (each folder's\n"
                "                       own .relaylab: a copy then grades for its copier), or none\n"
-               "  --roster FILE        CSV lines FOLDER,ID: the identity of each student folder\n"
+               "  --roster FILE        CSV lines FOLDER,ID: the identity of each student folder; a\n"
+               "                       folder listed with two ids or an id given to two folders\n"
+               "                       stops the batch (the line named), a UTF-8 BOM, a blank or\n"
+               "                       repeated line is a warning\n"
                "  --student DIR        grade one student's folder (Gradescope's submission)\n"
                "  --identity ID        with --student: the grading identity (Gradescope's submitter;\n"
                "                       without it, the folder's own .relaylab)\n"
@@ -339,5 +342,12 @@ int gc_options_prepare(gc_batch *b, gc_options *o, int *code)
     *code = GC_EXIT_USAGE;
     if (choose_exercises(b, o->exercises) != RL_OK || check_worlds(b) != RL_OK)
         return RL_EINVAL;
+    /* The whole roster before any grading: a misread one grades students
+     * as the wrong identity without a word. */
+    if (o->roster && gc_roster_check(o->roster, stderr, err, sizeof err) != RL_OK) {
+        fprintf(stderr, "grade-class: %s\n", err);
+        *code = GC_EXIT_SETUP;
+        return RL_EINVAL;
+    }
     return RL_OK;
 }

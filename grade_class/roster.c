@@ -325,55 +325,177 @@ void gc_roster_starters_fini(gc_starter *st, size_t n)
     }
 }
 
-int gc_roster_identity(const char *path, const char *folder, char *id, size_t idlen, char *err, size_t errlen)
+/* What spreadsheets put first in a file saved as "CSV UTF-8". */
+static const char utf8_bom[] = "\xef\xbb\xbf";
+
+/* One line of a roster: FOLDER,ID (anything after a second comma is
+ * ignored), trimmed; |blank| when it holds nothing, |skip| for a comment or
+ * the header. */
+typedef struct roster_line {
+    char *folder, *id; /* into the text; NULL without a comma */
+    bool blank, skip;
+} roster_line;
+
+/* Splits |line| (line |lineno|, modified in place) into |out|. */
+static void split_line(char *line, int lineno, roster_line *out)
 {
-    char *text = NULL;
+    memset(out, 0, sizeof *out);
+    line[strcspn(line, "\r")] = '\0';
+    if (lineno == 1 && strncmp(line, utf8_bom, 3) == 0)
+        line += 3;
+    while (*line == ' ' || *line == '\t')
+        line++;
+    out->blank = !*line;
+    out->skip = out->blank || *line == '#' || (lineno == 1 && strncasecmp(line, "folder,", 7) == 0);
+    char *comma = strchr(line, ',');
+    if (out->skip || !comma)
+        return;
+    *comma = '\0';
+    char *val = comma + 1;
+    val[strcspn(val, ",")] = '\0';
+    while (*val == ' ')
+        val++;
+    for (char *e = val + strlen(val); e > val && e[-1] == ' ';)
+        *--e = '\0';
+    for (char *e = line + strlen(line); e > line && e[-1] == ' ';)
+        *--e = '\0';
+    out->folder = line;
+    out->id = val;
+}
+
+/* The roster |path| read whole (rl_file: regular, capped) into |*text|. */
+static int read_roster(const char *path, char **text, char *err, size_t errlen)
+{
     size_t len = 0;
     char why[256];
     /* The instructor's file, but read as any other: regular, capped. */
-    int rc = rl_file_read_untrusted(path, NULL, 4 << 20, &text, &len, why, sizeof why);
+    int rc = rl_file_read_untrusted(path, NULL, 4 << 20, text, &len, why, sizeof why);
     if (rc != RL_OK) {
         snprintf(err, errlen, "cannot read the roster %s: %s", path, why);
         return rc == RL_ENOTFOUND ? RL_ESYS : rc;
     }
+    return RL_OK;
+}
+
+int gc_roster_identity(const char *path, const char *folder, char *id, size_t idlen, char *err, size_t errlen)
+{
+    char *text = NULL;
+    int rc = read_roster(path, &text, err, errlen);
+    if (rc != RL_OK)
+        return rc;
     rc = RL_ENOTFOUND;
     int lineno = 0;
     for (char *line = text, *next; line && *line && rc == RL_ENOTFOUND; line = next) {
         next = strchr(line, '\n');
         if (next)
             *next++ = '\0';
-        lineno++;
-        line[strcspn(line, "\r")] = '\0';
-        while (*line == ' ' || *line == '\t')
-            line++;
-        if (!*line || *line == '#' || (lineno == 1 && strncasecmp(line, "folder,", 7) == 0))
+        roster_line l;
+        split_line(line, ++lineno, &l);
+        if (l.skip)
             continue;
-        char *comma = strchr(line, ',');
-        if (!comma) {
+        if (!l.folder) {
             snprintf(err, errlen, "%s, line %d: expected FOLDER,ID", path, lineno);
             rc = RL_EPARSE;
             break;
         }
-        *comma = '\0';
-        char *val = comma + 1;
-        val[strcspn(val, ",")] = '\0';
-        while (*val == ' ')
-            val++;
-        for (char *e = val + strlen(val); e > val && e[-1] == ' ';)
-            *--e = '\0';
-        for (char *e = line + strlen(line); e > line && e[-1] == ' ';)
-            *--e = '\0';
-        if (strcmp(line, folder) != 0)
+        if (strcmp(l.folder, folder) != 0)
             continue;
-        if (!gc_roster_name_ok(val) || strlen(val) >= idlen) {
+        if (!gc_roster_name_ok(l.id) || strlen(l.id) >= idlen) {
             snprintf(err, errlen, "%s, line %d: the id of %s is not a roster name (letters, digits and ._-@+)", path,
                      lineno, folder);
             rc = RL_EPARSE;
             break;
         }
-        snprintf(id, idlen, "%s", val);
+        snprintf(id, idlen, "%s", l.id);
         rc = RL_OK;
     }
+    free(text);
+    return rc;
+}
+
+/* Warns on |f| about line |lineno| of roster |path|. */
+static void warn(FILE *f, const char *path, int lineno, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void warn(FILE *f, const char *path, int lineno, const char *fmt, ...)
+{
+    if (!f)
+        return;
+    fprintf(f, "grade-class: warning: the roster %s, line %d: ", path, lineno);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(f, fmt, ap);
+    va_end(ap);
+    fputc('\n', f);
+}
+
+int gc_roster_check(const char *path, FILE *warnings, char *err, size_t errlen)
+{
+    char *text = NULL;
+    int rc = read_roster(path, &text, err, errlen);
+    if (rc != RL_OK)
+        return rc;
+    if (strncmp(text, utf8_bom, 3) == 0)
+        warn(warnings, path, 1,
+             "it begins with a UTF-8 byte order mark (what spreadsheets write as \"CSV UTF-8\"): ignored");
+    size_t cap = 64, n = 0;
+    roster_line *seen = rl_xcalloc(cap, sizeof *seen);
+    int *at = rl_xcalloc(cap, sizeof *at);
+    int lineno = 0;
+    for (char *line = text, *next; line && *line && rc == RL_OK; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        roster_line l;
+        split_line(line, ++lineno, &l);
+        if (l.blank && next && *next)
+            warn(warnings, path, lineno, "blank: skipped");
+        if (l.skip)
+            continue;
+        char shown_f[GC_NAME_MAX * 4], shown_id[GC_NAME_MAX * 4];
+        if (!l.folder) {
+            snprintf(err, errlen, "%s, line %d: expected FOLDER,ID", path, lineno);
+            rc = RL_EPARSE;
+            break;
+        }
+        gc_roster_name_shown(l.folder, shown_f, sizeof shown_f);
+        gc_roster_name_shown(l.id, shown_id, sizeof shown_id);
+        if (!gc_roster_name_ok(l.id)) {
+            snprintf(err, errlen, "%s, line %d: the id of %s is not a roster name (letters, digits and ._-@+)", path,
+                     lineno, shown_f);
+            rc = RL_EPARSE;
+            break;
+        }
+        bool repeat = false;
+        for (size_t i = 0; i < n && rc == RL_OK; i++) {
+            bool same_folder = strcmp(seen[i].folder, l.folder) == 0, same_id = strcmp(seen[i].id, l.id) == 0;
+            if (same_folder && same_id) {
+                warn(warnings, path, lineno, "repeats line %d (%s,%s): ignored", at[i], shown_f, shown_id);
+                repeat = true;
+            } else if (same_folder) {
+                snprintf(err, errlen,
+                         "%s, line %d: the folder %s is listed again with another id (line %d gave it another): "
+                         "which one is meant cannot be told; list each folder once",
+                         path, lineno, shown_f, at[i]);
+                rc = RL_EPARSE;
+            } else if (same_id) {
+                snprintf(err, errlen,
+                         "%s, line %d: the id %s is given to %s too (line %d): two students would be graded as one "
+                         "identity (one deployment); give each folder its own id",
+                         path, lineno, shown_id, shown_f, at[i]);
+                rc = RL_EPARSE;
+            }
+        }
+        if (rc != RL_OK || repeat)
+            continue;
+        if (n == cap) {
+            cap *= 2;
+            seen = rl_xrealloc(seen, cap * sizeof *seen);
+            at = rl_xrealloc(at, cap * sizeof *at);
+        }
+        at[n] = lineno;
+        seen[n++] = l;
+    }
+    free(seen);
+    free(at);
     free(text);
     return rc;
 }

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define GC_NAME_MAX      128
 #define GC_MAX_SCENARIOS 16
@@ -86,11 +87,22 @@ size_t gc_roster_starters(const char *dir, const char *label, const char *config
 void gc_roster_starters_fini(gc_starter *st, size_t n);
 
 /* The roster file |path| (CSV: FOLDER,ID a line; '#' comments, blank
- * lines and a header line "folder,id" are skipped): the identity of the
- * student whose folder is |folder|, into |id| (|idlen|). Returns 0,
- * RL_ENOTFOUND (no line for |folder|), or RL_EPARSE / RL_ESYS with |err|
- * (a line without a comma, an id that is not a roster name). */
+ * lines, a header line "folder,id" and a UTF-8 byte order mark before the
+ * first line are skipped): the identity of the student whose folder is
+ * |folder|, into |id| (|idlen|). Returns 0, RL_ENOTFOUND (no line for
+ * |folder|), or RL_EPARSE / RL_ESYS with |err| (a line without a comma, an
+ * id that is not a roster name). */
 int gc_roster_identity(const char *path, const char *folder, char *id, size_t idlen, char *err, size_t errlen);
+
+/* Checks the whole roster |path| once, before any grading. Errors (|err|,
+ * RL_EPARSE, naming the line): a line without a comma, an id that is not a
+ * roster name, a folder listed twice with two ids, one id given to two
+ * folders (both would be graded as one identity, one deployment).
+ * Warnings on |warnings| (NULL: none), naming the line: a UTF-8 byte order
+ * mark (spreadsheets' "CSV UTF-8"; ignored), a blank line (skipped), a line
+ * repeated as it was (ignored). Returns 0, RL_EPARSE, or rl_file's refusal
+ * (RL_ESYS when there is no such file). */
+int gc_roster_check(const char *path, FILE *warnings, char *err, size_t errlen);
 /* The student folders of |class_dir|: every entry not starting with '.'
  * that is a folder or a symlink to one, in name order, as names (malloc'd
  * array of malloc'd strings, free with gc_roster_free_names), whatever the

@@ -204,6 +204,41 @@ static void the_roster_file_maps_folders_to_ids(void **state)
     assert_int_equal(gc_roster_identity(path, "zed", id, sizeof id, err, sizeof err), RL_ENOTFOUND);
 }
 
+/* The whole roster checked once: a spreadsheet's BOM, blank and repeated
+ * lines are warnings naming the line; a folder with two ids or an id for
+ * two folders an error naming it. */
+static void the_roster_is_checked_whole(void **state)
+{
+    (void)state;
+    char path[128], id[128], err[512], *warned = NULL;
+    size_t wlen = 0;
+    put("bom.csv", "\xef\xbb\xbf"
+                   "alice,S1\n\nbob,S2\nbob,S2\n");
+    snprintf(path, sizeof path, "%s/bom.csv", dir);
+    FILE *w = open_memstream(&warned, &wlen);
+    assert_int_equal(gc_roster_check(path, w, err, sizeof err), RL_OK);
+    fclose(w);
+    assert_non_null(strstr(warned, "line 1: it begins with a UTF-8 byte order mark"));
+    assert_non_null(strstr(warned, "line 2: blank"));
+    assert_non_null(strstr(warned, "line 4: repeats line 3"));
+    free(warned);
+    /* The first line's folder is found despite the mark. */
+    assert_int_equal(gc_roster_identity(path, "alice", id, sizeof id, err, sizeof err), RL_OK);
+    assert_string_equal(id, "S1");
+    put("twoids.csv", "alice,S1\nbob,S2\nalice,S3\n");
+    snprintf(path, sizeof path, "%s/twoids.csv", dir);
+    assert_int_equal(gc_roster_check(path, NULL, err, sizeof err), RL_EPARSE);
+    assert_non_null(strstr(err, "line 3: the folder alice is listed again"));
+    put("shared.csv", "folder,id\nalice,S1\nbob,S1\n");
+    snprintf(path, sizeof path, "%s/shared.csv", dir);
+    assert_int_equal(gc_roster_check(path, NULL, err, sizeof err), RL_EPARSE);
+    assert_non_null(strstr(err, "line 3: the id S1 is given to bob too (line 2)"));
+    put("nocomma.csv", "alice,S1\nbob\n");
+    snprintf(path, sizeof path, "%s/nocomma.csv", dir);
+    assert_int_equal(gc_roster_check(path, NULL, err, sizeof err), RL_EPARSE);
+    assert_non_null(strstr(err, "line 2: expected FOLDER,ID"));
+}
+
 static void students_are_sorted_and_names_checked(void **state)
 {
     (void)state;
@@ -277,6 +312,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(rubric_points_in_both_forms, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(starters_are_found_by_marker, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(a_student_folder_may_be_a_starter, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(the_roster_is_checked_whole, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(students_are_sorted_and_names_checked, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(folders_without_marker_are_recognised_by_their_files, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(ambiguous_or_unnamed_folders_are_not_guessed, make_dir, remove_dir),
