@@ -4,6 +4,8 @@
 
 #include "rl_deadline.h"
 
+#include "rl_coverage.h"
+
 #include <stdio.h>
 
 size_t gr_cov_fig_samples(int64_t t0, int64_t t1, int64_t *step)
@@ -92,4 +94,95 @@ void gr_cov_evacuation_figure(gr_scenario_result *out, gr_cov_server *const *ser
     else
         gr_fig_caption(f, "The streams per server while %s was idle and %s busy: the feedback says what broke",
                        names[c], names[b]);
+}
+
+/* The burst's picture: the streams on each server from the burst's start
+ * |t0| to |now| against what covers the busy server |b|'s calls. One
+ * quantity on the axis: the longest queue wait, judged against its bound,
+ * is given in the caption (ms beside 50-odd streams would need a second
+ * axis). */
+void gr_cov_burst_figure(gr_scenario_result *out, gr_cov_server *const *servers, const char *const *names, int n, int b,
+                         int64_t t0, int64_t now, int64_t bound_ns, const gr_cov_waits *w, int calls, int demand,
+                         int burst_ms, bool skewed)
+{
+    gr_figure *f = &out->figure;
+    char title[GR_FIG_LABEL];
+    snprintf(title, sizeof title, "A burst of %d calls on server %s, new streams placed %s", calls, names[b],
+             skewed ? "80 % on it" : "evenly");
+    gr_fig_plot(f, title, "seconds from the burst's first call", "streams open");
+    gr_cov_fig_streams(f, servers, names, n, b, t0, now);
+    gr_fig_ref(f, demand + RL_COV_RESERVE, "covered: %d in flight + reserve %d", demand, RL_COV_RESERVE);
+    gr_fig_event(f, burst_ms / 1000.0, "last call sent");
+    if (w->max_ns <= bound_ns)
+        gr_fig_caption(f,
+                       "%s's streams grew to cover its calls: the longest wait (%lld ms) stayed under the bound "
+                       "(%lld ms)",
+                       names[b], (long long)(w->max_ns / RL_NS_PER_MS), (long long)(bound_ns / RL_NS_PER_MS));
+    else
+        gr_fig_caption(f,
+                       "Calls waited at %s past the bound (longest %lld ms, bound %lld ms): its streams did not "
+                       "grow with its calls",
+                       names[b], (long long)(w->max_ns / RL_NS_PER_MS), (long long)(bound_ns / RL_NS_PER_MS));
+}
+
+/* The rest scenario's picture: the streams on each server from the
+ * burst's start |t0| to the check, against the reserve and the most a
+ * server may hold at the check; |below| and |worst| as judged (-1: none). */
+void gr_cov_rest_figure(gr_scenario_result *out, gr_cov_server *const *servers, const char *const *names, int n, int b,
+                        int64_t t0, int64_t t_end, int64_t check, int below, int below_n, int worst, int worst_n)
+{
+    gr_figure *f = &out->figure;
+    gr_fig_plot(f, "Streams per server after a burst, back to the reserve", "seconds from the burst's first call",
+                "streams open");
+    gr_cov_fig_streams(f, servers, names, n, b, t0, check);
+    gr_fig_ref(f, RL_COV_RESERVE, "reserve: %d per server (never below)", RL_COV_RESERVE);
+    gr_fig_ref(f, 2 * RL_COV_RESERVE, "judged: at most %d per server at the check", 2 * RL_COV_RESERVE);
+    gr_fig_event(f, (double)(t_end - t0) / RL_NS_PER_SEC, "the burst's last answer");
+    gr_fig_event(f, (double)(check - t0) / RL_NS_PER_SEC, "check: %d ms unused + margin", RL_COV_PRUNE_UNUSED_MS);
+    if (below >= 0)
+        gr_fig_caption(f, "Server %s was pruned to %d, below the reserve: the next call there waits for a new stream",
+                       names[below], below_n);
+    else if (worst >= 0)
+        gr_fig_caption(f,
+                       "Server %s still held %d streams at the check: idle streams were not pruned back to the "
+                       "reserve",
+                       names[worst], worst_n);
+    else
+        gr_fig_caption(f,
+                       "Every server went back to the reserve once its streams were unused for %d ms, and "
+                       "never below it",
+                       RL_COV_PRUNE_UNUSED_MS);
+}
+
+/* The unfillable scenario's picture: the streams on each server and in
+ * all from |t0| to |now|, against the judged bound on the total. */
+void gr_cov_unfillable_figure(gr_scenario_result *out, gr_cov_server *const *servers, const char *const *names, int n,
+                              int b, int64_t t0, int64_t now, int bound, int peak, bool kept)
+{
+    gr_figure *f = &out->figure;
+    char title[GR_FIG_LABEL];
+    snprintf(title, sizeof title, "Calls on server %s, where no new stream can land", names[b]);
+    gr_fig_plot(f, title, "seconds from the first call", "streams open");
+    gr_cov_fig_streams(f, servers, names, n, b, t0, now);
+    int64_t step;
+    size_t ns = gr_cov_fig_samples(t0, now, &step);
+    double x[GR_FIG_MAX_POINTS], y[GR_FIG_MAX_POINTS];
+    for (size_t k = 0; k < ns; k++) {
+        x[k] = (double)((int64_t)k * step) / RL_NS_PER_SEC;
+        y[k] = 0;
+        for (int i = 0; i < n; i++)
+            y[k] += gr_cov_streams_at(servers[i], t0 + (int64_t)k * step);
+    }
+    gr_fig_series_add(f, "streams in all", x, y, ns);
+    gr_fig_ref(f, bound, "judged: at most %d in all", bound);
+    if (peak > bound)
+        gr_fig_caption(f,
+                       "The total grew past the bound (%d streams): growth must pause once idle streams elsewhere "
+                       "reach %dx the busy server's demand",
+                       peak, RL_COV_PAUSE_FACTOR);
+    else if (!kept)
+        gr_fig_caption(f, "Streams on %s were closed while its calls waited: keep the busy server's streams", names[b]);
+    else
+        gr_fig_caption(f, "Growth paused under the bound and %s kept its streams: opening more cannot move placement",
+                       names[b]);
 }

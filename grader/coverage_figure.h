@@ -47,4 +47,25 @@ typedef struct gr_cov_evac_times {
 void gr_cov_evacuation_figure(gr_scenario_result *out, gr_cov_server *const *servers, const char *const *names, int n,
                               int b, int c, const gr_cov_evac_times *t, int closed_b);
 
+/* The scenarios' pictures into |out|, over the |n| servers |servers|
+ * named |names|, the busy one |b|, from |t0|; each caption follows the
+ * figures judged. The burst's: streams per server to |now| against the
+ * demand (|calls| calls over |burst_ms|, |demand| in flight), the longest
+ * wait |w| against |bound_ns| in the caption. */
+void gr_cov_burst_figure(gr_scenario_result *out, gr_cov_server *const *servers, const char *const *names, int n, int b,
+                         int64_t t0, int64_t now, int64_t bound_ns, const gr_cov_waits *w, int calls, int demand,
+                         int burst_ms, bool skewed);
+
+/* The rest scenario's: to the |check| instant, the burst's last answer at
+ * |t_end|; |below| the server pruned below the reserve (to |below_n|) and
+ * |worst| the one left fullest (|worst_n|), -1 when none. */
+void gr_cov_rest_figure(gr_scenario_result *out, gr_cov_server *const *servers, const char *const *names, int n, int b,
+                        int64_t t0, int64_t t_end, int64_t check, int below, int below_n, int worst, int worst_n);
+
+/* The unfillable scenario's: streams per server and in all to |now|
+ * against the judged |bound| on the total (|peak| reached; |kept|: the
+ * busy server kept its streams). */
+void gr_cov_unfillable_figure(gr_scenario_result *out, gr_cov_server *const *servers, const char *const *names, int n,
+                              int b, int64_t t0, int64_t now, int bound, int peak, bool kept);
+
 #endif

@@ -176,6 +176,32 @@ int gr_cov_ticks_to_cover(int demand, int have, double share)
     return -1;
 }
 
+int gr_cov_idle_elsewhere(const gr_cov_server *const *servers, int n, int b, int64_t t)
+{
+    int idle = 0;
+    for (int i = 0; i < n; i++)
+        if (i != b)
+            idle += gr_cov_streams_at(servers[i], t) - gr_cov_busy_at(servers[i], t);
+    return idle;
+}
+
+int gr_cov_lost(const gr_cov_server *const *servers, int n, int64_t t0)
+{
+    int lost = 0;
+    for (int i = 0; i < n; i++)
+        for (size_t k = 0; k < servers[i]->n_calls; k++)
+            lost += servers[i]->calls[k]->lost && servers[i]->calls[k]->dispatched_ns >= t0;
+    return lost;
+}
+
+void gr_cov_others(const char *const *names, int n, int b, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    for (int i = 0, k = 0; i < n; i++)
+        if (i != b)
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", k++ ? " and " : "", names[i]);
+}
+
 void gr_cov_early_add(gr_cov_early *acc, const gr_cov_server *s, int server, int64_t t0)
 {
     for (size_t i = 0; i < s->n_calls; i++) {
@@ -216,8 +242,7 @@ bool gr_cov_judge_direct(const uint64_t *refused, const char *const *names, int 
         if (!refused[i])
             continue;
         size_t k = strlen(where);
-        snprintf(where + k, sizeof where - k, "%s%s %llu", total ? ", " : "", names[i],
-                 (unsigned long long)refused[i]);
+        snprintf(where + k, sizeof where - k, "%s%s %llu", total ? ", " : "", names[i], (unsigned long long)refused[i]);
         total += refused[i];
     }
     if (!total)
@@ -228,4 +253,166 @@ bool gr_cov_judge_direct(const uint64_t *refused, const char *const *names, int 
              "only RELAYLAB_TUNNEL: the balancer places each stream, and the server's first message says where",
              (unsigned long long)total, total == 1 ? " was" : "s were", where, total == 1 ? "it" : "them");
     return true;
+}
+
+/* Sorts |v| (n small) ascending. */
+static void sort_i64(int64_t *v, size_t n)
+{
+    rl_stats_sort_i64(v, n);
+}
+
+int gr_cov_steps(const gr_cov_server *const *servers, size_t n, int64_t t0, int64_t t1, int *steps, int max)
+{
+    size_t total = 0;
+    for (size_t k = 0; k < n; k++)
+        total += servers[k]->n_streams;
+    int64_t *at = rl_xcalloc(total + 1, sizeof *at);
+    size_t m = 0;
+    for (size_t k = 0; k < n; k++)
+        for (size_t i = 0; i < servers[k]->n_streams; i++) {
+            int64_t t = servers[k]->streams[i]->opened_ns;
+            if (t >= t0 && t <= t1)
+                at[m++] = t;
+        }
+    sort_i64(at, m);
+    int nsteps = 0;
+    for (size_t i = 0; i < m; i++) {
+        bool fresh = i == 0 || at[i] - at[i - 1] >= (int64_t)GR_COV_STEP_GAP_MS * 1000000;
+        if (fresh)
+            nsteps++;
+        if (nsteps <= max) {
+            if (fresh)
+                steps[nsteps - 1] = 0;
+            steps[nsteps - 1]++;
+        }
+    }
+    free(at);
+    return nsteps;
+}
+
+gr_cov_growth gr_cov_growth_kind(const int *steps, int n)
+{
+    if (n <= 0)
+        return GR_COV_GREW_NONE;
+    int small = 0;
+    bool doubled = false;
+    for (int i = 0; i < n; i++) {
+        small += steps[i] < RL_COV_GROW_MIN;
+        doubled |= steps[i] >= 2 * steps[0] && steps[i] >= 2 * RL_COV_GROW_MIN;
+    }
+    if (2 * small >= n)
+        return GR_COV_GREW_SHORTFALL;
+    if (doubled)
+        return GR_COV_GREW_DOUBLING;
+    return n == 1 ? GR_COV_GREW_STALLED : GR_COV_GREW_LINEAR;
+}
+
+/* "8, 8, 8, 8, 8 ..." (at most six) into |buf|. */
+static void step_list(const gr_cov_burst_facts *f, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    int shown = f->nstored < 6 ? f->nstored : 6;
+    for (int i = 0; i < shown; i++) {
+        size_t k = strlen(buf);
+        snprintf(buf + k, len - k, "%s%d", i ? ", " : "", f->steps[i]);
+    }
+    if (f->nsteps > shown) {
+        size_t k = strlen(buf);
+        snprintf(buf + k, len - k, " ... %d steps", f->nsteps);
+    }
+}
+
+/* The median step. */
+static int median_step(const gr_cov_burst_facts *f)
+{
+    int64_t v[64];
+    int n = f->nstored < 64 ? f->nstored : 64;
+    for (int i = 0; i < n; i++)
+        v[i] = f->steps[i];
+    sort_i64(v, (size_t)n);
+    return n ? (int)v[(n - 1) / 2] : 0;
+}
+
+/* Why the burst was late, by what the steps show. */
+static void diagnosis(const gr_cov_burst_facts *f, char *buf, size_t len)
+{
+    char list[96];
+    step_list(f, list, sizeof list);
+    int opened = 0;
+    for (int i = 0; i < f->nstored; i++)
+        opened += f->steps[i];
+    gr_cov_growth g = gr_cov_growth_kind(f->steps, f->nstored);
+    if (g == GR_COV_GREW_NONE && f->todo)
+        snprintf(buf, len,
+                 ": the agent opened no stream while they waited, and its output says TODO: its sizing tick is still "
+                 "the starter's TODO, which keeps the first streams. Fill it in by the handout's table");
+    else if (f->idle_elsewhere >= RL_COV_RESERVE && opened < RL_COV_GROW_MIN)
+        snprintf(buf, len,
+                 ": it opened %d stream%s while they waited: streams sized as a total? Group them by the server "
+                 "named in their first message and size each server",
+                 opened, opened == 1 ? "" : "s");
+    else if (g == GR_COV_GREW_NONE)
+        snprintf(buf, len,
+                 ": it opened no stream while they waited: grow greedily (8, then doubling each tick) "
+                 "while a server is short");
+    else if (g == GR_COV_GREW_SHORTFALL)
+        snprintf(buf, len,
+                 ": it opened only about %d stream%s a tick (%s), the shortfall it could see: shortfall-only "
+                 "growth? The calls queued at the server are invisible to you: open max(8, busy, shortfall) and "
+                 "double it each tick the server stays short",
+                 median_step(f), median_step(f) == 1 ? "" : "s", list);
+    else if (g == GR_COV_GREW_LINEAR)
+        snprintf(buf, len,
+                 ": it opened about %d streams a tick (%s) and never doubled: linear growth? Only a share of new "
+                 "streams lands on the busy server: double what you open each tick it stays short (8, 16, 32 ...)",
+                 median_step(f), list);
+    else if (g == GR_COV_GREW_STALLED)
+        snprintf(buf, len,
+                 ": it opened %d streams once (%s) and then no more while calls still waited: keep growing, doubling "
+                 "each tick the server stays short",
+                 opened, list);
+    else
+        snprintf(buf, len,
+                 ": it grew (%s) but covered too late: open max(8, busy, shortfall) at once and double it each tick "
+                 "the server stays short",
+                 list);
+}
+
+gr_verdict gr_cov_judge_burst(const gr_cov_burst_facts *f, bool *starved, char *buf, size_t len)
+{
+    *starved = false;
+    if (f->max_wait_ms <= f->bound_ms) {
+        snprintf(buf, len,
+                 "%d calls on server %s: longest queue wait %lld ms (bound %lld ms: %d ticks to cover %d in flight + "
+                 "%d), median %lld ms; at most %d streams open",
+                 f->calls, f->server, (long long)f->max_wait_ms, (long long)f->bound_ms, f->ticks, f->demand,
+                 GR_COV_SLACK_TICKS, (long long)f->p50_ms, f->peak);
+        return GR_PASS;
+    }
+    char why[400];
+    diagnosis(f, why, sizeof why);
+    int n = snprintf(buf, len,
+                     "calls waited %lld ms on server %s (%zu of %d still queued at the end), which held %d stream%s "
+                     "of yours (%d busy) while %d idle stream%s sat on %s; the rule covers %d calls in flight within "
+                     "%d ticks (%lld ms with the margin of %d)",
+                     (long long)f->max_wait_ms, f->server, f->queued, f->calls, f->held, f->held == 1 ? "" : "s",
+                     f->busy, f->idle_elsewhere, f->idle_elsewhere == 1 ? "" : "s", f->others, f->demand, f->ticks,
+                     (long long)f->bound_ms, GR_COV_SLACK_TICKS);
+    size_t k = n > 0 && (size_t)n < len ? (size_t)n : len ? len - 1 : 0;
+    /* Late only by the wait for a CPU: not judged (re-run, then ERROR),
+     * unless the steps themselves show the mistake: three or more steps of
+     * linear or shortfall-only growth are the rule broken however busy the
+     * machine was (a starved doubling agent still doubles, late). */
+    gr_cov_growth g = gr_cov_growth_kind(f->steps, f->nstored);
+    bool shown = (g == GR_COV_GREW_LINEAR || g == GR_COV_GREW_SHORTFALL) && f->nsteps >= 3;
+    if (!shown && f->waited_ms >= 0 && f->max_wait_ms - f->waited_ms <= f->bound_ms) {
+        *starved = true;
+        snprintf(buf + k, len - k,
+                 ", while the agent and the world waited %lld ms for a CPU: the machine was too busy to tell a late "
+                 "cover from a starved one -- grade again on a less busy machine",
+                 (long long)f->waited_ms);
+        return GR_ERROR;
+    }
+    snprintf(buf + k, len - k, "%s", why);
+    return GR_FAIL;
 }

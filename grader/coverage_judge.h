@@ -7,6 +7,7 @@
 #define GR_COVERAGE_JUDGE_H
 
 #include "relaylab.pb-c.h"
+#include "verdict.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -71,6 +72,15 @@ int64_t gr_cov_first_open(const gr_cov_server *s);
 /* The latest answered_ns of |s|'s calls, 0 when none was answered. */
 int64_t gr_cov_last_answer(const gr_cov_server *s);
 
+/* Idle streams (open, not busy) at |t| on the |n| servers other than |b|. */
+int gr_cov_idle_elsewhere(const gr_cov_server *const *servers, int n, int b, int64_t t);
+
+/* Calls dispatched at or after |t0| lost with their stream, on all |n|. */
+int gr_cov_lost(const gr_cov_server *const *servers, int n, int64_t t0);
+
+/* The |n| servers' |names| other than |b|, "A and C", into |buf|. */
+void gr_cov_others(const char *const *names, int n, int b, char *buf, size_t len);
+
 /* ---- verdict rules: facts in, a verdict and its feedback out ---- */
 
 /* An answer may come this much sooner than its call's work_ms after the
@@ -84,11 +94,11 @@ int64_t gr_cov_last_answer(const gr_cov_server *s);
  * work_ms - GR_COV_WORK_SLACK_MS. Accumulate over servers with
  * gr_cov_early_add (|acc| zeroed first). */
 typedef struct gr_cov_early {
-    size_t answered;      /* calls answered, in all */
-    size_t early;         /* of those, answered before their work */
-    int64_t worst_ns;     /* the earliest answer's answered - handed */
-    uint32_t worst_work;  /* its work_ms */
-    int worst_server;     /* its server's index (as passed to add) */
+    size_t answered;     /* calls answered, in all */
+    size_t early;        /* of those, answered before their work */
+    int64_t worst_ns;    /* the earliest answer's answered - handed */
+    uint32_t worst_work; /* its work_ms */
+    int worst_server;    /* its server's index (as passed to add) */
 } gr_cov_early;
 void gr_cov_early_add(gr_cov_early *acc, const gr_cov_server *s, int server, int64_t t0);
 
@@ -101,5 +111,58 @@ bool gr_cov_judge_work(const gr_cov_early *e, const char *const *names, char *bu
  * refused_direct): true when any did, with the feedback ("streams around
  * the proxy?") in |buf|. */
 bool gr_cov_judge_direct(const uint64_t *refused, const char *const *names, int n, char *buf, size_t len);
+
+/* ---- the bursts ---- */
+
+/* The margin of every bound, in ticks: a bound is the ticks the rule needs
+ * plus this, the handout's "plus 4" (test_coverage.py holds the handout to
+ * it). The machine's load is not in it: a late cover that the CPU wait of
+ * the agent and the world explains is re-run, then ERROR (below). */
+#define GR_COV_SLACK_TICKS 4
+
+/* Opens less than this apart are one growth step (one tick's opens). */
+#define GR_COV_STEP_GAP_MS 100
+
+/* The growth steps of the agent on the |n| servers in [t0, t1]: the
+ * streams opened, grouped into steps of opens less than
+ * GR_COV_STEP_GAP_MS apart, oldest first, into |steps| (room for |max|).
+ * Returns the steps found (more than |max| are counted, not stored). */
+int gr_cov_steps(const gr_cov_server *const *servers, size_t n, int64_t t0, int64_t t1, int *steps, int max);
+
+/* How an agent grew, from its steps. */
+typedef enum gr_cov_growth {
+    GR_COV_GREW_NONE,      /* no step */
+    GR_COV_GREW_SHORTFALL, /* half its steps or more under RL_COV_GROW_MIN: the shortfall it saw */
+    GR_COV_GREW_STALLED,   /* one step, then none */
+    GR_COV_GREW_LINEAR,    /* steps that never reach twice the first (and 2 x GROW_MIN) */
+    GR_COV_GREW_DOUBLING,  /* a step at least twice the first and 2 x GROW_MIN */
+} gr_cov_growth;
+gr_cov_growth gr_cov_growth_kind(const int *steps, int n);
+
+/* What the burst scenarios measured, for gr_cov_judge_burst. */
+typedef struct gr_cov_burst_facts {
+    const char *server; /* the busy server's name */
+    const char *others; /* "A and C" */
+    int calls, demand;  /* dispatched; in flight at once at their rate */
+    int ticks;          /* ticks the rule needs to cover it (the first one included) */
+    int64_t bound_ms;   /* (ticks + GR_COV_SLACK_TICKS) ticks */
+    int64_t max_wait_ms, p50_ms;
+    size_t queued;     /* still queued at the end */
+    int64_t waited_ms; /* the CPU wait of the agent and the world over the burst; -1: unknown */
+    /* At the instant the longest-waiting call had waited the bound: */
+    int held, busy, idle_elsewhere;
+    const int *steps; /* the growth steps until then (gr_cov_steps) */
+    int nsteps;       /* as gr_cov_steps returned */
+    int nstored;      /* of which |steps| holds this many */
+    bool todo;        /* the agent's output names its TODO */
+    int peak;         /* the most streams open at once */
+} gr_cov_burst_facts;
+
+/* The burst's verdict on its waits: PASS when the longest stayed within
+ * the bound; else ERROR with *starved set when the CPU wait explains the
+ * lateness (max_wait - waited <= bound: the scenario is run again), else
+ * FAIL naming the mistake the steps show (the untouched TODO, total
+ * sizing, shortfall-only, stalled or linear growth). Feedback into |buf|. */
+gr_verdict gr_cov_judge_burst(const gr_cov_burst_facts *f, bool *starved, char *buf, size_t len);
 
 #endif

@@ -10,16 +10,18 @@
  * open and close, each call's dispatch, hand-over and answer).
  *
  * Margins are ticks: a bound is the number of ticks the rule needs, plus
- * SLACK_TICKS for a loaded machine (BURST_SLACK_TICKS for a burst's cover
- * time; measured: bench/results/coverage.md).
- * A scenario reads as its rule:
- *   burst-uniform  200 calls in 2 s on the last-healthy server, new streams
- *                  uniform: in flight within the ticks doubling needs
+ * SLACK_TICKS (GR_COV_SLACK_TICKS, the handout's "plus 4"). A burst
+ * covered late while the agent and the busy server waited for a CPU long
+ * enough to explain it is run again in a fresh world, then ERROR
+ * (gr_cov_judge_burst; measured: bench/results/coverage.md).
+ * Every scenario first FAILs streams opened around the proxy and answers
+ * sooner than their work. A scenario reads as its rule:
+ *   burst-uniform  400 calls of 1.2-1.8 s in 2 s on the last-healthy
+ *                  server, new streams uniform: in flight within the
+ *                  ticks doubling needs; a late one named by the growth
+ *                  steps the records show (none, shortfall, linear)
  *   burst-skewed   the same, 80 % of new streams on that server; the
- *                  total within the caps (a bound from the doubling alone
- *                  failed the reference on a loaded machine: streams not
- *                  yet named by their server keep a server short for the
- *                  agent for more ticks, and each one doubles)
+ *                  total within the caps
  *   unfillable     no new stream lands on the busy server: bounded, keeps
  *                  the busy server's streams, no thrash
  *   rest           after a burst, each server back to the reserve once
@@ -34,6 +36,7 @@
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "worlds/rl_tworld.h"
+#include "rl_proc_sample.h"
 #include "run.h"
 #include "scenario.h"
 
@@ -44,25 +47,34 @@
 #define NSERVERS 3
 #define TICK_NS  ((int64_t)RL_COV_TICK_MS * RL_NS_PER_MS)
 /* Added to every bound: a loaded machine's delay in seeing a tick's
- * figures and acting on them (bench/results/coverage.md). */
-#define SLACK_TICKS 4
-/* A burst's cover time gets more: on a loaded machine the agent also
- * answers late, so each call holds its stream longer and the demand it
- * must cover grows. Measured: 3064 ms for a bound of 2500 (a reference
- * agent with two graders and a hog per core beside it); the incident's
- * waits keep growing past any such bound (4500 ms and more). */
-#define BURST_SLACK_TICKS 8
+ * figures and acting on them (bench/results/coverage.md). One number with
+ * the handout's "plus 4" (coverage_judge.h). */
+#define SLACK_TICKS GR_COV_SLACK_TICKS
 /* The agent is settled once it holds this many streams (the ones it opens
  * at start), or after SETTLE_MS anyway. */
 #define SETTLE_MS 3000
-/* A burst: BURST_CALLS calls of WORK_MS, one every INTERVAL_MS. */
-#define BURST_CALLS 200
-#define WORK_MS     500
-#define INTERVAL_MS 10
-#define BURST_MS    (BURST_CALLS * INTERVAL_MS)
+/* A burst: BURST_CALLS calls of about WORK_MS (+- WORK_JITTER_MS, spread
+ * evenly: DispatchRequest), one every INTERVAL_MS. The work is not a
+ * multiple of the tick: calls of exactly two ticks end in step with the
+ * agent's tick, which then often sees an idle stream on the busy server
+ * for the millisecond before its next queued call, finds it covered and
+ * stops growing, by phase (issue 33: a linear grower passed 12 runs in 20
+ * that way). The demand (300 in flight) sets doubling (6-7 ticks of it
+ * plus the first and the margin: 2750-3000 ms) far from linear growth of
+ * 8 a tick (about 4.7 s skewed, 8 s uniform, at the burst's rate: a
+ * demand of 200 left the skewed burst's linear grower 2.9 s, 0.2 s over
+ * its bound, bench/results/coverage.md). */
+#define BURST_CALLS    400
+#define WORK_MS        1500
+#define WORK_JITTER_MS 300
+#define INTERVAL_MS    5
+#define BURST_MS       (BURST_CALLS * INTERVAL_MS)
 /* In flight at once at the burst's rate: the demand to cover. */
-#define DEMAND       ((BURST_CALLS * WORK_MS + BURST_MS - 1) / BURST_MS)
-#define SKEW_PERCENT 80
+#define DEMAND ((BURST_CALLS * WORK_MS + BURST_MS - 1) / BURST_MS)
+/* A burst late only by the machine's CPU wait is run again in a fresh
+ * world, at most this many times in all, then ERROR (as cancel does). */
+#define BURST_ATTEMPTS 3
+#define SKEW_PERCENT   80
 /* Streams closed younger than RL_COV_PRUNE_AGE_MS in a burst: none is
  * the rule (only pruning closes, and it waits that long); a few are
  * forgiven. */
@@ -70,10 +82,12 @@
 /* The unfillable burst lasts longer than the overdue time, so an agent
  * that gives the busy server up shows it. */
 #define UNFILL_CALLS       160
+#define UNFILL_WORK_MS     500
 #define UNFILL_INTERVAL_MS 25
 /* The rest scenario's burst. */
-#define REST_CALLS   100
-#define REST_WORK_MS 300
+#define REST_CALLS       100
+#define REST_WORK_MS     300
+#define REST_INTERVAL_MS 10
 /* The evacuation scenario's steady load on B: a call of 400 ms every
  * 300 ms, so B always has one in flight (it is short, never idle, never
  * overdue), for as long as two evacuations take (C's, then one more), so
@@ -94,10 +108,10 @@ typedef struct cov_world {
     char env[96];
 } cov_world;
 
-static int world_start(gr_ctx *ctx, void **world, const char **env, char *err, size_t errlen)
+/* Starts the servers and the proxy into |cw| (again after a stop: a
+ * fresh world, its address in cw->env, which the submission is given). */
+static int world_run(gr_ctx *ctx, cov_world *cw, char *err, size_t errlen)
 {
-    cov_world *cw = rl_xcalloc(1, sizeof *cw);
-    *world = cw;
     char bin[4096];
     snprintf(bin, sizeof bin, "%s/tunnel", gr_bin_dir(ctx));
     rl_tworld_options o = {.tunnel_bin = bin, .sock_dir = gr_private_dir(ctx), .nservers = NSERVERS};
@@ -108,6 +122,14 @@ static int world_start(gr_ctx *ctx, void **world, const char **env, char *err, s
         o.placement = (rl_placement){RL_PLACE_SKEWED, 0, SKEW_PERCENT};
     int rc = rl_tworld_start(&cw->w, &o, err, errlen);
     snprintf(cw->env, sizeof cw->env, "RELAYLAB_TUNNEL=%s", rl_tworld_addr(&cw->w));
+    return rc;
+}
+
+static int world_start(gr_ctx *ctx, void **world, const char **env, char *err, size_t errlen)
+{
+    cov_world *cw = rl_xcalloc(1, sizeof *cw);
+    *world = cw;
+    int rc = world_run(ctx, cw, err, errlen);
     *env = cw->env;
     return rc;
 }
@@ -191,11 +213,11 @@ static int settle(gr_ctx *ctx, gr_scenario_result *out)
     return 0;
 }
 
-static int dispatch(gr_ctx *ctx, int server, uint32_t count, uint32_t work_ms, uint32_t interval_ms,
+static int dispatch(gr_ctx *ctx, int server, uint32_t count, uint32_t work_ms, uint32_t jitter_ms, uint32_t interval_ms,
                     gr_scenario_result *out)
 {
     cov_world *cw = gr_world(ctx);
-    int rc = rl_tworld_dispatch(&cw->w, server, count, work_ms, interval_ms, NULL);
+    int rc = rl_tworld_dispatch(&cw->w, server, count, work_ms, jitter_ms, interval_ms, NULL);
     if (rc != RL_OK)
         return gr_scenario_decide(out, GR_ERROR, "tunnel server %s refused Dispatch (%s)", NAMES[server],
                                   rl_strerror(rc));
@@ -218,24 +240,6 @@ static int wait_answered(gr_ctx *ctx, int server, size_t calls, int64_t t0, int6
             return 0; /* the crash check will say */
         rl_sleep_ms(100, NULL);
     }
-}
-
-static int idle_elsewhere(const obs *o, int server, int64_t t)
-{
-    int n = 0;
-    for (int i = 0; i < NSERVERS; i++)
-        if (i != server)
-            n += gr_cov_streams_at(o->s[i], t) - gr_cov_busy_at(o->s[i], t);
-    return n;
-}
-
-/* "A and C" */
-static void others(int server, char *buf, size_t len)
-{
-    buf[0] = '\0';
-    for (int i = 0, k = 0; i < NSERVERS; i++)
-        if (i != server)
-            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", k++ ? " and " : "", NAMES[i]);
 }
 
 static int churn(const obs *o, int64_t t0, int64_t t1, bool with_call_only)
@@ -324,81 +328,49 @@ static void per_call_fail(gr_scenario_result *out, int young, const char *where)
               RL_COV_PRUNE_UNUSED_MS);
 }
 
-static int lost_calls(const obs *o, int64_t t0)
-{
-    int n = 0;
-    for (int i = 0; i < NSERVERS; i++)
-        for (size_t k = 0; k < o->s[i]->n_calls; k++)
-            n += o->s[i]->calls[k]->lost && o->s[i]->calls[k]->dispatched_ns >= t0;
-    return n;
-}
-
-/* ---- pictures (for --html: figure.h) ---- */
-
-/* The burst's picture: the streams on each server from the burst's start
- * |t0| to |now| against what covers the busy server |b|'s calls. One
- * quantity on the axis: the longest queue wait, judged against its bound,
- * is given in the caption (ms beside 50-odd streams would need a second
- * axis). */
-static void burst_figure(gr_scenario_result *out, const obs *o, int b, int64_t t0, int64_t now, int64_t bound_ns,
-                         const gr_cov_waits *w, bool skewed)
-{
-    gr_figure *f = &out->figure;
-    char title[GR_FIG_LABEL];
-    snprintf(title, sizeof title, "A burst of %d calls on server %s, new streams placed %s", BURST_CALLS, NAMES[b],
-             skewed ? "80 % on it" : "evenly");
-    gr_fig_plot(f, title, "seconds from the burst's first call", "streams open");
-    gr_cov_fig_streams(f, o->s, NAMES, NSERVERS, b, t0, now);
-    /* NOLINTNEXTLINE(bugprone-integer-division): DEMAND is a whole number of calls (a ceiling) */
-    gr_fig_ref(f, DEMAND + RL_COV_RESERVE, "covered: %d in flight + reserve %d", DEMAND, RL_COV_RESERVE);
-    gr_fig_event(f, BURST_MS / 1000.0, "last call sent");
-    if (w->max_ns <= bound_ns)
-        gr_fig_caption(f,
-                       "%s's streams grew to cover its calls: the longest wait (%lld ms) stayed under the bound "
-                       "(%lld ms)",
-                       NAMES[b], (long long)(w->max_ns / RL_NS_PER_MS), (long long)(bound_ns / RL_NS_PER_MS));
-    else
-        gr_fig_caption(f,
-                       "Calls waited at %s past the bound (longest %lld ms, bound %lld ms): its streams did not "
-                       "grow with its calls",
-                       NAMES[b], (long long)(w->max_ns / RL_NS_PER_MS), (long long)(bound_ns / RL_NS_PER_MS));
-}
-
-/* The rest scenario's picture: the streams on each server from the
- * burst's start |t0| to the check, against the reserve and the most a
- * server may hold at the check; |below| and |worst| as judged (-1: none). */
-static void rest_figure(gr_scenario_result *out, const obs *o, int b, int64_t t0, int64_t t_end, int64_t check,
-                        int below, int below_n, int worst, int worst_n)
-{
-    gr_figure *f = &out->figure;
-    gr_fig_plot(f, "Streams per server after a burst, back to the reserve", "seconds from the burst's first call",
-                "streams open");
-    gr_cov_fig_streams(f, o->s, NAMES, NSERVERS, b, t0, check);
-    gr_fig_ref(f, RL_COV_RESERVE, "reserve: %d per server (never below)", RL_COV_RESERVE);
-    gr_fig_ref(f, 2 * RL_COV_RESERVE, "judged: at most %d per server at the check", 2 * RL_COV_RESERVE);
-    gr_fig_event(f, (double)(t_end - t0) / RL_NS_PER_SEC, "the burst's last answer");
-    gr_fig_event(f, (double)(check - t0) / RL_NS_PER_SEC, "check: %d ms unused + margin", RL_COV_PRUNE_UNUSED_MS);
-    if (below >= 0)
-        gr_fig_caption(f, "Server %s was pruned to %d, below the reserve: the next call there waits for a new stream",
-                       NAMES[below], below_n);
-    else if (worst >= 0)
-        gr_fig_caption(f,
-                       "Server %s still held %d streams at the check: idle streams were not pruned back to the "
-                       "reserve",
-                       NAMES[worst], worst_n);
-    else
-        gr_fig_caption(f,
-                       "Every server went back to the reserve once its streams were unused for %d ms, and "
-                       "never below it",
-                       RL_COV_PRUNE_UNUSED_MS);
-}
+/* ---- pictures (for --html: figure.h): coverage_figure.h ---- */
 
 /* ---- the burst scenarios ---- */
 
-static int burst(gr_ctx *ctx, bool skewed, gr_scenario_result *out)
+/* The CPU the agent and the busy server |b| have waited for so far, in ns
+ * (rl_proc_group_sched, as the cancel judge reads it); -1 when either
+ * cannot be read. The chain that answers a call is the agent and that
+ * server (and the proxy's thread here, whose wait the servers' and the
+ * agent's already bound: it forwards what they send). */
+static int64_t chain_wait_ns(gr_ctx *ctx, int b)
+{
+    cov_world *cw = gr_world(ctx);
+    int64_t run, wait, total = 0;
+    pid_t agent = gr_submission_pgid(ctx);
+    if (agent <= 0 || rl_proc_group_sched(agent, &run, &wait) != RL_OK)
+        return -1;
+    total += wait;
+    if (b < 0 || b >= cw->w.n || rl_proc_group_sched(cw->w.procs[b].pid, &run, &wait) != RL_OK)
+        return -1;
+    return total + wait;
+}
+
+/* A fresh world and a fresh agent for another attempt: the agent's
+ * streams and what it learnt are the last attempt's. */
+static int fresh_world(gr_ctx *ctx, gr_scenario_result *out)
+{
+    cov_world *cw = gr_world(ctx);
+    rl_tworld_stop(&cw->w);
+    char err[256] = "";
+    if (world_run(ctx, cw, err, sizeof err) != RL_OK)
+        return gr_scenario_decide(out, GR_ERROR, "the coverage world did not start again: %s", err);
+    if (gr_restart_submission(ctx, 0, out) != RL_OK)
+        return GR_SCENARIO_DECIDED;
+    return 0;
+}
+
+/* One attempt of a burst; *starved says whether its verdict is the
+ * starved ERROR (gr_cov_judge_burst). */
+static int burst_attempt(gr_ctx *ctx, bool skewed, gr_scenario_result *out, bool *starved)
 {
     cov_world *cw = gr_world(ctx);
     obs o = {0};
+    *starved = false;
     if (settle(ctx, out))
         goto done;
     int b = rl_tworld_last_healthy(&cw->w);
@@ -411,46 +383,70 @@ static int burst(gr_ctx *ctx, bool skewed, gr_scenario_result *out)
         rl_placement p = {RL_PLACE_SKEWED, b, SKEW_PERCENT};
         rl_l7proxy_set_placement(cw->w.proxy, &p);
     }
-    int ticks = gr_cov_ticks_to_cover(DEMAND, have, share);
     /* +1: the first tick may come a tick after the burst began. */
-    int64_t bound_ns = (ticks + 1 + BURST_SLACK_TICKS) * TICK_NS;
+    int ticks = gr_cov_ticks_to_cover(DEMAND, have, share) + 1;
+    int64_t bound_ns = (ticks + SLACK_TICKS) * TICK_NS;
+    int64_t wait_a = chain_wait_ns(ctx, b);
     t0 = rl_now_ns();
-    if (dispatch(ctx, b, BURST_CALLS, WORK_MS, INTERVAL_MS, out))
+    if (dispatch(ctx, b, BURST_CALLS, WORK_MS, WORK_JITTER_MS, INTERVAL_MS, out))
         goto done;
-    int64_t until = t0 + (int64_t)BURST_MS * RL_NS_PER_MS + bound_ns + (int64_t)WORK_MS * RL_NS_PER_MS;
+    int64_t until =
+        t0 + (int64_t)BURST_MS * RL_NS_PER_MS + bound_ns + (int64_t)(WORK_MS + WORK_JITTER_MS) * RL_NS_PER_MS;
     if (wait_answered(ctx, b, BURST_CALLS, t0, until, &o, out))
         goto done;
+    int64_t wait_b = wait_a < 0 ? -1 : chain_wait_ns(ctx, b);
     if (gr_scenario_crash_check(ctx, false, "during the burst", out))
         goto done;
     int64_t now = o.s[b]->now_ns;
     gr_cov_waits w;
     gr_cov_wait_stats(o.s[b], t0, INT64_MAX, now, &w);
-    int lost = lost_calls(&o, t0);
+    int lost = gr_cov_lost((const gr_cov_server *const *)o.s, NSERVERS, t0);
     int young = churn(&o, t0, now, true);
     int64_t peak_at;
     int peak = gr_cov_peak_total((const gr_cov_server *const *)o.s, NSERVERS, t0, now, &peak_at);
     char oth[32];
-    others(b, oth, sizeof oth);
+    gr_cov_others(NAMES, NSERVERS, b, oth, sizeof oth);
     int closed_b = gr_cov_closed_in(o.s[b], t0, now);
-    burst_figure(out, &o, b, t0, now, bound_ns, &w, skewed);
+    gr_cov_burst_figure(out, o.s, NAMES, NSERVERS, b, t0, now, bound_ns, &w, BURST_CALLS, DEMAND, BURST_MS, skewed);
+    /* The instant the worst call had waited the bound: what the agent held
+     * then, and how it grew until then. */
+    int64_t t = w.max_at_ns + bound_ns < now ? w.max_at_ns + bound_ns : now;
+    int steps[64];
+    char tail[4096];
+    gr_submission_output_tail(ctx, tail, sizeof tail);
+    gr_cov_burst_facts f = {
+        .server = NAMES[b],
+        .others = oth,
+        .calls = BURST_CALLS,
+        .demand = DEMAND,
+        .ticks = ticks,
+        .bound_ms = bound_ns / RL_NS_PER_MS,
+        .max_wait_ms = w.max_ns / RL_NS_PER_MS,
+        .p50_ms = w.p50_ns / RL_NS_PER_MS,
+        .queued = w.queued,
+        /* A thread that ended meanwhile takes its wait with it: a lower
+         * bound, never below 0. */
+        .waited_ms = wait_b < 0        ? -1
+                     : wait_b > wait_a ? (wait_b - wait_a) / RL_NS_PER_MS
+                                       : 0,
+        .held = gr_cov_streams_at(o.s[b], t),
+        .busy = gr_cov_busy_at(o.s[b], t),
+        .idle_elsewhere = gr_cov_idle_elsewhere((const gr_cov_server *const *)o.s, NSERVERS, b, t),
+        .steps = steps,
+        .todo = strstr(tail, "TODO") != NULL,
+        .peak = peak,
+    };
+    f.nsteps = gr_cov_steps((const gr_cov_server *const *)o.s, NSERVERS, t0, t, steps, 64);
+    f.nstored = f.nsteps < 64 ? f.nsteps : 64;
+    char fb[1024];
+    gr_verdict v = gr_cov_judge_burst(&f, starved, fb, sizeof fb);
     if (around_proxy(&o, out) || caps_broken(ctx, out) || work_skipped(&o, t0, out)) {
+        *starved = false;
     } else if (young > CHURN_MAX) {
+        *starved = false;
         per_call_fail(out, young, " during the burst");
-    } else if (w.max_ns > bound_ns) {
-        /* The instant the worst call had waited the bound: what the agent
-         * held then. */
-        int64_t t = w.max_at_ns + bound_ns < now ? w.max_at_ns + bound_ns : now;
-        int held = gr_cov_streams_at(o.s[b], t), busy = gr_cov_busy_at(o.s[b], t);
-        int idle = idle_elsewhere(&o, b, t);
-        gr_result(out, GR_FAIL,
-                  "calls waited %lld ms on server %s (%zu of %d still queued at the end), which held %d "
-                  "stream%s of yours (%d busy) while %d idle stream%s sat on %s; the rule covers %d calls in "
-                  "flight within %d ticks (%lld ms with the margin)%s",
-                  (long long)(w.max_ns / RL_NS_PER_MS), NAMES[b], w.queued, BURST_CALLS, held, held == 1 ? "" : "s",
-                  busy, idle, idle == 1 ? "" : "s", oth, DEMAND, ticks, (long long)(bound_ns / RL_NS_PER_MS),
-                  idle >= RL_COV_RESERVE ? ": streams sized as a total? Group them by the server named in their "
-                                           "first message and size each server"
-                                         : ": grow greedily (8, then doubling each tick) while a server is short");
+    } else if (v != GR_PASS) {
+        gr_result(out, v, "%s", fb);
     } else if (closed_b || lost) {
         /* Nothing prunes a server with calls in flight, and none of its
          * streams is old and unused enough within the burst. */
@@ -460,15 +456,32 @@ static int burst(gr_ctx *ctx, bool skewed, gr_scenario_result *out)
                   "server?)",
                   closed_b, NAMES[b], lost, lost == 1 ? "" : "s", NAMES[b]);
     } else {
-        gr_result(out, GR_PASS,
-                  "%d calls on server %s: longest queue wait %lld ms (bound %lld ms: %d ticks to cover %d in "
-                  "flight + margin), median %lld ms; at most %d streams open",
-                  BURST_CALLS, NAMES[b], (long long)(w.max_ns / RL_NS_PER_MS), (long long)(bound_ns / RL_NS_PER_MS),
-                  ticks, DEMAND, (long long)(w.p50_ns / RL_NS_PER_MS), peak);
+        gr_result(out, GR_PASS, "%s", fb);
     }
 done:
     obs_free(&o);
     return 0;
+}
+
+/* A burst, run again in a fresh world while its late cover is explained
+ * by the machine's CPU wait, ERROR when every attempt was starved. */
+static int burst(gr_ctx *ctx, bool skewed, gr_scenario_result *out)
+{
+    for (int k = 1;; k++) {
+        bool starved = false;
+        int rc = burst_attempt(ctx, skewed, out, &starved);
+        if (!starved || gr_interrupted(ctx))
+            return rc;
+        if (k == BURST_ATTEMPTS) {
+            char note[64];
+            snprintf(note, sizeof note, "starved in all %d attempts", BURST_ATTEMPTS);
+            gr_feedback_append(out, note);
+            return rc;
+        }
+        memset(&out->figure, 0, sizeof out->figure); /* GR_FIG_NONE: the next attempt draws its own */
+        if (fresh_world(ctx, out))
+            return 0;
+    }
 }
 
 static int burst_uniform(gr_ctx *ctx, gr_scenario_result *out)
@@ -482,39 +495,6 @@ static int burst_skewed(gr_ctx *ctx, gr_scenario_result *out)
 }
 
 /* ---- unfillable ---- */
-
-/* The unfillable scenario's picture: the streams on each server and in
- * all from |t0| to |now|, against the judged bound on the total. */
-static void unfillable_figure(gr_scenario_result *out, const obs *o, int b, int64_t t0, int64_t now, int bound,
-                              int peak, bool kept)
-{
-    gr_figure *f = &out->figure;
-    char title[GR_FIG_LABEL];
-    snprintf(title, sizeof title, "Calls on server %s, where no new stream can land", NAMES[b]);
-    gr_fig_plot(f, title, "seconds from the first call", "streams open");
-    gr_cov_fig_streams(f, o->s, NAMES, NSERVERS, b, t0, now);
-    int64_t step;
-    size_t n = gr_cov_fig_samples(t0, now, &step);
-    double x[GR_FIG_MAX_POINTS], y[GR_FIG_MAX_POINTS];
-    for (size_t k = 0; k < n; k++) {
-        x[k] = (double)((int64_t)k * step) / RL_NS_PER_SEC;
-        y[k] = 0;
-        for (int i = 0; i < NSERVERS; i++)
-            y[k] += gr_cov_streams_at(o->s[i], t0 + (int64_t)k * step);
-    }
-    gr_fig_series_add(f, "streams in all", x, y, n);
-    gr_fig_ref(f, bound, "judged: at most %d in all", bound);
-    if (peak > bound)
-        gr_fig_caption(f,
-                       "The total grew past the bound (%d streams): growth must pause once idle streams elsewhere "
-                       "reach %dx the busy server's demand",
-                       peak, RL_COV_PAUSE_FACTOR);
-    else if (!kept)
-        gr_fig_caption(f, "Streams on %s were closed while its calls waited: keep the busy server's streams", NAMES[b]);
-    else
-        gr_fig_caption(f, "Growth paused under the bound and %s kept its streams: opening more cannot move placement",
-                       NAMES[b]);
-}
 
 static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
 {
@@ -532,7 +512,7 @@ static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
     int initial = 0;
     for (int i = 0; i < NSERVERS; i++)
         initial += gr_cov_streams_at(o.s[i], t0);
-    if (dispatch(ctx, b, UNFILL_CALLS, WORK_MS, UNFILL_INTERVAL_MS, out))
+    if (dispatch(ctx, b, UNFILL_CALLS, UNFILL_WORK_MS, 0, UNFILL_INTERVAL_MS, out))
         goto done;
     int64_t t1 = t0 + (int64_t)UNFILL_CALLS * UNFILL_INTERVAL_MS * RL_NS_PER_MS;
     while (rl_now_ns() < t1 && !gr_interrupted(ctx) && gr_submission_alive(ctx))
@@ -552,9 +532,9 @@ static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
      * doubles every tick of the burst). */
     int bound = initial + (int)gr_cov_opened_in(1 + SLACK_TICKS);
     int thrash = churn(&o, t0, now, false);
-    int lost = lost_calls(&o, t0);
+    int lost = gr_cov_lost((const gr_cov_server *const *)o.s, NSERVERS, t0);
     int single_b = gr_cov_young_closes(o.s[b], t0, now, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);
-    unfillable_figure(out, &o, b, t0, now, bound, peak, !closed_b && !lost);
+    gr_cov_unfillable_figure(out, o.s, NAMES, NSERVERS, b, t0, now, bound, peak, !closed_b && !lost);
     if (around_proxy(&o, out) || caps_broken(ctx, out) || work_skipped(&o, t0, out)) {
     } else if (closed_b && single_b == closed_b) {
         char where[96];
@@ -598,11 +578,11 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     int b = rl_tworld_last_healthy(&cw->w);
     int64_t t0 = rl_now_ns();
-    if (dispatch(ctx, b, REST_CALLS, REST_WORK_MS, INTERVAL_MS, out))
+    if (dispatch(ctx, b, REST_CALLS, REST_WORK_MS, 0, REST_INTERVAL_MS, out))
         goto done;
     /* Rest is judged after the burst was served; a loaded machine gets
      * time for that (the wait ends at the last answer). */
-    int64_t until = t0 + (int64_t)(REST_CALLS * INTERVAL_MS + 8000) * RL_NS_PER_MS;
+    int64_t until = t0 + (int64_t)(REST_CALLS * REST_INTERVAL_MS + 8000) * RL_NS_PER_MS;
     if (wait_answered(ctx, b, REST_CALLS, t0, until, &o, out))
         goto done;
     gr_cov_waits w;
@@ -614,7 +594,7 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
         per_call_fail(out, young, " during the burst");
         goto done;
     }
-    int lost = lost_calls(&o, t0);
+    int lost = gr_cov_lost((const gr_cov_server *const *)o.s, NSERVERS, t0);
     if (lost) {
         gr_result(out, GR_FAIL,
                   "%d call%s lost during the burst on server %s: the agent closed streams that carried them (%d "
@@ -669,7 +649,7 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
             }
         }
     }
-    rest_figure(out, &o, b, t0, t_end, check, below, below_n, worst, worst_n);
+    gr_cov_rest_figure(out, o.s, NAMES, NSERVERS, b, t0, t_end, check, below, below_n, worst, worst_n);
     if (below >= 0) {
         gr_result(out, GR_FAIL,
                   "the agent pruned server %s down to %d stream%s at rest: never below the reserve (%d per "
@@ -717,7 +697,7 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
     int64_t evac_by = c_since + (int64_t)RL_COV_OVERDUE_MS * RL_NS_PER_MS + (1 + SLACK_TICKS) * TICK_NS;
     int64_t second = evac_by + (int64_t)RL_COV_EVACUATE_EVERY_MS * RL_NS_PER_MS + (1 + SLACK_TICKS) * TICK_NS;
     uint32_t calls = (uint32_t)((second - t0) / ((int64_t)EVAC_INTERVAL_MS * RL_NS_PER_MS)) + 2;
-    if (dispatch(ctx, b, calls, EVAC_WORK_MS, EVAC_INTERVAL_MS, out))
+    if (dispatch(ctx, b, calls, EVAC_WORK_MS, 0, EVAC_INTERVAL_MS, out))
         goto done;
     int64_t load_end = t0 + (int64_t)((calls - 1) * EVAC_INTERVAL_MS + EVAC_WORK_MS) * RL_NS_PER_MS;
     int64_t until = load_end > evac_by ? load_end : evac_by;
@@ -743,7 +723,7 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
     int64_t now = o.s[c]->now_ns;
     int64_t b_until = b_watch < now ? b_watch : now;
     int closed_b = gr_cov_closed_in(o.s[b], t0, b_until);
-    int lost = lost_calls(&o, t0);
+    int lost = gr_cov_lost((const gr_cov_server *const *)o.s, NSERVERS, t0);
     int64_t emptied = gr_cov_emptied_at(o.s[c], c_since, evac_by < now ? evac_by : now);
     int c_left = gr_cov_streams_at(o.s[c], evac_by < now ? evac_by : now);
     int single_b = gr_cov_young_closes(o.s[b], t0, b_until, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);

@@ -136,6 +136,12 @@ bool gr_crash_check(gr_ctx *ctx, int64_t wait_ms, const char *what, gr_scenario_
  * group is killed after the scenario: never signal it yourself. */
 pid_t gr_submission_pgid(gr_ctx *ctx);
 
+/* The last of what the submission printed (stdout and stderr, as
+ * rl_proc_output_tail keeps it) into |buf|, NUL-terminated: untrusted text,
+ * to be searched, never shown as it is. Returns the bytes it ever wrote. A
+ * judge that names a starter's untouched TODO reads it (coverage). */
+size_t gr_submission_output_tail(gr_ctx *ctx, char *buf, size_t len);
+
 /* ---- stopping the submission (graceful-shutdown scenarios) ---- */
 
 /* Sends |sig| to the submission's main process: the program its command

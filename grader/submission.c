@@ -231,6 +231,17 @@ pid_t gr_submission_pgid(gr_ctx *ctx)
     return s ? s->proc.pid : 0;
 }
 
+size_t gr_submission_output_tail(gr_ctx *ctx, char *buf, size_t len)
+{
+    gr_instance *s = started_instance(ctx, 0);
+    if (!s) {
+        if (len)
+            buf[0] = '\0';
+        return 0;
+    }
+    return (size_t)rl_proc_output_tail(&s->proc, buf, len);
+}
+
 /* ---- starting ---- */
 
 /* Stops a submission started on a clashing port, without judging it. */

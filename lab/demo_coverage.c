@@ -160,7 +160,7 @@ static int run_agent(const char *mistake, figures *f)
     rl_placement skew = {RL_PLACE_SKEWED, b, SKEW_PERCENT};
     rl_l7proxy_set_placement(w.proxy, &skew);
     int64_t t0 = rl_now_ns();
-    if (rl_tworld_dispatch(&w, b, CALLS, WORK_MS, INTERVAL_MS, NULL) != RL_OK) {
+    if (rl_tworld_dispatch(&w, b, CALLS, WORK_MS, 0, INTERVAL_MS, NULL) != RL_OK) {
         fprintf(stderr, "lab: tunnel server %s refused the burst\n", w.ids[b]);
         goto out;
     }

@@ -54,7 +54,6 @@ typedef struct accept_state {
     grpc_metadata_array metadata;
 } accept_state;
 
-
 static void accept_arm(accept_state *a);
 
 /* True when |call| came through the private listener: the only unix-socket

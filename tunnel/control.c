@@ -24,7 +24,7 @@ typedef struct batch {
     rl_timer timer;
     rl_loop *loop;
     tn_server *srv;
-    uint32_t left, work_ms;
+    uint32_t left, work_ms, jitter_ms, sent;
     int64_t next_ns, interval_ns;
 } batch;
 
@@ -39,7 +39,7 @@ static void batch_fire(rl_timer *t)
     /* Every call whose instant has come, so a late wake-up catches up. */
     int64_t now = rl_now_ns();
     while (b->left && b->next_ns <= now) {
-        tn_dispatch(b->srv, b->work_ms);
+        tn_dispatch(b->srv, tn_jittered_work(b->work_ms, b->jitter_ms, b->sent++));
         b->left--;
         b->next_ns += b->interval_ns;
     }
@@ -55,6 +55,8 @@ static void dispatch(rl_unary *u, ProtobufCMessage *msg)
     const Relaylab__DispatchRequest *req = (const Relaylab__DispatchRequest *)msg;
     if (req->count == 0 || req->count > MAX_DISPATCH) {
         rl_unary_fail(u, GRPC_STATUS_INVALID_ARGUMENT, "Dispatch: count must be 1 to 100000");
+    } else if (req->work_jitter_ms > req->work_ms) {
+        rl_unary_fail(u, GRPC_STATUS_INVALID_ARGUMENT, "Dispatch: work_jitter_ms must not exceed work_ms");
     } else {
         Relaylab__DispatchReply rep = RELAYLAB__DISPATCH_REPLY__INIT;
         rep.first_call_id = c->srv->ncalls + 1;
@@ -63,6 +65,7 @@ static void dispatch(rl_unary *u, ProtobufCMessage *msg)
         b->srv = c->srv;
         b->left = req->count;
         b->work_ms = req->work_ms;
+        b->jitter_ms = req->work_jitter_ms;
         b->interval_ns = (int64_t)req->interval_ms * RL_NS_PER_MS;
         b->next_ns = rl_now_ns();
         batch_fire(&b->timer);

@@ -319,6 +319,12 @@ uint64_t tn_dispatch(tn_server *s, uint32_t work_ms)
     return c->id;
 }
 
+uint32_t tn_jittered_work(uint32_t work_ms, uint32_t jitter_ms, uint32_t k)
+{
+    uint64_t span = 2 * (uint64_t)jitter_ms + 1;
+    return (uint32_t)(work_ms - jitter_ms + ((uint64_t)k * 7919) % span);
+}
+
 /* Appends |r| to |rep|'s streams, its record in |sr| (an array as long as
  * rep->streams), unless it closed before the last reset (the Observer
  * reports what happened since). */

@@ -52,8 +52,8 @@ typedef struct tn_server {
     size_t ncalls, capcalls;
     size_t *queue; /* FIFO ring of call indices waiting for an idle stream */
     size_t qhead, qlen, qcap;
-    tn_stream *newest; /* open streams, newest first (prev points to older) */
-    int64_t reset_ns;  /* ObserveTunnel leaves out what ended before it */
+    tn_stream *newest;       /* open streams, newest first (prev points to older) */
+    int64_t reset_ns;        /* ObserveTunnel leaves out what ended before it */
     uint64_t refused_direct; /* Open calls from elsewhere than the private socket */
 } tn_server;
 
@@ -67,6 +67,11 @@ void tn_stream_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, v
 /* Records a new call of |work_ms| dispatched now and hands it to the newest
  * idle stream, or queues it. Returns its id. */
 uint64_t tn_dispatch(tn_server *s, uint32_t work_ms);
+
+/* The work of call |k| (from 0) of a batch of |work_ms| +- |jitter_ms|
+ * (jitter_ms <= work_ms): work_ms - J + (k * 7919) mod (2J + 1), as
+ * DispatchRequest says. Pure. */
+uint32_t tn_jittered_work(uint32_t work_ms, uint32_t jitter_ms, uint32_t k);
 
 /* Fills |rep|'s repeated fields from |s| (pointers into heap arrays the
  * caller frees with tn_observe_free). */

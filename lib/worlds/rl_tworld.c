@@ -87,11 +87,13 @@ static int call(rl_tworld *w, int i, const char *method, const ProtobufCMessage 
     return rc;
 }
 
-int rl_tworld_dispatch(rl_tworld *w, int i, uint32_t count, uint32_t work_ms, uint32_t interval_ms, uint64_t *first_id)
+int rl_tworld_dispatch(rl_tworld *w, int i, uint32_t count, uint32_t work_ms, uint32_t jitter_ms, uint32_t interval_ms,
+                       uint64_t *first_id)
 {
     Relaylab__DispatchRequest req = RELAYLAB__DISPATCH_REQUEST__INIT;
     req.count = count;
     req.work_ms = work_ms;
+    req.work_jitter_ms = jitter_ms;
     req.interval_ms = interval_ms;
     ProtobufCMessage *rep = NULL;
     int rc = call(w, i, "/relaylab.TunnelControl/Dispatch", &req.base, &relaylab__dispatch_reply__descriptor, &rep);

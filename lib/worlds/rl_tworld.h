@@ -62,10 +62,12 @@ int rl_tworld_index(const rl_tworld *w, const char *id);
  * stream (-1 when none is open). */
 int rl_tworld_last_healthy(rl_tworld *w);
 
-/* Asks server |i| for |count| calls of |work_ms|, one every |interval_ms|
- * (paced by the server). Returns 0 (the first call's id in *first_id, may
- * be NULL) or RL_EGRPC / RL_ETIMEOUT / RL_EINVAL. */
-int rl_tworld_dispatch(rl_tworld *w, int i, uint32_t count, uint32_t work_ms, uint32_t interval_ms, uint64_t *first_id);
+/* Asks server |i| for |count| calls of |work_ms| (+- |jitter_ms|, spread
+ * evenly: DispatchRequest), one every |interval_ms| (paced by the server).
+ * Returns 0 (the first call's id in *first_id, may be NULL) or RL_EGRPC /
+ * RL_ETIMEOUT / RL_EINVAL. */
+int rl_tworld_dispatch(rl_tworld *w, int i, uint32_t count, uint32_t work_ms, uint32_t jitter_ms, uint32_t interval_ms,
+                       uint64_t *first_id);
 
 /* Server |i|'s records. Returns 0 and sets *out (free with
  * relaylab__observe_tunnel_reply__free_unpacked) or an RL_E* code. */

@@ -155,6 +155,22 @@ def test_streams_around_the_proxy_are_refused_and_counted_not_kept(start_program
         ctl.close()
 
 
+def test_the_handout_states_the_judges_margin():
+    """One number: the bound's margin in ticks is GR_COV_SLACK_TICKS in the
+    judge and the handout's "plus N", with the burst bounds it prints."""
+    import re
+    with open(os.path.join(REPO, "grader", "coverage_judge.h")) as f:
+        slack = int(re.search(r"#define GR_COV_SLACK_TICKS (\d+)", f.read()).group(1))
+    with open(os.path.join(REPO, "lab", "exercises", "coverage.md")) as f:
+        handout = f.read()
+    assert re.search(r"a bound is the ticks the rule needs\s+\(the first tick included\) plus %d\." % slack, handout)
+    assert f"there plus {slack} (3000 ms)" in handout
+    # uniform: 7 ticks of doubling to cover 300 from 3 streams at a third,
+    # the first tick, the margin; skewed: 6 at 80 %
+    assert (7 + 1 + slack) * 250 == 3000 and (6 + 1 + slack) * 250 == 2750
+    assert "(2750 ms)" in handout
+
+
 def grade(submission, only, *extra):
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "r.json")

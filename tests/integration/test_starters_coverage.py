@@ -1,8 +1,9 @@
 # The coverage starters (`lab init coverage`, starters/coverage/): untouched,
 # the agent keeps its first streams, so the burst scenarios FAIL on their
-# rule (the grader judges the servers' records, which cannot quote the
-# starter's TODO: the agent says it on stderr instead) and the scenarios the
-# TODO does not reach may pass; filled in with this test's solution
+# rule, named as the starter's TODO (the agent says TODO on stderr, and the
+# judge reads its output when it opened no stream while calls queued), and
+# the scenarios the TODO does not reach may pass (their points count only
+# once the burst passes: grader/rubric.json); filled in with this test's solution
 # (tests/starters/coverage.*) they PASS. `make test` runs burst-skewed in
 # Python; RELAYLAB_STARTERS_FULL=1 (make selftest) every scenario in the
 # three languages. Helpers and the sandbox-readable work folder: test_starters.py.
@@ -31,7 +32,7 @@ def test_coverage_starter_fails_untouched_then_passes_filled_in(workdir, lang): 
     assert "burst-skewed" in failed, verdicts
     assert set(verdicts) - failed <= UNTOUCHED_MAY_PASS, verdicts
     assert all(verdicts[sid][0] == "PASS" for sid in set(verdicts) - failed), verdicts
-    assert "streams sized as a total?" in verdicts["burst-skewed"][1], verdicts
+    assert "the starter's TODO" in verdicts["burst-skewed"][1], verdicts
     fill(os.path.join(folder, code_file), solution)
     rc, verdicts, out = check(folder, "coverage", *only)
     assert rc == 0 and all(v == "PASS" for v, _ in verdicts.values()), out

@@ -15,7 +15,8 @@
 # PRUNE_UNUSED_MS, never below busy + RESERVE on their server.
 #
 # Mistake: none. It must pass every scenario. coverage_total.py reuses this
-# file and changes one thing (SIZING = "total": the incident).
+# file and changes one thing (SIZING = "total": the incident), as do
+# coverage_linear.py and coverage_shortfall.py (GROWTH).
 import asyncio
 import os
 import signal
@@ -43,6 +44,9 @@ PRUNE_UNUSED = 6.0
 
 # "per-server" (the rule) or "total" (the incident: one pool for every server).
 SIZING = "per-server"
+# "doubling" (the rule), "linear" (a fixed GROW_MIN a tick) or "shortfall"
+# (only busy + RESERVE - streams, the shortfall the agent can see).
+GROWTH = "doubling"
 
 
 class Stream:
@@ -140,6 +144,10 @@ class Agent:
                 n = max(GROW_MIN, busy, busy + RESERVE - len(group))
                 if self.grow_last.get(srv) and not idle:
                     n = max(n, 2 * self.grow_last[srv])
+                if GROWTH == "linear":
+                    n = GROW_MIN
+                elif GROWTH == "shortfall":
+                    n = busy + RESERVE - len(group)
                 if idle_elsewhere >= PAUSE_FACTOR * busy:
                     n = 0
                 n = min(n, CAP_PER_SERVER - len(group))

@@ -229,6 +229,129 @@ static void streams_around_the_proxy_fail_by_name_with_each_server(void **state)
     assert_non_null(strstr(fb, "1 stream was opened"));
 }
 
+static void steps_group_opens_less_than_the_gap_apart(void **state)
+{
+    (void)state;
+    static fake f, g;
+    fake_init(&f);
+    fake_init(&g);
+    /* Tick 1 at 0-2 ms (3 streams over two servers), tick 2 at 250 ms,
+     * tick 3 at 500-560 ms; one before t0 and one after t1 left out. */
+    add_stream(&f, 0, 0, 0, false);
+    add_stream(&f, 2, 0, 0, false);
+    add_stream(&g, 1, 0, 0, false);
+    add_stream(&f, 250, 0, 0, false);
+    add_stream(&g, 500, 0, 0, false);
+    add_stream(&g, 560, 0, 0, false);
+    add_stream(&f, 900, 0, 0, false);
+    const gr_cov_server *both[] = {&f.s, &g.s};
+    int steps[2];
+    int n = gr_cov_steps(both, 2, 0, 800 * MS, steps, 2);
+    assert_int_equal(n, 3); /* counted past the room, */
+    assert_int_equal(steps[0], 3);
+    assert_int_equal(steps[1], 1); /* the first two stored */
+    int none[1];
+    assert_int_equal(gr_cov_steps(both, 2, 1000 * MS, 2000 * MS, none, 1), 0);
+}
+
+static void growth_kinds_read_from_the_steps(void **state)
+{
+    (void)state;
+    int doubling[] = {8, 16, 32, 64};
+    int linear[] = {8, 8, 8, 8, 8};
+    int big_linear[] = {50, 60, 55};
+    int shortfall[] = {2, 2, 1, 2, 9};
+    int stalled[] = {8};
+    assert_int_equal(gr_cov_growth_kind(doubling, 4), GR_COV_GREW_DOUBLING);
+    assert_int_equal(gr_cov_growth_kind(linear, 5), GR_COV_GREW_LINEAR);
+    assert_int_equal(gr_cov_growth_kind(big_linear, 3), GR_COV_GREW_LINEAR);
+    assert_int_equal(gr_cov_growth_kind(shortfall, 5), GR_COV_GREW_SHORTFALL);
+    assert_int_equal(gr_cov_growth_kind(stalled, 1), GR_COV_GREW_STALLED);
+    assert_int_equal(gr_cov_growth_kind(NULL, 0), GR_COV_GREW_NONE);
+}
+
+static gr_cov_burst_facts late_facts(const int *steps, int n)
+{
+    gr_cov_burst_facts f = {
+        .server = "B",
+        .others = "A and C",
+        .calls = 400,
+        .demand = 300,
+        .ticks = 7,
+        .bound_ms = 2750,
+        .max_wait_ms = 4100,
+        .p50_ms = 900,
+        .queued = 0,
+        .waited_ms = 100,
+        .held = 100,
+        .busy = 100,
+        .idle_elsewhere = 40,
+        .steps = steps,
+        .nsteps = n,
+        .nstored = n,
+        .todo = false,
+        .peak = 200,
+    };
+    return f;
+}
+
+static void a_late_burst_names_the_mistake_its_steps_show(void **state)
+{
+    (void)state;
+    char fb[1024];
+    bool starved;
+    int linear[] = {8, 8, 8, 8, 8, 8, 8};
+    gr_cov_burst_facts f = late_facts(linear, 7);
+    assert_int_equal(gr_cov_judge_burst(&f, &starved, fb, sizeof fb), GR_FAIL);
+    assert_false(starved);
+    assert_non_null(strstr(fb, "linear growth?"));
+    assert_non_null(strstr(fb, "8, 8, 8, 8, 8, 8 ... 7 steps"));
+    int shortfall[] = {2, 2, 2, 2};
+    f = late_facts(shortfall, 4);
+    assert_int_equal(gr_cov_judge_burst(&f, &starved, fb, sizeof fb), GR_FAIL);
+    assert_non_null(strstr(fb, "shortfall-only growth?"));
+    /* Nothing opened with idle streams elsewhere: total sizing; with the
+     * output saying TODO: the untouched starter. */
+    f = late_facts(NULL, 0);
+    assert_int_equal(gr_cov_judge_burst(&f, &starved, fb, sizeof fb), GR_FAIL);
+    assert_non_null(strstr(fb, "streams sized as a total?"));
+    f.todo = true;
+    assert_int_equal(gr_cov_judge_burst(&f, &starved, fb, sizeof fb), GR_FAIL);
+    assert_non_null(strstr(fb, "the starter's TODO"));
+    assert_null(strstr(fb, "total?"));
+}
+
+static void a_late_cover_the_cpu_wait_explains_is_not_judged(void **state)
+{
+    (void)state;
+    char fb[1024];
+    bool starved;
+    int doubling[] = {8, 16, 32, 64, 128};
+    gr_cov_burst_facts f = late_facts(doubling, 5);
+    /* 4100 late by 1350; a wait of 1350 explains it, 1349 does not. */
+    f.waited_ms = 1350;
+    assert_int_equal(gr_cov_judge_burst(&f, &starved, fb, sizeof fb), GR_ERROR);
+    assert_true(starved);
+    assert_non_null(strstr(fb, "waited 1350 ms for a CPU"));
+    f.waited_ms = 1349;
+    assert_int_equal(gr_cov_judge_burst(&f, &starved, fb, sizeof fb), GR_FAIL);
+    assert_false(starved);
+    assert_non_null(strstr(fb, "covered too late"));
+    f.waited_ms = -1; /* unreadable: judged */
+    assert_int_equal(gr_cov_judge_burst(&f, &starved, fb, sizeof fb), GR_FAIL);
+    /* Linear growth over three steps or more is the rule broken, however
+     * long the wait. */
+    int linear[] = {8, 8, 8};
+    f = late_facts(linear, 3);
+    f.waited_ms = 5000;
+    assert_int_equal(gr_cov_judge_burst(&f, &starved, fb, sizeof fb), GR_FAIL);
+    assert_false(starved);
+    /* In time: PASS, whatever the steps. */
+    f.max_wait_ms = 2750;
+    assert_int_equal(gr_cov_judge_burst(&f, &starved, fb, sizeof fb), GR_PASS);
+    assert_non_null(strstr(fb, "bound 2750 ms: 7 ticks to cover 300 in flight + 4"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -241,6 +364,10 @@ int main(void)
         cmocka_unit_test(ticks_to_cover_follow_the_doubling),
         cmocka_unit_test(an_answer_sooner_than_the_work_fails_by_name),
         cmocka_unit_test(streams_around_the_proxy_fail_by_name_with_each_server),
+        cmocka_unit_test(steps_group_opens_less_than_the_gap_apart),
+        cmocka_unit_test(growth_kinds_read_from_the_steps),
+        cmocka_unit_test(a_late_burst_names_the_mistake_its_steps_show),
+        cmocka_unit_test(a_late_cover_the_cpu_wait_explains_is_not_judged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
