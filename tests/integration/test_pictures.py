@@ -389,7 +389,7 @@ def test_coverage_pages_show_streams_per_server_and_the_wait_against_the_bound(p
     assert len(svgs) == 1, verdicts
     burst = svgs[0]
     streams_b = burst_parts(burst)
-    covered_y = ref_y(burst, "covered: 50 in flight")
+    covered_y = ref_y(burst, "covered: 300 in flight")
     if verdicts["burst-skewed"] == "PASS":
         # Per server: the busy server's streams rise past what covers its
         # calls, and the caption gives the wait under its bound.
@@ -416,7 +416,7 @@ def test_coverage_pages_show_streams_per_server_and_the_wait_against_the_bound(p
     assert verdicts == {"burst-uniform": "FAIL"} and len(svgs) == 1, verdicts
     burst = svgs[0]
     streams_b = burst_parts(burst)
-    assert min(polyline_ys(streams_b)) > ref_y(burst, "covered: 50 in flight")
+    assert min(polyline_ys(streams_b)) > ref_y(burst, "covered: 300 in flight")
     assert "did not grow with its calls" in caption(burst)
 
     # unfillable: the streams per server and in all, against the bound on
