@@ -9,6 +9,7 @@
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_log.h"
+#include "rl_server_flags.h"
 #include "timed.h"
 
 #include <errno.h>
@@ -84,29 +85,37 @@ enum bl_exit {
 
 /* What the command line and the environment asked for. */
 typedef struct bl_opts {
-    const char *listen;
-    const char *record;   /* NULL: no record file */
-    const char *config;   /* NULL: none */
-    const char *observer; /* NULL: Observer on --listen */
-    int threads;          /* 0: one loop per core */
-    int64_t grace_ms, drain_delay_ms;
+    rl_server_flags server; /* --listen, --threads (default 0: one loop per
+                             * core), --grace-ms, --drain-delay-ms */
+    const char *record;     /* NULL: no record file */
+    const char *config;     /* NULL: none */
+    const char *observer;   /* NULL: Observer on --listen */
     grpc_arg arg_slots[MAX_ARGS];
     grpc_channel_args args; /* the --arg ones, in arg_slots */
     bool done;              /* --help answered: nothing to run */
 } bl_opts;
+
+/* The shared flag a short option of the getopt table stands for. */
+static const char *shared_flag(int opt)
+{
+    switch (opt) {
+    case 'l': return "--listen";
+    case 't': return "--threads";
+    case 'g': return "--grace-ms";
+    default: return "--drain-delay-ms";
+    }
+}
 
 /* Reads the environment and the command line into |o|. Returns BL_EXIT_OK
  * (with o->done after --help) or BL_EXIT_USAGE, the message printed. */
 static int parse(int argc, char **argv, bl_opts *o)
 {
     memset(o, 0, sizeof *o);
-    o->listen = getenv("RELAYLAB_LISTEN");
-    o->grace_ms = RL_SERVER_GRACE_MS;
     o->args.args = o->arg_slots;
-    const char *grace_env = getenv("RELAYLAB_GRACE_MS");
-    if (grace_env && *grace_env && rl_server_parse_ms(grace_env, &o->grace_ms) != RL_OK) {
-        fprintf(stderr, "baseline: RELAYLAB_GRACE_MS wants whole milliseconds from 0 to 3600000, not '%s'\n",
-                grace_env);
+    char err[256];
+    if (rl_server_flags_init(&o->server, "baseline", RL_FLAG_SERVER, 0, 256, RL_SERVER_GRACE_MS, err, sizeof err) !=
+        RL_OK) {
+        fprintf(stderr, "%s\n", err);
         return BL_EXIT_USAGE;
     }
     static const struct option longopts[] = {
@@ -124,17 +133,16 @@ static int parse(int argc, char **argv, bl_opts *o)
     int opt;
     while ((opt = getopt_long(argc, argv, "l:t:r:g:a:c:o:hd:", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'l': o->listen = optarg; break;
-        case 't': o->threads = atoi(optarg); break;
-        case 'r': o->record = optarg; break;
+        case 'l':
+        case 't':
         case 'g':
         case 'd':
-            if (rl_server_parse_ms(optarg, opt == 'g' ? &o->grace_ms : &o->drain_delay_ms) != RL_OK) {
-                fprintf(stderr, "baseline: --%s wants whole milliseconds from 0 to 3600000, not '%s'\n",
-                        opt == 'g' ? "grace-ms" : "drain-delay-ms", optarg);
+            if (rl_server_flags_take(&o->server, shared_flag(opt), optarg, err, sizeof err) != RL_OK) {
+                fprintf(stderr, "%s\n", err);
                 return BL_EXIT_USAGE;
             }
             break;
+        case 'r': o->record = optarg; break;
         case 'a':
             if (add_arg(&o->args, o->arg_slots, optarg) != 0) {
                 fprintf(stderr, "baseline: --arg wants KEY=VALUE (at most %d), not '%s'\n", MAX_ARGS, optarg);
@@ -150,12 +158,14 @@ static int parse(int argc, char **argv, bl_opts *o)
         default: usage(stderr); return BL_EXIT_USAGE;
         }
     }
-    if (optind != argc || o->threads < 0 || o->threads > 256 || (o->config && o->args.num_args)) {
+    if (optind != argc || (o->config && o->args.num_args)) {
         usage(stderr);
         return BL_EXIT_USAGE;
     }
-    if (!o->listen || !*o->listen)
-        o->listen = "127.0.0.1:0";
+    if (rl_server_flags_done(&o->server, err, sizeof err) != RL_OK) {
+        fprintf(stderr, "%s\n", err);
+        return BL_EXIT_USAGE;
+    }
     return BL_EXIT_OK;
 }
 
@@ -166,8 +176,6 @@ static int parse(int argc, char **argv, bl_opts *o)
 static int run(bl_opts *o, char *err, size_t errlen)
 {
     grpc_channel_args *config_args = NULL;
-    if (rl_server_check_timing(o->grace_ms, o->drain_delay_ms, err, errlen) != RL_OK)
-        return BL_EXIT_USAGE;
     if (o->config && rl_chancfg_load_args(o->config, RL_CHANCFG_SERVER, &config_args, err, errlen) != 0)
         return BL_EXIT_USAGE;
     bl_store *store;
@@ -196,12 +204,12 @@ static int run(bl_opts *o, char *err, size_t errlen)
     grpc_init();
     rl_server_options so = {
         .name = "baseline",
-        .listen = o->listen,
-        .threads = o->threads,
+        .listen = o->server.listen,
+        .threads = o->server.threads,
         .methods = methods,
         .nmethods = sizeof methods / sizeof *methods,
-        .grace_ms = o->grace_ms,
-        .drain_delay_ms = o->drain_delay_ms,
+        .grace_ms = o->server.grace_ms,
+        .drain_delay_ms = o->server.drain_delay_ms,
         .args = config_args        ? config_args
                 : o->args.num_args ? &o->args
                                    : NULL,

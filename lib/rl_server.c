@@ -128,17 +128,6 @@ static void *loop_thread(void *arg)
     return NULL;
 }
 
-int rl_server_parse_ms(const char *text, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    if (errno || end == text || *end || v < 0 || v > 3600000)
-        return RL_EINVAL;
-    *out = v;
-    return RL_OK;
-}
-
 void rl_server_signals_init(void)
 {
     sigset_t set;

@@ -140,11 +140,6 @@ int rl_server_wait(rl_server *s);
  * grace). Returns 0, or RL_EINVAL with a message in |err|. */
 int rl_server_check_timing(int64_t grace_ms, int64_t drain_delay_ms, char *err, size_t errlen);
 
-/* Parses |text| as a whole number of milliseconds from 0 to 3600000 (an
- * hour) into *out: for --grace-ms, --drain-delay-ms and RELAYLAB_GRACE_MS.
- * Returns 0 or RL_EINVAL. */
-int rl_server_parse_ms(const char *text, int64_t *out);
-
 /* Frees the server; call after rl_server_wait. Accepts NULL. */
 void rl_server_free(rl_server *s);
 

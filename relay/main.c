@@ -10,6 +10,7 @@
 #include "rl_log.h"
 #include "rl_memstats.h"
 #include "rl_server.h"
+#include "rl_server_flags.h"
 
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
@@ -74,33 +75,28 @@ enum relay_exit {
 
 /* What the command line and the environment asked for. */
 typedef struct relay_opts {
-    const char *listen;
+    rl_server_flags server; /* --listen, --threads (RELAY_THREADS), --grace-ms, --drain-delay-ms */
     const char *baseline;
     const relay_mistake *mistake;
-    int threads; /* server loops, RELAY_THREADS unless --threads */
     long max_inflight, max_queue;
     bool fixed_limit;   /* --max-inflight given */
     const char *config; /* NULL: none */
-    int64_t grace_ms, drain_delay_ms;
-    bool done; /* --help or --mistake list answered: nothing to run */
+    bool done;          /* --help or --mistake list answered: nothing to run */
 } relay_opts;
 
 /* Parses one option |a| with its value |v| into |o|. Returns RELAY_EXIT_OK
  * or RELAY_EXIT_USAGE (the message printed). */
 static int parse_option(const char *a, const char *v, relay_opts *o)
 {
-    if (strcmp(a, "--listen") == 0) {
-        o->listen = v;
-    } else if (strcmp(a, "--baseline") == 0) {
+    char err[256];
+    int taken = rl_server_flags_take(&o->server, a, v, err, sizeof err);
+    if (taken != RL_ENOTFOUND) {
+        if (taken != RL_OK)
+            fprintf(stderr, "%s\n", err);
+        return taken == RL_OK ? RELAY_EXIT_OK : RELAY_EXIT_USAGE;
+    }
+    if (strcmp(a, "--baseline") == 0) {
         o->baseline = v;
-    } else if (strcmp(a, "--threads") == 0) {
-        char *end;
-        long n = strtol(v, &end, 10);
-        if (*end || n < 1 || n > 256) {
-            fprintf(stderr, "relay: --threads wants a number from 1 to 256, not '%s'\n", v);
-            return RELAY_EXIT_USAGE;
-        }
-        o->threads = (int)n;
     } else if (strcmp(a, "--max-inflight") == 0 || strcmp(a, "--max-queue") == 0) {
         char *end;
         long n = strtol(v, &end, 10);
@@ -113,11 +109,6 @@ static int parse_option(const char *a, const char *v, relay_opts *o)
         o->fixed_limit |= inflight;
     } else if (strcmp(a, "--config") == 0) {
         o->config = v;
-    } else if (strcmp(a, "--grace-ms") == 0 || strcmp(a, "--drain-delay-ms") == 0) {
-        if (rl_server_parse_ms(v, a[2] == 'g' ? &o->grace_ms : &o->drain_delay_ms) != RL_OK) {
-            fprintf(stderr, "relay: %s wants whole milliseconds from 0 to 3600000, not '%s'\n", a, v);
-            return RELAY_EXIT_USAGE;
-        }
     } else if (strcmp(a, "--mistake") == 0) {
         if (strcmp(v, "list") == 0) {
             printf("relay modes (--mistake NAME):\n");
@@ -145,17 +136,15 @@ static int parse_option(const char *a, const char *v, relay_opts *o)
 static int parse(int argc, char **argv, relay_opts *o)
 {
     *o = (relay_opts){
-        .listen = getenv("RELAYLAB_LISTEN"),
         .baseline = getenv("RELAYLAB_BASELINE"),
         .mistake = relay_mistake_default(),
-        .threads = RELAY_THREADS,
         .max_inflight = RELAY_MAX_INFLIGHT,
         .max_queue = RELAY_MAX_QUEUE,
-        .grace_ms = RL_SERVER_GRACE_MS,
     };
-    const char *grace_env = getenv("RELAYLAB_GRACE_MS");
-    if (grace_env && *grace_env && rl_server_parse_ms(grace_env, &o->grace_ms) != RL_OK) {
-        fprintf(stderr, "relay: RELAYLAB_GRACE_MS wants whole milliseconds from 0 to 3600000, not '%s'\n", grace_env);
+    char err[256];
+    if (rl_server_flags_init(&o->server, "relay", RL_FLAG_SERVER, RELAY_THREADS, 256, RL_SERVER_GRACE_MS, err,
+                             sizeof err) != RL_OK) {
+        fprintf(stderr, "%s\n", err);
         return RELAY_EXIT_USAGE;
     }
     for (int i = 1; i < argc && !o->done; i++) {
@@ -176,8 +165,10 @@ static int parse(int argc, char **argv, relay_opts *o)
     }
     if (o->done)
         return RELAY_EXIT_OK;
-    if (!o->listen || !*o->listen)
-        o->listen = "127.0.0.1:0";
+    if (rl_server_flags_done(&o->server, err, sizeof err) != RL_OK) {
+        fprintf(stderr, "%s\n", err);
+        return RELAY_EXIT_USAGE;
+    }
     if (!o->baseline || !*o->baseline) {
         fprintf(stderr, "relay: no baseline to call: pass --baseline HOST:PORT or set RELAYLAB_BASELINE "
                         "(the address bin/baseline printed in its 'listening on' line)\n");
@@ -194,8 +185,6 @@ static int parse(int argc, char **argv, relay_opts *o)
 static int run(const relay_opts *o, char *err, size_t errlen)
 {
     grpc_channel_args *server_args = NULL, *client_args = NULL;
-    if (rl_server_check_timing(o->grace_ms, o->drain_delay_ms, err, errlen) != RL_OK)
-        return RELAY_EXIT_USAGE;
     if (o->config && (rl_chancfg_load_args(o->config, RL_CHANCFG_SERVER, &server_args, err, errlen) != RL_OK ||
                       rl_chancfg_load_args(o->config, RL_CHANCFG_CLIENT, &client_args, err, errlen) != RL_OK)) {
         rl_chancfg_args_free(server_args);
@@ -226,13 +215,13 @@ static int run(const relay_opts *o, char *err, size_t errlen)
     const rl_method methods[] = {{RELAY_PROCESS_PATH, relay_process_start, &ctx, false}};
     rl_server_options opt = {
         .name = "relay",
-        .listen = o->listen,
-        .threads = o->threads,
+        .listen = o->server.listen,
+        .threads = o->server.threads,
         .methods = methods,
         .nmethods = sizeof methods / sizeof methods[0],
         .args = server_args,
-        .grace_ms = o->grace_ms,
-        .drain_delay_ms = o->drain_delay_ms,
+        .grace_ms = o->server.grace_ms,
+        .drain_delay_ms = o->server.drain_delay_ms,
         .shutdown_hooks = o->mistake->shutdown,
         .on_close_admission = close_gate,
         .close_user = &gate,

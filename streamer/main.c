@@ -12,6 +12,7 @@
 #include "rl_log.h"
 #include "rl_memstats.h"
 #include "rl_server.h"
+#include "rl_server_flags.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -49,57 +50,40 @@ static void produce_figures(char *buf, size_t len)
              (unsigned long long)p.calls, (unsigned long long)p.sent, (unsigned long long)p.queued_bytes);
 }
 
+/* The streamer's exit statuses (their values are what scripts and tests see). */
+enum st_exit {
+    ST_EXIT_OK = 0,    /* served until SIGTERM and drained (or --help) */
+    ST_EXIT_START = 1, /* the server could not start (the address is taken or invalid) */
+    ST_EXIT_USAGE = 2, /* a bad option or environment variable */
+};
+
 int main(int argc, char **argv)
 {
     rl_log_init("streamer");
-    const char *listen = getenv("RELAYLAB_LISTEN");
-    if (!listen || !*listen)
-        listen = "127.0.0.1:0";
-    int threads = 0;
     st_produce_config cfg = {false, false};
-    int64_t grace_ms = RL_SERVER_GRACE_MS, drain_delay_ms = 0;
-    const char *grace_env = getenv("RELAYLAB_GRACE_MS");
-    if (grace_env && *grace_env && rl_server_parse_ms(grace_env, &grace_ms) != RL_OK) {
-        fprintf(stderr, "streamer: RELAYLAB_GRACE_MS wants whole milliseconds from 0 to 3600000, not '%s'\n",
-                grace_env);
-        return 2;
-    }
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--listen") == 0 && i + 1 < argc) {
-            listen = argv[++i];
-        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            char *end;
-            errno = 0;
-            long n = strtol(argv[++i], &end, 10);
-            if (errno || *end || n < 1 || n > 64) {
-                fprintf(stderr, "streamer: --threads wants a number from 1 to 64, not '%s'\n", argv[i]);
-                return 2;
-            }
-            threads = (int)n;
-        } else if ((strcmp(argv[i], "--grace-ms") == 0 || strcmp(argv[i], "--drain-delay-ms") == 0) && i + 1 < argc) {
-            const char *a = argv[i++];
-            if (rl_server_parse_ms(argv[i], a[2] == 'g' ? &grace_ms : &drain_delay_ms) != RL_OK) {
-                fprintf(stderr, "streamer: %s wants whole milliseconds from 0 to 3600000, not '%s'\n", a, argv[i]);
-                return 2;
-            }
-        } else if (strcmp(argv[i], "--unbounded") == 0) {
+    rl_server_flags flags;
+    char err[256];
+    int rc = rl_server_flags_init(&flags, "streamer", RL_FLAG_SERVER, 0, 64, RL_SERVER_GRACE_MS, err, sizeof err);
+    for (int i = 1; i < argc && rc == RL_OK; i++) {
+        if (strcmp(argv[i], "--unbounded") == 0) {
             cfg.unbounded = true;
         } else if (strcmp(argv[i], "--stats") == 0) {
             cfg.log_calls = true;
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
-            return 0;
-        } else {
+            return ST_EXIT_OK;
+        } else if (i + 1 >= argc ||
+                   (rc = rl_server_flags_take(&flags, argv[i], argv[i + 1], err, sizeof err)) == RL_ENOTFOUND) {
             fprintf(stderr, "streamer: unknown or incomplete option '%s'\n", argv[i]);
             usage(stderr);
-            return 2;
+            return ST_EXIT_USAGE;
+        } else {
+            i++;
         }
     }
-
-    char err[256];
-    if (rl_server_check_timing(grace_ms, drain_delay_ms, err, sizeof err) != RL_OK) {
-        fprintf(stderr, "streamer: %s\n", err);
-        return 2;
+    if (rc != RL_OK || rl_server_flags_done(&flags, err, sizeof err) != RL_OK) {
+        fprintf(stderr, "%s\n", err);
+        return ST_EXIT_USAGE;
     }
 
     /* Before any other thread exists, so every gRPC thread inherits the
@@ -113,27 +97,27 @@ int main(int argc, char **argv)
     const rl_method methods[] = {{"/relaylab.Streamer/Produce", st_produce_start, &cfg, false}};
     rl_server_options opt = {
         .name = "streamer",
-        .listen = listen,
-        .threads = threads,
+        .listen = flags.listen,
+        .threads = flags.threads,
         .methods = methods,
         .nmethods = 1,
         .args = NULL,
-        .grace_ms = grace_ms,
-        .drain_delay_ms = drain_delay_ms,
+        .grace_ms = flags.grace_ms,
+        .drain_delay_ms = flags.drain_delay_ms,
     };
     rl_server *server = NULL;
     if (rl_server_start(&opt, &server, err, sizeof err) != 0) {
         fprintf(stderr, "streamer: %s\n", err);
         grpc_shutdown();
-        return 1;
+        return ST_EXIT_START;
     }
     RL_INFO("producer: %s",
             cfg.unbounded ? "UNBOUNDED (thread + unbounded queue: the mistake)" : "paced by the flow-control window");
     if (rl_server_wait(server) != RL_OK)
-        _exit(0); /* calls gRPC would not let go of: cleaning up would wait for them */
+        _exit(ST_EXIT_OK); /* calls gRPC would not let go of: cleaning up would wait for them */
     rl_memstats_reporter_stop(reporter);
     rl_server_free(server);
     if (rl_server_teardown(grpc_shutdown, RL_SERVER_TEARDOWN_MS) != RL_OK)
-        _exit(0);
-    return 0;
+        _exit(ST_EXIT_OK);
+    return ST_EXIT_OK;
 }

@@ -7,6 +7,8 @@
 
 #include "rl_err.h"
 #include "rl_log.h"
+#include "rl_server.h"
+#include "rl_server_flags.h"
 
 #include <getopt.h>
 #include <grpc/grpc.h>
@@ -28,12 +30,21 @@ static void usage(FILE *f)
                "  --grace-ms MS   after SIGTERM, how long open streams may stay (default 500)\n");
 }
 
+/* The tunnel server's exit statuses (what the coverage world sees). */
+enum tn_exit {
+    TN_EXIT_OK = 0,    /* served until SIGTERM and stopped (or --help) */
+    TN_EXIT_START = 1, /* the server could not start (the address is taken or invalid) */
+    TN_EXIT_USAGE = 2, /* a bad option */
+};
+
 int main(int argc, char **argv)
 {
     rl_log_init("tunnel");
-    const char *listen = getenv("RELAYLAB_LISTEN");
     const char *control = NULL, *id = NULL;
-    int64_t grace_ms = 500;
+    rl_server_flags flags;
+    char err[512];
+    /* Cannot fail: the tunnel reads no grace from the environment. */
+    rl_server_flags_init(&flags, "tunnel", RL_FLAG_LISTEN | RL_FLAG_GRACE, 1, 1, 500, err, sizeof err);
     static const struct option longopts[] = {
         {"listen", required_argument, NULL, 'l'}, {"control", required_argument, NULL, 'c'},
         {"id", required_argument, NULL, 'i'},     {"grace-ms", required_argument, NULL, 'g'},
@@ -42,25 +53,25 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = getopt_long(argc, argv, "l:c:i:g:h", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'l': listen = optarg; break;
-        case 'c': control = optarg; break;
-        case 'i': id = optarg; break;
+        case 'l':
         case 'g':
-            if (rl_server_parse_ms(optarg, &grace_ms) != RL_OK) {
-                fprintf(stderr, "tunnel: --grace-ms wants whole milliseconds from 0 to 3600000, not '%s'\n", optarg);
-                return 2;
+            if (rl_server_flags_take(&flags, opt == 'l' ? "--listen" : "--grace-ms", optarg, err, sizeof err) !=
+                RL_OK) {
+                fprintf(stderr, "%s\n", err);
+                return TN_EXIT_USAGE;
             }
             break;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        case 'c': control = optarg; break;
+        case 'i': id = optarg; break;
+        case 'h': usage(stdout); return TN_EXIT_OK;
+        default: usage(stderr); return TN_EXIT_USAGE;
         }
     }
     if (optind != argc || !id || !*id) {
         usage(stderr);
-        return 2;
+        return TN_EXIT_USAGE;
     }
-    if (!listen || !*listen)
-        listen = "127.0.0.1:0";
+    rl_server_flags_done(&flags, err, sizeof err); /* the default address; no drain delay to check */
     tn_server srv;
     memset(&srv, 0, sizeof srv);
     srv.id = id;
@@ -79,28 +90,27 @@ int main(int argc, char **argv)
     /* One loop: the state is the loop thread's alone. */
     rl_server_options so = {
         .name = "tunnel",
-        .listen = listen,
+        .listen = flags.listen,
         .threads = 1,
         .methods = methods,
         .nmethods = sizeof methods / sizeof *methods,
         .args = &args,
-        .grace_ms = grace_ms,
+        .grace_ms = flags.grace_ms,
         .private_listen = control,
     };
     rl_server *server;
-    char err[512];
     if (rl_server_start(&so, &server, err, sizeof err) != 0) {
         fprintf(stderr, "tunnel: %s\n", err);
         grpc_shutdown();
-        return 1;
+        return TN_EXIT_START;
     }
     if (rl_server_wait(server) != RL_OK)
-        _exit(0);
+        _exit(TN_EXIT_OK);
     rl_server_free(server);
     if (rl_server_teardown(grpc_shutdown, RL_SERVER_TEARDOWN_MS) != RL_OK)
-        _exit(0);
+        _exit(TN_EXIT_OK);
     free(srv.streams);
     free(srv.calls);
     free(srv.queue);
-    return 0;
+    return TN_EXIT_OK;
 }

@@ -14,22 +14,6 @@
 #include "rl_err.h"
 #include "rl_server.h"
 
-static void parse_ms_takes_whole_milliseconds_up_to_an_hour(void **state)
-{
-    (void)state;
-    int64_t v = -1;
-    assert_int_equal(rl_server_parse_ms("0", &v), RL_OK);
-    assert_int_equal(v, 0);
-    assert_int_equal(rl_server_parse_ms("3600000", &v), RL_OK);
-    assert_int_equal(v, 3600000);
-    const char *bad[] = {"", "-1", "1e3", "10ms", "3600001", "99999999999999999999", " "};
-    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        v = 42;
-        assert_int_equal(rl_server_parse_ms(bad[i], &v), RL_EINVAL);
-        assert_int_equal(v, 42); /* untouched on error */
-    }
-}
-
 static void drain_delay_must_be_below_the_grace(void **state)
 {
     (void)state;
@@ -94,7 +78,6 @@ static void teardown_that_hangs_is_left_after_the_bound(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(parse_ms_takes_whole_milliseconds_up_to_an_hour),
         cmocka_unit_test(drain_delay_must_be_below_the_grace),
         cmocka_unit_test(default_grace_is_well_under_kubernetes_kill_timeout),
         cmocka_unit_test(teardown_that_ends_is_waited_for),
