@@ -119,7 +119,8 @@ def grade(run, exercise, runs, timeout_s=None, args=()):
     """Runs the grader once for |runs| runs of every scenario; a 'starter:'
     row through `lab check` in a fresh starter folder, as a student would.
     Returns (exit code, {scenario: [verdict per run]}, {scenario: last
-    feedback per verdict}, stderr text, the score results.json gave)."""
+    feedback per verdict}, stderr text, the score results.json gave, and
+    {scenario: its output in results.json})."""
     parent = None
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "results.json")
@@ -147,13 +148,18 @@ def grade(run, exercise, runs, timeout_s=None, args=()):
             if m and m.group(1) == exercise:
                 verdicts.setdefault(m.group(2), []).append(m.group(5))
                 feedback[(m.group(2), m.group(5))] = m.group(7)
-        score = None
+        score, outputs = None, {}
         try:
             with open(out) as f:
-                score = json.load(f).get("score")
-        except (OSError, ValueError):
+                results = json.load(f)
+            score = results.get("score")
+            # What results.json tells each scenario: the verdict, why points
+            # were held (a guard waiting for its lesson), the feedback.
+            outputs = {t["name"].split(":", 1)[0].partition("/")[2]: t.get("output", "")
+                       for t in results.get("tests", [])}
+        except (OSError, ValueError, KeyError, AttributeError):
             pass
-        return p.returncode, verdicts, feedback, err, score
+        return p.returncode, verdicts, feedback, err, score, outputs
 
 
 def wrong_score(row, score):
@@ -222,7 +228,7 @@ def main():
         jobs = [(row, ex, want, pool.submit(timed_grade, row, ex, a.runs)) for row, ex, want in cells]
         for row, ex, want, job in jobs:
             try:
-                (code, got, feedback, err, score), secs = job.result()
+                (code, got, feedback, err, score, _), secs = job.result()
             except subprocess.TimeoutExpired:
                 print(f"selftest: the grader did not finish: {row['name']} {ex}", file=sys.stderr)
                 return 2
