@@ -87,7 +87,7 @@ typedef struct lang_info {
 #define GO_BUILD                                                                                                       \
     "## Build it\n\n"                                                                                                  \
     "`make` builds the program from your Go files and `gen/` with Debian's Go and grpc-go, in GOPATH mode (no\n"       \
-    "module proxy, no network; `go vet` runs first and its findings stop the build). The grader runs `./run` in a\n"  \
+    "module proxy, no network; `go vet` runs first and its findings stop the build). The grader runs `./run` in a\n"   \
     "sandbox, as user nobody, that shows this folder, `/usr` and little else: it cannot build, so the program\n"       \
     "is built before grading, outside the sandbox. `lab check` runs `make` first; if you start the grader or\n"        \
     "`./run` yourself, run `make` before. grpc-go runs each call's handler in a goroutine of its own, with a\n"        \

@@ -178,7 +178,9 @@ int rl_marker_infer(const char *dir, const char *config_exercises, rl_marker *ou
         snprintf(out->exercises, sizeof out->exercises, "%s", ex);
         snprintf(out->submission, sizeof out->submission, "./run");
         out->lang[0] = '\0';
-        if (has_file(dir, "Makefile"))
+        if (has_file(dir, "Makefile") && (has_file(dir, "relay.go") || has_file(dir, "streamer.go")))
+            snprintf(out->lang, sizeof out->lang, "go");
+        else if (has_file(dir, "Makefile"))
             snprintf(out->lang, sizeof out->lang, "c");
         else if (has_file(dir, "package.json"))
             snprintf(out->lang, sizeof out->lang, "node");

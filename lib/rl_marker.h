@@ -20,7 +20,7 @@
 
 typedef struct rl_marker {
     char exercises[256];           /* space-separated */
-    char lang[32];                 /* python, node, c, json (config), or "" */
+    char lang[32];                 /* python, node, c, go, json (config), or "" */
     char submission[256];          /* "./run", or the config's file name */
     char student[RL_IDENTITY_MAX]; /* the identity it was made for; "" when none was given */
     bool inferred;                 /* no .relaylab: recognised by its files (rl_marker_infer) */

@@ -5,11 +5,15 @@
 # gRPC 1.51.1; the names below exist in Debian 12, checked with apt-cache
 # policy, and are assumed to be the same in noble, which could not be tried
 # here), builds the kit and installs the Node packages the starters pin.
+# Go (Debian's golang-go and grpc-go, GOPATH mode: no module proxy) builds
+# the Go starters; a Go folder is graded as uploaded, its program built.
 # No test tools: the autograder only grades.
 set -eu
 cd "$(dirname "$0")"
 PKGS="build-essential pkg-config libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libjemalloc-dev \
-libjansson-dev python3 python3-grpcio python3-protobuf protobuf-compiler-grpc protobuf-compiler"
+libjansson-dev python3 python3-grpcio python3-protobuf protobuf-compiler-grpc protobuf-compiler \
+golang-go golang-google-grpc-dev golang-github-golang-protobuf-1-5-dev golang-google-protobuf-dev protoc-gen-go \
+protoc-gen-go-grpc"
 command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs npm"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq

@@ -1,6 +1,6 @@
 # One verdict on every path (issue 22): the same folders, made by `lab init
 # --student alice` (a Python relay, a Node streamer uploaded without its
-# node_modules, an untouched C starter, a keepalive config reasoned out for
+# node_modules, an untouched C starter, an untouched Go starter, a keepalive config reasoned out for
 # alice's deployment, a Python tunnel agent for coverage: a client that
 # dials out, where the others are servers), go through `lab check`, `bin/grader`, grade-class
 # (identity from --roster), Gradescope's run_autograder (a fake /autograder
@@ -46,8 +46,8 @@ pytestmark = pytest.mark.skipif(os.path.exists(os.path.join(BIN, "grader")) and 
 ALICE, BOB = "alice", "bob"
 # Each folder's exercise and the one scenario every path grades it on.
 SCENARIOS = {"py": ("deadline", "shrinks"), "node": ("flow", "stall"), "c": ("deadline", "shrinks"),
-             "cfg": ("keepalive", "check")}
-EXPECT = {"py": "PASS", "node": "FAIL", "c": "FAIL", "cfg": "PASS"}
+             "go": ("deadline", "shrinks"), "cfg": ("keepalive", "check")}
+EXPECT = {"py": "PASS", "node": "FAIL", "c": "FAIL", "go": "FAIL", "cfg": "PASS"}
 # The coverage folder (a Python tunnel agent: the client that dials out)
 # goes every path too, in `make selftest` (RELAYLAB_ALL_PATHS_COVERAGE=1):
 # its burst-uniform PASS got FAIL once on Gradescope's path with make
@@ -123,6 +123,7 @@ def folders():
         c = pool.submit(lab_init, base, "c", "deadline", "--lang", "c")
         made["node"], _ = node.result()
         made["c"], _ = c.result()
+    made["go"], _ = lab_init(base, "go", "deadline", "--lang", "go")
     made["py"], _ = lab_init(base, "py", "deadline", "--lang", "python")
     # A known-good relay as the student's relay.py, its stubs from the folder's gen/.
     good = open(os.path.join(ROOT, "tests", "submissions", "relay_good.py")).read()
@@ -140,6 +141,7 @@ def folders():
             good.replace(old, 'os.path.join(os.path.dirname(os.path.abspath(__file__)), "gen")'))
     shutil.rmtree(os.path.join(made["node"], "node_modules"))  # what students upload
     set_exercises(made["c"], "deadline")
+    set_exercises(made["go"], "deadline")
     made["cfg"], out = lab_init(base, "cfg", "keepalive")
     mine = out.split("your deployment: ")[1].split(":")[0]
     with open(os.path.join(made["cfg"], "keepalive.json"), "w") as f:
@@ -260,11 +262,14 @@ def test_every_path_gives_the_same_verdict(folders):
     students = {f"s-{name}": (made[name], ALICE) for name in SCENARIOS}
     students["s-copy"] = (made["cfg"], BOB)
     # Gradescope: alice uploads py, node (no node_modules), cfg and cov as
-    # folders, and the C starter flattened (its files at the top); bob
+    # folders, the C starter flattened (its files at the top), and in an
+    # upload of its own (a second deadline folder beside py's would share
+    # its results' rows) the Go starter as lab check leaves it, built; bob
     # uploads alice's config folder.
     uploaded = [name for name in ("py", "node", "cfg", "cov") if name in SCENARIOS]
     trees = {"folders": fake_autograder(made, "folders", uploaded, ALICE),
              "flat": fake_autograder(made, "flat", ["c"], ALICE, flat=True),
+             "go": fake_autograder(made, "go", ["go"], ALICE),
              "copy": fake_autograder(made, "copy", ["cfg"], BOB)}
     with ThreadPoolExecutor(3) as pool:
         per_folder = {(name, path): pool.submit(fn, name)
@@ -279,12 +284,14 @@ def test_every_path_gives_the_same_verdict(folders):
         gc = gc_job.result()
         up, _ = ag["folders"].result()
         flat, _ = ag["flat"].result()
+        go, _ = ag["go"].result()
         bobs, log = ag["copy"].result()
     for name in SCENARIOS:
         got[name]["grade-class"] = verdicts_of(gc[f"s-{name}"])[SCENARIOS[name]]
     for name in uploaded:
         got[name]["Gradescope"] = verdicts_of(up)[SCENARIOS[name]]
     got["c"]["Gradescope"] = verdicts_of(flat)[SCENARIOS["c"]]
+    got["go"]["Gradescope"] = verdicts_of(go)[SCENARIOS["go"]]
 
     for name, paths in got.items():
         assert {v for v, _ in paths.values()} == {EXPECT[name]}, (name, paths)

@@ -2,7 +2,8 @@
  * the older `variant` line as the same); a marker that is a FIFO, a link out
  * of its folder or too big is refused at once; the identity rule compares
  * identities and its note names both and the command that makes a folder
- * right, with a hostile id made printable. */
+ * right, with a hostile id made printable; a folder without its marker is
+ * recognised, its language (python, c, go) told by its files. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -87,6 +88,33 @@ static void missing_malformed_and_hostile_markers_are_refused(void **state)
     assert_int_equal(rl_marker_read(dir, &r, err, sizeof err), RL_ETOOBIG);
 }
 
+/* A folder without its .relaylab (a Gradescope upload drops dot files) is
+ * recognised by its run script and README, its language by its files: a
+ * Makefile beside a Go file is a Go folder, beside none a C one. */
+static void a_folder_without_its_marker_gets_its_language_from_its_files(void **state)
+{
+    (void)state;
+    rl_marker r;
+    char why[512], path[128];
+    put("run", "#!/bin/sh\n");
+    put("README.md", "    lab check              # every exercise this folder is for: deadline cancel\n");
+    assert_int_equal(rl_marker_infer(dir, "keepalive", &r, why, sizeof why), RL_OK);
+    assert_true(r.inferred);
+    assert_string_equal(r.exercises, "deadline cancel");
+    assert_string_equal(r.lang, "python");
+    put("Makefile", "relay:\n");
+    assert_int_equal(rl_marker_infer(dir, "keepalive", &r, why, sizeof why), RL_OK);
+    assert_string_equal(r.lang, "c");
+    put("relay.go", "package main\n");
+    assert_int_equal(rl_marker_infer(dir, "keepalive", &r, why, sizeof why), RL_OK);
+    assert_string_equal(r.lang, "go");
+    snprintf(path, sizeof path, "%s/relay.go", dir);
+    unlink(path);
+    put("streamer.go", "package main\n");
+    assert_int_equal(rl_marker_infer(dir, "keepalive", &r, why, sizeof why), RL_OK);
+    assert_string_equal(r.lang, "go");
+}
+
 static void identities_differ_by_value_none_included(void **state)
 {
     (void)state;
@@ -119,6 +147,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_marker_written_is_read_back, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(the_older_variant_line_is_the_student, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(missing_malformed_and_hostile_markers_are_refused, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(a_folder_without_its_marker_gets_its_language_from_its_files, make_dir,
+                                        remove_dir),
         cmocka_unit_test(identities_differ_by_value_none_included),
         cmocka_unit_test(the_note_names_both_and_the_fix),
     };
