@@ -247,29 +247,6 @@ bool gr_judge_signal_in_time(int64_t work_left_ms, uint32_t steps, int64_t step_
     return work_left_ms >= gr_judge_stop_margin(steps, step_ms);
 }
 
-gr_verdict gr_judge_worse(gr_verdict a, gr_verdict b)
-{
-    return a > b ? a : b;
-}
-
-double gr_judge_points(int runs, int passed, double points)
-{
-    return runs > 0 && passed == runs ? points : 0.0;
-}
-
-const char *gr_verdict_name(gr_verdict v)
-{
-    switch (v) {
-    case GR_PASS: return "PASS";
-    case GR_FAIL: return "FAIL";
-    case GR_TIMEOUT: return "TIMEOUT";
-    case GR_CRASH: return "CRASH";
-    case GR_NOT_READY: return "NOT-READY";
-    case GR_ERROR: return "ERROR";
-    }
-    return "ERROR";
-}
-
 int64_t gr_judge_client_lag_ms(const rl_load_call *calls, size_t n)
 {
     int64_t lag = 0;

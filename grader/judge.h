@@ -195,13 +195,4 @@ bool gr_judge_signal_in_time(int64_t work_left_ms, uint32_t steps, int64_t step_
  * its deadline, in ms (0 when none was late). */
 int64_t gr_judge_client_lag_ms(const rl_load_call *calls, size_t n);
 
-/* ---- runs and points ---- */
-
-/* The worse of two verdicts (exercise.h orders them best to worst). */
-gr_verdict gr_judge_worse(gr_verdict a, gr_verdict b);
-
-/* Points a scenario earns: all of |points| when every one of |runs| runs
- * passed (and there was at least one), else 0. */
-double gr_judge_points(int runs, int passed, double points);
-
 #endif

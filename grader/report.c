@@ -224,7 +224,7 @@ void gr_report_points(const gr_report *r, const gr_outcome *o, gr_points *out)
         return;
     json_t *e = json_object_get(json_object_get(r->rubric->root, r->ex->name), o->scenario->id);
     out->max = gr_rubric_points(r->rubric, r->ex->name, o->scenario->id);
-    out->earned = gr_judge_points(o->runs, o->passed, out->max);
+    out->earned = gr_verdict_points(o->runs, o->passed, out->max);
     if (out->earned == 0)
         return;
     size_t n = 0;

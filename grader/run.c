@@ -384,7 +384,7 @@ int gr_run_exercise(const gr_exercise *ex, const gr_options *opt, gr_outcome *ou
             if (res.verdict == GR_PASS)
                 o->passed++;
             /* Keep the worst run's story; on ties the first one. */
-            if (o->runs == 1 || res.verdict > o->verdict) {
+            if (o->runs == 1 || gr_verdict_worse(res.verdict, o->verdict) != o->verdict) {
                 o->verdict = res.verdict;
                 memcpy(o->feedback, res.feedback, sizeof o->feedback);
                 memcpy(o->output, output, sizeof o->output);

@@ -9,6 +9,29 @@
 #include <stdio.h>
 #include <string.h>
 
+gr_verdict gr_verdict_worse(gr_verdict a, gr_verdict b)
+{
+    return a > b ? a : b;
+}
+
+double gr_verdict_points(int runs, int passed, double points)
+{
+    return runs > 0 && passed == runs ? points : 0.0;
+}
+
+const char *gr_verdict_name(gr_verdict v)
+{
+    switch (v) {
+    case GR_PASS: return "PASS";
+    case GR_FAIL: return "FAIL";
+    case GR_TIMEOUT: return "TIMEOUT";
+    case GR_CRASH: return "CRASH";
+    case GR_NOT_READY: return "NOT-READY";
+    case GR_ERROR: return "ERROR";
+    }
+    return "ERROR";
+}
+
 /* Ends |fb| (of |size| bytes) with GR_FEEDBACK_CUT when |needed| bytes of
  * text did not fit. */
 static void mark_cut(char *fb, size_t size, size_t needed)
@@ -55,8 +78,9 @@ void gr_feedback_append(gr_scenario_result *out, const char *text)
 /* Words that name why a program would not start, in the line that says
  * it: a stack's tail below it names only where (Node's "at Module..."). */
 static const char *const key_words[] = {
-    "Cannot find module", "ModuleNotFoundError", "ImportError", "SyntaxError", "cannot find package",
-    "no required module", "command not found", "No such file or directory", NULL,
+    "Cannot find module", "ModuleNotFoundError",       "ImportError",
+    "SyntaxError",        "cannot find package",       "no required module",
+    "command not found",  "No such file or directory", NULL,
 };
 
 /* The first line of |text| (up to |n|) holding a key word, its start into

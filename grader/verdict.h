@@ -25,8 +25,17 @@ typedef enum gr_verdict {
     GR_ERROR,     /* the grader itself could not run the scenario */
 } gr_verdict;
 
-/* "PASS", "FAIL", "TIMEOUT", "CRASH", "NOT-READY", "ERROR" (judge.c). */
+/* "PASS", "FAIL", "TIMEOUT", "CRASH", "NOT-READY", "ERROR". */
 const char *gr_verdict_name(gr_verdict v);
+
+/* The worse of two verdicts (the enum orders them best to worst): the one a
+ * scenario of several runs reports. */
+gr_verdict gr_verdict_worse(gr_verdict a, gr_verdict b);
+
+/* Points a scenario's verdicts earn: all of |points| when every one of
+ * |runs| runs passed (and there was at least one), else 0. What the rubric
+ * adds on top (a guard's "needs") is report.h's. */
+double gr_verdict_points(int runs, int passed, double points);
 
 /* Room for one scenario's feedback. A config that breaks many rules lists
  * every one (about 300 bytes each), so this is sized for a dozen or more;

@@ -210,23 +210,6 @@ static void a_cancel_late_while_starved_is_not_judged(void **state)
     assert_false(c.starved);
 }
 
-static void worst_run_wins(void **state)
-{
-    (void)state;
-    assert_int_equal(gr_judge_worse(GR_PASS, GR_FAIL), GR_FAIL);
-    assert_int_equal(gr_judge_worse(GR_CRASH, GR_FAIL), GR_CRASH);
-    assert_int_equal(gr_judge_worse(GR_TIMEOUT, GR_PASS), GR_TIMEOUT);
-    assert_string_equal(gr_verdict_name(GR_NOT_READY), "NOT-READY");
-}
-
-static void points_only_when_every_run_passed(void **state)
-{
-    (void)state;
-    assert_true(gr_judge_points(20, 20, 4.0) == 4.0);
-    assert_true(gr_judge_points(20, 19, 4.0) == 0.0);
-    assert_true(gr_judge_points(0, 0, 4.0) == 0.0);
-}
-
 static const gr_scenario fake_scenarios[] = {{"a", "A", NULL, 0}, {"b", "B", NULL, 0}};
 static const gr_exercise fake = {.name = "fake", .summary = "s", .scenarios = fake_scenarios, .nscenarios = 2};
 
@@ -368,8 +351,6 @@ int main(void)
         cmocka_unit_test(cancel_within_bound_passes),
         cmocka_unit_test(ignored_cancel_is_named),
         cmocka_unit_test(a_cancel_late_while_starved_is_not_judged),
-        cmocka_unit_test(worst_run_wins),
-        cmocka_unit_test(points_only_when_every_run_passed),
         cmocka_unit_test(rubric_scores_each_scenario),
         cmocka_unit_test(no_deadline_expiry_names_the_mistake),
         cmocka_unit_test(rubric_errors_are_clear),

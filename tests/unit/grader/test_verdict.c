@@ -143,13 +143,36 @@ static void crash_wording_names_the_thread_limit(void **state)
     }
 }
 
+static void worst_run_wins(void **state)
+{
+    (void)state;
+    assert_int_equal(gr_verdict_worse(GR_PASS, GR_FAIL), GR_FAIL);
+    assert_int_equal(gr_verdict_worse(GR_CRASH, GR_FAIL), GR_CRASH);
+    assert_int_equal(gr_verdict_worse(GR_TIMEOUT, GR_PASS), GR_TIMEOUT);
+    assert_string_equal(gr_verdict_name(GR_NOT_READY), "NOT-READY");
+}
+
+static void points_only_when_every_run_passed(void **state)
+{
+    (void)state;
+    assert_true(gr_verdict_points(20, 20, 4.0) == 4.0);
+    assert_true(gr_verdict_points(20, 19, 4.0) == 0.0);
+    assert_true(gr_verdict_points(0, 0, 4.0) == 0.0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(result_fills_verdict_and_feedback), cmocka_unit_test(result_makes_quoted_text_printable),
-        cmocka_unit_test(result_marks_cut_feedback),         cmocka_unit_test(append_separates_with_a_semicolon),
-        cmocka_unit_test(append_marks_what_does_not_fit),    cmocka_unit_test(last_lines_joins_and_drops_the_start),
-        cmocka_unit_test(crash_wording_quotes_the_output),   cmocka_unit_test(crash_wording_names_the_thread_limit),
+        cmocka_unit_test(result_fills_verdict_and_feedback),
+        cmocka_unit_test(result_makes_quoted_text_printable),
+        cmocka_unit_test(result_marks_cut_feedback),
+        cmocka_unit_test(append_separates_with_a_semicolon),
+        cmocka_unit_test(append_marks_what_does_not_fit),
+        cmocka_unit_test(last_lines_joins_and_drops_the_start),
+        cmocka_unit_test(crash_wording_quotes_the_output),
+        cmocka_unit_test(crash_wording_names_the_thread_limit),
+        cmocka_unit_test(worst_run_wins),
+        cmocka_unit_test(points_only_when_every_run_passed),
     };
     return cmocka_run_group_tests_name("verdict", tests, NULL, NULL);
 }
