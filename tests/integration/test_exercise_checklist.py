@@ -14,7 +14,8 @@ import pytest
 
 from conftest import REPO, bin_path
 
-LANG_DIRS = {"LANG_PYTHON": ("python", ".py"), "LANG_NODE": ("node", ".js"), "LANG_C": ("c", ".c")}
+LANG_DIRS = {"LANG_PYTHON": ("python", ".py"), "LANG_NODE": ("node", ".js"), "LANG_C": ("c", ".c"),
+             "LANG_GO": ("go", ".go")}
 
 
 def read(*parts):
