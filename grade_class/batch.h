@@ -61,7 +61,10 @@ typedef struct gc_job_info {
     /* argv storage */
     char submission[PATH_MAX + 1100];
     char dir[PATH_MAX];
-    char variant[GC_NAME_MAX];
+    char variant[GC_NAME_MAX]; /* the id graded (the grader's --student), or "" */
+    char identity_from[24];    /* where that id came from: sid, email, --identity,
+                                * roster, folder, marker or none */
+    char identity_note[512];   /* why a fallback was taken, or "" */
     char runs[16];
     char inferred[512]; /* the folder had no .relaylab: how it was recognised */
 } gc_job_info;

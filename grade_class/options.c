@@ -6,6 +6,7 @@
 #include "rl_alloc.h"
 #include "rl_err.h"
 #include "rl_path.h"
+#include "rl_text.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -53,6 +54,9 @@ void gc_options_usage(FILE *f)
                "  --student DIR        grade one student's folder (Gradescope's submission)\n"
                "  --identity ID        with --student: the grading identity (Gradescope's submitter;\n"
                "                       without it, the folder's own .relaylab)\n"
+               "  --identity-from W    where --identity came from (sid, email), and\n"
+               "  --identity-note T    why a fallback was taken: both stated in results.json\n"
+               "                       with the id graded (extra_data graded_as, identity_from)\n"
                "  --results FILE       with --student: also write its results.json to FILE\n"
                "  --unsafe             the grader's --unsafe: grade unsandboxed where the sandbox\n"
                "                       cannot be built (a container without namespaces); the\n"
@@ -80,7 +84,9 @@ enum {
     O_SHOW_LOGS,
     O_UNSAFE,
     O_ROSTER,
-    O_IDENTITY
+    O_IDENTITY,
+    O_IDENTITY_FROM,
+    O_IDENTITY_NOTE
 };
 
 static const struct option longopts[] = {
@@ -98,6 +104,8 @@ static const struct option longopts[] = {
     {"unsafe", no_argument, NULL, O_UNSAFE},
     {"roster", required_argument, NULL, O_ROSTER},
     {"identity", required_argument, NULL, O_IDENTITY},
+    {"identity-from", required_argument, NULL, O_IDENTITY_FROM},
+    {"identity-note", required_argument, NULL, O_IDENTITY_NOTE},
     {"quiet", no_argument, NULL, O_QUIET},
     {"show-logs", required_argument, NULL, O_SHOW_LOGS},
     {"help", no_argument, NULL, 'h'},
@@ -176,6 +184,15 @@ static int take_option(int c, char *arg, gc_batch *b, gc_options *o)
     case O_QUIET: b->quiet = true; break;
     case O_UNSAFE: b->unsafe = true; break;
     case O_ROSTER: o->roster = arg; break;
+    case O_IDENTITY_FROM:
+        /* A word: where run_autograder found --identity (sid, email). */
+        if (!*arg || strlen(arg) > 16 || strspn(arg, "abcdefghijklmnopqrstuvwxyz-") != strlen(arg)) {
+            fprintf(stderr, "grade-class: --identity-from takes a word such as sid or email, not '%s'\n", arg);
+            return RL_EINVAL;
+        }
+        o->identity_from = arg;
+        break;
+    case O_IDENTITY_NOTE: rl_text_printable(o->identity_note, sizeof o->identity_note, arg, strlen(arg), 0); break;
     default: return take_checked(c, arg, b, o);
     }
     return RL_OK;
@@ -212,7 +229,7 @@ int gc_options_read(int argc, char **argv, gc_batch *b, gc_options *o, int *code
             *code = GC_EXIT_OK;
             return RL_EINVAL;
         }
-        if (c < O_OUT || c > O_IDENTITY) {
+        if (c < O_OUT || c > O_IDENTITY_NOTE) {
             fprintf(stderr, "grade-class: unknown or incomplete option '%s'\n\n", argv[optind - 1]);
             gc_options_usage(stderr);
             return RL_EINVAL;

@@ -14,6 +14,8 @@
 /* The options that are not the batch's: strings borrowed from argv. */
 typedef struct gc_options {
     const char *out, *exercises, *student_dir, *results, *roster, *identity;
+    const char *identity_from;  /* --identity-from: where --identity came from (sid, email), or NULL */
+    char identity_note[320];    /* --identity-note, printable: why a fallback was taken, or "" */
     const char *class_arg;      /* CLASS_DIR, or NULL with --student */
     char one_name[GC_NAME_MAX]; /* --student: the student, its folder's basename */
 } gc_options;

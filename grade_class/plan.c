@@ -23,6 +23,14 @@
 
 #define NOTES_MAX 4096
 
+/* Whom a student is graded as, where that came from and why a fallback
+ * was taken (issue 34: every identity stated in the results). */
+typedef struct gc_identity {
+    char id[GC_NAME_MAX]; /* "" in marker mode: each folder's own */
+    char from[24];        /* sid, email, --identity, roster, folder, marker, none */
+    char note[512];       /* why a fallback was taken, or "" */
+} gc_identity;
+
 /* A grading is kept on resume when its results file reads as complete and
  * the command that made it was this one. */
 static bool already_done(const gc_job_info *ji)
@@ -227,9 +235,10 @@ static bool build_command(const gc_batch *b, const char *student, const char *id
 
 /* Fills |job| and |ji| for |student| (folder |sdir|) on exercise |ex|;
  * |notes| says why folders of the student were refused (or ""). */
-static void plan(const gc_batch *b, const char *student, const char *identity, const char *sdir, const gc_starter *st,
+static void plan(const gc_batch *b, const char *student, const gc_identity *idn, const char *sdir, const gc_starter *st,
                  size_t nst, size_t ex, const char *notes, gc_job *job, gc_job_info *ji)
 {
+    const char *identity = idn->id;
     memset(ji, 0, sizeof *ji);
     snprintf(ji->student, sizeof ji->student, "%s", student);
     ji->ex = ex;
@@ -244,6 +253,14 @@ static void plan(const gc_batch *b, const char *student, const char *identity, c
     /* The id graded, for the results (a command exercise passes none). */
     if (!ji->variant[0])
         snprintf(ji->variant, sizeof ji->variant, "%s", strcmp(b->variant_from, "folder") == 0 ? identity : s->variant);
+    snprintf(ji->identity_from, sizeof ji->identity_from, "%s",
+             strcmp(b->variant_from, "folder") == 0 ? idn->from : b->variant_from);
+    snprintf(ji->identity_note, sizeof ji->identity_note, "%s", idn->note);
+    if (strcmp(b->variant_from, "marker") == 0 && !s->variant[0])
+        snprintf(ji->identity_note, sizeof ji->identity_note,
+                 "%.300s%sthe folder's .relaylab names no student: graded with no identity (the world's default "
+                 "deployment)",
+                 idn->note, idn->note[0] ? "; " : "");
     snprintf(job->cwd, sizeof job->cwd, "%s", s->dir);
     job->cwd_fd = fcntl(s->fd, F_DUPFD_CLOEXEC, 3);
     if (job->cwd_fd < 0) {
@@ -326,29 +343,43 @@ static size_t find_starters(const gc_options *o, const char *sdir, const char *n
     return nst;
 }
 
-/* The grading identity of student folder |name| into |who|: --identity,
- * the roster's id for it (when |use_roster|), or its name. */
-static int find_identity(const gc_options *o, const char *name, const char *shown, bool use_roster, char *who,
-                         size_t wholen)
+/* The grading identity of student folder |name| into |who|: --identity
+ * (run_autograder's sid or email, --identity-from), the roster's id for
+ * it (when |use_roster|), or its name; in marker mode none (each folder's
+ * own), with --identity-note saying why. */
+static int find_identity(const gc_batch *b, const gc_options *o, const char *name, const char *shown, bool use_roster,
+                         gc_identity *who)
 {
     char err[PATH_MAX + 1024];
-    snprintf(who, wholen, "%s", o->identity ? o->identity : name);
+    memset(who, 0, sizeof *who);
+    snprintf(who->note, sizeof who->note, "%s", o->identity_note);
+    if (strcmp(b->variant_from, "folder") != 0) {
+        snprintf(who->from, sizeof who->from, "%s", b->variant_from);
+        return RL_OK;
+    }
+    snprintf(who->id, sizeof who->id, "%s", o->identity ? o->identity : name);
+    snprintf(who->from, sizeof who->from, "%s",
+             o->identity ? (o->identity_from ? o->identity_from : "--identity") : "folder");
     if (!o->roster || !use_roster)
         return RL_OK;
-    int irc = gc_roster_identity(o->roster, name, who, wholen, err, sizeof err);
+    int irc = gc_roster_identity(o->roster, name, who->id, sizeof who->id, err, sizeof err);
     if (irc == RL_ENOTFOUND) {
         fprintf(stderr, "grade-class: %s is not in the roster %s: graded as its folder's name\n", shown, o->roster);
+        snprintf(who->note, sizeof who->note, "the folder is not in the roster: graded as its name");
     } else if (irc != RL_OK) {
         fprintf(stderr, "grade-class: %s\n", err);
         return irc;
+    } else {
+        snprintf(who->from, sizeof who->from, "roster");
     }
     return RL_OK;
 }
 
 /* Plans student |s| on every exercise wanted: |refused| (refuse_student)
  * gives each the same row; otherwise plan(). */
-static void plan_exercises(gc_batch *b, gc_plan *p, size_t s, const char *shown, const char *refused, const char *who,
-                           const char *sdir, const gc_starter *st, size_t nst, const char *notes)
+static void plan_exercises(gc_batch *b, gc_plan *p, size_t s, const char *shown, const char *refused,
+                           const gc_identity *who, const char *sdir, const gc_starter *st, size_t nst,
+                           const char *notes)
 {
     for (size_t e = 0; e < b->nex; e++) {
         gc_job *j = &p->jobs[s * b->nex + e];
@@ -393,18 +424,18 @@ static int plan_held(gc_batch *b, const gc_options *o, gc_plan *p, size_t s, con
     if (!refused && notes[0])
         fprintf(stderr, "grade-class: %s: %s\n", shown, notes);
     int rc = RL_OK;
-    char who[GC_NAME_MAX];
-    if (o->student_dir && !refused && nst == 0 && !notes[0]) {
+    gc_identity who;
+    if (find_identity(b, o, name, shown, !refused, &who) != RL_OK) {
+        *code = GC_EXIT_SETUP;
+        rc = RL_EINVAL;
+    } else if (o->student_dir && !refused && nst == 0 && !notes[0]) {
         /* Gradescope's upload holds nothing gradable: one entry that
          * says what came and what was expected, not a MISSING line a
          * scenario. */
-        *code = gc_report_upload(b, sdir, name, o->results);
-        rc = RL_EINVAL;
-    } else if (find_identity(o, name, shown, !refused, who, sizeof who) != RL_OK) {
-        *code = GC_EXIT_SETUP;
+        *code = gc_report_upload(b, sdir, name, o->results, who.id, who.from, who.note);
         rc = RL_EINVAL;
     } else {
-        plan_exercises(b, p, s, shown, refused, who, sdir, st, nst, notes);
+        plan_exercises(b, p, s, shown, refused, &who, sdir, st, nst, notes);
     }
     gc_roster_starters_fini(st, nst);
     return rc;

@@ -35,6 +35,24 @@ static int dump_json(json_t *root, const char *path)
     return rl_file_tmp_commit(f, tmp, path) == 0 ? 0 : -1;
 }
 
+/* States in |x| (a test's or the results' extra_data) the id graded
+ * (|id|, "" or NULL: none, null), where it came from and why a fallback
+ * was taken (|note|, "" or NULL: none). */
+static void set_identity(json_t *x, const char *id, const char *from, const char *note)
+{
+    if (!json_is_object(x))
+        return;
+    char *shown = id && id[0] ? rl_text_printable_dup(id, 0) : NULL;
+    json_object_set_new(x, "graded_as", shown ? json_string(shown) : json_null());
+    free(shown);
+    json_object_set_new(x, "identity_from", json_string(from && from[0] ? from : "none"));
+    if (note && note[0]) {
+        char *n = rl_text_printable_dup(note, 0);
+        json_object_set_new(x, "identity_note", json_string(n));
+        free(n);
+    }
+}
+
 /* The results.json of an upload with nothing gradable, |max| points. */
 static json_t *upload_results(const char *msg, const char *student, double max)
 {
@@ -60,7 +78,8 @@ static json_t *upload_results(const char *msg, const char *student, double max)
     return root;
 }
 
-int gc_report_upload(const gc_batch *b, const char *sdir, const char *student, const char *results)
+int gc_report_upload(const gc_batch *b, const char *sdir, const char *student, const char *results, const char *id,
+                     const char *from, const char *note)
 {
     char names[1024] = "";
     double max = 0;
@@ -74,6 +93,8 @@ int gc_report_upload(const gc_batch *b, const char *sdir, const char *student, c
     static char msg[8192];
     gc_upload_unexpected(sdir, names, msg, sizeof msg);
     json_t *root = upload_results(msg, student, max);
+    set_identity(json_object_get(root, "extra_data"), id, from, note);
+    set_identity(json_object_get(json_array_get(json_object_get(root, "tests"), 0), "extra_data"), id, from, note);
     char own[PATH_MAX + GC_NAME_MAX + 32];
     snprintf(own, sizeof own, "%s/%s/results.json", b->out, student);
     int rc = GC_EXIT_OK;
@@ -206,6 +227,49 @@ static bool tally_plan(gc_tally *t, const gc_plan *p)
     return complete;
 }
 
+/* The planned grading of student |s| whose results name the student: the
+ * first with an id graded, else the first planned. NULL when none. */
+static const gc_job_info *identity_job(const gc_batch *b, const gc_plan *p, size_t s)
+{
+    const gc_job_info *first = NULL;
+    for (size_t e = 0; e < b->nex; e++) {
+        const gc_job_info *ji = &p->info[s * b->nex + e];
+        if (!p->jobs[s * b->nex + e].user)
+            continue;
+        if (ji->variant[0])
+            return ji;
+        if (!first)
+            first = ji;
+    }
+    return first;
+}
+
+/* Says in the results.json at |path| of student |s| which id each test
+ * was graded as and where it came from (issue 34): the top level and each
+ * test's extra_data (graded_as, identity_from, identity_note). */
+static void state_identity(const gc_batch *b, const gc_plan *p, size_t s, const char *path)
+{
+    json_t *root = json_load_file(path, 0, NULL);
+    if (!root)
+        return;
+    const gc_job_info *top = identity_job(b, p, s);
+    if (top)
+        set_identity(json_object_get(root, "extra_data"), top->variant, top->identity_from, top->identity_note);
+    size_t i;
+    json_t *test;
+    json_array_foreach(json_object_get(root, "tests"), i, test)
+    {
+        json_t *x = json_object_get(test, "extra_data");
+        const char *ex = json_string_value(json_object_get(x, "exercise"));
+        int e = ex ? gc_batch_find_exercise(b, ex) : -1;
+        const gc_job_info *ji = e >= 0 && p->jobs[s * b->nex + (size_t)e].user ? &p->info[s * b->nex + (size_t)e] : top;
+        if (ji)
+            set_identity(x, ji->variant, ji->identity_from, ji->identity_note);
+    }
+    dump_json(root, path);
+    json_decref(root);
+}
+
 /* Student |s|'s results.json (in --out, and o->results). Returns
  * GC_EXIT_OK or GC_EXIT_INCOMPLETE. */
 static int write_student(const gc_batch *b, const gc_options *o, const gc_plan *p, const gc_tally *t, size_t s,
@@ -241,6 +305,10 @@ static int write_student(const gc_batch *b, const gc_options *o, const gc_plan *
         fprintf(stderr, "grade-class: cannot write %s: %s\n", o->results, strerror(errno));
         rc = GC_EXIT_INCOMPLETE;
     }
+    if (p->has_out[s])
+        state_identity(b, p, s, path);
+    if (o->results)
+        state_identity(b, p, s, o->results);
     /* A folder recognised by its files: its results say so first. */
     for (size_t e = 0; e < b->nex; e++) {
         const char *why = p->info[s * b->nex + e].inferred;

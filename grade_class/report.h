@@ -22,8 +22,11 @@ int gc_report_write(const gc_batch *b, const gc_options *o, const gc_plan *p, in
  * says what was uploaded and what was expected (upload.h), worth every
  * wanted scenario's points, so the score reads 0 of the assignment;
  * written as b->out/STUDENT/results.json and to |results| (may be NULL).
+ * Its extra_data states the identity: |id| ("" or NULL: none), where it
+ * came from (|from|) and why a fallback was taken (|note|, may be "").
  * Returns GC_EXIT_OK, or GC_EXIT_INCOMPLETE when a file was not written. */
-int gc_report_upload(const gc_batch *b, const char *sdir, const char *student, const char *results);
+int gc_report_upload(const gc_batch *b, const char *sdir, const char *student, const char *results, const char *id,
+                     const char *from, const char *note);
 
 /* Where the last |nlines| lines of |text| (|len| bytes, lines ending in
  * '\n') start: an offset into |text|; 0 when it has no more lines. */

@@ -101,3 +101,49 @@ def test_a_spreadsheets_roster_is_read_with_warnings_naming_the_lines(base):
     # alice was graded as S1, the roster's id (the grader's --student).
     args = open(os.path.join(out, "alice", "retry.args")).read().split("\n")
     assert "--student" in args and args[args.index("--student") + 1] == "S1", args
+
+
+# ---- every identity stated (item 2) ----
+
+
+def autograder_tree(base, name, metadata, marker_student="bob1"):
+    """A fake /autograder: a retry folder `lab init` made for |marker_student|,
+    and Gradescope's metadata (None: no file)."""
+    root = os.path.join(base, name)
+    d = os.path.join(root, "submission", "retry")
+    os.makedirs(d)
+    shutil.copy(GOOD_RETRY, os.path.join(d, "config.json"))
+    with open(os.path.join(d, ".relaylab"), "w") as f:
+        f.write(f"exercises retry\nlang json\nsubmission config.json\nstudent {marker_student}\n")
+    if metadata is not None:
+        with open(os.path.join(root, "submission_metadata.json"), "w") as f:
+            json.dump(metadata, f)
+    env = dict(os.environ, RELAYLAB_AUTOGRADER_ROOT=root,
+               RELAYLAB_KIT=os.path.dirname(os.path.dirname(bin_path("grader"))), RELAYLAB_EXERCISES="retry/check")
+    r = subprocess.run([os.path.join(REPO, "scripts", "gradescope", "run_autograder")], env=env,
+                       capture_output=True, text=True, timeout=240)
+    assert r.returncode == 0, r.stderr
+    return json.load(open(os.path.join(root, "results", "results.json"))), r.stderr
+
+
+@pytest.mark.parametrize("user,graded_as,source,why", [
+    ({"sid": "s1234567", "email": "amy@example.edu"}, "s1234567", "sid", None),
+    # True is not the id "True": a sid that is not a string is ignored.
+    ({"sid": True, "email": "amy@example.edu"}, "amy@example.edu", "email", "sid is not a string (bool)"),
+    ({"sid": 12345, "email": "amy@example.edu"}, "amy@example.edu", "email", "sid is not a string (int)"),
+    # No sid, an email the id rule refuses: the folder's .relaylab, said so.
+    ({"email": "o'brien@example.edu"}, "bob1", "marker", "email is not a usable id"),
+], ids=["sid", "sid-true", "sid-number", "bad-email"])
+def test_results_say_which_id_was_graded_and_why(base, user, graded_as, source, why):
+    os.chmod(base, 0o755)
+    res, said = autograder_tree(base, "ag", {"users": [user]})
+    tops = [res["extra_data"]] + [t["extra_data"] for t in res["tests"]]
+    assert res["tests"], res
+    for x in tops:
+        assert x["graded_as"] == graded_as, (x, said)
+        assert x["identity_from"] == source, x
+        if why:
+            assert why in x["identity_note"], x
+        else:
+            assert "identity_note" not in x, x
+    assert "True" not in json.dumps(res)
