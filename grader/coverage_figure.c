@@ -19,6 +19,16 @@ size_t gr_cov_fig_samples(int64_t t0, int64_t t1, int64_t *step)
     return n > GR_FIG_MAX_POINTS ? GR_FIG_MAX_POINTS : n;
 }
 
+int gr_cov_queued_at(const gr_cov_server *s, int64_t t0, int64_t t)
+{
+    int q = 0;
+    for (size_t k = 0; k < s->n_calls; k++) {
+        const Relaylab__TunnelCallRecord *c = s->calls[k];
+        q += c->dispatched_ns >= t0 && c->dispatched_ns <= t && (!c->handed_ns || c->handed_ns > t);
+    }
+    return q;
+}
+
 double gr_cov_oldest_wait_ms(const gr_cov_server *s, int64_t t0, int64_t t)
 {
     int64_t w = 0;
@@ -109,8 +119,22 @@ void gr_cov_burst_figure(gr_scenario_result *out, gr_cov_server *const *servers,
     char title[GR_FIG_LABEL];
     snprintf(title, sizeof title, "A burst of %d calls on server %s, new streams placed %s", calls, names[b],
              skewed ? "80 % on it" : "evenly");
-    gr_fig_plot(f, title, "seconds from the burst's first call", "streams open");
+    gr_fig_plot(f, title, "seconds from the burst's first call", "streams open, calls queued");
     gr_cov_fig_streams(f, servers, names, n, b, t0, now);
+    /* The calls queued at the busy server, on the same axis (both are
+     * counts of the same order: a call queued is a stream missing), so a
+     * late cover shows as the queue the streams did not absorb. */
+    int64_t step;
+    size_t ns = gr_cov_fig_samples(t0, now, &step);
+    double x[GR_FIG_MAX_POINTS], y[GR_FIG_MAX_POINTS];
+    for (size_t k = 0; k < ns; k++) {
+        int64_t t = t0 + (int64_t)k * step;
+        x[k] = (double)((int64_t)k * step) / RL_NS_PER_SEC;
+        y[k] = gr_cov_queued_at(servers[b], t0, t);
+    }
+    char label[GR_FIG_LABEL];
+    snprintf(label, sizeof label, "calls queued on %s", names[b]);
+    gr_fig_series_add(f, label, x, y, ns);
     gr_fig_ref(f, demand + RL_COV_RESERVE, "covered: %d in flight + reserve %d", demand, RL_COV_RESERVE);
     gr_fig_event(f, burst_ms / 1000.0, "last call sent");
     if (w->max_ns <= bound_ns)
@@ -185,4 +209,16 @@ void gr_cov_unfillable_figure(gr_scenario_result *out, gr_cov_server *const *ser
     else
         gr_fig_caption(f, "Growth paused under the bound and %s kept its streams: opening more cannot move placement",
                        names[b]);
+}
+
+void gr_cov_rest_early_figure(gr_scenario_result *out, gr_cov_server *const *servers, const char *const *names, int n,
+                              int b, int64_t t0, int64_t now)
+{
+    gr_figure *f = &out->figure;
+    gr_fig_plot(f, "Streams per server during the burst before the rest", "seconds from the burst's first call",
+                "streams open");
+    gr_cov_fig_streams(f, servers, names, n, b, t0, now);
+    gr_fig_ref(f, RL_COV_RESERVE, "reserve: %d per server (never below)", RL_COV_RESERVE);
+    gr_fig_caption(f, "The burst on %s broke a rule before anything was left to prune: the verdict says which",
+                   names[b]);
 }

@@ -20,6 +20,9 @@
  * than 25 ms (the records are exact; the picture needs no more). */
 size_t gr_cov_fig_samples(int64_t t0, int64_t t1, int64_t *step);
 
+/* Calls dispatched to |s| in [t0, t] still queued at |t| (not handed). */
+int gr_cov_queued_at(const gr_cov_server *s, int64_t t0, int64_t t);
+
 /* How long the longest-waiting call dispatched since |t0| had been queued
  * on |s| at |t| (0 when none was queued then), in ms. */
 double gr_cov_oldest_wait_ms(const gr_cov_server *s, int64_t t0, int64_t t);
@@ -61,6 +64,13 @@ void gr_cov_burst_figure(gr_scenario_result *out, gr_cov_server *const *servers,
  * |worst| the one left fullest (|worst_n|), -1 when none. */
 void gr_cov_rest_figure(gr_scenario_result *out, gr_cov_server *const *servers, const char *const *names, int n, int b,
                         int64_t t0, int64_t t_end, int64_t check, int below, int below_n, int worst, int worst_n);
+
+/* The rest scenario's when it FAILs before the rest is judged (the
+ * burst itself broke a rule): the streams per server from |t0| to |now|
+ * against the reserve, captioned so; no check is marked. Replaced by
+ * gr_cov_rest_figure when the rest is judged. */
+void gr_cov_rest_early_figure(gr_scenario_result *out, gr_cov_server *const *servers, const char *const *names, int n,
+                              int b, int64_t t0, int64_t now);
 
 /* The unfillable scenario's: streams per server and in all to |now|
  * against the judged |bound| on the total (|peak| reached; |kept|: the

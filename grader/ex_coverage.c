@@ -588,6 +588,9 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
     gr_cov_waits w;
     gr_cov_wait_stats(o.s[b], t0, INT64_MAX, o.s[b]->now_ns, &w);
     int young = churn(&o, t0, o.s[b]->now_ns, true);
+    /* Judged before the rest (the burst was not served by the rule): the
+     * streams until now, with no mark of a check that did not happen. */
+    gr_cov_rest_early_figure(out, o.s, NAMES, NSERVERS, b, t0, o.s[b]->now_ns);
     if (around_proxy(&o, out) || caps_broken(ctx, out) || work_skipped(&o, t0, out))
         goto done;
     if (young > CHURN_MAX) {

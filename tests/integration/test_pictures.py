@@ -377,8 +377,9 @@ def burst_parts(svg):
     assert others == [f"streams on {x}" for x in "ABC" if x != b], texts
     cap = caption(svg)
     assert "last call sent" in texts and not any("100 ms" in t or "wait" in t for t in texts if t != cap), texts
+    assert f"calls queued on {b}" in texts, texts
     lines = list(svg.iter(SVG_NS + "polyline"))
-    assert len(lines) == 3 and len(classes(svg, "ref")) == 1 and len(classes(svg, "event")) == 1
+    assert len(lines) == 4 and len(classes(svg, "ref")) == 1 and len(classes(svg, "event")) == 1
     assert all(len(polyline_ys(l)) > 10 for l in lines)
     assert re.search(r"\(longest \d+ ms, bound \d+ ms\)|wait \(\d+ ms\) stayed under the bound \(\d+ ms\)", caption(svg))
     return lines[0]
