@@ -197,10 +197,36 @@ static void save(const char *path, const rl_svg_plot *p)
         fprintf(stderr, "lab: could not write %s: %s\n", path, err);
 }
 
+/* The largest value of |n| samples of |v|. */
+static double largest(const double *v, size_t n)
+{
+    double m = 0;
+    for (size_t k = 0; k < n; k++)
+        m = v[k] > m ? v[k] : m;
+    return m;
+}
+
+/* The largest count (streams or calls) and wait in |f|. */
+static void peaks(const figures *f, double *count, double *wait)
+{
+    *count = largest(f->inflight, NSAMPLES);
+    double q = largest(f->queued, NSAMPLES);
+    *count = q > *count ? q : *count;
+    for (int i = 0; i < NSERVERS; i++) {
+        double s = largest(f->streams[i], NSAMPLES);
+        *count = s > *count ? s : *count;
+    }
+    *wait = largest(f->oldest, NSAMPLES);
+}
+
 /* Two pictures per agent, one quantity each: the streams it held per server
  * beside the calls at the busy server (counts), and how long the oldest
- * queued call had waited (ms). */
-static void plot(const char *base, const char *which, const char *title, const figures *f)
+ * queued call had waited (ms). Both agents' pictures of a kind share one
+ * scale: each marks the larger peak of the two (|count_max|, |wait_max|),
+ * so that the two counts plots and the two wait plots, shown side by side,
+ * compare by eye (issue 35). */
+static void plot(const char *base, const char *which, const char *title, const figures *f, double count_max,
+                 double wait_max)
 {
     char labels[NSERVERS][48], path[4096], caption[200];
     rl_svg_series s[NSERVERS + 2];
@@ -219,11 +245,17 @@ static void plot(const char *base, const char *which, const char *title, const f
              strcmp(which, "total") == 0
                  ? "Sized as a total: idle streams elsewhere hide the busy server, where the calls queue"
                  : "Sized per server: the busy server's streams grow with its calls, and none queue for long");
+    char count_label[64], wait_label[64];
+    snprintf(count_label, sizeof count_label, "the larger peak of both agents: %.0f", count_max);
+    snprintf(wait_label, sizeof wait_label, "the larger peak of both agents: %.0f ms", wait_max);
+    rl_svg_ref count_ref = {count_label, count_max}, wait_ref = {wait_label, wait_max};
     rl_svg_plot p = {.title = title,
                      .xlabel = "time since the burst began (s)",
                      .ylabel = "streams or calls (count)",
                      .series = s,
                      .nseries = NSERVERS + 2,
+                     .refs = &count_ref,
+                     .nrefs = 1,
                      .caption = caption};
     snprintf(path, sizeof path, "%s-%s.svg", base, which);
     save(path, &p);
@@ -234,6 +266,8 @@ static void plot(const char *base, const char *which, const char *title, const f
                       .ylabel = "wait of the oldest queued call (ms)",
                       .series = &w,
                       .nseries = 1,
+                      .refs = &wait_ref,
+                      .nrefs = 1,
                       .caption = "How long the longest-waiting call had been queued at the busy server"};
     snprintf(path, sizeof path, "%s-%s-wait.svg", base, which);
     save(path, &pw);
@@ -277,8 +311,12 @@ int lab_demo_coverage(void)
     printf("Sized as a total, the agent sees idle streams on the other servers and never grows where the calls\n"
            "are: they queue behind its few busy streams there. Sized per server, it doubles its streams on the\n"
            "busy server each tick until the calls in flight are covered, then prunes back to the reserve.\n");
-    plot(base, "reference", "Reference agent: streams sized per server (80 % of new streams on the busy server)",
-         &f[0]);
-    plot(base, "total", "--mistake total: streams sized as a total (the incident)", &f[1]);
+    double c0, w0, c1, w1;
+    peaks(&f[0], &c0, &w0);
+    peaks(&f[1], &c1, &w1);
+    double cmax = c0 > c1 ? c0 : c1, wmax = w0 > w1 ? w0 : w1;
+    plot(base, "reference", "Reference agent: streams sized per server (80 % of new streams on the busy server)", &f[0],
+         cmax, wmax);
+    plot(base, "total", "--mistake total: streams sized as a total (the incident)", &f[1], cmax, wmax);
     return 0;
 }

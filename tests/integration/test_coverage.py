@@ -190,13 +190,13 @@ def test_grader_passes_per_server_sizing_names_the_incident_and_waits_for_a_stre
     # An agent that never dials is NOT-READY: readiness is its first stream
     # reaching a server, not a listener (it is given RELAYLAB_TUNNEL).
     silent = "/bin/sh -c 'test -n \"$RELAYLAB_TUNNEL\" && exec sleep 30'"
-    # The good agent's burst is graded alone: its bound's slack holds for a hog
-    # on each core and two graders at once (bench/results/coverage.md), and
-    # make test runs three more groups beside this one. With the three graders
-    # at once here on top, the good agent once waited 3669 ms for a bound of
-    # 3500 (17 streams short on B while its world and two others shared the
-    # cores). The two others can share: the incident and NOT-READY do not
-    # depend on how fast the agent grows.
+    # The good agent's burst is graded alone (make test runs three more
+    # groups beside this one): it PASSes within 3000 ms at load 8-13
+    # (bench/results/coverage.md). A cover late only by the machine's CPU
+    # wait is the judge's ERROR after three attempts, never FAIL: under a
+    # load that starves it (load 26-35 there) that is the right verdict.
+    # The two others can share: the incident and NOT-READY do not depend on
+    # how fast the agent grows.
     good_r = grade(good, "burst-uniform")
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         t = pool.submit(grade, total, "burst-uniform")
@@ -204,7 +204,8 @@ def test_grader_passes_per_server_sizing_names_the_incident_and_waits_for_a_stre
         total_r, silent_r = t.result(), s.result()
     assert silent_r["rest"]["verdict"] == "NOT-READY", silent_r["rest"]["feedback"]
     assert "opened no stream to RELAYLAB_TUNNEL" in silent_r["rest"]["feedback"]
-    assert good_r["burst-uniform"]["verdict"] == "PASS", good_r["burst-uniform"]["feedback"]
+    good_v, good_fb = good_r["burst-uniform"]["verdict"], good_r["burst-uniform"]["feedback"]
+    assert good_v == "PASS" or (good_v == "ERROR" and "starved in all 3 attempts" in good_fb), good_fb
     fb = total_r["burst-uniform"]["feedback"]
     assert total_r["burst-uniform"]["verdict"] == "FAIL", fb
     assert "streams sized as a total?" in fb

@@ -168,7 +168,11 @@ static void ticks_to_cover_follow_the_doubling(void **state)
      * burst is in flight within 8 ticks. */
     int t = gr_cov_ticks_to_cover(1000, 0, 1.0);
     assert_true(t > 0 && t <= 8);
-    /* The exercise's bursts: 50 in flight, 3 streams there. */
+    /* The exercise's bursts: 300 in flight, 3 streams there (7 and 6
+     * ticks: with the first and the margin, 3000 and 2750 ms); the old
+     * 50 in flight took 5 and 4. */
+    assert_int_equal(gr_cov_ticks_to_cover(300, 3, 1.0 / 3), 7);
+    assert_int_equal(gr_cov_ticks_to_cover(300, 3, 0.8), 6);
     assert_int_equal(gr_cov_ticks_to_cover(50, 3, 1.0 / 3), 5);
     assert_int_equal(gr_cov_ticks_to_cover(50, 3, 0.8), 4);
     assert_int_equal(gr_cov_ticks_to_cover(1, 3, 0.5), 0);
