@@ -138,7 +138,7 @@ static bool world_ready(void *world)
 {
     cov_world *cw = world;
     rl_l7proxy_stats st;
-    rl_l7proxy_get_stats(cw->w.proxy, &st);
+    rl_tworld_stats(&cw->w, &st);
     return st.total > 0;
 }
 
@@ -185,6 +185,14 @@ static int observe(gr_ctx *ctx, obs *o, gr_scenario_result *out)
     return 0;
 }
 
+/* Sleeps until |t| (CLOCK_MONOTONIC ns), or until the grader is
+ * interrupted or the agent died (the crash check after it says so). */
+static void sleep_until(gr_ctx *ctx, int64_t t)
+{
+    while (rl_now_ns() < t && !gr_interrupted(ctx) && gr_submission_alive(ctx))
+        rl_sleep_ms(50, NULL);
+}
+
 /* Waits until the agent holds its first streams (RL_COV_GROW_MIN open, or
  * whatever it has after SETTLE_MS). */
 static int settle(gr_ctx *ctx, gr_scenario_result *out)
@@ -193,7 +201,7 @@ static int settle(gr_ctx *ctx, gr_scenario_result *out)
     int64_t until = rl_now_ns() + SETTLE_MS * RL_NS_PER_MS;
     rl_l7proxy_stats st;
     for (;;) {
-        rl_l7proxy_get_stats(cw->w.proxy, &st);
+        rl_tworld_stats(&cw->w, &st);
         int open = 0;
         for (int i = 0; i < NSERVERS; i++)
             open += st.open[i];
@@ -265,7 +273,7 @@ static bool caps_broken(gr_ctx *ctx, gr_scenario_result *out)
 {
     cov_world *cw = gr_world(ctx);
     rl_l7proxy_stats st;
-    rl_l7proxy_get_stats(cw->w.proxy, &st);
+    rl_tworld_stats(&cw->w, &st);
     char flood[160] = "";
     if (st.refused)
         snprintf(flood, sizeof flood, "; the balancer refused %llu more beyond its limit of %d open (a flood)",
@@ -381,7 +389,7 @@ static int burst_attempt(gr_ctx *ctx, bool skewed, gr_scenario_result *out, bool
     double share = skewed ? SKEW_PERCENT / 100.0 : 1.0 / NSERVERS;
     if (skewed) {
         rl_placement p = {RL_PLACE_SKEWED, b, SKEW_PERCENT};
-        rl_l7proxy_set_placement(cw->w.proxy, &p);
+        rl_tworld_set_placement(&cw->w, &p);
     }
     /* +1: the first tick may come a tick after the burst began. */
     int ticks = gr_cov_ticks_to_cover(DEMAND, have, share) + 1;
@@ -504,7 +512,7 @@ static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     int b = rl_tworld_last_healthy(&cw->w);
     rl_placement p = {RL_PLACE_AVOID, b, 0};
-    rl_l7proxy_set_placement(cw->w.proxy, &p);
+    rl_tworld_set_placement(&cw->w, &p);
     if (observe(ctx, &o, out))
         goto done;
     int64_t t0 = rl_now_ns();
@@ -515,8 +523,7 @@ static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
     if (dispatch(ctx, b, UNFILL_CALLS, UNFILL_WORK_MS, 0, UNFILL_INTERVAL_MS, out))
         goto done;
     int64_t t1 = t0 + (int64_t)UNFILL_CALLS * UNFILL_INTERVAL_MS * RL_NS_PER_MS;
-    while (rl_now_ns() < t1 && !gr_interrupted(ctx) && gr_submission_alive(ctx))
-        rl_sleep_ms(50, NULL);
+    sleep_until(ctx, t1);
     if (gr_scenario_crash_check(ctx, false, "with the busy server unfillable", out) || observe(ctx, &o, out))
         goto done;
     int64_t now = o.s[b]->now_ns;
@@ -625,8 +632,7 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
     for (int i = 0; i < NSERVERS; i++)
         peak += gr_cov_peak(o.s[i], t0, t_end);
     int64_t check = t_end + (int64_t)RL_COV_PRUNE_UNUSED_MS * RL_NS_PER_MS + (1 + SLACK_TICKS) * TICK_NS;
-    while (rl_now_ns() < check && !gr_interrupted(ctx) && gr_submission_alive(ctx))
-        rl_sleep_ms(50, NULL);
+    sleep_until(ctx, check);
     if (gr_scenario_crash_check(ctx, false, "at rest after a burst", out) || observe(ctx, &o, out))
         goto done;
     char figures[128] = "";
@@ -685,7 +691,7 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     /* Nothing lands on B or C from now on: both stay short. */
     rl_placement p = {RL_PLACE_ONLY, a, 0};
-    rl_l7proxy_set_placement(cw->w.proxy, &p);
+    rl_tworld_set_placement(&cw->w, &p);
     if (observe(ctx, &o, out))
         goto done;
     int64_t t0 = rl_now_ns();
@@ -704,8 +710,7 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     int64_t load_end = t0 + (int64_t)((calls - 1) * EVAC_INTERVAL_MS + EVAC_WORK_MS) * RL_NS_PER_MS;
     int64_t until = load_end > evac_by ? load_end : evac_by;
-    while (rl_now_ns() < until && !gr_interrupted(ctx) && gr_submission_alive(ctx))
-        rl_sleep_ms(50, NULL);
+    sleep_until(ctx, until);
     int64_t early_ns = (int64_t)RL_COV_OVERDUE_MS * RL_NS_PER_MS - 2 * TICK_NS;
     /* B's calls queue behind its one stream (400 ms each, one every 300
      * ms), so they end seconds after load_end, and an agent that marked B
@@ -719,8 +724,7 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     int64_t b_last = gr_cov_last_answer(o.s[b]);
     int64_t b_watch = (b_last > t0 ? b_last : o.s[b]->now_ns) + early_ns;
-    while (rl_now_ns() < b_watch + TICK_NS && !gr_interrupted(ctx) && gr_submission_alive(ctx))
-        rl_sleep_ms(50, NULL);
+    sleep_until(ctx, b_watch + TICK_NS);
     if (gr_scenario_crash_check(ctx, false, "with servers B and C short", out) || observe(ctx, &o, out))
         goto done;
     int64_t now = o.s[c]->now_ns;

@@ -141,7 +141,7 @@ static int run_agent(const char *mistake, figures *f)
     int64_t until = rl_now_ns() + (int64_t)SETTLE_MS * RL_NS_PER_MS;
     for (;;) {
         rl_l7proxy_stats st;
-        rl_l7proxy_get_stats(w.proxy, &st);
+        rl_tworld_stats(&w, &st);
         int open = 0;
         for (int i = 0; i < NSERVERS; i++)
             open += st.open[i];
@@ -158,7 +158,7 @@ static int run_agent(const char *mistake, figures *f)
     }
     snprintf(f->busy, sizeof f->busy, "%s", w.ids[b]);
     rl_placement skew = {RL_PLACE_SKEWED, b, SKEW_PERCENT};
-    rl_l7proxy_set_placement(w.proxy, &skew);
+    rl_tworld_set_placement(&w, &skew);
     int64_t t0 = rl_now_ns();
     if (rl_tworld_dispatch(&w, b, CALLS, WORK_MS, 0, INTERVAL_MS, NULL) != RL_OK) {
         fprintf(stderr, "lab: tunnel server %s refused the burst\n", w.ids[b]);

@@ -62,6 +62,16 @@ int rl_tworld_index(const rl_tworld *w, const char *id)
     return -1;
 }
 
+void rl_tworld_set_placement(rl_tworld *w, const rl_placement *p)
+{
+    rl_l7proxy_set_placement(w->proxy, p);
+}
+
+void rl_tworld_stats(rl_tworld *w, rl_l7proxy_stats *out)
+{
+    rl_l7proxy_get_stats(w->proxy, out);
+}
+
 int rl_tworld_last_healthy(rl_tworld *w)
 {
     rl_l7proxy_stats st;

@@ -58,6 +58,13 @@ const char *rl_tworld_addr(const rl_tworld *w);
 /* The index of the server named |id| ("B"), or -1. */
 int rl_tworld_index(const rl_tworld *w, const char *id);
 
+/* New streams are placed by |p| from now on (the proxy's placement). */
+void rl_tworld_set_placement(rl_tworld *w, const rl_placement *p);
+
+/* The proxy's figures: streams placed, open and at their peak per server,
+ * refused at the limit (rl_l7proxy_stats). */
+void rl_tworld_stats(rl_tworld *w, rl_l7proxy_stats *out);
+
 /* The dispatcher's choice: the server of the agent's newest still-open
  * stream (-1 when none is open). */
 int rl_tworld_last_healthy(rl_tworld *w);
