@@ -2,6 +2,7 @@
 #include "html.h"
 
 #include "judge.h"
+#include "rubric.h"
 #include "rl_alloc.h"
 #include "rl_file.h"
 #include "rl_err.h"
@@ -53,9 +54,9 @@ static void scenario(FILE *f, const gr_report *r, const gr_outcome *o)
     gr_html_text(f, o->scenario->title);
     gr_points p;
     char held[GR_POINTS_NOTE_MAX];
-    gr_report_points(r, o, &p);
+    gr_rubric_earned(r->rubric, r->ex, r->outcomes, r->noutcomes, o, &p);
     fprintf(f, " <span class=\"points\">(%g/%g points)</span></h2>\n<p class=\"feedback\">", p.earned, p.max);
-    if (gr_report_points_note(r, o, held, sizeof held)[0]) {
+    if (gr_rubric_held_note(r->rubric, r->ex, r->outcomes, r->noutcomes, o, held, sizeof held)[0]) {
         fputc('(', f);
         gr_html_text(f, held);
         fputs(") ", f);
@@ -78,7 +79,7 @@ static void scenario(FILE *f, const gr_report *r, const gr_outcome *o)
 int gr_html_write(FILE *f, const gr_report *r)
 {
     double score, max;
-    gr_report_score(r, &score, &max);
+    gr_rubric_total(r->rubric, r->ex, r->outcomes, r->noutcomes, &score, &max);
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
     gr_html_text(f, r->ex->name);

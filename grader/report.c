@@ -6,6 +6,7 @@
 #include "report.h"
 
 #include "html.h"
+#include "rubric.h"
 #include "judge.h"
 #include "rl_alloc.h"
 #include "rl_err.h"
@@ -22,243 +23,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-struct gr_rubric {
-    json_t *root; /* object of objects of entries (a number, or an object
-                   * with points and visibility), validated at load */
-};
-
-/* Gradescope's test visibilities, the only words results.json may carry. */
-static const char *const visibilities[] = {"visible", "hidden", "after_due_date", "after_published", NULL};
-
-/* Checks one scenario's entry: a number of points >= 0, or an object with
- * "points" (such a number), an optional "visibility" (one of the above) and
- * an optional "needs" (a scenario id, or an array of them: gr_rubric_check
- * checks that they are the exercise's); other keys must be "_" comments, so
- * a typo ("visiblity") is caught. */
-static int check_entry(json_t *e, const char *path, const char *ex, const char *id, char *err, size_t errlen)
-{
-    json_t *pts = json_is_object(e) ? json_object_get(e, "points") : e;
-    if (!json_is_number(pts) || json_number_value(pts) < 0) {
-        snprintf(err, errlen,
-                 "the rubric %s: %s/%s must be a number of points >= 0, or {\"points\": N, \"visibility\": V, "
-                 "\"needs\": IDS}",
-                 path, ex, id);
-        return RL_EPARSE;
-    }
-    if (!json_is_object(e))
-        return RL_OK;
-    const char *key;
-    json_t *v;
-    json_object_foreach(e, key, v)
-    {
-        if (key[0] == '_' || strcmp(key, "points") == 0)
-            continue;
-        if (strcmp(key, "needs") == 0) {
-            bool ok = json_is_string(v) || (json_is_array(v) && json_array_size(v) > 0);
-            size_t i;
-            json_t *n;
-            json_array_foreach(v, i, n) ok = ok && json_is_string(n);
-            if (!ok) {
-                snprintf(err, errlen, "the rubric %s: %s/%s needs must be a scenario id or an array of them", path,
-                         ex, id);
-                return RL_EPARSE;
-            }
-            continue;
-        }
-        if (strcmp(key, "visibility") != 0) {
-            snprintf(err, errlen, "the rubric %s: %s/%s has an unknown key \"%s\" (points, visibility, needs)", path,
-                     ex, id, key);
-            return RL_EPARSE;
-        }
-        bool known = false;
-        for (size_t i = 0; visibilities[i] && json_is_string(v) && !known; i++)
-            known = strcmp(json_string_value(v), visibilities[i]) == 0;
-        if (!known) {
-            snprintf(err, errlen,
-                     "the rubric %s: %s/%s visibility must be visible, hidden, after_due_date or after_published", path,
-                     ex, id);
-            return RL_EPARSE;
-        }
-    }
-    return RL_OK;
-}
-
-int gr_rubric_load(const char *path, gr_rubric **out, char *err, size_t errlen)
-{
-    json_error_t je;
-    if (access(path, R_OK) != 0) {
-        snprintf(err, errlen, "cannot read the rubric %s: %s (pass --rubric FILE)", path, strerror(errno));
-        return RL_ENOTFOUND;
-    }
-    json_t *root = json_load_file(path, 0, &je);
-    if (!root) {
-        snprintf(err, errlen, "the rubric %s is not valid JSON: %s at line %d", path, je.text, je.line);
-        return RL_EPARSE;
-    }
-    if (!json_is_object(root)) {
-        snprintf(err, errlen, "the rubric %s must be an object of exercises", path);
-        goto bad;
-    }
-    const char *ex;
-    json_t *scen;
-    json_object_foreach(root, ex, scen)
-    {
-        if (ex[0] == '_')
-            continue;
-        if (!json_is_object(scen)) {
-            snprintf(err, errlen, "the rubric %s: \"%s\" must map scenario ids to points", path, ex);
-            goto bad;
-        }
-        const char *id;
-        json_t *pts;
-        json_object_foreach(scen, id, pts)
-        {
-            if (id[0] == '_')
-                continue;
-            if (check_entry(pts, path, ex, id, err, errlen) != RL_OK)
-                goto bad;
-        }
-    }
-    *out = rl_xcalloc(1, sizeof **out);
-    (*out)->root = root;
-    return RL_OK;
-bad:
-    json_decref(root);
-    return RL_EPARSE;
-}
-
-/* |e|'s "needs": how many scenario ids, and the |i|th (a lone string is one). */
-static size_t nneeds(const json_t *e)
-{
-    json_t *n = json_is_object(e) ? json_object_get(e, "needs") : NULL;
-    return json_is_string(n) ? 1 : json_array_size(n);
-}
-
-static const char *need_at(const json_t *e, size_t i)
-{
-    json_t *n = json_object_get(e, "needs");
-    return json_string_value(json_is_string(n) ? n : json_array_get(n, i));
-}
-
-static bool is_scenario(const gr_exercise *ex, const char *id)
-{
-    for (size_t i = 0; i < ex->nscenarios; i++)
-        if (strcmp(ex->scenarios[i].id, id) == 0)
-            return true;
-    return false;
-}
-
-int gr_rubric_check(const gr_rubric *r, const gr_exercise *ex, char *err, size_t errlen)
-{
-    json_t *scen = json_object_get(r->root, ex->name);
-    if (!scen) {
-        snprintf(err, errlen, "the rubric has no entry for exercise '%s'", ex->name);
-        return RL_EPARSE;
-    }
-    for (size_t i = 0; i < ex->nscenarios; i++)
-        if (!json_object_get(scen, ex->scenarios[i].id)) {
-            snprintf(err, errlen, "the rubric has no points for %s/%s", ex->name, ex->scenarios[i].id);
-            return RL_EPARSE;
-        }
-    const char *id;
-    json_t *pts;
-    json_object_foreach(scen, id, pts)
-    {
-        if (id[0] == '_')
-            continue;
-        if (!is_scenario(ex, id)) {
-            snprintf(err, errlen, "the rubric lists %s/%s, which is not a scenario of that exercise", ex->name, id);
-            return RL_EPARSE;
-        }
-        /* One level only: a lesson's scenario needs nothing, so no chain or
-         * circle can hold every point back. */
-        for (size_t k = 0; k < nneeds(pts); k++) {
-            const char *n = need_at(pts, k);
-            if (!is_scenario(ex, n) || strcmp(n, id) == 0 || nneeds(json_object_get(scen, n))) {
-                snprintf(err, errlen,
-                         "the rubric: %s/%s needs \"%s\", which is not another scenario of that exercise "
-                         "that needs none itself",
-                         ex->name, id, n);
-                return RL_EPARSE;
-            }
-        }
-    }
-    return RL_OK;
-}
-
-double gr_rubric_points(const gr_rubric *r, const char *exercise, const char *scenario)
-{
-    json_t *pts = json_object_get(json_object_get(r->root, exercise), scenario);
-    if (json_is_object(pts))
-        pts = json_object_get(pts, "points");
-    return json_is_number(pts) ? json_number_value(pts) : 0.0;
-}
-
-const char *gr_rubric_visibility(const gr_rubric *r, const char *exercise, const char *scenario)
-{
-    json_t *e = json_object_get(json_object_get(r->root, exercise), scenario);
-    return json_is_object(e) ? json_string_value(json_object_get(e, "visibility")) : NULL;
-}
-
-void gr_rubric_free(gr_rubric *r)
-{
-    if (!r)
-        return;
-    json_decref(r->root);
-    free(r);
-}
-
-/* True when |id| was run in |r| and passed every run. */
-static bool passed_in(const gr_report *r, const char *id)
-{
-    for (size_t i = 0; i < r->noutcomes; i++)
-        if (strcmp(r->outcomes[i].scenario->id, id) == 0)
-            return r->outcomes[i].runs > 0 && r->outcomes[i].passed == r->outcomes[i].runs;
-    return false;
-}
-
-void gr_report_points(const gr_report *r, const gr_outcome *o, gr_points *out)
-{
-    memset(out, 0, sizeof *out);
-    if (!r->rubric)
-        return;
-    json_t *e = json_object_get(json_object_get(r->rubric->root, r->ex->name), o->scenario->id);
-    out->max = gr_rubric_points(r->rubric, r->ex->name, o->scenario->id);
-    out->earned = gr_verdict_points(o->runs, o->passed, out->max);
-    if (out->earned == 0)
-        return;
-    size_t n = 0;
-    for (size_t i = 0; i < nneeds(e); i++) {
-        const char *id = need_at(e, i);
-        if (passed_in(r, id))
-            continue;
-        n += (size_t)snprintf(out->held_for + n, n < sizeof out->held_for ? sizeof out->held_for - n : 0, "%s%s",
-                              n ? " and " : "", id);
-        out->earned = 0;
-    }
-}
-
-const char *gr_report_points_note(const gr_report *r, const gr_outcome *o, char *buf, size_t len)
-{
-    gr_points p;
-    gr_report_points(r, o, &p);
-    if (!p.held_for[0])
-        snprintf(buf, len, "%s", "");
-    else
-        snprintf(buf, len, "its %g points count once %s passes: %s guards that lesson, it does not teach it",
-                 p.max, p.held_for, o->scenario->id);
-    return buf;
-}
-
 void gr_report_score(const gr_report *r, double *score, double *max_score)
 {
-    *score = *max_score = 0;
-    for (size_t i = 0; i < r->noutcomes; i++) {
-        gr_points p;
-        gr_report_points(r, &r->outcomes[i], &p);
-        *score += p.earned;
-        *max_score += p.max;
-    }
+    gr_rubric_total(r->rubric, r->ex, r->outcomes, r->noutcomes, score, max_score);
 }
 
 /* "PASS", or "FAIL 19/20" when several runs were made. */
@@ -292,17 +59,17 @@ void gr_report_table(FILE *f, const gr_report *r)
         const gr_outcome *o = &r->outcomes[i];
         char v[32], pts[32], held[GR_POINTS_NOTE_MAX];
         gr_points p;
-        gr_report_points(r, o, &p);
+        gr_rubric_earned(r->rubric, r->ex, r->outcomes, r->noutcomes, o, &p);
         verdict_text(r, o, v, sizeof v);
         snprintf(pts, sizeof pts, "%g/%g", p.earned, p.max);
         fprintf(f, "%-20s %-14s %-7s ", o->scenario->id, v, pts);
-        if (gr_report_points_note(r, o, held, sizeof held)[0])
+        if (gr_rubric_held_note(r->rubric, r->ex, r->outcomes, r->noutcomes, o, held, sizeof held)[0])
             fprintf(f, "(%s) ", held);
         put_line(f, o->feedback);
         fputc('\n', f);
     }
     double score, max;
-    gr_report_score(r, &score, &max);
+    gr_rubric_total(r->rubric, r->ex, r->outcomes, r->noutcomes, &score, &max);
     fprintf(f, "%-20s %-14s %-7s (%.1f s)\n", "TOTAL", "", "", r->seconds);
     fprintf(f, "score %g/%g\n", score, max);
     if (r->error) {
@@ -343,7 +110,7 @@ static int write_json(json_t *root, const char *path, char *err, size_t errlen)
 int gr_report_json(const char *path, const gr_report *r, char *err, size_t errlen)
 {
     double score, max;
-    gr_report_score(r, &score, &max);
+    gr_rubric_total(r->rubric, r->ex, r->outcomes, r->noutcomes, &score, &max);
     json_t *root = json_object();
     json_object_set_new(root, "score", json_real(score));
     json_object_set_new(root, "max_score", json_real(max));
@@ -374,8 +141,8 @@ int gr_report_json(const char *path, const gr_report *r, char *err, size_t errle
         set_string(t, "name", name);
         gr_points p;
         char held[GR_POINTS_NOTE_MAX];
-        gr_report_points(r, o, &p);
-        gr_report_points_note(r, o, held, sizeof held);
+        gr_rubric_earned(r->rubric, r->ex, r->outcomes, r->noutcomes, o, &p);
+        gr_rubric_held_note(r->rubric, r->ex, r->outcomes, r->noutcomes, o, held, sizeof held);
         json_object_set_new(t, "score", json_real(p.earned));
         json_object_set_new(t, "max_score", json_real(p.max));
         bool pass = o->runs > 0 && o->passed == o->runs;

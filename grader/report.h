@@ -1,42 +1,15 @@
-/* report: points from the rubric file, and what the grader shows: the table
- * on stdout, progress on stderr, and Gradescope's results.json. */
+/* report: what the grader shows: the table on stdout, progress on stderr,
+ * and Gradescope's results.json, with the points the rubric gives
+ * (rubric.h). */
 #ifndef GR_REPORT_H
 #define GR_REPORT_H
 
 #include "exercise.h"
+#include "rubric.h"
 #include "run.h"
 
 #include <stddef.h>
 #include <stdio.h>
-
-typedef struct gr_rubric gr_rubric;
-
-/* Reads |path|: {"EXERCISE": {"SCENARIO": ENTRY, ...}, ...}; keys starting
- * with '_' are comments. An ENTRY is a number of points >= 0, or an object
- * {"points": N, "visibility": V} where V is one of Gradescope's test
- * visibilities (visible, hidden, after_due_date, after_published; absent:
- * Gradescope's default), "needs" is a scenario id or an array of them (a
- * regression guard's points count only once the lesson's scenarios it
- * names passed: gr_report_points) and "_"-keys are comments. Returns 0 and sets *out
- * (free with gr_rubric_free), RL_ENOTFOUND when the file cannot be read, or
- * RL_EPARSE when it is not such JSON; |err| then says what and where. */
-int gr_rubric_load(const char *path, gr_rubric **out, char *err, size_t errlen);
-
-/* Checks that every scenario of |ex| has points, nothing else is listed
- * for it, and every "needs" names another scenario of |ex| that needs none
- * itself (one level: no chain or circle). Returns 0 or RL_EPARSE with |err|
- * naming the key. */
-int gr_rubric_check(const gr_rubric *r, const gr_exercise *ex, char *err, size_t errlen);
-
-/* The points of |exercise|/|scenario|; 0 if absent (check first). */
-double gr_rubric_points(const gr_rubric *r, const char *exercise, const char *scenario);
-
-/* The visibility of |exercise|/|scenario| ("visible", "hidden",
- * "after_due_date" or "after_published"), or NULL when the rubric gives
- * none (a plain number). Borrowed from |r|. */
-const char *gr_rubric_visibility(const gr_rubric *r, const char *exercise, const char *scenario);
-
-void gr_rubric_free(gr_rubric *r);
 
 typedef struct gr_report {
     const gr_exercise *ex;
@@ -54,28 +27,8 @@ typedef struct gr_report {
                            * "html"; else plain text */
 } gr_report;
 
-/* What one outcome scores. A scenario scores its rubric points when every
- * run passed and, where the rubric says it "needs" others, when each of
- * them was run in the same report and passed every run too: a regression
- * guard that a starter passes as handed out (it refuses calls because it
- * does nothing) scores only with the lesson it guards. */
-typedef struct gr_points {
-    double earned, max;
-    char held_for[128]; /* the needed scenarios that did not pass ("a and
-                         * b"), when they held back points its runs earned;
-                         * "" otherwise */
-} gr_points;
-
-void gr_report_points(const gr_report *r, const gr_outcome *o, gr_points *out);
-
-/* Room for gr_report_points_note's text. */
-#define GR_POINTS_NOTE_MAX 320
-
-/* Into |buf|: why |o|'s points were held back ("its 2 points count once
- * in-flight passes: ..."), or "" when they were not. Returns |buf|. */
-const char *gr_report_points_note(const gr_report *r, const gr_outcome *o, char *buf, size_t len);
-
-/* Sum of points earned and available over the report's outcomes. */
+/* Sum of points earned and available over the report's outcomes
+ * (gr_rubric_total). */
 void gr_report_score(const gr_report *r, double *score, double *max_score);
 
 /* The results table, with a total line. */

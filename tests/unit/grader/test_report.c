@@ -1,8 +1,9 @@
-/* Unit tests for the rubric loader and results.json: the integer form every
- * rubric used stays valid, the object form adds a Gradescope visibility,
- * a bad entry is refused with its path named, a regression guard's points
- * ("needs") count only with the lesson it guards, and results.json carries
- * the visibility, the measured extra_data and why points were held. */
+/* Unit tests for the rubric (grader/rubric.c) and results.json (report.c):
+ * the integer form every rubric used stays valid, the object form adds a
+ * Gradescope visibility, a bad entry is refused with its path named, a
+ * regression guard's points ("needs") count only with the lesson it guards,
+ * and results.json carries the visibility, the measured extra_data and why
+ * points were held. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +13,7 @@
 
 #include "exercise.h"
 #include "report.h"
+#include "rubric.h"
 #include "rl_err.h"
 #include "run.h"
 #include "rl_test_dir.h"
@@ -118,8 +120,8 @@ static int noop(gr_ctx *ctx, gr_scenario_result *out)
 static const gr_scenario scenarios[] = {{"a", "first", noop, 0}, {"b", "second", noop, 0}};
 static const gr_exercise ex = {"ex", "a test exercise", GR_SUBMISSION_COMMAND, 1, 1, NULL, scenarios, 2, NULL};
 
-static const gr_scenario three[] = {{"lesson", "the lesson", noop, 0}, {"guard", "a guard", noop, 0},
-                                    {"other", "another", noop, 0}};
+static const gr_scenario three[] = {
+    {"lesson", "the lesson", noop, 0}, {"guard", "a guard", noop, 0}, {"other", "another", noop, 0}};
 static const gr_exercise ex3 = {"ex", "three scenarios", GR_SUBMISSION_COMMAND, 1, 1, NULL, three, 3, NULL};
 
 static void needs_must_name_another_scenario_that_needs_none(void **state)
@@ -184,28 +186,31 @@ static void a_guard_scores_only_with_the_lesson_it_needs(void **state)
     double score, max;
     /* the lesson passed: the guard scores */
     gr_report rep = {.ex = &ex3, .outcomes = o, .noutcomes = outcomes3(o, 1, 1), .rubric = r, .runs = 1};
-    gr_report_points(&rep, &o[1], &p);
+    gr_rubric_earned(rep.rubric, rep.ex, rep.outcomes, rep.noutcomes, &o[1], &p);
     assert_true(p.earned == 2.0 && p.max == 2.0);
-    assert_string_equal(gr_report_points_note(&rep, &o[1], note, sizeof note), "");
+    assert_string_equal(gr_rubric_held_note(rep.rubric, rep.ex, rep.outcomes, rep.noutcomes, &o[1], note, sizeof note),
+                        "");
     gr_report_score(&rep, &score, &max);
     assert_true(score == 7.0 && max == 7.0);
     /* the lesson failed (one run of two): the guard's points are held, and
      * the note says why; a scenario that needs nothing still scores */
     rep.noutcomes = outcomes3(o, 2, 1);
-    gr_report_points(&rep, &o[1], &p);
+    gr_rubric_earned(rep.rubric, rep.ex, rep.outcomes, rep.noutcomes, &o[1], &p);
     assert_true(p.earned == 0.0 && p.max == 2.0);
     assert_string_equal(p.held_for, "lesson");
-    assert_non_null(strstr(gr_report_points_note(&rep, &o[1], note, sizeof note), "count once lesson passes"));
+    assert_non_null(
+        strstr(gr_rubric_held_note(rep.rubric, rep.ex, rep.outcomes, rep.noutcomes, &o[1], note, sizeof note),
+               "count once lesson passes"));
     gr_report_score(&rep, &score, &max);
     assert_true(score == 1.0 && max == 7.0);
     /* the lesson not run (--only guard): held too */
     rep.noutcomes = outcomes3(o, 0, 0);
-    gr_report_points(&rep, &o[0], &p);
+    gr_rubric_earned(rep.rubric, rep.ex, rep.outcomes, rep.noutcomes, &o[0], &p);
     assert_true(p.earned == 0.0 && p.max == 2.0);
     /* a guard that failed itself is not "held": it earned nothing */
     rep.noutcomes = outcomes3(o, 1, 0);
     o[1].passed = 0;
-    gr_report_points(&rep, &o[1], &p);
+    gr_rubric_earned(rep.rubric, rep.ex, rep.outcomes, rep.noutcomes, &o[1], &p);
     assert_true(p.earned == 0.0 && p.held_for[0] == '\0');
     gr_rubric_free(r);
 }
@@ -220,8 +225,8 @@ static void results_json_says_why_points_were_held(void **state)
                           &r, err, sizeof err),
                      RL_OK);
     gr_outcome o[3];
-    gr_report rep = {.ex = &ex3, .submission = "x", .outcomes = o, .noutcomes = outcomes3(o, 1, 0), .rubric = r,
-                     .runs = 1};
+    gr_report rep = {
+        .ex = &ex3, .submission = "x", .outcomes = o, .noutcomes = outcomes3(o, 1, 0), .rubric = r, .runs = 1};
     snprintf(o[1].feedback, sizeof o[1].feedback, "refused at once");
     char path[256];
     snprintf(path, sizeof path, "%s/results.json", dir);
