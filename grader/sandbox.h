@@ -159,6 +159,11 @@ int gr_sandbox_oom_kills(const gr_sandbox_run *r);
  * RL_ESYS when it cannot be read. */
 int gr_sandbox_memory_hits(const gr_sandbox_run *r, uint64_t *hits);
 
+/* How many forks or clones the run's pids cgroup refused at its limit
+ * (GR_SANDBOX_PIDS_MAX; pids.events' max), in |*hits|. Returns 0, or
+ * RL_ESYS when it cannot be read (no cgroups). */
+int gr_sandbox_task_limit_hits(const gr_sandbox_run *r, uint64_t *hits);
+
 /* Sends |sig| to the command of a sandboxed run: the process the jail
  * started (pid 2 of the run's PID namespace), whose parent is the jail
  * (pid 1 there), whose parent is |launcher|, the unshare process the grader

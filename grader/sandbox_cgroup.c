@@ -312,6 +312,25 @@ int gr_sandbox_memory_hits(const gr_sandbox_run *r, uint64_t *hits)
     return rc;
 }
 
+int gr_sandbox_task_limit_hits(const gr_sandbox_run *r, uint64_t *hits)
+{
+    /* pids.events' "max N": forks and clones the pids limit refused (v1 and
+     * v2 alike). */
+    char path[320], line[128];
+    snprintf(path, sizeof path, "%s/pids.events", r->cg_pids);
+    FILE *f = r->cg_pids[0] ? fopen(path, "re") : NULL;
+    int rc = RL_ESYS;
+    unsigned long long n;
+    while (f && rc != RL_OK && fgets(line, sizeof line, f))
+        if (sscanf(line, "max %llu", &n) == 1)
+            rc = RL_OK;
+    if (f)
+        fclose(f);
+    if (rc == RL_OK)
+        *hits = n;
+    return rc;
+}
+
 static void remove_cgroup(char *dir)
 {
     if (dir[0] && rmdir(dir) != 0)

@@ -650,6 +650,59 @@ gr_verdict gr_submission_start(gr_ctx *ctx, gr_instance *s, gr_scenario_result *
 /* Output above this earns a note: a server that floods its log fills disks. */
 #define OUTPUT_NOTE_BYTES (UINT64_C(1024) * 1024)
 
+#define GR_STR_(x) #x
+#define GR_STR(x)  GR_STR_(x)
+
+/* Puts |what| before |res|' feedback: a limit the sandbox enforced is what
+ * the student must read first, whatever the scenario made of its effects
+ * (a fork bomb's NOT-READY or TIMEOUT otherwise reads as the exercise's
+ * usual advice). */
+static void lead_feedback(gr_scenario_result *res, const char *what)
+{
+    if (strstr(res->feedback, what))
+        return;
+    char *was = rl_xstrdup(res->feedback);
+    size_t n = strlen(what);
+    bool stop = n && (what[n - 1] == '.' || what[n - 1] == '?');
+    snprintf(res->feedback, sizeof res->feedback, "%s%s%s", what, !was[0] ? "" : stop ? " " : ". ", was);
+    free(was);
+}
+
+/* Names each of the sandbox's limits instance |s| reached (issue 34): the
+ * task limit (pids.events), the memory limit (the OOM killer's kills,
+ * memory.oom_control or memory.events) and the file size limit (the leader
+ * killed by SIGXFSZ). Read before the cgroups go. */
+static void name_limits(gr_ctx *ctx, gr_instance *s, gr_scenario_result *res)
+{
+    char what[256];
+    uint64_t hits = 0;
+    bool threads_said = strstr(res->feedback, "limit of " GR_STR(GR_SANDBOX_PIDS_MAX) " tasks") != NULL;
+    if (s->sandboxed && !threads_said && gr_sandbox_task_limit_hits(&s->sb, &hits) == RL_OK && hits > 0) {
+        snprintf(what, sizeof what,
+                 "limit: it reached the sandbox's task limit of %d processes and threads (the kernel refused it a "
+                 "new one %llu time(s)): a fork bomb, or a thread or process per call without a bound?",
+                 GR_SANDBOX_PIDS_MAX, (unsigned long long)hits);
+        lead_feedback(res, what);
+    }
+    /* The memory limit by the OOM killer's kills, not memory.failcnt: the
+     * cgroup counts page cache, so a healthy program at a tight limit hits
+     * it too (reclaim). Named already when it ended the submission itself
+     * (describe_submission); this names a worker the kernel killed. */
+    int oom = s->sandboxed ? gr_sandbox_oom_kills(&s->sb) : 0;
+    if (oom > 0 && !strstr(res->feedback, "memory limit")) {
+        snprintf(what, sizeof what,
+                 "limit: it reached the sandbox's memory limit of %lld MiB (the OOM killer ended %d of its "
+                 "processes)",
+                 (long long)ctx->opt->data_limit_mb, oom);
+        lead_feedback(res, what);
+    }
+    if (s->have && !rl_proc_alive(&s->proc) && rl_proc_death_signal(&s->proc) == SIGXFSZ) {
+        snprintf(what, sizeof what, "limit: it reached the sandbox's file size limit of %llu MiB (SIGXFSZ)",
+                 (unsigned long long)(SUB_FSIZE_BYTES >> 20));
+        lead_feedback(res, what);
+    }
+}
+
 /* Stops the submission. What a well-behaved server would not have needed
  * (SIGKILL after SIGTERM, megabytes of output) is noted in |res|' feedback;
  * the verdict stays the scenario's own. */
@@ -660,6 +713,7 @@ void gr_submission_stop(gr_ctx *ctx, gr_instance *s, gr_scenario_result *res)
     s->ch = NULL;
     if (s->have) {
         gr_watchdog_release(&ctx->wd, GR_WATCHDOG_SUBMISSION + s->index);
+        name_limits(ctx, s, res);
         char tail[2];
         uint64_t written = rl_proc_output_tail(&s->proc, tail, sizeof tail);
         bool was_alive = rl_proc_alive(&s->proc);

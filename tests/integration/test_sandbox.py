@@ -489,3 +489,19 @@ def test_without_a_sandbox_the_grader_refuses_unless_unsafe(nobody_kit, nobody_d
     results = json.load(open(out))
     assert results["score"] == 2
     assert "graded WITHOUT the sandbox (--unsafe)" in results["output"]
+
+
+@needs_sandbox
+def test_a_fork_bomb_is_told_the_task_limit(tmp_path):
+    # It forks until the pids cgroup refuses and never listens: NOT-READY,
+    # and the feedback names the task limit first (issue 34 item 6), not
+    # only the exercise's "did not listen".
+    # It exits once refused; the ready timeout only bounds a machine so
+    # loaded that 512 spawns take that long (~6 s at load 8 here).
+    proc, results, v = grade("deadline", hostile("fork_bomb", "2000"), tmp_path, "--only", "once",
+                             "--ready-timeout", "60")
+    once = verdict_of(v, "once")
+    fb = once["extra_data"]["feedback"]
+    assert once["extra_data"]["verdict"] == "NOT-READY", proc.stdout
+    assert fb.startswith("limit: it reached the sandbox's task limit of 512 processes and threads"), fb
+    assert "exited with status 3 before it listened" in fb, fb
