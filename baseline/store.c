@@ -95,10 +95,7 @@ uint64_t bl_store_open(bl_store *s, const char *tag, const char *method, bool ha
 {
     char *copy = rl_xstrdup(tag);
     pthread_mutex_lock(&s->mu);
-    if (s->n == s->cap) {
-        s->cap = s->cap ? 2 * s->cap : 256;
-        s->recs = rl_xrealloc(s->recs, s->cap * sizeof *s->recs);
-    }
+    RL_GROW(s->recs, s->n, s->cap, 256);
     record *r = &s->recs[s->n];
     memset(r, 0, sizeof *r);
     r->seq = s->base + s->n++;
@@ -279,10 +276,7 @@ bool bl_store_slot_admit(bl_store *s, uint64_t id)
         pthread_mutex_unlock(&s->mu);
         return true;
     }
-    if (s->nwaiting == s->capwaiting) {
-        s->capwaiting = s->capwaiting ? 2 * s->capwaiting : 64;
-        s->waiting = rl_xrealloc(s->waiting, s->capwaiting * sizeof *s->waiting);
-    }
+    RL_GROW(s->waiting, s->nwaiting, s->capwaiting, 64);
     s->waiting[s->nwaiting++] = id;
     pthread_mutex_unlock(&s->mu);
     return false;

@@ -31,10 +31,7 @@ void gc_tally_fini(gc_tally *t)
 
 static gc_row *add_row(gc_tally *t, const char *student, size_t ex, size_t sc)
 {
-    if (t->n == t->cap) {
-        t->cap = t->cap ? 2 * t->cap : 64;
-        t->rows = rl_xrealloc(t->rows, t->cap * sizeof *t->rows);
-    }
+    RL_GROW(t->rows, t->n, t->cap, 64);
     gc_row *r = &t->rows[t->n++];
     memset(r, 0, sizeof *r);
     snprintf(r->student, sizeof r->student, "%s", student);

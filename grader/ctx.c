@@ -67,10 +67,7 @@ void gr_note_tag(gr_ctx *ctx, const char *tag)
 {
     if (gr_tag_sent(ctx, tag))
         return;
-    if (ctx->ntags == ctx->captags) {
-        ctx->captags = ctx->captags ? 2 * ctx->captags : 16;
-        ctx->tags = rl_xrealloc(ctx->tags, ctx->captags * sizeof *ctx->tags);
-    }
+    RL_GROW(ctx->tags, ctx->ntags, ctx->captags, 16);
     ctx->tags[ctx->ntags++] = rl_xstrdup(tag);
 }
 

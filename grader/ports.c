@@ -118,8 +118,7 @@ static size_t proc_table(proc_entry **out)
         pid_t ppid, pgrp;
         if (rl_proc_stat_ids(e->d_name, &state, &ppid, &pgrp) != RL_OK)
             continue;
-        if (n == cap)
-            t = rl_xrealloc(t, (cap *= 2) * sizeof *t);
+        RL_GROW(t, n, cap, 256);
         t[n++] = (proc_entry){(pid_t)atol(e->d_name), ppid, pgrp};
     }
     if (d)
@@ -228,8 +227,7 @@ static void add_inode(void *arg, int st, uint64_t ino)
     inode_list *l = arg;
     if ((l->listeners_only && st != GR_PORTS_LISTEN) || ino == 0)
         return;
-    if (l->n == l->cap)
-        l->inodes = rl_xrealloc(l->inodes, (l->cap *= 2) * sizeof *l->inodes);
+    RL_GROW(l->inodes, l->n, l->cap, 16);
     l->inodes[l->n++] = ino;
 }
 

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,6 +63,16 @@ void *rl_xrealloc_at(void *p, size_t n, const char *file, int line)
     if (!q)
         oom(n, file, line);
     return q;
+}
+
+void *rl_grow_at(void *arr, size_t *cap, size_t first, size_t size, const char *file, int line)
+{
+    size_t want = *cap ? 2 * *cap : first;
+    if (want <= *cap || want > SIZE_MAX / size)
+        oom(SIZE_MAX, file, line);
+    arr = rl_xrealloc_at(arr, want * size, file, line);
+    *cap = want;
+    return arr;
 }
 
 char *rl_xstrdup_at(const char *s, const char *file, int line)

@@ -62,10 +62,7 @@ int rl_memwatch_sample(rl_memwatch *w)
     if (w->recent_n < RL_MEMWATCH_RECENT)
         w->recent_n++;
     if (w->keep_series) {
-        if (w->npoints == w->cappoints) {
-            w->cappoints *= 2;
-            w->points = rl_xrealloc(w->points, w->cappoints * sizeof *w->points);
-        }
+        RL_GROW(w->points, w->npoints, w->cappoints, 64);
         w->points[w->npoints++] = (rl_memwatch_point){now - w->t0_ns, ps.rss_bytes, ps.cpu_ns};
     }
     return RL_OK;

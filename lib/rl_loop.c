@@ -142,11 +142,8 @@ void rl_timer_start(rl_loop *loop, rl_timer *timer, int64_t due_ns, rl_timer_cb 
     rl_timer_stop(loop, timer);
     timer->due_ns = due_ns;
     timer->fire = fire;
-    if (loop->nheap == loop->capheap) {
-        loop->capheap = loop->capheap ? 2 * loop->capheap : 16;
-        /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers, sized by one pointer */
-        loop->heap = rl_xrealloc(loop->heap, loop->capheap * sizeof *loop->heap);
-    }
+    /* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers, sized by one pointer */
+    RL_GROW(loop->heap, loop->nheap, loop->capheap, 16);
     heap_set(loop, loop->nheap++, timer);
     sift_up(loop, loop->nheap - 1);
 }

@@ -170,10 +170,7 @@ static void op_done(rl_client *c)
     }
     int64_t now = rl_now_ns();
     if (ok && s->counted) {
-        if (b->nlat == b->caplat) {
-            b->caplat = b->caplat ? 2 * b->caplat : 4096;
-            b->lat = rl_xrealloc(b->lat, b->caplat * sizeof *b->lat);
-        }
+        RL_GROW(b->lat, b->nlat, b->caplat, 4096);
         b->lat[b->nlat++] = now - s->start_ns;
         b->last_end_ns = now;
     }
