@@ -217,7 +217,7 @@ MATRIX_TESTS := tests/integration/test_verdict_matrix.py
 DEMO_TESTS   := tests/integration/test_lab_overload.py tests/integration/test_lab_balance.py \
                 tests/integration/test_starters.py tests/integration/test_lab_flow.py \
                 tests/integration/test_lab_coverage.py tests/integration/test_starters_coverage.py \
-                tests/integration/test_grade_class.py
+                tests/integration/test_grade_class.py tests/integration/test_grade_class_slurm.py
 WHOLE_TESTS  := tests/integration/test_sandbox.py tests/integration/test_hostile.py \
                 tests/integration/test_all_paths.py tests/integration/test_pictures.py \
                 tests/integration/test_grader_world.py tests/integration/test_coverage.py \
@@ -290,15 +290,17 @@ bench-peers: deps
 # RUNS runs each (default 20), with a CPU hog on every core when LOAD=1,
 # JOBS graders at once; expected against got per scenario
 # (tests/verdicts.json). REPORT=FILE keeps it as Markdown. Too long for
-# `make test`, which runs each row once.
+# `make test`, which runs each row once. Then the long tests: every starter,
+# every path's coverage, and grade-class --slurm's wait bound (a minute).
 RUNS ?= 20
 LOAD ?= 0
 JOBS ?= 1
 selftest: deps
 	@$(MAKE) --no-print-directory build node-deps
 	RUNS=$(RUNS) LOAD=$(LOAD) JOBS=$(JOBS) $(PYTHON) scripts/selftest.py $(if $(REPORT),--report $(REPORT))
-	RELAYLAB_STARTERS_FULL=1 RELAYLAB_ALL_PATHS_COVERAGE=1 RELAYLAB_BIN=$(abspath $(BIN)) PYTHONPATH=$(abspath $(PYGEN)) \
-	  $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration/test_starters.py tests/integration/test_all_paths.py
+	RELAYLAB_STARTERS_FULL=1 RELAYLAB_ALL_PATHS_COVERAGE=1 RELAYLAB_SLURM_WAIT=1 RELAYLAB_BIN=$(abspath $(BIN)) \
+	  PYTHONPATH=$(abspath $(PYGEN)) $(PYTHON) -m pytest -q -p no:cacheprovider tests/integration/test_starters.py \
+	  tests/integration/test_all_paths.py tests/integration/test_grade_class_slurm.py
 
 # The soak: the integration suite RUNS times (default 5 here), from a fresh
 # clone of HEAD under a 0700 folder, half of the runs with a CPU hog on

@@ -13,10 +13,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define GC_MAX_EXERCISES 32
 #define GC_MAX_STARTERS  32
 #define GC_MAX_WORLDS    16
+#define GC_MAX_SBATCH    16
 
 /* grade-class's exit status. The values are read elsewhere and stay as
  * they are: tests/integration/test_grade_class.py checks 0 and 2, and
@@ -44,6 +46,12 @@ typedef struct gc_batch {
     char only[GC_MAX_EXERCISES][1024]; /* --exercises EX/ID: the grader's --only, or "" */
     bool fresh, quiet, tty, unsafe;
     long show_logs; /* --show-logs N: lines of the logs printed at the end; 0: none */
+    /* --slurm (slurm.h): the class as a Slurm job array, one task a student */
+    bool slurm;
+    long slurm_wait_min;                    /* --slurm-wait; 0: from the tasks' limits */
+    const char *sbatch_opts[GC_MAX_SBATCH]; /* --sbatch-option, argv's, in order */
+    size_t nsbatch;
+    FILE *task_log; /* --slurm-task: each ended grading's line for the submitter, or NULL */
     /* progress */
     size_t total, done;
     int64_t t0;
@@ -66,7 +74,8 @@ typedef struct gc_job_info {
                                 * roster, folder, marker or none */
     char identity_note[512];   /* why a fallback was taken, or "" */
     char runs[16];
-    char inferred[512]; /* the folder had no .relaylab: how it was recognised */
+    char inferred[512];    /* the folder had no .relaylab: how it was recognised */
+    char unfinished[1024]; /* --slurm: why a grading left PENDING was not graded ("": interrupted) */
 } gc_job_info;
 
 /* The index of exercise |name| in |b|, or -1. */

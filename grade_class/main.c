@@ -4,7 +4,8 @@
  * process of its own, exactly as one by one, so --jobs changes no verdict;
  * a grading that gave verdicts, with the same options, is not run again
  * (resume). The steps are modules: options (the command line), plan (the
- * class folder walked into gradings), run (the pool), report (the files).
+ * class folder walked into gradings), run (the pool), report (the files);
+ * with --slurm, slurm runs the gradings as a Slurm job array instead.
  *
  * Exit status (batch.h's gc_exit): 0 every grading finished (whatever its
  * verdicts), 2 usage error, or a grading that could not finish
@@ -15,6 +16,7 @@
 #include "pool.h"
 #include "report.h"
 #include "run.h"
+#include "slurm.h"
 
 #include "rl_err.h"
 
@@ -45,7 +47,11 @@ static int run(gc_batch *b, const gc_options *o, gc_plan *p, int *prc, double *w
     }
     if (gc_plan_walk(b, o, p, code) != RL_OK)
         return RL_EINVAL;
-    *prc = gc_run_gradings(b, p, wall_s);
+    /* --slurm: the same gradings as one Slurm job array of a task a
+     * student, each task this program again on its one student (slurm.h). */
+    *prc = o->slurm_task ? gc_slurm_task_run(b, p, wall_s)
+           : b->slurm    ? gc_slurm_run(b, o, p, wall_s)
+                         : gc_run_gradings(b, p, wall_s);
     return RL_OK;
 }
 
@@ -60,7 +66,8 @@ int main(int argc, char **argv)
         return code;
     if (run(&b, &o, &p, &prc, &wall_s, &code) != RL_OK)
         return code;
-    code = gc_report_write(&b, &o, &p, prc, wall_s);
+    /* An array task's gradings are reported by its submitter. */
+    code = o.slurm_task ? gc_slurm_task_status(&p, prc) : gc_report_write(&b, &o, &p, prc, wall_s);
     gc_plan_fini(&p);
     return code;
 }

@@ -61,6 +61,16 @@ void gc_options_usage(FILE *f)
                "  --unsafe             the grader's --unsafe: grade unsandboxed where the sandbox\n"
                "                       cannot be built (a container without namespaces); the\n"
                "                       submissions could then reach the grader: a last resort\n"
+               "  --slurm              grade on a Slurm cluster: the class as one job array, a task a\n"
+               "                       student (each the same grader runs, --jobs at once on\n"
+               "                       ceil(jobs/5) CPUs), waited for and merged into the same\n"
+               "                       files; run it from a folder the nodes share with the class,\n"
+               "                       DIR and bin/ (README.md, \"Slurm\")\n"
+               "  --slurm-wait MIN     with --slurm: cancel the array (scancel) when it has not ended\n"
+               "                       after MIN minutes (default: every task's time limit one after\n"
+               "                       another, at most 24 hours)\n"
+               "  --sbatch-option OPT  with --slurm: one more sbatch option, as is (e.g.\n"
+               "                       --sbatch-option=--partition=grading); repeat for more\n"
                "  --fresh              grade everything again, keeping nothing\n"
                "  --quiet              no progress lines\n"
                "  --show-logs N        at the end, print the last N lines of the gradings' logs, every\n"
@@ -84,6 +94,10 @@ enum {
     O_SHOW_LOGS,
     O_UNSAFE,
     O_ROSTER,
+    O_SLURM,
+    O_SLURM_WAIT,
+    O_SBATCH,
+    O_SLURM_TASK,
     O_IDENTITY,
     O_IDENTITY_FROM,
     O_IDENTITY_NOTE
@@ -106,6 +120,11 @@ static const struct option longopts[] = {
     {"identity", required_argument, NULL, O_IDENTITY},
     {"identity-from", required_argument, NULL, O_IDENTITY_FROM},
     {"identity-note", required_argument, NULL, O_IDENTITY_NOTE},
+    {"slurm", no_argument, NULL, O_SLURM},
+    {"slurm-wait", required_argument, NULL, O_SLURM_WAIT},
+    {"sbatch-option", required_argument, NULL, O_SBATCH},
+    /* Internal: what an array task of --slurm runs (slurm.h). */
+    {"slurm-task", required_argument, NULL, O_SLURM_TASK},
     {"quiet", no_argument, NULL, O_QUIET},
     {"show-logs", required_argument, NULL, O_SHOW_LOGS},
     {"help", no_argument, NULL, 'h'},
@@ -148,6 +167,24 @@ static int take_checked(int c, const char *arg, gc_batch *b, gc_options *o)
             return RL_EINVAL;
         }
         b->variant_from = arg;
+        return RL_OK;
+    case O_SLURM_WAIT:
+        v = strtol(arg, &end, 10);
+        if (!*arg || *end || v < 1 || v > 100000) {
+            fprintf(stderr, "grade-class: --slurm-wait takes minutes from 1 to 100000, not '%s'\n", arg);
+            return RL_EINVAL;
+        }
+        b->slurm_wait_min = v;
+        return RL_OK;
+    case O_SBATCH:
+        if (b->nsbatch == GC_MAX_SBATCH || arg[0] != '-') {
+            fprintf(stderr,
+                    "grade-class: --sbatch-option takes one sbatch option (at most %d), such as "
+                    "--sbatch-option=--partition=short, not '%s'\n",
+                    GC_MAX_SBATCH, arg);
+            return RL_EINVAL;
+        }
+        b->sbatch_opts[b->nsbatch++] = arg;
         return RL_OK;
     case O_SHOW_LOGS:
         v = strtol(arg, &end, 10);
@@ -193,13 +230,29 @@ static int take_option(int c, char *arg, gc_batch *b, gc_options *o)
         o->identity_from = arg;
         break;
     case O_IDENTITY_NOTE: rl_text_printable(o->identity_note, sizeof o->identity_note, arg, strlen(arg), 0); break;
+    case O_SLURM: b->slurm = true; break;
+    case O_SLURM_TASK: o->slurm_task = arg; break;
     default: return take_checked(c, arg, b, o);
     }
     return RL_OK;
 }
 
+/* --slurm's options go with --slurm and a class. */
+static int check_slurm(const gc_batch *b, const gc_options *o)
+{
+    if (!b->slurm && (b->slurm_wait_min || b->nsbatch)) {
+        fprintf(stderr, "grade-class: --slurm-wait and --sbatch-option go with --slurm\n");
+        return RL_EINVAL;
+    }
+    if (b->slurm && o->student_dir) {
+        fprintf(stderr, "grade-class: --slurm grades a CLASS_DIR, not --student (grade one student locally)\n");
+        return RL_EINVAL;
+    }
+    return RL_OK;
+}
+
 /* The options that go together, and the one without its partner. */
-static int check_combination(const gc_options *o, bool extra_operand)
+static int check_combination(const gc_batch *b, const gc_options *o, bool extra_operand)
 {
     if (extra_operand || !o->class_arg == !o->student_dir || !o->out || (o->results && !o->student_dir)) {
         fprintf(stderr, "grade-class: name a CLASS_DIR or --student DIR (one), and --out DIR%s\n\n",
@@ -211,12 +264,14 @@ static int check_combination(const gc_options *o, bool extra_operand)
         fprintf(stderr, "grade-class: --identity goes with --student DIR, --roster with CLASS_DIR\n");
         return RL_EINVAL;
     }
-    return RL_OK;
+    return check_slurm(b, o);
 }
 
 int gc_options_read(int argc, char **argv, gc_batch *b, gc_options *o, int *code)
 {
     memset(o, 0, sizeof *o);
+    o->argc = argc;
+    o->argv = argv;
     o->exercises = "all";
     b->jobs = 1;
     b->runs = 1;
@@ -238,8 +293,14 @@ int gc_options_read(int argc, char **argv, gc_batch *b, gc_options *o, int *code
             return RL_EINVAL;
     }
     o->class_arg = optind < argc ? argv[optind++] : NULL;
-    if (check_combination(o, optind < argc) != RL_OK)
+    if (check_combination(b, o, optind < argc) != RL_OK)
         return RL_EINVAL;
+    /* An array task grades what the submitter planned: --fresh was done
+     * there, once (its files removed), and the task is no submitter. */
+    if (o->slurm_task) {
+        b->fresh = false;
+        b->slurm = false;
+    }
     /* One student without an identity of its own: the folder's (lab check's). */
     if (!b->variant_from)
         b->variant_from = o->student_dir && !o->identity ? "marker" : "folder";
@@ -344,6 +405,14 @@ int gc_options_prepare(gc_batch *b, gc_options *o, int *code)
      * What grade-class makes inside it is checked (gc_batch_make_dir). */
     if ((mkdir(o->out, 0755) != 0 && errno != EEXIST) || !realpath(o->out, b->out)) {
         fprintf(stderr, "grade-class: cannot make the results folder %s: %s\n", o->out, strerror(errno));
+        return RL_EINVAL;
+    }
+    if (b->slurm && strpbrk(b->out, "%\\")) {
+        /* sbatch reads them in --output's file name as patterns. */
+        fprintf(stderr,
+                "grade-class: with --slurm, the results folder cannot hold %% or \\ (Slurm reads them in "
+                "a log's name): not %s\n",
+                b->out);
         return RL_EINVAL;
     }
     char rubric[PATH_MAX], err[PATH_MAX + 1024];

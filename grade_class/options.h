@@ -17,6 +17,9 @@ typedef struct gc_options {
     const char *identity_from;  /* --identity-from: where --identity came from (sid, email), or NULL */
     char identity_note[320];    /* --identity-note, printable: why a fallback was taken, or "" */
     const char *class_arg;      /* CLASS_DIR, or NULL with --student */
+    const char *slurm_task;     /* --slurm-task NAMES (slurm.h): this is an array task of --slurm */
+    int argc;                   /* the command line as given (getopt only reorders it): */
+    char **argv;                /* an array task runs it again (slurm.h) */
     char one_name[GC_NAME_MAX]; /* --student: the student, its folder's basename */
 } gc_options;
 

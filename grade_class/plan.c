@@ -5,6 +5,7 @@
 #include "plan.h"
 
 #include "report.h"
+#include "slurm.h"
 #include "upload.h"
 
 #include "rl_alloc.h"
@@ -286,9 +287,16 @@ int gc_plan_students(const gc_batch *b, const gc_options *o, gc_plan *p, int *co
     memset(p, 0, sizeof *p);
     *code = GC_EXIT_SETUP;
     char err[PATH_MAX + 1024];
-    if (o->student_dir) {
+    char task_student[GC_NAME_MAX];
+    if (o->slurm_task && gc_slurm_task_student(o->slurm_task, task_student, sizeof task_student, err, sizeof err)) {
+        fprintf(stderr, "grade-class: %s\n", err);
+        return RL_EINVAL;
+    }
+    if (o->student_dir || o->slurm_task) {
+        /* An array task of --slurm grades one student of the class as the
+         * class is graded (slurm.h); --student, an upload of its own. */
         p->students = rl_xcalloc(1, sizeof *p->students);
-        p->students[0] = rl_xstrdup(o->one_name);
+        p->students[0] = rl_xstrdup(o->slurm_task ? task_student : o->one_name);
         p->nstudents = 1;
     } else if (gc_roster_students(b->class_dir, &p->students, &p->nstudents, err, sizeof err) != RL_OK) {
         fprintf(stderr, "grade-class: %s\n", err);

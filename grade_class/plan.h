@@ -23,7 +23,7 @@ typedef struct gc_plan {
 } gc_plan;
 
 /* Lists the students into |p| (zeroed first): every folder of the class,
- * or the one of --student. Returns 0, or RL_EINVAL after a message, with
+ * the one of --student, or an array task's one (--slurm-task, slurm.h). Returns 0, or RL_EINVAL after a message, with
  * |*code| the exit status. */
 int gc_plan_students(const gc_batch *b, const gc_options *o, gc_plan *p, int *code);
 

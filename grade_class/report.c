@@ -165,10 +165,12 @@ static bool tally_job(gc_tally *t, const gc_job *job, const gc_job_info *ji)
     if (job->state == GC_JOB_PENDING || job->interrupted) {
         /* Not a verdict: what the stopped grader wrote is incomplete, and a
          * resume grades it again from the start. */
-        gc_tally_add_all(t, ji->student, ji->ex, GC_NOT_GRADED,
-                         job->interrupted ? "not graded: the batch was interrupted during this grading (run it "
-                                            "again to resume)"
-                                          : "not graded: the batch was interrupted first (run it again to resume)");
+        /* --slurm: the array's task or the array itself ended first. */
+        const char *why = job->state == GC_JOB_PENDING && ji->unfinished[0] ? ji->unfinished
+                          : job->interrupted ? "not graded: the batch was interrupted during this grading (run it "
+                                               "again to resume)"
+                                             : "not graded: the batch was interrupted first (run it again to resume)";
+        gc_tally_add_all(t, ji->student, ji->ex, GC_NOT_GRADED, why);
         return false;
     }
     if (job->timed_out) {
@@ -373,7 +375,9 @@ int gc_report_write(const gc_batch *b, const gc_options *o, const gc_plan *p, in
         show_logs(p->jobs, p->njobs, b->show_logs);
     if (!complete)
         fprintf(stderr, "grade-class: %s: run the same command again to resume\n",
-                prc != RL_OK ? "a grader could not be started" : "interrupted");
+                prc == RL_ECHILD ? "the Slurm job array did not grade everything (see above)"
+                : prc != RL_OK   ? "a grader could not be started"
+                                 : "interrupted");
     gc_tally_fini(&t);
     return rc;
 }

@@ -13,7 +13,7 @@
 #include <stddef.h>
 
 /* Writes the results of |p| into b->out (and o->results); |prc| is what
- * gc_run_gradings returned, |wall_s| its seconds. Returns the exit status:
+ * gc_run_gradings (or gc_slurm_run) returned, |wall_s| its seconds. Returns the exit status:
  * GC_EXIT_OK when every grading finished and every file was written, else
  * GC_EXIT_INCOMPLETE (after a message that says to run again). */
 int gc_report_write(const gc_batch *b, const gc_options *o, const gc_plan *p, int prc, double wall_s);

@@ -1,6 +1,8 @@
 /* run: the pool started on the plan, and its progress lines (run.h). */
 #include "run.h"
 
+#include "slurm.h"
+
 #include "rl_deadline.h"
 #include "rl_file.h"
 #include "rl_text.h"
@@ -37,9 +39,8 @@ static void record_done(const gc_job *job, const gc_job_info *ji)
     }
 }
 
-static void on_event(gc_job *job, void *arg)
+void gc_run_progress(gc_batch *b, const gc_job *job)
 {
-    gc_batch *b = arg;
     if (b->quiet && !job)
         return;
     double el = (double)(rl_now_ns() - b->t0) / 1e9;
@@ -52,8 +53,7 @@ static void on_event(gc_job *job, void *arg)
             fprintf(stderr, "\rgrade-class: %zu/%zu graded, %s elapsed, ~%s left ", b->done, b->total, e, left);
         return;
     }
-    gc_job_info *ji = job->user;
-    record_done(job, ji);
+    const gc_job_info *ji = job->user;
     b->done++;
     if (b->done)
         gc_run_format_duration(el / (double)b->done * (double)(b->total - b->done), left, sizeof left);
@@ -71,6 +71,18 @@ static void on_event(gc_job *job, void *arg)
             : job->status == 1 ? "some failed"
                                : "grader error (see its .log)",
             (double)(job->ended_ns - job->started_ns) / 1e9);
+}
+
+static void on_event(gc_job *job, void *arg)
+{
+    gc_batch *b = arg;
+    if (job) {
+        record_done(job, job->user);
+        /* An array task of --slurm tells its submitter (slurm.h). */
+        if (b->task_log)
+            gc_slurm_task_record(b, job);
+    }
+    gc_run_progress(b, job);
 }
 
 int gc_run_gradings(gc_batch *b, gc_plan *p, double *wall_s)

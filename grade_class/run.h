@@ -13,6 +13,11 @@
  * started. */
 int gc_run_gradings(gc_batch *b, gc_plan *p, double *wall_s);
 
+/* The progress line on stderr of |job|, just ended (counted in b->done),
+ * or with |job| NULL the ticking line on a terminal. --slurm prints the
+ * same lines as the tasks' gradings end (slurm.h). */
+void gc_run_progress(gc_batch *b, const gc_job *job);
+
 /* |s| seconds as m:ss into |buf|, rounded to the second. */
 void gc_run_format_duration(double s, char *buf, size_t len);
 

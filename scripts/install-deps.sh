@@ -5,7 +5,10 @@
 #                          and make lint's clang-format, clang-tidy (14 on
 #                          Debian 12) and cppcheck (called by the Makefile
 #                          before any build, so a fresh Debian 12 machine
-#                          needs nothing by hand);
+#                          needs nothing by hand); Slurm's daemons, its
+#                          commands and munge for the test of grade-class
+#                          --slurm, which starts a cluster of its own
+#                          (tests/integration/slurm_cluster.py);
 #   install-deps.sh --kit  the student kit: the libraries its prebuilt
 #                          programs link (through their -dev packages, whose
 #                          names are the same on Debian 12 and Ubuntu 24.04),
@@ -28,7 +31,7 @@ case "${1:-}" in
     PKGS="build-essential pkg-config libgrpc-dev protobuf-c-compiler libprotobuf-c-dev \
 libjemalloc-dev libjansson-dev libcmocka-dev python3 python3-grpcio python3-protobuf \
 python3-pytest protobuf-compiler-grpc protobuf-compiler valgrind clang libclang-rt-14-dev \
-clang-format clang-tidy cppcheck chromium librsvg2-bin $GO_PKGS" ;;
+clang-format clang-tidy cppcheck chromium librsvg2-bin slurmctld slurmd slurm-client munge $GO_PKGS" ;;
 --kit)
     PKGS="libgrpc-dev libprotobuf-c-dev libjansson-dev libjemalloc-dev util-linux \
 python3 python3-grpcio python3-protobuf protobuf-compiler protobuf-compiler-grpc \
