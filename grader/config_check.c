@@ -113,10 +113,18 @@ int gr_config_load(gr_ctx *ctx, rl_chancfg **out, char *err, size_t errlen)
     /* Beneath the folder the grader checked, held open: a folder swapped
      * for a link to a classmate's since then is not read. */
     const char *rel = gr_config_rel(ctx);
+    /* Named so that it cannot be placed beneath the held folder (it lies
+     * elsewhere, or the name led elsewhere at the check): by its path, but
+     * still judged against the held folder, through its handle. */
+    char held[64];
+    const char *root = gr_submission_dir(ctx);
+    if (gr_submission_dir_fd(ctx) > 0) {
+        snprintf(held, sizeof held, "/proc/self/fd/%d", gr_submission_dir_fd(ctx));
+        root = held;
+    }
     int rc = rel ? rl_file_read_untrusted_at(gr_submission_dir_fd(ctx), rel, RL_CHANCFG_MAX_BYTES, &buf, &len, why,
                                              sizeof why)
-                 : rl_file_read_untrusted(gr_config_path(ctx), gr_submission_dir(ctx), RL_CHANCFG_MAX_BYTES, &buf, &len,
-                                          why, sizeof why);
+                 : rl_file_read_untrusted(gr_config_path(ctx), root, RL_CHANCFG_MAX_BYTES, &buf, &len, why, sizeof why);
     if (rc != RL_OK) {
         snprintf(err, errlen, "the config cannot be loaded: the file %s", why);
         return rc;
