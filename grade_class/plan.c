@@ -14,12 +14,14 @@
 #include "rl_marker.h"
 #include "rl_path.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define NOTES_MAX 4096
@@ -351,6 +353,44 @@ static size_t find_starters(const gc_options *o, const char *sdir, const char *n
     return nst;
 }
 
+/* Whether a folder two levels under |sdir| (|sdir|/A/B) holds a .relaylab
+ * when |sdir| had none of its own: |sdir| is then a class, or a folder of
+ * classes, not a student. Names and types only (lstat), bounded; the first
+ * such A/B into |example|. */
+static bool markers_below(const char *sdir, char *example, size_t len)
+{
+    DIR *d = opendir(sdir);
+    if (!d)
+        return false;
+    bool found = false;
+    struct dirent *e;
+    for (int n = 0; !found && n < 200 && (e = readdir(d)); n++) {
+        char a[PATH_MAX];
+        struct stat st;
+        if (e->d_name[0] == '.' || snprintf(a, sizeof a, "%s/%s", sdir, e->d_name) >= (int)sizeof a ||
+            lstat(a, &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        DIR *d2 = opendir(a);
+        struct dirent *e2;
+        for (int m = 0; d2 && !found && m < 200 && (e2 = readdir(d2)); m++) {
+            char b[PATH_MAX];
+            if (e2->d_name[0] == '.' ||
+                snprintf(b, sizeof b, "%s/%s/.relaylab", a, e2->d_name) >= (int)sizeof b || lstat(b, &st) != 0 ||
+                !S_ISREG(st.st_mode))
+                continue;
+            char raw[600], shown[600];
+            snprintf(raw, sizeof raw, "%.250s/%.250s", e->d_name, e2->d_name);
+            rl_printable(raw, shown, sizeof shown);
+            snprintf(example, len, "%s", shown);
+            found = true;
+        }
+        if (d2)
+            closedir(d2);
+    }
+    closedir(d);
+    return found;
+}
+
 /* The grading identity of student folder |name| into |who|: --identity
  * (run_autograder's sid or email, --identity-from), the roster's id for
  * it (when |use_roster|), or its name; in marker mode none (each folder's
@@ -431,6 +471,14 @@ static int plan_held(gc_batch *b, const gc_options *o, gc_plan *p, size_t s, con
     size_t nst = refused ? 0 : find_starters(o, sdir, name, config_names, st, notes);
     if (!refused && notes[0])
         fprintf(stderr, "grade-class: %s: %s\n", shown, notes);
+    char below[600];
+    if (!o->student_dir && !refused && nst == 0 && markers_below(sdir, below, sizeof below))
+        /* DEST instead of DEST/class (scripts/known-class.py), or a folder
+         * of classes: this "student" would be all MISSING. */
+        fprintf(stderr,
+                "grade-class: warning: student folder %s holds no folder with a .relaylab, but its subfolders do "
+                "(%s/%s/.relaylab): is %s a folder of classes? Grade the class inside it (e.g. %s/%s)\n",
+                shown, shown, below, b->class_dir, b->class_dir, shown);
     int rc = RL_OK;
     gc_identity who;
     if (find_identity(b, o, name, shown, !refused, &who) != RL_OK) {

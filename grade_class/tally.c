@@ -459,8 +459,14 @@ void gc_tally_summary(const gc_tally *t, FILE *f, double wall_s, int jobs)
         if (any)
             fprintf(f, "  %-28s %25s %8.1f\n", t->exercises[ex].name, "exercise total", ex_secs);
     }
+    bool any_graded = false;
+    for (size_t i = 0; i < t->n && !any_graded; i++)
+        any_graded = !not_graded(&t->rows[i]) && strcmp(t->rows[i].verdict, "MISSING") != 0;
     if (!worst) {
-        fprintf(f, "\nmost common failing scenario: none (every graded scenario passed)\n");
+        fprintf(f, "\nmost common failing scenario: none (%s)\n",
+                any_graded ? "every graded scenario passed"
+                           : "nothing was graded: every scenario is MISSING, no student folder held a folder "
+                             "`lab init` made");
         free(st);
         return;
     }

@@ -10,7 +10,8 @@ else of the kit). Also writes the verdict each scenario must get.
     scripts/known-class.py DEST --full N   # N students, each with every exercise
     scripts/known-class.py DEST --check OUT     # OUT/grades.csv against DEST/expect.json
 
-DEST/class/STUDENT/sub/ is the class; DEST/expect.json maps each student to
+DEST/class/STUDENT/sub/ is the class (grade DEST/class, not DEST: DEST holds the
+class folder and expect.json); DEST/expect.json maps each student to
 its row's 'expect'. The known class is graded with
     bin/grade-class DEST/class --out OUT --variant-from marker \\
         --world keepalive=tests/configs/worlds/nat-350s.json
@@ -28,6 +29,7 @@ import os
 import re
 import shutil
 import stat
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -125,9 +127,33 @@ def open_up(path):
     os.chmod(path, 0o755)
 
 
+def prepare(rows):
+    """Makes sure what |rows| copy exists before anything is written, so a
+    missing piece is a clear message, not a traceback and a half-built
+    class: the Node submissions' node_modules (installed here with
+    scripts/node-deps.sh, `npm ci` from the npm registry, when missing),
+    the Python stubs and the programs (`make` builds them)."""
+    kinds = {r["run"].partition(":")[0] for r in rows}
+    if "node" in kinds and not os.path.isdir(os.path.join(SUBS, "node", "node_modules")):
+        print("known-class: tests/submissions/node/node_modules is missing: installing it "
+              "(sh scripts/node-deps.sh, npm ci)", file=sys.stderr)
+        r = subprocess.run(["sh", os.path.join(ROOT, "scripts", "node-deps.sh")], cwd=ROOT)
+        if r.returncode != 0 or not os.path.isdir(os.path.join(SUBS, "node", "node_modules")):
+            raise SystemExit("known-class: the Node submissions need tests/submissions/node/node_modules, and "
+                             "scripts/node-deps.sh could not install it (see build/node-deps.log; `make node-deps` "
+                             "runs the same); nothing was written")
+    if "python" in kinds and not os.path.isdir(os.path.join(ROOT, "build", "gen", "py")):
+        raise SystemExit("known-class: the Python submissions need the generated stubs in build/gen/py: run `make` "
+                         "first; nothing was written")
+    if "bin" in kinds and not os.path.isfile(os.path.join(bin_dir(), "relay")):
+        raise SystemExit(f"known-class: the reference programs are not built ({bin_dir()}/relay is missing): run "
+                         "`make` first; nothing was written")
+
+
 def build(dest, only=None, limit=None, rows=None):
     """Makes dest/class and dest/expect.json; returns {student: expect}."""
     doc = json.load(open(os.path.join(ROOT, "tests", "verdicts.json")))
+    prepare([r for r in doc["submissions"] if (not only or any(t in r["name"] for t in only)) and usable(r)[0]])
     cls = os.path.join(dest, "class")
     os.makedirs(cls)
     expect, left_out = {}, []
@@ -164,6 +190,7 @@ def build_full(dest, n):
         if usable(row)[0]:
             for ex in row["expect"]:
                 by_ex.setdefault(ex, []).append(row)
+    prepare([r for rows in by_ex.values() for r in rows[:n]])
     cls = os.path.join(dest, "class")
     os.makedirs(cls)
     expect = {}
@@ -234,10 +261,12 @@ def main():
         return 1 if bad else 0
     if a.full:
         exp = build_full(a.dest, a.full)
-        print(f"known-class: {len(exp)} students, each with every exercise, in {os.path.join(a.dest, 'class')}")
+        print(f"known-class: {len(exp)} students, each with every exercise, in {os.path.join(a.dest, 'class')} "
+              f"(grade that folder: bin/grade-class {os.path.join(a.dest, 'class')} --out OUT ...)")
         return 0
     exp = build(a.dest, a.only.split(",") if a.only else None, a.limit)
-    print(f"known-class: {len(exp)} students in {os.path.join(a.dest, 'class')}")
+    print(f"known-class: {len(exp)} students in {os.path.join(a.dest, 'class')} "
+          f"(grade that folder: bin/grade-class {os.path.join(a.dest, 'class')} --out OUT ...)")
     return 0
 
 

@@ -206,6 +206,25 @@ def test_a_student_without_the_folder_is_missing(klass, tmp_path):
     assert res["score"] == 0 and res["max_score"] > 0
 
 
+def test_a_folder_of_classes_is_warned_about(klass):
+    # DEST instead of DEST/class (known-class.py's layout): the one
+    # "student", class, holds student folders whose own folders carry the
+    # .relaylab. Graded all MISSING, with a warning naming the class inside,
+    # and a summary that does not call it a pass.
+    dest = os.path.join(os.path.dirname(klass), "folder-of-classes")
+    retry = os.path.join(dest, "class", "alice", "retry")
+    os.makedirs(retry)
+    with open(os.path.join(retry, ".relaylab"), "w") as f:
+        f.write("exercises retry\nlang json\nsubmission config.json\nvariant \n")
+    out = os.path.join(os.path.dirname(klass), "out-folder-of-classes")
+    r = subprocess.run([os.path.join(BIN, "grade-class"), dest, "--out", out, "--exercises", "retry"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert "warning: student folder class holds no folder with a .relaylab, but its subfolders do" in r.stderr
+    assert "class/alice/retry/.relaylab" in r.stderr and f"{dest}/class" in r.stderr, r.stderr
+    assert "every graded scenario passed" not in r.stdout and "nothing was graded" in r.stdout, r.stdout
+
+
 def test_bad_usage_says_what_to_do(klass):
     r = subprocess.run([os.path.join(BIN, "grade-class"), os.path.join(klass, "class"), "--out", "/tmp/x",
                         "--exercises", "no-such"], capture_output=True, text=True, timeout=30)
