@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <string.h>
 
 /* Distinct on white and for the common colour-vision deficiencies
@@ -139,16 +140,58 @@ static void title_caption(FILE *f, const char *title, const char *caption, doubl
             w / 2.0, caption_y, rl_svg_escape(caption, esc, sizeof esc));
 }
 
+/* Where labels went, so the next one goes where none is: a label's box is
+ * estimated from its length (13 px sans-serif: at most about 7.2 px a
+ * character, measured in chromium for the labels the grader draws) and its
+ * baseline (11 px above, 4 below). */
+#define CHAR_W      7.2
+#define PLACED_MAX  96
+typedef struct box {
+    double x0, y0, x1, y1;
+} box;
+typedef struct placed {
+    box b[PLACED_MAX];
+    size_t n;
+} placed;
+
+/* The box of |label| drawn at (x, y) with |anchor| ('s'tart, 'e'nd, 'm'iddle). */
+static box text_box(const char *label, double x, double y, char anchor)
+{
+    double w = CHAR_W * (double)strlen(label ? label : "");
+    double x0 = anchor == 'e' ? x - w : anchor == 'm' ? x - w / 2 : x;
+    return (box){x0, y - 11, x0 + w, y + 4};
+}
+
+static bool overlaps(const box *a, const box *b)
+{
+    return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1;
+}
+
+static bool free_at(const placed *pl, const box *b)
+{
+    for (size_t i = 0; i < pl->n; i++)
+        if (overlaps(&pl->b[i], b))
+            return false;
+    return true;
+}
+
+static void place(placed *pl, box b)
+{
+    if (pl->n < PLACED_MAX)
+        pl->b[pl->n++] = b;
+}
+
 /* Vertical event lines from |top| to |bottom|, labels staggered at the top
  * so two events close together stay readable. */
 static void events(FILE *f, const rl_svg_ref *ev, size_t n, double left, double pw, double xmax, double top,
-                   double bottom)
+                   double bottom, placed *pl)
 {
     char esc[512];
     for (size_t i = 0; i < n; i++) {
         double x = left + ev[i].value / xmax * pw;
         /* A label near the right edge goes to the left of its line. */
         int flip = x > left + pw * 0.7;
+        place(pl, text_box(ev[i].label, flip ? x - 4 : x + 4, top + 14 + 15.0 * (double)i, flip ? 'e' : 's'));
         fprintf(f,
                 "<line class=\"event\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" "
                 "stroke-width=\"1.5\" stroke-dasharray=\"2 3\"/>\n"
@@ -240,15 +283,35 @@ int rl_svg_write(FILE *f, const rl_svg_plot *p)
             rl_svg_escape(p->xlabel ? p->xlabel : "", esc, sizeof esc));
     fprintf(f, "<text transform=\"translate(22 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", top + ph / 2,
             rl_svg_escape(p->ylabel ? p->ylabel : "", esc, sizeof esc));
-    for (size_t i = 0; i < p->nrefs; i++)
+    /* Events first (their labels stack at the top), then each reference's
+     * label where no label is: above its line at the right, below it,
+     * then the same at the left. */
+    placed pl = {.n = 0};
+    events(f, p->events, p->nevents, left, pw, xmax, top, bottom, &pl);
+    for (size_t i = 0; i < p->nrefs; i++) {
+        double y = PY(p->refs[i].value);
+        const char *label = p->refs[i].label ? p->refs[i].label : "";
+        const struct {
+            double x, y;
+            char anchor;
+        } at[] = {{right - 6, y - 5, 'e'}, {right - 6, y + 15, 'e'}, {left + 6, y - 5, 's'}, {left + 6, y + 15, 's'}};
+        size_t k = 0;
+        for (; k < sizeof at / sizeof *at; k++) {
+            box b = text_box(label, at[k].x, at[k].y, at[k].anchor);
+            if (b.y0 >= top - 2 && b.y1 <= bottom + 2 && free_at(&pl, &b))
+                break;
+        }
+        if (k == sizeof at / sizeof *at)
+            k = 0; /* nowhere free: where it always went */
+        place(&pl, text_box(label, at[k].x, at[k].y, at[k].anchor));
         fprintf(f,
                 "<line class=\"ref\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#777\" "
                 "stroke-width=\"2\" stroke-dasharray=\"10 4 2 4\"/>\n"
                 "<text class=\"ref-label\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"4\" x=\"%.1f\" "
-                "y=\"%.1f\" text-anchor=\"end\" fill=\"#555\">%s</text>\n",
-                left, PY(p->refs[i].value), right, PY(p->refs[i].value), right - 6, PY(p->refs[i].value) - 5,
-                rl_svg_escape(p->refs[i].label ? p->refs[i].label : "", esc, sizeof esc));
-    events(f, p->events, p->nevents, left, pw, xmax, top, bottom);
+                "y=\"%.1f\" text-anchor=\"%s\" fill=\"#555\">%s</text>\n",
+                left, y, right, y, at[k].x, at[k].y, at[k].anchor == 'e' ? "end" : "start",
+                rl_svg_escape(label, esc, sizeof esc));
+    }
     /* An id unique in a page that inlines several figures. */
     static unsigned clip_seq;
     unsigned clip = ++clip_seq;
@@ -333,6 +396,7 @@ int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
     double h = bottom + 50 + (t->caption ? 24 : 0);
     double pw = right - left;
     char esc[512];
+    placed pl = {.n = 0};
     header(f, t->fragment, w, (int)h);
     title_caption(f, t->title, t->caption, w, h - 10);
     x_ticks(f, xmax, xstep, left, pw, top, bottom);
@@ -346,6 +410,7 @@ int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
                 left, y, pw, row_h);
         fprintf(f, "<text class=\"row\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", left - 8,
                 y + row_h / 2 + 4, rl_svg_escape(t->rows[r] ? t->rows[r] : "", esc, sizeof esc));
+        place(&pl, text_box(t->rows[r], left - 8, y + row_h / 2 + 4, 'e'));
     }
     for (size_t i = 0; i < t->nspans; i++) {
         const rl_svg_span *s = &t->spans[i];
@@ -364,16 +429,23 @@ int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
         }
         if (!esc[0])
             continue;
-        /* Inside the bar when it fits (about 7 px a character), else
-         * beside it: right of it, or left when near the right edge. */
-        double need = 7.0 * (double)strlen(esc) + 8;
-        if (x1 - x0 >= need)
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%s</text>\n", x0 + 4, y + 13.5, esc);
-        else if (x1 + need < right + 25)
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">%s</text>\n", x1 + 4, y + 13.5, esc);
-        else
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#222\">%s</text>\n", x0 - 4, y + 13.5,
-                    esc);
+        /* Inside the bar when it fits, else beside it where no label is:
+         * right of it (when it stays in the picture), else left of it. */
+        const char *label = s->label;
+        double need = CHAR_W * (double)strlen(label) + 8, ty = y + 13.5;
+        box in = text_box(label, x0 + 4, ty, 's'), r = text_box(label, x1 + 4, ty, 's'),
+            l = text_box(label, x0 - 4, ty, 'e');
+        bool right_ok = x1 + need < right + 25, left_ok = l.x0 > 4;
+        if (x1 - x0 >= need && free_at(&pl, &in)) {
+            place(&pl, in);
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%s</text>\n", x0 + 4, ty, esc);
+        } else if (right_ok && (free_at(&pl, &r) || !left_ok || !free_at(&pl, &l))) {
+            place(&pl, r);
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">%s</text>\n", x1 + 4, ty, esc);
+        } else {
+            place(&pl, l);
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#222\">%s</text>\n", x0 - 4, ty, esc);
+        }
     }
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", left,
             top, pw, bottom - top);
