@@ -78,3 +78,14 @@ def test_demo_overload_shows_goodput_held_and_collapsing(tmp_path):
     text = svg.read_text()
     for name in ("reference", "unbounded-queue", "wait-for-ready"):
         assert name in text
+    # wait-for-ready's harm, drawn: with the backend gone its call is held
+    # to the deadline, a long red bar against the reference's short green one.
+    down_svg = tmp_path / "overload-down.svg"
+    assert down_svg.exists(), out
+    down_text = down_svg.read_text()
+    assert "each call&#39;s deadline (2000 ms)" in down_text and "wait-for-ready" in down_text
+    bars = re.findall(r'<rect class="span" x="([\d.]+)" y="[\d.]+" width="([\d.]+)" height="[\d.]+" fill="(#[0-9A-F]+)"',
+                      down_text)
+    wfr = [float(w) for _, w, c in bars if c == "#D55E00"]
+    assert wfr and max(wfr) > 400, bars  # most of the axis: about 2 s of 2.1
+    assert "wait-for-ready holds it" in down_text
