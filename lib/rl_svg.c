@@ -175,6 +175,25 @@ static bool free_at(const placed *pl, const box *b)
     return true;
 }
 
+/* The first x from |x| rightwards at which |label| (anchored at its start,
+ * baseline |y|) meets no placed label, or -1 when it would end past
+ * |limit|. */
+static double slide_right(const placed *pl, const char *label, double x, double y, double limit)
+{
+    for (size_t tries = 0; tries <= pl->n; tries++) {
+        box b = text_box(label, x, y, 's');
+        if (b.x1 > limit)
+            return -1;
+        size_t i = 0;
+        while (i < pl->n && !overlaps(&pl->b[i], &b))
+            i++;
+        if (i == pl->n)
+            return x;
+        x = pl->b[i].x1 + 6;
+    }
+    return -1;
+}
+
 static void place(placed *pl, box b)
 {
     if (pl->n < PLACED_MAX)
@@ -431,20 +450,27 @@ int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
             continue;
         /* Inside the bar when it fits, else beside it where no label is:
          * right of it (when it stays in the picture), else left of it. */
+        /* Inside the bar when it fits there beside any label already in it;
+         * else right of it, past any label there, while it stays in the
+         * picture; else left of it when that is free; else where it
+         * always went. */
         const char *label = s->label;
-        double need = CHAR_W * (double)strlen(label) + 8, ty = y + 13.5;
-        box in = text_box(label, x0 + 4, ty, 's'), r = text_box(label, x1 + 4, ty, 's'),
-            l = text_box(label, x0 - 4, ty, 'e');
-        bool right_ok = x1 + need < right + 25, left_ok = l.x0 > 4;
-        if (x1 - x0 >= need && free_at(&pl, &in)) {
-            place(&pl, in);
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%s</text>\n", x0 + 4, ty, esc);
-        } else if (right_ok && (free_at(&pl, &r) || !left_ok || !free_at(&pl, &l))) {
-            place(&pl, r);
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">%s</text>\n", x1 + 4, ty, esc);
-        } else {
+        double ty = y + 13.5;
+        double xin = slide_right(&pl, label, x0 + 4, ty, x1 - 4);
+        double xr = xin < 0 ? slide_right(&pl, label, x1 + 4, ty, w - 4.0) : -1;
+        box l = text_box(label, x0 - 4, ty, 'e');
+        if (xin >= 0) {
+            place(&pl, text_box(label, xin, ty, 's'));
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%s</text>\n", xin, ty, esc);
+        } else if (xr >= 0) {
+            place(&pl, text_box(label, xr, ty, 's'));
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">%s</text>\n", xr, ty, esc);
+        } else if (l.x0 > 4 && free_at(&pl, &l)) {
             place(&pl, l);
             fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#222\">%s</text>\n", x0 - 4, ty, esc);
+        } else {
+            place(&pl, text_box(label, x1 + 4, ty, 's'));
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">%s</text>\n", x1 + 4, ty, esc);
         }
     }
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", left,

@@ -1,0 +1,177 @@
+# The student's report, as a browser draws it: every exercise graded whole
+# for a passing and a failing known submission (bin/grader --html), each
+# page rendered in headless chromium (Debian's package; skipped with the
+# reason when it is absent), and in the rendered page: one picture per
+# scenario, failing or passing, and no two text boxes of a picture
+# intersecting (their bounding boxes as the browser laid them out, read by
+# a small script run in a copy of the page, printed with --dump-dom). The
+# gradings run three at a time; the whole file takes several minutes, so
+# it runs in `make selftest`-sized batches, not in one pytest group alone
+# (see the Makefile's integration groups).
+import html.parser
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from conftest import bin_path
+
+# The gradings run in the first test's setup: 2 min measured for all
+# eighteen (three at once on a 2-core machine also running other work).
+pytestmark = pytest.mark.timeout(600)
+
+TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CONFIGS = os.path.join(TESTS, "configs")
+SUBMISSIONS = os.path.join(TESTS, "submissions")
+
+NAT_350S = ("--world", os.path.join(CONFIGS, "worlds", "nat-350s.json"))
+# exercise: (passing submission, failing submission); a submission is
+# ("bin", "relay --mistake x"), ("config", path) or ("python", file), then
+# grader options.
+REPORTS = {
+    "deadline": (("bin", "relay"), ("bin", "relay --mistake forward-timeout")),
+    "cancel": (("bin", "relay"), ("bin", "relay --mistake ignore-cancel")),
+    "flow": (("bin", "streamer"), ("bin", "streamer --unbounded")),
+    # Judged in the NAT world the matrix grades them in (tests/verdicts.json).
+    "keepalive": (("config", "good/nat-client-idle-timeout.json", *NAT_350S),
+                  ("config", "live/too-many-pings.json", *NAT_350S)),
+    "retry": (("config", "good/lab-retry.json"), ("config", "bad/retry.disabled.json")),
+    "shutdown": (("bin", "relay"), ("bin", "relay --mistake listener-last")),
+    "balance": (("config", "good/balance.json"), ("config", "live/balance.grace-short.json")),
+    "overload": (("bin", "relay"), ("bin", "relay --mistake wait-for-ready")),
+    "coverage": (("python", "coverage_good.py"), ("python", "coverage_total.py")),
+}
+
+# Run in a copy of each page: the bounding box of every <text> of every
+# picture, and per scenario section its verdict and how many pictures it
+# holds, as JSON in a <pre id="layout">.
+PROBE = """<script>
+window.addEventListener('load', () => {
+  const out = {sections: [], boxes: []};
+  document.querySelectorAll('section.scenario').forEach(sec => {
+    const svgs = sec.querySelectorAll('svg');
+    out.sections.push({id: sec.id, cls: sec.className, svgs: svgs.length});
+    svgs.forEach((svg, k) => {
+      const texts = [];
+      svg.querySelectorAll('text').forEach(t => {
+        const r = t.getBoundingClientRect();
+        if (r.width > 0 && r.height > 0 && t.textContent.trim())
+          texts.push({t: t.textContent, x0: r.left, y0: r.top, x1: r.right, y1: r.bottom});
+      });
+      out.boxes.push({id: sec.id, k: k, texts: texts});
+    });
+  });
+  const pre = document.createElement('pre');
+  pre.id = 'layout';
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+# Two boxes may touch: glyph boxes include the line's leading, so text on
+# adjacent lines 1-2 px apart is not an overlap a reader sees.
+SLACK_PX = 2.0
+
+
+def chromium():
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def sanitizer_build():
+    return os.sep + "address" + os.sep in bin_path("grader")
+
+
+def command(kind, arg):
+    if kind == "bin":
+        prog, *rest = arg.split()
+        return " ".join(["exec", bin_path(prog), *rest])
+    if kind == "config":
+        return os.path.join(CONFIGS, arg)
+    return f"/usr/bin/python3 {os.path.join(SUBMISSIONS, arg)}"
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    browser = chromium()
+    if not browser:
+        pytest.skip("chromium is not installed: scripts/install-deps.sh installs it (Debian's chromium package)")
+    tmp = tmp_path_factory.mktemp("layout")
+    extra = ("--memory-limit", "0") if sanitizer_build() else ()
+    jobs = []
+    for ex, pair in REPORTS.items():
+        for which, (kind, arg, *more) in zip(("pass", "fail"), pair):
+            jobs.append((f"{ex}-{which}", [bin_path("grader"), ex, "--submission", command(kind, arg), "--html",
+                                           str(tmp / f"{ex}-{which}.html"), "--quiet", *extra, *more]))
+    # Three gradings at a time: each is a whole exercise (5-90 s).
+    running, done = [], {}
+    while jobs or running:
+        while jobs and len(running) < 3:
+            name, argv = jobs.pop(0)
+            running.append((name, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                                   stdin=subprocess.DEVNULL), time.monotonic()))
+        for item in list(running):
+            name, p, t0 = item
+            if p.poll() is None:
+                if time.monotonic() - t0 > 400:
+                    p.kill()
+                    p.wait()
+                    pytest.fail(f"{name}: the grading did not finish in 400 s")
+                continue
+            out = p.stdout.read()
+            p.stdout.close()
+            running.remove(item)
+            path = tmp / f"{name}.html"
+            assert path.exists(), out
+            done[name] = path
+        time.sleep(0.1)
+    layouts = {}
+    for name, path in done.items():
+        probe = path.with_name(name + "-probe.html")
+        probe.write_text(path.read_text().replace("</body>", PROBE + "</body>"))
+        r = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                            f"--user-data-dir={tmp / 'profile'}", "--window-size=1000,2000",
+                            "--virtual-time-budget=5000", "--dump-dom", probe.as_uri()],
+                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+        m = re.search(r'<pre id="layout">(.*?)</pre>', r.stdout, re.S)
+        assert m, (name, r.stderr[-2000:])
+        layouts[name] = json.loads(html.unescape(m.group(1)))
+    return done, layouts
+
+
+def intersect(a, b):
+    return (min(a["x1"], b["x1"]) - max(a["x0"], b["x0"]) > SLACK_PX and
+            min(a["y1"], b["y1"]) - max(a["y0"], b["y0"]) > SLACK_PX)
+
+
+@pytest.mark.parametrize("name", [f"{ex}-{w}" for ex in REPORTS for w in ("pass", "fail")])
+def test_one_picture_per_scenario(reports, name):
+    """Every scenario the grader judged (PASS or FAIL: what a student meets)
+    has exactly one picture; a scenario the machine could not judge (ERROR)
+    is let off, and said."""
+    _, layouts = reports
+    sections = layouts[name]["sections"]
+    assert sections, name
+    judged = [s for s in sections if {"PASS", "FAIL"} & set(s["cls"].split())]
+    assert judged, sections
+    missing = [s["id"] for s in judged if s["svgs"] != 1]
+    assert missing == [], (name, sections)
+    verdicts = {s["id"]: s["cls"] for s in sections}
+    if name.endswith("-fail"):
+        assert any("FAIL" in c.split() for c in verdicts.values()), verdicts
+
+
+@pytest.mark.parametrize("name", [f"{ex}-{w}" for ex in REPORTS for w in ("pass", "fail")])
+def test_no_two_labels_of_a_picture_overlap(reports, name):
+    _, layouts = reports
+    clashes = []
+    for fig in layouts[name]["boxes"]:
+        t = fig["texts"]
+        for i in range(len(t)):
+            for j in range(i + 1, len(t)):
+                if intersect(t[i], t[j]):
+                    clashes.append((fig["id"], t[i]["t"], t[j]["t"]))
+    assert clashes == [], clashes
