@@ -374,9 +374,8 @@ static bool markers_below(const char *sdir, char *example, size_t len)
         struct dirent *e2;
         for (int m = 0; d2 && !found && m < 200 && (e2 = readdir(d2)); m++) {
             char b[PATH_MAX];
-            if (e2->d_name[0] == '.' ||
-                snprintf(b, sizeof b, "%s/%s/.relaylab", a, e2->d_name) >= (int)sizeof b || lstat(b, &st) != 0 ||
-                !S_ISREG(st.st_mode))
+            if (e2->d_name[0] == '.' || snprintf(b, sizeof b, "%s/%s/.relaylab", a, e2->d_name) >= (int)sizeof b ||
+                lstat(b, &st) != 0 || !S_ISREG(st.st_mode))
                 continue;
             char raw[600], shown[600];
             snprintf(raw, sizeof raw, "%.250s/%.250s", e->d_name, e2->d_name);

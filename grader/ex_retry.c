@@ -163,9 +163,9 @@ static void attempts_figure(gr_scenario_result *out, const char *rpc, int64_t st
         snprintf(row, sizeof row, "attempt %zu at the baseline", i + 1);
         bool extra = want && i >= want;
         gr_fig_span_add(f, gr_fig_row(f, row), a, b,
-                        extra         ? GR_FIG_WRONG
+                        extra        ? GR_FIG_WRONG
                         : r->faulted ? GR_FIG_RAN
-                                      : GR_FIG_GIVEN,
+                                     : GR_FIG_GIVEN,
                         "%s%s%s", r->ended ? rl_status_name((grpc_status_code)r->status) : "running",
                         r->faulted ? " (injected)" : "", extra ? ": one too many" : "");
     }

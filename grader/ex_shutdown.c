@@ -33,13 +33,13 @@
 #define GRACE_ENV "RELAYLAB_GRACE_MS=2000"
 /* Work of the call in flight at SIGTERM: 8 x 100 ms, well inside the grace;
  * and of the call that outlives it: 40 x 100 ms. */
-#define STEP_MS     100
+#define STEP_MS 100
 /* How long after SIGTERM refuses-new waits to see a process the signal
  * killed as dead: the death is at once, its reaping may lag a loaded
  * grader; a process still running by then was not killed by the signal. */
 #define DEATH_SEEN_MS 1000
-#define SHORT_STEPS 8
-#define LONG_STEPS  40
+#define SHORT_STEPS   8
+#define LONG_STEPS    40
 /* How soon the listener closes after SIGTERM and what a refusal is:
  * GR_JUDGE_ADMISSION_MS, gr_judge_refused (judge.h). A new call gets
  * NEW_CALL_MS, far more than a refusal takes: one that waits for it is the
@@ -300,16 +300,8 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
                       "new connections were still accepted %d ms after SIGTERM while a call was in flight: "
                       "stop admitting first (close the listener), then drain",
                       GR_JUDGE_ADMISSION_MS);
-        /* The FAIL's picture: the listener still open where it should
-         * have closed. */
-        gr_shutdown_figure(out, &c, s, NULL, 0, exited && exit_mistake(&ex) ? &ex : NULL,
-                           c.done && c.batch.status == GRPC_STATUS_OK, GRACE_MS);
-        if (!(exited && exit_mistake(&ex))) {
-            double at = (double)(s - c.start_ns) / 1e6;
-            gr_fig_span_add(&out->figure, gr_fig_row(&out->figure, "listener"), at, at + GR_JUDGE_ADMISSION_MS,
-                            GR_FIG_WRONG, "still accepting %d ms after SIGTERM", GR_JUDGE_ADMISSION_MS);
-            gr_fig_caption(&out->figure, "The listener stayed open after SIGTERM: new calls were still admitted");
-        }
+        gr_shutdown_open_figure(out, &c, s, exited && exit_mistake(&ex) ? &ex : NULL,
+                                c.done && c.batch.status == GRPC_STATUS_OK, GRACE_MS, GR_JUDGE_ADMISSION_MS);
         goto done;
     }
     /* A new call on the connection the admitted call still uses: the server

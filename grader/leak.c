@@ -183,7 +183,8 @@ void gr_leak_figure(gr_figure *f, const char *calls_what, const gr_leak_trace *t
     gr_fig_ref(f, (double)lc->rss_after / MIB, "after the settle: %.1f MiB", (double)lc->rss_after / MIB);
     if (lc->pass)
         /* Say how much it grew: a climb under the bound is drawn as one. */
-        gr_fig_caption(f, "RSS %+.1f MiB over the batch, under the %d MiB bound; threads %d -> %d: nothing kept per call",
+        gr_fig_caption(f,
+                       "RSS %+.1f MiB over the batch, under the %d MiB bound; threads %d -> %d: nothing kept per call",
                        ((double)lc->rss_after - (double)lc->rss_before) / MIB, GR_LEAK_RSS_MIB, lc->threads_before,
                        lc->threads_after);
     else

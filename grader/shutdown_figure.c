@@ -53,6 +53,18 @@ void gr_shutdown_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t
 #undef MS
 }
 
+void gr_shutdown_open_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t sig, const gr_exit *ex,
+                             bool call_ok, int grace_ms, int admission_ms)
+{
+    gr_shutdown_figure(out, c, sig, NULL, 0, ex, call_ok, grace_ms);
+    if (ex)
+        return;
+    double at = (double)(sig - c->start_ns) / 1e6;
+    gr_fig_span_add(&out->figure, gr_fig_row(&out->figure, "listener"), at, at + admission_ms, GR_FIG_WRONG,
+                    "still accepting %d ms after SIGTERM", admission_ms);
+    gr_fig_caption(&out->figure, "The listener stayed open after SIGTERM: new calls were still admitted");
+}
+
 /* grace-ends' picture (ms since the call in flight started): SIGTERM, the
  * grace and its end, the client's call until its status, its Work at the
  * baseline (blue when cancelled at the grace, red when cut before it or

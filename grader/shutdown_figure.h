@@ -39,6 +39,12 @@ typedef struct gr_shutdown_rolling {
 void gr_shutdown_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t sig, const rl_probe_call *n,
                         int64_t closed, const gr_exit *ex, bool call_ok, int grace_ms);
 
+/* refuses-new's FAIL when the listener never closed: gr_shutdown_figure's
+ * picture with no new call, and, unless the server exited (|ex|), the
+ * listener still accepting |admission_ms| after SIGTERM, in red. */
+void gr_shutdown_open_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t sig, const gr_exit *ex,
+                             bool call_ok, int grace_ms, int admission_ms);
+
 /* grace-ends: SIGTERM at |sig|, the grace and its end, the client's call
  * |c| until its status, its Work |w| at the baseline (NULL: not seen; it
  * ended |end_ms| after SIGTERM, -1: not ended), blue when cancelled at the

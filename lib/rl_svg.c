@@ -144,8 +144,8 @@ static void title_caption(FILE *f, const char *title, const char *caption, doubl
  * estimated from its length (13 px sans-serif: at most about 7.2 px a
  * character, measured in chromium for the labels the grader draws) and its
  * baseline (11 px above, 4 below). */
-#define CHAR_W      7.2
-#define PLACED_MAX  96
+#define CHAR_W     7.2
+#define PLACED_MAX 96
 typedef struct box {
     double x0, y0, x1, y1;
 } box;
@@ -219,6 +219,36 @@ static void events(FILE *f, const rl_svg_ref *ev, size_t n, double left, double 
                 x, top, x, bottom, flip ? x - 4 : x + 4, top + 14 + 15.0 * (double)i, flip ? "end" : "start",
                 rl_svg_escape(ev[i].label ? ev[i].label : "", esc, sizeof esc));
     }
+}
+
+/* A reference line across the plot at |y|, its label where no label of
+ * |pl| is: above its line at the right, below it, then the same at the
+ * left; where it always went when none is free. */
+static void ref_line(FILE *f, const rl_svg_ref *ref, double y, double left, double right, double top, double bottom,
+                     placed *pl)
+{
+    char esc[512];
+    const char *label = ref->label ? ref->label : "";
+    const struct {
+        double x, y;
+        char anchor;
+    } at[] = {{right - 6, y - 5, 'e'}, {right - 6, y + 15, 'e'}, {left + 6, y - 5, 's'}, {left + 6, y + 15, 's'}};
+    size_t k = 0;
+    for (; k < sizeof at / sizeof *at; k++) {
+        box b = text_box(label, at[k].x, at[k].y, at[k].anchor);
+        if (b.y0 >= top - 2 && b.y1 <= bottom + 2 && free_at(pl, &b))
+            break;
+    }
+    if (k == sizeof at / sizeof *at)
+        k = 0;
+    place(pl, text_box(label, at[k].x, at[k].y, at[k].anchor));
+    fprintf(f,
+            "<line class=\"ref\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#777\" "
+            "stroke-width=\"2\" stroke-dasharray=\"10 4 2 4\"/>\n"
+            "<text class=\"ref-label\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"4\" x=\"%.1f\" "
+            "y=\"%.1f\" text-anchor=\"%s\" fill=\"#555\">%s</text>\n",
+            left, y, right, y, at[k].x, at[k].y, at[k].anchor == 'e' ? "end" : "start",
+            rl_svg_escape(label, esc, sizeof esc));
 }
 
 static void x_ticks(FILE *f, double xmax, double xstep, double left, double pw, double top, double bottom)
@@ -303,34 +333,11 @@ int rl_svg_write(FILE *f, const rl_svg_plot *p)
     fprintf(f, "<text transform=\"translate(22 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", top + ph / 2,
             rl_svg_escape(p->ylabel ? p->ylabel : "", esc, sizeof esc));
     /* Events first (their labels stack at the top), then each reference's
-     * label where no label is: above its line at the right, below it,
-     * then the same at the left. */
+     * label where no label is (ref_lines). */
     placed pl = {.n = 0};
     events(f, p->events, p->nevents, left, pw, xmax, top, bottom, &pl);
-    for (size_t i = 0; i < p->nrefs; i++) {
-        double y = PY(p->refs[i].value);
-        const char *label = p->refs[i].label ? p->refs[i].label : "";
-        const struct {
-            double x, y;
-            char anchor;
-        } at[] = {{right - 6, y - 5, 'e'}, {right - 6, y + 15, 'e'}, {left + 6, y - 5, 's'}, {left + 6, y + 15, 's'}};
-        size_t k = 0;
-        for (; k < sizeof at / sizeof *at; k++) {
-            box b = text_box(label, at[k].x, at[k].y, at[k].anchor);
-            if (b.y0 >= top - 2 && b.y1 <= bottom + 2 && free_at(&pl, &b))
-                break;
-        }
-        if (k == sizeof at / sizeof *at)
-            k = 0; /* nowhere free: where it always went */
-        place(&pl, text_box(label, at[k].x, at[k].y, at[k].anchor));
-        fprintf(f,
-                "<line class=\"ref\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#777\" "
-                "stroke-width=\"2\" stroke-dasharray=\"10 4 2 4\"/>\n"
-                "<text class=\"ref-label\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"4\" x=\"%.1f\" "
-                "y=\"%.1f\" text-anchor=\"%s\" fill=\"#555\">%s</text>\n",
-                left, y, right, y, at[k].x, at[k].y, at[k].anchor == 'e' ? "end" : "start",
-                rl_svg_escape(label, esc, sizeof esc));
-    }
+    for (size_t i = 0; i < p->nrefs; i++)
+        ref_line(f, &p->refs[i], PY(p->refs[i].value), left, right, top, bottom, &pl);
     /* An id unique in a page that inlines several figures. */
     static unsigned clip_seq;
     unsigned clip = ++clip_seq;
