@@ -369,6 +369,12 @@ static void nat_figure(gr_scenario_result *out, const live_env *env, const live_
             gr_fig_span_add(f, gr_fig_row(f, "client keepalive period"), t, t + (double)lab_ka, GR_FIG_TRUTH,
                             "every %lld ms", (long long)lab_ka);
     }
+    /* The caption quotes the period as the bars draw it (the lab's). */
+    char ka[48];
+    if (lab_ka > 0)
+        snprintf(ka, sizeof ka, "%lld ms", (long long)lab_ka);
+    else
+        snprintf(ka, sizeof ka, "%s", r->ka);
     if (ok)
         gr_fig_caption(f, "The silence outlasted the NAT's idle timeout, yet the NAT dropped nothing: the client's "
                           "pings kept the connection alive");
@@ -376,12 +382,12 @@ static void nat_figure(gr_scenario_result *out, const live_env *env, const live_
         gr_fig_caption(f,
                        "The server answered the client's pings (every %s) with GOAWAY too_many_pings: it does not "
                        "permit pings that often",
-                       r->ka);
+                       ka);
     else if (r->st.dropped)
         gr_fig_caption(f,
                        "The NAT dropped %d connection%s in the silence: the client's keepalive (%s) did not keep "
                        "it alive",
-                       r->st.dropped, r->st.dropped == 1 ? "" : "s", r->ka);
+                       r->st.dropped, r->st.dropped == 1 ? "" : "s", ka);
     else
         gr_fig_caption(f, "The call failed %s although the NAT dropped nothing", rl_status_name(next->status));
 }

@@ -390,6 +390,49 @@ static const char *span_fill(rl_svg_span_kind k)
     }
 }
 
+/* The label of a timeline bar from |x0| to |x1| (a marker when thinner
+ * than 4 px) at |y|: inside the bar when it fits there beside any label
+ * already in it (|pl|: the labels placed); else right of it, past any
+ * label there but within 60 px of the bar, while it stays in the picture
+ * (|w| wide); else left of it when no label or bar is there (|solid|:
+ * labels and bars); else right of it all the same. */
+static void span_label(FILE *f, const rl_svg_span *s, double y, double x0, double x1, int w, placed *pl, placed *solid)
+{
+    char esc[512];
+    const char *label = s->label ? s->label : "";
+    if (!*label)
+        return;
+    rl_svg_escape(label, esc, sizeof esc);
+    if (x1 - x0 < 4)
+        x1 = x0 + 8; /* past the marker */
+    double ty = y + 13.5;
+    bool point = x1 - x0 < 9; /* a marker's half-width past x0 */
+    double xin = slide_right(pl, label, x0 + 4, ty, x1 - 4);
+    /* Beside it: over another bar if need be (dark on any bar reads), but
+     * never past another label, nor far from its own bar. */
+    double xr = xin < 0 ? slide_right(pl, label, x1 + 4, ty, w - 4.0) : -1;
+    if (xr > x1 + 60)
+        xr = -1;
+    double lx = point ? x0 - 10 : x0 - 4;
+    box l = text_box(label, lx, ty, 'e');
+    box b;
+    if (xin >= 0) {
+        b = text_box(label, xin, ty, 's');
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%s</text>\n", xin, ty, esc);
+    } else if (xr >= 0) {
+        b = text_box(label, xr, ty, 's');
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">%s</text>\n", xr, ty, esc);
+    } else if (l.x0 > 4 && free_at(solid, &l)) {
+        b = l;
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#222\">%s</text>\n", lx, ty, esc);
+    } else {
+        b = text_box(label, x1 + 4, ty, 's');
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">%s</text>\n", x1 + 4, ty, esc);
+    }
+    place(pl, b);
+    place(solid, b);
+}
+
 int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
 {
     if (!t->nrows)
@@ -438,48 +481,29 @@ int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
                 y + row_h / 2 + 4, rl_svg_escape(t->rows[r] ? t->rows[r] : "", esc, sizeof esc));
         place(&pl, text_box(t->rows[r], left - 8, y + row_h / 2 + 4, 'e'));
     }
+    /* The bars first, then their labels over them: a label beside its
+     * bar is never hidden under the next bar, nor drawn across one when
+     * there is room elsewhere (|solid|: the labels and the bars). */
+    placed solid = pl;
     for (size_t i = 0; i < t->nspans; i++) {
         const rl_svg_span *s = &t->spans[i];
         double y = top + row_h * (double)s->row + (row_h - bar_h) / 2;
         double x0 = left + s->x0 / xmax * pw, x1 = left + s->x1 / xmax * pw;
         const char *c = span_fill(s->kind);
-        rl_svg_escape(s->label ? s->label : "", esc, sizeof esc);
         /* Too thin to see as a bar: a marker, so the evidence shows. */
         if (x1 - x0 < 4) {
             fprintf(f, "<path class=\"span-point\" d=\"M%.1f %.1fl7 9l-7 9l-7 -9z\" fill=\"%s\"/>\n", x0, y, c);
-            x1 = x0 + 6;
+            place(&solid, (box){x0 - 7, y, x0 + 7, y + bar_h});
         } else {
             fprintf(
                 f, "<rect class=\"span\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" rx=\"2\"/>\n",
                 x0, y, x1 - x0, bar_h, c);
-        }
-        if (!esc[0])
-            continue;
-        /* Inside the bar when it fits, else beside it where no label is:
-         * right of it (when it stays in the picture), else left of it. */
-        /* Inside the bar when it fits there beside any label already in it;
-         * else right of it, past any label there, while it stays in the
-         * picture; else left of it when that is free; else where it
-         * always went. */
-        const char *label = s->label;
-        double ty = y + 13.5;
-        double xin = slide_right(&pl, label, x0 + 4, ty, x1 - 4);
-        double xr = xin < 0 ? slide_right(&pl, label, x1 + 4, ty, w - 4.0) : -1;
-        box l = text_box(label, x0 - 4, ty, 'e');
-        if (xin >= 0) {
-            place(&pl, text_box(label, xin, ty, 's'));
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%s</text>\n", xin, ty, esc);
-        } else if (xr >= 0) {
-            place(&pl, text_box(label, xr, ty, 's'));
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">%s</text>\n", xr, ty, esc);
-        } else if (l.x0 > 4 && free_at(&pl, &l)) {
-            place(&pl, l);
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#222\">%s</text>\n", x0 - 4, ty, esc);
-        } else {
-            place(&pl, text_box(label, x1 + 4, ty, 's'));
-            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">%s</text>\n", x1 + 4, ty, esc);
+            place(&solid, (box){x0, y, x1, y + bar_h});
         }
     }
+    for (size_t i = 0; i < t->nspans; i++)
+        span_label(f, &t->spans[i], top + row_h * (double)t->spans[i].row + (row_h - bar_h) / 2,
+                   left + t->spans[i].x0 / xmax * pw, left + t->spans[i].x1 / xmax * pw, w, &pl, &solid);
     fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", left,
             top, pw, bottom - top);
     /* Events last, over the bars, with their labels above the rows. */
