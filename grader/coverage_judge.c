@@ -185,6 +185,23 @@ int gr_cov_idle_elsewhere(const gr_cov_server *const *servers, int n, int b, int
     return idle;
 }
 
+int gr_cov_churn(const gr_cov_server *const *servers, int n, int64_t t0, int64_t t1, bool with_call_only)
+{
+    const int64_t age = (int64_t)RL_COV_PRUNE_AGE_MS * 1000000;
+    int closes = 0;
+    for (int i = 0; i < n; i++) {
+        if (with_call_only) {
+            closes += gr_cov_young_closes(servers[i], t0, t1, age);
+            continue;
+        }
+        for (size_t k = 0; k < servers[i]->n_streams; k++) {
+            const Relaylab__TunnelStreamRecord *r = servers[i]->streams[k];
+            closes += r->closed_ns && r->closed_ns >= t0 && r->closed_ns <= t1 && r->closed_ns - r->opened_ns < age;
+        }
+    }
+    return closes;
+}
+
 int gr_cov_lost(const gr_cov_server *const *servers, int n, int64_t t0)
 {
     int lost = 0;

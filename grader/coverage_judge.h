@@ -75,6 +75,11 @@ int64_t gr_cov_last_answer(const gr_cov_server *s);
 /* Idle streams (open, not busy) at |t| on the |n| servers other than |b|. */
 int gr_cov_idle_elsewhere(const gr_cov_server *const *servers, int n, int b, int64_t t);
 
+/* Streams closed in [t0, t1] younger than RL_COV_PRUNE_AGE_MS on the |n|
+ * servers: with |with_call_only|, those that carried a call (a stream per
+ * call); else every one (thrash). */
+int gr_cov_churn(const gr_cov_server *const *servers, int n, int64_t t0, int64_t t1, bool with_call_only);
+
 /* Calls dispatched at or after |t0| lost with their stream, on all |n|. */
 int gr_cov_lost(const gr_cov_server *const *servers, int n, int64_t t0);
 

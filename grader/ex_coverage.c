@@ -250,22 +250,6 @@ static int wait_answered(gr_ctx *ctx, int server, size_t calls, int64_t t0, int6
     }
 }
 
-static int churn(const obs *o, int64_t t0, int64_t t1, bool with_call_only)
-{
-    int n = 0;
-    for (int i = 0; i < NSERVERS; i++)
-        n += with_call_only ? gr_cov_young_closes(o->s[i], t0, t1, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS) : 0;
-    if (!with_call_only) {
-        for (int i = 0; i < NSERVERS; i++)
-            for (size_t k = 0; k < o->s[i]->n_streams; k++) {
-                const Relaylab__TunnelStreamRecord *r = o->s[i]->streams[k];
-                n += r->closed_ns && r->closed_ns >= t0 && r->closed_ns <= t1 &&
-                     r->closed_ns - r->opened_ns < RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS;
-            }
-    }
-    return n;
-}
-
 /* The caps of lib/rl_coverage.h, by the proxy's count of what the agent
  * held open at once since it started (the proxy refuses streams a quarter
  * over the total cap: rl_tworld.h). True with the verdict in |out|. */
@@ -288,6 +272,17 @@ static bool caps_broken(gr_ctx *ctx, gr_scenario_result *out)
                       RL_COV_PAUSE_FACTOR);
             return true;
         }
+    if (st.total > RL_TWORLD_STREAM_LIMIT) {
+        /* More opened in one scenario than the world holds at once: a flood
+         * (most of it refused or reset before it stayed open). */
+        gr_result(out, GR_FAIL,
+                  "%llu streams were opened through the balancer in this scenario (%d open at once at the peak%s), "
+                  "more than the world holds at once (%d): a flood. The caps are %d per server and %d in all "
+                  "(growing without a cap?)",
+                  (unsigned long long)st.total, st.peak_open, flood, RL_TWORLD_STREAM_LIMIT, RL_COV_CAP_PER_SERVER,
+                  RL_COV_CAP_TOTAL);
+        return true;
+    }
     if (st.peak_open > RL_COV_CAP_TOTAL || st.refused) {
         gr_result(out, GR_FAIL,
                   "%d of your streams were open at once%s: the caps are %d per server and %d in all (growing "
@@ -409,7 +404,7 @@ static int burst_attempt(gr_ctx *ctx, bool skewed, gr_scenario_result *out, bool
     gr_cov_waits w;
     gr_cov_wait_stats(o.s[b], t0, INT64_MAX, now, &w);
     int lost = gr_cov_lost((const gr_cov_server *const *)o.s, NSERVERS, t0);
-    int young = churn(&o, t0, now, true);
+    int young = gr_cov_churn((const gr_cov_server *const *)o.s, NSERVERS, t0, now, true);
     int64_t peak_at;
     int peak = gr_cov_peak_total((const gr_cov_server *const *)o.s, NSERVERS, t0, now, &peak_at);
     char oth[32];
@@ -538,7 +533,7 @@ static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
      * SLACK_TICKS of doubling, far below a growth that never pauses (which
      * doubles every tick of the burst). */
     int bound = initial + (int)gr_cov_opened_in(1 + SLACK_TICKS);
-    int thrash = churn(&o, t0, now, false);
+    int thrash = gr_cov_churn((const gr_cov_server *const *)o.s, NSERVERS, t0, now, false);
     int lost = gr_cov_lost((const gr_cov_server *const *)o.s, NSERVERS, t0);
     int single_b = gr_cov_young_closes(o.s[b], t0, now, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);
     gr_cov_unfillable_figure(out, o.s, NAMES, NSERVERS, b, t0, now, bound, peak, !closed_b && !lost);
@@ -594,7 +589,7 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     gr_cov_waits w;
     gr_cov_wait_stats(o.s[b], t0, INT64_MAX, o.s[b]->now_ns, &w);
-    int young = churn(&o, t0, o.s[b]->now_ns, true);
+    int young = gr_cov_churn((const gr_cov_server *const *)o.s, NSERVERS, t0, o.s[b]->now_ns, true);
     /* Judged before the rest (the burst was not served by the rule): the
      * streams until now, with no mark of a check that did not happen. */
     gr_cov_rest_early_figure(out, o.s, NAMES, NSERVERS, b, t0, o.s[b]->now_ns);

@@ -510,12 +510,24 @@ int rl_l7proxy_start(const char *const *backends, int n, const rl_placement *ini
     for (int i = 0; i < n; i++)
         px->backends[i] = rl_channel_isolated(backends[i], &bargs);
     rl_loop_init(&px->loop);
-    grpc_arg sargs[2] = {
-        {.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_MAX_CONCURRENT_STREAMS, .value.integer = 100000},
+    /* A flood is bounded twice: per connection by the streams it may open at
+     * once, and over every connection by the memory gRPC may use for them
+     * (a flood of 200,000 streams on 4 connections took the process to
+     * 1.4 GB while the loop refused them 32 at a time: bench/results/coverage.md). */
+    grpc_resource_quota *quota = grpc_resource_quota_create("rl-l7proxy");
+    grpc_resource_quota_resize(quota, RL_L7PROXY_MEMORY_BYTES);
+    grpc_arg sargs[3] = {
+        {.type = GRPC_ARG_INTEGER,
+         .key = (char *)GRPC_ARG_MAX_CONCURRENT_STREAMS,
+         .value.integer = RL_L7PROXY_STREAMS_PER_CONNECTION},
         {.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_ALLOW_REUSEPORT, .value.integer = 0},
+        {.type = GRPC_ARG_POINTER,
+         .key = (char *)GRPC_ARG_RESOURCE_QUOTA,
+         .value.pointer = {quota, grpc_resource_quota_arg_vtable()}},
     };
-    grpc_channel_args sa = {2, sargs};
+    grpc_channel_args sa = {3, sargs};
     px->server = grpc_server_create(&sa, NULL);
+    grpc_resource_quota_unref(quota);
     grpc_server_register_completion_queue(px->server, px->loop.cq, NULL);
     grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
     int port = grpc_server_add_http2_port(px->server, "127.0.0.1:0", creds);

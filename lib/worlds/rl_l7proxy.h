@@ -8,8 +8,9 @@
  * The proxy runs on a thread of its own (one rl_loop: every call's batches
  * and callbacks stay there, docs/DESIGN.md "Threads"); the functions below
  * are for the owner's thread, and the few figures they share with the loop
- * are under a mutex. The listener allows 100000 concurrent streams per
- * connection: an agent may hold thousands on one connection. */
+ * are under a mutex. The listener allows RL_L7PROXY_STREAMS_PER_CONNECTION
+ * concurrent streams per connection (an agent may hold thousands on one)
+ * and RL_L7PROXY_MEMORY_BYTES in all. */
 #ifndef RL_L7PROXY_H
 #define RL_L7PROXY_H
 
@@ -18,6 +19,13 @@
 #include <stdint.h>
 
 #define RL_L7PROXY_MAX_BACKENDS 8
+/* The streams one connection may hold open through the proxy: above the
+ * coverage world's limit (rl_tworld.h, 5000), so an agent meets the
+ * proxy's refusal first, and far below gRPC's default, so a flood on one
+ * connection waits in the client's memory, not the proxy's. */
+#define RL_L7PROXY_STREAMS_PER_CONNECTION 6000
+/* The memory gRPC may use for the proxy's listener, over every connection. */
+#define RL_L7PROXY_MEMORY_BYTES (256u << 20)
 
 /* Where new streams go. Every policy is deterministic in the stream's
  * sequence number, so a scenario's placement is the same on every run. */
