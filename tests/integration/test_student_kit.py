@@ -31,7 +31,7 @@ DENY = [
     r"^bin/agent$", r"^bin/bench-",
     r"_good\.(py|js|json)$", r"(^|/)relay_[^/]*\.(py|js)$", r"(^|/)streamer_[^/]*\.(py|js)$",
     r"(^|/)node_modules/", r"^build/(?!gen/)",
-    r"(^|/)overload\.(py|js|c)$",  # the overload starters' solutions, wherever they might land
+    r"(^|/)overload\.(py|js|c|go)$",  # the overload starters' solutions, wherever they might land
 ]
 NEED = ["bin/baseline", "bin/tunnel", "bin/grader", "bin/lab", "bin/channel-config", "bin/jail", "proto/relaylab.proto",
         "proto/health.proto",
