@@ -184,6 +184,34 @@ def grade(submission, only, *extra):
             return {t["extra_data"]["scenario"]: t["extra_data"] for t in json.load(f)["tests"]}
 
 
+def test_a_flood_through_the_balancer_fails_by_name_and_the_grader_stays_bounded():
+    """200,000 raw HTTP/2 streams on 4 connections beside a good agent
+    (coverage_flood.py): FAIL "growing without a cap?", and the grader, which
+    runs the proxy, stays far from the 1.46 GB the flood took it to while
+    the proxy let one connection hold 100,000 streams (its peak RSS, as
+    wait4 reports it: the largest of the grader and what it reaped; 149-226
+    MB measured, bench/results/coverage.md)."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "r.json")
+        args = [bin_path("grader"), "coverage", "--submission", f"/usr/bin/python3 {SUBMISSIONS}/coverage_flood.py",
+                "--only", "burst-uniform", "--json", out, "--quiet"]
+        asan = sanitized(bin_path("grader"))
+        if asan:
+            args += ["--memory-limit", "0"]
+        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO,
+                             stdin=subprocess.DEVNULL)
+        try:
+            _, _, usage = os.wait4(p.pid, 0)
+        finally:
+            p.returncode = 0  # reaped above
+        with open(out) as f:
+            r = {t["extra_data"]["scenario"]: t["extra_data"] for t in json.load(f)["tests"]}
+    v = r["burst-uniform"]
+    assert v["verdict"] == "FAIL" and "growing without a cap?" in v["feedback"], v["feedback"]
+    if not asan:  # ASan's shadow memory is no measure of the grader's
+        assert usage.ru_maxrss < 512 * 1024, f"peak RSS {usage.ru_maxrss} KB"
+
+
 def test_grader_passes_per_server_sizing_names_the_incident_and_waits_for_a_stream():
     good = f"/usr/bin/python3 {SUBMISSIONS}/coverage_good.py"
     total = f"/usr/bin/python3 {SUBMISSIONS}/coverage_total.py"
