@@ -45,6 +45,11 @@ static int run(gc_batch *b, const gc_options *o, gc_plan *p, int *prc, double *w
         *code = GC_EXIT_SETUP;
         return RL_EINVAL;
     }
+    /* --slurm: no array of an earlier run grades into --out any more. */
+    if (b->slurm && gc_slurm_check_earlier(b) != RL_OK) {
+        *code = GC_EXIT_SETUP;
+        return RL_EINVAL;
+    }
     if (gc_plan_walk(b, o, p, code) != RL_OK)
         return RL_EINVAL;
     /* --slurm: the same gradings as one Slurm job array of a task a

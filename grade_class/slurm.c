@@ -297,9 +297,13 @@ static int submit(const gc_batch *b, sl_run *r, const char *script, char *err, s
     /* The verdicts hold up to 5 graders a core (run.c). */
     snprintf(cpus, sizeof cpus, "--cpus-per-task=%d", (b->jobs + 4) / 5);
     snprintf(time_opt, sizeof time_opt, "--time=%lld", (long long)r->task_min);
-    const char *argv[16 + GC_MAX_SBATCH] = {"sbatch", "--parsable",  "--job-name=grade-class", array, output, cwd, cpus,
-                                            time_opt, "--no-requeue"};
-    size_t n = 9;
+    /* The comment names the results folder: a later run on it finds the
+     * array by it (gc_slurm_check_earlier). */
+    char comment[PATH_MAX + 16];
+    snprintf(comment, sizeof comment, "--comment=%s", b->out);
+    const char *argv[16 + GC_MAX_SBATCH] = {"sbatch", "--parsable", "--job-name=grade-class", array,  output, cwd,
+                                            cpus,     time_opt,     "--no-requeue",           comment};
+    size_t n = 10;
     for (size_t i = 0; i < b->nsbatch; i++)
         argv[n++] = b->sbatch_opts[i]; /* after ours: sbatch takes the last of an option */
     argv[n++] = script;
@@ -496,8 +500,8 @@ static wait_end wait_array(gc_batch *b, gc_plan *p, sl_run *r)
 }
 
 /* scancel, then the tasks' last words (their gradings stop and write
- * their results) for up to DRAIN_MS. */
-static void cancel_array(gc_batch *b, gc_plan *p, sl_run *r)
+ * their results) for up to DRAIN_MS. Returns true when every task ended. */
+static bool cancel_array(gc_batch *b, gc_plan *p, sl_run *r)
 {
     const char *argv[] = {"scancel", r->job, NULL};
     char *out = NULL, line[512];
@@ -515,12 +519,13 @@ static void cancel_array(gc_batch *b, gc_plan *p, sl_run *r)
         int q = query(r, &ended, err, sizeof err);
         read_all_done(b, p, r);
         if (q == RL_ENOTFOUND || (q == RL_OK && ended == r->ntasks))
-            return;
+            return true;
         struct timespec ts = {1, 0};
         nanosleep(&ts, NULL);
     }
     fprintf(stderr, "grade-class: Slurm job %s: tasks still running %d s after scancel: see squeue -j %s\n", r->job,
             DRAIN_MS / 1000, r->job);
+    return false;
 }
 
 /* Every grading of task |t| still PENDING gets |why| as its reason. Returns
@@ -604,6 +609,69 @@ static void free_run(sl_run *r)
     free(r->reason);
 }
 
+/* OUT/slurm/job: the id of the array graded into OUT, while it may run. */
+static void job_file(const gc_batch *b, char *path, size_t len)
+{
+    snprintf(path, len, "%s/slurm/job", b->out);
+}
+
+int gc_slurm_check_earlier(const gc_batch *b)
+{
+    char path[PATH_MAX + 16], id[32] = "", jobs[48], line[256];
+    job_file(b, path, sizeof path);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return RL_OK;
+    bool read = fgets(id, sizeof id, f) != NULL;
+    fclose(f);
+    id[strcspn(id, "\n")] = '\0';
+    if (!read || !id[0] || strspn(id, "0123456789") != strlen(id))
+        return RL_OK;
+    snprintf(jobs, sizeof jobs, "--jobs=%s", id);
+    const char *argv[] = {"squeue", "--noheader", "--states=all", jobs, "--format=%T|%k", NULL};
+    char *out = NULL;
+    int st = -1, rc = run_capture(argv, &out, &st);
+    bool running = false;
+    /* Slurm not answering: sbatch will say so. */
+    bool known = rc == RL_OK && (st == 0 || !strstr(out ? out : "", "Invalid job id"));
+    char *save = NULL;
+    for (char *l = known && st == 0 ? strtok_r(out, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save)) {
+        char *bar = strchr(l, '|');
+        if (!bar)
+            continue;
+        *bar = '\0';
+        /* The comment names the results folder: the same id on another
+         * cluster, or reused, is another job. */
+        running |= strcmp(bar + 1, b->out) == 0 && !gc_slurm_state_final(l);
+    }
+    free(out);
+    if (running) {
+        first_line(b->out, line, sizeof line);
+        fprintf(stderr,
+                "grade-class: Slurm job %s of an earlier run is still grading into %s (was its grade-class killed?): "
+                "cancel it (scancel %s) or let it end, then run again\n",
+                id, line, id);
+        return RL_EINVAL;
+    }
+    if (known)
+        unlink(path);
+    return RL_OK;
+}
+
+/* Records r->job in OUT/slurm/job (atomically). */
+static void write_job_file(const gc_batch *b, const sl_run *r)
+{
+    char path[PATH_MAX + 16], tmp[PATH_MAX + 32];
+    job_file(b, path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "we");
+    if (!f)
+        return;
+    fprintf(f, "%s\n", r->job);
+    if (fclose(f) != 0 || rename(tmp, path) != 0)
+        unlink(tmp);
+}
+
 int gc_slurm_run(gc_batch *b, const gc_options *o, gc_plan *p, double *wall_s)
 {
     sl_run r;
@@ -632,12 +700,18 @@ int gc_slurm_run(gc_batch *b, const gc_options *o, gc_plan *p, double *wall_s)
         rc = refused(b, p, &r, err);
         goto done;
     }
+    write_job_file(b, &r); /* first: a kill from here on leaves the array found */
     if (!b->quiet)
         fprintf(stderr, "grade-class: Slurm job %s submitted (logs: %s/slurm/%s_TASK.log); waiting at most %lld min\n",
                 r.job, b->out, r.job, (long long)(r.wait_ms / 60000));
     wait_end how = wait_array(b, p, &r);
-    if (how != W_ENDED)
-        cancel_array(b, p, &r);
+    bool ended = how == W_ENDED || cancel_array(b, p, &r);
+    if (ended) {
+        /* Nothing of it runs on: no later run need wait for it. */
+        char path[PATH_MAX + 16];
+        job_file(b, path, sizeof path);
+        unlink(path);
+    }
     read_all_done(b, p, &r);
     rc = settle(b, p, &r, how);
 done:

@@ -14,10 +14,10 @@
  * sbatch environment, the grader's sandbox probe) is paid once a student.
  *
  * Files, in --out/slurm/: grade-class.sbatch (the script as submitted),
- * JOB_TASK.log (a task's output: its progress lines and errors) and
- * JOB_TASK.done (a line a grading as it ends: "EXERCISE STATUS FLAGS
- * SECONDS", tab-separated; FLAGS "-", or t (stopped at the time limit) and
- * i (interrupted)). */
+ * job (the array's id while it may run), JOB_TASK.log (a task's output:
+ * its progress lines and errors) and JOB_TASK.done (a line a grading as it
+ * ends: "EXERCISE STATUS FLAGS SECONDS", tab-separated; FLAGS "-", or t
+ * (stopped at the time limit) and i (interrupted)). */
 #ifndef GC_SLURM_H
 #define GC_SLURM_H
 
@@ -37,6 +37,14 @@
  * Returns 0, or RL_ECHILD after a message naming the job when Slurm did not
  * grade everything (its gradings are then NOT-GRADED: run again). */
 int gc_slurm_run(gc_batch *b, const gc_options *o, gc_plan *p, double *wall_s);
+
+/* Before the class is planned for --slurm: whether the array an earlier
+ * run on b->out submitted (OUT/slurm/job, with that folder in its comment)
+ * still runs: a grade-class killed outright (SIGKILL) cannot cancel its
+ * array, and two arrays must not grade into one folder. Returns 0 (none,
+ * or it ended: the file is removed), or RL_EINVAL after a message naming
+ * the job and how to cancel it. */
+int gc_slurm_check_earlier(const gc_batch *b);
 
 /* In an array task: the student of this task, from --slurm-task's
  * comma-separated |names| and $SLURM_ARRAY_TASK_ID, into |name|. Returns 0,

@@ -7,7 +7,9 @@
 # are the local path's (test_grade_class.py holds the local path to them).
 # Also: a task that ends without grading (cancelled) is named with its job,
 # its gradings are NOT-GRADED and a second run resumes them alone; an
-# interrupt cancels the array and leaves no task or process; sbatch's
+# interrupt cancels the array and leaves no task or process; the array of
+# a grade-class killed outright is found by the next run, which refuses to
+# submit another beside it until it ended; sbatch's
 # refusal is said and the results are written; the end of --slurm-wait
 # cancels the array (a minute: `make selftest` runs it). Skipped, with the
 # reason, where Slurm cannot start (not root, slurm-wlm or munge missing).
@@ -195,6 +197,30 @@ def test_an_interrupt_cancels_the_array(cluster, klass):
     rows = known_class.read_csv(os.path.join(out, "grades.csv"))
     assert any(v["verdict"] == "NOT-GRADED" for v in rows.values()), rows
     assert "partial:" in open(os.path.join(out, "summary.txt")).read()
+    # Cancelled and ended: no later run waits for it.
+    assert not os.path.exists(os.path.join(out, "slurm", "job"))
+
+
+def test_a_killed_submitters_array_is_found_by_the_next_run(cluster, klass):
+    # SIGKILL leaves grade-class no chance to cancel its array: the next run
+    # on the same results folder must not submit a second one beside it.
+    out = os.path.join(os.path.dirname(klass), "out-killed")
+    p, job, lines = start(cluster, grade_class(klass, out))
+    p.kill()
+    finish(p, lines, 30)
+    r = cluster.run(grade_class(klass, out), timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert f"Slurm job {job} of an earlier run is still grading into {out}" in r.stderr, r.stderr
+    assert f"scancel {job}" in r.stderr and "submitted" not in r.stderr
+    assert cluster.run(["scancel", job]).returncode == 0
+    end = time.monotonic() + 60
+    while not all(s in ("CANCELLED", "COMPLETED") for s in task_states(cluster, job).values()):
+        assert time.monotonic() < end, task_states(cluster, job)
+        time.sleep(0.2)
+    # Ended: the next run goes on (to sbatch, told to refuse here).
+    r = cluster.run(grade_class(klass, out, "--sbatch-option=--partition=no-such-partition"), timeout=60)
+    assert "of an earlier run" not in r.stderr and "sbatch refused the array" in r.stderr, r.stderr
+    assert processes_under(klass) == []
 
 
 @pytest.mark.skipif(not os.environ.get("RELAYLAB_SLURM_WAIT"),
