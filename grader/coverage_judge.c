@@ -272,6 +272,53 @@ bool gr_cov_judge_direct(const uint64_t *refused, const char *const *names, int 
     return true;
 }
 
+void gr_cov_per_call_feedback(int young, const char *where, char *buf, size_t len)
+{
+    snprintf(buf, len,
+             "%d stream%s closed younger than %d ms right after carrying a call%s: a stream per call? Streams are "
+             "long-lived: keep them, and prune only idle ones (%d ms old and %d ms unused)",
+             young, young == 1 ? " was" : "s were", RL_COV_PRUNE_AGE_MS, where, RL_COV_PRUNE_AGE_MS,
+             RL_COV_PRUNE_UNUSED_MS);
+}
+
+gr_verdict gr_cov_judge_unfillable(const gr_cov_unfill_facts *f, char *buf, size_t len)
+{
+    if (f->closed && f->closed_used == f->closed) {
+        char where[96];
+        snprintf(where, sizeof where, " on busy server %s, where no new stream could land", f->server);
+        gr_cov_per_call_feedback(f->closed_used, where, buf, len);
+        return GR_FAIL;
+    }
+    if (f->closed || f->lost) {
+        snprintf(buf, len,
+                 "the agent closed %d of its streams on server %s (%d call%s lost) while %s had calls in flight and "
+                 "queued and no new stream could land there: never evacuate or prune a server with calls in flight "
+                 "(evacuating a busy server?)",
+                 f->closed, f->server, f->lost, f->lost == 1 ? "" : "s", f->server);
+        return GR_FAIL;
+    }
+    if (f->peak > f->bound) {
+        snprintf(buf, len,
+                 "%d streams open at once (%lld ms in) while no new stream could land on busy server %s (%d of yours "
+                 "there): growth must pause once idle streams elsewhere reach %dx its demand, and stay under the "
+                 "caps; bound %d (growing without a cap?)",
+                 f->peak, (long long)f->peak_after_ms, f->server, f->have, RL_COV_PAUSE_FACTOR, f->bound);
+        return GR_FAIL;
+    }
+    if (f->thrash > GR_COV_CHURN_MAX) {
+        snprintf(buf, len,
+                 "%d streams were closed younger than %d ms while server %s was unfillable: opening and closing in a "
+                 "loop (thrash) does not move placement; keep the busy server and pause",
+                 f->thrash, RL_COV_PRUNE_AGE_MS, f->server);
+        return GR_FAIL;
+    }
+    snprintf(buf, len,
+             "kept its %d stream%s on unfillable server %s through %lld ms of calls; at most %d streams open (bound "
+             "%d), %d closed young",
+             f->have, f->have == 1 ? "" : "s", f->server, (long long)f->ran_ms, f->peak, f->bound, f->thrash);
+    return GR_PASS;
+}
+
 /* Sorts |v| (n small) ascending. */
 static void sort_i64(int64_t *v, size_t n)
 {

@@ -117,6 +117,34 @@ bool gr_cov_judge_work(const gr_cov_early *e, const char *const *names, char *bu
  * the proxy?") in |buf|. */
 bool gr_cov_judge_direct(const uint64_t *refused, const char *const *names, int n, char *buf, size_t len);
 
+/* The stream-per-call feedback: |young| streams closed young right after
+ * carrying a call, |where| ("" or " on server B ...") into |buf|. */
+void gr_cov_per_call_feedback(int young, const char *where, char *buf, size_t len);
+
+/* Streams closed younger than RL_COV_PRUNE_AGE_MS that a scenario forgives
+ * (none is the rule: only pruning closes, and it waits that long). */
+#define GR_COV_CHURN_MAX 2
+
+/* What the unfillable scenario measured: calls on |server|, where no new
+ * stream could land, for |ran_ms|. */
+typedef struct gr_cov_unfill_facts {
+    const char *server;
+    int have;        /* the agent's streams there at the start */
+    int closed;      /* of its streams there, closed in the window */
+    int closed_used; /* of those, closed young right after carrying a call */
+    int lost;        /* calls lost with their stream */
+    int peak;        /* the most streams open in all at once */
+    int64_t peak_after_ms;
+    int bound;  /* the judged bound on that peak */
+    int thrash; /* streams closed young anywhere */
+    int64_t ran_ms;
+} gr_cov_unfill_facts;
+
+/* The unfillable verdict: FAIL for a busy server's streams closed (a
+ * stream per call, or evacuating a busy server), a total past the bound
+ * (growing without a cap), or thrash; else PASS. Feedback into |buf|. */
+gr_verdict gr_cov_judge_unfillable(const gr_cov_unfill_facts *f, char *buf, size_t len);
+
 /* ---- the bursts ---- */
 
 /* The margin of every bound, in ticks: a bound is the ticks the rule needs

@@ -75,10 +75,8 @@
  * world, at most this many times in all, then ERROR (as cancel does). */
 #define BURST_ATTEMPTS 3
 #define SKEW_PERCENT   80
-/* Streams closed younger than RL_COV_PRUNE_AGE_MS in a burst: none is
- * the rule (only pruning closes, and it waits that long); a few are
- * forgiven. */
-#define CHURN_MAX 2
+/* Streams closed young that a scenario forgives (coverage_judge.h). */
+#define CHURN_MAX GR_COV_CHURN_MAX
 /* The unfillable burst lasts longer than the overdue time, so an agent
  * that gives the busy server up shows it. */
 #define UNFILL_CALLS       160
@@ -324,11 +322,9 @@ static bool work_skipped(const obs *o, int64_t t0, gr_scenario_result *out)
 /* The stream-per-call verdict, shared by the scenarios where it shows. */
 static void per_call_fail(gr_scenario_result *out, int young, const char *where)
 {
-    gr_result(out, GR_FAIL,
-              "%d stream%s closed younger than %d ms right after carrying a call%s: a stream per call? Streams "
-              "are long-lived: keep them, and prune only idle ones (%d ms old and %d ms unused)",
-              young, young == 1 ? " was" : "s were", RL_COV_PRUNE_AGE_MS, where, RL_COV_PRUNE_AGE_MS,
-              RL_COV_PRUNE_UNUSED_MS);
+    char fb[400];
+    gr_cov_per_call_feedback(young, where, fb, sizeof fb);
+    gr_result(out, GR_FAIL, "%s", fb);
 }
 
 /* ---- pictures (for --html: figure.h): coverage_figure.h ---- */
@@ -537,34 +533,20 @@ static int unfillable(gr_ctx *ctx, gr_scenario_result *out)
     int lost = gr_cov_lost((const gr_cov_server *const *)o.s, NSERVERS, t0);
     int single_b = gr_cov_young_closes(o.s[b], t0, now, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);
     gr_cov_unfillable_figure(out, o.s, NAMES, NSERVERS, b, t0, now, bound, peak, !closed_b && !lost);
-    if (around_proxy(&o, out) || caps_broken(ctx, out) || work_skipped(&o, t0, out)) {
-    } else if (closed_b && single_b == closed_b) {
-        char where[96];
-        snprintf(where, sizeof where, " on busy server %s, where no new stream could land", NAMES[b]);
-        per_call_fail(out, single_b, where);
-    } else if (closed_b || lost) {
-        gr_result(out, GR_FAIL,
-                  "the agent closed %d of its streams on server %s (%d call%s lost) while %s had calls in flight "
-                  "and queued and no new stream could land there: never evacuate or prune a server with calls "
-                  "in flight (evacuating a busy server?)",
-                  closed_b, NAMES[b], lost, lost == 1 ? "" : "s", NAMES[b]);
-    } else if (peak > bound) {
-        gr_result(out, GR_FAIL,
-                  "%d streams open at once (%lld ms in) while no new stream could land on busy server %s (%d "
-                  "of yours there): growth must pause once idle streams elsewhere reach %dx its demand, and stay "
-                  "under the caps; bound %d (growing without a cap?)",
-                  peak, (long long)((peak_at - t0) / RL_NS_PER_MS), NAMES[b], have, RL_COV_PAUSE_FACTOR, bound);
-    } else if (thrash > CHURN_MAX) {
-        gr_result(out, GR_FAIL,
-                  "%d streams were closed younger than %d ms while server %s was unfillable: opening and closing "
-                  "in a loop (thrash) does not move placement; keep the busy server and pause",
-                  thrash, RL_COV_PRUNE_AGE_MS, NAMES[b]);
-    } else {
-        gr_result(out, GR_PASS,
-                  "kept its %d stream%s on unfillable server %s through %d ms of calls; at most %d streams open "
-                  "(bound %d), %d closed young",
-                  have, have == 1 ? "" : "s", NAMES[b], (int)((now - t0) / RL_NS_PER_MS), peak, bound, thrash);
-    }
+    gr_cov_unfill_facts f = {NAMES[b],
+                             have,
+                             closed_b,
+                             single_b,
+                             lost,
+                             peak,
+                             (peak_at - t0) / RL_NS_PER_MS,
+                             bound,
+                             thrash,
+                             (now - t0) / RL_NS_PER_MS};
+    char fb[512];
+    gr_verdict v = gr_cov_judge_unfillable(&f, fb, sizeof fb);
+    if (!around_proxy(&o, out) && !caps_broken(ctx, out) && !work_skipped(&o, t0, out))
+        gr_result(out, v, "%s", fb);
 done:
     obs_free(&o);
     return 0;

@@ -356,6 +356,29 @@ static void a_late_cover_the_cpu_wait_explains_is_not_judged(void **state)
     assert_non_null(strstr(fb, "bound 2750 ms: 7 ticks to cover 300 in flight + 4"));
 }
 
+static void unfillable_names_each_broken_rule_in_order(void **state)
+{
+    (void)state;
+    char fb[512];
+    gr_cov_unfill_facts f = {"B", 3, 0, 0, 0, 16, 250, 256, 0, 4000};
+    assert_int_equal(gr_cov_judge_unfillable(&f, fb, sizeof fb), GR_PASS);
+    assert_non_null(strstr(fb, "kept its 3 streams on unfillable server B through 4000 ms"));
+    f.thrash = GR_COV_CHURN_MAX + 1;
+    assert_int_equal(gr_cov_judge_unfillable(&f, fb, sizeof fb), GR_FAIL);
+    assert_non_null(strstr(fb, "thrash"));
+    f.peak = 257; /* the total past its bound comes first */
+    assert_int_equal(gr_cov_judge_unfillable(&f, fb, sizeof fb), GR_FAIL);
+    assert_non_null(strstr(fb, "growing without a cap?"));
+    f.closed = 2; /* a busy server's streams closed come before both */
+    f.closed_used = 1;
+    assert_int_equal(gr_cov_judge_unfillable(&f, fb, sizeof fb), GR_FAIL);
+    assert_non_null(strstr(fb, "evacuating a busy server?"));
+    f.closed_used = 2; /* every one right after carrying a call */
+    assert_int_equal(gr_cov_judge_unfillable(&f, fb, sizeof fb), GR_FAIL);
+    assert_non_null(strstr(fb, "a stream per call?"));
+    assert_non_null(strstr(fb, "on busy server B"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -372,6 +395,7 @@ int main(void)
         cmocka_unit_test(growth_kinds_read_from_the_steps),
         cmocka_unit_test(a_late_burst_names_the_mistake_its_steps_show),
         cmocka_unit_test(a_late_cover_the_cpu_wait_explains_is_not_judged),
+        cmocka_unit_test(unfillable_names_each_broken_rule_in_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
