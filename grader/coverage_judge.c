@@ -319,6 +319,29 @@ gr_verdict gr_cov_judge_unfillable(const gr_cov_unfill_facts *f, char *buf, size
     return GR_PASS;
 }
 
+gr_verdict gr_cov_judge_rest(const gr_cov_rest_facts *f, char *buf, size_t len)
+{
+    if (f->below >= 0) {
+        snprintf(buf, len,
+                 "the agent pruned server %s down to %d stream%s at rest: never below the reserve (%d per server), or "
+                 "the next call there waits for a new stream",
+                 f->names[f->below], f->below_n, f->below_n == 1 ? "" : "s", RL_COV_RESERVE);
+        return GR_FAIL;
+    }
+    if (f->worst >= 0) {
+        snprintf(buf, len,
+                 "%lld ms after the burst's last answer the agent still held %d streams on server %s (%s; %d at the "
+                 "peak): idle streams older than %d ms and unused for %d ms must be pruned back to the reserve (%d "
+                 "per server): never pruning?",
+                 (long long)f->after_ms, f->worst_n, f->names[f->worst], f->figures, f->peak, RL_COV_PRUNE_AGE_MS,
+                 RL_COV_PRUNE_UNUSED_MS, RL_COV_RESERVE);
+        return GR_FAIL;
+    }
+    snprintf(buf, len, "back to %s streams %lld ms after the burst (peak %d); never below the reserve", f->figures,
+             (long long)f->after_ms, f->peak);
+    return GR_PASS;
+}
+
 /* Sorts |v| (n small) ascending. */
 static void sort_i64(int64_t *v, size_t n)
 {

@@ -145,6 +145,23 @@ typedef struct gr_cov_unfill_facts {
  * (growing without a cap), or thrash; else PASS. Feedback into |buf|. */
 gr_verdict gr_cov_judge_unfillable(const gr_cov_unfill_facts *f, char *buf, size_t len);
 
+/* What the rest scenario found at its check, |after_ms| after the burst's
+ * last answer: the server pruned below the reserve (|below|, to |below_n|)
+ * and the one left fullest past twice the reserve (|worst|, |worst_n|),
+ * -1 when none; |figures| "A 2, B 2, C 2"; |peak| the streams at the
+ * burst's peak. */
+typedef struct gr_cov_rest_facts {
+    const char *const *names;
+    int below, below_n, worst, worst_n;
+    const char *figures;
+    int64_t after_ms;
+    int peak;
+} gr_cov_rest_facts;
+
+/* The rest verdict: FAIL below the reserve, then FAIL never pruning, else
+ * PASS. Feedback into |buf|. */
+gr_verdict gr_cov_judge_rest(const gr_cov_rest_facts *f, char *buf, size_t len);
+
 /* ---- the bursts ---- */
 
 /* The margin of every bound, in ticks: a bound is the ticks the rule needs

@@ -636,22 +636,10 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
         }
     }
     gr_cov_rest_figure(out, o.s, NAMES, NSERVERS, b, t0, t_end, check, below, below_n, worst, worst_n);
-    if (below >= 0) {
-        gr_result(out, GR_FAIL,
-                  "the agent pruned server %s down to %d stream%s at rest: never below the reserve (%d per "
-                  "server), or the next call there waits for a new stream",
-                  NAMES[below], below_n, below_n == 1 ? "" : "s", RL_COV_RESERVE);
-    } else if (worst >= 0) {
-        gr_result(out, GR_FAIL,
-                  "%lld ms after the burst's last answer the agent still held %d streams on server %s (%s; %d "
-                  "at the peak): idle streams older than %d ms and unused for %d ms must be pruned back to the "
-                  "reserve (%d per server): never pruning?",
-                  (long long)((check - t_end) / RL_NS_PER_MS), worst_n, NAMES[worst], figures, peak,
-                  RL_COV_PRUNE_AGE_MS, RL_COV_PRUNE_UNUSED_MS, RL_COV_RESERVE);
-    } else {
-        gr_result(out, GR_PASS, "back to %s streams %lld ms after the burst (peak %d); never below the reserve",
-                  figures, (long long)((check - t_end) / RL_NS_PER_MS), peak);
-    }
+    gr_cov_rest_facts f = {NAMES, below, below_n, worst, worst_n, figures, (check - t_end) / RL_NS_PER_MS, peak};
+    char fb[512];
+    gr_verdict v = gr_cov_judge_rest(&f, fb, sizeof fb);
+    gr_result(out, v, "%s", fb);
 done:
     obs_free(&o);
     return 0;

@@ -379,6 +379,27 @@ static void unfillable_names_each_broken_rule_in_order(void **state)
     assert_non_null(strstr(fb, "on busy server B"));
 }
 
+static void rest_fails_below_the_reserve_before_never_pruning(void **state)
+{
+    (void)state;
+    const char *names[] = {"A", "B", "C"};
+    char fb[512];
+    gr_cov_rest_facts f = {names, -1, 0, -1, 0, "A 2, B 2, C 2", 7250, 256};
+    assert_int_equal(gr_cov_judge_rest(&f, fb, sizeof fb), GR_PASS);
+    assert_string_equal(fb,
+                        "back to A 2, B 2, C 2 streams 7250 ms after the burst (peak 256); never below the reserve");
+    f.worst = 1;
+    f.worst_n = 90;
+    f.figures = "A 2, B 90, C 2";
+    assert_int_equal(gr_cov_judge_rest(&f, fb, sizeof fb), GR_FAIL);
+    assert_non_null(strstr(fb, "still held 90 streams on server B"));
+    assert_non_null(strstr(fb, "never pruning?"));
+    f.below = 2;
+    f.below_n = 1;
+    assert_int_equal(gr_cov_judge_rest(&f, fb, sizeof fb), GR_FAIL);
+    assert_non_null(strstr(fb, "pruned server C down to 1 stream at rest"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -396,6 +417,7 @@ int main(void)
         cmocka_unit_test(a_late_burst_names_the_mistake_its_steps_show),
         cmocka_unit_test(a_late_cover_the_cpu_wait_explains_is_not_judged),
         cmocka_unit_test(unfillable_names_each_broken_rule_in_order),
+        cmocka_unit_test(rest_fails_below_the_reserve_before_never_pruning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
