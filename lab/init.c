@@ -63,7 +63,7 @@ static const starter starters[] = {
     {"overload", "overload", "overload", LANG_PYTHON | LANG_NODE | LANG_C | LANG_GO, "relay",
      GIVEN_SERVER ", stopping on SIGTERM, a fail-fast channel to the baseline, and the state your gate keeps "
                   "(slots, waiting calls, a service-time average)"},
-    {"coverage", "coverage", "coverage", LANG_PYTHON | LANG_NODE | LANG_C, "tunnel agent",
+    {"coverage", "coverage", "coverage", LANG_PYTHON | LANG_NODE | LANG_C | LANG_GO, "tunnel agent",
      "dialling `RELAYLAB_TUNNEL`, the streams (opened, named by their server, each call worked and answered, "
      "half-closed on request), grouping them by server once a tick, and closing them all on SIGTERM"},
 };

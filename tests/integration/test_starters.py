@@ -307,7 +307,7 @@ def test_stubs_makes_the_generated_code_again(workdir):
     (["stubs", "rust", "."], "stubs for python, node, c or go, not 'rust'"),
     (["init", "keepalive", "--lang", "c"], "keepalive's submission is a JSON channel config: no --lang"),
     (["init", "deadline", "--lang", "rust"], "deadline has no rust starter; --lang python, node, c or go\n"),
-    (["init", "coverage", "--lang", "go"], "coverage has no go starter; --lang python, node or c\n"),
+    (["init", "keepalive", "--lang", "go"], "keepalive's submission is a JSON channel config: no --lang"),
     (["check"], "this folder is not a starter (no .relaylab)"),
 ])
 def test_bad_arguments_are_clear(workdir, args, message):

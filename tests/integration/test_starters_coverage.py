@@ -6,19 +6,20 @@
 # once the burst passes: grader/rubric.json); filled in with this test's solution
 # (tests/starters/coverage.*) they PASS. `make test` runs burst-skewed in
 # Python; RELAYLAB_STARTERS_FULL=1 (make selftest) every scenario in the
-# three languages. Helpers and the sandbox-readable work folder: test_starters.py.
+# four languages. Helpers and the sandbox-readable work folder: test_starters.py.
 import os
 
 import pytest
 
 from test_starters import FULL, check, exercises_of, fill, init, workdir  # noqa: F401 (a fixture)
 
-CODE = {"python": ("agent.py", "coverage.py"), "node": ("agent.js", "coverage.js"), "c": ("agent.c", "coverage.c")}
+CODE = {"python": ("agent.py", "coverage.py"), "node": ("agent.js", "coverage.js"), "c": ("agent.c", "coverage.c"),
+        "go": ("agent.go", "coverage.go")}
 UNTOUCHED_MAY_PASS = {"unfillable", "rest"}
 
 
 @pytest.mark.timeout(400)
-@pytest.mark.parametrize("lang", ["python", "node", "c"] if FULL else ["python"])
+@pytest.mark.parametrize("lang", ["python", "node", "c", "go"] if FULL else ["python"])
 def test_coverage_starter_fails_untouched_then_passes_filled_in(workdir, lang):  # noqa: F811
     code_file, solution = CODE[lang]
     folder = init(workdir, "coverage", "--lang", lang)
