@@ -342,6 +342,46 @@ gr_verdict gr_cov_judge_rest(const gr_cov_rest_facts *f, char *buf, size_t len)
     return GR_PASS;
 }
 
+gr_verdict gr_cov_judge_evacuation(const gr_cov_evac_facts *f, char *buf, size_t len)
+{
+    if (f->closed && f->closed_used == f->closed) {
+        char where[64];
+        snprintf(where, sizeof where, " on server %s", f->busy);
+        gr_cov_per_call_feedback(f->closed_used, where, buf, len);
+        return GR_FAIL;
+    }
+    if (f->closed || f->lost) {
+        snprintf(buf, len,
+                 "the agent closed %d of its streams on server %s (%d call%s lost) while it had calls in flight (one "
+                 "every %d ms) or within %lld ms of the last one, sooner than the %d ms a server must stay short and "
+                 "idle to be overdue: a server with calls in flight is never overdue, so never evacuated (evacuating "
+                 "a busy server?)",
+                 f->closed, f->busy, f->lost, f->lost == 1 ? "" : "s", f->interval_ms, (long long)f->early_ms,
+                 RL_COV_OVERDUE_MS);
+        return GR_FAIL;
+    }
+    if (f->emptied_ms < 0) {
+        snprintf(buf, len,
+                 "server %s was short and idle for %lld ms (1 stream of yours, none could land) and still held %d "
+                 "stream%s: once short and idle for %d ms it is overdue and must be evacuated (its idle streams "
+                 "closed) while another server is covered",
+                 f->idle, (long long)f->idle_ms, f->left, f->left == 1 ? "" : "s", RL_COV_OVERDUE_MS);
+        return GR_FAIL;
+    }
+    if (f->emptied_ms < f->early_ms) {
+        snprintf(buf, len,
+                 "server %s was evacuated %lld ms after it became short and idle: only once overdue (%d ms); before "
+                 "that, fill it toward the reserve",
+                 f->idle, (long long)f->emptied_ms, RL_COV_OVERDUE_MS);
+        return GR_FAIL;
+    }
+    snprintf(buf, len,
+             "server %s evacuated %lld ms after it became short and idle (overdue at %d ms); server %s, with calls in "
+             "flight, kept its streams",
+             f->idle, (long long)f->emptied_ms, RL_COV_OVERDUE_MS, f->busy);
+    return GR_PASS;
+}
+
 /* Sorts |v| (n small) ascending. */
 static void sort_i64(int64_t *v, size_t n)
 {

@@ -162,6 +162,26 @@ typedef struct gr_cov_rest_facts {
  * PASS. Feedback into |buf|. */
 gr_verdict gr_cov_judge_rest(const gr_cov_rest_facts *f, char *buf, size_t len);
 
+/* What the evacuation scenario measured: |busy| had a call every
+ * |interval_ms|; of its streams |closed| closed (|closed_used| young after
+ * a call) within |early_ms| of its last answer, |lost| calls lost; |idle|
+ * was short and idle for |idle_ms| and emptied |emptied_ms| after it
+ * became so (-1: not emptied, |left| streams left). */
+typedef struct gr_cov_evac_facts {
+    const char *busy, *idle;
+    int interval_ms;
+    int closed, closed_used, lost;
+    int64_t early_ms;
+    int64_t idle_ms, emptied_ms;
+    int left;
+} gr_cov_evac_facts;
+
+/* The evacuation verdict: FAIL for the busy server's streams closed (a
+ * stream per call, or evacuating a busy server), the idle one never
+ * emptied, or emptied before overdue (sooner than |early_ms|); else PASS.
+ * Feedback into |buf|. */
+gr_verdict gr_cov_judge_evacuation(const gr_cov_evac_facts *f, char *buf, size_t len);
+
 /* ---- the bursts ---- */
 
 /* The margin of every bound, in ticks: a bound is the ticks the rule needs

@@ -699,35 +699,21 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
     int64_t emptied = gr_cov_emptied_at(o.s[c], c_since, evac_by < now ? evac_by : now);
     int c_left = gr_cov_streams_at(o.s[c], evac_by < now ? evac_by : now);
     int single_b = gr_cov_young_closes(o.s[b], t0, b_until, RL_COV_PRUNE_AGE_MS * RL_NS_PER_MS);
-    if (around_proxy(&o, out) || caps_broken(ctx, out) || work_skipped(&o, t0, out)) {
-    } else if (closed_b && single_b == closed_b) {
-        per_call_fail(out, single_b, " on server B");
-    } else if (closed_b || lost) {
-        gr_result(out, GR_FAIL,
-                  "the agent closed %d of its streams on server %s (%d call%s lost) while it had calls in flight "
-                  "(one every %d ms) or within %lld ms of the last one, sooner than the %d ms a server must stay "
-                  "short and idle to be overdue: a server with calls in flight is never overdue, so never evacuated "
-                  "(evacuating a busy server?)",
-                  closed_b, NAMES[b], lost, lost == 1 ? "" : "s", EVAC_INTERVAL_MS,
-                  (long long)(early_ns / RL_NS_PER_MS), RL_COV_OVERDUE_MS);
-    } else if (!emptied) {
-        gr_result(out, GR_FAIL,
-                  "server %s was short and idle for %lld ms (1 stream of yours, none could land) and still held %d "
-                  "stream%s: once short and idle for %d ms it is overdue and must be evacuated (its idle streams "
-                  "closed) while another server is covered",
-                  NAMES[c], (long long)(((evac_by < now ? evac_by : now) - c_since) / RL_NS_PER_MS), c_left,
-                  c_left == 1 ? "" : "s", RL_COV_OVERDUE_MS);
-    } else if (emptied - c_since < early_ns) {
-        gr_result(out, GR_FAIL,
-                  "server %s was evacuated %lld ms after it became short and idle: only once overdue (%d ms); "
-                  "before that, fill it toward the reserve",
-                  NAMES[c], (long long)((emptied - c_since) / RL_NS_PER_MS), RL_COV_OVERDUE_MS);
-    } else {
-        gr_result(out, GR_PASS,
-                  "server %s evacuated %lld ms after it became short and idle (overdue at %d ms); server %s, "
-                  "with calls in flight, kept its streams",
-                  NAMES[c], (long long)((emptied - c_since) / RL_NS_PER_MS), RL_COV_OVERDUE_MS, NAMES[b]);
-    }
+    int64_t seen = evac_by < now ? evac_by : now;
+    gr_cov_evac_facts f = {NAMES[b],
+                           NAMES[c],
+                           EVAC_INTERVAL_MS,
+                           closed_b,
+                           single_b,
+                           lost,
+                           early_ns / RL_NS_PER_MS,
+                           (seen - c_since) / RL_NS_PER_MS,
+                           emptied ? (emptied - c_since) / RL_NS_PER_MS : -1,
+                           c_left};
+    char fb[640];
+    gr_verdict v = gr_cov_judge_evacuation(&f, fb, sizeof fb);
+    if (!around_proxy(&o, out) && !caps_broken(ctx, out) && !work_skipped(&o, t0, out))
+        gr_result(out, v, "%s", fb);
     gr_cov_evac_times et = {c_since,
                             c_since + (int64_t)RL_COV_OVERDUE_MS * RL_NS_PER_MS,
                             evac_by,

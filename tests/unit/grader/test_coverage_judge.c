@@ -400,6 +400,28 @@ static void rest_fails_below_the_reserve_before_never_pruning(void **state)
     assert_non_null(strstr(fb, "pruned server C down to 1 stream at rest"));
 }
 
+static void evacuation_judges_the_busy_server_then_the_idle_one(void **state)
+{
+    (void)state;
+    char fb[640];
+    gr_cov_evac_facts f = {"B", "C", 300, 0, 0, 0, 2500, 4250, 3240, 0};
+    assert_int_equal(gr_cov_judge_evacuation(&f, fb, sizeof fb), GR_PASS);
+    assert_non_null(strstr(fb, "server C evacuated 3240 ms after"));
+    f.emptied_ms = 2499; /* before overdue (early: 2500) */
+    assert_int_equal(gr_cov_judge_evacuation(&f, fb, sizeof fb), GR_FAIL);
+    assert_non_null(strstr(fb, "only once overdue"));
+    f.emptied_ms = -1;
+    f.left = 1;
+    assert_int_equal(gr_cov_judge_evacuation(&f, fb, sizeof fb), GR_FAIL);
+    assert_non_null(strstr(fb, "still held 1 stream:"));
+    f.closed = 1;
+    assert_int_equal(gr_cov_judge_evacuation(&f, fb, sizeof fb), GR_FAIL);
+    assert_non_null(strstr(fb, "evacuating a busy server?"));
+    f.closed_used = 1;
+    assert_int_equal(gr_cov_judge_evacuation(&f, fb, sizeof fb), GR_FAIL);
+    assert_non_null(strstr(fb, "a stream per call?"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +440,7 @@ int main(void)
         cmocka_unit_test(a_late_cover_the_cpu_wait_explains_is_not_judged),
         cmocka_unit_test(unfillable_names_each_broken_rule_in_order),
         cmocka_unit_test(rest_fails_below_the_reserve_before_never_pruning),
+        cmocka_unit_test(evacuation_judges_the_busy_server_then_the_idle_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
