@@ -505,3 +505,16 @@ def test_a_fork_bomb_is_told_the_task_limit(tmp_path):
     assert once["extra_data"]["verdict"] == "NOT-READY", proc.stdout
     assert fb.startswith("limit: it reached the sandbox's task limit of 512 processes and threads"), fb
     assert "exited with status 3 before it listened" in fb, fb
+
+
+@needs_sandbox
+def test_a_worker_killed_at_the_memory_limit_is_named(tmp_path):
+    # The relay's worker is OOM-killed; the relay serves and passes. Its
+    # feedback still begins with the memory limit (issue 34 item 6): no
+    # death of its own process says so.
+    proc, results, v = grade("deadline", hostile("oom_worker", "384"), tmp_path, "--only", "once",
+                             "--memory-limit", "256")
+    once = verdict_of(v, "once")
+    fb = once["extra_data"]["feedback"]
+    assert fb.startswith("limit: it reached the sandbox's memory limit of 256 MiB (the OOM killer ended 1 of its"), fb
+    assert once["extra_data"]["verdict"] == "PASS", proc.stdout
