@@ -8,6 +8,7 @@
 #include "rl_alloc.h"
 #include "rl_err.h"
 #include "rl_file.h"
+#include "rl_marker.h"
 #include "rl_text.h"
 
 #include <errno.h>
@@ -272,6 +273,38 @@ static void state_identity(const gc_batch *b, const gc_plan *p, size_t s, const 
     json_decref(root);
 }
 
+/* The sentence the results' output opens with: whom |ji|'s student was
+ * graded as, where that came from and why a fallback was taken; "" when
+ * nothing was planned. */
+static void identity_sentence(const gc_job_info *ji, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    if (!ji)
+        return;
+    static const char *const sources[][2] = {
+        {"sid", "the submitter's sid in Gradescope's metadata"},
+        {"email", "the submitter's email in Gradescope's metadata"},
+        {"--identity", "grade-class's --identity"},
+        {"roster", "the roster"},
+        {"folder", "the student folder's name"},
+        {"marker", "the folder's own .relaylab"},
+    };
+    const char *whence = NULL;
+    for (size_t i = 0; i < sizeof sources / sizeof *sources && !whence; i++)
+        if (strcmp(ji->identity_from, sources[i][0]) == 0)
+            whence = sources[i][1];
+    char id[GC_NAME_MAX];
+    rl_printable(ji->variant, id, sizeof id);
+    if (id[0])
+        snprintf(buf, len, "Graded as \"%s\" (from %s)", id, whence ? whence : ji->identity_from);
+    else
+        snprintf(buf, len, "Graded with no identity (the world's default deployment)");
+    if (ji->identity_note[0]) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, ": %.500s", ji->identity_note);
+    }
+}
+
 /* Student |s|'s results.json (in --out, and o->results). Returns
  * GC_EXIT_OK or GC_EXIT_INCOMPLETE. */
 static int write_student(const gc_batch *b, const gc_options *o, const gc_plan *p, const gc_tally *t, size_t s,
@@ -307,10 +340,18 @@ static int write_student(const gc_batch *b, const gc_options *o, const gc_plan *
         fprintf(stderr, "grade-class: cannot write %s: %s\n", o->results, strerror(errno));
         rc = GC_EXIT_INCOMPLETE;
     }
-    if (p->has_out[s])
+    char said[1024];
+    identity_sentence(identity_job(b, p, s), said, sizeof said);
+    if (p->has_out[s]) {
         state_identity(b, p, s, path);
-    if (o->results)
+        if (said[0])
+            prefix_output(path, said);
+    }
+    if (o->results) {
         state_identity(b, p, s, o->results);
+        if (said[0])
+            prefix_output(o->results, said);
+    }
     /* A folder recognised by its files: its results say so first. */
     for (size_t e = 0; e < b->nex; e++) {
         const char *why = p->info[s * b->nex + e].inferred;

@@ -9,6 +9,7 @@
 # (a spreadsheet's "CSV UTF-8") is a warning and no longer hides the first
 # line's folder; blank and repeated lines are warnings naming the line.
 import csv
+import html
 import json
 import os
 import shutil
@@ -147,3 +148,8 @@ def test_results_say_which_id_was_graded_and_why(base, user, graded_as, source, 
         else:
             assert "identity_note" not in x, x
     assert "True" not in json.dumps(res)
+    # What the student reads first says it too (Gradescope's HTML output).
+    shown = html.unescape(res["output"])
+    assert shown.startswith(f'<p>Graded as "{graded_as}" (from '), shown[:400]
+    if why:
+        assert why in shown, shown[:400]
