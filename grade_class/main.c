@@ -69,10 +69,11 @@ int main(int argc, char **argv)
     double wall_s = 0;
     if (parse(argc, argv, &b, &o, &code) != RL_OK)
         return code;
-    if (run(&b, &o, &p, &prc, &wall_s, &code) != RL_OK)
-        return code;
-    /* An array task's gradings are reported by its submitter. */
-    code = o.slurm_task ? gc_slurm_task_status(&p, prc) : gc_report_write(&b, &o, &p, prc, wall_s);
+    /* A run that stops early (a refused roster, an earlier array still
+     * grading) frees what it planned as one that reports. */
+    if (run(&b, &o, &p, &prc, &wall_s, &code) == RL_OK)
+        /* An array task's gradings are reported by its submitter. */
+        code = o.slurm_task ? gc_slurm_task_status(&p, prc) : gc_report_write(&b, &o, &p, prc, wall_s);
     gc_plan_fini(&p);
     return code;
 }

@@ -581,6 +581,13 @@ static int settle(const gc_batch *b, gc_plan *p, const sl_run *r, wait_end how)
                     "grade-class: Slurm job %s task %zu (%s) ended %s with %zu grading%s not done: its log "
                     "is %s/slurm/%s_%zu.log\n",
                     r->job, t, student, st, n, n == 1 ? "" : "s", b->out, r->job, t);
+        else if (how == W_ENDED && strcmp(st, "COMPLETED") != 0 && strcmp(st, GC_SLURM_GONE) != 0)
+            /* Every grading reported, then the task failed (its exit
+             * status, a sanitizer's report): not the verdicts', but said. */
+            fprintf(stderr,
+                    "grade-class: warning: Slurm job %s task %zu (%s) ended %s after reporting every grading: its "
+                    "log is %s/slurm/%s_%zu.log\n",
+                    r->job, t, student, st, b->out, r->job, t);
     }
     if (how == W_LOST)
         fprintf(stderr, "grade-class: Slurm did not answer about job %s for %d min (%s): stopped waiting\n", r->job,

@@ -160,6 +160,7 @@ def test_slurm_grades_as_locally_and_resumes_a_task_that_died(cluster, klass):
     resume_s = time.monotonic() - t0
     assert r.returncode == 0, r.stderr
     assert "1 gradings to run on Slurm: 1 array tasks" in r.stderr, r.stderr
+    assert "after reporting every grading" not in r.stderr, r.stderr  # the task exited 0
     assert known_class.check(klass, out) == []
     for student in students(klass):
         res = json.load(open(os.path.join(out, student, "results.json")))
