@@ -3,9 +3,14 @@
 exercise, how many gradings, their total, median and longest wall time (the
 grader's own, extra_data.seconds of OUT/STUDENT/EXERCISE.json), and the
 estimate for a class of N students who all hand in every exercise (N times the
-sum of the medians, serial; divided by the measured speed-up of --jobs).
+sum of the medians, serial; divided by the measured speed-up of --jobs). Then,
+scenario by scenario, where the time went: the wall time summed over the
+gradings against the CPU of the grader and of the processes it ran (the
+baselines, the submission, a world's servers; extra_data's cpu_grader_seconds
+and cpu_others_seconds), largest first; what the CPU does not cover is waiting
+(idle periods, watches, the world's clock, or a machine too busy to run them).
 
-    bench/class_times.py OUT [--students 40]"""
+    bench/class_times.py OUT [--students 40] [--scenarios 15]"""
 
 import argparse
 import glob
@@ -19,8 +24,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("out")
     ap.add_argument("--students", type=int, default=40)
+    ap.add_argument("--scenarios", type=int, default=15, help="how many scenarios to list, largest first")
     a = ap.parse_args()
-    times = {}
+    times, scen = {}, {}
     for path in glob.glob(os.path.join(a.out, "*", "*.json")):
         if os.path.basename(path) == "results.json":
             continue
@@ -28,6 +34,15 @@ def main():
         x = doc.get("extra_data", {})
         if "seconds" in x:
             times.setdefault(x["exercise"], []).append(x["seconds"])
+        for t in doc.get("tests", []):
+            tx = t.get("extra_data", {})
+            if "cpu_grader_seconds" not in tx:
+                continue
+            row = scen.setdefault(f"{tx['exercise']}/{tx['scenario']}", [0, 0.0, 0.0, 0.0])
+            row[0] += 1
+            row[1] += tx["seconds"]
+            row[2] += tx["cpu_grader_seconds"]
+            row[3] += tx["cpu_others_seconds"]
     print("| exercise | gradings | total s | median s | longest s |")
     print("|---|---|---|---|---|")
     medsum = 0.0
@@ -40,6 +55,11 @@ def main():
           f"| {medsum:.1f} (sum of medians) | |")
     print(f"\nA class of {a.students}, every exercise, serial: {a.students} x {medsum:.1f} s = "
           f"{a.students * medsum / 60:.1f} min")
+    if scen:
+        print("\n| scenario | gradings | wall s | grader CPU s | others' CPU s | not on a CPU s |")
+        print("|---|---|---|---|---|---|")
+        for name, (n, wall, cg, co) in sorted(scen.items(), key=lambda kv: -kv[1][1])[:a.scenarios]:
+            print(f"| {name} | {n} | {wall:.0f} | {cg:.1f} | {co:.1f} | {max(0.0, wall - cg - co):.0f} |")
     return 0
 
 

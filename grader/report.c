@@ -178,6 +178,8 @@ int gr_report_json(const char *path, const gr_report *r, char *err, size_t errle
         json_object_set_new(extra, "runs", json_integer(o->runs));
         json_object_set_new(extra, "passed", json_integer(o->passed));
         json_object_set_new(extra, "seconds", json_real(o->seconds));
+        json_object_set_new(extra, "cpu_grader_seconds", json_real(o->cpu_grader_s));
+        json_object_set_new(extra, "cpu_others_seconds", json_real(o->cpu_others_s));
         set_string(extra, "feedback", o->feedback);
         if (held[0])
             set_string(extra, "points_held", held);

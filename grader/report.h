@@ -38,7 +38,8 @@ void gr_report_table(FILE *f, const gr_report *r);
  * temporary file): score, max_score, execution_time, output, tests[] with
  * name, score, max_score, status ("passed"/"failed"), output, the
  * rubric's visibility when it gives one, and extra_data (exercise,
- * scenario, verdict, runs, passed, seconds: what was measured, for tools
+ * scenario, verdict, runs, passed, seconds, the CPU of the grader and of
+ * what it ran: what was measured, for tools
  * such as bin/grade-class). Returns 0, or RL_ESYS with |err| filled. */
 int gr_report_json(const char *path, const gr_report *r, char *err, size_t errlen);
 

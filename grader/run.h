@@ -277,6 +277,12 @@ typedef struct gr_outcome {
     char output[1024];              /* the submission's last output, when the
                                      * worst run was CRASH or NOT-READY */
     double seconds;                 /* wall time over all runs */
+    double cpu_grader_s;            /* CPU the grader itself used over all runs
+                                     * (its scenario, the worlds it hosts) */
+    double cpu_others_s;            /* CPU of the processes it started and
+                                     * reaped: baselines, the submission, a
+                                     * world's servers (RUSAGE_CHILDREN; the
+                                     * grader is their subreaper) */
     gr_figure figure;               /* the worst run's picture (figure.h) */
 } gr_outcome;
 

@@ -270,7 +270,13 @@ static void results_json_carries_visibility_and_extra_data(void **state)
     memset(o, 0, sizeof o);
     o[0] = (gr_outcome){.scenario = &scenarios[0], .runs = 3, .passed = 3, .verdict = GR_PASS, .seconds = 1.5};
     snprintf(o[0].feedback, sizeof o[0].feedback, "fine");
-    o[1] = (gr_outcome){.scenario = &scenarios[1], .runs = 3, .passed = 2, .verdict = GR_TIMEOUT, .seconds = 9};
+    o[1] = (gr_outcome){.scenario = &scenarios[1],
+                        .runs = 3,
+                        .passed = 2,
+                        .verdict = GR_TIMEOUT,
+                        .seconds = 9,
+                        .cpu_grader_s = 0.5,
+                        .cpu_others_s = 1.25};
     snprintf(o[1].feedback, sizeof o[1].feedback, "took 5000 ms");
     gr_report rep = {
         .ex = &ex, .submission = "x", .outcomes = o, .noutcomes = 2, .rubric = r, .runs = 3, .seconds = 10.5};
@@ -296,6 +302,8 @@ static void results_json_carries_visibility_and_extra_data(void **state)
     assert_int_equal(json_integer_value(json_object_get(x1, "runs")), 3);
     assert_int_equal(json_integer_value(json_object_get(x1, "passed")), 2);
     assert_true(json_number_value(json_object_get(x1, "seconds")) == 9.0);
+    assert_true(json_number_value(json_object_get(x1, "cpu_grader_seconds")) == 0.5);
+    assert_true(json_number_value(json_object_get(x1, "cpu_others_seconds")) == 1.25);
     assert_string_equal(json_string_value(json_object_get(x1, "feedback")), "took 5000 ms");
     json_decref(root);
 }
