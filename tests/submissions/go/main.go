@@ -7,7 +7,8 @@
 // What every submission shares is here: the server on $RELAYLAB_LISTEN,
 // the client for the baseline at $RELAYLAB_BASELINE, and the readiness
 // line. Each NAME picks a service (relay.go, streamer.go, overload.go) and
-// what it does at SIGTERM (shutdown.go).
+// what it does at SIGTERM (shutdown.go); coverage_one_stream is a tunnel
+// agent, a client that serves nothing (agent.go).
 package main
 
 import (
@@ -59,9 +60,14 @@ func main() {
 		for _, n := range names {
 			fmt.Printf("%-28s %s\n", n, submissions[n].about)
 		}
+		fmt.Printf("%-28s %s\n", "coverage_one_stream", "a tunnel agent that shares one stream for all its calls")
 		if len(os.Args) != 2 {
 			os.Exit(2)
 		}
+		return
+	}
+	if os.Args[1] == "coverage_one_stream" {
+		oneStreamAgent()
 		return
 	}
 	sub, ok := submissions[os.Args[1]]
