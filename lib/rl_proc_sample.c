@@ -325,15 +325,6 @@ int rl_proc_group_sched(pid_t pgid, int64_t *run_ns, int64_t *wait_ns)
     return members ? RL_OK : RL_ENOTFOUND;
 }
 
-int rl_proc_self_sched(int64_t *run_ns, int64_t *wait_ns)
-{
-    *run_ns = *wait_ns = 0;
-    char pid[24];
-    snprintf(pid, sizeof pid, "%ld", (long)getpid());
-    add_task_sched(pid, run_ns, wait_ns);
-    return *run_ns || *wait_ns ? RL_OK : RL_ESYS;
-}
-
 int rl_proc_become_subreaper(void)
 {
     return prctl(PR_SET_CHILD_SUBREAPER, 1) == 0 ? RL_OK : RL_ESYS;

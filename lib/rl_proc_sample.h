@@ -47,11 +47,6 @@ int rl_proc_stat_ids(const char *name, char *state, pid_t *ppid, pid_t *pgrp);
  * RL_ESYS. */
 int rl_proc_group_sched(pid_t pgid, int64_t *run_ns, int64_t *wait_ns);
 
-/* The same for the calling process alone (every thread of it): what a
- * judge adds for the world threads it runs itself (the coverage lab's
- * proxy). Returns 0 or RL_ESYS. */
-int rl_proc_self_sched(int64_t *run_ns, int64_t *wait_ns);
-
 /* The largest RSS of a process group seen so far: rl_proc_peak_sample
  * (void * for a periodic callback, e.g. rl_load's tick) samples |pgid| and
  * raises |peak_rss|; a failed sample leaves it. */
