@@ -96,31 +96,6 @@ static bool listener_closed(const char *addr)
     return rl_tcp_probe(rl_tcp_port_of(addr), 200, &a) == RL_OK && a == RL_TCP_REFUSED;
 }
 
-/* Reads what the server sent on |ch|'s connection until the channel leaves
- * READY (a GOAWAY read, or the connection gone) or |until_ns| passes; true
- * when it left. The grader reads its connections only while it waits on a
- * call, a live client as data arrives: with grpc-go's GracefulStop the
- * GOAWAY sat unread 5 ms (read in under 1.5 ms once polled), and a call
- * started then went out inside the window in which grpc-go still accepts
- * streams (docs/grpc-facts.md, "Go"). */
-static bool goaway_read(grpc_channel *ch, int64_t until_ns)
-{
-    grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
-    grpc_connectivity_state st = grpc_channel_check_connectivity_state(ch, 0);
-    while (st == GRPC_CHANNEL_READY && rl_now_ns() < until_ns) {
-        grpc_channel_watch_connectivity_state(ch, st, rl_ns_to_deadline(until_ns), cq, NULL);
-        grpc_event ev = grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
-        st = grpc_channel_check_connectivity_state(ch, 0);
-        if (!ev.success)
-            break; /* |until_ns| passed */
-    }
-    grpc_completion_queue_shutdown(cq);
-    while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type != GRPC_QUEUE_SHUTDOWN)
-        ;
-    grpc_completion_queue_destroy(cq);
-    return st != GRPC_CHANNEL_READY;
-}
-
 /* Starts Process with Work |steps| x STEP_MS and waits until Work runs. */
 static int start_in_flight(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t steps, gr_scenario_result *out)
 {
@@ -312,7 +287,7 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
      * after the server said it was going. A server that sends no GOAWAY
      * within GOAWAY_MS of closing its listener gets the call on its open
      * connection. */
-    bool told = goaway_read(gr_submission_channel(ctx), closed + GOAWAY_MS * RL_NS_PER_MS);
+    bool told = rl_probe_channel_read(gr_submission_channel(ctx), closed + GOAWAY_MS * RL_NS_PER_MS);
     char tag2[200];
     snprintf(tag2, sizeof tag2, "%s.new", tag);
     int64_t started = rl_now_ns();

@@ -92,6 +92,24 @@ void rl_probe_call_release(rl_probe_call *c)
     }
 }
 
+bool rl_probe_channel_read(grpc_channel *ch, int64_t until_ns)
+{
+    grpc_completion_queue *cq = grpc_completion_queue_create_for_next(NULL);
+    grpc_connectivity_state st = grpc_channel_check_connectivity_state(ch, 0);
+    while (st == GRPC_CHANNEL_READY && rl_now_ns() < until_ns) {
+        grpc_channel_watch_connectivity_state(ch, st, rl_ns_to_deadline(until_ns), cq, NULL);
+        grpc_event ev = grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+        st = grpc_channel_check_connectivity_state(ch, 0);
+        if (!ev.success)
+            break; /* |until_ns| passed */
+    }
+    grpc_completion_queue_shutdown(cq);
+    while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type != GRPC_QUEUE_SHUTDOWN)
+        ;
+    grpc_completion_queue_destroy(cq);
+    return st != GRPC_CHANNEL_READY;
+}
+
 void rl_probe_call_fini(rl_probe_call *c)
 {
     if (!c->cq && !c->batch.call)

@@ -72,6 +72,16 @@ void rl_probe_call_details(const rl_probe_call *c, char *buf, size_t len);
  * keeps a grpc-go server's GracefulStop waiting (docs/grpc-facts.md, "Go"). */
 void rl_probe_call_release(rl_probe_call *c);
 
+/* Reads what the server sent on |ch|'s connection until the channel leaves
+ * READY (a GOAWAY read, or the connection gone) or |until_ns| passes;
+ * returns true when it left. The probe reads a connection only while a
+ * call waits on it (rl_probe_call_wait), where a live client reads data as
+ * it arrives: measured with grpc-go's GracefulStop, a GOAWAY sat unread
+ * 5 ms and was read in under 1.5 ms once polled, and a call started before
+ * that went out inside the window in which grpc-go still accepts streams
+ * (docs/grpc-facts.md, "Go"). */
+bool rl_probe_channel_read(grpc_channel *ch, int64_t until_ns);
+
 /* Cancels a call still pending, waits (bounded, 5 s) for its batch, and
  * releases everything. Safe on a zeroed or finished struct. */
 void rl_probe_call_fini(rl_probe_call *c);
