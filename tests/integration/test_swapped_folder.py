@@ -130,6 +130,8 @@ def relay_of(folder, good):
         # the sandbox) rather than relative to the tests' folder.
         text = open(os.path.join(SUBMISSIONS, "relay_good.py")).read()
         gen = os.path.realpath(os.path.join(os.path.dirname(bin_path("grader")), "..", "build", "gen", "py"))
+        if not os.path.isdir(gen):  # a sanitizer build (build/address/bin): the kit is the checkout
+            gen = os.path.join(REPO, "build", "gen", "py")
         marker = 'sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", ' \
                  '"gen", "py"))'
         assert marker in text
