@@ -224,22 +224,59 @@ static void events(FILE *f, const rl_svg_ref *ev, size_t n, double left, double 
 /* A reference line across the plot at |y|, its label where no label of
  * |pl| is: above its line at the right, below it, then the same at the
  * left; where it always went when none is free. */
+/* A plot's curves in pixels, for labels to keep off them. */
+typedef struct curves {
+    const rl_svg_plot *p;
+    double xmax, ymax, left, pw, bottom, ph;
+} curves;
+
+/* Whether a curve of |c| passes through |b|: each segment walked in steps
+ * of at most 3 px. */
+static bool crosses(const curves *c, const box *b)
+{
+    for (size_t s = 0; c && s < c->p->nseries; s++) {
+        const rl_svg_series *se = &c->p->series[s];
+        for (size_t i = 0; i < se->n; i++) {
+            double x1 = c->left + se->x[i] / c->xmax * c->pw;
+            double y1 = c->bottom - 8 - se->y[i] / c->ymax * (c->ph - 8);
+            double x0 = i ? c->left + se->x[i - 1] / c->xmax * c->pw : x1;
+            double y0 = i ? c->bottom - 8 - se->y[i - 1] / c->ymax * (c->ph - 8) : y1;
+            double len = fabs(x1 - x0) + fabs(y1 - y0);
+            int steps = (int)(len / 3) + 1;
+            for (int k = 0; k <= steps && steps < 100000; k++) {
+                double x = x0 + (x1 - x0) * k / steps, y = y0 + (y1 - y0) * k / steps;
+                if (x >= b->x0 && x <= b->x1 && y >= b->y0 && y <= b->y1)
+                    return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* A reference line across the plot at |y|, its label where no label of
+ * |pl| is and, when there is such a place, no curve of |c| passes: above
+ * its line at the right, below it, at the left, in the middle; where it
+ * always went (above, right) when none is free. */
 static void ref_line(FILE *f, const rl_svg_ref *ref, double y, double left, double right, double top, double bottom,
-                     placed *pl)
+                     placed *pl, const curves *c)
 {
     char esc[512];
     const char *label = ref->label ? ref->label : "";
+    double mid = (left + right) / 2;
     const struct {
         double x, y;
         char anchor;
-    } at[] = {{right - 6, y - 5, 'e'}, {right - 6, y + 15, 'e'}, {left + 6, y - 5, 's'}, {left + 6, y + 15, 's'}};
-    size_t k = 0;
-    for (; k < sizeof at / sizeof *at; k++) {
-        box b = text_box(label, at[k].x, at[k].y, at[k].anchor);
-        if (b.y0 >= top - 2 && b.y1 <= bottom + 2 && free_at(pl, &b))
-            break;
-    }
-    if (k == sizeof at / sizeof *at)
+    } at[] = {{right - 6, y - 5, 'e'}, {right - 6, y + 15, 'e'}, {left + 6, y - 5, 's'},
+              {left + 6, y + 15, 's'}, {mid, y - 5, 'm'},        {mid, y + 15, 'm'}};
+    const size_t nat = sizeof at / sizeof *at;
+    size_t k = nat;
+    for (int pass = 0; pass < 2 && k == nat; pass++)
+        for (k = 0; k < nat; k++) {
+            box b = text_box(label, at[k].x, at[k].y, at[k].anchor);
+            if (b.y0 >= top - 2 && b.y1 <= bottom + 2 && free_at(pl, &b) && (pass || !crosses(c, &b)))
+                break;
+        }
+    if (k == nat)
         k = 0;
     place(pl, text_box(label, at[k].x, at[k].y, at[k].anchor));
     fprintf(f,
@@ -247,7 +284,10 @@ static void ref_line(FILE *f, const rl_svg_ref *ref, double y, double left, doub
             "stroke-width=\"2\" stroke-dasharray=\"10 4 2 4\"/>\n"
             "<text class=\"ref-label\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"4\" x=\"%.1f\" "
             "y=\"%.1f\" text-anchor=\"%s\" fill=\"#555\">%s</text>\n",
-            left, y, right, y, at[k].x, at[k].y, at[k].anchor == 'e' ? "end" : "start",
+            left, y, right, y, at[k].x, at[k].y,
+            at[k].anchor == 'e'   ? "end"
+            : at[k].anchor == 'm' ? "middle"
+                                  : "start",
             rl_svg_escape(label, esc, sizeof esc));
 }
 
@@ -335,9 +375,10 @@ int rl_svg_write(FILE *f, const rl_svg_plot *p)
     /* Events first (their labels stack at the top), then each reference's
      * label where no label is (ref_lines). */
     placed pl = {.n = 0};
+    curves crv = {p, xmax, ymax, left, pw, bottom, ph};
     events(f, p->events, p->nevents, left, pw, xmax, top, bottom, &pl);
     for (size_t i = 0; i < p->nrefs; i++)
-        ref_line(f, &p->refs[i], PY(p->refs[i].value), left, right, top, bottom, &pl);
+        ref_line(f, &p->refs[i], PY(p->refs[i].value), left, right, top, bottom, &pl, &crv);
     /* An id unique in a page that inlines several figures. */
     static unsigned clip_seq;
     unsigned clip = ++clip_seq;
