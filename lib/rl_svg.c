@@ -436,7 +436,8 @@ static const char *span_fill(rl_svg_span_kind k)
  * already in it (|pl|: the labels placed); else right of it, past any
  * label there but within 60 px of the bar, while it stays in the picture
  * (|w| wide); else left of it when no label or bar is there (|solid|:
- * labels and bars); else right of it all the same. */
+ * labels and bars); else right of it past the labels there, however far;
+ * else right of it all the same. */
 static void span_label(FILE *f, const rl_svg_span *s, double y, double x0, double x1, int w, placed *pl, placed *solid)
 {
     char esc[512];
@@ -451,9 +452,8 @@ static void span_label(FILE *f, const rl_svg_span *s, double y, double x0, doubl
     double xin = slide_right(pl, label, x0 + 4, ty, x1 - 4);
     /* Beside it: over another bar if need be (dark on any bar reads), but
      * never past another label, nor far from its own bar. */
-    double xr = xin < 0 ? slide_right(pl, label, x1 + 4, ty, w - 4.0) : -1;
-    if (xr > x1 + 60)
-        xr = -1;
+    double far = xin < 0 ? slide_right(pl, label, x1 + 4, ty, w - 4.0) : -1;
+    double xr = far > x1 + 60 ? -1 : far;
     double lx = point ? x0 - 10 : x0 - 4;
     box l = text_box(label, lx, ty, 'e');
     box b;
@@ -467,8 +467,10 @@ static void span_label(FILE *f, const rl_svg_span *s, double y, double x0, doubl
         b = l;
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#222\">%s</text>\n", lx, ty, esc);
     } else {
-        b = text_box(label, x1 + 4, ty, 's');
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">%s</text>\n", x1 + 4, ty, esc);
+        /* Far from its bar rather than over another label. */
+        double x = far >= 0 ? far : x1 + 4;
+        b = text_box(label, x, ty, 's');
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">%s</text>\n", x, ty, esc);
     }
     place(pl, b);
     place(solid, b);
