@@ -255,8 +255,9 @@ static bool crosses(const curves *c, const box *b)
 
 /* A reference line across the plot at |y|, its label where no label of
  * |pl| is and, when there is such a place, no curve of |c| passes: above
- * its line at the right, below it, at the left, in the middle; where it
- * always went (above, right) when none is free. */
+ * its line at the right, below it, at the left, in the middle, then a
+ * line higher (two references close together); where it always went
+ * (above, right) when none is free. */
 static void ref_line(FILE *f, const rl_svg_ref *ref, double y, double left, double right, double top, double bottom,
                      placed *pl, const curves *c)
 {
@@ -266,8 +267,9 @@ static void ref_line(FILE *f, const rl_svg_ref *ref, double y, double left, doub
     const struct {
         double x, y;
         char anchor;
-    } at[] = {{right - 6, y - 5, 'e'}, {right - 6, y + 15, 'e'}, {left + 6, y - 5, 's'},
-              {left + 6, y + 15, 's'}, {mid, y - 5, 'm'},        {mid, y + 15, 'm'}};
+    } at[] = {{right - 6, y - 5, 'e'},  {right - 6, y + 15, 'e'}, {left + 6, y - 5, 's'},
+              {left + 6, y + 15, 's'},  {mid, y - 5, 'm'},        {mid, y + 15, 'm'},
+              {right - 6, y - 20, 'e'}, {left + 6, y - 20, 's'},  {mid, y - 20, 'm'}};
     const size_t nat = sizeof at / sizeof *at;
     size_t k = nat;
     for (int pass = 0; pass < 2 && k == nat; pass++)
