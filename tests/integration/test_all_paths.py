@@ -257,9 +257,12 @@ def test_every_path_gives_the_same_verdict(folders):
     out = os.path.join(made["base"], "out")
     os.makedirs(out)
     got = {name: {} for name in SCENARIOS}
-    # grade-class: one student folder each, all alice by the roster; and a
-    # classmate (bob) who copied alice's config folder, .relaylab and all.
-    students = {f"s-{name}": (made[name], ALICE) for name in SCENARIOS}
+    # grade-class: one student folder each, and a classmate (bob) who copied
+    # alice's config folder, .relaylab and all. The roster gives each folder
+    # an id of its own (one id for two folders is refused: grade-class's
+    # roster check); alice's on the config folder, whose deployment it picks,
+    # and alice-NAME on the others, whose verdicts no identity changes.
+    students = {f"s-{name}": (made[name], ALICE if name == "cfg" else f"{ALICE}-{name}") for name in SCENARIOS}
     students["s-copy"] = (made["cfg"], BOB)
     # Gradescope: alice uploads py, node (no node_modules), cfg and cov as
     # folders, the C starter flattened (its files at the top), and in an
