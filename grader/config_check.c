@@ -148,7 +148,7 @@ int gr_config_open(gr_ctx *ctx, const char *exercise, gr_config_env *env, gr_sce
     char err[480];
     const char *variant = gr_variant(ctx);
     if (gr_config_world(exercise, gr_world_path(ctx), variant, &env->world, err, sizeof err) != RL_OK)
-        return gr_scenario_decide(res, GR_ERROR, "%s", err);
+        return gr_result(res, GR_ERROR, "%s", err);
     if (env->world.by_seed) {
         /* Quoted in feedback: printable and short. */
         char v[41];
@@ -162,11 +162,11 @@ int gr_config_open(gr_ctx *ctx, const char *exercise, gr_config_env *env, gr_sce
     rl_chancfg *sub;
     int rc = gr_config_load(ctx, &sub, err, sizeof err);
     if (rc != RL_OK)
-        return gr_scenario_decide(res, GR_FAIL, "%s", err);
+        return gr_result(res, GR_FAIL, "%s", err);
     rc = rl_chancfg_in_world(sub, &env->world, &env->cfg, &env->notes);
     rl_chancfg_free(sub);
     if (rc != RL_OK)
-        return gr_scenario_decide(res, GR_ERROR, "out of memory putting the config into its world");
+        return gr_result(res, GR_ERROR, "out of memory putting the config into its world");
     return 0;
 }
 

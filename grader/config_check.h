@@ -44,7 +44,7 @@ typedef struct gr_config_env {
 int gr_config_load(gr_ctx *ctx, rl_chancfg **out, char *err, size_t errlen);
 
 /* Loads the submitted file and puts it into |exercise|'s world. Returns 0
- * with |env| filled, or GR_SCENARIO_DECIDED (scenario.h) with |res| filled
+ * with |env| filled, or GR_DECIDED (scenario.h) with |res| filled
  * (FAIL when the file is not valid JSON, ERROR when the world cannot be
  * loaded). Release |env| with gr_config_close either way. */
 int gr_config_open(gr_ctx *ctx, const char *exercise, gr_config_env *env, gr_scenario_result *res);

@@ -387,7 +387,7 @@ static const live *get_live(gr_ctx *ctx, gr_scenario_result *out)
     if (!l->done || l == &spare)
         live_run(ctx, l);
     if (l->error || l->load_verdict != GR_PASS) {
-        gr_scenario_decide(out, l->error ? GR_ERROR : l->load_verdict, "%s", l->why);
+        gr_result(out, l->error ? GR_ERROR : l->load_verdict, "%s", l->why);
         return NULL;
     }
     return l;

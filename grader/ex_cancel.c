@@ -94,7 +94,7 @@ static int64_t chain_wait_ns(gr_ctx *ctx)
 
 /* Cancels, waits for |method| to end (up to |full_ms| + 1 s: long enough to
  * see a relay that lets it run to its natural end) and judges it. Fills
- * *cc; returns 0, or GR_SCENARIO_DECIDED. */
+ * *cc; returns 0, or GR_DECIDED. */
 static int cancel_and_judge(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method, int64_t full_ms,
                             uint32_t steps, int64_t *cancel_ns, int64_t *end_ns, gr_cancel_check *cc,
                             gr_scenario_result *out)
@@ -325,10 +325,10 @@ static int cancelled_process(gr_ctx *ctx, int i, const rl_proc_sample *start, gr
         decided = gr_process_try_reach(ctx, &c, tag, "Work", 0, LEAK_STEPS, 10, GR_PROCESS_REACH_MS, out);
     }
     if (decided == GR_PROCESS_MISSED)
-        decided = gr_scenario_decide(out, GR_ERROR,
-                                     "Work ran and ended unseen %d times in a row (cancelled call %d): the machine "
-                                     "is too busy to time this scenario -- grade again",
-                                     LEAK_ATTEMPTS, i + 1);
+        decided = gr_result(out, GR_ERROR,
+                            "Work ran and ended unseen %d times in a row (cancelled call %d): the machine "
+                            "is too busy to time this scenario -- grade again",
+                            LEAK_ATTEMPTS, i + 1);
     if (!decided) {
         int64_t cn = gr_scenario_cancel(&c);
         int rc = gr_process_observe_until(ctx, tag, has_ended, (void *)"Work",
@@ -381,8 +381,8 @@ static int hide_running_work(gr_ctx *ctx, uint32_t calls, gr_scenario_result *ou
                             rl_now_ns() + GR_SCENARIO_OBSERVER_MS * RL_NS_PER_MS) != RL_OK ||
         rl_probe_call_wait(&c, c.deadline_ns + GR_SCENARIO_GRACE_MS * RL_NS_PER_MS) != RL_OK ||
         c.batch.status != GRPC_STATUS_OK)
-        decided = gr_scenario_decide(out, GR_ERROR, "the baseline's observer did not take HideRunning (%s)",
-                                     c.done ? rl_status_name(c.batch.status) : "no answer");
+        decided = gr_result(out, GR_ERROR, "the baseline's observer did not take HideRunning (%s)",
+                            c.done ? rl_status_name(c.batch.status) : "no answer");
     rl_probe_call_fini(&c);
     return decided;
 }

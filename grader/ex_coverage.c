@@ -177,8 +177,8 @@ static int observe(gr_ctx *ctx, obs *o, gr_scenario_result *out)
     for (int i = 0; i < NSERVERS; i++) {
         int rc = rl_tworld_observe(&cw->w, i, &o->s[i]);
         if (rc != RL_OK)
-            return gr_scenario_decide(out, GR_ERROR, "tunnel server %s's control service did not answer (%s)", NAMES[i],
-                                      rl_strerror(rc));
+            return gr_result(out, GR_ERROR, "tunnel server %s's control service did not answer (%s)", NAMES[i],
+                             rl_strerror(rc));
     }
     return 0;
 }
@@ -210,12 +210,12 @@ static int settle(gr_ctx *ctx, gr_scenario_result *out)
     /* One more tick: streams placed are named by their first message. */
     rl_sleep_ms(RL_COV_TICK_MS, NULL);
     if (gr_scenario_crash_check(ctx, false, "after it opened its first streams", out))
-        return GR_SCENARIO_DECIDED;
+        return GR_DECIDED;
     if (rl_tworld_last_healthy(&cw->w) < 0)
-        return gr_scenario_decide(out, GR_FAIL,
-                                  "the agent holds no open stream %d ms after its first one: it must keep its "
-                                  "streams open (open %d at start)",
-                                  SETTLE_MS, RL_COV_GROW_MIN);
+        return gr_result(out, GR_FAIL,
+                         "the agent holds no open stream %d ms after its first one: it must keep its "
+                         "streams open (open %d at start)",
+                         SETTLE_MS, RL_COV_GROW_MIN);
     return 0;
 }
 
@@ -225,8 +225,7 @@ static int dispatch(gr_ctx *ctx, int server, uint32_t count, uint32_t work_ms, u
     cov_world *cw = gr_world(ctx);
     int rc = rl_tworld_dispatch(&cw->w, server, count, work_ms, jitter_ms, interval_ms, NULL);
     if (rc != RL_OK)
-        return gr_scenario_decide(out, GR_ERROR, "tunnel server %s refused Dispatch (%s)", NAMES[server],
-                                  rl_strerror(rc));
+        return gr_result(out, GR_ERROR, "tunnel server %s refused Dispatch (%s)", NAMES[server], rl_strerror(rc));
     return 0;
 }
 
@@ -237,7 +236,7 @@ static int wait_answered(gr_ctx *ctx, int server, size_t calls, int64_t t0, int6
 {
     for (;;) {
         if (observe(ctx, o, out))
-            return GR_SCENARIO_DECIDED;
+            return GR_DECIDED;
         gr_cov_waits w;
         gr_cov_wait_stats(o->s[server], t0, INT64_MAX, o->s[server]->now_ns, &w);
         if ((w.calls >= calls && !w.queued && !w.unanswered) || rl_now_ns() >= until || gr_interrupted(ctx))
@@ -357,9 +356,9 @@ static int fresh_world(gr_ctx *ctx, gr_scenario_result *out)
     rl_tworld_stop(&cw->w);
     char err[256] = "";
     if (world_run(ctx, cw, err, sizeof err) != RL_OK)
-        return gr_scenario_decide(out, GR_ERROR, "the coverage world did not start again: %s", err);
+        return gr_result(out, GR_ERROR, "the coverage world did not start again: %s", err);
     if (gr_restart_submission(ctx, 0, out) != RL_OK)
-        return GR_SCENARIO_DECIDED;
+        return GR_DECIDED;
     return 0;
 }
 

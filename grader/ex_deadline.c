@@ -17,12 +17,12 @@
 
 /* Starts Process with |tag| and deadline |d| and waits for its status, then
  * checks that a failed status was not the submission dying. Returns 0 with
- * |c| done and the submission alive, or GR_SCENARIO_DECIDED. */
+ * |c| done and the submission alive, or GR_DECIDED. */
 static int call_process(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_ms, uint32_t steps, int64_t d,
                         gr_scenario_result *out)
 {
     if (gr_process_start(ctx, c, tag, lookup_ms, steps, 10, d, out) || gr_scenario_wait(c, out))
-        return GR_SCENARIO_DECIDED;
+        return GR_DECIDED;
     return gr_scenario_crash_after(ctx, c, "during Process", out);
 }
 

@@ -105,13 +105,12 @@ static int process_on(gr_ctx *ctx, int i, const char *suffix, gr_scenario_result
     rl_probe_call c;
     grpc_channel *ch = gr_submission_channel_at(ctx, i);
     if (!ch)
-        return gr_scenario_decide(out, GR_ERROR, "instance %d has no channel", i + 1);
+        return gr_result(out, GR_ERROR, "instance %d has no channel", i + 1);
     int rc = gr_scenario_call(&c, ch, "/relaylab.Relay/Process", &req.base, rl_now_ns() + CALL_MS * RL_NS_PER_MS, out);
     bool ok = !rc && gr_process_reply_ok(&c, tag, why, sizeof why);
     rl_probe_call_fini(&c);
     if (!rc && !ok)
-        rc = gr_scenario_decide(out, GR_FAIL, "Process on instance %d (%s): %s", i + 1, gr_submission_addr_at(ctx, i),
-                                why);
+        rc = gr_result(out, GR_FAIL, "Process on instance %d (%s): %s", i + 1, gr_submission_addr_at(ctx, i), why);
     return rc;
 }
 

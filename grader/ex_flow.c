@@ -119,29 +119,29 @@ gr_flow_cancel_verdict gr_flow_judge_cancel(int64_t cpu_ms, int64_t wait_ms, int
 }
 
 /* Turns a failed rl_flow_* step into a verdict: CRASH when the submission
- * died, else TIMEOUT, FAIL or ERROR by |rc|. Returns GR_SCENARIO_DECIDED. */
+ * died, else TIMEOUT, FAIL or ERROR by |rc|. Returns GR_DECIDED. */
 static int failed(gr_ctx *ctx, int rc, const rl_stream *s, const char *err, const char *what, gr_scenario_result *out)
 {
     /* A closed connection or a group gone from /proc: signs of death. */
     bool likely_dead = (s->status_done && gr_scenario_status_says_dead(s->status)) || rc == RL_ENOTFOUND;
     if (gr_scenario_crash_check(ctx, likely_dead, what, out))
-        return GR_SCENARIO_DECIDED;
+        return GR_DECIDED;
     switch (rc) {
-    case RL_ETIMEOUT: return gr_scenario_decide(out, GR_TIMEOUT, "%s: %s", what, err);
-    case RL_EINVAL: return gr_scenario_decide(out, GR_FAIL, "%s: %s", what, err);
-    case RL_EGRPC: return gr_scenario_decide(out, s->call ? GR_FAIL : GR_ERROR, "%s: %s", what, err);
-    default: return gr_scenario_decide(out, GR_ERROR, "%s: %s", what, err);
+    case RL_ETIMEOUT: return gr_result(out, GR_TIMEOUT, "%s: %s", what, err);
+    case RL_EINVAL: return gr_result(out, GR_FAIL, "%s: %s", what, err);
+    case RL_EGRPC: return gr_result(out, s->call ? GR_FAIL : GR_ERROR, "%s: %s", what, err);
+    default: return gr_result(out, GR_ERROR, "%s: %s", what, err);
     }
 }
 
 /* The submission's processes could not be read: CRASH when it died (a
  * group gone from /proc is a sign of death), else ERROR. Returns
- * GR_SCENARIO_DECIDED. */
+ * GR_DECIDED. */
 static int unreadable(gr_ctx *ctx, const char *what, gr_scenario_result *out)
 {
     if (gr_scenario_crash_check(ctx, true, what, out))
-        return GR_SCENARIO_DECIDED;
-    return gr_scenario_decide(out, GR_ERROR, "cannot read the submission's processes from /proc");
+        return GR_DECIDED;
+    return gr_result(out, GR_ERROR, "cannot read the submission's processes from /proc");
 }
 
 /* One watched Produce: its options, the group's RSS watch, the stream. */
@@ -157,46 +157,46 @@ typedef struct watched {
  * rule is broken whatever the timing, so that is the verdict (a starved
  * Node producer that queues the whole stream before its event loop sends
  * any of it was reported TIMEOUT; gr_flow_first_late_over_budget). Returns
- * GR_SCENARIO_DECIDED, or 0 when the rule does not apply. */
+ * GR_DECIDED, or 0 when the rule does not apply. */
 static int grew_before_first(const watched *wa, int rc, const char *what, gr_scenario_result *out)
 {
     uint64_t growth = rl_memwatch_growth(&wa->w);
     if (!gr_flow_first_late_over_budget(rc, wa->s.received, wa->o.read_first, growth, wa->o.undecided_hi))
         return 0;
-    return gr_scenario_decide(out, GR_FAIL,
-                              "while %s had sent nothing yet, RSS grew %.1f MiB (%.1f -> %.1f MiB, budget %.0f MiB): "
-                              "the producer makes the whole response before it sends any of it -- make each chunk "
-                              "when the window lets the last one go",
-                              what, (double)growth / RL_MIB, (double)wa->w.base_rss / RL_MIB,
-                              (double)wa->w.peak_rss / RL_MIB, (double)wa->o.undecided_hi / RL_MIB);
+    return gr_result(out, GR_FAIL,
+                     "while %s had sent nothing yet, RSS grew %.1f MiB (%.1f -> %.1f MiB, budget %.0f MiB): "
+                     "the producer makes the whole response before it sends any of it -- make each chunk "
+                     "when the window lets the last one go",
+                     what, (double)growth / RL_MIB, (double)wa->w.base_rss / RL_MIB, (double)wa->w.peak_rss / RL_MIB,
+                     (double)wa->o.undecided_hi / RL_MIB);
 }
 
 /* A watch that ended with the RSS still rising has not shown whether the
  * producer stops: on a quiet machine every producer is flat or past its
  * budget long before, so this is a machine too busy to judge, not a PASS.
- * Returns GR_SCENARIO_DECIDED (ERROR), or 0. */
+ * Returns GR_DECIDED (ERROR), or 0. */
 static int still_rising(const watched *wa, gr_scenario_result *out)
 {
     if (!wa->res.rising)
         return 0;
     if (wa->o.starved_pct > 0 && wa->res.wait_pct > wa->o.starved_pct)
-        return gr_scenario_decide(out, GR_ERROR,
-                                  "after %.1f s the producer's processes were still waiting for a CPU %d%% of the "
-                                  "time (RSS %.1f MiB over the start, budget %.0f MiB): it had too little CPU to "
-                                  "show whether it waits for the window -- grade again on a less busy machine",
-                                  wa->res.watched_ms / 1000.0, wa->res.wait_pct,
-                                  (double)rl_memwatch_growth(&wa->w) / RL_MIB, (double)wa->o.undecided_hi / RL_MIB);
-    return gr_scenario_decide(out, GR_ERROR,
-                              "after %.1f s the producer's RSS was still rising (%.1f MiB in the last second, %.1f "
-                              "MiB in the last %.0f s, %.1f MiB in all, budget %.0f MiB): it had too little CPU to "
-                              "show whether it waits for the window -- grade again on a less busy machine",
-                              wa->res.watched_ms / 1000.0, (double)rl_memwatch_rise(&wa->w, RL_NS_PER_SEC) / RL_MIB,
-                              (double)rl_memwatch_rise(&wa->w, TREND_MS * RL_NS_PER_MS) / RL_MIB, TREND_MS / 1000.0,
-                              (double)rl_memwatch_growth(&wa->w) / RL_MIB, (double)wa->o.undecided_hi / RL_MIB);
+        return gr_result(out, GR_ERROR,
+                         "after %.1f s the producer's processes were still waiting for a CPU %d%% of the "
+                         "time (RSS %.1f MiB over the start, budget %.0f MiB): it had too little CPU to "
+                         "show whether it waits for the window -- grade again on a less busy machine",
+                         wa->res.watched_ms / 1000.0, wa->res.wait_pct, (double)rl_memwatch_growth(&wa->w) / RL_MIB,
+                         (double)wa->o.undecided_hi / RL_MIB);
+    return gr_result(out, GR_ERROR,
+                     "after %.1f s the producer's RSS was still rising (%.1f MiB in the last second, %.1f "
+                     "MiB in the last %.0f s, %.1f MiB in all, budget %.0f MiB): it had too little CPU to "
+                     "show whether it waits for the window -- grade again on a less busy machine",
+                     wa->res.watched_ms / 1000.0, (double)rl_memwatch_rise(&wa->w, RL_NS_PER_SEC) / RL_MIB,
+                     (double)rl_memwatch_rise(&wa->w, TREND_MS * RL_NS_PER_MS) / RL_MIB, TREND_MS / 1000.0,
+                     (double)rl_memwatch_growth(&wa->w) / RL_MIB, (double)wa->o.undecided_hi / RL_MIB);
 }
 
 /* Starts the group watch and the stalled (or slow) read |wa->o| describes.
- * Returns 0, or GR_SCENARIO_DECIDED. Finish |wa| with unwatch either way. */
+ * Returns 0, or GR_DECIDED. Finish |wa| with unwatch either way. */
 static int watch(gr_ctx *ctx, watched *wa, gr_scenario_result *out)
 {
     memset(&wa->w, 0, sizeof wa->w);
@@ -211,7 +211,7 @@ static int watch(gr_ctx *ctx, watched *wa, gr_scenario_result *out)
     if (rc == RL_OK)
         return 0;
     if (grew_before_first(wa, rc, what, out))
-        return GR_SCENARIO_DECIDED;
+        return GR_DECIDED;
     return failed(ctx, rc, &wa->s, err, what, out);
 }
 
@@ -512,14 +512,13 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
     gr_flow_cancel_verdict cv = gr_flow_judge_cancel(cpu_ms, wait_ms, window_ms);
     cancel_figure(out, w, cn, t0, t0 + window_ms * RL_NS_PER_MS, cpu_ms, window_ms, cv);
     if (cv == GR_FLOW_STARVED) {
-        gr_scenario_decide(
-            out, GR_ERROR,
-            "in the %lld ms starting %d ms after the cancel the submission used %lld ms of CPU but "
-            "waited %lld ms for one (a stopped producer asks for at most %d per %d ms, one that goes on "
-            "for %d or more): the machine gave it too little to show whether it stopped -- grade again on a "
-            "less busy machine",
-            (long long)window_ms, CANCEL_SETTLE_MS, (long long)cpu_ms, (long long)wait_ms, GR_FLOW_CANCEL_IDLE_MS,
-            GR_FLOW_CANCEL_WINDOW_MS, GR_FLOW_CANCEL_GOES_ON_MS);
+        gr_result(out, GR_ERROR,
+                  "in the %lld ms starting %d ms after the cancel the submission used %lld ms of CPU but "
+                  "waited %lld ms for one (a stopped producer asks for at most %d per %d ms, one that goes on "
+                  "for %d or more): the machine gave it too little to show whether it stopped -- grade again on a "
+                  "less busy machine",
+                  (long long)window_ms, CANCEL_SETTLE_MS, (long long)cpu_ms, (long long)wait_ms, GR_FLOW_CANCEL_IDLE_MS,
+                  GR_FLOW_CANCEL_WINDOW_MS, GR_FLOW_CANCEL_GOES_ON_MS);
         goto done;
     }
     if (cv == GR_FLOW_WENT_ON && gr_flow_judge_cancel_cpu(cpu_ms, window_ms)) {
@@ -602,7 +601,7 @@ static int cancelled_produce(gr_ctx *ctx, int i, const rl_proc_sample *start, gr
     }
     if (ran_away) {
         rl_stream_fini(&s);
-        return gr_scenario_decide(out, GR_FAIL, "%s", err);
+        return gr_result(out, GR_FAIL, "%s", err);
     }
     if (rc == RL_OK && end) {
         rl_stream_wait_status(&s, rl_now_ns() + 1000 * RL_NS_PER_MS);

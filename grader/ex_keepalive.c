@@ -166,13 +166,13 @@ typedef struct live_env {
     int64_t real_ka; /* config's client keepalive time, INT_MAX: off */
 } live_env;
 
-/* Sets up |env|. Returns 0, or GR_SCENARIO_DECIDED. End it with
+/* Sets up |env|. Returns 0, or GR_DECIDED. End it with
  * live_done either way. */
 static int live_open(gr_ctx *ctx, live_env *env, gr_scenario_result *out)
 {
     memset(env, 0, sizeof *env);
     if (gr_config_open(ctx, "keepalive", &env->ce, out))
-        return GR_SCENARIO_DECIDED;
+        return GR_DECIDED;
     env->cfg = env->ce.cfg;
     /* gr_config_world made sure the world has an intermediary. */
     rl_chancfg_intermediary(env->cfg, &env->idle_ms, &env->kind);
@@ -195,12 +195,12 @@ static int live_open(gr_ctx *ctx, live_env *env, gr_scenario_result *out)
     argv[na] = NULL;
     char err[256];
     if (gr_restart_baseline(ctx, 0, argv, err, sizeof err) != RL_OK)
-        return gr_scenario_decide(out, GR_ERROR, "cannot restart the baseline with the server args: %s", err);
+        return gr_result(out, GR_ERROR, "cannot restart the baseline with the server args: %s", err);
     /* The NAT: the intermediary with the baseline as its one upstream. */
     int port = atoi(strrchr(gr_baseline_addr(ctx, 0), ':') + 1);
     rl_intermediary_options nat = {.upstream_ports = &port, .nupstreams = 1, .idle_drop_ms = env->nat_ms};
     if (rl_intermediary_start(&nat, &env->im, err, sizeof err) != RL_OK)
-        return gr_scenario_decide(out, GR_ERROR, "%s", err);
+        return gr_result(out, GR_ERROR, "%s", err);
 
     grpc_arg cargs[NCLIENT];
     size_t nc = 0;

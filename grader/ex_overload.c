@@ -116,14 +116,14 @@ static int set_world(gr_ctx *ctx, const char *method, const ProtobufCMessage *re
 {
     grpc_channel *ch = gr_baseline_channel(ctx, 0);
     if (!ch)
-        return gr_scenario_decide(out, GR_ERROR, "the baseline is not running");
+        return gr_result(out, GR_ERROR, "the baseline is not running");
     rl_probe_call c;
     int decided = 0;
     if (rl_probe_call_start(&c, ch, method, req, rl_now_ns() + GR_SCENARIO_OBSERVER_MS * RL_NS_PER_MS) != RL_OK ||
         rl_probe_call_wait(&c, c.deadline_ns + GR_SCENARIO_GRACE_MS * RL_NS_PER_MS) != RL_OK ||
         c.batch.status != GRPC_STATUS_OK)
-        decided = gr_scenario_decide(out, GR_ERROR, "the baseline's observer did not take %s (%s)", method,
-                                     c.done ? rl_status_name(c.batch.status) : "no answer");
+        decided = gr_result(out, GR_ERROR, "the baseline's observer did not take %s (%s)", method,
+                            c.done ? rl_status_name(c.batch.status) : "no answer");
     rl_probe_call_fini(&c);
     return decided;
 }
@@ -140,7 +140,7 @@ static int warm_up(gr_ctx *ctx, gr_scenario_result *out)
     if (!decided)
         decided = gr_scenario_crash_after(ctx, &c, "on the first call", out);
     if (!decided && !gr_process_reply_ok(&c, tag, why, sizeof why))
-        decided = gr_scenario_decide(out, GR_FAIL, "with the backend healthy, a first Process call failed: %s", why);
+        decided = gr_result(out, GR_FAIL, "with the backend healthy, a first Process call failed: %s", why);
     rl_probe_call_fini(&c);
     return decided;
 }
@@ -152,7 +152,7 @@ static int one_call(gr_ctx *ctx, rl_probe_call *c, const char *what, int i, int6
     char tag[200];
     snprintf(tag, sizeof tag, "%s.%s.%d", gr_tag(ctx), what, i);
     if (gr_process_start(ctx, c, tag, 0, 1, 10, rl_now_ns() + deadline_ms * RL_NS_PER_MS, out))
-        return GR_SCENARIO_DECIDED;
+        return GR_DECIDED;
     return gr_scenario_wait(c, out);
 }
 
@@ -214,7 +214,7 @@ static int observe_all(gr_ctx *ctx, int64_t until_ns, Relaylab__ObserveReply **o
 {
     grpc_channel *ch = gr_baseline_channel(ctx, 0);
     if (!ch)
-        return gr_scenario_decide(out, GR_ERROR, "the baseline is not running");
+        return gr_result(out, GR_ERROR, "the baseline is not running");
     int rc = rl_observe_until(ch, "", rl_observe_all_ended, NULL, until_ns, 20, obs);
     return gr_scenario_observed(rc, *obs, out);
 }
@@ -645,7 +645,7 @@ static int offer_load(gr_ctx *ctx, rl_proc_peak *w, rl_load_call **calls, size_t
                          .user = w,
                          .tick_ms = OL_RSS_TICK_MS};
     if (rl_load_run(gr_submission_channel(ctx), &o, GR_SCENARIO_GRACE_MS, calls, n) != RL_OK)
-        return gr_scenario_decide(out, GR_ERROR, "cannot start the client calls");
+        return gr_result(out, GR_ERROR, "cannot start the client calls");
     return 0;
 }
 

@@ -48,14 +48,14 @@ static int env_open(gr_ctx *ctx, const char *rpc, retry_env *env, gr_scenario_re
 {
     memset(env, 0, sizeof *env);
     if (gr_config_open(ctx, "retry", &env->ce, out))
-        return GR_SCENARIO_DECIDED;
+        return GR_DECIDED;
     env->cfg = env->ce.cfg;
     if (rl_chancfg_calls_deadline(env->cfg, &env->budget_ms) != RL_OK)
         env->budget_ms = DEFAULT_BUDGET_MS;
     char *sc = NULL;
     if (rl_chancfg_service_config(env->cfg, &sc) != RL_OK || !sc) {
         free(sc);
-        return gr_scenario_decide(out, GR_FAIL, "the config has no client.service_config, so no call is ever retried");
+        return gr_result(out, GR_FAIL, "the config has no client.service_config, so no call is ever retried");
     }
     grpc_arg arg[2] = {{.type = GRPC_ARG_STRING, .key = (char *)GRPC_ARG_SERVICE_CONFIG, .value.string = sc}};
     grpc_channel_args args = {1, arg};
@@ -97,7 +97,7 @@ static void why_not_retried(const retry_env *env, const char *rpc, int code, cha
 
 /* Calls Baseline/|rpc| with |tag| (Lookup with no delay, Work with no
  * steps) and collects the baseline's attempts for it. Returns 0, or
- * GR_SCENARIO_DECIDED (ERROR). */
+ * GR_DECIDED (ERROR). */
 static int call_attempts(gr_ctx *ctx, retry_env *env, const char *rpc, const char *tag, rl_probe_call *c,
                          Relaylab__ObserveReply **obs, gr_scenario_result *out)
 {
@@ -109,24 +109,24 @@ static int call_attempts(gr_ctx *ctx, retry_env *env, const char *rpc, const cha
     snprintf(method, sizeof method, "/relaylab.Baseline/%s", rpc);
     if (gr_scenario_call(c, env->ch, method, work ? &wreq.base : &lreq.base,
                          rl_now_ns() + env->budget_ms * RL_NS_PER_MS, out))
-        return GR_SCENARIO_DECIDED;
+        return GR_DECIDED;
     /* An attempt still in flight at the deadline ends right after it. */
     return gr_scenario_observe(ctx, tag, obs, out);
 }
 
 /* A lame channel (gRPC refused the service config) fails every call with
  * INVALID_ARGUMENT before anything reaches the baseline: FAIL, and
- * GR_SCENARIO_DECIDED; else 0. */
+ * GR_DECIDED; else 0. */
 static int lame(const rl_probe_call *c, const Relaylab__ObserveReply *obs, gr_scenario_result *out)
 {
     if (rl_observe_count(obs, NULL) > 0 || c->batch.status != GRPC_STATUS_INVALID_ARGUMENT)
         return 0;
     char details[256];
     rl_probe_call_details(c, details, sizeof details);
-    return gr_scenario_decide(out, GR_FAIL,
-                              "gRPC refused the service config: every call fails INVALID_ARGUMENT (\"%s\") before "
-                              "it is sent; run bin/channel-config check for the reason",
-                              details);
+    return gr_result(out, GR_FAIL,
+                     "gRPC refused the service config: every call fails INVALID_ARGUMENT (\"%s\") before "
+                     "it is sent; run bin/channel-config check for the reason",
+                     details);
 }
 
 /* Checks that attempt k carried grpc-previous-rpc-attempts k-1. */
@@ -187,13 +187,13 @@ static void attempts_figure(gr_scenario_result *out, const char *rpc, int64_t st
 
 /* Makes the baseline fail the first |fail_first| attempts of |rpc| with
  * |code| (after the first message when |after_first_message|). Returns 0,
- * or GR_SCENARIO_DECIDED (ERROR). */
+ * or GR_DECIDED (ERROR). */
 static int arm_fault(gr_ctx *ctx, const char *rpc, uint32_t fail_first, int code, bool after_first_message,
                      gr_scenario_result *out)
 {
     if (rl_observer_set_fault(gr_baseline_channel(ctx, 0), rpc, fail_first, code, after_first_message,
                               GR_SCENARIO_OBSERVER_MS) != RL_OK)
-        return gr_scenario_decide(out, GR_ERROR, "the baseline refused the fault injection");
+        return gr_result(out, GR_ERROR, "the baseline refused the fault injection");
     return 0;
 }
 

@@ -59,16 +59,16 @@
 static const char *const shutdown_env[] = {GRACE_ENV, NULL};
 
 /* Sends SIGTERM to the submission; returns 0 with *at the instant, or
- * GR_SCENARIO_DECIDED (CRASH when it had already died, ERROR when the
+ * GR_DECIDED (CRASH when it had already died, ERROR when the
  * signal could not be sent). */
 static int send_sigterm(gr_ctx *ctx, int instance, int64_t *at, gr_scenario_result *out)
 {
     int rc = gr_signal_submission_at(ctx, instance, SIGTERM);
     *at = rl_now_ns();
     if (rc == RL_ECHILD && gr_scenario_crash_check(ctx, true, "before the grader sent SIGTERM", out))
-        return GR_SCENARIO_DECIDED;
+        return GR_DECIDED;
     if (rc != RL_OK)
-        return gr_scenario_decide(out, GR_ERROR, "cannot send the submission SIGTERM: %s", rl_strerror(rc));
+        return gr_result(out, GR_ERROR, "cannot send the submission SIGTERM: %s", rl_strerror(rc));
     return 0;
 }
 
@@ -123,7 +123,7 @@ static bool work_ended(const Relaylab__ObserveReply *r, void *user)
  * the baseline; the client's answer, later, when there is no record), which
  * is how long a server that stops at once had to show it. Returns 0 when
  * that was long enough (gr_judge_signal_in_time), IN_FLIGHT_TOO_LATE when
- * not, GR_SCENARIO_DECIDED on the observer's ERROR. */
+ * not, GR_DECIDED on the observer's ERROR. */
 static int signal_in_time(gr_ctx *ctx, const char *tag, const rl_probe_call *c, int64_t s, int64_t *left_ms,
                           gr_scenario_result *out)
 {
@@ -149,14 +149,14 @@ static int signal_in_flight(gr_ctx *ctx, rl_probe_call *c, const char *tag, bool
                             gr_scenario_result *out)
 {
     if (start_in_flight(ctx, c, tag, SHORT_STEPS, out))
-        return GR_SCENARIO_DECIDED;
+        return GR_DECIDED;
     if (late)
         rl_probe_call_wait(c, rl_now_ns() + (SHORT_STEPS * STEP_MS + GRACE_MS) * RL_NS_PER_MS);
-    return send_sigterm(ctx, 0, s_ns, out) ? GR_SCENARIO_DECIDED : 0;
+    return send_sigterm(ctx, 0, s_ns, out) ? GR_DECIDED : 0;
 }
 
 /* One run of in-flight with tag |tag|, SIGTERM sent late when |late|:
- * returns 0 or GR_SCENARIO_DECIDED with |out| set, or IN_FLIGHT_TOO_LATE
+ * returns 0 or GR_DECIDED with |out| set, or IN_FLIGHT_TOO_LATE
  * with |out| untouched and *left_ms how long the Work ran on after SIGTERM
  * (negative: it had ended). */
 static int in_flight_try(gr_ctx *ctx, const char *tag, bool late, int64_t *left_ms, gr_scenario_result *out)
@@ -229,12 +229,12 @@ static int in_flight_runs(gr_ctx *ctx, in_flight_fn run, int late_tries, gr_scen
     char runs[96] = "";
     for (int i = 0, n = 0; i < IN_FLIGHT_TRIES && n >= 0 && (size_t)n < sizeof runs; i++)
         n += snprintf(runs + n, sizeof runs - (size_t)n, "%s%lld", i ? ", " : "", (long long)left[i]);
-    return gr_scenario_decide(out, GR_ERROR,
-                              "grade again: the machine was too slow to tell. In %d tries the call in flight at "
-                              "SIGTERM completed OK, but SIGTERM came too late to tell a drain from a server that "
-                              "stops at once: its Work ran on only %s ms after the signal (negative: it had ended "
-                              "before), less than the %lld ms a stop(0) needs to be seen",
-                              IN_FLIGHT_TRIES, runs, (long long)gr_judge_stop_margin(SHORT_STEPS, STEP_MS));
+    return gr_result(out, GR_ERROR,
+                     "grade again: the machine was too slow to tell. In %d tries the call in flight at "
+                     "SIGTERM completed OK, but SIGTERM came too late to tell a drain from a server that "
+                     "stops at once: its Work ran on only %s ms after the signal (negative: it had ended "
+                     "before), less than the %lld ms a stop(0) needs to be seen",
+                     IN_FLIGHT_TRIES, runs, (long long)gr_judge_stop_margin(SHORT_STEPS, STEP_MS));
 }
 
 static int in_flight(gr_ctx *ctx, gr_scenario_result *out)
@@ -641,7 +641,7 @@ static int reach_on(gr_ctx *ctx, int i, rl_probe_call *c, const char *tag, gr_sc
     gr_note_tag(ctx, tag);
     if (rl_probe_call_start(c, gr_submission_channel_at(ctx, i), "/relaylab.Relay/Process", &req.base,
                             rl_now_ns() + NEW_CALL_MS * RL_NS_PER_MS) != RL_OK)
-        return gr_scenario_decide(out, GR_ERROR, "cannot start the Process call");
+        return gr_result(out, GR_ERROR, "cannot start the Process call");
     return 0;
 }
 
@@ -691,8 +691,8 @@ static int rolling(gr_ctx *ctx, gr_scenario_result *out)
         char st[200] = "no answer";
         if (held.done)
             gr_process_status_text(&held, st, sizeof st);
-        decided = gr_scenario_decide(out, GR_FAIL, "a Process call on instance 1 never reached Work within %d ms (%s)",
-                                     GR_PROCESS_REACH_MS, st);
+        decided = gr_result(out, GR_FAIL, "a Process call on instance 1 never reached Work within %d ms (%s)",
+                            GR_PROCESS_REACH_MS, st);
     }
     if (!decided)
         decided = send_sigterm(ctx, 0, &s, out);

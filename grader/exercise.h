@@ -26,8 +26,8 @@ typedef struct gr_scenario {
     const char *id;    /* rubric key, e.g. "shrinks" */
     const char *title; /* shown in the table */
     /* Runs the scenario against the running submission and baseline.
-     * Returns 0 with *out filled, or a negative RL_E* code when the grader
-     * itself failed (out->feedback then says why). */
+     * Returns GR_DECIDED (or 0) with *out filled, or a negative RL_E* code
+     * when the grader itself failed (out->feedback then says why). */
     int (*run)(gr_ctx *ctx, gr_scenario_result *out);
     int instances; /* command submissions: instances this scenario needs,
                     * when not the exercise's (0: the exercise's) */

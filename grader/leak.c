@@ -263,12 +263,12 @@ static int steady(pid_t pgid, int64_t until_ns, rl_proc_sample *out)
 
 /* The group could not be sampled: CRASH when the submission died (a group
  * gone from /proc is a sign of death), else ERROR. Returns
- * GR_SCENARIO_DECIDED. */
+ * GR_DECIDED. */
 static int gone(gr_ctx *ctx, gr_scenario_result *out)
 {
     if (gr_scenario_crash_check(ctx, true, "during the cancelled calls", out))
-        return GR_SCENARIO_DECIDED;
-    return gr_scenario_decide(out, GR_ERROR, "cannot read the submission's processes from /proc");
+        return GR_DECIDED;
+    return gr_result(out, GR_ERROR, "cannot read the submission's processes from /proc");
 }
 
 /* The picture of a batch that a call stopped (it failed, or the submission
@@ -299,14 +299,14 @@ static void stopped_figure(gr_figure *f, const char *calls_what, const gr_leak_t
  * has not run away from |start|, raising *peak_rss (NULL: not kept) to the
  * largest RSS seen after a call and keeping each call's in |tr| (indexed
  * by the call's number). A runaway is drawn (gr_leak_figure) as it is
- * judged. Returns 0, or GR_SCENARIO_DECIDED. */
+ * judged. Returns 0, or GR_DECIDED. */
 static int run_calls(gr_ctx *ctx, gr_leak_call_fn call, int from, int to, const rl_proc_sample *start,
                      const char *calls_what, uint64_t *peak_rss, gr_leak_trace *tr, gr_scenario_result *out)
 {
     for (int i = from; i < to; i++) {
         if (call(ctx, i, start, out)) {
             stopped_figure(&out->figure, calls_what, tr, i);
-            return GR_SCENARIO_DECIDED;
+            return GR_DECIDED;
         }
         rl_proc_sample now;
         if (rl_proc_group_sample(gr_submission_pgid(ctx), &now) != RL_OK)
@@ -321,14 +321,14 @@ static int run_calls(gr_ctx *ctx, gr_leak_call_fn call, int from, int to, const 
             char fb[400];
             gr_leak_figure(&out->figure, calls_what, tr, NULL);
             gr_leak_runaway_feedback(start, &now, i + 1, calls_what, fb, sizeof fb);
-            return gr_scenario_decide(out, GR_FAIL, "%s", fb);
+            return gr_result(out, GR_FAIL, "%s", fb);
         }
     }
     return 0;
 }
 
 /* The whole no-leak scenario; always decides, so it returns
- * GR_SCENARIO_DECIDED. */
+ * GR_DECIDED. */
 static int judge_batch(gr_ctx *ctx, gr_leak_call_fn call, const char *calls_what, gr_scenario_result *out)
 {
     pid_t pgid = gr_submission_pgid(ctx);
@@ -342,7 +342,7 @@ static int judge_batch(gr_ctx *ctx, gr_leak_call_fn call, const char *calls_what
     tr.start = start.rss_bytes;
     uint64_t warm_peak = start.rss_bytes;
     if (run_calls(ctx, call, 0, GR_LEAK_WARMUP_CALLS, &start, calls_what, &warm_peak, &tr, out))
-        return GR_SCENARIO_DECIDED;
+        return GR_DECIDED;
     if (steady(pgid, rl_now_ns() + GR_LEAK_SETTLE_MS * RL_NS_PER_MS, &before) != RL_OK)
         return gone(ctx, out);
     /* What the allocator keeps of a call of this kind shows between the
@@ -351,21 +351,21 @@ static int judge_batch(gr_ctx *ctx, gr_leak_call_fn call, const char *calls_what
         before.rss_bytes = warm_peak;
     tr.before = before.rss_bytes;
     if (run_calls(ctx, call, GR_LEAK_WARMUP_CALLS, total, &start, calls_what, NULL, &tr, out))
-        return GR_SCENARIO_DECIDED;
+        return GR_DECIDED;
     if (gr_leak_settle(pgid, &start, &before, GR_LEAK_CALLS, rl_now_ns() + GR_LEAK_SETTLE_MS * RL_NS_PER_MS, &after) !=
         RL_OK)
         return gone(ctx, out);
     if (gr_leak_runaway(&start, &after)) {
         gr_leak_figure(&out->figure, calls_what, &tr, NULL);
         gr_leak_runaway_feedback(&start, &after, total, calls_what, fb, sizeof fb);
-        return gr_scenario_decide(out, GR_FAIL, "%s", fb);
+        return gr_result(out, GR_FAIL, "%s", fb);
     }
     gr_leak_check lc;
     uint64_t highs = gr_leak_high_steps(before.rss_bytes, tr.rss + GR_LEAK_WARMUP_CALLS, GR_LEAK_CALLS);
     gr_leak_judge(&before, &after, GR_LEAK_CALLS, highs, &lc);
     gr_leak_figure(&out->figure, calls_what, &tr, &lc);
     gr_leak_feedback(&lc, calls_what, fb, sizeof fb);
-    return gr_scenario_decide(out, lc.pass ? GR_PASS : GR_FAIL, "%s", fb);
+    return gr_result(out, lc.pass ? GR_PASS : GR_FAIL, "%s", fb);
 }
 
 int gr_leak_scenario(gr_ctx *ctx, gr_leak_call_fn call, const char *calls_what, gr_scenario_result *out)

@@ -137,7 +137,7 @@ int gr_leak_settle(pid_t pgid, const rl_proc_sample *start, const rl_proc_sample
  * against it meanwhile, so a producer that makes a whole response before
  * sending any of it fails at the same point on any machine instead of
  * dying of the data limit at a moment that depends on its speed. Returns
- * 0, or GR_SCENARIO_DECIDED with the verdict in |out| (the call could not
+ * 0, or GR_DECIDED with the verdict in |out| (the call could not
  * be made, or the group ran away: FAIL, TIMEOUT, CRASH, ERROR). */
 typedef int (*gr_leak_call_fn)(gr_ctx *ctx, int i, const rl_proc_sample *start, gr_scenario_result *out);
 

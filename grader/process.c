@@ -19,7 +19,7 @@ int gr_process_start(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lo
     req.step_ms = step_ms;
     gr_note_tag(ctx, tag);
     if (rl_probe_call_start(c, gr_submission_channel(ctx), "/relaylab.Relay/Process", &req.base, deadline_ns) != RL_OK)
-        return gr_scenario_decide(res, GR_ERROR, "cannot start the Process call");
+        return gr_result(res, GR_ERROR, "cannot start the Process call");
     return 0;
 }
 
@@ -63,7 +63,7 @@ int gr_process_observe_until(gr_ctx *ctx, const char *tag, rl_observe_pred pred,
 int gr_process_observe(gr_ctx *ctx, const char *tag, Relaylab__ObserveReply **out, gr_scenario_result *res)
 {
     if (gr_scenario_observe(ctx, "", out, res))
-        return GR_SCENARIO_DECIDED;
+        return GR_DECIDED;
     keep_records_of(ctx, tag, *out);
     return 0;
 }
@@ -130,7 +130,7 @@ static bool is_running(const Relaylab__ObserveReply *r, void *user)
 
 /* Judges a Process call that ended, or a relay that never reached |method|
  * within |reach_ms|, from |nl| Lookup and |nw| Work records. Returns
- * GR_SCENARIO_DECIDED. */
+ * GR_DECIDED. */
 static int not_reached(gr_ctx *ctx, const rl_probe_call *c, const char *method, int64_t reach_ms, size_t nl, size_t nw,
                        gr_scenario_result *out)
 {
@@ -138,32 +138,32 @@ static int not_reached(gr_ctx *ctx, const rl_probe_call *c, const char *method, 
     snprintf(what, sizeof what, "before %s started", method);
     /* A call that ended before the relay got there is a sign of death. */
     if (gr_scenario_crash_check(ctx, c->done, what, out))
-        return GR_SCENARIO_DECIDED;
+        return GR_DECIDED;
     if (c->done && c->batch.status == GRPC_STATUS_DEADLINE_EXCEEDED) {
         /* Every call start_and_reach makes has no deadline: this status is
          * the relay's own doing (judge.h). */
         char fb[GR_FEEDBACK_MAX];
         gr_judge_no_deadline_expired_feedback(gr_ms_between(c->start_ns, c->end_ns), nl, nw, fb, sizeof fb);
-        return gr_scenario_decide(out, GR_FAIL, "%s", fb);
+        return gr_result(out, GR_FAIL, "%s", fb);
     }
     if (c->done) {
         char st[200];
         gr_process_status_text(c, st, sizeof st);
-        return gr_scenario_decide(out, GR_FAIL,
-                                  "Process returned %s before %s ran (the baseline saw %zu Lookup and %zu Work calls)",
-                                  st, method, nl, nw);
+        return gr_result(out, GR_FAIL,
+                         "Process returned %s before %s ran (the baseline saw %zu Lookup and %zu Work calls)", st,
+                         method, nl, nw);
     }
-    return gr_scenario_decide(out, GR_TIMEOUT,
-                              "%s never started within %lld ms of the Process call (the baseline saw %zu Lookup and "
-                              "%zu Work calls) and Process did not answer",
-                              method, (long long)reach_ms, nl, nw);
+    return gr_result(out, GR_TIMEOUT,
+                     "%s never started within %lld ms of the Process call (the baseline saw %zu Lookup and "
+                     "%zu Work calls) and Process did not answer",
+                     method, (long long)reach_ms, nl, nw);
 }
 
 int gr_process_try_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method, uint32_t lookup_ms,
                          uint32_t steps, uint32_t step_ms, int64_t reach_ms, gr_scenario_result *out)
 {
     if (gr_process_start(ctx, c, tag, lookup_ms, steps, step_ms, RL_NO_DEADLINE, out))
-        return GR_SCENARIO_DECIDED;
+        return GR_DECIDED;
     running_wait w = {.method = method, .min_steps = strcmp(method, "Work") == 0 ? 1 : 0, .call = c};
     Relaylab__ObserveReply *obs = NULL;
     int rc = gr_process_observe_until(ctx, tag, is_running, &w, c->start_ns + reach_ms * RL_NS_PER_MS, 2, &obs);
@@ -196,8 +196,8 @@ int gr_process_start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, c
     int rc = gr_process_try_reach(ctx, c, tag, method, lookup_ms, steps, step_ms, reach_ms, out);
     if (rc != GR_PROCESS_MISSED)
         return rc;
-    return gr_scenario_decide(out, GR_ERROR,
-                              "%s ran and ended and Process answered OK before the grader saw %s running: the "
-                              "machine is too busy to time this scenario -- grade again",
-                              method, method);
+    return gr_result(out, GR_ERROR,
+                     "%s ran and ended and Process answered OK before the grader saw %s running: the "
+                     "machine is too busy to time this scenario -- grade again",
+                     method, method);
 }

@@ -18,7 +18,7 @@
  * (noting |tag| as the grader's, gr_note_tag) with absolute deadline
  * |deadline_ns| (RL_NO_DEADLINE: none). |c| must be finished with
  * rl_probe_call_fini whatever this returns. Returns 0, or
- * GR_SCENARIO_DECIDED with ERROR "cannot start the Process call" in |res|. */
+ * GR_DECIDED with ERROR "cannot start the Process call" in |res|. */
 int gr_process_start(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lookup_delay_ms, uint32_t steps,
                      uint32_t step_ms, int64_t deadline_ns, gr_scenario_result *res);
 
@@ -26,7 +26,7 @@ int gr_process_start(gr_ctx *ctx, rl_probe_call *c, const char *tag, uint32_t lo
  * of the run whose tag is |tag| or one the grader never sent (a submission
  * choosing the tags of its downstream calls cannot hide them), without the
  * records of the grader's other calls. Returns 0 with *out, or
- * GR_SCENARIO_DECIDED with the observer's ERROR in |res| (scenario.h). */
+ * GR_DECIDED with the observer's ERROR in |res| (scenario.h). */
 int gr_process_observe(gr_ctx *ctx, const char *tag, Relaylab__ObserveReply **out, gr_scenario_result *res);
 
 /* rl_observe_until on the same records as gr_process_observe; judge its
@@ -45,7 +45,7 @@ int gr_process_observe_until(gr_ctx *ctx, const char *tag, rl_observe_pred pred,
  * waits until the baseline shows |method| ("Lookup" or "Work") running (Work
  * with a step done, so what comes next lands in real work), at most
  * |reach_ms| after the start. Returns 0 when it runs, or
- * GR_SCENARIO_DECIDED: CRASH, FAIL (Process ended first, naming its status
+ * GR_DECIDED: CRASH, FAIL (Process ended first, naming its status
  * and what the baseline saw), TIMEOUT (neither happened) or the observer's
  * ERROR. |c| must be finished with rl_probe_call_fini either way. */
 int gr_process_start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const char *method, uint32_t lookup_ms,

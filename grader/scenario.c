@@ -1,5 +1,5 @@
 /* scenario: the steps scenarios share, each returning 0 or
- * GR_SCENARIO_DECIDED; see scenario.h. */
+ * GR_DECIDED; see scenario.h. */
 #include "scenario.h"
 
 #include "rl_deadline.h"
@@ -9,25 +9,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-int gr_scenario_decide(gr_scenario_result *out, gr_verdict v, const char *fmt, ...)
-{
-    /* One byte more than the feedback holds, so gr_result sees that
-     * longer text was cut and marks it; the copy also lets an argument be
-     * |out|'s own feedback. */
-    char text[GR_FEEDBACK_MAX + 1];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    gr_result(out, v, "%s", text);
-    return GR_SCENARIO_DECIDED;
-}
-
 int gr_scenario_observer_failed(gr_scenario_result *out, int rc)
 {
     if (rc < 0)
-        return gr_scenario_decide(out, GR_ERROR, "the baseline's observer did not answer (%s)", rl_strerror(rc));
-    return gr_scenario_decide(out, GR_ERROR, "the baseline's observer did not answer");
+        return gr_result(out, GR_ERROR, "the baseline's observer did not answer (%s)", rl_strerror(rc));
+    return gr_result(out, GR_ERROR, "the baseline's observer did not answer");
 }
 
 int gr_scenario_observe(gr_ctx *ctx, const char *tag, Relaylab__ObserveReply **obs, gr_scenario_result *out)
@@ -61,8 +47,8 @@ int gr_scenario_call(rl_probe_call *c, grpc_channel *ch, const char *method, con
 {
     if (rl_probe_call_start(c, ch, method, req, deadline_ns) != RL_OK) {
         if (out)
-            gr_scenario_decide(out, GR_ERROR, "cannot start the client call");
-        return GR_SCENARIO_DECIDED;
+            gr_result(out, GR_ERROR, "cannot start the client call");
+        return GR_DECIDED;
     }
     return gr_scenario_wait(c, out);
 }
@@ -72,15 +58,14 @@ int gr_scenario_wait(rl_probe_call *c, gr_scenario_result *out)
     if (c->deadline_ns == RL_NO_DEADLINE) {
         /* A grader bug: such a call needs the scenario's own bound. */
         if (out)
-            gr_scenario_decide(out, GR_ERROR, "the client call has no deadline to wait for");
-        return GR_SCENARIO_DECIDED;
+            gr_result(out, GR_ERROR, "the client call has no deadline to wait for");
+        return GR_DECIDED;
     }
     if (rl_probe_call_wait(c, c->deadline_ns + GR_SCENARIO_GRACE_MS * RL_NS_PER_MS) == RL_OK)
         return 0;
     if (out)
-        gr_scenario_decide(out, GR_ERROR, "the client call had no status %d ms after its own deadline",
-                           GR_SCENARIO_GRACE_MS);
-    return GR_SCENARIO_DECIDED;
+        gr_result(out, GR_ERROR, "the client call had no status %d ms after its own deadline", GR_SCENARIO_GRACE_MS);
+    return GR_DECIDED;
 }
 
 int64_t gr_scenario_cancel(rl_probe_call *c)
@@ -109,7 +94,7 @@ bool gr_scenario_status_says_dead(grpc_status_code status)
 
 int gr_scenario_crash_check(gr_ctx *ctx, bool likely_dead, const char *what, gr_scenario_result *out)
 {
-    return gr_crash_check(ctx, gr_scenario_crash_wait_ms(likely_dead), what, out) ? GR_SCENARIO_DECIDED : 0;
+    return gr_crash_check(ctx, gr_scenario_crash_wait_ms(likely_dead), what, out) ? GR_DECIDED : 0;
 }
 
 int gr_scenario_crash_after(gr_ctx *ctx, const rl_probe_call *c, const char *what, gr_scenario_result *out)

@@ -1,12 +1,11 @@
 /* scenario: the steps every exercise's scenarios repeat, under one rule for
- * stopping. A step returns 0 when the scenario goes on, or
- * GR_SCENARIO_DECIDED once it has written the verdict into |out| (FAIL,
- * TIMEOUT, CRASH, or ERROR when the grader itself could not go on): the
- * scenario then stops, `if (step(...)) goto done;`, and its run function
- * returns 0 (exercise.h). Positive, so it never reads as an RL_E code: a
- * grader failure is an ERROR verdict in |out|, not a return value. Exercise
- * helpers that end a scenario early (ex_*.c, leak.h, config_check.h,
- * process.h) follow the same rule. */
+ * stopping. A step returns 0 when the scenario goes on, or GR_DECIDED
+ * (verdict.h: what gr_result returns) once it has written the verdict into
+ * |out| (FAIL, TIMEOUT, CRASH, or ERROR when the grader itself could not go
+ * on): the scenario then stops, `if (step(...)) goto done;`. Positive, so it
+ * never reads as an RL_E code: a grader failure is an ERROR verdict in
+ * |out|, not a return value. Exercise helpers that end a scenario early
+ * (ex_*.c, leak.h, config_check.h, process.h) follow the same rule. */
 #ifndef GR_SCENARIO_H
 #define GR_SCENARIO_H
 
@@ -18,9 +17,6 @@
 #include <grpc/grpc.h>
 #include <stdbool.h>
 #include <stdint.h>
-
-/* What a step returns once |out| holds the verdict. */
-#define GR_SCENARIO_DECIDED 1
 
 /* A call's status comes when its deadline passes, from the client's own
  * gRPC timer; this is how long after that the grader still waits before it
@@ -50,19 +46,14 @@
 #define GR_SCENARIO_EXIT_LAG_MS   1000
 #define GR_SCENARIO_CRASH_LOOK_MS 200
 
-/* Fills |out| like gr_result and returns GR_SCENARIO_DECIDED, so a
- * step can `return gr_scenario_decide(...)`. */
-int gr_scenario_decide(gr_scenario_result *out, gr_verdict v, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
 /* The Observer did not answer: ERROR "the baseline's observer did not
  * answer", followed by " (why)" when |rc| is an RL_E code (rl_strerror).
- * The one wording every scenario uses. Returns GR_SCENARIO_DECIDED. */
+ * The one wording every scenario uses. Returns GR_DECIDED. */
 int gr_scenario_observer_failed(gr_scenario_result *out, int rc);
 
 /* Asks the baseline's Observer (the grader's private channel) for the
  * records tagged |tag| ("" = all), waiting GR_SCENARIO_OBSERVER_MS. Returns
- * 0 with *obs (free with gr_scenario_free_obs), or GR_SCENARIO_DECIDED with
+ * 0 with *obs (free with gr_scenario_free_obs), or GR_DECIDED with
  * gr_scenario_observer_failed's ERROR and *obs NULL. */
 int gr_scenario_observe(gr_ctx *ctx, const char *tag, Relaylab__ObserveReply **obs, gr_scenario_result *out);
 
@@ -78,7 +69,7 @@ void gr_scenario_free_obs(Relaylab__ObserveReply **obs);
 
 /* Starts unary |method| on |ch| with |req| and absolute deadline
  * |deadline_ns| (not RL_NO_DEADLINE), then waits as gr_scenario_wait.
- * Returns 0 with |c| done, or GR_SCENARIO_DECIDED with ERROR "cannot start
+ * Returns 0 with |c| done, or GR_DECIDED with ERROR "cannot start
  * the client call" or gr_scenario_wait's. |out| may be NULL when the caller
  * judges from |c| alone (then nothing is written). Finish |c| with
  * rl_probe_call_fini either way. */
@@ -86,7 +77,7 @@ int gr_scenario_call(rl_probe_call *c, grpc_channel *ch, const char *method, con
                      int64_t deadline_ns, gr_scenario_result *out);
 
 /* Waits for started call |c| until GR_SCENARIO_GRACE_MS past its deadline.
- * Returns 0 with |c| done, or GR_SCENARIO_DECIDED with ERROR "the client
+ * Returns 0 with |c| done, or GR_DECIDED with ERROR "the client
  * call had no status 2000 ms after its own deadline" (|out| may be NULL). A
  * call without a deadline cannot be waited for this way: ERROR at once. */
 int gr_scenario_wait(rl_probe_call *c, gr_scenario_result *out);
@@ -107,7 +98,7 @@ int64_t gr_scenario_crash_wait_ms(bool likely_dead);
 bool gr_scenario_status_says_dead(grpc_status_code status);
 
 /* Waits gr_scenario_crash_wait_ms(|likely_dead|) for the submission to
- * die. Returns GR_SCENARIO_DECIDED with CRASH "the submission <how> <what>"
+ * die. Returns GR_DECIDED with CRASH "the submission <how> <what>"
  * and its last output when it did (gr_crash_check), else 0. */
 int gr_scenario_crash_check(gr_ctx *ctx, bool likely_dead, const char *what, gr_scenario_result *out);
 

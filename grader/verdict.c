@@ -58,7 +58,7 @@ int gr_result(gr_scenario_result *out, gr_verdict v, const char *fmt, ...)
     if (n > 0 && (size_t)n > m)
         m = (size_t)n;
     mark_cut(out->feedback, sizeof out->feedback, m);
-    return 0;
+    return GR_DECIDED;
 }
 
 void gr_feedback_append(gr_scenario_result *out, const char *text)

@@ -49,8 +49,14 @@ typedef struct gr_scenario_result {
                                      * (figure.h); kind GR_FIG_NONE when none */
 } gr_scenario_result;
 
-/* Fills |out| with |v| and a printf-formatted feedback line; returns 0 so a
- * scenario can `return gr_result(...)`. Text longer than
+/* What gr_result returns, and every step of a scenario once |out| holds the
+ * verdict (scenario.h): positive, so it never reads as an RL_E code, and the
+ * same whether a step or a scenario's run function returns it, so that
+ * `return gr_result(...)` means "decided" everywhere. */
+#define GR_DECIDED 1
+
+/* Fills |out| with |v| and a printf-formatted feedback line; returns
+ * GR_DECIDED, so a step or a scenario can `return gr_result(...)`. Text longer than
  * GR_FEEDBACK_MAX - 1 is cut and ends with GR_FEEDBACK_CUT, so a reader
  * knows something is missing. */
 int gr_result(gr_scenario_result *out, gr_verdict v, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -26,8 +26,8 @@
 static void decided_is_no_error_code(void **state)
 {
     (void)state;
-    assert_true(GR_SCENARIO_DECIDED > 0); /* every RL_E code is negative */
-    assert_int_not_equal(GR_SCENARIO_DECIDED, RL_OK);
+    assert_true(GR_DECIDED > 0); /* every RL_E code is negative */
+    assert_int_not_equal(GR_DECIDED, RL_OK);
 }
 
 static void decide_fills_the_verdict_and_stops(void **state)
@@ -35,8 +35,7 @@ static void decide_fills_the_verdict_and_stops(void **state)
     (void)state;
     gr_scenario_result out;
     memset(&out, 0, sizeof out);
-    assert_int_equal(gr_scenario_decide(&out, GR_TIMEOUT, "Process did not answer within %d ms", 5000),
-                     GR_SCENARIO_DECIDED);
+    assert_int_equal(gr_result(&out, GR_TIMEOUT, "Process did not answer within %d ms", 5000), GR_DECIDED);
     assert_int_equal(out.verdict, GR_TIMEOUT);
     assert_string_equal(out.feedback, "Process did not answer within 5000 ms");
 }
@@ -47,7 +46,7 @@ static void decide_marks_cut_feedback(void **state)
     static char big[2 * GR_FEEDBACK_MAX];
     memset(big, 'x', sizeof big - 1);
     gr_scenario_result out;
-    gr_scenario_decide(&out, GR_FAIL, "%s", big);
+    gr_result(&out, GR_FAIL, "%s", big);
     size_t n = strlen(out.feedback);
     assert_int_equal(n, GR_FEEDBACK_MAX - 1);
     assert_string_equal(out.feedback + n - strlen(GR_FEEDBACK_CUT), GR_FEEDBACK_CUT);
@@ -57,8 +56,8 @@ static void decide_may_quote_its_own_feedback(void **state)
 {
     (void)state;
     gr_scenario_result out;
-    gr_scenario_decide(&out, GR_FAIL, "first");
-    gr_scenario_decide(&out, GR_ERROR, "%s, then second", out.feedback);
+    gr_result(&out, GR_FAIL, "first");
+    gr_result(&out, GR_ERROR, "%s, then second", out.feedback);
     assert_string_equal(out.feedback, "first, then second");
 }
 
@@ -66,7 +65,7 @@ static void observer_failure_has_one_wording(void **state)
 {
     (void)state;
     gr_scenario_result out;
-    assert_int_equal(gr_scenario_observer_failed(&out, RL_EGRPC), GR_SCENARIO_DECIDED);
+    assert_int_equal(gr_scenario_observer_failed(&out, RL_EGRPC), GR_DECIDED);
     assert_int_equal(out.verdict, GR_ERROR);
     char want[200];
     snprintf(want, sizeof want, "the baseline's observer did not answer (%s)", rl_strerror(RL_EGRPC));
@@ -93,11 +92,11 @@ static void observation_without_a_reply_is_an_error(void **state)
     (void)state;
     Relaylab__ObserveReply reply = RELAYLAB__OBSERVE_REPLY__INIT;
     gr_scenario_result out;
-    assert_int_equal(gr_scenario_observed(RL_EGRPC, &reply, &out), GR_SCENARIO_DECIDED);
+    assert_int_equal(gr_scenario_observed(RL_EGRPC, &reply, &out), GR_DECIDED);
     assert_int_equal(out.verdict, GR_ERROR);
     memset(&out, 0, sizeof out);
     /* No reply at all in the whole window: nothing to judge a relay by. */
-    assert_int_equal(gr_scenario_observed(RL_ETIMEOUT, NULL, &out), GR_SCENARIO_DECIDED);
+    assert_int_equal(gr_scenario_observed(RL_ETIMEOUT, NULL, &out), GR_DECIDED);
     assert_int_equal(out.verdict, GR_ERROR);
     assert_non_null(strstr(out.feedback, "observer did not answer"));
 }
@@ -146,10 +145,10 @@ static void wait_refuses_a_call_without_deadline(void **state)
     c.deadline_ns = RL_NO_DEADLINE;
     gr_scenario_result out;
     int64_t t0 = rl_now_ns();
-    assert_int_equal(gr_scenario_wait(&c, &out), GR_SCENARIO_DECIDED);
+    assert_int_equal(gr_scenario_wait(&c, &out), GR_DECIDED);
     assert_int_equal(out.verdict, GR_ERROR);
     assert_true(rl_now_ns() - t0 < GR_SCENARIO_GRACE_MS * RL_NS_PER_MS); /* did not wait */
-    assert_int_equal(gr_scenario_wait(&c, NULL), GR_SCENARIO_DECIDED);
+    assert_int_equal(gr_scenario_wait(&c, NULL), GR_DECIDED);
 }
 
 /* A loopback TCP socket on a port the OS chose, and a channel to it. */

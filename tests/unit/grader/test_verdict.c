@@ -26,7 +26,7 @@ static void result_fills_verdict_and_feedback(void **state)
     (void)state;
     gr_scenario_result out;
     memset(&out, 0, sizeof out);
-    assert_int_equal(gr_result(&out, GR_TIMEOUT, "no answer within %d ms", 5000), 0);
+    assert_int_equal(gr_result(&out, GR_TIMEOUT, "no answer within %d ms", 5000), GR_DECIDED);
     assert_int_equal(out.verdict, GR_TIMEOUT);
     assert_string_equal(out.feedback, "no answer within 5000 ms");
 }
