@@ -224,9 +224,10 @@ void gr_rubric_earned(const gr_rubric *r, const gr_exercise *ex, const gr_outcom
         const char *id = need_at(e, i);
         if (passed_in(outcomes, n, id))
             continue;
-        len += (size_t)snprintf(out->held_for + len, len < sizeof out->held_for ? sizeof out->held_for - len : 0,
-                                "%s%s", len ? " and " : "", id);
         out->earned = 0;
+        /* Names that do not fit are cut, never written past the buffer. */
+        if (len < sizeof out->held_for)
+            len += (size_t)snprintf(out->held_for + len, sizeof out->held_for - len, "%s%s", len ? " and " : "", id);
     }
 }
 

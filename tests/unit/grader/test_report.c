@@ -215,6 +215,35 @@ static void a_guard_scores_only_with_the_lesson_it_needs(void **state)
     gr_rubric_free(r);
 }
 
+#define LONG_ID(c)                                                                                                     \
+    c "-lesson-with-a-name-long-enough-that-two-of-them-do-not-fit-in-the-note-of-held-points-at-all-xxxxxxx"
+static const gr_scenario longs[] = {
+    {LONG_ID("a"), "a", noop, 0}, {LONG_ID("b"), "b", noop, 0}, {"guard", "g", noop, 0}};
+static const gr_exercise exl = {"ex", "long ids", GR_SUBMISSION_COMMAND, 1, 1, NULL, longs, 3, NULL};
+
+static void held_names_that_do_not_fit_are_cut(void **state)
+{
+    (void)state;
+    gr_rubric *r = NULL;
+    char err[512] = "";
+    assert_int_equal(load("{\"ex\": {\"" LONG_ID("a") "\": 1, \"" LONG_ID("b") "\": 1, \"guard\": {\"points\": 2, "
+                                                                               "\"needs\": [\"" LONG_ID(
+                                                                                   "a") "\", \"" LONG_ID("b") "\"]}}}",
+                          &r, err, sizeof err),
+                     RL_OK);
+    assert_int_equal(gr_rubric_check(r, &exl, err, sizeof err), RL_OK);
+    gr_outcome o[3];
+    memset(o, 0, sizeof o);
+    for (size_t i = 0; i < 3; i++)
+        o[i] = (gr_outcome){.scenario = &longs[i], .runs = 1, .passed = i == 2};
+    gr_points p;
+    gr_rubric_earned(r, &exl, o, 3, &o[2], &p);
+    assert_true(p.earned == 0.0 && p.max == 2.0);
+    assert_int_equal(strlen(p.held_for), sizeof p.held_for - 1);
+    assert_int_equal(strncmp(p.held_for, LONG_ID("a"), strlen(LONG_ID("a"))), 0);
+    gr_rubric_free(r);
+}
+
 static void results_json_says_why_points_were_held(void **state)
 {
     (void)state;
@@ -317,6 +346,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(bad_entries_are_refused_by_path, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(needs_must_name_another_scenario_that_needs_none, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(a_guard_scores_only_with_the_lesson_it_needs, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(held_names_that_do_not_fit_are_cut, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(results_json_says_why_points_were_held, make_dir, remove_dir),
         cmocka_unit_test(the_shipped_rubric_checks_against_every_exercise),
         cmocka_unit_test_setup_teardown(results_json_carries_visibility_and_extra_data, make_dir, remove_dir),
