@@ -203,7 +203,8 @@ def main():
                     help="a CPU hog on every core while grading (also LOAD=1)")
     ap.add_argument("--jobs", type=int, default=int(os.environ.get("JOBS", "1")),
                     help="graders at once (each cell is still graded by one grader, its runs in order)")
-    ap.add_argument("--only", help="rows whose name contains this text")
+    ap.add_argument("--only", action="append",
+                    help="rows whose name or run contains this text (repeat it: rows matching any)")
     ap.add_argument("--exercise", help="only this exercise")
     ap.add_argument("--selftest-only", action="store_true",
                     help="only the rows marked selftest_only (the ones make test leaves out)")
@@ -215,7 +216,9 @@ def main():
     except (OSError, ValueError, KeyError) as e:
         print(f"selftest: cannot read {MATRIX}: {e}", file=sys.stderr)
         return 2
-    cells = [c for c in cells if (not a.only or a.only in c[0]["name"]) and (not a.exercise or c[1] == a.exercise)
+    cells = [c for c in cells
+             if (not a.only or any(t in c[0]["name"] or t in c[0]["run"] for t in a.only))
+             and (not a.exercise or c[1] == a.exercise)
              and (not a.selftest_only or c[0].get("selftest_only"))]
     if not cells:
         print("selftest: no row matches", file=sys.stderr)
