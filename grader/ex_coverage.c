@@ -660,11 +660,18 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     int64_t t0 = rl_now_ns();
     int64_t c_since = gr_cov_first_open(o.s[c]);
+    /* Until now every stream was placed round robin and settle() waited
+     * for the RL_COV_GROW_MIN a right agent opens at start, so B and C each
+     * hold at least two. None on either is the agent's doing (it opened
+     * fewer, or closed them below the reserve): the rule was broken before
+     * there was anything to evacuate, so FAIL, not ERROR. */
     if (!c_since || gr_cov_streams_at(o.s[c], t0) == 0 || gr_cov_streams_at(o.s[b], t0) == 0) {
-        gr_result(out, GR_ERROR,
-                  "the placement gave no stream to server B or C (B %d, C %d): the scenario needs one on "
-                  "each",
-                  gr_cov_streams_at(o.s[b], t0), gr_cov_streams_at(o.s[c], t0));
+        gr_result(out, GR_FAIL,
+                  "when the evacuation began server %s held %d streams and %s %d: every server keeps at "
+                  "least the reserve (%d idle streams) and an agent opens %d at start, so there was nothing "
+                  "to evacuate. Open streams on every server the proxy places them on",
+                  NAMES[b], gr_cov_streams_at(o.s[b], t0), NAMES[c], gr_cov_streams_at(o.s[c], t0), RL_COV_RESERVE,
+                  RL_COV_GROW_MIN);
         goto done;
     }
     int64_t evac_by = c_since + (int64_t)RL_COV_OVERDUE_MS * RL_NS_PER_MS + (1 + SLACK_TICKS) * TICK_NS;
