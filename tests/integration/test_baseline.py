@@ -13,17 +13,23 @@ import pytest
 import relaylab_pb2 as pb
 from relaylab_pb2_grpc import BaselineStub
 from conftest import bin_path, channel, ended, fmt_record
-from tolerances import CANCEL_MS, EXPIRE_MS, SCHED_MS, wire_rounding_ms
+from tolerances import CANCEL_MS, EXPIRE_MS, SCHED_MS, deadline_lower_ms, wire_rounding_ms
 
 # The grader judges relays by these records, so they are checked with the
 # grader's own tolerances (tolerances.py, from grader/judge.h): a recorded
-# deadline is what the client had left at arrival within the wire rounding,
-# the client's own time before the call arrived (grpcio fixes its deadline a
-# little after the test reads the clock) and SCHED_MS, which covers the
-# baseline's floor to whole ms and C-core's cached clock (measured: a
-# deadline arrived up to ~9 ms early and once 8 ms late). The baseline must
-# end a cancelled call within the cancel judge's allowance, and a call whose
-# deadline passed within the expiry judge's.
+# deadline is at most what the client had left at arrival plus the wire
+# rounding, the client's own time before the call arrived (grpcio fixes its
+# deadline a little after the test reads the clock) and SCHED_MS (the
+# baseline's floor to whole ms); and at least what the grader's deadline judge
+# accepts, deadline_lower_ms. The lower side is the judge's, not SCHED_MS: a
+# server call's deadline starts from C-core's cached clock, so a baseline
+# thread kept off the CPU as the call arrives receives that much less
+# (docs/grpc-facts.md: up to ~9 ms on quiet runs, 70 ms under `make check`,
+# ASan with the other test groups on both cores, past SCHED_MS). What the
+# baseline records is what C-core gave it, and the grader allows a relay
+# that margin. The baseline must end a cancelled call within the cancel
+# judge's allowance, and a call whose deadline passed within the expiry
+# judge's.
 NS_PER_MS = 1_000_000
 # `bin/baseline --help`: the keys of each --record JSON line.
 RECORD_KEYS = {"seq", "tag", "method", "deadline_ms", "arrival_ns", "end_ns", "steps_done", "status", "status_name",
@@ -35,7 +41,7 @@ def check_recorded_deadline(rec, t0_ns, timeout_ms):
     recorded deadline must be what was left at arrival, by the client's clock."""
     assert rec.has_deadline, fmt_record(rec)
     left_ms, upper = one_hop_bounds(rec.arrival_ns, t0_ns, timeout_ms)
-    assert left_ms - SCHED_MS <= rec.deadline_ms <= upper, f"{fmt_record(rec)}; {left_ms:.1f} ms were left"
+    assert deadline_lower_ms(left_ms) <= rec.deadline_ms <= upper, f"{fmt_record(rec)}; {left_ms:.1f} ms were left"
 
 
 def one_hop_bounds(arrival_ns, t0_ns, timeout_ms):
@@ -244,7 +250,7 @@ def test_record_file_has_one_json_object_per_call(start_program, tmp_path):
     # the client's 5 s at arrival (the file has no has_deadline; null is none).
     left_ms, upper = one_hop_bounds(lk["arrival_ns"], t0, 5000)
     assert isinstance(lk["deadline_ms"], int), lk
-    assert left_ms - SCHED_MS <= lk["deadline_ms"] <= upper, (lk, left_ms)
+    assert deadline_lower_ms(left_ms) <= lk["deadline_ms"] <= upper, (lk, left_ms)
     assert lk["end_ns"] - lk["arrival_ns"] >= 5 * NS_PER_MS
     assert (wk["seq"], wk["tag"], wk["method"], wk["deadline_ms"], wk["steps_done"]) == (2, "j2", "Work", None, 3)
     assert (wk["cancelled"], wk["attempt"], wk["faulted"]) == (False, 1, False)
