@@ -10,17 +10,15 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Releases one batch's count; the last one frees everything and hands the
- * struct back to its owner. Invariant: until the call is answered, the
- * RECV_CLOSE_ON_SERVER batch holds a count (close_done answers before it
- * releases it), so a count reaches zero only after the answer and never
- * inside an rl_unary_* call made by the owner: the only settle() calls are at
- * the end of a batch's done callback, and in rl_unary_start when gRPC refused
- * both receive batches. */
-static void settle(rl_unary *u)
+/* The call was answered (which closes |life|) and every batch is back:
+ * frees what it holds and hands the struct back to its owner. Never inside
+ * an rl_unary_* call the owner made: until the answer, the
+ * RECV_CLOSE_ON_SERVER batch holds a reference (close_done answers before
+ * it drops it), so the release comes at the end of a batch's done callback,
+ * or in rl_unary_start when gRPC refused both receive batches. */
+static void release(rl_life *life)
 {
-    if (--u->pending)
-        return;
+    rl_unary *u = RL_CONTAINER_OF(life, rl_unary, life);
     if (u->req_buf)
         grpc_byte_buffer_destroy(u->req_buf);
     if (u->reply_buf)
@@ -53,7 +51,7 @@ static void recv_done(rl_tag *tag, bool ok)
             rl_unary_fail(u, GRPC_STATUS_INVALID_ARGUMENT, msg);
         }
     }
-    settle(u);
+    rl_life_unref(&u->life);
 }
 
 static void close_done(rl_tag *tag, bool ok)
@@ -61,7 +59,7 @@ static void close_done(rl_tag *tag, bool ok)
     rl_unary *u = RL_CONTAINER_OF(tag, rl_unary, close_tag);
     /* A failed close batch (!ok) means the call is over just the same: it
      * counts as cancelled, so the call is answered before this batch's
-     * count goes and the invariant at settle() holds. */
+     * reference goes, as release() needs. */
     if ((u->close_cancelled || !ok) && !u->answered) {
         u->cancelled = true;
         if (u->ops->on_cancel)
@@ -71,14 +69,13 @@ static void close_done(rl_tag *tag, bool ok)
         if (!u->answered)
             rl_unary_fail(u, GRPC_STATUS_CANCELLED, "cancelled");
     }
-    settle(u);
+    rl_life_unref(&u->life);
 }
 
 static void send_done(rl_tag *tag, bool ok)
 {
     (void)ok;
-    rl_unary *u = RL_CONTAINER_OF(tag, rl_unary, send_tag);
-    settle(u);
+    rl_life_unref(&RL_CONTAINER_OF(tag, rl_unary, send_tag)->life);
 }
 
 static void msg_done(rl_tag *tag, bool ok)
@@ -86,11 +83,11 @@ static void msg_done(rl_tag *tag, bool ok)
     rl_unary *u = RL_CONTAINER_OF(tag, rl_unary, msg_tag);
     grpc_byte_buffer_destroy(u->msg_buf);
     u->msg_buf = NULL;
-    /* This batch's count is released only after the callback, so |u| stays
-     * alive through it even if the callback answers the call. */
+    /* This batch's reference is dropped only after the callback, so |u|
+     * stays alive through it even if the callback answers the call. */
     if (u->ops->on_sent)
         u->ops->on_sent(u, ok);
-    settle(u);
+    rl_life_unref(&u->life);
 }
 
 void rl_unary_start(rl_unary *u, rl_loop *loop, grpc_call *call, const ProtobufCMessageDescriptor *req_desc,
@@ -107,6 +104,7 @@ void rl_unary_start(rl_unary *u, rl_loop *loop, grpc_call *call, const ProtobufC
     u->send_tag.done = send_done;
     u->msg_tag.done = msg_done;
     u->detail = grpc_empty_slice();
+    rl_life_init(&u->life, release);
 
     /* The two batches are separate: RECV_CLOSE_ON_SERVER only completes at
      * the end of the call, and the request must not wait for it. */
@@ -114,27 +112,23 @@ void rl_unary_start(rl_unary *u, rl_loop *loop, grpc_call *call, const ProtobufC
     memset(&op, 0, sizeof op);
     op.op = GRPC_OP_RECV_MESSAGE;
     op.data.recv_message.recv_message = &u->req_buf;
-    u->pending = 2;
-    if (grpc_call_start_batch(call, &op, 1, &u->recv_tag, NULL) != GRPC_CALL_OK)
-        u->pending--;
+    bool posted = rl_life_start_batch(&u->life, call, &op, 1, &u->recv_tag) == GRPC_CALL_OK;
     memset(&op, 0, sizeof op);
     op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
     op.data.recv_close_on_server.cancelled = &u->close_cancelled;
-    if (grpc_call_start_batch(call, &op, 1, &u->close_tag, NULL) != GRPC_CALL_OK) {
+    if (rl_life_start_batch(&u->life, call, &op, 1, &u->close_tag) != GRPC_CALL_OK) {
         RL_ERROR("cannot post RECV_CLOSE_ON_SERVER");
-        u->pending--;
+        posted = false;
     }
-    if (u->pending < 2) {
+    if (!posted) {
         /* A programming error (the call was used before, say). Without the
          * close batch nothing would tell us the call ended: cancel it, and
-         * never show the handler a request it could not answer safely. */
+         * never show the handler a request it could not answer safely. The
+         * call counts as answered: it goes once what was posted is back. */
         grpc_call_cancel(call, NULL);
         u->cancelled = u->answered = true;
         u->status = GRPC_STATUS_CANCELLED;
-    }
-    if (u->pending == 0) {
-        u->pending = 1;
-        settle(u);
+        rl_life_close(&u->life);
     }
 }
 
@@ -147,6 +141,9 @@ static int send_final(rl_unary *u, const ProtobufCMessage *reply, grpc_status_co
         return RL_EINVAL;
     u->answered = true;
     u->status = code;
+    /* Answered: the struct goes once every batch is back. The close batch
+     * holds |u| (see release), so nothing is freed in here. */
+    rl_life_close(&u->life);
     grpc_op ops[3];
     memset(ops, 0, sizeof ops);
     size_t n = 0;
@@ -163,14 +160,11 @@ static int send_final(rl_unary *u, const ProtobufCMessage *reply, grpc_status_co
     ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
     ops[n].data.send_status_from_server.status = code;
     ops[n++].data.send_status_from_server.status_details = &u->detail;
-    u->pending++;
-    grpc_call_error e = grpc_call_start_batch(u->call, ops, n, &u->send_tag, NULL);
+    grpc_call_error e = rl_life_start_batch(&u->life, u->call, ops, n, &u->send_tag);
     if (e != GRPC_CALL_OK) {
         /* Only a programming error gets here. The call still ends, with
-         * the status the handler chose; the close batch holds |u| (see
-         * settle), so the count goes without freeing anything here. */
+         * the status the handler chose. */
         RL_ERROR("cannot send the final status (grpc_call_error %d): cancelling the call", (int)e);
-        u->pending--;
         grpc_call_cancel_with_status(u->call, code, message ? message : "", NULL);
         return RL_EGRPC;
     }
@@ -199,8 +193,7 @@ int rl_unary_send_buffer(rl_unary *u, grpc_byte_buffer *buf)
     u->msg_buf = buf;
     ops[n].op = GRPC_OP_SEND_MESSAGE;
     ops[n++].data.send_message.send_message = u->msg_buf;
-    u->pending++;
-    grpc_call_error e = grpc_call_start_batch(u->call, ops, n, &u->msg_tag, NULL);
+    grpc_call_error e = rl_life_start_batch(&u->life, u->call, ops, n, &u->msg_tag);
     if (e != GRPC_CALL_OK) {
         /* Only a programming error gets here. Cancelling makes the call end
          * the way a client's cancel would (on_cancel, then on_free), so the
@@ -208,7 +201,6 @@ int rl_unary_send_buffer(rl_unary *u, grpc_byte_buffer *buf)
         RL_ERROR("cannot stream a message (grpc_call_error %d): cancelling the call", (int)e);
         grpc_byte_buffer_destroy(u->msg_buf);
         u->msg_buf = NULL;
-        u->pending--;
         grpc_call_cancel(u->call, NULL);
         return RL_EGRPC;
     }

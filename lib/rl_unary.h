@@ -29,6 +29,7 @@
 #ifndef RL_UNARY_H
 #define RL_UNARY_H
 
+#include "rl_life.h"
 #include "rl_loop.h"
 
 #include <grpc/grpc.h>
@@ -72,7 +73,8 @@ struct rl_unary {
     bool headers_sent;         /* initial metadata went out */
     grpc_slice detail;
     int close_cancelled;     /* written by RECV_CLOSE_ON_SERVER */
-    unsigned pending;        /* batches posted and not yet done */
+    rl_life life;            /* a reference per batch in flight; closed
+                              * once answered, released into on_free */
     bool cancelled;          /* the client gave up or time ran out */
     bool answered;           /* a reply or failure has been sent */
     grpc_status_code status; /* what was sent, once answered */
