@@ -6,7 +6,8 @@
  * upstream is answered at once (rl_unary finishes its side right after
  * on_cancel) and the downstream call, a child of the server call, is
  * cancelled by gRPC. The struct is freed when both the rl_unary (all its
- * batches) and the downstream call are done: |refs| counts them. */
+ * batches) and the downstream call are done: on_free closes |life|, and the
+ * downstream call and a place in the admission queue hold it. */
 #include "process.h"
 
 #include "relaylab.pb-c.h"
@@ -14,6 +15,7 @@
 #include "rl_client.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
+#include "rl_life.h"
 #include "rl_log.h"
 #include "rl_unary.h"
 
@@ -22,7 +24,7 @@
 #include <stdlib.h>
 
 typedef struct process_call {
-    rl_unary u;     /* the upstream call; its on_free drops one ref */
+    rl_unary u;     /* the upstream call; its on_free closes |life| */
     rl_client down; /* the downstream call, valid while |down_busy| */
     const relay_ctx *ctx;
     rl_loop *loop;
@@ -33,11 +35,11 @@ typedef struct process_call {
     int64_t arrival_ns;
     Relaylab__ProcessRequest *req; /* owned; NULL until on_request */
     unsigned works;                /* Work calls started */
-    unsigned refs;                 /* 1 for |u| until on_free + 1 while |down_busy|
-                                    * + 1 while queued for a slot */
+    rl_life life;                  /* closed at |u|'s on_free; held while
+                                    * |down_busy| and while queued for a slot */
     bool down_busy;
     relay_waiter waiter; /* its place in the admission queue */
-    bool queued;         /* waiting for a slot (holds a ref) */
+    bool queued;         /* waiting for a slot (holds |life|) */
     bool has_slot;       /* holds an admission slot until its downstream part ends */
     bool served;         /* Work answered OK: a service-time sample */
     bool ran_out;        /* a downstream call ended DEADLINE_EXCEEDED: its
@@ -55,10 +57,11 @@ static process_call *from_client(rl_client *c)
     return RL_CONTAINER_OF(c, process_call, down);
 }
 
-static void release(process_call *p)
+/* The upstream call is over (on_free closed |life|), no downstream call is
+ * in flight and the queue let go: nothing can reach |p| any more. */
+static void release(rl_life *life)
 {
-    if (--p->refs)
-        return;
+    process_call *p = RL_CONTAINER_OF(life, process_call, life);
     if (p->req)
         protobuf_c_message_free_unpacked(&p->req->base, NULL);
     grpc_call_unref(p->parent);
@@ -94,7 +97,7 @@ static int call_down(process_call *p, void *method, const ProtobufCMessage *msg,
     if (rl_client_start_flags(&p->down, call, msg, flags, done) != RL_OK)
         return RL_EGRPC;
     p->down_busy = true;
-    p->refs++;
+    rl_life_ref(&p->life);
     return RL_OK;
 }
 
@@ -151,7 +154,7 @@ static void lookup_done(rl_client *c)
     if (ok)
         start_work(p);
     slot_done(p);
-    release(p);
+    rl_life_unref(&p->life);
 }
 
 static void work_done(rl_client *c)
@@ -165,7 +168,7 @@ static void work_done(rl_client *c)
         rl_client_fini(c);
         start_work(p);
         slot_done(p);
-        release(p);
+        rl_life_unref(&p->life);
         return;
     }
     if (c->batch.status != GRPC_STATUS_OK) {
@@ -186,7 +189,7 @@ static void work_done(rl_client *c)
     }
     rl_client_fini(c);
     slot_done(p);
-    release(p);
+    rl_life_unref(&p->life);
 }
 
 /* With a slot: the downstream part starts with Lookup. */
@@ -212,7 +215,7 @@ static void on_grant(relay_waiter *w)
     if (w->closing) {
         rl_unary_fail(&p->u, GRPC_STATUS_UNAVAILABLE,
                       "the relay is shutting down: the call was queued and never started, try again");
-        release(p); /* the queue's ref */
+        rl_life_unref(&p->life); /* the queue's reference */
         return;
     }
     if (w->evicted) {
@@ -221,7 +224,7 @@ static void on_grant(relay_waiter *w)
                  "the relay is overloaded: the call can no longer be served in time (service about %lld ms)",
                  (long long)relay_gate_service_ms(p->ctx->gate));
         rl_unary_fail(&p->u, GRPC_STATUS_RESOURCE_EXHAUSTED, msg);
-        release(p); /* the queue's ref */
+        rl_life_unref(&p->life); /* the queue's reference */
         return;
     }
     p->has_slot = true;
@@ -246,7 +249,7 @@ static void on_grant(relay_waiter *w)
     } else {
         start_lookup(p); /* the mistake: whatever time is left, if any */
     }
-    release(p); /* the queue's ref */
+    rl_life_unref(&p->life); /* the queue's reference */
 }
 
 static void on_request(rl_unary *u, ProtobufCMessage *req)
@@ -265,7 +268,7 @@ static void on_request(rl_unary *u, ProtobufCMessage *req)
     case RELAY_ADMIT_QUEUED:
         RL_DEBUG("Process %s queued for a slot", p->req->tag);
         p->queued = true;
-        p->refs++;
+        rl_life_ref(&p->life);
         break;
     case RELAY_ADMIT_REFUSED: rl_unary_fail(u, GRPC_STATUS_RESOURCE_EXHAUSTED, why); break;
     case RELAY_ADMIT_CLOSED: rl_unary_fail(u, GRPC_STATUS_UNAVAILABLE, why); break;
@@ -287,13 +290,13 @@ static void on_cancel(rl_unary *u)
     rl_unary_fail(u, GRPC_STATUS_CANCELLED, "the client cancelled or its deadline passed");
     if (left) {
         p->queued = false;
-        release(p); /* the queue's ref; |u|'s keeps |p| alive */
+        rl_life_unref(&p->life); /* the queue's; |p| is not closed before on_free */
     }
 }
 
 static void on_free(rl_unary *u)
 {
-    release(from_unary(u));
+    rl_life_close(&from_unary(u)->life);
 }
 
 static const rl_unary_ops process_ops = {.on_request = on_request, .on_cancel = on_cancel, .on_free = on_free};
@@ -318,7 +321,7 @@ void relay_process_start(rl_loop *loop, grpc_call *call, const rl_call_info *inf
     p->loop = loop;
     p->deadline = info->deadline;
     p->arrival_ns = info->arrival_ns;
-    p->refs = 1;
+    rl_life_init(&p->life, release);
     p->parent = call;
     grpc_call_ref(call);
     rl_unary_start(&p->u, loop, call, &relaylab__process_request__descriptor, RELAY_MAX_REQUEST, &process_ops);
