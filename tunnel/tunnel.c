@@ -3,7 +3,9 @@
  *
  * A stream has at most four batches posted: the first send (metadata and the
  * server's name) or a call's send, the receive of the next answer, the
- * RECV_CLOSE_ON_SERVER that tells a cancel, and the final status. It is
+ * RECV_CLOSE_ON_SERVER that tells a cancel, and the final status; each
+ * holds the stream's life, which the RECV_CLOSE_ON_SERVER's completion
+ * closes (the call is over), so the stream goes with its last batch. It is
  * idle, and may be handed a call, once its send completed and its last call
  * was answered; a half-close ends it OK at once, and a call it still carried
  * is lost (recorded: the judge names it). */
@@ -11,6 +13,7 @@
 
 #include "rl_alloc.h"
 #include "rl_deadline.h"
+#include "rl_life.h"
 #include "rl_log.h"
 #include "rl_pb.h"
 
@@ -26,10 +29,10 @@ struct tn_stream {
     rl_tag send_tag, recv_tag, close_tag, status_tag;
     grpc_byte_buffer *send_buf, *recv_buf;
     int close_cancelled;
-    unsigned pending; /* batches posted and not done; the last frees */
-    size_t rec;       /* index of its record in srv->streams */
-    size_t current;   /* the call unanswered (index), or NO_CALL */
-    bool hello_done;  /* the naming message went out */
+    rl_life life;    /* a reference per batch posted; closed when the call ended */
+    size_t rec;      /* index of its record in srv->streams */
+    size_t current;  /* the call unanswered (index), or NO_CALL */
+    bool hello_done; /* the naming message went out */
     bool sending;
     bool ended; /* closed: half-closed or cancelled; off the list */
     tn_stream *older, *newer;
@@ -54,10 +57,9 @@ static void unlink_stream(tn_stream *st)
     st->older = st->newer = NULL;
 }
 
-static void settle(tn_stream *st)
+static void release(rl_life *life)
 {
-    if (--st->pending)
-        return;
+    tn_stream *st = RL_CONTAINER_OF(life, tn_stream, life);
     if (st->send_buf)
         grpc_byte_buffer_destroy(st->send_buf);
     if (st->recv_buf)
@@ -87,12 +89,11 @@ static void end_stream(tn_stream *st, bool cancelled)
 
 static int post(tn_stream *st, const grpc_op *ops, size_t n, rl_tag *tag)
 {
-    grpc_call_error e = grpc_call_start_batch(st->call, ops, n, tag, NULL);
+    grpc_call_error e = rl_life_start_batch(&st->life, st->call, ops, n, tag);
     if (e != GRPC_CALL_OK) {
         RL_ERROR("tunnel: grpc_call_start_batch failed (%d)", (int)e);
         return -1;
     }
-    st->pending++;
     return 0;
 }
 
@@ -168,7 +169,7 @@ static void send_done(rl_tag *tag, bool ok)
         st->hello_done = true;
     if (ok && idle(st))
         hand_queued(st->srv);
-    settle(st);
+    rl_life_unref(&st->life);
 }
 
 static void send_status(tn_stream *st)
@@ -207,7 +208,7 @@ static void recv_done(rl_tag *tag, bool ok)
                 hand_queued(s);
         }
     }
-    settle(st);
+    rl_life_unref(&st->life);
 }
 
 static void close_done(rl_tag *tag, bool ok)
@@ -215,13 +216,14 @@ static void close_done(rl_tag *tag, bool ok)
     (void)ok;
     tn_stream *st = RL_CONTAINER_OF(tag, tn_stream, close_tag);
     end_stream(st, st->close_cancelled != 0);
-    settle(st);
+    rl_life_close(&st->life);
+    rl_life_unref(&st->life);
 }
 
 static void status_done(rl_tag *tag, bool ok)
 {
     (void)ok;
-    settle(RL_CONTAINER_OF(tag, tn_stream, status_tag));
+    rl_life_unref(&RL_CONTAINER_OF(tag, tn_stream, status_tag)->life);
 }
 
 /* True when |call| came through the private unix socket (the proxy's
@@ -252,6 +254,7 @@ void tn_stream_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, v
     st->recv_tag.done = recv_done;
     st->close_tag.done = close_done;
     st->status_tag.done = status_done;
+    rl_life_init(&st->life, release);
     if (s->nstreams == s->capstreams) {
         s->capstreams = s->capstreams ? 2 * s->capstreams : 256;
         s->streams = rl_xrealloc(s->streams, s->capstreams * sizeof *s->streams);
@@ -266,22 +269,17 @@ void tn_stream_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, v
         s->newest->newer = st;
     s->newest = st;
 
-    /* The close batch first: it holds a count until the call ends, so the
-     * struct outlives every other batch. */
+    /* The close batch first: its completion is what closes the stream, so
+     * without it nothing else may be posted. */
     grpc_op op;
     memset(&op, 0, sizeof op);
     op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
     op.data.recv_close_on_server.cancelled = &st->close_cancelled;
     if (post(st, &op, 1, &st->close_tag) != 0) {
         /* Nothing posted: the stream was never usable. */
-        unlink_stream(st);
-        st->ended = true;
-        s->streams[st->rec].closed_ns = rl_now_ns();
-        s->streams[st->rec].cancelled = true;
+        end_stream(st, true);
         grpc_call_cancel(call, NULL);
-        grpc_call_unref(call);
-        rl_server_call_end();
-        free(st);
+        rl_life_close(&st->life);
         return;
     }
     Relaylab__TunnelCall hello = RELAYLAB__TUNNEL_CALL__INIT;
