@@ -1,14 +1,21 @@
 # Shared fixtures for the integration tests: start a program on 127.0.0.1:0,
 # wait for its readiness line with a deadline, kill its process group at
-# teardown, and read what the baseline observed through an Observer helper
-# that polls for a condition instead of sleeping.
+# teardown, read what the baseline observed through an Observer helper
+# that polls for a condition instead of sleeping, and run bin/grader once
+# (run_grader, grade: the sanitizer's memory rule, results.json read and
+# checked, nothing of the run left behind).
+import functools
+import json
 import os
 import re
+import select
+import shutil
 import signal
 import subprocess
 import tempfile
 import threading
 import time
+import uuid
 
 import grpc
 import pytest
@@ -121,6 +128,7 @@ def bin_path(name):
     return path
 
 
+@functools.lru_cache(maxsize=None)
 def sanitized(path):
     """True for a binary built with ASan (`make check`)."""
     with open(path, "rb") as f:
@@ -350,3 +358,250 @@ def ended(n=1):
     return lambda records: len(records) >= n and all(c.ended for c in records)
 
 
+
+
+# ---- bin/grader, run once ----
+#
+# Every test that grades runs bin/grader through run_grader (or grade, its
+# usual form), which holds what each grading shares: the sanitizer's memory
+# rule, a time limit whose error shows the grader's stderr, results.json
+# read once and checked for Gradescope's fields, and no process of the run
+# left behind once the grader exited.
+
+GRADE_TIMEOUT_S = 240.0
+
+
+class GraderError(AssertionError):
+    """A grading that gave no results to judge: it outlived its time limit,
+    or wrote no readable results.json. The message carries the grader's
+    command line, exit status and the end of its stderr."""
+
+
+def _tail(text, n=3000):
+    return text if len(text) <= n else "..." + text[-n:]
+
+
+def processes_of(grader_pid, marker):
+    """Live pids of a grading run: those whose environment holds |marker|
+    (the grader passes its own environment on to the baseline and, without
+    the sandbox, to the submission and its children), their descendants
+    (the sandboxed submission, whose environment is clean, runs under the
+    grader), and every process still in one of the grader |grader_pid|'s
+    sandbox cgroups ("relaylab-PID-N"), which is where a sandboxed process
+    would be left after its grader exited. |grader_pid| may be None."""
+    table = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as s:
+                fields = s.read().rsplit(")", 1)[1].split()
+            table[int(d)] = (int(fields[1]), fields[0])
+        except (OSError, IndexError, ValueError):
+            pass
+    marked = set()
+    needle = marker.encode()
+    cgroup = f"/relaylab-{grader_pid}-" if grader_pid else None
+    for pid in table:
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                if needle in f.read():
+                    marked.add(pid)
+                    continue
+            if cgroup:
+                with open(f"/proc/{pid}/cgroup") as f:
+                    if cgroup in f.read():
+                        marked.add(pid)
+        except OSError:
+            pass
+    found = []
+    for pid, (ppid, state) in table.items():
+        if state == "Z":
+            continue
+        p, hops = pid, 0
+        while p and p not in marked and hops < 64:
+            p, hops = table.get(p, (0, ""))[0], hops + 1
+        if p in marked:
+            found.append(pid)
+    return found
+
+
+def new_marker():
+    """An environment variable name that tags every process of one grading."""
+    return "RL_GRADER_TEST_" + uuid.uuid4().hex
+
+
+class Graded:
+    """One grading: |rc|, |out| and |err| (text; |stdout| and |stderr| the
+    bytes), |seconds| from start to exit, |rusage| (os.wait4's: its
+    ru_maxrss is the largest of the grader and the children it reaped),
+    and results.json: |results| the raw document, |tests| {scenario id:
+    its entry}, |verdicts| {scenario id: verdict name, "PASS"}, |feedback|
+    {scenario id: feedback}, |score| and |max_score|. Scenario, verdict and
+    feedback are each test's extra_data, written apart from the prose
+    (grader/report.c); a test's "output" is what the student reads: the
+    verdict with its runs ("PASS 2/3") and held points, the feedback and
+    the submission's output. Each of these raises GraderError, with the
+    grader's stderr, when the grader wrote no results.json."""
+
+    def __init__(self, argv, rc, stdout, stderr, seconds, rusage, results):
+        self.argv, self.rc, self.seconds, self.rusage = argv, rc, seconds, rusage
+        self.stdout, self.stderr = stdout, stderr
+        self.out = stdout.decode(errors="replace")
+        self.err = stderr.decode(errors="replace")
+        self._results = results
+        self._tests = None
+        if results is not None:
+            self._tests = {t["extra_data"]["scenario"]: t for t in results["tests"]}
+
+    @property
+    def results(self):
+        if self._results is None:
+            raise GraderError(f"no results.json: {self.argv} exited {self.rc}\nstdout:\n{_tail(self.out)}\n"
+                              f"stderr:\n{_tail(self.err)}")
+        return self._results
+
+    @property
+    def tests(self):
+        self.results
+        return self._tests
+
+    @property
+    def verdicts(self):
+        return {sid: t["extra_data"]["verdict"] for sid, t in self.tests.items()}
+
+    @property
+    def feedback(self):
+        return {sid: t["extra_data"]["feedback"] for sid, t in self.tests.items()}
+
+    @property
+    def score(self):
+        return self.results["score"]
+
+    @property
+    def max_score(self):
+        return self.results["max_score"]
+
+    def failing(self):
+        """The scenarios whose verdict is not PASS."""
+        return {sid for sid, v in self.verdicts.items() if v != "PASS"}
+
+
+def _has_option(argv, name):
+    return any(a == name or a.startswith(name + "=") for a in argv)
+
+
+def _option_value(argv, name):
+    for i, a in enumerate(argv):
+        if a == name and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith(name + "="):
+            return a[len(name) + 1:]
+    return None
+
+
+def _read_results(path):
+    """results.json at |path| checked for Gradescope's fields, or None when
+    the grader wrote none."""
+    try:
+        with open(path) as f:
+            results = json.load(f)
+    except FileNotFoundError:
+        return None
+    for key in ("score", "max_score", "execution_time", "output", "tests"):
+        assert key in results, f"results.json lacks {key}"
+    for t in results["tests"]:
+        assert set(t) >= {"name", "score", "max_score", "status", "output", "extra_data"}, t
+        assert t["status"] in ("passed", "failed"), t
+    return results
+
+
+def run_grader(*args, timeout=GRADE_TIMEOUT_S, env=None, cwd=None, wrap=(), grader=None, marker=None,
+               leftovers=True):
+    """Runs |grader| (bin/grader) with |args| and waits for it, at most
+    |timeout| seconds (then it is killed and GraderError says so, with its
+    stderr). The test's arguments are passed as given, with two additions:
+    - the sanitizer's memory rule: a grader built with ASan grading a
+      submission gets `--memory-limit 0` unless the test sets a limit:
+      ASan reserves ~15 TB of shadow memory, which RLIMIT_DATA counts, so
+      an ASan program under the default limit dies before it listens;
+    - `--json FILE` in a private folder when the test passes no --json.
+    |env| adds to this process's environment, |cwd| is the grader's folder,
+    |wrap| a command the grader runs under (setpriv, unshare). Every
+    process of the run carries |marker| (a fresh one when None) in its
+    environment; with |leftovers| the test fails if one outlives the
+    grader. Returns a Graded; results.json, when written, is read and
+    checked for Gradescope's fields."""
+    grader = grader or bin_path("grader")
+    argv = list(args)
+    if "--submission" in argv and not _has_option(argv, "--memory-limit") and sanitized(grader):
+        argv = [*argv[:1], "--memory-limit", "0", *argv[1:]]
+    private = None
+    if _has_option(argv, "--json"):
+        json_path = _option_value(argv, "--json")
+    else:
+        private = tempfile.mkdtemp(prefix="relaylab-grade-")
+        json_path = os.path.join(private, "results.json")
+        argv += ["--json", json_path]
+    if json_path and cwd:
+        json_path = os.path.join(cwd, json_path)
+    marker = marker or new_marker()
+    full_env = dict(os.environ, **{marker: "1"}, **(env or {}))
+    cmd = [*wrap, grader, *argv]
+    try:
+        return _run_and_reap(cmd, full_env, cwd, timeout, json_path, marker, leftovers)
+    finally:
+        if private:
+            shutil.rmtree(private, ignore_errors=True)
+
+
+def _run_and_reap(cmd, env, cwd, timeout, json_path, marker, leftovers):
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                            cwd=cwd)
+    outputs = {}
+
+    def drain(name, f):
+        outputs[name] = f.read()
+        f.close()
+
+    readers = [threading.Thread(target=drain, args=(n, f), daemon=True)
+               for n, f in (("out", proc.stdout), ("err", proc.stderr))]
+    for r in readers:
+        r.start()
+    # The grader's exit, waited for on a pidfd with the deadline, then
+    # reaped with wait4 for its resource usage.
+    pidfd = os.pidfd_open(proc.pid)
+    try:
+        exited = select.select([pidfd], [], [], max(timeout, 0))[0]
+    finally:
+        os.close(pidfd)
+    if not exited:
+        proc.kill()
+        proc.wait()
+        for r in readers:
+            r.join(10)
+        raise GraderError(f"{cmd} still running after {timeout:.0f} s: killed\nstderr:\n"
+                          f"{_tail(outputs.get('err', b'').decode(errors='replace'))}")
+    _, status, rusage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.monotonic() - t0
+    # Its output ends when the last process holding the pipes exits: one
+    # the grader left behind would hold them open.
+    for r in readers:
+        r.join(max(t0 + timeout - time.monotonic(), 5))
+    if any(r.is_alive() for r in readers):
+        raise GraderError(f"{cmd} exited {proc.returncode} but its output is still open, held by "
+                          f"{processes_of(proc.pid, marker)}")
+    g = Graded(cmd, proc.returncode, outputs["out"], outputs["err"], seconds, rusage,
+               _read_results(json_path) if json_path else None)
+    if leftovers:
+        left = processes_of(proc.pid, marker)
+        assert not left, f"processes left behind by the grader: {left}\n{g.out}"
+    return g
+
+
+def grade(exercise, submission, *args, **kw):
+    """The usual grading: run_grader(|exercise|, "--submission",
+    |submission|, "--quiet", *|args|)."""
+    return run_grader(exercise, "--submission", submission, "--quiet", *args, **kw)

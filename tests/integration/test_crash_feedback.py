@@ -8,8 +8,7 @@ import os
 import shutil
 import tempfile
 
-from conftest import PYTHON, REPO, SUBMISSIONS, bin_path
-from test_grader import grade
+from conftest import PYTHON, REPO, SUBMISSIONS, bin_path, grade
 
 DIES = '''import os
 import sys
@@ -47,23 +46,24 @@ def folder_for(words):
     return d, f"PYTHONPATH={gen} {PYTHON} {d}/relay_dies.py"
 
 
-def test_a_crash_out_of_threads_names_a_thread_per_call(tmp_path):
+def test_a_crash_out_of_threads_names_a_thread_per_call():
     d, cmd = folder_for("can't start new thread")
     try:
-        g = grade(tmp_path, "deadline", cmd, "--only", "once")
-        verdict, feedback = g.verdicts()["once"]
-        assert verdict == "CRASH", g.out
+        g = grade("deadline", cmd, "--only", "once")
+        feedback = g.feedback["once"]
+        assert g.verdicts["once"] == "CRASH", g.out
         assert "a thread per call" in feedback and "task" in feedback, feedback
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
 
-def test_another_crash_names_no_thread_mistake(tmp_path):
+def test_another_crash_names_no_thread_mistake():
     d, cmd = folder_for("something else went wrong")
     try:
-        g = grade(tmp_path, "deadline", cmd, "--only", "once")
-        verdict, feedback = g.verdicts()["once"]
-        assert verdict == "CRASH", g.out
-        assert "thread" not in feedback and "something else went wrong" in feedback, feedback
+        g = grade("deadline", cmd, "--only", "once")
+        # The test's output: the feedback and the submission's last words.
+        output = g.tests["once"]["output"]
+        assert g.verdicts["once"] == "CRASH", g.out
+        assert "thread" not in output and "something else went wrong" in output, output
     finally:
         shutil.rmtree(d, ignore_errors=True)
