@@ -8,8 +8,7 @@ import os
 
 import pytest
 
-from conftest import REPO
-from test_grader import grade
+from conftest import REPO, grade
 
 CONFIGS = os.path.join(REPO, "tests", "configs")
 LAB = os.path.join(REPO, "channel_config", "lab.json")
@@ -36,8 +35,8 @@ def cfg(rel):
 
 @pytest.mark.parametrize("config,world", [(LAB, LAB_WORLD), (cfg("good/lab-retry.json"), ())],
                          ids=["lab.json", "lab-retry.json"])
-def test_reference_configs_pass_retry(tmp_path, config, world):
-    g = grade(tmp_path, "retry", config, *world)
+def test_reference_configs_pass_retry(config, world):
+    g = grade("retry", config, *world)
     assert g.rc == 0, g.out
     assert g.failing() == set()
     assert g.results["score"] == g.results["max_score"]
@@ -48,10 +47,10 @@ def test_reference_configs_pass_retry(tmp_path, config, world):
 
 
 @pytest.mark.parametrize("bad", BAD)
-def test_bad_config_fails_check_naming_its_rule(tmp_path, bad):
-    g = grade(tmp_path, "retry", cfg(bad), "--only", "check")
+def test_bad_config_fails_check_naming_its_rule(bad):
+    g = grade("retry", cfg(bad), "--only", "check")
     assert g.rc == 1
-    verdict, feedback = g.verdicts()["check"]
+    verdict, feedback = g.verdicts["check"], g.feedback["check"]
     assert verdict.startswith("FAIL")
     rule = EXPECT[bad]["rule"]
     if rule == "grpc.rejected":
@@ -60,29 +59,29 @@ def test_bad_config_fails_check_naming_its_rule(tmp_path, bad):
         assert rule in feedback
 
 
-def test_retries_disabled_fails_the_retrying_scenarios(tmp_path):
-    g = grade(tmp_path, "retry", cfg("bad/retry.disabled.json"))
+def test_retries_disabled_fails_the_retrying_scenarios():
+    g = grade("retry", cfg("bad/retry.disabled.json"))
     assert g.failing() == {"check", "retries-unavailable", "gives-up"}
-    assert "grpc.enable_retries is 0" in g.verdicts()["retries-unavailable"][1]
+    assert "grpc.enable_retries is 0" in g.feedback["retries-unavailable"]
 
 
-def test_retrying_an_answer_code_fails_not_an_answer(tmp_path):
-    g = grade(tmp_path, "retry", cfg("bad/retry.non-retryable-code.json"), "--only", "not-an-answer")
-    verdict, feedback = g.verdicts()["not-an-answer"]
+def test_retrying_an_answer_code_fails_not_an_answer():
+    g = grade("retry", cfg("bad/retry.non-retryable-code.json"), "--only", "not-an-answer")
+    verdict, feedback = g.verdicts["not-an-answer"], g.feedback["not-an-answer"]
     assert verdict.startswith("FAIL")
     assert "NOT_FOUND was tried 2 times" in feedback
 
 
-def test_policy_gRPC_refuses_makes_every_live_call_fail(tmp_path):
-    g = grade(tmp_path, "retry", cfg("bad/retry.max-attempts.json"), "--only", "retries-unavailable,gives-up")
+def test_policy_gRPC_refuses_makes_every_live_call_fail():
+    g = grade("retry", cfg("bad/retry.max-attempts.json"), "--only", "retries-unavailable,gives-up")
     for sid in ("retries-unavailable", "gives-up"):
-        verdict, feedback = g.verdicts()[sid]
+        verdict, feedback = g.verdicts[sid], g.feedback[sid]
         assert verdict.startswith("FAIL")
         assert "gRPC refused the service config" in feedback
 
 
 def test_missing_config_file_still_writes_results(tmp_path):
-    g = grade(tmp_path, "retry", str(tmp_path / "nope.json"), "--only", "check")
+    g = grade("retry", str(tmp_path / "nope.json"), "--only", "check")
     assert g.rc == 2
     assert "cannot read the submission file" in g.results["output"]
     assert "nope.json" in g.results["output"]
