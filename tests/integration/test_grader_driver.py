@@ -11,8 +11,7 @@ import subprocess
 
 import pytest
 
-from conftest import PYTHON, SUBMISSIONS, bin_path
-from test_grader import grade
+from conftest import PYTHON, SUBMISSIONS, bin_path, grade, run_grader
 
 HOOK = {"RELAYLAB_GRADER_TEST_EXERCISES": "1"}
 # ex_driver_test.c's SIGTERM_WITHIN_MS, and driver_probe.py's delay (ms) and
@@ -31,31 +30,29 @@ def py(name):
 def driver_test(tmp_path, submission, mode):
     rubric = tmp_path / "rubric.json"
     rubric.write_text('{"driver-test": {"baselines": 1, "sigterm": 1}}')
-    return grade(tmp_path, "driver-test", submission, "--rubric", str(rubric), *MODES[mode], env_extra=HOOK)
+    return grade("driver-test", submission, "--rubric", str(rubric), *MODES[mode], env=HOOK)
 
 
 def test_test_exercises_are_hidden_without_the_hook():
     listed = subprocess.run([bin_path("grader"), "list"], capture_output=True, text=True, timeout=30)
     assert listed.returncode == 0 and "driver-test" not in listed.stdout
-    r = subprocess.run([bin_path("grader"), "driver-test", "--submission", "true"], capture_output=True, text=True,
-                       timeout=30, stdin=subprocess.DEVNULL)
-    assert r.returncode == 2 and "no exercise 'driver-test'" in r.stderr, r.stderr
+    r = run_grader("driver-test", "--submission", "true", timeout=30)
+    assert r.rc == 2 and "no exercise 'driver-test'" in r.err, r.err
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_two_baselines_and_a_sigterm_with_its_exit(tmp_path, mode):
     g = driver_test(tmp_path, py("driver_probe"), mode)
-    v = g.verdicts()
     assert g.rc == 0, g.out + g.err
     # Each baseline served half the calls: two baselines on two ports, each
     # observed on its own channel, and the submission was given both.
-    verdict, feedback = v["baselines"]
+    verdict, feedback = g.verdicts["baselines"], g.feedback["baselines"]
     m = re.search(r"baseline 1 \((\S+)\) saw 2 Work and baseline 2 \((\S+)\) saw 2", feedback)
     assert verdict == "PASS" and m and m.group(1) != m.group(2), g.out
     # The program itself got SIGTERM (through unshare and the jail when
     # sandboxed), ran its handler and exited with its own status; the time
     # covers the handler's delay and the output its last lines.
-    verdict, feedback = v["sigterm"]
+    verdict, feedback = g.verdicts["sigterm"], g.feedback["sigterm"]
     m = re.search(r"exited with status (\d+) after (\d+) ms; last output: .*draining \| bye", feedback)
     assert verdict == "PASS" and m, g.out
     assert int(m.group(1)) == PROBE_STATUS
@@ -66,13 +63,12 @@ def test_two_baselines_and_a_sigterm_with_its_exit(tmp_path, mode):
 def test_one_baseline_used_and_sigterm_ignored(tmp_path, mode):
     # relay_ignores_sigterm calls RELAYLAB_BASELINE alone and ignores SIGTERM.
     g = driver_test(tmp_path, py("relay_ignores_sigterm"), mode)
-    v = g.verdicts()
     assert g.rc == 1, g.out + g.err
-    verdict, feedback = v["baselines"]
+    verdict, feedback = g.verdicts["baselines"], g.feedback["baselines"]
     assert verdict == "FAIL" and re.search(r"baseline 1 \(\S+\) saw 4 Work and baseline 2 \(\S+\) saw 0", feedback)
-    # Not exited at the deadline: killed then, and said so; grade() checks
-    # that nothing of it is left.
-    verdict, feedback = v["sigterm"]
+    # Not exited at the deadline: killed then, and said so; run_grader
+    # checks that nothing of it is left.
+    verdict, feedback = g.verdicts["sigterm"], g.feedback["sigterm"]
     m = re.search(rf"did not exit within {WITHIN_MS} ms of SIGTERM \(was killed by SIGKILL after (\d+) ms\)", feedback)
     assert verdict == "FAIL" and m, g.out
     assert int(m.group(1)) >= WITHIN_MS
@@ -86,9 +82,8 @@ def test_two_instances_one_replaced_on_its_port(tmp_path, mode):
     # replacement answers on the same port, the second throughout.
     rubric = tmp_path / "rubric.json"
     rubric.write_text('{"driver-test-instances": {"restart": 1}}')
-    g = grade(tmp_path, "driver-test-instances", py("driver_probe"), "--rubric", str(rubric), *MODES[mode],
-              env_extra=HOOK)
-    verdict, feedback = g.verdicts()["restart"]
+    g = grade("driver-test-instances", py("driver_probe"), "--rubric", str(rubric), *MODES[mode], env=HOOK)
+    verdict, feedback = g.verdicts["restart"], g.feedback["restart"]
     assert verdict == "PASS", g.out
     m = re.search(r"instance 1 exited with status 7 after \d+ ms; its replacement answered on (\S+), instance 2 on "
                   r"(\S+)", feedback)
