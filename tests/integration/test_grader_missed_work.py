@@ -14,8 +14,7 @@ import pytest
 
 import relaylab_pb2 as pb
 import relaylab_pb2_grpc as pb_grpc
-from conftest import PYTHON, SUBMISSIONS, bin_path
-from test_grader import grade
+from conftest import PYTHON, SUBMISSIONS, bin_path, grade
 
 HOOK = {"RELAYLAB_GRADER_TEST_EXERCISES": "1"}
 RUBRIC = '{"cancel-missed": {"no-leak-missed-twice": 1, "no-leak-missed-every-try": 1, "during-work-missed": 1}}'
@@ -69,16 +68,14 @@ def test_hide_running_is_as_private_as_every_observer_method(start_program, tmp_
 def test_a_missed_work_is_tried_again_then_error_never_the_relays_fail(tmp_path):
     rubric = tmp_path / "rubric.json"
     rubric.write_text(RUBRIC)
-    g = grade(tmp_path, "cancel-missed", f"{PYTHON} {SUBMISSIONS}/relay_good.py", "--rubric", str(rubric),
-              env_extra=HOOK)
-    v = g.verdicts()
+    g = grade("cancel-missed", f"{PYTHON} {SUBMISSIONS}/relay_good.py", "--rubric", str(rubric), env=HOOK)
     # Two misses: the third call is seen, and the good relay passes.
-    verdict, feedback = v["no-leak-missed-twice"]
+    verdict, feedback = g.verdicts["no-leak-missed-twice"], g.feedback["no-leak-missed-twice"]
     assert verdict == "PASS", g.out
     # Three: ERROR, the grader's own trouble, not FAIL.
-    verdict, feedback = v["no-leak-missed-every-try"]
+    verdict, feedback = g.verdicts["no-leak-missed-every-try"], g.feedback["no-leak-missed-every-try"]
     assert verdict == "ERROR" and "Work ran and ended unseen 3 times in a row" in feedback, g.out
-    verdict, feedback = v["during-work-missed"]
+    verdict, feedback = g.verdicts["during-work-missed"], g.feedback["during-work-missed"]
     assert verdict == "ERROR" and "before the grader saw Work running" in feedback, g.out
     # An ERROR is the grader's own: exit status 2 (bin/grader --help).
     assert g.rc == 2, g.out + g.err
