@@ -10,8 +10,7 @@
 # judged the same way.
 import subprocess
 
-from conftest import PYTHON, SUBMISSIONS, bin_path
-from test_grader import grade
+from conftest import PYTHON, SUBMISSIONS, bin_path, grade
 
 HOOK = {"RELAYLAB_GRADER_TEST_EXERCISES": "1"}
 RUBRIC = '{"shutdown-late": {"in-flight-late-once": 1, "in-flight-late-every-try": 1, "exits-late-every-try": 1}}'
@@ -20,34 +19,31 @@ RUBRIC = '{"shutdown-late": {"in-flight-late-once": 1, "in-flight-late-every-try
 def grade_late(tmp_path, submission):
     rubric = tmp_path / "rubric.json"
     rubric.write_text(RUBRIC)
-    return grade(tmp_path, "shutdown-late", f"{PYTHON} {SUBMISSIONS}/{submission}", "--rubric", str(rubric),
-                 env_extra=HOOK)
+    return grade("shutdown-late", f"{PYTHON} {SUBMISSIONS}/{submission}", "--rubric", str(rubric), env=HOOK)
 
 
 def test_a_late_signal_never_passes_a_relay_that_stops_at_once(tmp_path):
     g = grade_late(tmp_path, "relay_shutdown_stop_now.py")
-    v = g.verdicts()
     # Too late every time: the grader's ERROR, not the PASS the late signal
     # would have given.
-    verdict, feedback = v["in-flight-late-every-try"]
+    verdict, feedback = g.verdicts["in-flight-late-every-try"], g.feedback["in-flight-late-every-try"]
     assert verdict == "ERROR" and "grade again: the machine was too slow to tell" in feedback, g.out
     # exits: a stop(0) also exits 0 once the call it never had to cut is done.
-    verdict, feedback = v["exits-late-every-try"]
+    verdict, feedback = g.verdicts["exits-late-every-try"], g.feedback["exits-late-every-try"]
     assert verdict == "ERROR" and "grade again: the machine was too slow to tell" in feedback, g.out
     # Too late once: the next try signals in time and shows the bug.
-    verdict, feedback = v["in-flight-late-once"]
+    verdict, feedback = g.verdicts["in-flight-late-once"], g.feedback["in-flight-late-once"]
     assert verdict == "FAIL" and "the server stopped without a grace" in feedback, g.out
     assert g.rc == 2, g.out + g.err
 
 
 def test_a_late_signal_is_taken_again_for_a_relay_that_drains(tmp_path):
     g = grade_late(tmp_path, "relay_shutdown_good.py")
-    v = g.verdicts()
-    verdict, feedback = v["in-flight-late-once"]
+    verdict, feedback = g.verdicts["in-flight-late-once"], g.feedback["in-flight-late-once"]
     assert verdict == "PASS" and "a server that stopped at once would have cut it" in feedback, g.out
-    verdict, feedback = v["in-flight-late-every-try"]
+    verdict, feedback = g.verdicts["in-flight-late-every-try"], g.feedback["in-flight-late-every-try"]
     assert verdict == "ERROR" and "In 3 tries" in feedback, g.out
-    verdict, feedback = v["exits-late-every-try"]
+    verdict, feedback = g.verdicts["exits-late-every-try"], g.feedback["exits-late-every-try"]
     assert verdict == "ERROR" and "In 3 tries" in feedback, g.out
 
 
