@@ -12,8 +12,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, bin_path
-from test_grader import grade
+from conftest import REPO, bin_path, grade, run_grader
 
 CONFIGS = os.path.join(REPO, "tests", "configs")
 KEEPALIVE_WORLD = os.path.join(REPO, "grader", "worlds", "keepalive.json")
@@ -73,8 +72,8 @@ def write(tmp_path, name, obj):
 
 
 def check(tmp_path, exercise, config, *args):
-    g = grade(tmp_path, exercise, config, "--only", "check", *args)
-    verdict, feedback = g.verdicts()["check"]
+    g = grade(exercise, config, "--only", "check", *args)
+    verdict, feedback = g.verdicts["check"], g.feedback["check"]
     return g, verdict, feedback
 
 
@@ -117,8 +116,8 @@ def test_a_declared_gentle_world_is_ignored_by_check(tmp_path):
 
 
 def test_a_declared_gentle_world_loses_the_connection_live(tmp_path):
-    g = grade(tmp_path, "keepalive", write(tmp_path, "gentle.json", GENTLE), "--only", "idle")
-    verdict, feedback = g.verdicts()["idle"]
+    g = grade("keepalive", write(tmp_path, "gentle.json", GENTLE), "--only", "idle")
+    verdict, feedback = g.verdicts["idle"], g.feedback["idle"]
     assert verdict.startswith("FAIL")
     idle = DEPLOYMENTS[DEFAULT]["intermediary"]["idle_timeout_ms"]
     assert "dropped 1 connection" in feedback
@@ -128,13 +127,13 @@ def test_a_declared_gentle_world_loses_the_connection_live(tmp_path):
 
 def test_a_config_reasoned_out_for_the_default_world_passes_live(tmp_path):
     d = DEPLOYMENTS[DEFAULT]
-    g = grade(tmp_path, "keepalive", write(tmp_path, "mine.json", solution(d)))
+    g = grade("keepalive", write(tmp_path, "mine.json", solution(d)))
     assert g.rc == 0, g.out
     assert g.failing() == set()
     assert g.results["score"] == g.results["max_score"]
     k = d["intermediary"]["idle_timeout_ms"] / 4000
-    assert f"world {DEFAULT}: its l4-lb's" in g.verdicts()["idle"][1]
-    assert f"scaled 1:{k:.0f}" in g.verdicts()["idle"][1]
+    assert f"world {DEFAULT}: its l4-lb's" in g.feedback["idle"]
+    assert f"scaled 1:{k:.0f}" in g.feedback["idle"]
 
 
 # ---- variants ----
@@ -190,22 +189,21 @@ def test_a_world_file_the_grader_cannot_use_is_a_grader_error(tmp_path):
     mine = write(tmp_path, "mine.json", solution(DEPLOYMENTS["azure-lb"]))
     bad = write(tmp_path, "world.json", {"name": "typo", "intermediary": {"idle_timeout_ms": 240000},
                                          "server": {"grpc.http2.min_recv_ping_interval_without_data_ms": 1}})
-    g = grade(tmp_path, "keepalive", mine, "--world", bad)
+    g = grade("keepalive", mine, "--world", bad)
     assert g.rc == 2
     assert "arg.macro-name" in g.results["output"]
-    g = grade(tmp_path, "keepalive", mine, "--world", write(tmp_path, "none.json", {"name": "direct"}))
+    g = grade("keepalive", mine, "--world", write(tmp_path, "none.json", {"name": "direct"}))
     assert g.rc == 2
     assert "needs an intermediary" in g.results["output"]
-    g = grade(tmp_path, "keepalive", mine, "--world", str(tmp_path / "missing.json"))
+    g = grade("keepalive", mine, "--world", str(tmp_path / "missing.json"))
     assert g.rc == 2
     assert "missing.json" in g.results["output"]
 
 
 def test_world_options_are_for_config_exercises_only():
-    p = subprocess.run([bin_path("grader"), "deadline", "--submission", "true", "--variant", "s1"],
-                       capture_output=True, text=True, timeout=30)
-    assert p.returncode == 2
-    assert "--world and --variant are for the config exercises" in p.stderr
+    p = run_grader("deadline", "--submission", "true", "--variant", "s1", timeout=30)
+    assert p.rc == 2
+    assert "--world and --variant are for the config exercises" in p.err
 
 
 # ---- the retry exercise's world ----
@@ -227,20 +225,20 @@ def test_the_worked_example_fails_retry_in_the_graded_world(tmp_path):
     # not the graded world's 3.
     with open(RETRY_WORLD) as f:
         run = json.load(f)["backend"]["unavailable_in_a_row"]
-    g = grade(tmp_path, "retry", LAB, "--only", "retries-unavailable")
-    verdict, feedback = g.verdicts()["retries-unavailable"]
+    g = grade("retry", LAB, "--only", "retries-unavailable")
+    verdict, feedback = g.verdicts["retries-unavailable"], g.feedback["retries-unavailable"]
     assert verdict.startswith("FAIL")
     assert f"UNAVAILABLE {run} times in a row" in feedback
     assert f"saw 3 attempts and the client got UNAVAILABLE; expected {run + 1} attempts" in feedback
     assert "maxAttempts is 3" in feedback
-    g = grade(tmp_path, "retry", LAB, "--only", "retries-unavailable", "--world", LAB_WORLD)
-    verdict, feedback = g.verdicts()["retries-unavailable"]
+    g = grade("retry", LAB, "--only", "retries-unavailable", "--world", LAB_WORLD)
+    verdict, feedback = g.verdicts["retries-unavailable"], g.feedback["retries-unavailable"]
     assert verdict.startswith("PASS"), feedback
     assert "UNAVAILABLE 2 times in a row, then OK: 3 attempts" in feedback
 
 
 def test_retry_world_deadline_must_be_one_the_grader_can_wait_for(tmp_path):
-    g = grade(tmp_path, "retry", LAB, "--world",
+    g = grade("retry", LAB, "--world",
               write(tmp_path, "slow.json", {"calls": {"longest_deadline_ms": 60000}}))
     assert g.rc == 2
     assert "100..30000 ms" in g.results["output"]
