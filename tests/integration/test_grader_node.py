@@ -13,16 +13,15 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
-import uuid
 
 import grpc
 import pytest
 
 import relaylab_pb2 as pb
-from conftest import REPO, SUBMISSIONS, bin_path, channel
+from conftest import REPO, SUBMISSIONS, channel, grade, new_marker, processes_of
 from relaylab_pb2_grpc import RelayStub, StreamerStub
-from test_grader import ALL, grade, processes_with_marker
 
 NODE_DIR = os.path.join(SUBMISSIONS, "node")
 NODE_STAMP = os.path.join(NODE_DIR, "node_modules", ".relaylab-npm-ci")
@@ -85,24 +84,22 @@ def growth(feedback):
 # (tests/verdicts.json); here, the figures behind them.
 
 
-def test_node_streamer_paced_stalls_within_half_the_budget(tmp_path):
-    g = grade(tmp_path, "flow", node("streamer_good"), "--only", "stall")
-    v = g.verdicts()
+def test_node_streamer_paced_stalls_within_half_the_budget():
+    g = grade("flow", node("streamer_good"), "--only", "stall")
     assert g.failing() == set(), g.out
     assert g.rc == 0, g.out + g.err
     # One window plus grpc-js's 16-message buffer and V8's uncollected
     # garbage: measured 10.8-11.4 MiB (n=10). Half the budget still tells a
     # paced producer from one that queues.
-    assert growth(v["stall"][1]) < BUDGET_MIB / 2, g.out
+    assert growth(g.feedback["stall"]) < BUDGET_MIB / 2, g.out
 
 
-def test_node_streamer_unbounded_fails_stall_by_a_wide_margin(tmp_path):
+def test_node_streamer_unbounded_fails_stall_by_a_wide_margin():
     # Without `cancel`: the mistake fails it too, but spends ~3 s of a core
     # and ~500 MB queueing 1,000,000 chunks first.
-    g = grade(tmp_path, "flow", node("streamer_unbounded"), "--only", "stall,slow-reader")
-    v = g.verdicts()
+    g = grade("flow", node("streamer_unbounded"), "--only", "stall,slow-reader")
     assert g.rc == 1, g.out + g.err
-    verdict, feedback = v["stall"]
+    verdict, feedback = g.verdicts["stall"], g.feedback["stall"]
     assert verdict == "FAIL", g.out
     # 3000 x 64 KiB = 187.5 MiB queued; measured 198.7 MiB quiet, 114.5 MiB
     # at load 15 (the watch stops once the rule is broken, and a starved
@@ -112,28 +109,19 @@ def test_node_streamer_unbounded_fails_stall_by_a_wide_margin(tmp_path):
     # whole queue is made before any chunk leaves: either names the rule.
     assert ("does not wait for the flow-control window" in feedback
             or "makes the whole response before it sends any of it" in feedback), g.out
-    assert v["slow-reader"][0] == "FAIL", g.out
+    assert g.verdicts["slow-reader"] == "FAIL", g.out
 
 
-def test_no_node_process_outlives_the_grader(tmp_path):
+def test_no_node_process_outlives_the_grader():
     """The grader's node is seen while it runs (so the check below can fail),
     and none is left once the grader has exited."""
-    marker = "RL_GRADER_NODE_TEST_" + uuid.uuid4().hex
-    env = dict(os.environ, **{marker: "1"})
-    out_json = tmp_path / "results.json"
-    p = subprocess.Popen(
-        [bin_path("grader"), "cancel", "--submission", node("relay_good"), "--only", "keeps-serving,during-lookup",
-         "--json", str(out_json), "--quiet"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        seen = set()
-        deadline = time.monotonic() + 60
-        while p.poll() is None and time.monotonic() < deadline:
-            for pid in processes_with_marker(marker):
+    marker = new_marker()
+    seen = set()
+    stop = threading.Event()
+
+    def watch():
+        while not stop.is_set():
+            for pid in processes_of(None, marker):
                 try:
                     with open(f"/proc/{pid}/comm") as f:
                         if f.read().strip() == "node":
@@ -141,15 +129,18 @@ def test_no_node_process_outlives_the_grader(tmp_path):
                 except OSError:
                     pass
             time.sleep(0.02)
-        out, _ = p.communicate(timeout=120)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        # run_grader fails the test if a process of the run is left once
+        # the grader exited.
+        g = grade("cancel", node("relay_good"), "--only", "keeps-serving,during-lookup", marker=marker, timeout=180)
     finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-    assert p.returncode == 0, out
+        stop.set()
+        watcher.join(10)
+    assert g.rc == 0, g.out
     assert seen, "no node process with the marker was seen while the grader ran"
-    left = processes_with_marker(marker, grader_pid=p.pid)
-    assert not left, f"left behind: {left}"
 
 
 # --- without the grader: what no scenario judges ------------------------------
