@@ -505,9 +505,10 @@ def _read_results(path):
     the grader wrote none."""
     try:
         with open(path) as f:
-            results = json.load(f)
-    except FileNotFoundError:
+            text = f.read()
+    except OSError:  # not written, or a path the test made unwritable
         return None
+    results = json.loads(text)
     for key in ("score", "max_score", "execution_time", "output", "tests"):
         assert key in results, f"results.json lacks {key}"
     for t in results["tests"]:
@@ -517,7 +518,7 @@ def _read_results(path):
 
 
 def run_grader(*args, timeout=GRADE_TIMEOUT_S, env=None, cwd=None, wrap=(), grader=None, marker=None,
-               leftovers=True):
+               leftovers=True, results=True, on_start=None):
     """Runs |grader| (bin/grader) with |args| and waits for it, at most
     |timeout| seconds (then it is killed and GraderError says so, with its
     stderr). The test's arguments are passed as given, with two additions:
@@ -525,21 +526,24 @@ def run_grader(*args, timeout=GRADE_TIMEOUT_S, env=None, cwd=None, wrap=(), grad
       submission gets `--memory-limit 0` unless the test sets a limit:
       ASan reserves ~15 TB of shadow memory, which RLIMIT_DATA counts, so
       an ASan program under the default limit dies before it listens;
-    - `--json FILE` in a private folder when the test passes no --json.
+    - `--json FILE` in a private folder when the test passes no --json
+      and |results| is true.
     |env| adds to this process's environment, |cwd| is the grader's folder,
     |wrap| a command the grader runs under (setpriv, unshare). Every
     process of the run carries |marker| (a fresh one when None) in its
     environment; with |leftovers| the test fails if one outlives the
-    grader. Returns a Graded; results.json, when written, is read and
-    checked for Gradescope's fields."""
+    grader. |on_start|, if given, is called with the grader's pid once it
+    started (to signal it mid-run); the time limit counts from its return.
+    Returns a Graded; results.json, when written, is read and checked for
+    Gradescope's fields."""
     grader = grader or bin_path("grader")
     argv = list(args)
     if "--submission" in argv and not _has_option(argv, "--memory-limit") and sanitized(grader):
         argv = [*argv[:1], "--memory-limit", "0", *argv[1:]]
-    private = None
+    private, json_path = None, None
     if _has_option(argv, "--json"):
         json_path = _option_value(argv, "--json")
-    else:
+    elif results:
         private = tempfile.mkdtemp(prefix="relaylab-grade-")
         json_path = os.path.join(private, "results.json")
         argv += ["--json", json_path]
@@ -549,13 +553,13 @@ def run_grader(*args, timeout=GRADE_TIMEOUT_S, env=None, cwd=None, wrap=(), grad
     full_env = dict(os.environ, **{marker: "1"}, **(env or {}))
     cmd = [*wrap, grader, *argv]
     try:
-        return _run_and_reap(cmd, full_env, cwd, timeout, json_path, marker, leftovers)
+        return _run_and_reap(cmd, full_env, cwd, timeout, json_path, marker, leftovers, on_start)
     finally:
         if private:
             shutil.rmtree(private, ignore_errors=True)
 
 
-def _run_and_reap(cmd, env, cwd, timeout, json_path, marker, leftovers):
+def _run_and_reap(cmd, env, cwd, timeout, json_path, marker, leftovers, on_start):
     t0 = time.monotonic()
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
                             cwd=cwd)
@@ -569,11 +573,21 @@ def _run_and_reap(cmd, env, cwd, timeout, json_path, marker, leftovers):
                for n, f in (("out", proc.stdout), ("err", proc.stderr))]
     for r in readers:
         r.start()
+    if on_start:
+        try:
+            on_start(proc.pid)
+        except BaseException:
+            proc.kill()
+            proc.wait()
+            raise
+        t0_limit = time.monotonic()
+    else:
+        t0_limit = t0
     # The grader's exit, waited for on a pidfd with the deadline, then
     # reaped with wait4 for its resource usage.
     pidfd = os.pidfd_open(proc.pid)
     try:
-        exited = select.select([pidfd], [], [], max(timeout, 0))[0]
+        exited = select.select([pidfd], [], [], max(t0_limit + timeout - time.monotonic(), 0))[0]
     finally:
         os.close(pidfd)
     if not exited:
@@ -589,7 +603,7 @@ def _run_and_reap(cmd, env, cwd, timeout, json_path, marker, leftovers):
     # Its output ends when the last process holding the pipes exits: one
     # the grader left behind would hold them open.
     for r in readers:
-        r.join(max(t0 + timeout - time.monotonic(), 5))
+        r.join(max(t0_limit + timeout - time.monotonic(), 5))
     if any(r.is_alive() for r in readers):
         raise GraderError(f"{cmd} exited {proc.returncode} but its output is still open, held by "
                           f"{processes_of(proc.pid, marker)}")
