@@ -7,13 +7,15 @@
  * outstanding per call (docs/grpc-facts.md), so each direction pumps one
  * message at a time: receive on one side, send on the other, then receive
  * again. The backend's status goes back once its messages have all been
- * forwarded. The struct frees itself when its last batch completed. */
+ * forwarded. Each batch holds the struct's life, closed once the first
+ * batches are posted, so it frees itself when its last batch completed. */
 #include "rl_l7proxy.h"
 
 #include "rl_alloc.h"
 #include "rl_channel.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
+#include "rl_life.h"
 #include "rl_log.h"
 #include "rl_loop.h"
 
@@ -72,7 +74,7 @@ struct pcall {
     int s_cancelled;
     grpc_byte_buffer *up_buf, *down_buf;
     rl_tag t_c_init, t_s_init, t_s_recv, t_c_send, t_c_close, t_c_recv, t_s_send, t_c_status, t_s_close, t_s_status;
-    unsigned pending;
+    rl_life life; /* a reference per batch posted; closed once the first are */
     bool down_done, status_in, status_sent, s_init_sent, open;
     pcall *older, *newer; /* under px->mu while |open| */
 };
@@ -140,10 +142,9 @@ static void close_open(pcall *c)
     pthread_mutex_unlock(&px->mu);
 }
 
-static void settle(pcall *c)
+static void release(rl_life *life)
 {
-    if (--c->pending)
-        return;
+    pcall *c = RL_CONTAINER_OF(life, pcall, life);
     rl_l7proxy *px = c->px;
     close_open(c);
     if (c->up_buf)
@@ -167,7 +168,7 @@ static void settle(pcall *c)
  * sides so the batches already posted end. */
 static bool post(pcall *c, grpc_call *call, const grpc_op *ops, size_t n, rl_tag *tag)
 {
-    grpc_call_error e = grpc_call_start_batch(call, ops, n, tag, NULL);
+    grpc_call_error e = rl_life_start_batch(&c->life, call, ops, n, tag);
     if (e != GRPC_CALL_OK) {
         RL_ERROR("l7proxy: grpc_call_start_batch failed (%d)", (int)e);
         grpc_call_cancel(c->sc, NULL);
@@ -175,7 +176,6 @@ static bool post(pcall *c, grpc_call *call, const grpc_op *ops, size_t n, rl_tag
             grpc_call_cancel(c->cc, NULL);
         return false;
     }
-    c->pending++;
     return true;
 }
 
@@ -234,7 +234,7 @@ static void s_recv_done(rl_tag *tag, bool ok)
     } else {
         grpc_call_cancel(c->cc, NULL);
     }
-    settle(c);
+    rl_life_unref(&c->life);
 }
 
 static void c_send_done(rl_tag *tag, bool ok)
@@ -244,13 +244,13 @@ static void c_send_done(rl_tag *tag, bool ok)
     c->up_buf = NULL;
     if (ok)
         post_up_recv(c);
-    settle(c);
+    rl_life_unref(&c->life);
 }
 
 static void c_close_done(rl_tag *tag, bool ok)
 {
     (void)ok;
-    settle(RL_CONTAINER_OF(tag, pcall, t_c_close));
+    rl_life_unref(&RL_CONTAINER_OF(tag, pcall, t_c_close)->life);
 }
 
 /* The backend's message arrived (or its end): forward it. */
@@ -268,7 +268,7 @@ static void c_recv_done(rl_tag *tag, bool ok)
         c->down_done = true;
         send_status(c);
     }
-    settle(c);
+    rl_life_unref(&c->life);
 }
 
 /* After a batch toward the client ended: pump the next message down, or,
@@ -282,7 +282,7 @@ static void down_next(pcall *c, bool ok)
         grpc_call_cancel(c->cc, NULL);
     }
     send_status(c);
-    settle(c);
+    rl_life_unref(&c->life);
 }
 
 static void s_send_done(rl_tag *tag, bool ok)
@@ -315,7 +315,7 @@ static void c_init_done(rl_tag *tag, bool ok)
         c->down_done = true;
     }
     send_status(c);
-    settle(c);
+    rl_life_unref(&c->life);
 }
 
 static void c_status_done(rl_tag *tag, bool ok)
@@ -328,13 +328,13 @@ static void c_status_done(rl_tag *tag, bool ok)
     }
     c->status_in = true;
     send_status(c);
-    settle(c);
+    rl_life_unref(&c->life);
 }
 
 static void s_status_done(rl_tag *tag, bool ok)
 {
     (void)ok;
-    settle(RL_CONTAINER_OF(tag, pcall, t_s_status));
+    rl_life_unref(&RL_CONTAINER_OF(tag, pcall, t_s_status)->life);
 }
 
 static void s_close_done(rl_tag *tag, bool ok)
@@ -346,7 +346,75 @@ static void s_close_done(rl_tag *tag, bool ok)
     if (c->s_cancelled && c->cc)
         grpc_call_cancel(c->cc, NULL);
     close_open(c);
-    settle(c);
+    rl_life_unref(&c->life);
+}
+
+/* Places |c| on a backend under the proxy's lock: false when the limit of
+ * open streams refuses it. */
+static bool place(rl_l7proxy *px, pcall *c)
+{
+    pthread_mutex_lock(&px->mu);
+    if (px->limit && px->nopen >= px->limit) {
+        px->stats.refused++;
+        pthread_mutex_unlock(&px->mu);
+        return false;
+    }
+    c->backend = rl_placement_pick(&px->placement, px->seq++, px->n);
+    px->nopen++;
+    if (px->nopen > px->stats.peak_open)
+        px->stats.peak_open = px->nopen;
+    px->stats.placed[c->backend]++;
+    px->stats.open[c->backend]++;
+    if (px->stats.open[c->backend] > px->stats.peak[c->backend])
+        px->stats.peak[c->backend] = px->stats.open[c->backend];
+    px->stats.total++;
+    c->open = true;
+    c->older = px->newest;
+    if (px->newest)
+        px->newest->newer = c;
+    px->newest = c;
+    px->stats.newest_open = c->backend;
+    pthread_mutex_unlock(&px->mu);
+    return true;
+}
+
+static bool post_close(pcall *c)
+{
+    grpc_op op;
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+    op.data.recv_close_on_server.cancelled = &c->s_cancelled;
+    return post(c, c->sc, &op, 1, &c->t_s_close);
+}
+
+/* Opens the backend's call and posts the first batches of both sides. */
+static void forward(rl_l7proxy *px, pcall *c)
+{
+    if (!post_close(c))
+        return;
+    /* The parent link cancels the backend call when the agent's stream is
+     * cancelled, even before RECV_CLOSE_ON_SERVER reports it. */
+    c->cc = grpc_channel_create_call(px->backends[c->backend], c->sc, GRPC_PROPAGATE_CANCELLATION, px->loop.cq,
+                                     c->details.method, NULL, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+    if (!c->cc) {
+        grpc_call_cancel_with_status(c->sc, GRPC_STATUS_UNAVAILABLE, "l7proxy: no backend call", NULL);
+        return;
+    }
+    grpc_op ops[2];
+    memset(ops, 0, sizeof ops);
+    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
+    ops[1].op = GRPC_OP_RECV_INITIAL_METADATA;
+    ops[1].data.recv_initial_metadata.recv_initial_metadata = &c->c_init_md;
+    if (!post(c, c->cc, ops, 2, &c->t_c_init))
+        return;
+    grpc_op op;
+    memset(&op, 0, sizeof op);
+    op.op = GRPC_OP_RECV_STATUS_ON_CLIENT;
+    op.data.recv_status_on_client.trailing_metadata = &c->c_trail_md;
+    op.data.recv_status_on_client.status = &c->status;
+    op.data.recv_status_on_client.status_details = &c->status_details;
+    post(c, c->cc, &op, 1, &c->t_c_status);
+    post_up_recv(c);
 }
 
 static void start_proxied(rl_l7proxy *px, accept_slot *a)
@@ -370,76 +438,19 @@ static void start_proxied(rl_l7proxy *px, accept_slot *a)
     c->t_c_status.done = c_status_done;
     c->t_s_close.done = s_close_done;
     c->t_s_status.done = s_status_done;
+    rl_life_init(&c->life, release);
     px->live++;
-
-    pthread_mutex_lock(&px->mu);
-    if (px->limit && px->nopen >= px->limit) {
-        px->stats.refused++;
-        pthread_mutex_unlock(&px->mu);
-        /* The call was never placed: refuse it, and let the close batch
-         * free the struct. */
-        grpc_op op;
-        memset(&op, 0, sizeof op);
-        op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-        op.data.recv_close_on_server.cancelled = &c->s_cancelled;
-        if (post(c, c->sc, &op, 1, &c->t_s_close))
-            grpc_call_cancel_with_status(c->sc, GRPC_STATUS_RESOURCE_EXHAUSTED,
-                                         "l7proxy: too many streams open through this proxy", NULL);
-        else {
-            c->pending++;
-            settle(c);
-        }
-        return;
+    if (place(px, c)) {
+        forward(px, c);
+    } else if (post_close(c)) {
+        /* Never placed: refused, and freed once the close batch is back. */
+        grpc_call_cancel_with_status(c->sc, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                                     "l7proxy: too many streams open through this proxy", NULL);
     }
-    c->backend = rl_placement_pick(&px->placement, px->seq++, px->n);
-    px->nopen++;
-    if (px->nopen > px->stats.peak_open)
-        px->stats.peak_open = px->nopen;
-    px->stats.placed[c->backend]++;
-    px->stats.open[c->backend]++;
-    if (px->stats.open[c->backend] > px->stats.peak[c->backend])
-        px->stats.peak[c->backend] = px->stats.open[c->backend];
-    px->stats.total++;
-    c->open = true;
-    c->older = px->newest;
-    if (px->newest)
-        px->newest->newer = c;
-    px->newest = c;
-    px->stats.newest_open = c->backend;
-    pthread_mutex_unlock(&px->mu);
-
-    grpc_op op;
-    memset(&op, 0, sizeof op);
-    op.op = GRPC_OP_RECV_CLOSE_ON_SERVER;
-    op.data.recv_close_on_server.cancelled = &c->s_cancelled;
-    c->pending++; /* held until the end of this function: settle() may not free under us */
-    if (!post(c, c->sc, &op, 1, &c->t_s_close)) {
-        settle(c);
-        return;
-    }
-    /* The parent link cancels the backend call when the agent's stream is
-     * cancelled, even before RECV_CLOSE_ON_SERVER reports it. */
-    c->cc = grpc_channel_create_call(px->backends[c->backend], c->sc, GRPC_PROPAGATE_CANCELLATION, px->loop.cq,
-                                     c->details.method, NULL, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
-    grpc_op ops[2];
-    memset(ops, 0, sizeof ops);
-    ops[0].op = GRPC_OP_SEND_INITIAL_METADATA;
-    ops[1].op = GRPC_OP_RECV_INITIAL_METADATA;
-    ops[1].data.recv_initial_metadata.recv_initial_metadata = &c->c_init_md;
-    if (!c->cc || !post(c, c->cc, ops, 2, &c->t_c_init)) {
-        if (!c->cc)
-            grpc_call_cancel_with_status(c->sc, GRPC_STATUS_UNAVAILABLE, "l7proxy: no backend call", NULL);
-        settle(c);
-        return;
-    }
-    memset(&op, 0, sizeof op);
-    op.op = GRPC_OP_RECV_STATUS_ON_CLIENT;
-    op.data.recv_status_on_client.trailing_metadata = &c->c_trail_md;
-    op.data.recv_status_on_client.status = &c->status;
-    op.data.recv_status_on_client.status_details = &c->status_details;
-    post(c, c->cc, &op, 1, &c->t_c_status);
-    post_up_recv(c);
-    settle(c);
+    /* The first batches are posted: from here each completion posts the
+     * next, and the pcall goes with the last one (at once when gRPC took
+     * none). */
+    rl_life_close(&c->life);
 }
 
 static void post_accept(accept_slot *a);
