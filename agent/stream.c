@@ -5,6 +5,7 @@
 #include "rl_alloc.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
+#include "rl_life.h"
 #include "rl_log.h"
 #include "rl_pb.h"
 
@@ -20,22 +21,22 @@
 /* A TunnelCall is three small fields; anything much larger is not one. */
 #define CALL_MAX_BYTES 4096
 
-static void maybe_end(ag_stream *s)
+/* The status arrived (which closes |life|), no batch is out and no work
+ * timer armed: the stream is over, and the owner may free it. */
+static void release(rl_life *life)
 {
-    if (s->status_in && s->batches == 0 && !rl_timer_armed(&s->work) && !s->over) {
-        s->over = true;
-        s->ev->ended(s, s->user);
-    }
+    ag_stream *s = RL_CONTAINER_OF(life, ag_stream, life);
+    s->over = true;
+    s->ev->ended(s, s->user);
 }
 
 static int post(ag_stream *s, const grpc_op *ops, size_t n, rl_tag *tag)
 {
-    grpc_call_error e = grpc_call_start_batch(s->call, ops, n, tag, NULL);
+    grpc_call_error e = rl_life_start_batch(&s->life, s->call, ops, n, tag);
     if (e != GRPC_CALL_OK) {
         RL_ERROR("stream %llu: gRPC refused a batch (%d)", (unsigned long long)s->id, (int)e);
         return RL_EGRPC;
     }
-    s->batches++;
     return RL_OK;
 }
 
@@ -63,20 +64,26 @@ static void half_close(ag_stream *s)
 
 static void work_done(rl_timer *t);
 
+/* The work timer holds the stream's life while it is armed. */
 static void start_work(ag_stream *s)
 {
     uint32_t ms = s->calls[0].work_ms < WORK_MAX_MS ? s->calls[0].work_ms : WORK_MAX_MS;
+    if (!rl_timer_armed(&s->work))
+        rl_life_ref(&s->life);
     rl_timer_start(s->loop, &s->work, rl_now_ns() + (int64_t)ms * RL_NS_PER_MS, work_done);
 }
 
-/* The oldest call's work is done: its answer goes out. */
-static void work_done(rl_timer *t)
+static void stop_work(ag_stream *s)
 {
-    ag_stream *s = RL_CONTAINER_OF(t, ag_stream, work);
-    if (s->status_in || s->ncalls == 0) {
-        maybe_end(s);
+    if (!rl_timer_armed(&s->work))
         return;
-    }
+    rl_timer_stop(s->loop, &s->work);
+    rl_life_unref(&s->life);
+}
+
+/* Sends the oldest call's answer. */
+static void send_answer(ag_stream *s)
+{
     Relaylab__TunnelAnswer a = RELAYLAB__TUNNEL_ANSWER__INIT;
     a.call_id = s->calls[0].call_id;
     s->send_buf = rl_pb_pack(&a.base);
@@ -102,10 +109,18 @@ static void work_done(rl_timer *t)
     grpc_call_cancel(s->call, NULL);
 }
 
+/* The oldest call's work is done: its answer goes out. */
+static void work_done(rl_timer *t)
+{
+    ag_stream *s = RL_CONTAINER_OF(t, ag_stream, work);
+    if (!s->status_in && s->ncalls > 0)
+        send_answer(s);
+    rl_life_unref(&s->life); /* the timer's */
+}
+
 static void sent(rl_tag *tag, bool ok)
 {
     ag_stream *s = RL_CONTAINER_OF(tag, ag_stream, send_tag);
-    s->batches--;
     s->sending = false;
     grpc_byte_buffer_destroy(s->send_buf);
     s->send_buf = NULL;
@@ -120,7 +135,7 @@ static void sent(rl_tag *tag, bool ok)
         else if (s->close_wanted)
             half_close(s);
     }
-    maybe_end(s);
+    rl_life_unref(&s->life);
 }
 
 /* Copies the server's name, cut to AG_SERVER_ID_MAX and with anything
@@ -175,7 +190,6 @@ static void on_message(ag_stream *s, const Relaylab__TunnelCall *m)
 static void received(rl_tag *tag, bool ok)
 {
     ag_stream *s = RL_CONTAINER_OF(tag, ag_stream, recv_tag);
-    s->batches--;
     s->receiving = false;
     grpc_byte_buffer *buf = s->recv_buf;
     s->recv_buf = NULL;
@@ -194,41 +208,37 @@ static void received(rl_tag *tag, bool ok)
             post_recv(s);
     }
     /* No message: the server ended its side; the status follows. */
-    maybe_end(s);
+    rl_life_unref(&s->life);
 }
 
 static void status_done(rl_tag *tag, bool ok)
 {
     ag_stream *s = RL_CONTAINER_OF(tag, ag_stream, status_tag);
     (void)ok; /* a status batch fails only on a bug; it is over either way */
-    s->batches--;
     s->status_in = true;
-    rl_timer_stop(s->loop, &s->work);
+    stop_work(s);
     if (s->status != GRPC_STATUS_OK && rl_log_enabled(RL_LOG_DEBUG)) {
         char *d = grpc_slice_to_c_string(s->details);
         RL_DEBUG("stream %llu%s%s ended %d: %s", (unsigned long long)s->id, s->named ? " on " : "", s->server_id,
                  (int)s->status, d);
         gpr_free(d);
     }
-    maybe_end(s);
-}
-
-static void simple_done(rl_tag *tag, bool ok, size_t offset)
-{
-    (void)ok;
-    ag_stream *s = (ag_stream *)(void *)((char *)tag - offset);
-    s->batches--;
-    maybe_end(s);
+    /* Nothing more comes from the server: the stream ends once what it
+     * still has out (the last batches, a work timer) is back. */
+    rl_life_close(&s->life);
+    rl_life_unref(&s->life);
 }
 
 static void started(rl_tag *tag, bool ok)
 {
-    simple_done(tag, ok, offsetof(ag_stream, start_tag));
+    (void)ok;
+    rl_life_unref(&RL_CONTAINER_OF(tag, ag_stream, start_tag)->life);
 }
 
 static void closed(rl_tag *tag, bool ok)
 {
-    simple_done(tag, ok, offsetof(ag_stream, close_tag));
+    (void)ok;
+    rl_life_unref(&RL_CONTAINER_OF(tag, ag_stream, close_tag)->life);
 }
 
 int ag_stream_start(ag_stream *s, grpc_channel *channel, rl_loop *loop, uint64_t id, const ag_stream_events *ev,
@@ -250,6 +260,7 @@ int ag_stream_start(ag_stream *s, grpc_channel *channel, rl_loop *loop, uint64_t
     s->recv_tag.done = received;
     s->send_tag.done = sent;
     s->close_tag.done = closed;
+    rl_life_init(&s->life, release);
     s->call = grpc_channel_create_call(channel, NULL, GRPC_PROPAGATE_DEFAULTS, loop->cq,
                                        grpc_slice_from_static_string("/relaylab.Tunnel/Open"), NULL,
                                        gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
@@ -293,8 +304,7 @@ void ag_stream_cancel(ag_stream *s)
 {
     if (s->call && !s->status_in)
         grpc_call_cancel(s->call, NULL);
-    rl_timer_stop(s->loop, &s->work);
-    maybe_end(s);
+    stop_work(s);
 }
 
 bool ag_stream_over(const ag_stream *s)

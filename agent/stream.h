@@ -15,6 +15,7 @@
 #ifndef AG_STREAM_H
 #define AG_STREAM_H
 
+#include "rl_life.h"
 #include "rl_loop.h"
 
 #include <grpc/grpc.h>
@@ -60,7 +61,8 @@ struct ag_stream {
     bool status_in;    /* the status arrived: nothing more comes from the server */
     bool over;         /* |ended| ran (or the start failed before anything was posted) */
     uint64_t lost;     /* calls that arrived after the half-close: no answer possible */
-    int batches;       /* posted and not completed */
+    rl_life life;      /* held by each batch out and the armed work timer;
+                        * closed when the status arrived; |ended| at release */
     rl_tag start_tag, status_tag, recv_tag, send_tag, close_tag;
     rl_timer work;
     grpc_byte_buffer *recv_buf, *send_buf;
