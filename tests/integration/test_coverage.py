@@ -6,10 +6,8 @@
 # sizes its streams as a total. The full matrix (every scenario, quiet and
 # loaded) is `make selftest` (tests/verdicts.json, rows coverage_*).
 import concurrent.futures
-import json
 import os
 import queue
-import subprocess
 import tempfile
 import threading
 import time
@@ -19,7 +17,7 @@ import pytest
 
 import relaylab_pb2 as pb
 import relaylab_pb2_grpc as pb_grpc
-from conftest import REPO, bin_path, channel, sanitized
+from conftest import REPO, bin_path, channel, grade, sanitized
 
 SUBMISSIONS = os.path.join(REPO, "tests", "submissions")
 
@@ -171,17 +169,8 @@ def test_the_handout_states_the_judges_margin():
     assert "(2750 ms)" in handout
 
 
-def grade(submission, only, *extra):
-    with tempfile.TemporaryDirectory() as d:
-        out = os.path.join(d, "r.json")
-        args = [bin_path("grader"), "coverage", "--submission", submission, "--only", only, "--json", out,
-                "--quiet", *extra]
-        if sanitized(bin_path("grader")):
-            args += ["--memory-limit", "0"]  # ASan's shadow counts against RLIMIT_DATA
-        subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=180, cwd=REPO,
-                       stdin=subprocess.DEVNULL)
-        with open(out) as f:
-            return {t["extra_data"]["scenario"]: t["extra_data"] for t in json.load(f)["tests"]}
+def coverage(submission, only, *extra):
+    return grade("coverage", submission, "--only", only, *extra, cwd=REPO, timeout=180)
 
 
 def test_a_flood_through_the_balancer_fails_by_name_and_the_grader_stays_bounded():
@@ -191,25 +180,12 @@ def test_a_flood_through_the_balancer_fails_by_name_and_the_grader_stays_bounded
     the proxy let one connection hold 100,000 streams (its peak RSS, as
     wait4 reports it: the largest of the grader and what it reaped; 149-226
     MB measured, bench/results/coverage.md)."""
-    with tempfile.TemporaryDirectory() as d:
-        out = os.path.join(d, "r.json")
-        args = [bin_path("grader"), "coverage", "--submission", f"/usr/bin/python3 {SUBMISSIONS}/coverage_flood.py",
-                "--only", "burst-uniform", "--json", out, "--quiet"]
-        asan = sanitized(bin_path("grader"))
-        if asan:
-            args += ["--memory-limit", "0"]
-        p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=REPO,
-                             stdin=subprocess.DEVNULL)
-        try:
-            _, _, usage = os.wait4(p.pid, 0)
-        finally:
-            p.returncode = 0  # reaped above
-        with open(out) as f:
-            r = {t["extra_data"]["scenario"]: t["extra_data"] for t in json.load(f)["tests"]}
-    v = r["burst-uniform"]
-    assert v["verdict"] == "FAIL" and "growing without a cap?" in v["feedback"], v["feedback"]
+    g = grade("coverage", f"/usr/bin/python3 {SUBMISSIONS}/coverage_flood.py", "--only", "burst-uniform", cwd=REPO)
+    asan = sanitized(bin_path("grader"))
+    verdict, feedback = g.verdicts["burst-uniform"], g.feedback["burst-uniform"]
+    assert verdict == "FAIL" and "growing without a cap?" in feedback, feedback
     if not asan:  # ASan's shadow memory is no measure of the grader's
-        assert usage.ru_maxrss < 512 * 1024, f"peak RSS {usage.ru_maxrss} KB"
+        assert g.rusage.ru_maxrss < 512 * 1024, f"peak RSS {g.rusage.ru_maxrss} KB"
 
 
 def test_grader_passes_per_server_sizing_names_the_incident_and_waits_for_a_stream():
@@ -225,16 +201,16 @@ def test_grader_passes_per_server_sizing_names_the_incident_and_waits_for_a_stre
     # load that starves it (load 26-35 there) that is the right verdict.
     # The two others can share: the incident and NOT-READY do not depend on
     # how fast the agent grows.
-    good_r = grade(good, "burst-uniform")
+    good_r = coverage(good, "burst-uniform")
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
-        t = pool.submit(grade, total, "burst-uniform")
-        s = pool.submit(grade, silent, "rest", "--ready-timeout", "2")
+        t = pool.submit(coverage, total, "burst-uniform")
+        s = pool.submit(coverage, silent, "rest", "--ready-timeout", "2")
         total_r, silent_r = t.result(), s.result()
-    assert silent_r["rest"]["verdict"] == "NOT-READY", silent_r["rest"]["feedback"]
-    assert "opened no stream to RELAYLAB_TUNNEL" in silent_r["rest"]["feedback"]
-    good_v, good_fb = good_r["burst-uniform"]["verdict"], good_r["burst-uniform"]["feedback"]
+    assert silent_r.verdicts["rest"] == "NOT-READY", silent_r.feedback["rest"]
+    assert "opened no stream to RELAYLAB_TUNNEL" in silent_r.feedback["rest"]
+    good_v, good_fb = good_r.verdicts["burst-uniform"], good_r.feedback["burst-uniform"]
     assert good_v == "PASS" or (good_v == "ERROR" and "starved in all 3 attempts" in good_fb), good_fb
-    fb = total_r["burst-uniform"]["feedback"]
-    assert total_r["burst-uniform"]["verdict"] == "FAIL", fb
+    fb = total_r.feedback["burst-uniform"]
+    assert total_r.verdicts["burst-uniform"] == "FAIL", fb
     assert "streams sized as a total?" in fb
     assert "idle streams sat on" in fb
