@@ -8,33 +8,18 @@ import os
 import re
 import socket
 import subprocess
-import uuid
 
 import pytest
 
-from conftest import PYTHON, REPO, SUBMISSIONS, bin_path
+from conftest import PYTHON, REPO, SUBMISSIONS, bin_path, run_grader
 
 CLASH_HOOK = "RELAYLAB_GRADER_TEST_PORT_CLASH"  # test hook, see grader/ports.h
 
 
-def sanitizer_build():
-    return os.sep + "address" + os.sep in bin_path("grader")
-
-
-def run_grader(args, timeout=180, env_extra=None):
-    if sanitizer_build() and len(args) > 1 and "--submission" in args:
-        args = [*args, "--memory-limit", "0"]
-    env = dict(os.environ, **(env_extra or {}))
-    return subprocess.run(
-        [bin_path("grader"), *args], capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL
-    )
-
-
-def load_results(path):
-    with open(path) as f:
-        results = json.load(f)
-    for key in ("score", "max_score", "execution_time", "output", "tests"):
-        assert key in results, f"results.json lacks {key}"
+def load_results(g):
+    """|g|'s results.json (run_grader checked its fields), with the types
+    Gradescope needs."""
+    results = g.results
     assert isinstance(results["score"], (int, float))
     assert isinstance(results["output"], str) and results["output"]
     assert isinstance(results["tests"], list)
@@ -64,10 +49,10 @@ USAGE_ERRORS = [
 def test_usage_error_with_json_writes_results(tmp_path, before, after, phrase, form):
     out = tmp_path / "results.json"
     json_args = ["--json", str(out)] if form == "separate" else [f"--json={out}"]
-    p = run_grader([*before, *json_args, *after], timeout=60)
-    assert p.returncode == 2, p.stdout + p.stderr
-    assert phrase in p.stderr
-    r = load_results(out)
+    p = run_grader(*before, *json_args, *after, timeout=60)
+    assert p.rc == 2, p.out + p.err
+    assert phrase in p.err
+    r = load_results(p)
     assert r["score"] == 0
     assert r["tests"] == []
     assert phrase in r["output"] and "Grader error" in r["output"]
@@ -87,11 +72,11 @@ def test_unwritable_json_path_fails_at_once(tmp_path, where):
         if os.access(ro, os.W_OK):
             pytest.skip("running as root: a read-only folder is still writable")
         target = ro / "r.json"
-    p = run_grader(["deadline", "--submission", py("relay_good"), "--json", str(target), "--quiet"], timeout=60)
-    assert p.returncode == 2
-    assert "cannot write the results file" in p.stderr and str(target) in p.stderr
+    p = run_grader("deadline", "--submission", py("relay_good"), "--json", str(target), "--quiet", timeout=60)
+    assert p.rc == 2
+    assert "cannot write the results file" in p.err and str(target) in p.err
     # Nothing was graded: the error comes before any scenario.
-    assert "SCENARIO" not in p.stdout
+    assert "SCENARIO" not in p.out
 
 
 @pytest.mark.parametrize("rubric", ["missing", "not-json", "no-exercise"])
@@ -106,11 +91,10 @@ def test_bad_rubric_exits_2_with_a_clear_message_and_results(tmp_path, rubric):
         path.write_text('{"deadline": ')
     elif rubric == "no-exercise":
         path.write_text('{"cancel": {}}')
-    out = tmp_path / "r.json"
-    p = run_grader(["deadline", "--submission", py("relay_good"), "--rubric", str(path), "--json", str(out)], timeout=60)
-    assert p.returncode == 2
-    assert phrase in p.stderr
-    r = load_results(out)
+    p = run_grader("deadline", "--submission", py("relay_good"), "--rubric", str(path), timeout=60)
+    assert p.rc == 2
+    assert phrase in p.err
+    r = load_results(p)
     assert r["score"] == 0 and phrase in r["output"]
 
 
@@ -140,29 +124,25 @@ def test_check_feedback_keeps_every_broken_rule(tmp_path):
                        text=True, timeout=60)
     errors = re.findall(r"error\[([^\]]+)\] (\S+): (.*)$", c.stdout, re.M)
     assert len(errors) >= 2, c.stdout
-    out = tmp_path / "r.json"
-    p = run_grader(["keepalive", "--submission", str(cfg), "--only", "check", "--json", str(out), "--quiet"])
-    assert p.returncode == 1, p.stdout + p.stderr
-    feedback = load_results(out)["tests"][0]["output"]
+    p = run_grader("keepalive", "--submission", str(cfg), "--only", "check", "--quiet")
+    assert p.rc == 1, p.out + p.err
+    feedback = load_results(p)["tests"][0]["output"]
     assert feedback.startswith("FAIL")
     assert f"{len(errors)} rules broken" in feedback
     for rule, path, why in errors:
         assert rule in feedback and path in feedback and why in feedback, (rule, feedback)
         # The table keeps them too, on the check line.
-        assert why in p.stdout
+        assert why in p.out
     assert "feedback cut" not in feedback
 
 
 # ---- no deadline turned into an impossible timeout ----
 
 
-def test_time_remaining_passed_through_is_named(tmp_path):
-    out = tmp_path / "r.json"
-    p = run_grader(
-        ["deadline", "--submission", py("relay_time_remaining"), "--only", "none", "--json", str(out), "--quiet"]
-    )
-    assert p.returncode == 1, p.stdout + p.stderr
-    t = load_results(out)["tests"][0]
+def test_time_remaining_passed_through_is_named():
+    p = run_grader("deadline", "--submission", py("relay_time_remaining"), "--only", "none", "--quiet")
+    assert p.rc == 1, p.out + p.err
+    t = load_results(p)["tests"][0]
     assert t["status"] == "failed"
     assert t["output"].startswith("FAIL")
     for phrase in ("with no deadline from the client", "DEADLINE_EXCEEDED", "never reached Lookup",
@@ -174,7 +154,7 @@ def test_time_remaining_passed_through_is_named(tmp_path):
 
 
 @pytest.mark.parametrize("holder", ["listener", "reuseport-listener"])
-def test_port_clash_is_not_the_submissions_not_ready(tmp_path, holder):
+def test_port_clash_is_not_the_submissions_not_ready(holder):
     """The hook makes the grader give the submission a port this test holds:
     a plain listener makes grpcio's bind fail (the relay exits), one with
     SO_REUSEPORT lets the relay bind beside it and share the connections.
@@ -188,16 +168,12 @@ def test_port_clash_is_not_the_submissions_not_ready(tmp_path, holder):
         s.bind(("127.0.0.1", 0))
         s.listen(16)
         port = s.getsockname()[1]
-        out = tmp_path / "r.json"
-        p = run_grader(
-            ["deadline", "--submission", py("relay_good"), "--only", "shrinks", "--json", str(out), "--quiet",
-             "--no-sandbox"],
-            env_extra={CLASH_HOOK: str(port)},
-        )
+        p = run_grader("deadline", "--submission", py("relay_good"), "--only", "shrinks", "--quiet", "--no-sandbox",
+                       env={CLASH_HOOK: str(port)})
     finally:
         s.close()
-    t = load_results(out)["tests"][0]
-    assert p.returncode == 0, p.stdout + p.stderr
+    t = load_results(p)["tests"][0]
+    assert p.rc == 0, p.out + p.err
     assert t["output"].startswith("PASS"), t["output"]
     # Proof the hook took effect: the grader saw the clash and restarted.
     assert "another process held the port of 1 earlier start" in t["output"]
