@@ -135,6 +135,11 @@ def sanitized(path):
         return b"__asan_init" in f.read()
 
 
+def sanitizer_build():
+    """True under `make check`: the kit's programs are built with ASan."""
+    return sanitized(bin_path("grader"))
+
+
 def channel(addr):
     # A local subchannel pool keeps one test's dead server from leaking into
     # the next test's connections (docs/grpc-facts.md, client calls).

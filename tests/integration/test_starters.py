@@ -17,8 +17,7 @@ import uuid
 
 import pytest
 
-from conftest import REPO, bin_path
-from test_grader import sanitizer_build
+from conftest import REPO, bin_path, sanitizer_build
 
 SOLUTIONS = os.path.join(REPO, "tests", "starters")
 FULL = os.environ.get("RELAYLAB_STARTERS_FULL") == "1"

@@ -17,8 +17,7 @@ import tempfile
 
 import pytest
 
-from conftest import REPO, bin_path
-from test_grader import sanitizer_build
+from conftest import REPO, bin_path, sanitizer_build
 
 SOLUTIONS = os.path.join(REPO, "tests", "starters")
 NAME = "relaylab-student"
