@@ -4,6 +4,7 @@
 #include "relaylab.pb-c.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
+#include "rl_life.h"
 #include "rl_payload.h"
 #include "rl_pb.h"
 
@@ -20,24 +21,24 @@
 static void start_done(rl_tag *tag, bool ok)
 {
     (void)ok;
-    STREAM_OF(tag, start_tag)->pending--;
+    rl_life_unref(&STREAM_OF(tag, start_tag)->life);
 }
 
 static void msg_done(rl_tag *tag, bool ok)
 {
     rl_stream *s = STREAM_OF(tag, msg_tag);
-    s->pending--;
     s->msg_posted = false;
     s->msg_ready = true;
     s->msg_ok = ok;
+    rl_life_unref(&s->life);
 }
 
 static void status_done(rl_tag *tag, bool ok)
 {
     (void)ok;
     rl_stream *s = STREAM_OF(tag, status_tag);
-    s->pending--;
     s->status_done = true;
+    rl_life_unref(&s->life);
 }
 
 /* Dispatches events until |stop(s)| holds or |until_ns| passed. */
@@ -66,6 +67,7 @@ int rl_stream_open(rl_stream *s, grpc_channel *ch, const char *tag, uint32_t cou
     s->msg_tag.done = msg_done;
     s->status_tag.done = status_done;
     s->details = grpc_empty_slice();
+    rl_life_init(&s->life, NULL); /* rl_stream_fini waits for the release */
     grpc_metadata_array_init(&s->initial_md);
     grpc_metadata_array_init(&s->trailing_md);
     s->count = count;
@@ -96,19 +98,17 @@ int rl_stream_open(rl_stream *s, grpc_channel *ch, const char *tag, uint32_t cou
      * back (docs/grpc-facts.md, client calls). */
     ops[3].op = GRPC_OP_RECV_INITIAL_METADATA;
     ops[3].data.recv_initial_metadata.recv_initial_metadata = &s->initial_md;
-    if (grpc_call_start_batch(s->call, ops, 4, &s->start_tag, NULL) != GRPC_CALL_OK)
+    if (rl_life_start_batch(&s->life, s->call, ops, 4, &s->start_tag) != GRPC_CALL_OK)
         return RL_EGRPC;
-    s->pending++;
     memset(ops, 0, sizeof ops);
     ops[0].op = GRPC_OP_RECV_STATUS_ON_CLIENT;
     ops[0].data.recv_status_on_client.trailing_metadata = &s->trailing_md;
     ops[0].data.recv_status_on_client.status = &s->status;
     ops[0].data.recv_status_on_client.status_details = &s->details;
-    if (grpc_call_start_batch(s->call, ops, 1, &s->status_tag, NULL) != GRPC_CALL_OK) {
+    if (rl_life_start_batch(&s->life, s->call, ops, 1, &s->status_tag) != GRPC_CALL_OK) {
         grpc_call_cancel(s->call, NULL);
         return RL_EGRPC;
     }
-    s->pending++;
     return RL_OK;
 }
 
@@ -163,11 +163,10 @@ int rl_stream_next(rl_stream *s, int64_t until_ns, bool *end)
         memset(&op, 0, sizeof op);
         op.op = GRPC_OP_RECV_MESSAGE;
         op.data.recv_message.recv_message = &s->recv_buf;
-        if (grpc_call_start_batch(s->call, &op, 1, &s->msg_tag, NULL) != GRPC_CALL_OK) {
+        if (rl_life_start_batch(&s->life, s->call, &op, 1, &s->msg_tag) != GRPC_CALL_OK) {
             snprintf(s->error, sizeof s->error, "gRPC refused a RECV_MESSAGE");
             return RL_EGRPC;
         }
-        s->pending++;
         s->msg_posted = true;
     }
     if (!pump(s, until_ns, msg_arrived))
@@ -229,12 +228,10 @@ int rl_stream_wait_status(rl_stream *s, int64_t until_ns)
             memset(&op, 0, sizeof op);
             op.op = GRPC_OP_RECV_MESSAGE;
             op.data.recv_message.recv_message = &s->recv_buf;
-            if (grpc_call_start_batch(s->call, &op, 1, &s->msg_tag, NULL) != GRPC_CALL_OK)
+            if (rl_life_start_batch(&s->life, s->call, &op, 1, &s->msg_tag) != GRPC_CALL_OK)
                 s->ended = true;
-            else {
-                s->pending++;
+            else
                 s->msg_posted = true;
-            }
         }
         bool (*stop)(const rl_stream *) = s->ended ? status_arrived : msg_arrived;
         if (!pump(s, until_ns, stop) && rl_now_ns() >= until_ns)
@@ -259,8 +256,9 @@ void rl_stream_fini(rl_stream *s)
     if (s->cq) {
         if (s->call && !s->status_done)
             grpc_call_cancel(s->call, NULL);
+        rl_life_close(&s->life);
         int64_t give_up = rl_now_ns() + 5 * RL_NS_PER_SEC;
-        while (s->pending && rl_now_ns() < give_up) {
+        while (!rl_life_released(&s->life) && rl_now_ns() < give_up) {
             grpc_event ev = grpc_completion_queue_next(s->cq, rl_deadline_after_ms(100), NULL);
             if (ev.type == GRPC_OP_COMPLETE)
                 ((rl_tag *)ev.tag)->done(ev.tag, ev.success != 0);

@@ -14,6 +14,7 @@
 #ifndef RL_STREAM_H
 #define RL_STREAM_H
 
+#include "rl_life.h"
 #include "rl_loop.h"
 
 #include <grpc/grpc.h>
@@ -33,7 +34,8 @@ typedef struct rl_stream {
     uint32_t count, size;               /* what was asked for */
     uint64_t received;                  /* chunks read and found right, in order */
     uint64_t bytes;                     /* their payload bytes */
-    unsigned pending;                   /* batches posted and not completed */
+    rl_life life;                       /* a reference per batch out; fini closes it
+                                         * and waits for the release */
     bool msg_posted;                    /* a RECV_MESSAGE is outstanding */
     bool msg_ready;                     /* it completed and was not consumed yet */
     bool msg_ok;                        /* its success flag */
