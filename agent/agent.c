@@ -24,7 +24,7 @@
 typedef struct server_info {
     char id[AG_SERVER_ID_MAX + 1];
     ag_cov_idle *idle; /* this tick's idle streams */
-    uint32_t capidle;
+    size_t capidle;
     uint32_t logged_streams, logged_busy; /* the figures last logged */
     int logged_state;                     /* -1: never logged */
 } server_info;
@@ -38,7 +38,7 @@ typedef struct agent {
     uint32_t live;
     server_info *info; /* info[i] and cov[i] are server i */
     ag_cov_server *cov;
-    size_t nservers, capservers;
+    size_t nservers, capinfo, capcov; /* both arrays hold nservers */
     ag_cov_fleet fleet;
     rl_timer tick, watch;
     bool stopping, shut;
@@ -96,11 +96,8 @@ static int find_server(agent *a, const char *id)
     for (size_t i = 0; i < a->nservers; i++)
         if (strcmp(a->info[i].id, id) == 0)
             return (int)i;
-    if (a->nservers == a->capservers) {
-        a->capservers = a->capservers ? 2 * a->capservers : 8;
-        a->info = rl_xrealloc(a->info, a->capservers * sizeof *a->info);
-        a->cov = rl_xrealloc(a->cov, a->capservers * sizeof *a->cov);
-    }
+    RL_GROW(a->info, a->nservers, a->capinfo, 8);
+    RL_GROW(a->cov, a->nservers, a->capcov, 8);
     size_t i = a->nservers++;
     a->info[i] = (server_info){.logged_state = -1};
     snprintf(a->info[i].id, sizeof a->info[i].id, "%s", id);
@@ -138,10 +135,7 @@ static void on_ended(ag_stream *s, void *user)
 
 static void push_idle(server_info *in, uint32_t nidle, ag_cov_idle v)
 {
-    if (nidle == in->capidle) {
-        in->capidle = in->capidle ? 2 * in->capidle : 16;
-        in->idle = rl_xrealloc(in->idle, in->capidle * sizeof *in->idle);
-    }
+    RL_GROW(in->idle, nidle, in->capidle, 16);
     in->idle[nidle] = v;
 }
 

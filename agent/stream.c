@@ -178,10 +178,7 @@ static void on_message(ag_stream *s, const Relaylab__TunnelCall *m)
                 (unsigned long long)s->id, s->server_id, (unsigned long long)m->call_id);
         return;
     }
-    if (s->ncalls == s->capcalls) {
-        s->capcalls = s->capcalls ? 2 * s->capcalls : 2;
-        s->calls = rl_xrealloc(s->calls, s->capcalls * sizeof *s->calls);
-    }
+    RL_GROW(s->calls, s->ncalls, s->capcalls, 2);
     s->calls[s->ncalls++] = (ag_call){m->call_id, m->work_ms};
     if (s->ncalls == 1)
         start_work(s);

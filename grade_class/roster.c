@@ -182,10 +182,7 @@ static int subfolders(const char *dir, char ***names, size_t *n)
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
             continue;
-        if (*n == cap) {
-            cap *= 2;
-            *names = rl_xrealloc(*names, cap * sizeof **names);
-        }
+        RL_GROW(*names, *n, cap, 16);
         (*names)[(*n)++] = rl_xstrdup(e->d_name);
     }
     closedir(d);
@@ -436,9 +433,10 @@ int gc_roster_check(const char *path, FILE *warnings, char *err, size_t errlen)
     if (strncmp(text, utf8_bom, 3) == 0)
         warn(warnings, path, 1,
              "it begins with a UTF-8 byte order mark (what spreadsheets write as \"CSV UTF-8\"): ignored");
-    size_t cap = 64, n = 0;
-    roster_line *seen = rl_xcalloc(cap, sizeof *seen);
-    int *at = rl_xcalloc(cap, sizeof *at);
+    /* The lines kept so far and where each was (at[i] is seen[i]'s). */
+    roster_line *seen = NULL;
+    int *at = NULL;
+    size_t n = 0, capseen = 0, capat = 0;
     int lineno = 0;
     for (char *line = text, *next; line && *line && rc == RL_OK; line = next) {
         next = strchr(line, '\n');
@@ -486,11 +484,8 @@ int gc_roster_check(const char *path, FILE *warnings, char *err, size_t errlen)
         }
         if (rc != RL_OK || repeat)
             continue;
-        if (n == cap) {
-            cap *= 2;
-            seen = rl_xrealloc(seen, cap * sizeof *seen);
-            at = rl_xrealloc(at, cap * sizeof *at);
-        }
+        RL_GROW(seen, n, capseen, 64);
+        RL_GROW(at, n, capat, 64);
         at[n] = lineno;
         seen[n++] = l;
     }

@@ -74,8 +74,7 @@ static void walk(const char *dir, int depth, listing *l)
     while ((e = readdir(d)) && n < 1000) {
         if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
             continue;
-        if (n == cap)
-            names = rl_xrealloc(names, (cap *= 2) * sizeof *names);
+        RL_GROW(names, n, cap, 16);
         names[n++] = rl_xstrdup(e->d_name);
     }
     closedir(d);

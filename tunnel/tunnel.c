@@ -255,10 +255,7 @@ void tn_stream_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, v
     st->close_tag.done = close_done;
     st->status_tag.done = status_done;
     rl_life_init(&st->life, release);
-    if (s->nstreams == s->capstreams) {
-        s->capstreams = s->capstreams ? 2 * s->capstreams : 256;
-        s->streams = rl_xrealloc(s->streams, s->capstreams * sizeof *s->streams);
-    }
+    RL_GROW(s->streams, s->nstreams, s->capstreams, 256);
     st->rec = s->nstreams++;
     tn_stream_rec *r = &s->streams[st->rec];
     memset(r, 0, sizeof *r);
@@ -290,10 +287,7 @@ void tn_stream_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, v
 
 uint64_t tn_dispatch(tn_server *s, uint32_t work_ms)
 {
-    if (s->ncalls == s->capcalls) {
-        s->capcalls = s->capcalls ? 2 * s->capcalls : 1024;
-        s->calls = rl_xrealloc(s->calls, s->capcalls * sizeof *s->calls);
-    }
+    RL_GROW(s->calls, s->ncalls, s->capcalls, 1024);
     size_t i = s->ncalls++;
     tn_call_rec *c = &s->calls[i];
     memset(c, 0, sizeof *c);

@@ -274,6 +274,40 @@ static void students_are_sorted_and_names_checked(void **state)
     assert_false(gc_roster_name_ok(""));
 }
 
+/* Past the arrays' first sizes (64 roster lines, 16 folders): every line
+ * is still compared with every earlier one, every folder listed. */
+static void a_long_roster_and_a_large_class_are_read_whole(void **state)
+{
+    (void)state;
+    char *text = NULL, path[128], err[512];
+    size_t tlen = 0;
+    FILE *f = open_memstream(&text, &tlen);
+    for (int i = 0; i < 150; i++)
+        fprintf(f, "s%03d,id%03d\n", i, i);
+    fprintf(f, "s000,another\n");
+    fclose(f);
+    put("long.csv", text);
+    free(text);
+    snprintf(path, sizeof path, "%s/long.csv", dir);
+    assert_int_equal(gc_roster_check(path, NULL, err, sizeof err), RL_EPARSE);
+    assert_non_null(strstr(err, "line 151: the folder s000 is listed again"));
+    char name[32];
+    for (int i = 39; i >= 0; i--) {
+        snprintf(name, sizeof name, "class/s%02d", i);
+        put(name, NULL);
+    }
+    char **names;
+    size_t n;
+    snprintf(path, sizeof path, "%s/class", dir);
+    assert_int_equal(gc_roster_students(path, &names, &n, err, sizeof err), RL_OK);
+    assert_int_equal(n, 40);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(name, sizeof name, "s%02zu", i);
+        assert_string_equal(names[i], name);
+    }
+    gc_roster_free_names(names, n);
+}
+
 static void links_out_and_odd_markers_are_refused(void **state)
 {
     (void)state;
@@ -319,6 +353,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(a_marker_that_is_not_a_regular_file_is_refused, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(the_roster_file_maps_folders_to_ids, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(links_out_and_odd_markers_are_refused, make_dir, remove_dir),
+        cmocka_unit_test_setup_teardown(a_long_roster_and_a_large_class_are_read_whole, make_dir, remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
