@@ -9,7 +9,6 @@
  * process ended. The last scenario replaces one of two instances behind a
  * round_robin channel under steady load, as a rolling restart does. */
 #include "exercise.h"
-#include "judge.h"
 #include "process.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
@@ -19,6 +18,7 @@
 #include "run.h"
 #include "scenario.h"
 #include "shutdown_figure.h"
+#include "shutdown_judge.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -41,7 +41,7 @@
 #define SHORT_STEPS   8
 #define LONG_STEPS    40
 /* How soon the listener closes after SIGTERM and what a refusal is:
- * GR_JUDGE_ADMISSION_MS, gr_judge_refused (judge.h). A new call gets
+ * GR_SHUTDOWN_ADMISSION_MS, gr_shutdown_refused (shutdown_judge.h). A new call gets
  * NEW_CALL_MS, far more than a refusal takes: one that waits for it is the
  * mistake. */
 #define NEW_CALL_MS 5000
@@ -53,8 +53,9 @@
  * the calls, tearing gRPC down, on a loaded machine. */
 #define EXIT_SLACK_MS 1500
 /* When the grace ends, the downstream Work must end with it, within
- * GR_JUDGE_GRACE_LATE_MS after and GR_JUDGE_GRACE_EARLY_MS before (judge.h,
- * where the integration tests read them too). */
+ * GR_SHUTDOWN_GRACE_LATE_MS after and GR_SHUTDOWN_GRACE_EARLY_MS before
+ * (shutdown_judge.h, where the integration tests read them too). Every
+ * verdict is shutdown_judge.c's, from the facts a scenario measured. */
 
 static const char *const shutdown_env[] = {GRACE_ENV, NULL};
 
@@ -70,22 +71,6 @@ static int send_sigterm(gr_ctx *ctx, int instance, int64_t *at, gr_scenario_resu
     if (rc != RL_OK)
         return gr_result(out, GR_ERROR, "cannot send the submission SIGTERM: %s", rl_strerror(rc));
     return 0;
-}
-
-/* The words for an exit that is not the graceful one (status 0), or NULL:
- * a death by SIGTERM is the missing handler; another signal, a crash. */
-static const char *exit_mistake(const gr_exit *ex)
-{
-    if (ex->killed)
-        return "it had not exited when the grader killed it";
-    if (ex->signal == SIGTERM)
-        return "it died of SIGTERM: there is no SIGTERM handler, so the process ends at once and every call in "
-               "flight fails";
-    if (ex->signal)
-        return "it crashed during the drain";
-    if (ex->status != 0)
-        return "a graceful shutdown exits 0";
-    return NULL;
 }
 
 /* True once no new TCP connection to |addr| ("127.0.0.1:PORT") is
@@ -113,7 +98,7 @@ static bool work_ended(const Relaylab__ObserveReply *r, void *user)
 /* in-flight: the call running at SIGTERM completes OK. A starved grader
  * can send the signal so late that the call's Work is over, or nearly, by
  * then: a server that stops at once would still answer it, so such a run
- * tells nothing (gr_judge_signal_in_time). It is taken again on a fresh
+ * tells nothing (gr_shutdown_signal_in_time). It is taken again on a fresh
  * instance, IN_FLIGHT_TRIES times at most, and then ERROR, never PASS. */
 #define IN_FLIGHT_TRIES    3
 #define IN_FLIGHT_TOO_LATE 2 /* in_flight_try: the run could not tell */
@@ -122,7 +107,7 @@ static bool work_ended(const Relaylab__ObserveReply *r, void *user)
  * drain: how long its Work ran on after the signal (*left_ms: its end at
  * the baseline; the client's answer, later, when there is no record), which
  * is how long a server that stops at once had to show it. Returns 0 when
- * that was long enough (gr_judge_signal_in_time), IN_FLIGHT_TOO_LATE when
+ * that was long enough (gr_shutdown_signal_in_time), IN_FLIGHT_TOO_LATE when
  * not, GR_DECIDED on the observer's ERROR. */
 static int signal_in_time(gr_ctx *ctx, const char *tag, const rl_probe_call *c, int64_t s, int64_t *left_ms,
                           gr_scenario_result *out)
@@ -134,7 +119,7 @@ static int signal_in_time(gr_ctx *ctx, const char *tag, const rl_probe_call *c, 
     if (!decided) {
         const Relaylab__CallRecord *w = rl_observe_find(obs, "Work", 0);
         *left_ms = gr_ms_between(s, w && w->ended ? w->end_ns : c->end_ns);
-        if (!gr_judge_signal_in_time(*left_ms, SHORT_STEPS, STEP_MS))
+        if (!gr_shutdown_signal_in_time(*left_ms, SHORT_STEPS, STEP_MS))
             decided = IN_FLIGHT_TOO_LATE;
     }
     gr_scenario_free_obs(&obs);
@@ -166,22 +151,19 @@ static int in_flight_try(gr_ctx *ctx, const char *tag, bool late, int64_t *left_
     int decided = 0;
     if (signal_in_flight(ctx, &c, tag, late, &s, out))
         goto done;
-    if (rl_probe_call_wait(&c, s + (GRACE_MS + EXIT_SLACK_MS) * RL_NS_PER_MS) != RL_OK) {
-        gr_result(out, GR_FAIL,
-                  "the call in flight at SIGTERM had no answer %d ms later, past the %d ms grace: the drain "
-                  "does not end in-flight calls at the grace",
-                  GRACE_MS + EXIT_SLACK_MS, GRACE_MS);
+    char fb[GR_FEEDBACK_MAX], why[256], st[200];
+    gr_shutdown_in_flight_facts f = {.grace_ms = GRACE_MS, .waited_ms = GRACE_MS + EXIT_SLACK_MS, .status = st};
+    f.answered = rl_probe_call_wait(&c, s + (GRACE_MS + EXIT_SLACK_MS) * RL_NS_PER_MS) == RL_OK;
+    if (!f.answered) {
+        gr_result(out, gr_shutdown_judge_in_flight(&f, fb, sizeof fb), "%s", fb);
         goto done;
     }
     rl_probe_call_release(&c);
-    char why[256], st[200];
-    int64_t ms = gr_ms_between(s, c.end_ns);
-    if (gr_process_reply_ok(&c, tag, why, sizeof why)) {
+    f.ms = gr_ms_between(s, c.end_ns);
+    if ((f.ok = gr_process_reply_ok(&c, tag, why, sizeof why))) {
         if (!(decided = signal_in_time(ctx, tag, &c, s, left_ms, out))) {
-            gr_result(out, GR_PASS,
-                      "the call in flight at SIGTERM completed OK %lld ms after it (its Work ran on %lld ms after "
-                      "the signal: a server that stopped at once would have cut it)",
-                      (long long)ms, (long long)*left_ms);
+            f.left_ms = *left_ms;
+            gr_result(out, gr_shutdown_judge_in_flight(&f, fb, sizeof fb), "%s", fb);
             gr_shutdown_figure(out, &c, s, NULL, 0, NULL, true, GRACE_MS);
         }
         goto done;
@@ -190,14 +172,8 @@ static int in_flight_try(gr_ctx *ctx, const char *tag, bool late, int64_t *left_
     gr_exit ex;
     gr_await_submission_exit(ctx, GR_SCENARIO_EXIT_LAG_MS, false, &ex);
     gr_shutdown_figure(out, &c, s, NULL, 0, ex.exited ? &ex : NULL, false, GRACE_MS);
-    if (ex.exited && ex.signal == SIGTERM)
-        gr_result(out, GR_FAIL, "the call in flight failed %s %lld ms after SIGTERM: %s", st, (long long)ms,
-                  exit_mistake(&ex));
-    else
-        gr_result(out, GR_FAIL,
-                  "the call in flight failed %s %lld ms after SIGTERM: the server stopped without a grace "
-                  "(calls admitted before the signal must be let finish)",
-                  st, (long long)ms);
+    f.ex = &ex;
+    gr_result(out, gr_shutdown_judge_in_flight(&f, fb, sizeof fb), "%s", fb);
 done:
     gr_scenario_done(&c, NULL);
     return decided;
@@ -226,15 +202,9 @@ static int in_flight_runs(gr_ctx *ctx, in_flight_fn run, int late_tries, gr_scen
         if (rc != IN_FLIGHT_TOO_LATE)
             return rc;
     }
-    char runs[96] = "";
-    for (int i = 0, n = 0; i < IN_FLIGHT_TRIES && n >= 0 && (size_t)n < sizeof runs; i++)
-        n += snprintf(runs + n, sizeof runs - (size_t)n, "%s%lld", i ? ", " : "", (long long)left[i]);
-    return gr_result(out, GR_ERROR,
-                     "grade again: the machine was too slow to tell. In %d tries the call in flight at "
-                     "SIGTERM completed OK, but SIGTERM came too late to tell a drain from a server that "
-                     "stops at once: its Work ran on only %s ms after the signal (negative: it had ended "
-                     "before), less than the %lld ms a stop(0) needs to be seen",
-                     IN_FLIGHT_TRIES, runs, (long long)gr_judge_stop_margin(SHORT_STEPS, STEP_MS));
+    char fb[GR_FEEDBACK_MAX];
+    gr_verdict v = gr_shutdown_judge_too_late(left, IN_FLIGHT_TRIES, SHORT_STEPS, STEP_MS, fb, sizeof fb);
+    return gr_result(out, v, "%s", fb);
 }
 
 static int in_flight(gr_ctx *ctx, gr_scenario_result *out)
@@ -259,24 +229,21 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
     if (start_in_flight(ctx, &c, tag, 15, out) || send_sigterm(ctx, 0, &s, out))
         goto done;
     int64_t closed = 0;
-    while (!closed && rl_now_ns() < s + GR_JUDGE_ADMISSION_MS * RL_NS_PER_MS && !gr_interrupted(ctx)) {
+    while (!closed && rl_now_ns() < s + GR_SHUTDOWN_ADMISSION_MS * RL_NS_PER_MS && !gr_interrupted(ctx)) {
         if (listener_closed(addr))
             closed = rl_now_ns();
         else
             rl_sleep_ms(5, NULL);
     }
+    char fb[GR_FEEDBACK_MAX], st[200];
+    gr_shutdown_refuses_facts f = {.closed = closed != 0, .status_text = st};
     if (!closed) {
         gr_exit ex;
         bool exited = gr_await_submission_exit(ctx, 0, false, &ex) == RL_OK;
-        if (exited && exit_mistake(&ex))
-            gr_result(out, GR_FAIL, "it %s %lld ms after SIGTERM: %s", ex.how, (long long)ex.ms, exit_mistake(&ex));
-        else
-            gr_result(out, GR_FAIL,
-                      "new connections were still accepted %d ms after SIGTERM while a call was in flight: "
-                      "stop admitting first (close the listener), then drain",
-                      GR_JUDGE_ADMISSION_MS);
-        gr_shutdown_open_figure(out, &c, s, exited && exit_mistake(&ex) ? &ex : NULL,
-                                c.done && c.batch.status == GRPC_STATUS_OK, GRACE_MS, GR_JUDGE_ADMISSION_MS);
+        f.ex = exited ? &ex : NULL;
+        gr_result(out, gr_shutdown_judge_refuses_new(&f, fb, sizeof fb), "%s", fb);
+        gr_shutdown_open_figure(out, &c, s, exited && gr_shutdown_exit_mistake(&ex) ? &ex : NULL,
+                                c.done && c.batch.status == GRPC_STATUS_OK, GRACE_MS, GR_SHUTDOWN_ADMISSION_MS);
         goto done;
     }
     /* A new call on the connection the admitted call still uses: the server
@@ -294,11 +261,10 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
     if (gr_process_start(ctx, &n, tag2, 0, 1, 1, started + NEW_CALL_MS * RL_NS_PER_MS, out) ||
         gr_scenario_wait(&n, out))
         goto done;
-    int64_t took = gr_ms_between(started, n.end_ns);
-    long long after = (long long)gr_ms_between(s, started);
+    f.took_ms = gr_ms_between(started, n.end_ns);
+    f.after_ms = gr_ms_between(s, started);
     rl_probe_call_wait(&c, 0);
     gr_shutdown_figure(out, &c, s, &n, closed, NULL, c.done && c.batch.status == GRPC_STATUS_OK, GRACE_MS);
-    char st[200];
     gr_process_status_text(&n, st, sizeof st);
     /* A process the signal killed refuses everything, as a dead one does:
      * no admission was closed while a call drained, so that is no PASS.
@@ -309,26 +275,12 @@ static int refuses_new(gr_ctx *ctx, gr_scenario_result *out)
     bool killed_by_sigterm = rl_probe_call_wait(&c, 0) == RL_OK &&
                              gr_await_submission_exit(ctx, DEATH_SEEN_MS, false, &died) == RL_OK && died.exited &&
                              died.signal == SIGTERM;
-    if (killed_by_sigterm)
-        gr_result(out, GR_FAIL,
-                  "a call started %lld ms after SIGTERM failed %s, but only because the process was gone: %s; "
-                  "nothing closed admission while a call drained (see in-flight)",
-                  after, st, exit_mistake(&died));
-    else if (n.batch.status == GRPC_STATUS_OK)
-        gr_result(out, GR_FAIL,
-                  "a call started %lld ms after SIGTERM was served%s: a server that is shutting down must admit "
-                  "no new call (clients retry on a live instance)",
-                  after, told ? "" : " on the open connection, which had no GOAWAY");
-    else if (!gr_judge_refused(n.batch.status, took))
-        gr_result(out, GR_FAIL,
-                  "a call started %lld ms after SIGTERM failed %s only after %lld ms: a server that is shutting "
-                  "down refuses new calls at once, so that clients go elsewhere",
-                  after, st, (long long)took);
-    else
-        gr_result(out, GR_PASS, "the listener closed %lld ms after SIGTERM; a new call then failed %s in %lld ms %s",
-                  (long long)gr_ms_between(s, closed), st, (long long)took,
-                  rl_probe_call_wait(&c, 0) == RL_OK ? "(the admitted call had already ended: see in-flight)"
-                                                     : "while the admitted one ran on");
+    f.died = killed_by_sigterm ? &died : NULL;
+    f.status = n.batch.status;
+    f.told = told;
+    f.closed_ms = gr_ms_between(s, closed);
+    f.admitted_ended = rl_probe_call_wait(&c, 0) == RL_OK;
+    gr_result(out, gr_shutdown_judge_refuses_new(&f, fb, sizeof fb), "%s", fb);
 done:
     gr_scenario_done(&n, NULL);
     return gr_scenario_done(&c, NULL);
@@ -361,30 +313,16 @@ static int exits_try(gr_ctx *ctx, const char *tag, bool late, int64_t *left_ms, 
     rl_probe_call_release(&c);
     gr_exit ex;
     gr_await_submission_exit(ctx, GRACE_MS + EXIT_SLACK_MS, true, &ex);
-    char why[256];
-    bool call_ok = c.done && gr_process_reply_ok(&c, tag, why, sizeof why);
-    const char *mistake = exit_mistake(&ex);
-    int left = ex.exited ? survivors(ctx) : 0;
-    gr_shutdown_figure(out, &c, s, NULL, 0, &ex, call_ok, GRACE_MS);
-    if (ex.killed)
-        gr_result(out, GR_FAIL,
-                  "still running %lld ms after SIGTERM, past the %d ms grace, with no call left in flight: "
-                  "something held the exit (a drain without a bound?); it was killed",
-                  (long long)ex.ms, GRACE_MS);
-    else if (mistake)
-        gr_result(out, ex.signal && ex.signal != SIGTERM ? GR_CRASH : GR_FAIL, "it %s %lld ms after SIGTERM: %s",
-                  ex.how, (long long)ex.ms, mistake);
-    else if (!call_ok)
-        gr_result(out, GR_FAIL,
-                  "it exited 0 after %lld ms, but the call in flight did not complete (%s): exit once the "
-                  "admitted calls are done",
-                  (long long)ex.ms, c.done ? why : "no status");
-    else if (left)
-        gr_result(out, GR_FAIL, "it exited 0 after %lld ms, but %d process(es) it started ran on", (long long)ex.ms,
-                  left);
-    else if (!(decided = signal_in_time(ctx, tag, &c, s, left_ms, out)))
-        gr_result(out, GR_PASS, "exited 0 %lld ms after SIGTERM, once the call in flight had completed (%lld ms)",
-                  (long long)ex.ms, (long long)gr_ms_between(s, c.end_ns));
+    char fb[GR_FEEDBACK_MAX], why[256];
+    gr_shutdown_exits_facts f = {.grace_ms = GRACE_MS, .ex = &ex, .call_done = c.done, .why = why};
+    f.call_ok = c.done && gr_process_reply_ok(&c, tag, why, sizeof why);
+    f.survivors = ex.exited ? survivors(ctx) : 0;
+    f.call_ms = gr_ms_between(s, c.end_ns);
+    gr_shutdown_figure(out, &c, s, NULL, 0, &ex, f.call_ok, GRACE_MS);
+    /* A PASS holds only once the signal is known to have come in time. */
+    gr_verdict v = gr_shutdown_judge_exits(&f, fb, sizeof fb);
+    if (v != GR_PASS || !(decided = signal_in_time(ctx, tag, &c, s, left_ms, out)))
+        gr_result(out, v, "%s", fb);
 done:
     gr_scenario_done(&c, NULL);
     return decided;
@@ -399,7 +337,7 @@ static int exits(gr_ctx *ctx, gr_scenario_result *out)
  * its downstream Work, and the process exits 0. */
 static int grace_ends(gr_ctx *ctx, gr_scenario_result *out)
 {
-    static const gr_shutdown_times times = {GRACE_MS, GR_JUDGE_GRACE_EARLY_MS, GR_JUDGE_GRACE_LATE_MS};
+    static const gr_shutdown_times times = {GRACE_MS, GR_SHUTDOWN_GRACE_EARLY_MS, GR_SHUTDOWN_GRACE_LATE_MS};
     const char *tag = gr_tag(ctx);
     rl_probe_call c;
     Relaylab__ObserveReply *obs = NULL;
@@ -418,34 +356,12 @@ static int grace_ends(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     const Relaylab__CallRecord *w = rl_observe_find(obs, "Work", 0);
     int64_t end_ms = w && w->ended ? gr_ms_between(s, w->end_ns) : -1;
-    const char *mistake = exit_mistake(&ex);
-    if (end_ms >= 0 && end_ms < GRACE_MS - GR_JUDGE_GRACE_EARLY_MS)
-        gr_result(out, GR_FAIL, "Work was ended %lld ms after SIGTERM, before the %d ms grace (%u of %d steps): %s",
-                  (long long)end_ms, GRACE_MS, w->steps_done, LONG_STEPS,
-                  mistake && ex.signal == SIGTERM ? mistake
-                                                  : "calls in flight must be given the grace, not cut at once");
-    else if (end_ms < 0 || end_ms > GRACE_MS + GR_JUDGE_GRACE_LATE_MS || (w && !w->cancelled))
-        gr_result(out, GR_FAIL,
-                  "Work %s %lld ms after SIGTERM, past the %d ms grace: the call that outlived the grace was "
-                  "not cancelled, so its downstream work ran on as an orphan%s%s",
-                  end_ms < 0     ? "still ran"
-                  : w->cancelled ? "was cancelled only"
-                                 : "ran to its end",
-                  (long long)(end_ms < 0 ? gr_ms_between(s, rl_now_ns()) : end_ms), GRACE_MS,
-                  ex.killed ? "; and the process did not exit until it was killed" : "", "");
-    else if (ex.killed)
-        gr_result(out, GR_FAIL,
-                  "Work was cancelled at the grace (%lld ms after SIGTERM), but the process was still running "
-                  "%lld ms after SIGTERM: a stuck call held the exit past the %d ms grace",
-                  (long long)end_ms, (long long)ex.ms, GRACE_MS);
-    else if (mistake)
-        gr_result(out, GR_FAIL, "Work was cancelled at the grace, but it %s %lld ms after SIGTERM: %s", ex.how,
-                  (long long)ex.ms, mistake);
-    else
-        gr_result(out, GR_PASS,
-                  "at the %d ms grace the call still in flight was ended: Work cancelled %lld ms after SIGTERM "
-                  "(%u of %d steps), and the process exited 0 after %lld ms",
-                  GRACE_MS, (long long)end_ms, w->steps_done, LONG_STEPS, (long long)ex.ms);
+    gr_shutdown_grace_facts f = {.grace_ms = GRACE_MS, .steps = LONG_STEPS, .end_ms = end_ms, .ex = &ex};
+    f.cancelled = w && w->cancelled;
+    f.steps_done = w ? w->steps_done : 0;
+    f.now_ms = gr_ms_between(s, rl_now_ns());
+    char fb[GR_FEEDBACK_MAX];
+    gr_result(out, gr_shutdown_judge_grace(&f, fb, sizeof fb), "%s", fb);
     gr_shutdown_grace_figure(out, &c, s, w, end_ms, &ex, &times);
 done:
     return gr_scenario_done(&c, &obs);
@@ -552,71 +468,36 @@ static int64_t admitted_at(const Relaylab__ObserveReply *obs, const char *run_ta
     return first;
 }
 
-/* Judges the rolling restart's calls. Every call the relay had admitted
- * before SIGTERM |s| (the baseline saw its downstream work begin) must have
- * succeeded: that is the grace. A call it never admitted may have failed, if
- * it failed fast: gRPC itself cancels the calls that reach a server after
- * it began to shut down and before the client saw its GOAWAY (measured: 0
- * to 2 of about 100 with a grpcio server that drains correctly, CANCELLED
- * in 1 ms), and a refusal is what a client retries on a live instance; no
- * server code can reach those calls. One that waited is a refusal done
- * wrong. Calls admitted after SIGTERM are not judged here: which instance
- * admitted them the baseline cannot tell, and admitting none is
- * refuses-new's rule. */
-static void judge_rolling(gr_ctx *ctx, const load *l, int before, int64_t s, const gr_exit *ex, int64_t listen_ms,
-                          gr_scenario_result *out)
+/* Judges the rolling restart (gr_shutdown_judge_rolling): the held call
+ * |held_ok| (|why| when not), then the load's failed calls, each with when
+ * the relay admitted it (the baseline's record) beside SIGTERM |s|. */
+static void judge_rolling(gr_ctx *ctx, const load *l, bool held_ok, const char *why, int before, int64_t s,
+                          const gr_exit *ex, int64_t listen_ms, gr_scenario_result *out)
 {
     Relaylab__ObserveReply *obs = NULL;
-    if (l->failed && rl_observe(gr_baseline_channel(ctx, 0), "", GR_SCENARIO_OBSERVER_MS, &obs) != RL_OK) {
+    if (held_ok && l->failed && rl_observe(gr_baseline_channel(ctx, 0), "", GR_SCENARIO_OBSERVER_MS, &obs) != RL_OK) {
         gr_scenario_observer_failed(out, RL_EGRPC);
         return;
     }
-    if (l->failed > MAX_FAILURES) {
-        gr_result(out, GR_FAIL, "%d of %d calls failed while instance 1 was replaced (the first: %s)", l->failed,
-                  l->ok + l->failed, l->failures[0].status);
-        gr_scenario_free_obs(&obs);
-        return;
-    }
-    int lost = 0, slow = 0, refused = 0, late = 0;
-    const failure *first_lost = NULL, *first_slow = NULL;
-    for (int i = 0; i < l->failed; i++) {
-        const failure *f = &l->failures[i];
-        int64_t at = admitted_at(obs, gr_tag(ctx), f->tag);
-        if (at && at < s) {
-            lost++;
-            first_lost = first_lost ? first_lost : f;
-        } else if (at) {
-            late++;
-        } else if (f->took_ms > GR_JUDGE_REFUSE_MS) {
-            slow++;
-            first_slow = first_slow ? first_slow : f;
-        } else {
-            refused++;
-        }
+    gr_shutdown_failed_call failed[MAX_FAILURES];
+    gr_shutdown_rolling_facts f = {.held_ok = held_ok,
+                                   .held_why = why,
+                                   .ok = l->ok,
+                                   .failed = l->failed,
+                                   .before = before,
+                                   .failures = failed,
+                                   .sig_ns = s,
+                                   .ex = ex,
+                                   .listen_ms = listen_ms};
+    f.nkept = l->failed < MAX_FAILURES ? l->failed : MAX_FAILURES;
+    for (int i = 0; i < f.nkept; i++) {
+        failed[i].admitted_ns = obs ? admitted_at(obs, gr_tag(ctx), l->failures[i].tag) : 0;
+        failed[i].took_ms = l->failures[i].took_ms;
+        failed[i].status = l->failures[i].status;
     }
     gr_scenario_free_obs(&obs);
-    const char *mistake = exit_mistake(ex);
-    if (lost)
-        gr_result(out, GR_FAIL,
-                  "%d of %d calls failed that the relay had admitted before SIGTERM (the first: %s)%s%s: calls in "
-                  "flight at SIGTERM must be let finish",
-                  lost, l->ok + l->failed, first_lost->status, mistake ? "; instance 1 " : "", mistake ? ex->how : "");
-    else if (slow)
-        gr_result(out, GR_FAIL,
-                  "%d calls that were never admitted failed only after %lld ms or more (%s): refuse at once, so that "
-                  "clients go to the live instance",
-                  slow, (long long)first_slow->took_ms, first_slow->status);
-    else if (mistake)
-        gr_result(out, GR_FAIL, "no admitted call failed, but instance 1 %s %lld ms after SIGTERM: %s", ex->how,
-                  (long long)ex->ms, mistake);
-    else
-        gr_result(out, GR_PASS,
-                  "%d calls through both instances (%d before SIGTERM): every call admitted before SIGTERM "
-                  "succeeded%s%s; instance 1 exited 0 %lld ms after SIGTERM and its replacement listened after %lld ms",
-                  l->ok + l->failed, before,
-                  refused ? ", those never admitted were refused at once (a client retries them)" : "",
-                  late ? ", and some admitted during the drain failed (see refuses-new)" : "", (long long)ex->ms,
-                  (long long)listen_ms);
+    char fb[GR_FEEDBACK_MAX];
+    gr_result(out, gr_shutdown_judge_rolling(&f, fb, sizeof fb), "%s", fb);
 }
 
 /* Hands rolling's load to its picture (shutdown_figure.h). */
@@ -718,13 +599,7 @@ static int rolling(gr_ctx *ctx, gr_scenario_result *out)
             rl_probe_call_wait(&held, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
             char why[256];
             bool held_ok = gr_process_reply_ok(&held, held_tag, why, sizeof why);
-            if (!held_ok)
-                gr_result(out, GR_FAIL,
-                          "the call in flight on instance 1 at SIGTERM did not complete (%s): calls in flight must be "
-                          "let finish",
-                          why);
-            else
-                judge_rolling(ctx, &l, before, s, &ex, gr_ms_between(r0, listening), out);
+            judge_rolling(ctx, &l, held_ok, why, before, s, &ex, gr_ms_between(r0, listening), out);
             rolling_picture(out, &l, t0, s, &ex, listening, &held, held_ok);
         }
     }

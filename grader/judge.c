@@ -228,25 +228,6 @@ int gr_judge_cancel_feedback(const gr_cancel_check *c, char *buf, size_t len)
                     m, (long long)c->latency_ms, steps, GR_JUDGE_CANCEL_MS);
 }
 
-bool gr_judge_refused(int status, int64_t took_ms)
-{
-    static const int not_refusals[] = {GR_JUDGE_NOT_REFUSALS};
-    for (size_t i = 0; i < sizeof not_refusals / sizeof not_refusals[0]; i++)
-        if (status == not_refusals[i])
-            return false;
-    return took_ms <= GR_JUDGE_REFUSE_MS;
-}
-
-int64_t gr_judge_stop_margin(uint32_t steps, int64_t step_ms)
-{
-    return (int64_t)steps * step_ms * GR_JUDGE_STOP_MARGIN_PCT / 100;
-}
-
-bool gr_judge_signal_in_time(int64_t work_left_ms, uint32_t steps, int64_t step_ms)
-{
-    return work_left_ms >= gr_judge_stop_margin(steps, step_ms);
-}
-
 int64_t gr_judge_client_lag_ms(const rl_load_call *calls, size_t n)
 {
     int64_t lag = 0;

@@ -23,13 +23,6 @@
  * client's deadline ends its call whatever the server does, so how late
  * the status comes measures the grader's scheduling, not the submission. */
 #define GR_JUDGE_EXPIRE_MS 100
-/* At a shutdown's grace the downstream Work must end with it: this bounds
- * how late (the submission's own grace timer on a loaded machine, then the
- * cancel's 1-3 ms), and GRACE_EARLY_MS how early (the server starts its
- * grace a moment after the grader's signal). The shutdown exercise judges
- * with them, and the tests of its known submissions hold them too. */
-#define GR_JUDGE_GRACE_LATE_MS  750
-#define GR_JUDGE_GRACE_EARLY_MS 100
 
 /* ---- received deadlines ---- */
 
@@ -130,55 +123,6 @@ uint32_t gr_judge_max_steps(int64_t ran_ms, int64_t step_ms, uint32_t steps);
  * is not propagated", the passing numbers, or, starved, the wait and
  * "grade again". */
 int gr_judge_cancel_feedback(const gr_cancel_check *c, char *buf, size_t len);
-
-/* ---- refusals at shutdown ---- */
-
-/* After SIGTERM a server closes its listener within GR_JUDGE_ADMISSION_MS
- * (a handler runs within milliseconds; a second is a loaded machine's
- * scheduling delay many times over), and refuses every call it did not
- * admit. A refusal is a call that fails within GR_JUDGE_REFUSE_MS (1-2 ms
- * measured, docs/grpc-facts.md) with any status but the ones in
- * GR_JUDGE_NOT_REFUSALS. Which status is gRPC's, not the server's code: a
- * stream that reached the draining connection before the client saw its
- * GOAWAY is cancelled (CANCELLED), one on a new connection is refused
- * (UNAVAILABLE); being served, or left to the deadline, is the mistake.
- * tests/integration/tolerances.py reads these three definitions, so the
- * integration tests judge the same rule as the shutdown exercise. */
-#define GR_JUDGE_ADMISSION_MS 1000
-#define GR_JUDGE_REFUSE_MS    1000
-#define GR_JUDGE_NOT_REFUSALS GRPC_STATUS_OK, GRPC_STATUS_DEADLINE_EXCEEDED
-
-/* True when a call that ended with gRPC status |status| |took_ms| after it
- * started was refused, as above. */
-bool gr_judge_refused(int status, int64_t took_ms);
-
-/* ---- the call in flight at SIGTERM ----
- *
- * A server that stops at once at SIGTERM (stop(0)) fails the call in flight
- * only if that call's downstream Work still runs when the server acts on the
- * signal; a Work that ends before then is answered by either kind of server.
- * So a call that completed OK shows a drain only when its Work ran on long
- * enough after the signal for a stop(0) to have cut it. What a stop(0) needs
- * is the signal's delivery, its handler and the cancel reaching the
- * downstream server: milliseconds on a quiet machine (docs/grpc-facts.md:
- * a server's on_cancel runs within milliseconds), but a loaded machine
- * delays the relay as it delays the grader. The margin is a share of the call's own plan (steps
- * x step_ms), so that it follows the Work it judges: half the plan, 400 ms
- * of an 8 x 100 ms Work, hundreds of times what a stop(0) takes, while a
- * grader that signals once a step is done normally leaves (steps - 1) steps,
- * 700 ms, and so may lag 300 ms before a run has to be taken again. */
-#define GR_JUDGE_STOP_MARGIN_PCT 50
-
-/* The margin above for a Work of |steps| x |step_ms|, in ms. */
-int64_t gr_judge_stop_margin(uint32_t steps, int64_t step_ms);
-
-/* True when the signal came in time to tell a drain from a stop(0): the
- * call's Work ended |work_left_ms| after the grader sent SIGTERM (its end,
- * from the baseline's record, minus the signal's instant on the same
- * monotonic clock; negative when it had ended before), and that is at least
- * gr_judge_stop_margin(steps, step_ms). False: the run cannot tell, and is
- * to be taken again, never passed. */
-bool gr_judge_signal_in_time(int64_t work_left_ms, uint32_t steps, int64_t step_ms);
 
 /* ---- a stalled grader ----
  *

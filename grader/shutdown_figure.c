@@ -1,7 +1,7 @@
 /* shutdown_figure: the shutdown exercise's pictures; see shutdown_figure.h. */
 #include "shutdown_figure.h"
 
-#include "judge.h"
+#include "shutdown_judge.h"
 #include "process.h"
 #include "rl_deadline.h"
 
@@ -32,7 +32,7 @@ void gr_shutdown_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t
                               : "still running");
     if (n && n->start_ns) {
         int64_t nend = n->done ? n->end_ns : rl_now_ns();
-        bool refused = n->done && gr_judge_refused(n->batch.status, gr_ms_between(n->start_ns, nend));
+        bool refused = n->done && gr_shutdown_refused(n->batch.status, gr_ms_between(n->start_ns, nend));
         gr_fig_span_add(f, gr_fig_row(f, "new call after SIGTERM"), MS(n->start_ns), MS(nend),
                         refused ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s in %lld ms",
                         n->batch.status == GRPC_STATUS_OK ? "served" : "refused",

@@ -1,7 +1,7 @@
 # shutdown's in-flight scenario passes a call in flight at SIGTERM that
 # completed OK only when the signal came in time to tell a drain from a
 # server that stops at once (stop(0)): the call's Work ran on at least half
-# its plan after the signal (gr_judge_signal_in_time, grader/judge.h). A
+# its plan after the signal (gr_shutdown_signal_in_time, grader/shutdown_judge.h). A
 # starved grader's late signal once passed relay_shutdown_stop_now.py
 # (bench/results/soak.md). The hidden shutdown-late exercise
 # (grader/ex_shutdown.c, found only with RELAYLAB_GRADER_TEST_EXERCISES set)

@@ -14,7 +14,7 @@ Node processes whose grace is their own timer, 292 ms late for grpc-js and
 for a relay that stops at once, the point where the grader calls it that
 (before the grace less GRACE_EARLY_MS). What a refusal is, and how soon
 the listener closes, are the exercise's rule too (refused() and
-ADMISSION_MS). All read from grader/judge.h by tolerances.py.
+ADMISSION_MS). All read from grader/shutdown_judge.h by tolerances.py.
 """
 import os
 import signal

@@ -1,8 +1,9 @@
 # Timing tolerances for the integration tests, taken from the grader's own
 # judges so a test and a verdict never disagree about what "on time" means.
 #
-# The numbers are read from grader/judge.h, where each is derived from
-# measurements (grader/judge.c explains how): a test that wants "the relay
+# The numbers are read from grader/judge.h and the exercises' judges
+# (grader/shutdown_judge.h), where each is derived from measurements (the
+# .c beside each explains how): a test that wants "the relay
 # passed the time that was left" uses the same bound as the grader's
 # deadline judge, and "a cancel reached the baseline promptly" the same
 # allowance as the grader's cancel judge. None of them is a speed goal; speed
@@ -22,7 +23,7 @@
 #              grace the Work it cut may end: a submission's own timer,
 #              measured 292 ms late for grpc-js with a hog on each core;
 #   refused()  what counts as a refusal at shutdown (REFUSE_MS and the
-#              statuses that are not one, GR_JUDGE_NOT_REFUSALS).
+#              statuses that are not one, GR_SHUTDOWN_NOT_REFUSALS).
 import os
 import re
 
@@ -31,18 +32,29 @@ import grpc
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
 
+# Where each tolerance is defined: the shared judge (grader/judge.h) or the
+# exercise's own (grader/NAME_judge.h), with its macro's prefix there.
+_HEADERS = (
+    ("judge.h", "GR_JUDGE_", ("SCHED_MS", "MARGIN_MIN_MS", "MARGIN_FRAC", "EXPIRE_MS", "CANCEL_MS",
+                              "LATE_CALL_WINDOW_MS")),
+    ("shutdown_judge.h", "GR_SHUTDOWN_", ("ADMISSION_MS", "REFUSE_MS", "GRACE_LATE_MS", "GRACE_EARLY_MS")),
+)
+
+
 def _judge_constants():
-    path = os.path.join(REPO, "grader", "judge.h")
-    with open(path) as f:
-        text = f.read()
-    found = {m.group(1): int(m.group(2)) for m in re.finditer(r"#define GR_JUDGE_(\w+)\s+(\d+)", text)}
-    need = ("SCHED_MS", "MARGIN_MIN_MS", "MARGIN_FRAC", "EXPIRE_MS", "CANCEL_MS", "LATE_CALL_WINDOW_MS",
-            "ADMISSION_MS", "REFUSE_MS", "GRACE_LATE_MS", "GRACE_EARLY_MS")
-    missing = [n for n in need if n not in found]
-    assert not missing, f"{path} no longer defines GR_JUDGE_{missing}: update tests/integration/tolerances.py"
-    m = re.search(r"#define GR_JUDGE_NOT_REFUSALS\s+(.+)", text)
-    assert m, f"{path} no longer defines GR_JUDGE_NOT_REFUSALS: update tests/integration/tolerances.py"
-    found["NOT_REFUSALS"] = [n.strip() for n in m.group(1).split(",")]
+    found = {}
+    for header, prefix, need in _HEADERS:
+        path = os.path.join(REPO, "grader", header)
+        with open(path) as f:
+            text = f.read()
+        here = {m.group(1): int(m.group(2)) for m in re.finditer(r"#define " + prefix + r"(\w+)\s+(\d+)", text)}
+        missing = [n for n in need if n not in here]
+        assert not missing, f"{path} no longer defines {prefix}{missing}: update tests/integration/tolerances.py"
+        found.update({n: here[n] for n in need})
+        if prefix == "GR_SHUTDOWN_":
+            m = re.search(r"#define GR_SHUTDOWN_NOT_REFUSALS\s+(.+)", text)
+            assert m, f"{path} no longer defines GR_SHUTDOWN_NOT_REFUSALS: update tests/integration/tolerances.py"
+            found["NOT_REFUSALS"] = [n.strip() for n in m.group(1).split(",")]
     return found
 
 
@@ -65,7 +77,7 @@ def _status_codes(names):
     codes = []
     for n in names:
         assert n.startswith("GRPC_STATUS_") and n[len("GRPC_STATUS_"):] in grpc.StatusCode.__members__, \
-            f"GR_JUDGE_NOT_REFUSALS names {n!r}, not a GRPC_STATUS_ constant: update tests/integration/tolerances.py"
+            f"GR_SHUTDOWN_NOT_REFUSALS names {n!r}, not a GRPC_STATUS_ constant: update tests/integration/tolerances.py"
         codes.append(grpc.StatusCode[n[len("GRPC_STATUS_"):]])
     return frozenset(codes)
 
@@ -75,8 +87,9 @@ NOT_REFUSALS = _status_codes(_J["NOT_REFUSALS"])
 
 def refused(code, took_ms):
     """True when a call that ended with grpc.StatusCode |code| |took_ms| after
-    it started was refused, as the grader's gr_judge_refused (grader/judge.h):
-    fast, with any status but those in GR_JUDGE_NOT_REFUSALS. gRPC, not the
+    it started was refused, as the grader's gr_shutdown_refused
+    (grader/shutdown_judge.h): fast, with any status but those in
+    GR_SHUTDOWN_NOT_REFUSALS. gRPC, not the
     server, picks the status: CANCELLED for a stream that reached the draining
     connection before the client saw its GOAWAY, UNAVAILABLE on a refused
     connection."""

@@ -286,34 +286,6 @@ static void rubric_errors_are_clear(void **state)
     unlink(path);
 }
 
-/* A call refused at shutdown fails fast with whatever status gRPC gave it
- * (CANCELLED when it raced the GOAWAY, UNAVAILABLE on a refused connection);
- * served, left to its deadline, or slow is not a refusal. */
-static void refusal_is_any_fast_failure_but_a_deadline(void **state)
-{
-    (void)state;
-    assert_true(gr_judge_refused(GRPC_STATUS_UNAVAILABLE, 1));
-    assert_true(gr_judge_refused(GRPC_STATUS_CANCELLED, 1));
-    assert_true(gr_judge_refused(GRPC_STATUS_RESOURCE_EXHAUSTED, GR_JUDGE_REFUSE_MS));
-    assert_false(gr_judge_refused(GRPC_STATUS_UNAVAILABLE, GR_JUDGE_REFUSE_MS + 1));
-    assert_false(gr_judge_refused(GRPC_STATUS_OK, 1));
-    assert_false(gr_judge_refused(GRPC_STATUS_DEADLINE_EXCEEDED, 1));
-}
-
-/* The soak's wrong PASS: an 8 x 100 ms Work over when SIGTERM landed. A
- * run passes only if the Work ran on half its plan after the signal. */
-static void signal_too_late_to_tell_a_stop_now(void **state)
-{
-    (void)state;
-    assert_int_equal(gr_judge_stop_margin(8, 100), 400);
-    assert_int_equal(gr_judge_stop_margin(40, 100), 2000);
-    assert_true(gr_judge_signal_in_time(700, 8, 100)); /* signalled once a step was done */
-    assert_true(gr_judge_signal_in_time(400, 8, 100));
-    assert_false(gr_judge_signal_in_time(399, 8, 100));
-    assert_false(gr_judge_signal_in_time(0, 8, 100));    /* "completed OK 0 ms after it" */
-    assert_false(gr_judge_signal_in_time(-250, 8, 100)); /* ended before the signal */
-}
-
 /* The overload judge's stall: only DEADLINE_EXCEEDED ends count (an OK
  * answer may come at any time before the deadline), the latest wins, and a
  * call with no status is not a measurement. */
@@ -354,8 +326,6 @@ int main(void)
         cmocka_unit_test(rubric_scores_each_scenario),
         cmocka_unit_test(no_deadline_expiry_names_the_mistake),
         cmocka_unit_test(rubric_errors_are_clear),
-        cmocka_unit_test(refusal_is_any_fast_failure_but_a_deadline),
-        cmocka_unit_test(signal_too_late_to_tell_a_stop_now),
         cmocka_unit_test(client_lag_is_the_latest_deadline_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
