@@ -227,15 +227,3 @@ int gr_judge_cancel_feedback(const gr_cancel_check *c, char *buf, size_t len)
                     "late",
                     m, (long long)c->latency_ms, steps, GR_JUDGE_CANCEL_MS);
 }
-
-int64_t gr_judge_client_lag_ms(const rl_load_call *calls, size_t n)
-{
-    int64_t lag = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (calls[i].status != GRPC_STATUS_DEADLINE_EXCEEDED || !calls[i].end_ns)
-            continue;
-        int64_t past = (calls[i].end_ns - calls[i].deadline_ns) / RL_NS_PER_MS;
-        lag = past > lag ? past : lag;
-    }
-    return lag;
-}

@@ -6,7 +6,6 @@
 #define GR_JUDGE_H
 
 #include "exercise.h"
-#include "rl_load.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -123,20 +122,5 @@ uint32_t gr_judge_max_steps(int64_t ran_ms, int64_t step_ms, uint32_t steps);
  * is not propagated", the passing numbers, or, starved, the wait and
  * "grade again". */
 int gr_judge_cancel_feedback(const gr_cancel_check *c, char *buf, size_t len);
-
-/* ---- a stalled grader ----
- *
- * The grader's own client ends a call at its deadline with its own timer,
- * in this process: a call it saw end DEADLINE_EXCEEDED long after its
- * deadline means the grader got no CPU for that long, and neither, on the
- * same cores, did the submission. The starved grader measured in
- * grader/ex_overload.c saw 2 s deadlines end at 3.4 s (1.4 s late); past
- * GR_JUDGE_STALL_MS a verdict that rests on timing is "grade again"
- * (ERROR), never FAIL. */
-#define GR_JUDGE_STALL_MS 2000
-
-/* The most any of the |n| |calls| that ended DEADLINE_EXCEEDED ended after
- * its deadline, in ms (0 when none was late). */
-int64_t gr_judge_client_lag_ms(const rl_load_call *calls, size_t n);
 
 #endif

@@ -17,7 +17,7 @@ from conftest import bin_path
 
 CAPACITY = 10.0  # calls/s: lab/demo_overload.c CAPACITY_PER_S
 DEADLINE_MS = 2000
-GOODPUT_SHARE = 0.3  # grader/ex_overload.c OL_GOODPUT_SHARE
+GOODPUT_SHARE = 0.3  # grader/overload_judge.h GR_OVERLOAD_GOODPUT_SHARE
 ROW = re.compile(r"^(\S+)?\s+(\d+)\s+([\d.]+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([\d.]+)$")
 DOWN = re.compile(r"^\s+(\S+)\s+a call fails in (\d+) ms \((\w+)\)$")
 
@@ -55,8 +55,8 @@ def test_demo_overload_shows_goodput_held_and_collapsing(tmp_path):
     # 100 calls/s for 4 s: 400 calls. The reference held 8-10.5 calls/s of
     # goodput quiet (bench/results/overload.md) and 4.0 once in CI beside
     # make test's other groups (its 2 s late half is short: 8 calls). The
-    # floor is the grader's (30 % of capacity, OL_GOODPUT_SHARE in
-    # grader/ex_overload.c, from 6.8/s seen with every core busy twice
+    # floor is the grader's (30 % of capacity, GR_OVERLOAD_GOODPUT_SHARE in
+    # grader/overload_judge.h, from 6.8/s seen with every core busy twice
     # over), so the demo and the grade judge one rule. What it cannot serve
     # it refuses, not late: the grader allows 5 % late, here as well.
     ref = rows["reference"][100]
