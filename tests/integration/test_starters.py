@@ -17,7 +17,7 @@ import uuid
 
 import pytest
 
-from conftest import REPO, bin_path, sanitizer_build
+from conftest import REPO, bin_path, grade, sanitizer_build
 
 SOLUTIONS = os.path.join(REPO, "tests", "starters")
 FULL = os.environ.get("RELAYLAB_STARTERS_FULL") == "1"
@@ -177,25 +177,11 @@ def test_command_starter_fails_at_its_todo_then_passes_filled_in(workdir, starte
         assert rc == 0 and all(v == "PASS" for v, _ in verdicts.values()), out
 
 
-def grade_one(folder, exercise, only):
-    """`bin/grader EXERCISE --submission ./run --only ONLY` in |folder| (what
-    a student would run to try the starter on another exercise): the
-    scenario's verdict line, and the grader's exit code."""
-    extra = ("--memory-limit", "0") if sanitizer_build() else ()
-    out = os.path.join(folder, "..", f"results-{uuid.uuid4().hex[:6]}.json")
-    p = subprocess.run([bin_path("grader"), exercise, "--submission", "./run", "--only", only, "--json", out,
-                        "--quiet", *extra], capture_output=True, text=True, cwd=folder, timeout=300,
-                       stdin=subprocess.DEVNULL)
-    assert os.path.exists(out), f"no results.json (exit {p.returncode}):\n{p.stdout}\n{p.stderr}"
-    with open(out) as f:
-        (test,) = json.load(f)["tests"]
-    os.unlink(out)
-    return test["output"], p.returncode
-
-
 # What a relay whose Process drops the deadline and lets Work run on after
 # the client left is told: the deadline and cancel exercises' answers are
-# not in a starter that gives Process away.
+# not in a starter that gives Process away. Each is `bin/grader EXERCISE
+# --submission ./run --only ONLY` in the starter's folder: what a student
+# would run to try the starter on another exercise.
 NEITHER_DEADLINE_NOR_CANCEL = (("deadline", "shrinks", "the deadline was dropped"),
                                ("cancel", "during-work", "cancellation is not propagated"))
 
@@ -208,8 +194,10 @@ def test_shutdown_starters_process_answers_neither_deadline_nor_cancel(workdir, 
     # selftest only.)
     folder = init(workdir, "shutdown", "--lang", lang)
     for exercise, only, says in NEITHER_DEADLINE_NOR_CANCEL:
-        output, rc = grade_one(folder, exercise, only)
-        assert rc == 1 and output.startswith("FAIL") and says in output, output
+        g = grade(exercise, "./run", "--only", only, cwd=folder, timeout=300)
+        (test,) = g.results["tests"]
+        output = test["output"]
+        assert g.rc == 1 and output.startswith("FAIL") and says in output, output
 
 
 @pytest.mark.parametrize("lang", ["python", "node", "c", "go"] if FULL else ["python", "node"])
@@ -223,10 +211,14 @@ def test_overload_starters_answer_neither_deadline_nor_cancel_nor_shutdown(workd
     # make selftest only.)
     folder = init(workdir, "overload", "--lang", lang)
     for exercise, only, says in NEITHER_DEADLINE_NOR_CANCEL:
-        output, rc = grade_one(folder, exercise, only)
-        assert rc == 1 and output.startswith("FAIL") and says in output, output
-    output, rc = grade_one(folder, "shutdown", "grace-ends")
-    assert rc == 1 and output.startswith("FAIL") and "2000 ms grace" in output, output
+        g = grade(exercise, "./run", "--only", only, cwd=folder, timeout=300)
+        (test,) = g.results["tests"]
+        output = test["output"]
+        assert g.rc == 1 and output.startswith("FAIL") and says in output, output
+    g = grade("shutdown", "./run", "--only", "grace-ends", cwd=folder, timeout=300)
+    (test,) = g.results["tests"]
+    output = test["output"]
+    assert g.rc == 1 and output.startswith("FAIL") and "2000 ms grace" in output, output
 
 
 @pytest.mark.parametrize("exercise", sorted(CONFIG_STARTERS))
