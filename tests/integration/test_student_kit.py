@@ -17,7 +17,7 @@ import tempfile
 
 import pytest
 
-from conftest import REPO, bin_path, sanitizer_build
+from conftest import REPO, grade, sanitizer_build
 
 SOLUTIONS = os.path.join(REPO, "tests", "starters")
 NAME = "relaylab-student"
@@ -72,9 +72,8 @@ def test_kit_holds_no_answer(kit):
         # The worked example ships only while it answers neither config exercise.
         lab_json = os.path.join(REPO, "channel_config", "lab.json")
         for argv in (["keepalive", "--only", "check"], ["retry"]):
-            p = subprocess.run([bin_path("grader"), argv[0], "--submission", lab_json, "--quiet", *argv[1:]],
-                               capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-            assert p.returncode == 1, f"lab.json passes {argv[0]} and is in the kit:\n{p.stdout}"
+            g = grade(argv[0], lab_json, *argv[1:], timeout=120)
+            assert g.rc == 1, f"lab.json passes {argv[0]} and is in the kit:\n{g.out}"
 
 
 def test_kit_holds_what_a_student_needs(kit):
