@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import PYTHON, REPO, SUBMISSIONS, bin_path
+from conftest import PYTHON, REPO, SUBMISSIONS, bin_path, run_grader
 
 HOSTILE = os.path.join(SUBMISSIONS, "hostile")
 GOOD_RETRY = os.path.join(REPO, "tests", "configs", "good", "lab-retry.json")
@@ -22,15 +22,6 @@ SECRET_WORD = "zzsecretwordzz"
 
 def run(argv, timeout, **kw):
     return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, **kw)
-
-
-def grader(args, timeout=120):
-    return run([bin_path("grader"), *args], timeout)
-
-
-def results(path):
-    with open(path) as f:
-        return json.load(f)
 
 
 def scenario(res, sid):
@@ -66,11 +57,11 @@ def test_config_linked_to_a_root_only_file_is_refused_unquoted(tmp_path, secrets
     link = sub / "retry.json"
     link.symlink_to(target)
     out = tmp_path / "results.json"
-    p = grader(["retry", "--submission", str(link), "--only", "check", "--json", str(out)])
-    text = p.stdout + p.stderr + out.read_text()
+    p = run_grader("retry", "--submission", str(link), "--only", "check", "--json", str(out), timeout=120)
+    text = p.out + p.err + out.read_text()
     for word in (SECRET_KEY, SECRET_WORD, "secret"):
         assert word not in text, text
-    check = scenario(results(out), "check")
+    check = scenario(p.results, "check")
     assert check["extra_data"]["verdict"] == "FAIL", check
     assert "leading out of the submission's folder" in check["extra_data"]["feedback"]
     # channel-config says the same, and no more.
@@ -88,9 +79,8 @@ def test_config_linked_inside_its_folder_is_read(tmp_path):
     real.write_text(open(GOOD_RETRY).read())
     link = sub / "retry.json"
     link.symlink_to("configs/mine.json")
-    out = tmp_path / "results.json"
-    p = grader(["retry", "--submission", str(link), "--dir", str(sub), "--only", "check", "--json", str(out)])
-    assert scenario(results(out), "check")["extra_data"]["verdict"] == "PASS", p.stdout + p.stderr
+    p = run_grader("retry", "--submission", str(link), "--dir", str(sub), "--only", "check", timeout=120)
+    assert scenario(p.results, "check")["extra_data"]["verdict"] == "PASS", p.out + p.err
 
 
 @pytest.mark.timeout(90)
@@ -98,17 +88,16 @@ def test_config_linked_inside_its_folder_is_read(tmp_path):
 def test_fifo_config_is_refused_at_once_by_the_grader(tmp_path, exercise):
     fifo = tmp_path / "config.json"
     os.mkfifo(fifo)
-    out = tmp_path / "results.json"
     t0 = time.monotonic()
     # No writer ever opens the FIFO: before the fix the grader blocked in
     # open() until grade-class's per-job limit ended it.
-    p = grader([exercise, "--submission", str(fifo), "--json", str(out)], timeout=60)
+    p = run_grader(exercise, "--submission", str(fifo), timeout=60)
     assert time.monotonic() - t0 < 60
-    res = results(out)
+    res = p.results
     for t in res["tests"]:
         assert t["extra_data"]["verdict"] == "FAIL", t
         assert "FIFO" in t["extra_data"]["feedback"], t
-    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.rc == 1, p.out + p.err
 
 
 def test_fifo_config_is_refused_at_once_by_channel_config(tmp_path):
@@ -134,9 +123,9 @@ def test_json_never_written_through_a_link_beside_it(tmp_path, run_kind):
         args = ["retry", "--submission", GOOD_RETRY, "--only", "check", "--json", str(out)]
     else:
         args = ["nosuch", "--submission", "x", "--json", str(out)]
-    p = grader(args)
+    p = run_grader(*args, timeout=120)
     assert victim.read_text() == "precious\n"
-    assert results(out)["output"], p.stdout + p.stderr
+    assert p.results["output"], p.out + p.err
     assert os.path.islink(tmp_path / "results.json.tmp")
     left = sorted(n for n in os.listdir(tmp_path) if n.startswith("results.json.tmp."))
     assert left == [], left
@@ -154,14 +143,12 @@ def test_escape_sequences_from_a_relay_are_shown_escaped(tmp_path):
     sub = f"{PYTHON} {os.path.join(HOSTILE, 'terminal_injection.py')}"
     # --no-sandbox: what is judged is the grader's printing, and the
     # sandbox would need the checkout readable by nobody.
-    p = subprocess.run(
-        [bin_path("grader"), "deadline", "--no-sandbox", "--dir", SUBMISSIONS, "--json", str(out), "--submission",
-         sub],
-        capture_output=True, timeout=240, stdin=subprocess.DEVNULL)
-    stdout, stderr = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    p = run_grader("deadline", "--no-sandbox", "--dir", SUBMISSIONS, "--json", str(out), "--submission", sub,
+                   timeout=240)
+    stdout, stderr = p.out, p.err
     for name, text in (("stdout", p.stdout), ("stderr", p.stderr), ("results.json", out.read_bytes())):
         assert b"\x1b" not in text and b"\r" not in text and b"\x07" not in text, f"{name}: {text!r}"
-    res = results(out)
+    res = p.results
     assert res["score"] < 10, stdout
     last_score = [line for line in stdout.splitlines() if line.startswith("score ")][-1]
     assert last_score == f"score {res['score']:g}/10", stdout
@@ -169,27 +156,25 @@ def test_escape_sequences_from_a_relay_are_shown_escaped(tmp_path):
     # Both ways in were judged and quoted, escaped: the tag and the details.
     assert "tag '\\r\\x1b[1A" in feedback and "tag '\\r\\x1b[1A" in stdout, stdout
     assert "INTERNAL (\\x1b]0;graded\\x07" in feedback and "INTERNAL (\\x1b]0;graded\\x07" in stdout, stdout
-    assert p.returncode == 1, stdout + stderr
+    assert p.rc == 1, stdout + stderr
 
 
 # ---- a balance config gRPC refuses (item 5) ----
 
 
-def test_balance_scores_nothing_when_every_call_failed(tmp_path):
+def test_balance_scores_nothing_when_every_call_failed():
     """balance_refused's client service config names no policy gRPC knows:
     every call of the live run fails at once. churn and no-storm used to
     pass ("no reconnects"); now every live scenario fails and says why."""
-    out = tmp_path / "results.json"
-    p = grader(["balance", "--submission", os.path.join(HOSTILE, "balance_refused.json"), "--json", str(out)],
-               timeout=240)
-    res = results(out)
-    assert res["score"] == 0, p.stdout
+    p = run_grader("balance", "--submission", os.path.join(HOSTILE, "balance_refused.json"), timeout=240)
+    res = p.results
+    assert res["score"] == 0, p.out
     for sid in ("churn", "no-storm", "fills"):
         t = scenario(res, sid)
         assert t["extra_data"]["verdict"] == "FAIL", t
         assert "calls failed" in t["extra_data"]["feedback"] and "nothing to judge" in t["extra_data"]["feedback"]
     assert scenario(res, "no-failures")["extra_data"]["verdict"] == "FAIL"
-    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.rc == 1, p.out + p.err
 
 
 # ---- a submission exhausting the baseline's descriptors (item 4) ----
@@ -258,7 +243,7 @@ def test_baseline_keeps_its_observer_when_the_public_port_takes_every_descriptor
 
 
 @pytest.mark.timeout(180)
-def test_a_submission_flooding_the_baseline_fails_with_the_reason(tmp_path):
+def test_a_submission_flooding_the_baseline_fails_with_the_reason():
     """exhaust_fds opens 6 x 900 idle connections to the baseline before it
     listens. The grader runs in a network namespace of its own (as the
     sandbox does; unshare here, so the test needs no nobody-readable
@@ -266,15 +251,14 @@ def test_a_submission_flooding_the_baseline_fails_with_the_reason(tmp_path):
     FAIL naming the connections, never ERROR or a TIMEOUT that hides why."""
     if os.geteuid() != 0 or not os.access("/usr/bin/unshare", os.X_OK):
         pytest.skip("needs root and unshare for a network namespace of the test's own")
-    out = tmp_path / "results.json"
     sub = f"{PYTHON} {os.path.join(HOSTILE, 'exhaust_fds.py')} 6 900"
-    p = run(["/usr/bin/unshare", "--net", "/bin/sh", "-c", '/usr/sbin/ip link set lo up && exec "$@"', "sh",
-             bin_path("grader"), "deadline", "--no-sandbox", "--only", "shrinks", "--json", str(out),
-             "--submission", sub], timeout=150)
-    t = scenario(results(out), "shrinks")
-    assert t["extra_data"]["verdict"] == "FAIL", p.stdout + p.stderr
+    p = run_grader("deadline", "--no-sandbox", "--only", "shrinks", "--submission", sub, timeout=150,
+                   wrap=["/usr/bin/unshare", "--net", "/bin/sh", "-c", '/usr/sbin/ip link set lo up && exec "$@"',
+                         "sh"])
+    t = scenario(p.results, "shrinks")
+    assert t["extra_data"]["verdict"] == "FAIL", p.out + p.err
     assert "connections to the baseline" in t["extra_data"]["feedback"], t
-    assert p.returncode == 1, p.stdout + p.stderr
+    assert p.rc == 1, p.out + p.err
 
 
 @pytest.mark.timeout(300)
