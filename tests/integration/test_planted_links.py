@@ -15,7 +15,7 @@ import tempfile
 
 import pytest
 
-from conftest import REPO, bin_path
+from conftest import REPO, bin_path, run_grader
 
 GOOD_RETRY = os.path.join(REPO, "tests", "configs", "good", "lab-retry.json")
 PRECIOUS = "precious\n"
@@ -55,14 +55,14 @@ def test_grader_json_and_html_never_write_through_links(base):
         v = victim(base, name)
         plant(os.path.join(base, name), v)
         victims.append(v)
-    p = subprocess.run([bin_path("grader"), "retry", "--submission", GOOD_RETRY, "--only", "check", "--json", out,
-                        "--html", page, "--quiet"], capture_output=True, text=True, timeout=120)
-    said = p.stdout + p.stderr
+    p = run_grader("retry", "--submission", GOOD_RETRY, "--only", "check", "--json", out, "--html", page, "--quiet",
+                   timeout=120)
+    said = p.out + p.err
     untouched(victims)
     # The links at the names themselves were replaced by the results.
     for f in (out, page):
         assert os.path.isfile(f) and not os.path.islink(f), said
-    assert json.load(open(out))["tests"][0]["extra_data"]["verdict"] == "PASS", said
+    assert p.results["tests"][0]["extra_data"]["verdict"] == "PASS", said
     assert "<html" in open(page).read()
 
 
