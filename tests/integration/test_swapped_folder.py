@@ -10,7 +10,6 @@
 # grading is of the folder as it was checked (the student's own work), or is
 # refused because the name was a link at that moment. Never the classmate's.
 import ctypes
-import json
 import os
 import shutil
 import subprocess
@@ -20,7 +19,7 @@ import time
 
 import pytest
 
-from conftest import REPO, SUBMISSIONS, bin_path
+from conftest import REPO, SUBMISSIONS, bin_path, run_grader
 
 GOOD_RETRY = os.path.join(REPO, "tests", "configs", "good", "lab-retry.json")
 AT_FDCWD = -100
@@ -75,11 +74,6 @@ def run(argv, cwd, timeout=120):
     return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
 
 
-def results(path):
-    with open(path) as f:
-        return json.load(f)
-
-
 def refused_as_link(text):
     # The folder named a link when the grader opened it, or a word of the
     # command led out of it when it was checked (the name was the link).
@@ -100,14 +94,13 @@ def test_a_config_folder_swapped_mid_grading_is_never_graded_as_the_classmates(w
     # "./F" with "F/retry.json": the config is not named below --dir as
     # given, so the grader places it by resolving the name, which a swap
     # can race; it must still be read against the folder it holds.
-    argv = [bin_path("grader"), "retry", "--only", "check", "--dir", named, "--submission", "F/retry.json",
-            "--json", out, "--quiet"]
+    argv = ["retry", "--only", "check", "--dir", named, "--submission", "F/retry.json", "--json", out, "--quiet"]
     verdicts = {}
     with Swapper(mine, os.path.join(world, "L")) as sw:
         for _ in range(40):
-            p = run(argv, world)
-            said = p.stdout + p.stderr
-            res = results(out)
+            p = run_grader(*argv, cwd=world, timeout=120)
+            said = p.out + p.err
+            res = p.results
             if res["tests"]:
                 v = res["tests"][0]["extra_data"]["verdict"]
                 fb = res["tests"][0]["extra_data"]["feedback"]
@@ -115,7 +108,7 @@ def test_a_config_folder_swapped_mid_grading_is_never_graded_as_the_classmates(w
                 assert "not valid JSON" in fb or "leading out of the submission's folder" in fb, res
             else:
                 v = "refused"
-                assert p.returncode == 2 and refused_as_link(said), said
+                assert p.rc == 2 and refused_as_link(said), said
             verdicts[v] = verdicts.get(v, 0) + 1
     assert sw.swaps > 100, sw.swaps
     # Both outcomes must have happened, or the swap did not race the grader.
@@ -150,25 +143,26 @@ def test_a_relay_folder_swapped_mid_grading_is_never_graded_as_the_classmates(wo
     os.symlink("G", os.path.join(world, "L"))
     subprocess.run(["chmod", "-R", "o+rX", world], check=True)
     out = os.path.join(world, "results.json")
-    argv = [bin_path("grader"), "deadline", "--only", "shrinks", "--dir", "F", "--submission", "python3 F/relay.py",
-            "--json", out, "--quiet"]
+    argv = ["deadline", "--only", "shrinks", "--dir", "F", "--submission", "python3 F/relay.py", "--json", out,
+            "--quiet"]
     # The classmate's relay passes when graded on its own: a PASS below
     # would be the classmate's work.
-    p = run([*argv[:4], "--dir", "G", "--submission", "python3 G/relay.py", "--json", out, "--quiet"], world)
-    assert results(out)["tests"][0]["extra_data"]["verdict"] == "PASS", p.stdout + p.stderr
+    p = run_grader(*argv[:3], "--dir", "G", "--submission", "python3 G/relay.py", "--json", out, "--quiet", cwd=world,
+                   timeout=120)
+    assert p.results["tests"][0]["extra_data"]["verdict"] == "PASS", p.out + p.err
     verdicts = {}
     with Swapper(mine, os.path.join(world, "L")) as sw:
         for _ in range(11):
-            p = run(argv, world)
-            said = p.stdout + p.stderr
-            res = results(out)
+            p = run_grader(*argv, cwd=world, timeout=120)
+            said = p.out + p.err
+            res = p.results
             if res["tests"]:
                 v = res["tests"][0]["extra_data"]["verdict"]
                 assert v == "NOT-READY", (v, said)
                 assert "exited with status 3" in res["tests"][0]["extra_data"]["feedback"], res
             else:
                 v = "refused"
-                assert p.returncode == 2 and refused_as_link(said), said
+                assert p.rc == 2 and refused_as_link(said), said
             verdicts[v] = verdicts.get(v, 0) + 1
     assert sw.swaps > 100, sw.swaps
     assert verdicts.get("NOT-READY", 0) >= 1, verdicts
