@@ -108,9 +108,8 @@ void gr_cov_evacuation_figure(gr_scenario_result *out, gr_cov_server *const *ser
 
 /* The burst's picture: the streams on each server from the burst's start
  * |t0| to |now| against what covers the busy server |b|'s calls. One
- * quantity on the axis: the longest queue wait, judged against its bound,
- * is given in the caption (ms beside 50-odd streams would need a second
- * axis). */
+ * quantity more beside the counts: the longest queue wait, judged against
+ * its bound, is given in the caption (ms would need a third axis). */
 void gr_cov_burst_figure(gr_scenario_result *out, gr_cov_server *const *servers, const char *const *names, int n, int b,
                          int64_t t0, int64_t now, int64_t bound_ns, const gr_cov_waits *w, int calls, int demand,
                          int burst_ms, bool skewed)
@@ -121,9 +120,11 @@ void gr_cov_burst_figure(gr_scenario_result *out, gr_cov_server *const *servers,
              skewed ? "80 % on it" : "evenly");
     gr_fig_plot(f, title, "seconds from the burst's first call", "streams open, calls queued");
     gr_cov_fig_streams(f, servers, names, n, b, t0, now);
-    /* The calls queued at the busy server, on the same axis (both are
-     * counts of the same order: a call queued is a stream missing), so a
-     * late cover shows as the queue the streams did not absorb. */
+    /* The calls queued at the busy server beside the streams (a call
+     * queued is a stream missing), so a late cover shows as the queue the
+     * streams did not absorb; with what covers the demand, read on the
+     * calls' own axis when a failing agent's few streams would be a flat
+     * line at 0 beside hundreds of calls (gr_fig_own_scale). */
     int64_t step;
     size_t ns = gr_cov_fig_samples(t0, now, &step);
     double x[GR_FIG_MAX_POINTS], y[GR_FIG_MAX_POINTS];
@@ -134,8 +135,10 @@ void gr_cov_burst_figure(gr_scenario_result *out, gr_cov_server *const *servers,
     }
     char label[GR_FIG_LABEL];
     snprintf(label, sizeof label, "calls queued on %s", names[b]);
-    gr_fig_series_add(f, label, x, y, ns);
+    int queued = gr_fig_series_add(f, label, x, y, ns);
+    int covered = f->nrefs;
     gr_fig_ref(f, demand + RL_COV_RESERVE, "covered: %d in flight + reserve %d", demand, RL_COV_RESERVE);
+    gr_fig_own_scale(f, queued, covered, "streams open", "calls");
     gr_fig_event(f, burst_ms / 1000.0, "last call sent");
     if (w->max_ns <= bound_ns)
         gr_fig_caption(f,

@@ -123,6 +123,38 @@ int gr_fig_series_add(gr_figure *f, const char *label, const double *x, const do
     return f->nseries++;
 }
 
+static double largest(const double *v, size_t n, double m)
+{
+    for (size_t i = 0; i < n; i++)
+        m = v[i] > m ? v[i] : m;
+    return m;
+}
+
+int gr_fig_own_scale(gr_figure *f, int s, int ref, const char *ylabel, const char *y2label)
+{
+    if (s < 0 || s >= f->nseries || ref >= f->nrefs)
+        return 0;
+    /* The group's largest value and the others', each at least 0: the axes
+     * start at 0. */
+    double mine = largest(f->series[s].y, f->series[s].n, 0), rest = 0;
+    if (ref >= 0)
+        mine = f->refs[ref].value > mine ? f->refs[ref].value : mine;
+    for (int i = 0; i < f->nseries; i++)
+        if (i != s)
+            rest = largest(f->series[i].y, f->series[i].n, rest);
+    for (int i = 0; i < f->nrefs; i++)
+        if (i != ref)
+            rest = f->refs[i].value > rest ? f->refs[i].value : rest;
+    if (!(mine > GR_FIG_SCALE_RATIO * rest || rest > GR_FIG_SCALE_RATIO * mine))
+        return 0;
+    f->series[s].right = 1;
+    if (ref >= 0)
+        f->refs[ref].right = 1;
+    copy(f->ylabel, sizeof f->ylabel, ylabel);
+    copy(f->y2label, sizeof f->y2label, y2label);
+    return 1;
+}
+
 static rl_svg_span_kind span_kind(gr_fig_bar b)
 {
     switch (b) {
@@ -136,7 +168,7 @@ static rl_svg_span_kind span_kind(gr_fig_bar b)
 static void refs(const gr_fig_line *in, int n, rl_svg_ref *out)
 {
     for (int i = 0; i < n; i++)
-        out[i] = (rl_svg_ref){.label = in[i].label, .value = in[i].value};
+        out[i] = (rl_svg_ref){.label = in[i].label, .value = in[i].value, .right = in[i].right};
 }
 
 int gr_fig_svg(FILE *out, const gr_figure *f)
@@ -177,10 +209,12 @@ int gr_fig_svg(FILE *out, const gr_figure *f)
                                     .y = f->series[i].y,
                                     .n = f->series[i].n,
                                     .dash = (rl_svg_dash)(i % 3),
-                                    .markers = f->series[i].n <= 60};
+                                    .markers = f->series[i].n <= 60,
+                                    .right = f->series[i].right};
         rl_svg_plot p = {.title = f->title[0] ? f->title : NULL,
                          .xlabel = f->xlabel,
                          .ylabel = f->ylabel,
+                         .y2label = f->y2label[0] ? f->y2label : NULL,
                          .series = se,
                          .nseries = (size_t)f->nseries,
                          .width = 860,

@@ -24,6 +24,9 @@
 #define GR_FIG_MAX_LINES  4 /* events, and reference lines, each */
 #define GR_FIG_MAX_SERIES 4
 #define GR_FIG_MAX_POINTS 240 /* a series' samples; more are thinned */
+/* Series whose largest values differ more than this many times are read on
+ * two y axes (gr_fig_own_scale): on one, the smaller is a flat line at 0. */
+#define GR_FIG_SCALE_RATIO 10.0
 
 typedef enum gr_fig_kind {
     GR_FIG_NONE = 0,
@@ -42,6 +45,7 @@ typedef enum gr_fig_bar {
 typedef struct gr_fig_line {
     char label[GR_FIG_LABEL];
     double value;
+    int right; /* a reference read on the right-hand axis */
 } gr_fig_line;
 
 typedef struct gr_fig_span {
@@ -55,12 +59,14 @@ typedef struct gr_fig_series {
     char label[GR_FIG_LABEL];
     size_t n;
     double x[GR_FIG_MAX_POINTS], y[GR_FIG_MAX_POINTS];
+    int right; /* read on the right-hand axis (the figure's y2label) */
 } gr_fig_series;
 
 typedef struct gr_figure {
     gr_fig_kind kind;
     char title[GR_FIG_LABEL];
     char xlabel[GR_FIG_LABEL], ylabel[GR_FIG_LABEL];
+    char y2label[GR_FIG_LABEL];     /* the right-hand axis', when a series is on it */
     char caption[2 * GR_FIG_LABEL]; /* what a viewer should see in it */
     char rows[GR_FIG_MAX_ROWS][GR_FIG_LABEL];
     int nrows;
@@ -98,6 +104,15 @@ void gr_fig_ref(gr_figure *f, double y, const char *fmt, ...) __attribute__((for
  * GR_FIG_MAX_POINTS are thinned evenly, keeping the first, the last and
  * the largest y. Returns the series index, or -1 when full. */
 int gr_fig_series_add(gr_figure *f, const char *label, const double *x, const double *y, size_t n);
+
+/* Gives series |s|, and reference |ref| (-1: none) with it, a y axis of
+ * their own on the right labelled |y2label|, and the left axis the label
+ * |ylabel|, when the largest y of that group and the largest y of the
+ * other series and references differ more than GR_FIG_SCALE_RATIO times;
+ * otherwise changes nothing, so values of one order share one axis.
+ * Returns 1 when it gave them their own axis, 0 when not (or |s| or |ref|
+ * does not exist). */
+int gr_fig_own_scale(gr_figure *f, int s, int ref, const char *ylabel, const char *y2label);
 
 /* Writes |f| as an inline SVG fragment to |out| (nothing for
  * GR_FIG_NONE). Returns 0, or RL_EINVAL when it has nothing to draw. */

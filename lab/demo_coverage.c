@@ -248,7 +248,8 @@ static void plot(const char *base, const char *which, const char *title, const f
     char count_label[64], wait_label[64];
     snprintf(count_label, sizeof count_label, "the larger peak of both agents: %.0f", count_max);
     snprintf(wait_label, sizeof wait_label, "the larger peak of both agents: %.0f ms", wait_max);
-    rl_svg_ref count_ref = {count_label, count_max}, wait_ref = {wait_label, wait_max};
+    rl_svg_ref count_ref = {.label = count_label, .value = count_max},
+               wait_ref = {.label = wait_label, .value = wait_max};
     rl_svg_plot p = {.title = title,
                      .xlabel = "time since the burst began (s)",
                      .ylabel = "streams or calls (count)",

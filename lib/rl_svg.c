@@ -200,52 +200,44 @@ static void place(placed *pl, box b)
         pl->b[pl->n++] = b;
 }
 
-/* Vertical event lines from |top| to |bottom|, labels staggered at the top
- * so two events close together stay readable. */
-static void events(FILE *f, const rl_svg_ref *ev, size_t n, double left, double pw, double xmax, double top,
-                   double bottom, placed *pl)
+/* A plot's frame: its area in pixels and the scales of its axes, so that
+ * the lines, the labels and the curve checks map values alike. |two|: a
+ * right-hand y axis (index 1 of |ymax|) for the series marked .right. */
+typedef struct frame {
+    const rl_svg_plot *p;
+    double xmax, ymax[2], ystep[2];
+    double left, right, top, bottom, pw, ph;
+    bool two;
+} frame;
+
+static double fx(const frame *fr, double x)
 {
-    char esc[512];
-    for (size_t i = 0; i < n; i++) {
-        double x = left + ev[i].value / xmax * pw;
-        /* A label near the right edge goes to the left of its line. */
-        int flip = x > left + pw * 0.7;
-        place(pl, text_box(ev[i].label, flip ? x - 4 : x + 4, top + 14 + 15.0 * (double)i, flip ? 'e' : 's'));
-        fprintf(f,
-                "<line class=\"event\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" "
-                "stroke-width=\"1.5\" stroke-dasharray=\"2 3\"/>\n"
-                "<text class=\"event-label\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"4\" x=\"%.1f\" "
-                "y=\"%.1f\" text-anchor=\"%s\" fill=\"#222\">%s</text>\n",
-                x, top, x, bottom, flip ? x - 4 : x + 4, top + 14 + 15.0 * (double)i, flip ? "end" : "start",
-                rl_svg_escape(ev[i].label ? ev[i].label : "", esc, sizeof esc));
-    }
+    return fr->left + x / fr->xmax * fr->pw;
 }
 
-/* A reference line across the plot at |y|, its label where no label of
- * |pl| is: above its line at the right, below it, then the same at the
- * left; where it always went when none is free. */
-/* A plot's curves in pixels, for labels to keep off them. */
-typedef struct curves {
-    const rl_svg_plot *p;
-    double xmax, ymax, left, pw, bottom, ph;
-} curves;
-
-/* Whether a curve of |c| passes through |b|: each segment walked in steps
- * of at most 3 px. */
-static bool crosses(const curves *c, const box *b)
+/* 8 px between y = 0 and the frame, so a series at 0 is not hidden in
+ * the frame's line. */
+static double fy(const frame *fr, double y, int right)
 {
-    for (size_t s = 0; c && s < c->p->nseries; s++) {
-        const rl_svg_series *se = &c->p->series[s];
+    return fr->bottom - 8 - y / fr->ymax[fr->two && right] * (fr->ph - 8);
+}
+
+/* Whether a curve passes through |b| or within 3 px of it (a marker's
+ * half-width, and the margin a reader needs): each segment walked in
+ * steps of at most 3 px. */
+static bool crosses(const frame *fr, const box *b)
+{
+    const double m = 3;
+    for (size_t s = 0; s < fr->p->nseries; s++) {
+        const rl_svg_series *se = &fr->p->series[s];
         for (size_t i = 0; i < se->n; i++) {
-            double x1 = c->left + se->x[i] / c->xmax * c->pw;
-            double y1 = c->bottom - 8 - se->y[i] / c->ymax * (c->ph - 8);
-            double x0 = i ? c->left + se->x[i - 1] / c->xmax * c->pw : x1;
-            double y0 = i ? c->bottom - 8 - se->y[i - 1] / c->ymax * (c->ph - 8) : y1;
+            double x1 = fx(fr, se->x[i]), y1 = fy(fr, se->y[i], se->right);
+            double x0 = i ? fx(fr, se->x[i - 1]) : x1, y0 = i ? fy(fr, se->y[i - 1], se->right) : y1;
             double len = fabs(x1 - x0) + fabs(y1 - y0);
             int steps = (int)(len / 3) + 1;
             for (int k = 0; k <= steps && steps < 100000; k++) {
                 double x = x0 + (x1 - x0) * k / steps, y = y0 + (y1 - y0) * k / steps;
-                if (x >= b->x0 && x <= b->x1 && y >= b->y0 && y <= b->y1)
+                if (x >= b->x0 - m && x <= b->x1 + m && y >= b->y0 - m && y <= b->y1 + m)
                     return true;
             }
         }
@@ -253,44 +245,129 @@ static bool crosses(const curves *c, const box *b)
     return false;
 }
 
-/* A reference line across the plot at |y|, its label where no label of
- * |pl| is and, when there is such a place, no curve of |c| passes: above
- * its line at the right, below it, at the left, in the middle, then a
- * line higher (two references close together); where it always went
- * (above, right) when none is free. */
-static void ref_line(FILE *f, const rl_svg_ref *ref, double y, double left, double right, double top, double bottom,
-                     placed *pl, const curves *c)
+/* Whether |b| lies inside the plot area, clear of its frame. */
+static bool inside(const frame *fr, const box *b)
+{
+    return b->x0 >= fr->left + 2 && b->x1 <= fr->right - 2 && b->y0 >= fr->top + 1 && b->y1 <= fr->bottom - 1;
+}
+
+/* Vertical event lines across the plot, each label at the top beside its
+ * line (right of it, or left near the right edge), staggered so two events
+ * close together stay readable; where that spot meets a label or a curve,
+ * the label slides down its line, either side, to the first spot that is
+ * free of both; where it always went when none is. */
+static void events(FILE *f, const frame *fr, placed *pl)
 {
     char esc[512];
-    const char *label = ref->label ? ref->label : "";
-    double mid = (left + right) / 2;
+    const rl_svg_ref *ev = fr->p->events;
+    for (size_t i = 0; i < fr->p->nevents; i++) {
+        const char *label = ev[i].label ? ev[i].label : "";
+        double x = fx(fr, ev[i].value);
+        /* A label near the right edge goes to the left of its line. */
+        int flip = x > fr->left + fr->pw * 0.7;
+        double lx = flip ? x - 4 : x + 4, ly = fr->top + 14 + 15.0 * (double)i;
+        char anchor = flip ? 'e' : 's';
+        bool found = false;
+        for (double y = ly; !found && y + 4 <= fr->bottom - 1; y += 15)
+            for (int side = 0; side < 2 && !found; side++) {
+                int fl = side ? !flip : flip;
+                box b = text_box(label, fl ? x - 4 : x + 4, y, fl ? 'e' : 's');
+                if (inside(fr, &b) && free_at(pl, &b) && !crosses(fr, &b)) {
+                    found = true;
+                    lx = fl ? x - 4 : x + 4;
+                    ly = y;
+                    anchor = fl ? 'e' : 's';
+                }
+            }
+        place(pl, text_box(label, lx, ly, anchor));
+        fprintf(f,
+                "<line class=\"event\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" "
+                "stroke-width=\"1.5\" stroke-dasharray=\"2 3\"/>\n"
+                "<text class=\"event-label\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"4\" x=\"%.1f\" "
+                "y=\"%.1f\" text-anchor=\"%s\" fill=\"#222\">%s</text>\n",
+                x, fr->top, x, fr->bottom, lx, ly, anchor == 'e' ? "end" : "start",
+                rl_svg_escape(label, esc, sizeof esc));
+    }
+}
+
+/* Where a reference's label may go, in order: above its line at the right,
+ * below it, at the left, in the middle, a line higher (two references
+ * close together); then along the line from right to left, above and
+ * below, then further off it. Fills |x|, |y|, |anchor| with the |k|-th
+ * (a label |w| px wide) and returns false past the last. */
+static bool ref_spot(const frame *fr, double y, double w, size_t k, double *x, double *ly, char *anchor)
+{
+    double mid = (fr->left + fr->right) / 2, r = fr->right - 6, l = fr->left + 6;
     const struct {
-        double x, y;
+        double x, dy;
         char anchor;
-    } at[] = {{right - 6, y - 5, 'e'},  {right - 6, y + 15, 'e'}, {left + 6, y - 5, 's'},
-              {left + 6, y + 15, 's'},  {mid, y - 5, 'm'},        {mid, y + 15, 'm'},
-              {right - 6, y - 20, 'e'}, {left + 6, y - 20, 's'},  {mid, y - 20, 'm'}};
-    const size_t nat = sizeof at / sizeof *at;
-    size_t k = nat;
-    for (int pass = 0; pass < 2 && k == nat; pass++)
-        for (k = 0; k < nat; k++) {
-            box b = text_box(label, at[k].x, at[k].y, at[k].anchor);
-            if (b.y0 >= top - 2 && b.y1 <= bottom + 2 && free_at(pl, &b) && (pass || !crosses(c, &b)))
-                break;
+    } fixed[] = {{r, -5, 'e'},   {r, 15, 'e'},  {l, -5, 's'},  {l, 15, 's'},   {mid, -5, 'm'},
+                 {mid, 15, 'm'}, {r, -20, 'e'}, {l, -20, 's'}, {mid, -20, 'm'}};
+    const size_t nfixed = sizeof fixed / sizeof *fixed;
+    if (k < nfixed) {
+        *x = fixed[k].x;
+        *ly = y + fixed[k].dy;
+        *anchor = fixed[k].anchor;
+        return true;
+    }
+    /* The sweep: 12 px steps of the label's end, at each offset in turn. */
+    static const double dys[] = {-5, 15, -20, 30, -35, 45};
+    size_t per = (size_t)((r - l - w) / 12) + 1;
+    if (r - l < w)
+        return false;
+    k -= nfixed;
+    if (k >= per * (sizeof dys / sizeof *dys))
+        return false;
+    *x = r - 12.0 * (double)(k % per);
+    *ly = y + dys[k / per];
+    *anchor = 'e';
+    return true;
+}
+
+/* A reference line across the plot at |ref|'s value, its label at the
+ * first spot of ref_spot that is inside the plot, free of the labels of
+ * |pl| and of the curves; else at the first free of labels; else where it
+ * always went (above, right). */
+static void ref_line(FILE *f, const frame *fr, const rl_svg_ref *ref, placed *pl)
+{
+    char text[400], esc[512];
+    double y = fy(fr, ref->value, ref->right);
+    snprintf(text, sizeof text, "%s%s", ref->label ? ref->label : "",
+             !fr->two     ? ""
+             : ref->right ? " (right axis)"
+                          : " (left axis)");
+    double w = CHAR_W * (double)strlen(text), x = 0, ly = 0, fx0 = -1, fy0 = 0;
+    char anchor = 'e', fa = 'e';
+    bool found = false;
+    for (size_t k = 0; !found && ref_spot(fr, y, w, k, &x, &ly, &anchor); k++) {
+        box b = text_box(text, x, ly, anchor);
+        if (b.y0 < fr->top - 2 || b.y1 > fr->bottom + 2 || !free_at(pl, &b))
+            continue;
+        if (fx0 < 0) {
+            fx0 = x;
+            fy0 = ly;
+            fa = anchor;
         }
-    if (k == nat)
-        k = 0;
-    place(pl, text_box(label, at[k].x, at[k].y, at[k].anchor));
+        found = !crosses(fr, &b);
+    }
+    if (!found) {
+        if (fx0 < 0)
+            ref_spot(fr, y, w, 0, &fx0, &fy0, &fa);
+        x = fx0;
+        ly = fy0;
+        anchor = fa;
+    }
+    place(pl, text_box(text, x, ly, anchor));
     fprintf(f,
             "<line class=\"ref\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#777\" "
             "stroke-width=\"2\" stroke-dasharray=\"10 4 2 4\"/>\n"
             "<text class=\"ref-label\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"4\" x=\"%.1f\" "
             "y=\"%.1f\" text-anchor=\"%s\" fill=\"#555\">%s</text>\n",
-            left, y, right, y, at[k].x, at[k].y,
-            at[k].anchor == 'e'   ? "end"
-            : at[k].anchor == 'm' ? "middle"
-                                  : "start",
-            rl_svg_escape(label, esc, sizeof esc));
+            fr->left, y, fr->right, y, x, ly,
+            anchor == 'e'   ? "end"
+            : anchor == 'm' ? "middle"
+                            : "start",
+            rl_svg_escape(text, esc, sizeof esc));
 }
 
 static void x_ticks(FILE *f, double xmax, double xstep, double left, double pw, double top, double bottom)
@@ -308,84 +385,140 @@ static void x_ticks(FILE *f, double xmax, double xstep, double left, double pw, 
     }
 }
 
-int rl_svg_write(FILE *f, const rl_svg_plot *p)
+/* The y axes: the left one's ticks with grid lines across the plot and its
+ * label; the right one's (|fr->two|) with short ticks on the frame alone,
+ * so one grid is read, and its label turned the other way. */
+static void y_axes(FILE *f, const frame *fr, int w)
 {
-    double xmax = 0, ymax = 0;
+    char esc[512], tick[32];
+    for (int a = 0; a < 1 + fr->two; a++) {
+        double step = fr->ystep[a];
+        for (int i = 0; i * step <= fr->ymax[a] + step / 2; i++) {
+            double v = i * step, y = fy(fr, v, a);
+            fmt_tick(v, step, tick, sizeof tick);
+            if (!a)
+                fprintf(f,
+                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
+                        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
+                        fr->left, y, fr->right, y, fr->left - 8, y + 4, tick);
+            else
+                fprintf(f,
+                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\"/>\n"
+                        "<text class=\"y2-tick\" x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+                        fr->right, y, fr->right + 5, y, fr->right + 8, y + 4, tick);
+        }
+    }
+    fprintf(f, "<text transform=\"translate(22 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n",
+            fr->top + fr->ph / 2, rl_svg_escape(fr->p->ylabel ? fr->p->ylabel : "", esc, sizeof esc));
+    if (fr->two)
+        fprintf(
+            f, "<text class=\"y2label\" transform=\"translate(%d %.1f) rotate(90)\" text-anchor=\"middle\">%s</text>\n",
+            w - 18, fr->top + fr->ph / 2, rl_svg_escape(fr->p->y2label ? fr->p->y2label : "", esc, sizeof esc));
+}
+
+/* The legend under the plot, one row per series; with two axes each entry
+ * says which one it is read on. */
+static void legend(FILE *f, const frame *fr)
+{
+    char text[400], esc[512];
+    for (size_t s = 0; s < fr->p->nseries; s++) {
+        const rl_svg_series *se = &fr->p->series[s];
+        const char *c = colour(s);
+        double y = fr->bottom + 62 + 20.0 * (double)s;
+        fprintf(f,
+                "<line class=\"legend\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                "stroke-width=\"3\"%s/>\n",
+                fr->left, y, fr->left + 34, y, c, dash_attr(se->dash));
+        if (se->markers)
+            marker(f, s, fr->left + 17, y, c);
+        snprintf(text, sizeof text, "%s%s", se->label ? se->label : "",
+                 !fr->two    ? ""
+                 : se->right ? " (right axis)"
+                             : " (left axis)");
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", fr->left + 42, y + 4,
+                rl_svg_escape(text, esc, sizeof esc));
+    }
+}
+
+/* The scales of |p| into |fr|: x from 0 to the last data or event (or
+ * p->xmax), each y axis from 0 to a round value above its largest point or
+ * reference, with room for a reference's label above its line. Returns
+ * RL_EINVAL when there is no point or a value is not finite. */
+static int scales(const rl_svg_plot *p, frame *fr)
+{
+    double xmax = 0, ymax[2] = {0, 0};
     size_t points = 0;
+    fr->two = false;
+    for (size_t s = 0; s < p->nseries; s++)
+        fr->two |= p->series[s].right && p->series[s].n;
     for (size_t s = 0; s < p->nseries; s++) {
+        int a = fr->two && p->series[s].right;
         for (size_t i = 0; i < p->series[s].n; i++) {
             double x = p->series[s].x[i], y = p->series[s].y[i];
             if (!isfinite(x) || !isfinite(y))
                 return RL_EINVAL;
             xmax = x > xmax ? x : xmax;
-            ymax = y > ymax ? y : ymax;
+            ymax[a] = y > ymax[a] ? y : ymax[a];
             points++;
         }
     }
     if (!points)
         return RL_EINVAL;
     for (size_t i = 0; i < p->nrefs; i++) {
+        int a = fr->two && p->refs[i].right;
         if (!isfinite(p->refs[i].value))
             return RL_EINVAL;
-        ymax = p->refs[i].value > ymax ? p->refs[i].value : ymax;
+        ymax[a] = p->refs[i].value > ymax[a] ? p->refs[i].value : ymax[a];
     }
     for (size_t i = 0; i < p->nevents; i++) {
         if (!isfinite(p->events[i].value))
             return RL_EINVAL;
         xmax = p->events[i].value > xmax ? p->events[i].value : xmax;
     }
-    if (p->xmax > 0)
-        xmax = p->xmax;
-    double ystep = rl_svg_tick_step(ymax * 1.05);
-    /* y: a round value above the largest point or reference, with room for
-     * a reference's label above its line. */
-    ymax = ystep * ceil(ymax * 1.05 / ystep - 1e-9);
-    if (xmax <= 0)
-        xmax = 1;
-    if (ymax <= 0)
-        ymax = ystep;
-    double xstep = rl_svg_tick_step(xmax);
+    fr->xmax = p->xmax > 0 ? p->xmax : xmax > 0 ? xmax : 1;
+    for (int a = 0; a < 2; a++) {
+        fr->ystep[a] = rl_svg_tick_step(ymax[a] * 1.05);
+        fr->ymax[a] = ymax[a] > 0 ? fr->ystep[a] * ceil(ymax[a] * 1.05 / fr->ystep[a] - 1e-9) : fr->ystep[a];
+    }
+    return RL_OK;
+}
 
+int rl_svg_write(FILE *f, const rl_svg_plot *p)
+{
+    frame fr = {.p = p};
+    if (scales(p, &fr) != RL_OK)
+        return RL_EINVAL;
+    double xstep = rl_svg_tick_step(fr.xmax);
     int w = p->width > 0 ? p->width : 800, h = p->height > 0 ? p->height : 500;
-    /* Plot area: room on the left for tick values and the y label, above for
-     * the title, below for the x label, the legend (one row per series,
-     * outside the plot so it never hides a curve) and the caption. */
-    double left = 80, right = w - 30.0, top = p->title ? 50 : 20;
+    /* Plot area: room on the left for tick values and the y label (and on
+     * the right for the second axis'), above for the title, below for the x
+     * label, the legend (one row per series, outside the plot so it never
+     * hides a curve) and the caption. */
+    fr.left = 80;
+    fr.right = w - (fr.two ? 80.0 : 30.0);
+    fr.top = p->title ? 50 : 20;
     double legend_h = 20.0 * (double)p->nseries, caption_h = p->caption ? 24 : 0;
-    double bottom = h - 60.0 - legend_h - caption_h;
-    double pw = right - left, ph = bottom - top;
-#define PX(x) (left + (x) / xmax * pw)
-/* 8 px between y = 0 and the frame, so a series at 0 is not hidden in
- * the frame's line. */
-#define PY(y) (bottom - 8 - (y) / ymax * (ph - 8))
-    char esc[512], tick[32];
+    fr.bottom = h - 60.0 - legend_h - caption_h;
+    fr.pw = fr.right - fr.left;
+    fr.ph = fr.bottom - fr.top;
+    char esc[512];
     header(f, p->fragment, w, h);
     title_caption(f, p->title, p->caption, w, h - 10.0);
-    x_ticks(f, xmax, xstep, left, pw, top, bottom);
-    for (int i = 0; i * ystep <= ymax + ystep / 2; i++) {
-        double v = i * ystep;
-        fmt_tick(v, ystep, tick, sizeof tick);
-        fprintf(f,
-                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>\n"
-                "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n",
-                left, PY(v), right, PY(v), left - 8, PY(v) + 4, tick);
-    }
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", left + pw / 2, bottom + 40,
+    x_ticks(f, fr.xmax, xstep, fr.left, fr.pw, fr.top, fr.bottom);
+    y_axes(f, &fr, w);
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n", fr.left + fr.pw / 2, fr.bottom + 40,
             rl_svg_escape(p->xlabel ? p->xlabel : "", esc, sizeof esc));
-    fprintf(f, "<text transform=\"translate(22 %.1f) rotate(-90)\" text-anchor=\"middle\">%s</text>\n", top + ph / 2,
-            rl_svg_escape(p->ylabel ? p->ylabel : "", esc, sizeof esc));
     /* Events first (their labels stack at the top), then each reference's
-     * label where no label is (ref_lines). */
+     * label where no label is (ref_line). */
     placed pl = {.n = 0};
-    curves crv = {p, xmax, ymax, left, pw, bottom, ph};
-    events(f, p->events, p->nevents, left, pw, xmax, top, bottom, &pl);
+    events(f, &fr, &pl);
     for (size_t i = 0; i < p->nrefs; i++)
-        ref_line(f, &p->refs[i], PY(p->refs[i].value), left, right, top, bottom, &pl, &crv);
+        ref_line(f, &fr, &p->refs[i], &pl);
     /* An id unique in a page that inlines several figures. */
     static unsigned clip_seq;
     unsigned clip = ++clip_seq;
     fprintf(f, "<clipPath id=\"rl-clip-%u\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/></clipPath>\n",
-            clip, left - 6, top - 6, pw + 12, ph + 12);
+            clip, fr.left - 6, fr.top - 6, fr.pw + 12, fr.ph + 12);
     for (size_t s = 0; s < p->nseries; s++) {
         const rl_svg_series *se = &p->series[s];
         const char *c = colour(s);
@@ -394,32 +527,19 @@ int rl_svg_write(FILE *f, const rl_svg_plot *p)
                 "stroke-width=\"2\"%s points=\"",
                 clip, c, dash_attr(se->dash));
         for (size_t i = 0; i < se->n; i++)
-            fprintf(f, "%s%.1f,%.1f", i ? " " : "", PX(se->x[i]), PY(se->y[i]));
+            fprintf(f, "%s%.1f,%.1f", i ? " " : "", fx(&fr, se->x[i]), fy(&fr, se->y[i], se->right));
         fprintf(f, "\"/>\n");
         if (se->markers) {
             /* At most about 30 markers a series: more hide the line. */
             size_t every = se->n > 30 ? (se->n + 29) / 30 : 1;
             for (size_t i = 0; i < se->n; i += every)
-                marker(f, s, PX(se->x[i]), PY(se->y[i]), c);
+                marker(f, s, fx(&fr, se->x[i]), fy(&fr, se->y[i], se->right), c);
         }
     }
-    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", left,
-            top, pw, ph);
-    for (size_t s = 0; s < p->nseries; s++) {
-        const char *c = colour(s);
-        double y = bottom + 62 + 20.0 * (double)s;
-        fprintf(f,
-                "<line class=\"legend\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
-                "stroke-width=\"3\"%s/>\n",
-                left, y, left + 34, y, c, dash_attr(p->series[s].dash));
-        if (p->series[s].markers)
-            marker(f, s, left + 17, y, c);
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", left + 42, y + 4,
-                rl_svg_escape(p->series[s].label ? p->series[s].label : "", esc, sizeof esc));
-    }
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", fr.left,
+            fr.top, fr.pw, fr.ph);
+    legend(f, &fr);
     fprintf(f, "</svg>\n");
-#undef PX
-#undef PY
     return ferror(f) ? RL_ESYS : RL_OK;
 }
 

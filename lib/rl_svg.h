@@ -27,6 +27,9 @@ typedef struct rl_svg_series {
     rl_svg_dash dash;
     int markers; /* nonzero: a marker at each point (a shape per
                   * series: circle, square, triangle, ...) */
+    int right;   /* nonzero: read on the right-hand y axis (the plot's
+                  * y2label), for a series orders of magnitude apart from
+                  * the others, which one axis would flatten */
 } rl_svg_series;
 
 /* A labelled line across the plot: a reference value on the y axis (a
@@ -35,12 +38,16 @@ typedef struct rl_svg_series {
 typedef struct rl_svg_ref {
     const char *label; /* escaped on output */
     double value;
+    int right; /* a reference read on the right-hand y axis, as a series'
+                * .right (ignored for events) */
 } rl_svg_ref;
 
 typedef struct rl_svg_plot {
-    const char *title;  /* may be NULL */
-    const char *xlabel; /* with units, e.g. "time since the call started (s)" */
-    const char *ylabel; /* e.g. "RSS of the process group (MiB)" */
+    const char *title;   /* may be NULL */
+    const char *xlabel;  /* with units, e.g. "time since the call started (s)" */
+    const char *ylabel;  /* e.g. "RSS of the process group (MiB)" */
+    const char *y2label; /* the right-hand y axis' label, drawn when a
+                          * series is .right; may be NULL */
     const rl_svg_series *series;
     size_t nseries;
     int width, height;      /* pixels; 0 gives 800 x 500 */
@@ -57,7 +64,11 @@ typedef struct rl_svg_plot {
 
 /* Writes |p| as an SVG document to |f|. The y axis starts at 0 and ends at
  * a round value above the largest point and reference; the x axis starts
- * at 0 and ends at the last data (never a tick's worth past it). Returns
+ * at 0 and ends at the last data (never a tick's worth past it). When a
+ * series is .right, its series and references (.right) have a y axis of
+ * their own on the right, with its own round ticks, and every legend entry
+ * and reference label says which axis it is read on. Labels go where no
+ * other label is and, where the plot leaves room, no curve passes. Returns
  * 0, or RL_EINVAL when there is no point at all or a value is not
  * finite. */
 int rl_svg_write(FILE *f, const rl_svg_plot *p);

@@ -1,11 +1,13 @@
 /* Unit tests for rl_svg: round tick steps, XML escaping (a submission's
- * command line becomes a legend label), and a written plot that carries its
- * labels, one polyline per series, and refuses empty or non-finite data. */
+ * command line becomes a legend label), a written plot that carries its
+ * labels, one polyline per series, and refuses empty or non-finite data; a
+ * second y axis with its own ticks; labels placed off the curves. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -211,6 +213,139 @@ static void timeline_draws_rows_spans_and_events(void **state)
     assert_int_equal(rc, RL_EINVAL);
 }
 
+/* The y pixel of the last point of the |k|-th polyline of |svg|. */
+static double last_y(const char *svg, int k)
+{
+    const char *p = svg;
+    for (int i = 0; i <= k; i++) {
+        p = strstr(p, "<polyline");
+        assert_non_null(p);
+        p++;
+    }
+    const char *pts = strstr(p, "points=\"") + 8, *end = strchr(pts, '"');
+    const char *comma = end;
+    while (*comma != ',')
+        comma--;
+    return atof(comma + 1);
+}
+
+static void a_right_axis_has_its_own_ticks_and_says_so(void **state)
+{
+    (void)state;
+    double x[] = {0, 1, 2, 3}, few[] = {0, 1, 2, 3}, many[] = {0, 100, 300, 400};
+    rl_svg_series s[] = {{.label = "streams", .x = x, .y = few, .n = 4},
+                         {.label = "calls", .x = x, .y = many, .n = 4, .right = 1}};
+    rl_svg_ref cover = {.label = "to cover", .value = 302, .right = 1};
+    rl_svg_plot p = {.xlabel = "s",
+                     .ylabel = "streams",
+                     .y2label = "calls <queued>",
+                     .series = s,
+                     .nseries = 2,
+                     .refs = &cover,
+                     .nrefs = 1};
+    int rc;
+    char *svg = plot_to_string(&p, &rc);
+    assert_int_equal(rc, RL_OK);
+    /* The right axis: 0 to 500 in steps of 100, its label escaped. */
+    assert_int_equal(count(svg, "class=\"y2-tick\""), 6);
+    assert_non_null(strstr(svg, "class=\"y2-tick\" x=\"728.0\" y=\"24.0\">500<"));
+    assert_non_null(strstr(svg, "calls &lt;queued&gt;"));
+    /* The left axis ends at 4, not at 500: the streams' 3 is three
+     * quarters up the plot (y 20 to 400, 0 at 392), not a line at 0. */
+    assert_non_null(strstr(svg, "text-anchor=\"end\">4<"));
+    assert_true(last_y(svg, 0) < 120 && last_y(svg, 0) > 100);
+    assert_true(last_y(svg, 1) < 100);
+    /* Every entry says which axis it is read on. */
+    assert_non_null(strstr(svg, ">streams (left axis)<"));
+    assert_non_null(strstr(svg, ">calls (right axis)<"));
+    assert_non_null(strstr(svg, ">to cover (right axis)<"));
+    free(svg);
+    /* No series on the right: one axis, nothing said, a reference marked
+     * right read on the one axis there is. */
+    s[1].right = 0;
+    svg = plot_to_string(&p, &rc);
+    assert_int_equal(rc, RL_OK);
+    assert_null(strstr(svg, "y2-tick"));
+    assert_null(strstr(svg, "axis)"));
+    assert_null(strstr(svg, "queued"));
+    assert_true(last_y(svg, 0) > 380);
+    free(svg);
+}
+
+/* Whether a curve of |svg| passes within 1 px of the box of a text of
+ * class |cls| (its box as rl_svg estimates it: 7.2 px a character, 11 px
+ * above its baseline and 4 below). */
+static bool text_meets_curve(const char *svg, const char *cls)
+{
+    char key[64];
+    snprintf(key, sizeof key, "class=\"%s\"", cls);
+    for (const char *t = strstr(svg, key); t; t = strstr(t + 1, key)) {
+        double x = atof(strstr(t, " x=\"") + 4), y = atof(strstr(t, " y=\"") + 4);
+        const char *anchor = strstr(t, "text-anchor=\"") + 13, *body = strchr(t, '>') + 1;
+        double w = 7.2 * (double)(strchr(body, '<') - body);
+        double x0 = *anchor == 'e' ? x - w : *anchor == 'm' ? x - w / 2 : x;
+        for (const char *p = strstr(svg, "<polyline"); p; p = strstr(p + 1, "<polyline")) {
+            const char *q = strstr(p, "points=\"") + 8;
+            double px = -1, py = -1;
+            while (*q != '"') {
+                double nx = strtod(q, (char **)&q), ny = strtod(q + 1, (char **)&q);
+                for (int k = 0; px >= 0 && k <= 200; k++) {
+                    double sx = px + (nx - px) * k / 200, sy = py + (ny - py) * k / 200;
+                    if (sx > x0 - 1 && sx < x0 + w + 1 && sy > y - 12 && sy < y + 5)
+                        return true;
+                }
+                px = nx;
+                py = ny;
+                while (*q == ' ')
+                    q++;
+            }
+        }
+    }
+    return false;
+}
+
+static void labels_slide_off_the_curves(void **state)
+{
+    (void)state;
+    /* A curve through every fixed spot of the reference's label (its ends,
+     * its middle, above and below) and over the event's label at the top;
+     * free from 5.5 to 8.5 along the reference, and lower down at 2. */
+    double x[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, y[] = {10, 95, 95, 95, 10, 90, 10, 10, 10, 90, 10};
+    rl_svg_series s = {.label = "zigzag", .x = x, .y = y, .n = 11};
+    rl_svg_ref ref = {.label = "capacity 50", .value = 50}, ev = {.label = "event here", .value = 2};
+    rl_svg_plot p = {.xlabel = "s",
+                     .ylabel = "y",
+                     .series = &s,
+                     .nseries = 1,
+                     .refs = &ref,
+                     .nrefs = 1,
+                     .events = &ev,
+                     .nevents = 1};
+    int rc;
+    char *svg = plot_to_string(&p, &rc);
+    assert_int_equal(rc, RL_OK);
+    assert_false(text_meets_curve(svg, "ref-label"));
+    assert_false(text_meets_curve(svg, "event-label"));
+    /* The checker sees a crossing where there is one: a curve from 30 to 70
+     * and back every second crosses every spot (any label's width holds a
+     * half second, where it goes from 30 to 70, and every offset lies
+     * between), and the label stays on its line at the right, across it. */
+    double hx[21], zig[21];
+    for (int i = 0; i < 21; i++) {
+        hx[i] = i / 2.0;
+        zig[i] = i % 2 ? 70 : 30;
+    }
+    s.x = hx;
+    s.y = zig;
+    s.n = 21;
+    p.nevents = 0;
+    free(svg);
+    svg = plot_to_string(&p, &rc);
+    assert_int_equal(rc, RL_OK);
+    assert_true(text_meets_curve(svg, "ref-label"));
+    free(svg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +357,8 @@ int main(void)
         cmocka_unit_test(plot_draws_references_events_dashes_and_caption),
         cmocka_unit_test(timeline_draws_rows_spans_and_events),
         cmocka_unit_test(write_escaped_writes_it_all),
+        cmocka_unit_test(a_right_axis_has_its_own_ticks_and_says_so),
+        cmocka_unit_test(labels_slide_off_the_curves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
