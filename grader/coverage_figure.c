@@ -55,7 +55,7 @@ void gr_cov_fig_streams(gr_figure *f, gr_cov_server *const *servers, const char 
             y[k] = gr_cov_streams_at(servers[i], t0 + (int64_t)k * step);
         }
         char label[48];
-        snprintf(label, sizeof label, "streams on %s%s", names[i], i == b ? " (the busy server)" : "");
+        snprintf(label, sizeof label, "streams on %s%s", names[i], i == b ? ", the busy server" : "");
         gr_fig_series_add(f, label, x, y, ns);
     }
 }

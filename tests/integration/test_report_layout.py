@@ -2,11 +2,14 @@
 # for a passing and a failing known submission (bin/grader --html), each
 # page rendered in headless chromium (Debian's package; skipped with the
 # reason when it is absent), and in the rendered page: one picture per
-# scenario, failing or passing, and no two text boxes of a picture
-# intersecting (their bounding boxes as the browser laid them out, read by
-# a small script run in a copy of the page, printed with --dump-dom). The
-# gradings run three at a time; the whole file takes 3.4-4.5 min here, so
-# it is `make report-layout`, left out of `make test` (the Makefile).
+# scenario, failing or passing, no two text boxes of a picture intersecting
+# and no text box crossed by a series' line (the bounding boxes as the
+# browser laid them out, each line sampled every 2 px along its length, read
+# by a small script run in a copy of the page, printed with --dump-dom).
+# The gradings run three at a time; the whole file takes 3.4-4.5 min here,
+# so it is `make report-layout`, left out of `make test` (the Makefile).
+# Only the reports the selected tests need are graded: `-k coverage` grades
+# coverage's two.
 import html.parser
 import json
 import os
@@ -46,8 +49,9 @@ REPORTS = {
 }
 
 # Run in a copy of each page: the bounding box of every <text> of every
-# picture, and per scenario section its verdict and how many pictures it
-# holds, as JSON in a <pre id="layout">.
+# picture, the points of every series' line (every 2 px of its length, in
+# the page's pixels), and per scenario section its verdict and how many
+# pictures it holds, as JSON in a <pre id="layout">.
 PROBE = """<script>
 window.addEventListener('load', () => {
   const out = {sections: [], boxes: []};
@@ -61,7 +65,17 @@ window.addEventListener('load', () => {
         if (r.width > 0 && r.height > 0 && t.textContent.trim())
           texts.push({t: t.textContent, x0: r.left, y0: r.top, x1: r.right, y1: r.bottom});
       });
-      out.boxes.push({id: sec.id, k: k, texts: texts});
+      const lines = [];
+      svg.querySelectorAll('polyline.series, path.series').forEach(l => {
+        const m = l.getScreenCTM(), pts = [];
+        const len = l.getTotalLength();
+        for (let d = 0; d <= len; d += 2) {
+          const p = l.getPointAtLength(d).matrixTransform(m);
+          pts.push([Math.round(p.x * 10) / 10, Math.round(p.y * 10) / 10]);
+        }
+        lines.push({stroke: l.getAttribute('stroke'), pts: pts});
+      });
+      out.boxes.push({id: sec.id, k: k, texts: texts, lines: lines});
     });
   });
   const pre = document.createElement('pre');
@@ -98,15 +112,20 @@ def command(kind, arg):
 
 
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory):
+def reports(request, tmp_path_factory):
     browser = chromium()
     if not browser:
         pytest.skip("chromium is not installed: scripts/install-deps.sh installs it (Debian's chromium package)")
     tmp = tmp_path_factory.mktemp("layout")
     extra = ("--memory-limit", "0") if sanitizer_build() else ()
+    # The reports the selected tests name (all of them unless -k chose).
+    wanted = {item.callspec.params["name"] for item in request.session.items
+              if hasattr(item, "callspec") and "name" in item.callspec.params}
     jobs = []
     for ex, pair in REPORTS.items():
         for which, (kind, arg, *more) in zip(("pass", "fail"), pair):
+            if f"{ex}-{which}" not in wanted:
+                continue
             jobs.append((f"{ex}-{which}", [bin_path("grader"), ex, "--submission", command(kind, arg), "--html",
                                            str(tmp / f"{ex}-{which}.html"), "--quiet", *extra, *more]))
     # Three gradings at a time: each is a whole exercise (5-90 s).
@@ -178,3 +197,27 @@ def test_no_two_labels_of_a_picture_overlap(reports, name):
                 if intersect(t[i], t[j]):
                     clashes.append((fig["id"], t[i]["t"], t[j]["t"]))
     assert clashes == [], clashes
+
+
+# A line within this many px of a text box crosses it: the boxes include
+# the line's leading, so the glyphs themselves are a pixel or two inside.
+LINE_MARGIN_PX = 1.0
+
+
+@pytest.mark.parametrize("name", [f"{ex}-{w}" for ex in REPORTS for w in ("pass", "fail")])
+def test_no_series_line_crosses_a_label(reports, name):
+    """No text of a picture (labels of references and events, legend, tick
+    values, titles) has a series' line through it: a label over a curve
+    hides the evidence or reads as part of it."""
+    _, layouts = reports
+    crossed = []
+    for fig in layouts[name]["boxes"]:
+        for t in fig["texts"]:
+            for line in fig["lines"]:
+                hit = next((p for p in line["pts"]
+                            if t["x0"] - LINE_MARGIN_PX <= p[0] <= t["x1"] + LINE_MARGIN_PX
+                            and t["y0"] - LINE_MARGIN_PX <= p[1] <= t["y1"] + LINE_MARGIN_PX), None)
+                if hit:
+                    crossed.append((fig["id"], t["t"], line["stroke"], hit))
+                    break
+    assert crossed == [], crossed

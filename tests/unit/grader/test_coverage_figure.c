@@ -70,7 +70,7 @@ static void the_busy_server_comes_first(void **state)
     gr_fig_plot(&f, "t", "x", "y");
     gr_cov_fig_streams(&f, sp, names, 3, 1, 0, 100 * MS);
     assert_int_equal(f.nseries, 3);
-    assert_string_equal(f.series[0].label, "streams on B (the busy server)");
+    assert_string_equal(f.series[0].label, "streams on B, the busy server");
     assert_string_equal(f.series[1].label, "streams on A");
     assert_string_equal(f.series[2].label, "streams on C");
 }
