@@ -255,7 +255,9 @@ static bool inside(const frame *fr, const box *b)
  * line (right of it, or left near the right edge), staggered so two events
  * close together stay readable; where that spot meets a label or a curve,
  * the label slides down its line, either side, to the first spot that is
- * free of both; where it always went when none is. */
+ * free of both; where curves fill every row beside the line, it goes just
+ * above the frame (no curve is drawn there), either side, if no label is
+ * there; else where it always went. */
 static void events(FILE *f, const frame *fr, placed *pl)
 {
     char esc[512];
@@ -279,13 +281,23 @@ static void events(FILE *f, const frame *fr, placed *pl)
                     anchor = fl ? 'e' : 's';
                 }
             }
+        for (int side = 0; side < 2 && !found; side++) {
+            int fl = side ? !flip : flip;
+            box b = text_box(label, fl ? x - 4 : x + 4, fr->top - 5, fl ? 'e' : 's');
+            if (b.x0 >= 2 && b.x1 <= fr->right && free_at(pl, &b)) {
+                found = true;
+                lx = fl ? x - 4 : x + 4;
+                ly = fr->top - 5;
+                anchor = fl ? 'e' : 's';
+            }
+        }
         place(pl, text_box(label, lx, ly, anchor));
         fprintf(f,
                 "<line class=\"event\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" "
                 "stroke-width=\"1.5\" stroke-dasharray=\"2 3\"/>\n"
                 "<text class=\"event-label\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"4\" x=\"%.1f\" "
                 "y=\"%.1f\" text-anchor=\"%s\" fill=\"#222\">%s</text>\n",
-                x, fr->top, x, fr->bottom, lx, ly, anchor == 'e' ? "end" : "start",
+                x, ly < fr->top ? ly - 11 : fr->top, x, fr->bottom, lx, ly, anchor == 'e' ? "end" : "start",
                 rl_svg_escape(label, esc, sizeof esc));
     }
 }
