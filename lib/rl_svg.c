@@ -251,11 +251,23 @@ static bool inside(const frame *fr, const box *b)
     return b->x0 >= fr->left + 2 && b->x1 <= fr->right - 2 && b->y0 >= fr->top + 1 && b->y1 <= fr->bottom - 1;
 }
 
+/* Whether a reference line of the plot runs through |b|: an event's label
+ * across one reads as that line's. */
+static bool on_ref_line(const frame *fr, const box *b)
+{
+    for (size_t j = 0; j < fr->p->nrefs; j++) {
+        double y = fy(fr, fr->p->refs[j].value, fr->p->refs[j].right);
+        if (y >= b->y0 - 1 && y <= b->y1 + 1)
+            return true;
+    }
+    return false;
+}
+
 /* Vertical event lines across the plot, each label at the top beside its
  * line (right of it, or left near the right edge), staggered so two events
  * close together stay readable; where that spot meets a label or a curve,
  * the label slides down its line, either side, to the first spot that is
- * free of both; where curves fill every row beside the line, it goes just
+ * free of both and of the reference lines; where curves fill every row beside the line, it goes just
  * above the frame (no curve is drawn there), either side, if no label is
  * there; else where it always went. */
 static void events(FILE *f, const frame *fr, placed *pl)
@@ -274,7 +286,7 @@ static void events(FILE *f, const frame *fr, placed *pl)
             for (int side = 0; side < 2 && !found; side++) {
                 int fl = side ? !flip : flip;
                 box b = text_box(label, fl ? x - 4 : x + 4, y, fl ? 'e' : 's');
-                if (inside(fr, &b) && free_at(pl, &b) && !crosses(fr, &b)) {
+                if (inside(fr, &b) && free_at(pl, &b) && !on_ref_line(fr, &b) && !crosses(fr, &b)) {
                     found = true;
                     lx = fl ? x - 4 : x + 4;
                     ly = y;

@@ -365,33 +365,53 @@ def coverage_page(pages, name):
     return [ET.fromstring(s) for s in page.svgs], verdicts
 
 
+AXIS_SUFFIX = r"(?: \((?:left|right) axis\))?"
+
+
+def left_axis_top(svg):
+    """The largest tick value of the left y axis (its ticks are the numbers
+    drawn end-anchored left of the plot; the right axis' are y2-tick)."""
+    ticks = [float("".join(t.itertext())) for t in svg.iter(SVG_NS + "text")
+             if t.get("text-anchor") == "end" and t.get("class") is None
+             and re.fullmatch(r"\d+(\.\d+)?", "".join(t.itertext()))]
+    assert ticks, svg_texts(svg)
+    return max(ticks)
+
+
 def burst_parts(svg):
-    """The burst picture's series (busy server's streams, the others'),
-    checked by their legend: streams only, one quantity on the axis (the
-    queue wait is in the caption)."""
+    """The burst picture's series (busy server's streams, the others', the
+    queue), checked by their legend; the queue wait is in the caption. The
+    queue and what covers it are on a right axis of their own exactly when
+    the streams are orders of magnitude fewer (a failing agent). Returns
+    the busy server's streams' polyline and whether the axes are two."""
     texts = svg_texts(svg)
-    busy = [t for t in texts if re.fullmatch(r"streams on [ABC] \(the busy server\)", t)]
+    busy = [t for t in texts if re.fullmatch(r"streams on [ABC], the busy server" + AXIS_SUFFIX, t)]
     assert len(busy) == 1, texts
     b = busy[0][len("streams on ")]
-    others = sorted(t for t in texts if re.fullmatch(r"streams on [ABC]", t))
-    assert others == [f"streams on {x}" for x in "ABC" if x != b], texts
+    two = any(t.endswith("(right axis)") for t in texts)
+    side = " (left axis)" if two else ""
+    others = sorted(t for t in texts if re.fullmatch(r"streams on [ABC]" + AXIS_SUFFIX, t))
+    assert others == [f"streams on {x}{side}" for x in "ABC" if x != b], texts
     cap = caption(svg)
     assert "last call sent" in texts and not any("100 ms" in t or "wait" in t for t in texts if t != cap), texts
-    assert f"calls queued on {b}" in texts, texts
+    assert f"calls queued on {b}" + (" (right axis)" if two else "") in texts, texts
     lines = list(svg.iter(SVG_NS + "polyline"))
     assert len(lines) == 4 and len(classes(svg, "ref")) == 1 and len(classes(svg, "event")) == 1
     assert all(len(polyline_ys(l)) > 10 for l in lines)
     assert re.search(r"\(longest \d+ ms, bound \d+ ms\)|wait \(\d+ ms\) stayed under the bound \(\d+ ms\)", caption(svg))
-    return lines[0]
+    assert (len(classes(svg, "y2-tick")) > 0) == two
+    return lines[0], two
 
 
 def test_coverage_pages_show_streams_per_server_and_the_wait_against_the_bound(pages):
     svgs, verdicts = coverage_page(pages, "coverage-good")
     assert len(svgs) == 1, verdicts
     burst = svgs[0]
-    streams_b = burst_parts(burst)
+    streams_b, two = burst_parts(burst)
     covered_y = ref_y(burst, "covered: 300 in flight")
     if verdicts["burst-skewed"] == "PASS":
+        # Streams that covered the calls are of their order: one axis.
+        assert not two
         # Per server: the busy server's streams rise past what covers its
         # calls, and the caption gives the wait under its bound.
         assert min(polyline_ys(streams_b)) < covered_y
@@ -416,9 +436,13 @@ def test_coverage_pages_show_streams_per_server_and_the_wait_against_the_bound(p
     svgs, verdicts = coverage_page(pages, "coverage-total")
     assert verdicts == {"burst-uniform": "FAIL"} and len(svgs) == 1, verdicts
     burst = svgs[0]
-    streams_b = burst_parts(burst)
-    assert min(polyline_ys(streams_b)) > ref_y(burst, "covered: 300 in flight")
+    streams_b, two = burst_parts(burst)
     assert "did not grow with its calls" in caption(burst)
+    # Its 3 streams against 400 queued calls: the queue and what covers
+    # it on their own axis, and the whole streams' axis below cover.
+    assert two
+    assert ref_y(burst, "covered: 300 in flight + reserve 2 (right axis)")
+    assert left_axis_top(burst) < 300
 
     # unfillable: the streams per server and in all, against the bound on
     # the total.
