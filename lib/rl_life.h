@@ -60,11 +60,6 @@ void rl_life_unref(rl_life *life);
  * references may still be taken while one is held. Idempotent. */
 void rl_life_close(rl_life *life);
 
-static inline bool rl_life_closing(const rl_life *life)
-{
-    return life->closing;
-}
-
 /* Whether the count reached zero after the close (|release| ran). */
 static inline bool rl_life_released(const rl_life *life)
 {

@@ -53,7 +53,7 @@ static void release_waits_for_the_last_reference(void **state)
     rl_life_ref(&o.life);
     rl_life_ref(&o.life);
     rl_life_close(&o.life);
-    assert_true(rl_life_closing(&o.life));
+    assert_true(o.life.closing);
     rl_life_unref(&o.life);
     assert_int_equal(o.released, 0);
     rl_life_unref(&o.life);
