@@ -6,6 +6,7 @@
 # blank. The gradings run at once and one browser launch renders every page: it takes 5-20 s
 # to start on a loaded machine.
 import base64
+import concurrent.futures
 import html.parser
 import json
 import os
@@ -15,33 +16,14 @@ import shutil
 import struct
 import subprocess
 import tempfile
-import uuid
 import xml.etree.ElementTree as ET
 import zlib
 
 import pytest
 
-from conftest import bin_path
+from conftest import bin_path, grade
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
-
-
-def sanitizer_build():
-    return os.sep + "address" + os.sep in bin_path("grader")
-
-
-def run_grader(tmp_path, exercise, submission, *args, timeout=240):
-    out_html = tmp_path / f"{exercise}-{uuid.uuid4().hex[:8]}.html"
-    out_json = out_html.with_suffix(".json")
-    extra = ("--memory-limit", "0") if sanitizer_build() else ()
-    p = subprocess.run(
-        [bin_path("grader"), exercise, "--submission", submission, "--html", str(out_html), "--json",
-         str(out_json), "--quiet", *extra, *args],
-        capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    assert out_html.exists(), p.stdout + p.stderr
-    with open(out_json) as f:
-        results = json.load(f)
-    return p, out_html, results
 
 
 class Page(html.parser.HTMLParser):
@@ -220,41 +202,37 @@ DEMO_SVGS = ("cov-reference.svg", "cov-reference-wait.svg", "cov-total.svg", "co
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("pages")
-    extra = ("--memory-limit", "0") if sanitizer_build() else ()
-    procs = {}
-    for name, (exercise, prog, args, only, *more) in PAGES.items():
-        if prog is None:
-            cmd = os.path.join(CONFIGS, args)
-        elif prog == "python3":
-            cmd = f"/usr/bin/python3 {os.path.join(SUBMISSIONS, args)}"
-        else:
-            cmd = f"exec {bin_path(prog)} {args}".strip()
-        procs[name] = subprocess.Popen(
-            [bin_path("grader"), exercise, "--submission", cmd, "--only", only, "--html", str(tmp / f"{name}.html"),
-             "--json", str(tmp / f"{name}.json"), "--quiet", *extra, *more], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            text=True,
-            stdin=subprocess.DEVNULL)
     demo = subprocess.Popen([bin_path("lab"), "demo", "coverage"], cwd=tmp,
                             env=dict(os.environ, RELAYLAB_DEMO_SVG=str(tmp / "cov.svg")), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, stdin=subprocess.DEVNULL)
-    procs["demo"] = demo
-    out = {}
-    for name, p in procs.items():
-        try:
-            stdout, stderr = p.communicate(timeout=240)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.communicate()
-            raise
-        if p is demo:
-            assert p.returncode == 0, stdout
-            for svg in DEMO_SVGS:
-                assert (tmp / svg).exists(), stdout
-                out[svg] = tmp / svg
-            continue
-        path = tmp / f"{name}.html"
-        assert path.exists(), stdout + stderr
-        out[name] = path
+    try:
+        # Every grading at once, beside the demo, each in a thread of its own.
+        with concurrent.futures.ThreadPoolExecutor(len(PAGES)) as pool:
+            gradings = {}
+            for name, (exercise, prog, args, only, *more) in PAGES.items():
+                if prog is None:
+                    cmd = os.path.join(CONFIGS, args)
+                elif prog == "python3":
+                    cmd = f"/usr/bin/python3 {os.path.join(SUBMISSIONS, args)}"
+                else:
+                    cmd = f"exec {bin_path(prog)} {args}".strip()
+                gradings[name] = pool.submit(grade, exercise, cmd, "--only", only, "--html", str(tmp / f"{name}.html"),
+                                             "--json", str(tmp / f"{name}.json"), *more)
+            out = {}
+            for name, f in gradings.items():
+                g = f.result()
+                path = tmp / f"{name}.html"
+                assert path.exists(), g.out + g.err
+                out[name] = path
+        stdout, _ = demo.communicate(timeout=240)
+    except BaseException:
+        demo.kill()
+        demo.communicate()
+        raise
+    assert demo.returncode == 0, stdout
+    for svg in DEMO_SVGS:
+        assert (tmp / svg).exists(), stdout
+        out[svg] = tmp / svg
     return out
 
 
@@ -607,8 +585,9 @@ def escapes(tmp_path, evil):
     evil.write_text("#!/bin/sh\necho '<script>alert(1)</script><img src=x onerror=alert(2)>'\n"
                     "printf '\\033[31mred\\001\\n'\nexit 3\n")
     evil.chmod(0o755)
-    p, page_path, results = run_grader(tmp_path, "deadline", f"exec {evil}", "--only", "once",
-                                       "--ready-timeout", "5")
+    page_path = tmp_path / "deadline.html"
+    g = grade("deadline", f"exec {evil}", "--only", "once", "--ready-timeout", "5", "--html", str(page_path))
+    assert page_path.exists() and g.results["tests"], g.out + g.err
     text = page_path.read_text()
     page = Page(text)
     assert "script" not in page.tags and "img" not in page.tags, page.tags
