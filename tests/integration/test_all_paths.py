@@ -25,6 +25,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import yaml
 
+from conftest import run_grader
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.environ.get("RELAYLAB_BIN", os.path.join(ROOT, "bin"))
 KIT = os.path.dirname(BIN)
@@ -179,9 +181,9 @@ def by_grader(folder, name, out):
     ex, sc = SCENARIOS[name]
     js = os.path.join(out, f"grader-{name}.json")
     sub = ["--submission", "keepalive.json", "--student", ALICE] if name == "cfg" else ["--submission", "./run"]
-    r = run([os.path.join(BIN, "grader"), ex, *sub, "--only", sc, "--json", js], cwd=folder)
-    assert r.returncode in (0, 1), r.stdout + r.stderr
-    return json.load(open(js))
+    r = run_grader(ex, *sub, "--only", sc, "--json", js, cwd=folder, grader=os.path.join(BIN, "grader"), timeout=180)
+    assert r.rc in (0, 1), r.out + r.err
+    return r.results
 
 
 def by_grade_class(made, out, students):
@@ -319,10 +321,10 @@ def test_every_path_gives_the_same_verdict(folders):
 
 def test_the_deployments_differ_for_the_two_ids(folders):
     """The copy test means something only if bob's deployment is not alice's."""
-    r = run([os.path.join(BIN, "grader"), "keepalive", "--submission", os.path.join(folders["cfg"], "keepalive.json"),
-             "--student", BOB, "--only", "check"])
-    assert f'(picked by variant "{BOB}"' in r.stdout
-    assert f"world {folders['deployment']} " not in r.stdout, r.stdout
+    r = run_grader("keepalive", "--submission", os.path.join(folders["cfg"], "keepalive.json"), "--student", BOB,
+                   "--only", "check", grader=os.path.join(BIN, "grader"), timeout=180)
+    assert f'(picked by variant "{BOB}"' in r.out
+    assert f"world {folders['deployment']} " not in r.out, r.out
 
 
 def test_the_starters_pin_one_set_of_node_packages():
