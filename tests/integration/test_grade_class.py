@@ -23,6 +23,8 @@ import zipfile
 
 import pytest
 
+from conftest import run_grader
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.environ.get("RELAYLAB_BIN", os.path.join(ROOT, "bin"))
 CLASS_ROWS = ["relay_good.py", "relay --mistake forward-timeout", "retry.disabled.json"]
@@ -459,9 +461,8 @@ def test_a_hostile_class_is_graded_in_bounded_time(klass):
     for argv in (["--submission", os.path.join(cls, "erin", "retry", "config.json"),
                   "--dir", os.path.join(cls, "erin", "retry")],
                  ["--submission", os.path.join(cls, "frank", "retry", "config.json")]):
-        g = subprocess.run([os.path.join(BIN, "grader"), "retry", "--quiet", *argv], capture_output=True,
-                           text=True, timeout=60)
-        said = g.stdout + g.stderr
-        assert g.returncode != 0, said
+        g = run_grader("retry", "--quiet", *argv, grader=os.path.join(BIN, "grader"), timeout=60)
+        said = g.out + g.err
+        assert g.rc != 0, said
         assert "leads outside its folder: not followed" in said or "leading out of the submission's folder" in said, \
             said
