@@ -10,17 +10,17 @@
 # so it is `make report-layout`, left out of `make test` (the Makefile).
 # Only the reports the selected tests need are graded: `-k coverage` grades
 # coverage's two.
+import concurrent.futures
 import html.parser
 import json
 import os
 import re
 import shutil
 import subprocess
-import time
 
 import pytest
 
-from conftest import bin_path
+from conftest import bin_path, grade
 
 # The gradings run in the first test's setup: 2 min measured for all
 # eighteen (three at once on a 2-core machine also running other work).
@@ -98,10 +98,6 @@ def chromium():
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
 
-def sanitizer_build():
-    return os.sep + "address" + os.sep in bin_path("grader")
-
-
 def command(kind, arg):
     if kind == "bin":
         prog, *rest = arg.split()
@@ -117,39 +113,25 @@ def reports(request, tmp_path_factory):
     if not browser:
         pytest.skip("chromium is not installed: scripts/install-deps.sh installs it (Debian's chromium package)")
     tmp = tmp_path_factory.mktemp("layout")
-    extra = ("--memory-limit", "0") if sanitizer_build() else ()
     # The reports the selected tests name (all of them unless -k chose).
     wanted = {item.callspec.params["name"] for item in request.session.items
               if hasattr(item, "callspec") and "name" in item.callspec.params}
-    jobs = []
-    for ex, pair in REPORTS.items():
-        for which, (kind, arg, *more) in zip(("pass", "fail"), pair):
-            if f"{ex}-{which}" not in wanted:
-                continue
-            jobs.append((f"{ex}-{which}", [bin_path("grader"), ex, "--submission", command(kind, arg), "--html",
-                                           str(tmp / f"{ex}-{which}.html"), "--quiet", *extra, *more]))
+
+    def page(name, ex, kind, arg, more):
+        g = grade(ex, command(kind, arg), "--html", str(tmp / f"{name}.html"), *more, timeout=400, results=False)
+        path = tmp / f"{name}.html"
+        assert path.exists(), g.out + g.err
+        return path
+
     # Three gradings at a time: each is a whole exercise (5-90 s).
-    running, done = [], {}
-    while jobs or running:
-        while jobs and len(running) < 3:
-            name, argv = jobs.pop(0)
-            running.append((name, subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                                   stdin=subprocess.DEVNULL), time.monotonic()))
-        for item in list(running):
-            name, p, t0 = item
-            if p.poll() is None:
-                if time.monotonic() - t0 > 400:
-                    p.kill()
-                    p.wait()
-                    pytest.fail(f"{name}: the grading did not finish in 400 s")
-                continue
-            out = p.stdout.read()
-            p.stdout.close()
-            running.remove(item)
-            path = tmp / f"{name}.html"
-            assert path.exists(), out
-            done[name] = path
-        time.sleep(0.1)
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        jobs = {}
+        for ex, pair in REPORTS.items():
+            for which, (kind, arg, *more) in zip(("pass", "fail"), pair):
+                name = f"{ex}-{which}"
+                if name in wanted:
+                    jobs[name] = pool.submit(page, name, ex, kind, arg, more)
+        done = {name: f.result() for name, f in jobs.items()}
     layouts = {}
     for name, path in done.items():
         probe = path.with_name(name + "-probe.html")
