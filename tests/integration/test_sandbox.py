@@ -12,7 +12,6 @@
 # loopback only. Where the grader itself runs as nobody, it grades from a
 # copy of the kit made for that under /tmp (nobody_kit): the checkout may sit
 # under a folder nobody cannot pass through.
-import json
 import os
 import shutil
 import signal
@@ -27,7 +26,7 @@ import pytest
 
 import relaylab_pb2 as pb
 import relaylab_pb2_grpc as pb_grpc
-from conftest import PYTHON, REPO, SUBMISSIONS, Program, bin_path
+from conftest import PYTHON, REPO, SUBMISSIONS, Program, bin_path, grade, run_grader
 
 
 class Kit:
@@ -70,27 +69,15 @@ def hostile(name, *args):
     return CHECKOUT.hostile(name, *args)
 
 
-def grade(exercise, submission, tmp_path, *extra, timeout=240, user=(), kit=CHECKOUT):
-    """Grades with the hostile submissions' folder shown: they reuse the
-    known relays one folder up."""
-    out = tmp_path / "results.json"
-    proc = subprocess.run(
-        [*user, kit.grader(), exercise, "--quiet", "--json", str(out), "--dir", kit.submissions,
-         "--submission", submission, *extra],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
-    with open(out) as f:
-        results = json.load(f)
-    verdicts = {t["name"].split(":")[0].split("/")[-1]: t for t in results["tests"]}
-    return proc, results, verdicts
+def graded(exercise, submission, *extra, **kw):
+    """conftest.grade with the hostile submissions' folder shown: they reuse
+    the known relays one folder up."""
+    return grade(exercise, submission, "--dir", SUBMISSIONS, *extra, **kw)
 
 
-def verdict_of(verdicts, scenario):
-    assert scenario in verdicts, f"no scenario {scenario} in {list(verdicts)}"
-    return verdicts[scenario]
+def verdict_of(g, scenario):
+    assert scenario in g.tests, f"no scenario {scenario} in {list(g.tests)}"
+    return g.tests[scenario]
 
 
 def survivors(marker):
@@ -151,62 +138,64 @@ def test_no_second_socket_joins_the_baselines_port():
         base.kill()
 
 
-def test_calls_under_another_tag_count(tmp_path):
-    proc, results, v = grade("deadline", hostile("hide_under_tag"), tmp_path, "--no-sandbox")
-    assert verdict_of(v, "shrinks")["status"] == "failed", proc.stdout
-    assert "Work was called 3 times" in verdict_of(v, "once")["output"], proc.stdout
-    assert results["score"] < 10
+def test_calls_under_another_tag_count():
+    g = graded("deadline", hostile("hide_under_tag"), "--no-sandbox")
+    assert verdict_of(g, "shrinks")["status"] == "failed", g.out
+    assert "Work was called 3 times" in verdict_of(g, "once")["output"], g.out
+    assert g.results["score"] < 10
 
 
-def test_killing_the_baseline_outside_the_sandbox_fails(tmp_path):
+def test_killing_the_baseline_outside_the_sandbox_fails():
     # Unsandboxed it can kill the baseline; the grader cannot tell who did,
     # and does not excuse it.
-    proc, results, v = grade("deadline", hostile("kill_baseline"), tmp_path, "--no-sandbox", "--only", "shrinks")
-    shrinks = verdict_of(v, "shrinks")
-    assert shrinks["status"] == "failed", proc.stdout
-    assert "cannot tell who sent it" in shrinks["output"] or "forwarded unchanged" in shrinks["output"], proc.stdout
-    assert "ERROR" not in proc.stdout, proc.stdout
-    assert "graded without the sandbox" in results["output"]
+    g = graded("deadline", hostile("kill_baseline"), "--no-sandbox", "--only", "shrinks")
+    shrinks = verdict_of(g, "shrinks")
+    assert shrinks["status"] == "failed", g.out
+    assert "cannot tell who sent it" in shrinks["output"] or "forwarded unchanged" in shrinks["output"], g.out
+    assert "ERROR" not in g.out, g.out
+    assert "graded without the sandbox" in g.results["output"]
 
 
 # ---- in the sandbox ----
 
 
 @needs_sandbox
-def test_good_relay_passes_in_the_sandbox(tmp_path):
-    proc, results, v = grade("deadline", CHECKOUT.good(), tmp_path)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert results["score"] == results["max_score"] == 10
+def test_good_relay_passes_in_the_sandbox():
+    g = graded("deadline", CHECKOUT.good())
+    assert g.rc == 0, g.out + g.err
+    assert g.results["score"] == g.results["max_score"] == 10
 
 
 @needs_sandbox
-def test_reset_from_the_submission_erases_nothing(tmp_path):
-    proc, results, v = grade("deadline", hostile("erase_evidence"), tmp_path)
-    assert verdict_of(v, "shrinks")["status"] == "failed", proc.stdout
-    assert verdict_of(v, "once")["status"] == "failed", proc.stdout
+def test_reset_from_the_submission_erases_nothing():
+    g = graded("deadline", hostile("erase_evidence"))
+    assert verdict_of(g, "shrinks")["status"] == "failed", g.out
+    assert verdict_of(g, "once")["status"] == "failed", g.out
 
 
 @needs_sandbox
-def test_forged_results_and_sigkill_do_not_reach_the_grader(tmp_path):
-    proc, results, v = grade("deadline", hostile("forge_grade"), tmp_path)
-    assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert results["score"] == 6 and results.get("output") != "forged"
-    assert verdict_of(v, "shrinks")["status"] == "failed"
+def test_forged_results_and_sigkill_do_not_reach_the_grader():
+    g = graded("deadline", hostile("forge_grade"))
+    assert g.rc == 1, g.out + g.err
+    assert g.results["score"] == 6 and g.results.get("output") != "forged"
+    assert verdict_of(g, "shrinks")["status"] == "failed"
 
 
 @needs_sandbox
-def test_killing_the_baseline_is_impossible(tmp_path):
-    proc, results, v = grade("deadline", hostile("kill_baseline"), tmp_path)
-    assert "ERROR" not in proc.stdout, proc.stdout
-    assert verdict_of(v, "shrinks")["status"] == "failed", proc.stdout
-    assert results["score"] == 6
+def test_killing_the_baseline_is_impossible():
+    g = graded("deadline", hostile("kill_baseline"))
+    assert "ERROR" not in g.out, g.out
+    assert verdict_of(g, "shrinks")["status"] == "failed", g.out
+    assert g.results["score"] == 6
 
 
 @needs_sandbox
-def test_nothing_outlives_the_grader(tmp_path):
+def test_nothing_outlives_the_grader():
     marker = f"relaylab-outlive-{uuid.uuid4().hex}"
-    proc, results, v = grade("deadline", hostile("outlive", marker), tmp_path)
-    assert results["score"] == 10, proc.stdout
+    # Its own check: none left 5 s after the grader exited (run_grader's
+    # looks at once).
+    g = graded("deadline", hostile("outlive", marker), leftovers=False)
+    assert g.results["score"] == 10, g.out
     assert wait_no_survivors(marker, 5) == []
 
 
@@ -232,15 +221,15 @@ def check_nothing_outlives_a_sigkilled_grader(user=(), json_dir=None, kit=CHECKO
 
 
 @needs_sandbox
-def test_nothing_outlives_a_sigkilled_grader(tmp_path):
+def test_nothing_outlives_a_sigkilled_grader():
     check_nothing_outlives_a_sigkilled_grader()
 
 
 @needs_sandbox
-def test_setsid_does_not_leave_the_measured_cgroup(tmp_path):
-    proc, results, v = grade("flow", hostile("setsid_streamer"), tmp_path)
+def test_setsid_does_not_leave_the_measured_cgroup():
+    g = graded("flow", hostile("setsid_streamer"))
     for scenario in ("stall", "cancel", "slow-reader"):
-        assert verdict_of(v, scenario)["status"] == "failed", proc.stdout
+        assert verdict_of(g, scenario)["status"] == "failed", g.out
 
 
 @pytest.fixture
@@ -261,11 +250,11 @@ def outside_port():
 
 
 @needs_sandbox
-def test_no_way_out_of_the_sandbox_works(tmp_path, outside_port):
-    proc, results, v = grade("deadline", hostile("escape_probe", str(outside_port)), tmp_path, "--only", "once",
+def test_no_way_out_of_the_sandbox_works(outside_port):
+    g = graded("deadline", hostile("escape_probe", str(outside_port)), "--only", "once",
                              "--ready-timeout", "60")
-    assert verdict_of(v, "once")["status"] == "passed", proc.stdout
-    assert "note:" not in proc.stdout
+    assert verdict_of(g, "once")["status"] == "passed", g.out
+    assert "note:" not in g.out
 
 
 @pytest.mark.timeout(300)
@@ -297,24 +286,24 @@ def test_the_escape_probe_sees_escapes_without_the_sandbox(outside_port):
 
 
 @needs_sandbox
-def test_shared_memory_counts_against_the_limit(tmp_path):
-    proc, results, v = grade("deadline", hostile("shared_memory", "384"), tmp_path, "--only", "once",
+def test_shared_memory_counts_against_the_limit():
+    g = graded("deadline", hostile("shared_memory", "384"), "--only", "once",
                              "--memory-limit", "256")
-    once = verdict_of(v, "once")
-    assert once["status"] == "failed", proc.stdout
-    assert "SIGKILL" in once["output"] and "at the sandbox's memory limit of 256 MiB" in once["output"], proc.stdout
+    once = verdict_of(g, "once")
+    assert once["status"] == "failed", g.out
+    assert "SIGKILL" in once["output"] and "at the sandbox's memory limit of 256 MiB" in once["output"], g.out
 
 
 @needs_sandbox
-def test_a_start_thrashing_at_the_memory_limit_is_ended(tmp_path):
+def test_a_start_thrashing_at_the_memory_limit_is_ended():
     # It never listens and is never OOM-killed (its page cache can always be
     # reclaimed): the grader ends it after one second at the limit, with
     # gaps tolerated, instead of waiting out the readiness bound.
-    proc, results, v = grade("deadline", hostile("thrash_at_limit", "140"), tmp_path, "--only", "once",
+    g = graded("deadline", hostile("thrash_at_limit", "140"), "--only", "once",
                              "--memory-limit", "160", "--ready-timeout", "60")
-    once = verdict_of(v, "once")
-    assert once["status"] == "failed", proc.stdout
-    assert "after 1000 ms of hitting the sandbox's memory limit of 160 MiB" in once["output"], proc.stdout
+    once = verdict_of(g, "once")
+    assert once["status"] == "failed", g.out
+    assert "after 1000 ms of hitting the sandbox's memory limit of 160 MiB" in once["output"], g.out
 
 
 @needs_sandbox
@@ -323,14 +312,11 @@ def test_a_folder_nobody_can_read_is_a_sandbox_error_not_not_ready(tmp_path):
     private.mkdir(mode=0o700)
     script = private / "relay.py"
     script.write_text("import sys\nsys.exit(0)\n")
-    out = tmp_path / "results.json"
-    proc = subprocess.run([bin_path("grader"), "deadline", "--quiet", "--json", str(out), "--submission",
-                           f"{PYTHON} {script}"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    results = json.load(open(out))
-    assert results["tests"] == []
-    assert f"{private} is not readable by uid 65534" in results["output"]
-    assert "NOT-READY" not in proc.stdout
+    g = grade("deadline", f"{PYTHON} {script}", timeout=60)
+    assert g.rc == 2, g.out + g.err
+    assert g.results["tests"] == []
+    assert f"{private} is not readable by uid 65534" in g.results["output"]
+    assert "NOT-READY" not in g.out
 
 
 # ---- the unprivileged sandbox: the grader as nobody ----
@@ -416,9 +402,10 @@ def nobody_dir():
 
 
 def grade_as_nobody(kit, exercise, submission, folder, *extra):
-    from pathlib import Path
-
-    return grade(exercise, submission, Path(folder), *extra, user=NOBODY, kit=kit)
+    """conftest.grade by |kit|'s grader run as nobody, with its results in
+    |folder| (one nobody may write) and |kit|'s submissions shown."""
+    return grade(exercise, submission, "--dir", kit.submissions, "--json", os.path.join(folder, "results.json"),
+                 *extra, wrap=NOBODY, grader=kit.grader())
 
 
 UNPRIVILEGED_NOTE = "sandboxed without root"
@@ -426,39 +413,39 @@ UNPRIVILEGED_NOTE = "sandboxed without root"
 
 @needs_userns
 def test_unprivileged_good_relay_passes_with_a_note(nobody_kit, nobody_dir):
-    proc, results, v = grade_as_nobody(nobody_kit, "deadline", nobody_kit.good(), nobody_dir, "--only",
+    g = grade_as_nobody(nobody_kit, "deadline", nobody_kit.good(), nobody_dir, "--only",
                                        "shrinks,once")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert results["score"] == 6, proc.stdout
-    assert UNPRIVILEGED_NOTE in results["output"] and "note:" in proc.stdout
+    assert g.rc == 0, g.out + g.err
+    assert g.results["score"] == 6, g.out
+    assert UNPRIVILEGED_NOTE in g.results["output"] and "note:" in g.out
 
 
 @needs_userns
 def test_unprivileged_no_way_out_works(nobody_kit, nobody_dir, outside_port):
-    proc, results, v = grade_as_nobody(nobody_kit, "deadline", nobody_kit.hostile("escape_probe", str(outside_port)),
+    g = grade_as_nobody(nobody_kit, "deadline", nobody_kit.hostile("escape_probe", str(outside_port)),
                                        nobody_dir, "--only", "once", "--ready-timeout", "60")
-    once = verdict_of(v, "once")
-    assert once["status"] == "passed", proc.stdout + once.get("output", "")
+    once = verdict_of(g, "once")
+    assert once["status"] == "passed", g.out + once.get("output", "")
 
 
 @needs_userns
 def test_unprivileged_setsid_does_not_leave_the_measured_namespace(nobody_kit, nobody_dir):
-    proc, results, v = grade_as_nobody(nobody_kit, "flow", nobody_kit.hostile("setsid_streamer"), nobody_dir, "--only",
+    g = grade_as_nobody(nobody_kit, "flow", nobody_kit.hostile("setsid_streamer"), nobody_dir, "--only",
                                        "stall")
-    assert verdict_of(v, "stall")["status"] == "failed", proc.stdout
+    assert verdict_of(g, "stall")["status"] == "failed", g.out
 
 
 @needs_userns
 def test_unprivileged_baseline_and_grader_are_out_of_reach(nobody_kit, nobody_dir):
     # Same user outside, but not in its PID namespace: kill_baseline finds
     # nothing to kill, forge_grade no grader to read or kill.
-    proc, results, v = grade_as_nobody(nobody_kit, "deadline", nobody_kit.hostile("kill_baseline"), nobody_dir,
+    g = grade_as_nobody(nobody_kit, "deadline", nobody_kit.hostile("kill_baseline"), nobody_dir,
                                        "--only", "shrinks")
-    assert "ERROR" not in proc.stdout and verdict_of(v, "shrinks")["status"] == "failed", proc.stdout
-    proc, results, v = grade_as_nobody(nobody_kit, "deadline", nobody_kit.hostile("forge_grade"), nobody_dir,
+    assert "ERROR" not in g.out and verdict_of(g, "shrinks")["status"] == "failed", g.out
+    g = grade_as_nobody(nobody_kit, "deadline", nobody_kit.hostile("forge_grade"), nobody_dir,
                                        "--only", "shrinks")
-    assert proc.returncode == 1 and results.get("output") != "forged", proc.stdout + proc.stderr
-    assert verdict_of(v, "shrinks")["status"] == "failed", proc.stdout
+    assert g.rc == 1 and g.results.get("output") != "forged", g.out + g.err
+    assert verdict_of(g, "shrinks")["status"] == "failed", g.out
 
 
 @needs_userns
@@ -474,47 +461,45 @@ def test_without_a_sandbox_the_grader_refuses_unless_unsafe(nobody_kit, nobody_d
     # uid 0 there (so it tries cgroups, which it may not write) and may not
     # make a user namespace either.
     out = os.path.join(nobody_dir, "results.json")
-    good = nobody_kit.good()
-    grader = [nobody_kit.grader(), "deadline", "--quiet", "--json", out, "--only", "once", "--submission", good]
+    argv = ["deadline", "--quiet", "--json", out, "--only", "once", "--submission", nobody_kit.good()]
     wrap = [*NOBODY, "/usr/bin/unshare", "--user", "--map-root-user", "--", "/bin/sh", "-c",
             'echo 0 > /proc/sys/user/max_user_namespaces && exec "$@"', "sh"]
-    proc = subprocess.run([*wrap, *grader], capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 2, proc.stdout + proc.stderr
-    results = json.load(open(out))
+    g = run_grader(*argv, wrap=wrap, grader=nobody_kit.grader(), timeout=120)
+    assert g.rc == 2, g.out + g.err
+    results = g.results
     assert results["tests"] == [] and "cannot set up the sandbox" in results["output"], results["output"]
     assert "--unsafe" in results["output"]
-    proc = subprocess.run([*wrap, *grader, "--unsafe"], capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    results = json.load(open(out))
+    g = run_grader(*argv, "--unsafe", wrap=wrap, grader=nobody_kit.grader(), timeout=120)
+    assert g.rc == 0, g.out + g.err
+    results = g.results
     assert results["score"] == 2
     assert "graded WITHOUT the sandbox (--unsafe)" in results["output"]
 
 
 @needs_sandbox
-def test_a_fork_bomb_is_told_the_task_limit(tmp_path):
+def test_a_fork_bomb_is_told_the_task_limit():
     # It forks until the pids cgroup refuses and never listens: NOT-READY,
     # and the feedback names the task limit first (issue 34 item 6), not
     # only the exercise's "did not listen".
     # It exits once refused; the ready timeout only bounds a machine so
     # loaded that 512 spawns take that long (~6 s at load 8 here).
-    proc, results, v = grade("deadline", hostile("fork_bomb", "2000"), tmp_path, "--only", "once",
+    g = graded("deadline", hostile("fork_bomb", "2000"), "--only", "once",
                              "--ready-timeout", "60")
-    once = verdict_of(v, "once")
+    once = verdict_of(g, "once")
     fb = once["extra_data"]["feedback"]
-    assert once["extra_data"]["verdict"] == "NOT-READY", proc.stdout
+    assert once["extra_data"]["verdict"] == "NOT-READY", g.out
     assert fb.startswith("limit: it reached the sandbox's task limit of 512 processes and threads"), fb
     assert "exited with status 3 before it listened" in fb, fb
 
 
 @needs_sandbox
-def test_a_worker_killed_at_the_memory_limit_is_named(tmp_path):
+def test_a_worker_killed_at_the_memory_limit_is_named():
     # The relay's worker is OOM-killed; the relay serves and passes. Its
     # feedback still begins with the memory limit (issue 34 item 6): no
     # death of its own process says so.
-    proc, results, v = grade("deadline", hostile("oom_worker", "384"), tmp_path, "--only", "once",
+    g = graded("deadline", hostile("oom_worker", "384"), "--only", "once",
                              "--memory-limit", "256")
-    once = verdict_of(v, "once")
+    once = verdict_of(g, "once")
     fb = once["extra_data"]["feedback"]
     assert fb.startswith("limit: it reached the sandbox's memory limit of 256 MiB (the OOM killer ended 1 of its"), fb
-    assert once["extra_data"]["verdict"] == "PASS", proc.stdout
+    assert once["extra_data"]["verdict"] == "PASS", g.out
