@@ -1,5 +1,5 @@
 /* test_stream: one Tunnel stream's lifetime (agent/stream.c) on a lame
- * channel, whose batches all come back at once with UNAVAILABLE: |ended|
+ * channel, whose batches all come back at once with a failed status: |ended|
  * runs once, only after every batch came back, whether the server ended
  * the stream or the agent cancelled it; a stream never named is never
  * reported named. */
