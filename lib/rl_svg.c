@@ -584,6 +584,9 @@ static const char *span_fill(rl_svg_span_kind k)
  * (|w| wide); else left of it when no label or bar is there (|solid|:
  * labels and bars); else right of it past the labels there, however far;
  * else right of it all the same. */
+/* A text's halo in |%s|'s colour (the bar's under a label inside it, white
+ * beside): an event line drawn across the text stops at its letters. */
+#define HALO " paint-order=\"stroke\" stroke=\"%s\" stroke-width=\"3\""
 static void span_label(FILE *f, const rl_svg_span *s, double y, double x0, double x1, int w, placed *pl, placed *solid)
 {
     char esc[512];
@@ -605,18 +608,19 @@ static void span_label(FILE *f, const rl_svg_span *s, double y, double x0, doubl
     box b;
     if (xin >= 0) {
         b = text_box(label, xin, ty, 's');
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%s</text>\n", xin, ty, esc);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\"" HALO ">%s</text>\n", xin, ty, span_fill(s->kind), esc);
     } else if (xr >= 0) {
         b = text_box(label, xr, ty, 's');
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">%s</text>\n", xr, ty, esc);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\"" HALO ">%s</text>\n", xr, ty, "white", esc);
     } else if (l.x0 > 4 && free_at(solid, &l)) {
         b = l;
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#222\">%s</text>\n", lx, ty, esc);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#222\"" HALO ">%s</text>\n", lx, ty, "white",
+                esc);
     } else {
         /* Far from its bar rather than over another label. */
         double x = far >= 0 ? far : x1 + 4;
         b = text_box(label, x, ty, 's');
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\">%s</text>\n", x, ty, esc);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\"" HALO ">%s</text>\n", x, ty, "white", esc);
     }
     place(pl, b);
     place(solid, b);
@@ -647,7 +651,8 @@ int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
     double xstep = rl_svg_tick_step(xmax);
     const double row_h = 30, bar_h = 18;
     int w = t->width > 0 ? t->width : 800;
-    /* Row names on the left; room above the rows for the events' labels. */
+    /* Row names on the left, 12 px clear of the frame (a point marker at 0
+     * reaches 7 px out of it); room above the rows for the events' labels. */
     double left = 190, right = w - 30.0;
     double top = (t->title ? 44 : 14) + 15.0 * (double)t->nevents + 6;
     double bottom = top + row_h * (double)t->nrows;
@@ -666,9 +671,9 @@ int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
             fprintf(
                 f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#000\" fill-opacity=\"0.04\"/>\n",
                 left, y, pw, row_h);
-        fprintf(f, "<text class=\"row\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", left - 8,
+        fprintf(f, "<text class=\"row\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", left - 12,
                 y + row_h / 2 + 4, rl_svg_escape(t->rows[r] ? t->rows[r] : "", esc, sizeof esc));
-        place(&pl, text_box(t->rows[r], left - 8, y + row_h / 2 + 4, 'e'));
+        place(&pl, text_box(t->rows[r], left - 12, y + row_h / 2 + 4, 'e'));
     }
     /* The bars first, then their labels over them: a label beside its
      * bar is never hidden under the next bar, nor drawn across one when
@@ -690,12 +695,8 @@ int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
             place(&solid, (box){x0, y, x1, y + bar_h});
         }
     }
-    for (size_t i = 0; i < t->nspans; i++)
-        span_label(f, &t->spans[i], top + row_h * (double)t->spans[i].row + (row_h - bar_h) / 2,
-                   left + t->spans[i].x0 / xmax * pw, left + t->spans[i].x1 / xmax * pw, w, &pl, &solid);
-    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", left,
-            top, pw, bottom - top);
-    /* Events last, over the bars, with their labels above the rows. */
+    /* Events over the bars, with their labels above the rows, and under
+     * the bars' labels, whose halos keep the line off their letters. */
     for (size_t i = 0; i < t->nevents; i++) {
         double x = left + t->events[i].value / xmax * pw;
         int flip = x > left + pw * 0.6;
@@ -707,6 +708,11 @@ int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
                 x, ly + 4, x, bottom, flip ? x + 3 : x - 3, ly, flip ? "end" : "start",
                 rl_svg_escape(t->events[i].label ? t->events[i].label : "", esc, sizeof esc));
     }
+    for (size_t i = 0; i < t->nspans; i++)
+        span_label(f, &t->spans[i], top + row_h * (double)t->spans[i].row + (row_h - bar_h) / 2,
+                   left + t->spans[i].x0 / xmax * pw, left + t->spans[i].x1 / xmax * pw, w, &pl, &solid);
+    fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" stroke=\"#333\"/>\n", left,
+            top, pw, bottom - top);
     fprintf(f, "</svg>\n");
     return ferror(f) ? RL_ESYS : RL_OK;
 }

@@ -206,6 +206,16 @@ static void timeline_draws_rows_spans_and_events(void **state)
     assert_non_null(strstr(svg, "fill=\"#D55E00\""));
     assert_non_null(strstr(svg, "client&#39;s deadline"));
     assert_non_null(strstr(svg, "&lt;point&gt;"));
+    /* The event's line goes under the bars' labels, and a label inside a
+     * bar has a halo of the bar's colour, so the line stops at its
+     * letters; row names stay clear of a point marker at 0. */
+    const char *ev = strstr(svg, "class=\"event\""), *in_bar = strstr(svg, ">received 2000 ms<");
+    assert_non_null(ev);
+    assert_non_null(in_bar);
+    assert_true(ev < in_bar);
+    assert_non_null(
+        strstr(svg, "fill=\"white\" paint-order=\"stroke\" stroke=\"#D55E00\" stroke-width=\"3\">received"));
+    assert_non_null(strstr(svg, "class=\"row\" x=\"178.0\""));
     free(svg);
     spans[0].row = 3; /* no such row */
     free(timeline_to_string(&t, &rc));
