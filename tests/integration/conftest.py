@@ -374,6 +374,7 @@ def ended(n=1):
 # left behind once the grader exited.
 
 GRADE_TIMEOUT_S = 240.0
+GRADE_STOP_S = 30.0  # how long a grader past its limit has to stop at SIGTERM
 
 
 class GraderError(AssertionError):
@@ -525,8 +526,8 @@ def _read_results(path):
 def run_grader(*args, timeout=GRADE_TIMEOUT_S, env=None, cwd=None, wrap=(), grader=None, marker=None,
                leftovers=True, results=True, on_start=None):
     """Runs |grader| (bin/grader) with |args| and waits for it, at most
-    |timeout| seconds (then it is killed and GraderError says so, with its
-    stderr). The test's arguments are passed as given, with two additions:
+    |timeout| seconds (then it is stopped, SIGTERM and after GRADE_STOP_S
+    SIGKILL, and GraderError says so, with its stderr). The test's arguments are passed as given, with two additions:
     - the sanitizer's memory rule: a grader built with ASan grading a
       submission gets `--memory-limit 0` unless the test sets a limit:
       ASan reserves ~15 TB of shadow memory, which RLIMIT_DATA counts, so
@@ -596,11 +597,20 @@ def _run_and_reap(cmd, env, cwd, timeout, json_path, marker, leftovers, on_start
     finally:
         os.close(pidfd)
     if not exited:
-        proc.kill()
-        proc.wait()
+        # SIGTERM first: the grader's interrupt ends what it started and
+        # writes its results (test_interrupted_grader_kills_children...);
+        # SIGKILL if it outlives GRADE_STOP_S, which ends the grader alone.
+        proc.terminate()
+        try:
+            proc.wait(GRADE_STOP_S)
+            how = "interrupted (SIGTERM)"
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            how = f"killed (SIGKILL, {GRADE_STOP_S:.0f} s after SIGTERM)"
         for r in readers:
             r.join(10)
-        raise GraderError(f"{cmd} still running after {timeout:.0f} s: killed\nstderr:\n"
+        raise GraderError(f"{cmd} still running after {timeout:g} s: {how}\nstderr:\n"
                           f"{_tail(outputs.get('err', b'').decode(errors='replace'))}")
     _, status, rusage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)

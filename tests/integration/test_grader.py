@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from conftest import PYTHON, SUBMISSIONS, bin_path, grade, new_marker, processes_of, run_grader
+from conftest import PYTHON, SUBMISSIONS, GraderError, bin_path, grade, new_marker, processes_of, run_grader
 
 ALL = {
     "deadline": ["shrinks", "none", "expires-in-lookup", "once"],
@@ -218,32 +218,38 @@ def test_bad_rubric_is_a_clear_error(tmp_path):
     assert "Grader error" in p.results["output"]
 
 
+def runs_relay_hang(pid):
+    """True for the Python process running relay_hang.py itself: the
+    grader's own command line and the sandbox's wrappers name the script
+    too."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+    except OSError:
+        return False
+    return os.path.basename(argv[0]).startswith(b"python") and any(a.endswith(b"relay_hang.py") for a in argv)
+
+
+def wait_for_relay_hang(marker):
+    """Waits until a process of the run |marker| runs relay_hang.py. Judge
+    the scan that ended the wait: a second scan could land between two
+    scenarios, when the submission is being restarted."""
+    deadline = time.monotonic() + 20
+    seen = []
+    while time.monotonic() < deadline:
+        seen = processes_of(None, marker)
+        if any(runs_relay_hang(pid) for pid in seen):
+            break
+        time.sleep(0.05)
+    assert any(runs_relay_hang(pid) for pid in seen), seen
+
+
 def test_interrupted_grader_kills_children_and_writes_results():
     marker = new_marker()
 
-    def runs_the_submission(pid):
-        # The Python process itself: the grader's own command line and the
-        # sandbox's wrappers name the script too.
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            return False
-        return os.path.basename(argv[0]).startswith(b"python") and any(a.endswith(b"relay_hang.py") for a in argv)
-
     def interrupt(grader_pid):
-        # Wait until the submission runs (a process of this run running
-        # relay_hang.py), then interrupt. Judge the scan that ended the
-        # wait: a second scan could land between two scenarios, when the
-        # submission is being restarted.
-        deadline = time.monotonic() + 20
-        seen = []
-        while time.monotonic() < deadline:
-            seen = processes_of(None, marker)
-            if any(runs_the_submission(pid) for pid in seen):
-                break
-            time.sleep(0.05)
-        assert any(runs_the_submission(pid) for pid in seen), seen
+        # Once the submission runs.
+        wait_for_relay_hang(marker)
         os.kill(grader_pid, signal.SIGTERM)
 
     # run_grader fails the test if a process of the run is left.
@@ -251,6 +257,18 @@ def test_interrupted_grader_kills_children_and_writes_results():
     assert g.rc == 2, g.out + g.err
     assert "interrupted" in g.err
     assert g.results["tests"][0]["output"].startswith("ERROR")
+
+
+def test_a_grading_past_its_time_limit_is_stopped_and_shows_the_graders_stderr():
+    # conftest.run_grader's limit, counted here from the moment the
+    # submission runs: the grader gets SIGTERM (its interrupt, which ends
+    # what it started), and the error carries its stderr.
+    marker = new_marker()
+    with pytest.raises(GraderError) as e:
+        grade("deadline", py("relay_hang"), marker=marker, on_start=lambda pid: wait_for_relay_hang(marker), timeout=2)
+    assert "still running after 2 s: interrupted (SIGTERM)" in str(e.value), str(e.value)
+    assert "interrupted" in str(e.value).split("stderr:", 1)[1], str(e.value)
+    assert processes_of(None, marker) == []
 
 
 def test_memory_limit_stops_a_submission_that_exceeds_it():
