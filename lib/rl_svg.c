@@ -245,6 +245,16 @@ static bool crosses(const frame *fr, const box *b)
     return false;
 }
 
+/* Whether |b| is free of the labels of |pl| with 6 px to spare on either
+ * side: CHAR_W is a label's width on average, and a short one rich in wide
+ * letters runs past it ('C emptied', 9 characters, drew 68 px against 65
+ * estimated, into the label it was placed beside). */
+static bool clear_of(const placed *pl, const box *b)
+{
+    box wide = {b->x0 - 6, b->y0, b->x1 + 6, b->y1};
+    return free_at(pl, &wide);
+}
+
 /* Whether |b| lies inside the plot area, clear of its frame. */
 static bool inside(const frame *fr, const box *b)
 {
@@ -286,7 +296,7 @@ static void events(FILE *f, const frame *fr, placed *pl)
             for (int side = 0; side < 2 && !found; side++) {
                 int fl = side ? !flip : flip;
                 box b = text_box(label, fl ? x - 4 : x + 4, y, fl ? 'e' : 's');
-                if (inside(fr, &b) && free_at(pl, &b) && !on_ref_line(fr, &b) && !crosses(fr, &b)) {
+                if (inside(fr, &b) && clear_of(pl, &b) && !on_ref_line(fr, &b) && !crosses(fr, &b)) {
                     found = true;
                     lx = fl ? x - 4 : x + 4;
                     ly = y;
@@ -296,7 +306,7 @@ static void events(FILE *f, const frame *fr, placed *pl)
         for (int side = 0; side < 2 && !found; side++) {
             int fl = side ? !flip : flip;
             box b = text_box(label, fl ? x - 4 : x + 4, fr->top - 5, fl ? 'e' : 's');
-            if (b.x0 >= 2 && b.x1 <= fr->right && free_at(pl, &b)) {
+            if (b.x0 >= 2 && b.x1 <= fr->right && clear_of(pl, &b)) {
                 found = true;
                 lx = fl ? x - 4 : x + 4;
                 ly = fr->top - 5;
@@ -365,7 +375,7 @@ static void ref_line(FILE *f, const frame *fr, const rl_svg_ref *ref, placed *pl
     bool found = false;
     for (size_t k = 0; !found && ref_spot(fr, y, w, k, &x, &ly, &anchor); k++) {
         box b = text_box(text, x, ly, anchor);
-        if (b.y0 < fr->top - 2 || b.y1 > fr->bottom + 2 || !free_at(pl, &b))
+        if (b.y0 < fr->top - 2 || b.y1 > fr->bottom + 2 || !clear_of(pl, &b))
             continue;
         if (fx0 < 0) {
             fx0 = x;

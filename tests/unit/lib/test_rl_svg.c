@@ -390,6 +390,49 @@ static void an_event_label_keeps_off_reference_lines(void **state)
     free(svg);
 }
 
+static void labels_side_by_side_keep_a_gap(void **state)
+{
+    (void)state;
+    /* coverage/evacuation's picture as a layout run drew it (its events
+     * and the busy server's line through their first rows): the last two
+     * labels slid to one row, and 'C emptied' (estimated to end 0.2 px
+     * before the next label) ran into 'evacuate by (+ slack)' in
+     * chromium. Estimated boxes now keep 6 px apart. */
+    double bx[] = {0, 0.45, 0.5, 11.06}, by[] = {1, 1, 2, 2}, cx[] = {0, 3.25, 3.3, 11.06}, cy[] = {1, 1, 0, 0};
+    rl_svg_series s[] = {{.label = "B", .x = bx, .y = by, .n = 4}, {.label = "C", .x = cx, .y = cy, .n = 4}};
+    rl_svg_ref ev[] = {{.label = "calls start on B", .value = 0.5},
+                       {.label = "C overdue", .value = 2.77},
+                       {.label = "evacuate by (+ slack)", .value = 3.92},
+                       {.label = "C emptied", .value = 2.96}};
+    rl_svg_plot p = {.title = "t",
+                     .xlabel = "s",
+                     .ylabel = "y",
+                     .series = s,
+                     .nseries = 2,
+                     .events = ev,
+                     .nevents = 4,
+                     .caption = "c",
+                     .width = 860,
+                     .height = 420};
+    int rc;
+    char *svg = plot_to_string(&p, &rc);
+    assert_int_equal(rc, RL_OK);
+    double x0[4], x1[4], ly[4];
+    for (int i = 0; i < 4; i++) {
+        ly[i] = text_y(svg, "event-label", i);
+        const char *t = strstr(svg, "class=\"event-label\"");
+        for (int k = 0; k < i; k++)
+            t = strstr(t + 1, "class=\"event-label\"");
+        double tx = atof(strstr(t, " x=\"") + 4), w = 7.2 * (double)strlen(ev[i].label);
+        x0[i] = strstr(t, "text-anchor=\"end\"") == strstr(t, "text-anchor=") ? tx - w : tx;
+        x1[i] = x0[i] + w;
+    }
+    for (int i = 0; i < 4; i++)
+        for (int j = i + 1; j < 4; j++)
+            assert_true(fabs(ly[i] - ly[j]) >= 15 || x1[i] + 6 <= x0[j] || x1[j] + 6 <= x0[i]);
+    free(svg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -404,6 +447,7 @@ int main(void)
         cmocka_unit_test(a_right_axis_has_its_own_ticks_and_says_so),
         cmocka_unit_test(labels_slide_off_the_curves),
         cmocka_unit_test(an_event_label_keeps_off_reference_lines),
+        cmocka_unit_test(labels_side_by_side_keep_a_gap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
