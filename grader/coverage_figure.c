@@ -182,7 +182,9 @@ void gr_cov_rest_figure(gr_scenario_result *out, gr_cov_server *const *servers, 
 }
 
 /* The unfillable scenario's picture: the streams on each server and in
- * all from |t0| to |now|, against the judged bound on the total. */
+ * all from |t0| to |now|, against the judged bound on the total (the
+ * total and the bound on an axis of their own when they are orders of
+ * magnitude above the servers' streams). */
 void gr_cov_unfillable_figure(gr_scenario_result *out, gr_cov_server *const *servers, const char *const *names, int n,
                               int b, int64_t t0, int64_t now, int bound, int peak, bool kept)
 {
@@ -200,8 +202,13 @@ void gr_cov_unfillable_figure(gr_scenario_result *out, gr_cov_server *const *ser
         for (int i = 0; i < n; i++)
             y[k] += gr_cov_streams_at(servers[i], t0 + (int64_t)k * step);
     }
-    gr_fig_series_add(f, "streams in all", x, y, ns);
+    int total = gr_fig_series_add(f, "streams in all", x, y, ns);
+    int judged = f->nrefs;
     gr_fig_ref(f, bound, "judged: at most %d in all", bound);
+    /* The total and its bound on their own axis when an agent that paused
+     * holds a few streams a server against a bound in the hundreds: on
+     * one axis the busy server's kept streams are a line at 0. */
+    gr_fig_own_scale(f, total, judged, "streams open on each server", "streams in all");
     if (peak > bound)
         gr_fig_caption(f,
                        "The total grew past the bound (%d streams): growth must pause once idle streams elsewhere "

@@ -78,12 +78,20 @@ static void the_busy_server_comes_first(void **state)
 /* Three servers, A B C, each holding |streams| streams from 0 on; B gets
  * 400 calls over 2 s, |handed| of every 4 handed 10 ms after dispatch (the
  * rest queued to the end). Returns the burst's figure. */
+static gr_cov_server burst_servers[3];
+static gr_cov_server *burst_sp[3];
+
+/* The servers burst() filled last. */
+static gr_cov_server **servers_of_burst(void)
+{
+    return burst_sp;
+}
+
 static gr_figure *burst(int streams, int handed)
 {
     static Relaylab__TunnelStreamRecord st[3][320], *stp[3][320];
     static Relaylab__TunnelCallRecord c[400], *cp[400];
-    static gr_cov_server s[3];
-    static gr_cov_server *sp[3];
+    gr_cov_server *s = burst_servers, **sp = burst_sp;
     static gr_scenario_result out;
     static const char *const names[3] = {"A", "B", "C"};
     for (int i = 0; i < 3; i++) {
@@ -140,6 +148,27 @@ static void streams_that_covered_the_calls_share_their_axis(void **state)
     assert_string_equal(f->y2label, "");
 }
 
+static void unfillable_total_and_bound_have_their_own_axis_when_far_above(void **state)
+{
+    (void)state;
+    static gr_scenario_result out;
+    static const char *const names[3] = {"A", "B", "C"};
+    /* burst() leaves three servers with 3 streams each: 9 in all against
+     * a bound of 256 split; 300 each (900 in all) share one axis. */
+    burst(3, 0);
+    gr_cov_server **sp = servers_of_burst();
+    memset(&out, 0, sizeof out);
+    gr_cov_unfillable_figure(&out, sp, names, 3, 1, 0, 1000 * MS, 256, 9, true);
+    assert_int_equal(out.figure.nseries, 4);
+    assert_true(out.figure.series[3].right && out.figure.refs[0].right);
+    assert_string_equal(out.figure.y2label, "streams in all");
+    burst(300, 3);
+    memset(&out, 0, sizeof out);
+    gr_cov_unfillable_figure(&out, sp, names, 3, 1, 0, 1000 * MS, 256, 900, true);
+    assert_false(out.figure.series[3].right || out.figure.refs[0].right);
+    assert_string_equal(out.figure.ylabel, "streams open");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -148,6 +177,7 @@ int main(void)
         cmocka_unit_test(the_busy_server_comes_first),
         cmocka_unit_test(a_queue_hundreds_of_times_the_streams_has_its_own_axis),
         cmocka_unit_test(streams_that_covered_the_calls_share_their_axis),
+        cmocka_unit_test(unfillable_total_and_bound_have_their_own_axis_when_far_above),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
