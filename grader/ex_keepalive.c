@@ -6,9 +6,11 @@
  * connection idle for LAB_IDLE_MS, and a C-core client with the client args.
  * A world with a slower intermediary (the field's minutes) has every
  * keepalive duration scaled down by the same factor, so the ratios that
- * decide the rules hold; feedback quotes the config's own numbers. */
+ * decide the rules hold; feedback quotes the config's own numbers. The
+ * verdicts are keepalive_judge.c's, from what the live runs measured. */
 #include "config_check.h"
 #include "exercise.h"
+#include "keepalive_judge.h"
 #include "worlds/rl_intermediary.h"
 #include "relaylab.pb-c.h"
 #include "chancfg/rl_chancfg.h"
@@ -26,10 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LAB_IDLE_MS   4000  /* the lab NAT's idle timeout: a world's slower one is scaled to it */
-#define QUIET_MS      10000 /* idle gap, and the silent call's length */
-#define FAST_MS       1000  /* a call after the idle gap takes longer only on a busy machine */
-#define GOAWAY_RUN_MS 15000 /* how long no-goaway keeps the connection busy and idle */
+#define LAB_IDLE_MS   4000                /* the lab NAT's idle timeout: a world's slower one is scaled to it */
+#define QUIET_MS      GR_KA_QUIET_MS      /* idle gap, and the silent call's length */
+#define GOAWAY_RUN_MS GR_KA_GOAWAY_RUN_MS /* how long no-goaway keeps the connection busy and idle */
 
 /* grpc.client_idle_timeout_ms is here because the checker accepts it as a
  * way to keep connections from the intermediary's idle cut-off (the client
@@ -131,14 +132,8 @@ static void idle_for(grpc_channel *ch, int64_t ms)
     grpc_completion_queue_destroy(cq);
 }
 
-typedef struct live_call {
-    grpc_status_code status;
-    int64_t ms;
-    char details[160];
-} live_call;
-
 static void call_baseline(grpc_channel *ch, const char *method, const ProtobufCMessage *req, int64_t budget_ms,
-                          live_call *out)
+                          gr_ka_call *out)
 {
     rl_probe_call c;
     out->status = GRPC_STATUS_UNKNOWN;
@@ -250,7 +245,7 @@ static int live_done(live_env *env)
     return 0;
 }
 
-static void lookup(live_env *env, gr_ctx *ctx, const char *suffix, uint32_t delay_ms, live_call *out)
+static void lookup(live_env *env, gr_ctx *ctx, const char *suffix, uint32_t delay_ms, gr_ka_call *out)
 {
     char tag[200];
     snprintf(tag, sizeof tag, "%s.%s", gr_tag(ctx), suffix);
@@ -283,31 +278,6 @@ static const char *scale_note(const live_env *env, char *buf, size_t len)
     return buf;
 }
 
-/* Why the client let the NAT forget the connection, from the config's own
- * client args, in the order gRPC applies them. |between_calls|: the silence
- * was with no call in flight (else during a call that sent nothing). */
-static void why_dropped(const live_env *env, bool between_calls, char *buf, size_t len)
-{
-    int64_t permit = 0, max_pings = 2;
-    rl_chancfg_effective_int(env->cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_permit_without_calls", &permit, NULL);
-    rl_chancfg_effective_int(env->cfg, RL_CHANCFG_CLIENT, "grpc.http2.max_pings_without_data", &max_pings, NULL);
-    if (env->real_ka == INT_MAX)
-        snprintf(buf, len, "the client has no keepalive (grpc.keepalive_time_ms unset)");
-    else if (env->real_ka >= env->idle_ms)
-        snprintf(buf, len, "the client pings every %lld ms, not more often than the %s forgets (%lld ms)",
-                 (long long)env->real_ka, env->kind, (long long)env->idle_ms);
-    else if (between_calls && !permit)
-        snprintf(buf, len, "with no call in flight the client does not ping (grpc.keepalive_permit_without_calls 0)");
-    else if (max_pings != 0)
-        snprintf(buf, len,
-                 "after %lld pings with no data the client holds pings back "
-                 "(grpc.http2.max_pings_without_data %lld; 0 means no limit)",
-                 (long long)max_pings, (long long)max_pings);
-    else
-        snprintf(buf, len, "the client's pings (every %lld ms) did not reach the %s in time", (long long)env->real_ka,
-                 env->kind);
-}
-
 /* What every live scenario's verdict quotes once the run is over. */
 typedef struct live_result {
     rl_intermediary_stats st; /* the NAT's figures */
@@ -315,12 +285,25 @@ typedef struct live_result {
     char note[256];           /* scale_note */
 } live_result;
 
-/* Ends the live run (live_close) and fills |r|. */
-static void live_end(live_env *env, live_result *r)
+/* Ends the live run (live_close) and fills |r|, and |f| with what the
+ * verdicts quote (pointing into |r|). */
+static void live_end(live_env *env, live_result *r, gr_ka_run *f)
 {
     live_close(env, &r->st);
     ka_text(env, r->ka, sizeof r->ka);
     scale_note(env, r->note, sizeof r->note);
+    memset(f, 0, sizeof *f);
+    f->real_ka = env->real_ka;
+    f->idle_ms = env->idle_ms;
+    f->nat_ms = env->nat_ms;
+    f->kind = env->kind;
+    f->max_pings = 2;
+    rl_chancfg_effective_int(env->cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_permit_without_calls", &f->permit, NULL);
+    rl_chancfg_effective_int(env->cfg, RL_CHANCFG_CLIENT, "grpc.http2.max_pings_without_data", &f->max_pings, NULL);
+    f->ka = r->ka;
+    f->note = r->note;
+    f->dropped = r->st.dropped;
+    f->connections = r->st.connections;
 }
 
 /* The picture of the connection through the lab's NAT: the first call,
@@ -328,8 +311,8 @@ static void live_end(live_env *env, live_result *r)
  * the NAT forgets a connection idle that long, the client's keepalive
  * period, and how the next call (or the silent call) ended. Durations as
  * measured; the silence as the grader held it. */
-static void nat_figure(gr_scenario_result *out, const live_env *env, const live_result *r, const live_call *first,
-                       const live_call *next, bool between_calls)
+static void nat_figure(gr_scenario_result *out, const live_env *env, const live_result *r, const gr_ka_call *first,
+                       const gr_ka_call *next, bool between_calls)
 {
     gr_figure *f = &out->figure;
     /* One scale: the lab's. The world's periods are drawn as the lab ran
@@ -397,34 +380,19 @@ static int idle(gr_ctx *ctx, gr_scenario_result *out)
     live_env env;
     if (live_open(ctx, &env, out))
         return live_done(&env);
-    live_call first, second;
+    gr_ka_call first, second;
     lookup(&env, ctx, "before-idle", 0, &first);
     if (first.status == GRPC_STATUS_OK) {
         idle_for(env.ch, QUIET_MS);
         lookup(&env, ctx, "after-idle", 0, &second);
     }
     live_result r;
-    live_end(&env, &r);
+    gr_ka_run f;
+    live_end(&env, &r, &f);
     if (first.status == GRPC_STATUS_OK)
         nat_figure(out, &env, &r, &first, &second, true);
-    if (first.status != GRPC_STATUS_OK)
-        gr_result(out, GR_FAIL, "the first call failed %s (%s): the client args do not work at all%s",
-                  rl_status_name(first.status), first.details, r.note);
-    else if (second.status == GRPC_STATUS_OK && r.st.dropped == 0)
-        /* The NAT dropped nothing: the rule held. The call's time is the
-         * machine's (1505 ms was seen with every core busy), not a verdict. */
-        gr_result(out, GR_PASS, "after %d ms with no call the next call took %lld ms%s; the NAT dropped nothing%s",
-                  QUIET_MS, (long long)second.ms, second.ms > FAST_MS ? " (a busy machine)" : "", r.note);
-    else {
-        char why[200];
-        why_dropped(&env, true, why, sizeof why);
-        gr_result(out, GR_FAIL,
-                  "client rule broke: after %d ms with no call, the NAT (idle %lld ms) dropped %d connection%s "
-                  "and the next call %s after %lld ms: %s%s",
-                  QUIET_MS, (long long)env.nat_ms, r.st.dropped, r.st.dropped == 1 ? "" : "s",
-                  second.status == GRPC_STATUS_OK ? "succeeded only" : rl_status_name(second.status),
-                  (long long)second.ms, why, r.note);
-    }
+    char fb[GR_FEEDBACK_MAX];
+    gr_result(out, gr_ka_judge_idle(&f, &first, &second, fb, sizeof fb), "%s", fb);
     return live_done(&env);
 }
 
@@ -433,28 +401,14 @@ static int quiet_call(gr_ctx *ctx, gr_scenario_result *out)
     live_env env;
     if (live_open(ctx, &env, out))
         return live_done(&env);
-    live_call call;
+    gr_ka_call call;
     lookup(&env, ctx, "quiet", QUIET_MS, &call);
     live_result r;
-    live_end(&env, &r);
+    gr_ka_run f;
+    live_end(&env, &r, &f);
     nat_figure(out, &env, &r, &call, &call, false);
-    if (call.status == GRPC_STATUS_OK && r.st.dropped == 0)
-        gr_result(out, GR_PASS, "a %d ms call that sent nothing succeeded; the NAT dropped nothing%s", QUIET_MS,
-                  r.note);
-    else if (atomic_load(&too_many_pings))
-        gr_result(out, GR_FAIL,
-                  "server rule broke: the server answered the pings with GOAWAY too_many_pings "
-                  "during a silent call (client keepalive %s)%s",
-                  r.ka, r.note);
-    else {
-        char why[200];
-        why_dropped(&env, false, why, sizeof why);
-        gr_result(out, GR_FAIL,
-                  "client rule broke: a %d ms call that sent nothing ended %s after %lld ms; the NAT (idle "
-                  "%lld ms) dropped %d connection%s: %s%s",
-                  QUIET_MS, rl_status_name(call.status), (long long)call.ms, (long long)env.nat_ms, r.st.dropped,
-                  r.st.dropped == 1 ? "" : "s", why, r.note);
-    }
+    char fb[GR_FEEDBACK_MAX];
+    gr_result(out, gr_ka_judge_quiet_call(&f, &call, atomic_load(&too_many_pings), fb, sizeof fb), "%s", fb);
     return live_done(&env);
 }
 
@@ -536,7 +490,7 @@ static int no_goaway(gr_ctx *ctx, gr_scenario_result *out)
      * in flight and with none. */
     int64_t until = rl_now_ns() + GOAWAY_RUN_MS * RL_NS_PER_MS;
     int calls = 0, failed = 0;
-    live_call c;
+    gr_ka_call c;
     char first_failure[200] = "";
     goaway_run g = {.t0 = rl_now_ns(), .n = 0};
     while (rl_now_ns() < until && !gr_interrupted(ctx)) {
@@ -554,23 +508,18 @@ static int no_goaway(gr_ctx *ctx, gr_scenario_result *out)
             g.idle_end_ns[g.n++] = rl_now_ns();
         }
     }
-    int64_t min_ms = 300000, strikes = 2;
-    rl_chancfg_effective_int(env.cfg, RL_CHANCFG_SERVER, "grpc.http2.min_ping_interval_without_data_ms", &min_ms, NULL);
-    rl_chancfg_effective_int(env.cfg, RL_CHANCFG_SERVER, "grpc.http2.max_ping_strikes", &strikes, NULL);
+    gr_ka_goaway facts = {
+        .calls = calls, .failed = failed, .first_failure = first_failure, .min_ms = 300000, .strikes = 2};
+    rl_chancfg_effective_int(env.cfg, RL_CHANCFG_SERVER, "grpc.http2.min_ping_interval_without_data_ms", &facts.min_ms,
+                             NULL);
+    rl_chancfg_effective_int(env.cfg, RL_CHANCFG_SERVER, "grpc.http2.max_ping_strikes", &facts.strikes, NULL);
     live_result r;
-    live_end(&env, &r);
-    goaway_figure(out, &env, &g, r.ka, min_ms, calls, failed);
-    if (atomic_load(&too_many_pings))
-        gr_result(out, GR_FAIL,
-                  "server rule broke: GOAWAY too_many_pings within %d ms: the client pings every %s, the "
-                  "server allows one every %lld ms (and between calls only if it permits pings without "
-                  "calls) and strikes out after %lld%s",
-                  GOAWAY_RUN_MS, r.ka, (long long)min_ms, (long long)strikes, r.note);
-    else if (failed)
-        gr_result(out, GR_FAIL, "%d of %d calls failed, first %s%s", failed, calls, first_failure, r.note);
-    else
-        gr_result(out, GR_PASS, "%d calls and idle gaps over %d ms: no too_many_pings, %d connection%s%s", calls,
-                  GOAWAY_RUN_MS, r.st.connections, r.st.connections == 1 ? "" : "s", r.note);
+    gr_ka_run f;
+    live_end(&env, &r, &f);
+    goaway_figure(out, &env, &g, r.ka, facts.min_ms, calls, failed);
+    facts.too_many_pings = atomic_load(&too_many_pings);
+    char fb[GR_FEEDBACK_MAX];
+    gr_result(out, gr_ka_judge_no_goaway(&f, &facts, fb, sizeof fb), "%s", fb);
     return live_done(&env);
 }
 
