@@ -5,9 +5,11 @@
  * (gRFC A6): retry what can succeed on a retry, as often as maxAttempts says
  * (clamped to 5), and never once the call has committed (a response message
  * went out). The caller's deadline is the exercise's world's
- * (grader/worlds/retry.json, calls.longest_deadline_ms), not the file's. */
+ * (grader/worlds/retry.json, calls.longest_deadline_ms), not the file's.
+ * The verdicts are retry_judge.c's, from what each call showed. */
 #include "config_check.h"
 #include "exercise.h"
+#include "retry_judge.h"
 #include "relaylab.pb-c.h"
 #include "chancfg/rl_chancfg.h"
 #include "rl_deadline.h"
@@ -82,17 +84,14 @@ static void env_close(retry_env *env)
     env->cfg = NULL;
 }
 
-/* Why |code| would not be retried under the config, for feedback. */
-static void why_not_retried(const retry_env *env, const char *rpc, int code, char *buf, size_t len)
+/* What the config makes of the method's calls, for the judges. */
+static void policy_of(const retry_env *env, gr_retry_policy *p)
 {
-    if (env->retries_off)
-        snprintf(buf, len, "grpc.enable_retries is 0, which switches every retryPolicy off");
-    else if (!env->has_method || !env->method.has_retry)
-        snprintf(buf, len, "no retryPolicy applies to relaylab.Baseline/%s (methodConfig name must match it)", rpc);
-    else if (!(env->method.retryable_codes & (1u << code)))
-        snprintf(buf, len, "%s is not in retryableStatusCodes", rl_status_name(code));
-    else
-        snprintf(buf, len, "maxAttempts is %d", env->method.max_attempts);
+    p->retries_off = env->retries_off;
+    p->has_method = env->has_method;
+    p->has_retry = env->method.has_retry;
+    p->max_attempts = env->method.max_attempts;
+    p->retryable_codes = env->method.retryable_codes;
 }
 
 /* Calls Baseline/|rpc| with |tag| (Lookup with no delay, Work with no
@@ -119,14 +118,11 @@ static int call_attempts(gr_ctx *ctx, retry_env *env, const char *rpc, const cha
  * GR_DECIDED; else 0. */
 static int lame(const rl_probe_call *c, const Relaylab__ObserveReply *obs, gr_scenario_result *out)
 {
-    if (rl_observe_count(obs, NULL) > 0 || c->batch.status != GRPC_STATUS_INVALID_ARGUMENT)
-        return 0;
-    char details[256];
+    char details[256], fb[GR_FEEDBACK_MAX];
     rl_probe_call_details(c, details, sizeof details);
-    return gr_result(out, GR_FAIL,
-                     "gRPC refused the service config: every call fails INVALID_ARGUMENT (\"%s\") before "
-                     "it is sent; run bin/channel-config check for the reason",
-                     details);
+    if (!gr_retry_lame(rl_observe_count(obs, NULL), c->batch.status, details, fb, sizeof fb))
+        return 0;
+    return gr_result(out, GR_FAIL, "%s", fb);
 }
 
 /* Checks that attempt k carried grpc-previous-rpc-attempts k-1. */
@@ -208,8 +204,8 @@ typedef struct faulted {
     grpc_status_code code;       /* with this status */
 } faulted;
 
-/* Writes the verdict on a faulted call that gRPC sent. */
-typedef void (*faulted_judge)(const faulted *f, gr_scenario_result *out);
+/* The verdict on a faulted call that gRPC sent (retry_judge.h). */
+typedef gr_verdict (*faulted_judge)(const gr_retry_facts *f, char *buf, size_t len);
 
 /* A scenario made of one call of |rpc| through the config's channel, the
  * baseline failing its first |fail_first| attempts with |code|: |judge|
@@ -226,8 +222,18 @@ static int faulted_scenario(gr_ctx *ctx, const char *rpc, int fail_first, grpc_s
         call_attempts(ctx, &f.env, rpc, gr_tag(ctx), &f.c, &f.obs, out))
         goto done;
     f.n = rl_observe_count(f.obs, rpc);
-    if (!lame(&f.c, f.obs, out))
-        judge(&f, out);
+    if (!lame(&f.c, f.obs, out)) {
+        gr_retry_facts rf = {.budget_ms = f.env.budget_ms,
+                             .fail_first = f.fail_first,
+                             .code = f.code,
+                             .n = f.n,
+                             .numbered = attempts_numbered(f.obs),
+                             .status = f.c.batch.status,
+                             .ms = (f.c.end_ns - f.c.start_ns) / RL_NS_PER_MS};
+        policy_of(&f.env, &rf.policy);
+        char fb[GR_FEEDBACK_MAX];
+        gr_result(out, judge(&rf, fb, sizeof fb), "%s", fb);
+    }
     attempts_figure(out, rpc, f.c.start_ns, f.c.end_ns, f.c.batch.status, f.obs, f.env.budget_ms, f.want);
 done:
     gr_scenario_done(&f.c, &f.obs);
@@ -251,34 +257,11 @@ static int world_run(gr_ctx *ctx)
     return run;
 }
 
-/* UNAVAILABLE fail_first times, then OK: one attempt more, numbered. */
-static void judge_retried_to_ok(const faulted *f, gr_scenario_result *out)
-{
-    int run = f->fail_first;
-    size_t n = f->n;
-    char why[160];
-    why_not_retried(&f->env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
-    if (f->c.batch.status == GRPC_STATUS_OK && n == (size_t)run + 1 && attempts_numbered(f->obs))
-        gr_result(out, GR_PASS,
-                  "UNAVAILABLE %d time%s in a row, then OK: %d attempts, the client got OK "
-                  "in %lld ms",
-                  run, run == 1 ? "" : "s", run + 1, (long long)((f->c.end_ns - f->c.start_ns) / RL_NS_PER_MS));
-    else if (f->c.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED)
-        gr_result(out, GR_FAIL,
-                  "the retries did not finish within the caller's %lld ms deadline (%zu attempts seen): "
-                  "the backoff is too long for it",
-                  (long long)f->env.budget_ms, n);
-    else
-        gr_result(out, GR_FAIL,
-                  "UNAVAILABLE %d time%s in a row (the world's restarting backend), then OK: the baseline "
-                  "saw %zu attempt%s and the client got %s; expected %d attempts and OK: %s",
-                  run, run == 1 ? "" : "s", n, n == 1 ? "" : "s", rl_status_name(f->c.batch.status), run + 1, why);
-}
-
 static int unavailable_then_ok(gr_ctx *ctx, gr_scenario_result *out)
 {
     int run = world_run(ctx);
-    return faulted_scenario(ctx, "Lookup", run, GRPC_STATUS_UNAVAILABLE, (size_t)run + 1, judge_retried_to_ok, out);
+    return faulted_scenario(ctx, "Lookup", run, GRPC_STATUS_UNAVAILABLE, (size_t)run + 1, gr_retry_judge_retried_to_ok,
+                            out);
 }
 
 /* Codes that are answers, not blips: the same request gets them again. */
@@ -307,58 +290,15 @@ static grpc_status_code answer_to_inject(gr_ctx *ctx)
     return code;
 }
 
-/* An answer code once: one attempt, and the code reaches the caller. */
-static void judge_answer_not_retried(const faulted *f, gr_scenario_result *out)
-{
-    const char *name = rl_status_name(f->code);
-    size_t n = f->n;
-    if (n == 1 && f->c.batch.status == f->code)
-        gr_result(out, GR_PASS, "%s: 1 attempt, not retried", name);
-    else if (n == 1)
-        gr_result(out, GR_FAIL, "%s: 1 attempt, but the client got %s", name, rl_status_name(f->c.batch.status));
-    else
-        gr_result(out, GR_FAIL,
-                  "%s was tried %zu times: a request the server rejects fails the same way every time; "
-                  "keep such codes out of retryableStatusCodes",
-                  name, n);
-}
-
 static int non_retryable(gr_ctx *ctx, gr_scenario_result *out)
 {
-    return faulted_scenario(ctx, "Lookup", 1, answer_to_inject(ctx), 1, judge_answer_not_retried, out);
-}
-
-/* UNAVAILABLE every time: maxAttempts attempts (1 without a policy for
- * it), then UNAVAILABLE within the caller's deadline. */
-static void judge_gives_up(const faulted *f, gr_scenario_result *out)
-{
-    size_t n = f->n;
-    bool retries = f->env.has_method && f->env.method.has_retry &&
-                   (f->env.method.retryable_codes & (1u << GRPC_STATUS_UNAVAILABLE));
-    size_t want = retries ? (size_t)f->env.method.max_attempts : 1;
-    if (f->c.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED)
-        gr_result(out, GR_FAIL,
-                  "a persistent UNAVAILABLE: %zu attempts did not finish within the caller's %lld ms "
-                  "deadline: the backoff is too long for it",
-                  n, (long long)f->env.budget_ms);
-    else if (n == want && f->c.batch.status == GRPC_STATUS_UNAVAILABLE)
-        gr_result(out, GR_PASS, "a persistent UNAVAILABLE: %zu attempts (maxAttempts %d%s), then UNAVAILABLE", n,
-                  retries ? f->env.method.max_attempts : 1, retries ? ", at most 5" : "");
-    else {
-        char why[160];
-        why_not_retried(&f->env, "Lookup", GRPC_STATUS_UNAVAILABLE, why, sizeof why);
-        gr_result(out, GR_FAIL,
-                  "a persistent UNAVAILABLE: the baseline saw %zu attempt%s, expected %zu; the client got "
-                  "%s%s%s",
-                  n, n == 1 ? "" : "s", want, rl_status_name(f->c.batch.status), n < want ? ": " : "",
-                  n < want ? why : "");
-    }
+    return faulted_scenario(ctx, "Lookup", 1, answer_to_inject(ctx), 1, gr_retry_judge_answer_not_retried, out);
 }
 
 static int persistent(gr_ctx *ctx, gr_scenario_result *out)
 {
     /* The bound is the config's maxAttempts: the judge says it; no red. */
-    return faulted_scenario(ctx, "Lookup", 100, GRPC_STATUS_UNAVAILABLE, 0, judge_gives_up, out);
+    return faulted_scenario(ctx, "Lookup", 100, GRPC_STATUS_UNAVAILABLE, 0, gr_retry_judge_gives_up, out);
 }
 
 /* A server-streaming Fetch read to its end on a private queue. The batch
@@ -459,41 +399,19 @@ static int committed_stream(gr_ctx *ctx, gr_scenario_result *out)
     if (gr_scenario_observe(ctx, gr_tag(ctx), &obs, out))
         goto done;
     attempts_figure(out, "Fetch", t0, t1, res.status, obs, env.budget_ms, 1);
-    size_t n = rl_observe_count(obs, "Fetch");
-    if (n == 0 && res.status == GRPC_STATUS_INVALID_ARGUMENT)
-        gr_result(out, GR_FAIL,
-                  "gRPC refused the service config: the Fetch call failed INVALID_ARGUMENT "
-                  "before it was sent; run bin/channel-config check for the reason");
-    else if (n == 1 && res.messages == 1 && res.duplicates == 0 && res.status == GRPC_STATUS_UNAVAILABLE)
-        gr_result(out, GR_PASS,
-                  "a stream that failed after its first message: 1 attempt, 1 message, "
-                  "UNAVAILABLE reached the caller (the call had committed)");
-    else
-        gr_result(out, GR_FAIL,
-                  "a stream that failed after its first message: %zu attempts, %d messages (%d repeated), "
-                  "status %s; a committed call must not be retried",
-                  n, res.messages, res.duplicates, rl_status_name(res.status));
+    char fb[GR_FEEDBACK_MAX];
+    gr_verdict v = gr_retry_judge_committed_stream(rl_observe_count(obs, "Fetch"), res.messages, res.duplicates,
+                                                   res.status, fb, sizeof fb);
+    gr_result(out, v, "%s", fb);
 done:
     gr_scenario_free_obs(&obs);
     env_close(&env);
     return 0;
 }
 
-/* Work failed once: never retried, whatever the policy says of the code. */
-static void judge_work_once(const faulted *f, gr_scenario_result *out)
-{
-    if (f->n == 1 && f->c.batch.status == GRPC_STATUS_UNAVAILABLE)
-        gr_result(out, GR_PASS, "Work failed UNAVAILABLE once: 1 attempt, the failure reached the caller");
-    else
-        gr_result(out, GR_FAIL,
-                  "Work was tried %zu times (client got %s): Work has effects and must run at most once; "
-                  "give the retryPolicy to Lookup only",
-                  f->n, rl_status_name(f->c.batch.status));
-}
-
 static int work_once(gr_ctx *ctx, gr_scenario_result *out)
 {
-    return faulted_scenario(ctx, "Work", 1, GRPC_STATUS_UNAVAILABLE, 1, judge_work_once, out);
+    return faulted_scenario(ctx, "Work", 1, GRPC_STATUS_UNAVAILABLE, 1, gr_retry_judge_work_once, out);
 }
 
 /* The lesson: a retryPolicy that applies to Lookup, the call the world's
