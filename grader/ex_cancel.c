@@ -2,7 +2,9 @@
  * must cancel the downstream call in flight at once, start no further one,
  * and keep serving. The grader cancels at an instant C it records itself,
  * chosen when the baseline's observer shows the downstream call running,
- * and judges the end the baseline recorded on the same clock. */
+ * and judges the end the baseline recorded on the same clock, by
+ * cancel_judge.c's rules. */
+#include "cancel_judge.h"
 #include "exercise.h"
 #include "judge.h"
 #include "leak.h"
@@ -39,7 +41,7 @@ static int start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const
 /* The picture of a cancel on one time axis (ms since the client started
  * Process): the client's call until its cancel, when |rec| (the downstream
  * call at the baseline) ran and when it ended, against the time a relay
- * has to pass the cancel on (GR_JUDGE_CANCEL_MS). */
+ * has to pass the cancel on (GR_CANCEL_MS). */
 static void cancel_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t cn, const Relaylab__CallRecord *rec,
                           const gr_cancel_check *cc)
 {
@@ -62,8 +64,8 @@ static void cancel_figure(gr_scenario_result *out, const rl_probe_call *c, int64
     else
         gr_fig_span_add(f, r, cx, ex, GR_FIG_WRONG, "still running %lld ms after the cancel",
                         (long long)cc->observed_ms);
-    gr_fig_span_add(f, gr_fig_row(f, "time allowed to stop"), cx, cx + GR_JUDGE_CANCEL_MS, GR_FIG_TRUTH, "%d ms",
-                    GR_JUDGE_CANCEL_MS);
+    gr_fig_span_add(f, gr_fig_row(f, "time allowed to stop"), cx, cx + GR_CANCEL_MS, GR_FIG_TRUTH, "%d ms",
+                    GR_CANCEL_MS);
     if (cc->starved)
         gr_fig_caption(f, "%s stopped late while the relay and the baseline waited %lld ms for a CPU: not judged",
                        rec->method, (long long)cc->waited_ms);
@@ -100,7 +102,7 @@ static int cancel_and_judge(gr_ctx *ctx, rl_probe_call *c, const char *tag, cons
                             gr_scenario_result *out)
 {
     /* A chain waiting for a CPU passes a cancel on late through no fault
-     * of the relay's (gr_judge_cancel_starved): its wait is read around. */
+     * of the relay's (gr_cancel_starved): its wait is read around. */
     int64_t wait_a = chain_wait_ns(ctx);
     int64_t cn = rl_probe_call_cancel(c);
     *cancel_ns = cn;
@@ -119,12 +121,12 @@ static int cancel_and_judge(gr_ctx *ctx, rl_probe_call *c, const char *tag, cons
     if (!decided) {
         /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference): gr_scenario_observed decided on a NULL rec */
         *end_ns = rec->ended ? rec->end_ns : 0;
-        uint32_t max_steps = steps ? gr_judge_max_steps(gr_ms_between(rec->arrival_ns, cn), 10, steps) : 0;
-        gr_judge_cancel(method, rec->ended, rec->cancelled, rec->ended ? gr_ms_between(cn, rec->end_ns) : -1,
-                        gr_ms_between(cn, seen), rec->steps_done, steps, max_steps, cc);
+        uint32_t max_steps = steps ? gr_cancel_max_steps(gr_ms_between(rec->arrival_ns, cn), 10, steps) : 0;
+        gr_cancel_judge_stop(method, rec->ended, rec->cancelled, rec->ended ? gr_ms_between(cn, rec->end_ns) : -1,
+                             gr_ms_between(cn, seen), rec->steps_done, steps, max_steps, cc);
         /* A thread that ended meanwhile takes its wait with it: a lower
          * bound, never below 0. */
-        gr_judge_cancel_starved(cc, wait_b < 0 ? -1 : wait_b > wait_a ? (wait_b - wait_a) / RL_NS_PER_MS : 0);
+        gr_cancel_starved(cc, wait_b < 0 ? -1 : wait_b > wait_a ? (wait_b - wait_a) / RL_NS_PER_MS : 0);
         cancel_figure(out, c, cn, rec, cc);
     }
     gr_scenario_free_obs(&obs);
@@ -132,7 +134,7 @@ static int cancel_and_judge(gr_ctx *ctx, rl_probe_call *c, const char *tag, cons
 }
 
 /* A cancel passed on late only because the machine starved the chain
- * says nothing (gr_judge_cancel_starved): it is measured again, under a
+ * says nothing (gr_cancel_starved): it is measured again, under a
  * tag of its own, up to CANCEL_ATTEMPTS times, and is ERROR only when
  * every attempt was starved. A load that starves one attempt seldom
  * starves three in a row (the soak's one such FAIL in 6,670 tests). */
@@ -165,15 +167,6 @@ static int until_not_starved(gr_ctx *ctx, cancel_attempt attempt, gr_scenario_re
     }
 }
 
-/* The verdict of a cancel |cc| judged, with |fb| its feedback and |more|
- * appended to a PASS; *starved says whether it is the starved ERROR. */
-static void cancel_verdict(const gr_cancel_check *cc, const char *fb, const char *more, gr_scenario_result *out,
-                           bool *starved)
-{
-    *starved = !cc->pass && cc->starved;
-    gr_result(out, cc->pass ? GR_PASS : cc->starved ? GR_ERROR : GR_FAIL, "%s%s", fb, cc->pass ? more : "");
-}
-
 /* during-work: cancel while Work (200 x 10 ms) runs. */
 static int during_work_attempt(gr_ctx *ctx, const char *tag, gr_scenario_result *out, bool *starved)
 {
@@ -183,9 +176,8 @@ static int during_work_attempt(gr_ctx *ctx, const char *tag, gr_scenario_result 
     if (start_and_reach(ctx, &c, tag, "Work", 0, 200, out) ||
         cancel_and_judge(ctx, &c, tag, "Work", 2000, 200, &cn, &end, &cc, out))
         goto done;
-    char fb[320];
-    gr_judge_cancel_feedback(&cc, fb, sizeof fb);
-    cancel_verdict(&cc, fb, "", out, starved);
+    char fb[GR_FEEDBACK_MAX];
+    gr_result(out, gr_cancel_verdict(&cc, "", starved, fb, sizeof fb), "%s", fb);
 done:
     return gr_scenario_done(&c, NULL);
 }
@@ -214,8 +206,6 @@ static int during_lookup_attempt(gr_ctx *ctx, const char *tag, gr_scenario_resul
                                       &obs);
     if (gr_scenario_observed(rc, obs, out))
         goto done;
-    char fb[320];
-    gr_judge_cancel_feedback(&cc, fb, sizeof fb);
     const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
     if (wk && out->figure.kind == GR_FIG_TIMELINE) {
         double wa = (double)(wk->arrival_ns - c.start_ns) / 1e6;
@@ -227,13 +217,10 @@ static int during_lookup_attempt(gr_ctx *ctx, const char *tag, gr_scenario_resul
                        "further call",
                        (long long)gr_ms_between(cn, wk->arrival_ns));
     }
-    if (wk)
-        gr_result(out, GR_FAIL,
-                  "Work was still called %lld ms after the cancel: a cancelled Process must "
-                  "start no further call; %s",
-                  (long long)gr_ms_between(cn, wk->arrival_ns), fb);
-    else
-        cancel_verdict(&cc, fb, "; no Work after it", out, starved);
+    char fb[GR_FEEDBACK_MAX];
+    gr_verdict v =
+        gr_cancel_judge_lookup(&cc, wk != NULL, wk ? gr_ms_between(cn, wk->arrival_ns) : 0, starved, fb, sizeof fb);
+    gr_result(out, v, "%s", fb);
 done:
     return gr_scenario_done(&c, &obs);
 }
@@ -287,11 +274,9 @@ static int keeps_serving(gr_ctx *ctx, gr_scenario_result *out)
     char why[256];
     bool ok = gr_process_reply_ok(&c2, tag2, why, sizeof why);
     keeps_serving_figure(out, &c, cn, &c2, ok);
-    if (!ok)
-        gr_result(out, GR_FAIL, "after a cancelled Process, the next one (5000 ms deadline) failed: %s", why);
-    else
-        gr_result(out, GR_PASS, "after a cancelled Process, the next one succeeded in %lld ms",
-                  (long long)gr_ms_between(c2.start_ns, c2.end_ns));
+    char fb[GR_FEEDBACK_MAX];
+    gr_result(out, gr_cancel_judge_keeps_serving(ok, why, gr_ms_between(c2.start_ns, c2.end_ns), fb, sizeof fb), "%s",
+              fb);
 done:
     gr_scenario_done(&c2, NULL);
     return gr_scenario_done(&c, NULL);

@@ -15,7 +15,6 @@
 #define GR_JUDGE_SCHED_MS            25  /* allowance beyond the rounding and the relay's own time */
 #define GR_JUDGE_MARGIN_MIN_MS       100 /* a relay may keep this much back ... */
 #define GR_JUDGE_MARGIN_FRAC         10  /* ... or this percentage of what remained */
-#define GR_JUDGE_CANCEL_MS           150 /* downstream end after the client's cancel */
 #define GR_JUDGE_LATE_CALL_WINDOW_MS 500 /* watch for a call that must not come */
 /* A deadline to the status that reports it, for the integration tests'
  * own bounds (tests/integration/tolerances.py). No judge uses it: a
@@ -82,45 +81,5 @@ int gr_judge_deadline_feedback(const gr_dl_check *c, char *buf, size_t len);
  * Names the hop that never arrived and the fix. Returns the snprintf
  * length. */
 int gr_judge_no_deadline_expired_feedback(int64_t after_ms, size_t nlookup, size_t nwork, char *buf, size_t len);
-
-/* ---- expiry and cancellation ---- */
-
-typedef struct gr_cancel_check {
-    const char *method;         /* the downstream call that should stop */
-    int64_t latency_ms;         /* its end minus the client's cancel instant;
-                                 * <0 if it had not ended when last observed */
-    int64_t observed_ms;        /* how long after the cancel it was last seen */
-    bool ended, cancelled;      /* from the baseline's record */
-    uint32_t steps_done, steps; /* Work only; steps 0 for Lookup */
-    uint32_t max_steps;         /* most steps possible had it stopped in time; 0: unchecked */
-    int64_t waited_ms;          /* the chain's wait for a CPU meanwhile; <0 unknown */
-    bool pass;
-    bool starved; /* late only by |waited_ms|: not judged (ERROR) */
-} gr_cancel_check;
-
-/* Judges how fast |method| stopped after the cancel: it must have ended with
- * the baseline seeing it cancelled within GR_JUDGE_CANCEL_MS and, for Work,
- * done no more steps than fit until then. */
-void gr_judge_cancel(const char *method, bool ended, bool cancelled, int64_t end_minus_cancel_ms, int64_t observed_ms,
-                     uint32_t steps_done, uint32_t steps, uint32_t max_steps, gr_cancel_check *out);
-
-/* A cancel passed on late, while the processes it had to cross (the
- * relay, the baseline) waited |waited_ms| for a CPU: when it would have been
- * in time without that wait, the lateness is the machine's, and |c| is
- * marked starved (grade again), never FAIL. A cancel never passed on (the
- * call ran on, or ended uncancelled) stays a FAIL whatever the wait: a
- * starved relay still passes it on, if late. |waited_ms| < 0: unknown,
- * nothing changes. */
-void gr_judge_cancel_starved(gr_cancel_check *c, int64_t waited_ms);
-
-/* The most steps of |step_ms| a Work that arrived |ran_ms| before the cancel
- * can have completed if it stopped within GR_JUDGE_CANCEL_MS (+1 for a step
- * finishing as the cancel lands). */
-uint32_t gr_judge_max_steps(int64_t ran_ms, int64_t step_ms, uint32_t steps);
-
-/* "Work kept running 1890 ms after the cancel (200/200 steps): cancellation
- * is not propagated", the passing numbers, or, starved, the wait and
- * "grade again". */
-int gr_judge_cancel_feedback(const gr_cancel_check *c, char *buf, size_t len);
 
 #endif

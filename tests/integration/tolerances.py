@@ -2,7 +2,7 @@
 # judges so a test and a verdict never disagree about what "on time" means.
 #
 # The numbers are read from grader/judge.h and the exercises' judges
-# (grader/shutdown_judge.h), where each is derived from measurements (the
+# (grader/cancel_judge.h, grader/shutdown_judge.h), where each is derived from measurements (the
 # .c beside each explains how): a test that wants "the relay
 # passed the time that was left" uses the same bound as the grader's
 # deadline judge, and "a cancel reached the baseline promptly" the same
@@ -35,8 +35,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # Where each tolerance is defined: the shared judge (grader/judge.h) or the
 # exercise's own (grader/NAME_judge.h), with its macro's prefix there.
 _HEADERS = (
-    ("judge.h", "GR_JUDGE_", ("SCHED_MS", "MARGIN_MIN_MS", "MARGIN_FRAC", "EXPIRE_MS", "CANCEL_MS",
-                              "LATE_CALL_WINDOW_MS")),
+    ("judge.h", "GR_JUDGE_", ("SCHED_MS", "MARGIN_MIN_MS", "MARGIN_FRAC", "EXPIRE_MS", "LATE_CALL_WINDOW_MS")),
+    ("cancel_judge.h", "GR_", ("CANCEL_MS",)),
     ("shutdown_judge.h", "GR_SHUTDOWN_", ("ADMISSION_MS", "REFUSE_MS", "GRACE_LATE_MS", "GRACE_EARLY_MS")),
 )
 

@@ -134,82 +134,6 @@ static void grown_deadline_between_truth_and_budget(void **state)
     assert_non_null(strstr(buf, "the deadline grew along the chain"));
 }
 
-static void cancel_within_bound_passes(void **state)
-{
-    (void)state;
-    gr_cancel_check c;
-    gr_judge_cancel("Work", true, true, GR_JUDGE_CANCEL_MS, 120, 12, 200, 0, &c);
-    assert_true(c.pass);
-    gr_judge_cancel("Work", true, true, GR_JUDGE_CANCEL_MS + 1, 120, 12, 200, 0, &c);
-    assert_false(c.pass);
-    /* In time, but more steps than fit: the step bound catches it. */
-    uint32_t max = gr_judge_max_steps(30, 10, 200);
-    assert_int_equal(max, (30 + GR_JUDGE_CANCEL_MS + 9) / 10 + 1);
-    gr_judge_cancel("Work", true, true, 5, 120, max, 200, max, &c);
-    assert_true(c.pass);
-    gr_judge_cancel("Work", true, true, 5, 120, max + 1, 200, max, &c);
-    assert_false(c.pass);
-}
-
-static void ignored_cancel_is_named(void **state)
-{
-    (void)state;
-    gr_cancel_check c;
-    char buf[256];
-    gr_judge_cancel("Work", true, false, 1890, 1900, 200, 200, 0, &c);
-    assert_false(c.pass);
-    gr_judge_cancel_feedback(&c, buf, sizeof buf);
-    assert_string_equal(buf, "Work kept running 1890 ms after the cancel (200/200 steps): cancellation is not "
-                             "propagated");
-    gr_judge_cancel("Lookup", false, false, 0, 3000, 0, 0, 0, &c);
-    assert_false(c.pass);
-    gr_judge_cancel_feedback(&c, buf, sizeof buf);
-    assert_string_equal(buf, "Lookup was still running 3000 ms after the cancel: cancellation is not propagated");
-}
-
-/* Late only by the time the chain waited for a CPU: not judged (the
- * soak's wrong FAIL, 271 ms on a loaded machine); late beyond it, or never
- * passed on, stays a FAIL. */
-static void a_cancel_late_while_starved_is_not_judged(void **state)
-{
-    (void)state;
-    gr_cancel_check c;
-    char buf[320];
-    gr_judge_cancel("Lookup", true, true, 271, 280, 0, 0, 0, &c);
-    gr_judge_cancel_starved(&c, 121);
-    assert_false(c.pass);
-    assert_true(c.starved);
-    gr_judge_cancel_feedback(&c, buf, sizeof buf);
-    assert_non_null(strstr(buf, "waited 121 ms for a CPU"));
-    assert_non_null(strstr(buf, "grade again"));
-    gr_judge_cancel("Lookup", true, true, 271, 280, 0, 0, 0, &c);
-    gr_judge_cancel_starved(&c, 120);
-    assert_false(c.starved);
-    gr_judge_cancel_feedback(&c, buf, sizeof buf);
-    assert_non_null(strstr(buf, "stopped only 271 ms after the cancel"));
-    /* Unknown wait: judged as before. */
-    gr_judge_cancel("Lookup", true, true, 271, 280, 0, 0, 0, &c);
-    gr_judge_cancel_starved(&c, -1);
-    assert_false(c.starved);
-    /* Never passed on: FAIL however long the wait. */
-    gr_judge_cancel("Lookup", false, false, 0, 3000, 0, 0, 0, &c);
-    gr_judge_cancel_starved(&c, 5000);
-    assert_false(c.starved);
-    gr_judge_cancel("Work", true, false, 1890, 1900, 200, 200, 0, &c);
-    gr_judge_cancel_starved(&c, 5000);
-    assert_false(c.starved);
-    /* In time but too many steps: not the machine's. */
-    uint32_t max = gr_judge_max_steps(30, 10, 200);
-    gr_judge_cancel("Work", true, true, 5, 120, max + 1, 200, max, &c);
-    gr_judge_cancel_starved(&c, 5000);
-    assert_false(c.starved);
-    /* A pass stays a pass. */
-    gr_judge_cancel("Lookup", true, true, 20, 30, 0, 0, 0, &c);
-    gr_judge_cancel_starved(&c, 5000);
-    assert_true(c.pass);
-    assert_false(c.starved);
-}
-
 static const gr_scenario fake_scenarios[] = {{"a", "A", NULL, 0}, {"b", "B", NULL, 0}};
 static const gr_exercise fake = {.name = "fake", .summary = "s", .scenarios = fake_scenarios, .nscenarios = 2};
 
@@ -298,9 +222,6 @@ int main(void)
         cmocka_unit_test(huge_timeout_is_named),
         cmocka_unit_test(no_deadline_in_none_out),
         cmocka_unit_test(grown_deadline_between_truth_and_budget),
-        cmocka_unit_test(cancel_within_bound_passes),
-        cmocka_unit_test(ignored_cancel_is_named),
-        cmocka_unit_test(a_cancel_late_while_starved_is_not_judged),
         cmocka_unit_test(rubric_scores_each_scenario),
         cmocka_unit_test(no_deadline_expiry_names_the_mistake),
         cmocka_unit_test(rubric_errors_are_clear),
