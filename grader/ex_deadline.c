@@ -3,7 +3,8 @@
  * send no deadline when the client set none, stop when time runs out, and
  * call each downstream method once per Process. Every judgement compares
  * what the baseline saw (CLOCK_MONOTONIC) with the deadline instant D this
- * grader fixed itself; the tolerances are in judge.c. */
+ * grader fixed itself; the tolerances and the verdicts are deadline_judge.c's. */
+#include "deadline_judge.h"
 #include "exercise.h"
 #include "judge.h"
 #include "process.h"
@@ -157,63 +158,37 @@ static int shrinks(gr_ctx *ctx, gr_scenario_result *out)
     const Relaylab__CallRecord *lk = rl_observe_find(obs, "Lookup", 0);
     const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
     gr_dl_check cl = {0}, cw = {0};
-    char fl[256] = "", fw[256] = "";
-    /* The relay's own time before each call (judge.h): what a late
+    /* The relay's own time before each call (deadline_judge.h): what a late
      * re-anchoring of the deadline can have added. */
     int64_t relay_lookup = lk ? gr_ms_between(c.start_ns, lk->arrival_ns) : 0;
     int64_t relay_work = relay_lookup;
     if (lk && wk && lk->ended && wk->arrival_ns > lk->end_ns)
         relay_work += gr_ms_between(lk->end_ns, wk->arrival_ns);
-    if (lk) {
-        gr_judge_deadline("Lookup", budget, gr_ms_between(lk->arrival_ns, d), relay_lookup, lk->has_deadline,
-                          lk->deadline_ms, &cl);
-        gr_judge_deadline_feedback(&cl, fl, sizeof fl);
-    }
-    if (wk) {
-        gr_judge_deadline("Work", budget, gr_ms_between(wk->arrival_ns, d), relay_work, wk->has_deadline,
-                          wk->deadline_ms, &cw);
-        gr_judge_deadline_feedback(&cw, fw, sizeof fw);
-    }
+    if (lk)
+        gr_dl_judge_hop("Lookup", budget, gr_ms_between(lk->arrival_ns, d), relay_lookup, lk->has_deadline,
+                        lk->deadline_ms, &cl);
+    if (wk)
+        gr_dl_judge_hop("Work", budget, gr_ms_between(wk->arrival_ns, d), relay_work, wk->has_deadline, wk->deadline_ms,
+                        &cw);
     {
         const Relaylab__CallRecord *hop[2] = {lk, wk};
         const gr_dl_check *chk[2] = {&cl, &cw};
         deadline_figure(out, &c, d, budget, hop, chk);
     }
-    /* Work's deadline tells the mistake best (it is where a forwarded
-     * timeout shows); Lookup's is added when it is wrong differently. */
-    if (wk && cw.cls != GR_DL_OK) {
-        if (lk && cl.cls != GR_DL_OK && cl.cls != cw.cls)
-            gr_result(out, GR_FAIL, "%s; %s", fw, fl);
-        else
-            gr_result(out, GR_FAIL, "%s", fw);
-        goto done;
-    }
-    if (lk && cl.cls != GR_DL_OK) {
-        gr_result(out, GR_FAIL, "%s", fl);
-        goto done;
-    }
-    char st[200];
+    char st[200], why[256], fb[GR_FEEDBACK_MAX];
     gr_process_status_text(&c, st, sizeof st);
-    if (!lk || !wk) {
-        if (c.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED && c.end_ns >= d)
-            gr_result(out, GR_TIMEOUT,
-                      "Process did not answer within its %lld ms deadline (expected about 520 ms); the baseline "
-                      "saw %zu Lookup and %zu Work calls",
-                      (long long)budget, rl_observe_count(obs, "Lookup"), rl_observe_count(obs, "Work"));
-        else
-            gr_result(out, GR_FAIL,
-                      "Process returned %s but the baseline saw %zu Lookup and %zu Work calls: a relay calls "
-                      "Lookup, then Work",
-                      st, rl_observe_count(obs, "Lookup"), rl_observe_count(obs, "Work"));
-        goto done;
-    }
-    char why[256];
-    if (!gr_process_reply_ok(&c, tag, why, sizeof why)) {
-        gr_result(out, GR_FAIL, "%s after %lld ms although its deadlines were right (expected OK)", why,
-                  (long long)gr_ms_between(c.start_ns, c.end_ns));
-        goto done;
-    }
-    gr_result(out, GR_PASS, "%s; %s", fw, fl);
+    gr_dl_process_facts f = {.budget_ms = budget,
+                             .lookup = lk ? &cl : NULL,
+                             .work = wk ? &cw : NULL,
+                             .nlookup = rl_observe_count(obs, "Lookup"),
+                             .nwork = rl_observe_count(obs, "Work"),
+                             .status = c.batch.status,
+                             .status_text = st,
+                             .past_deadline = c.end_ns >= d,
+                             .why = why,
+                             .ms = gr_ms_between(c.start_ns, c.end_ns)};
+    f.reply_ok = gr_process_reply_ok(&c, tag, why, sizeof why);
+    gr_result(out, gr_dl_judge_shrinks(&f, fb, sizeof fb), "%s", fb);
 
 done:
     return gr_scenario_done(&c, &obs);
@@ -242,44 +217,27 @@ static int none(gr_ctx *ctx, gr_scenario_result *out)
     const Relaylab__CallRecord *lk = rl_observe_find(obs, "Lookup", 0);
     const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
     gr_dl_check cl, cw;
-    char fl[256] = "", fw[256] = "";
-    if (lk) {
-        gr_judge_deadline("Lookup", -1, 0, 0, lk->has_deadline, lk->deadline_ms, &cl);
-        gr_judge_deadline_feedback(&cl, fl, sizeof fl);
-    }
-    if (wk) {
-        gr_judge_deadline("Work", -1, 0, 0, wk->has_deadline, wk->deadline_ms, &cw);
-        gr_judge_deadline_feedback(&cw, fw, sizeof fw);
-    }
+    if (lk)
+        gr_dl_judge_hop("Lookup", -1, 0, 0, lk->has_deadline, lk->deadline_ms, &cl);
+    if (wk)
+        gr_dl_judge_hop("Work", -1, 0, 0, wk->has_deadline, wk->deadline_ms, &cw);
     {
         const Relaylab__CallRecord *hop[2] = {lk, wk};
         const gr_dl_check *chk[2] = {&cl, &cw};
         none_figure(out, &c, hop, chk);
     }
-    if (wk && cw.cls != GR_DL_OK)
-        gr_result(out, GR_FAIL, "%s", fw);
-    else if (lk && cl.cls != GR_DL_OK)
-        gr_result(out, GR_FAIL, "%s", fl);
-    else {
-        char why[256], st[200];
-        gr_process_status_text(&c, st, sizeof st);
-        size_t nl = rl_observe_count(obs, "Lookup"), nw = rl_observe_count(obs, "Work");
-        if ((!lk || !wk) && c.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED) {
-            /* The client set no deadline, so this status is the relay's own
-             * doing, whatever its language (see judge.h). */
-            char fb[GR_FEEDBACK_MAX];
-            gr_judge_no_deadline_expired_feedback(gr_ms_between(c.start_ns, c.end_ns), nl, nw, fb, sizeof fb);
-            gr_result(out, GR_FAIL, "%s", fb);
-        } else if (!lk || !wk)
-            gr_result(out, GR_FAIL,
-                      "Process returned %s but the baseline saw %zu Lookup and %zu Work calls: a relay calls "
-                      "Lookup, then Work",
-                      st, nl, nw);
-        else if (!gr_process_reply_ok(&c, tag, why, sizeof why))
-            gr_result(out, GR_FAIL, "%s (expected OK)", why);
-        else
-            gr_result(out, GR_PASS, "Lookup and Work arrived with no deadline, as the client set none");
-    }
+    char st[200], why[256], fb[GR_FEEDBACK_MAX];
+    gr_process_status_text(&c, st, sizeof st);
+    gr_dl_process_facts f = {.lookup = lk ? &cl : NULL,
+                             .work = wk ? &cw : NULL,
+                             .nlookup = rl_observe_count(obs, "Lookup"),
+                             .nwork = rl_observe_count(obs, "Work"),
+                             .status = c.batch.status,
+                             .status_text = st,
+                             .why = why,
+                             .ms = gr_ms_between(c.start_ns, c.end_ns)};
+    f.reply_ok = gr_process_reply_ok(&c, tag, why, sizeof why);
+    gr_result(out, gr_dl_judge_none(&f, fb, sizeof fb), "%s", fb);
 done:
     return gr_scenario_done(&c, &obs);
 }
@@ -378,23 +336,20 @@ static int expires_in_lookup(gr_ctx *ctx, gr_scenario_result *out)
         lk = rl_observe_find(obs, "Lookup", 0);
         if (lk)
             break;
-        char st[200];
+        char st[200], fb[GR_FEEDBACK_MAX];
         gr_process_status_text(&c, st, sizeof st);
-        if (rl_observe_count(obs, "Work")) {
-            gr_result(out, GR_FAIL, "Work was called without a Lookup first");
-            goto done;
-        }
-        if (c.batch.status != GRPC_STATUS_DEADLINE_EXCEEDED || c.end_ns < d) {
-            gr_result(out, GR_FAIL, "Process returned %s after %lld ms without calling Lookup", st,
-                      (long long)gr_ms_between(c.start_ns, c.end_ns));
+        gr_verdict v;
+        if (gr_dl_judge_no_lookup(rl_observe_count(obs, "Work") > 0, c.batch.status, c.end_ns >= d, st,
+                                  gr_ms_between(c.start_ns, c.end_ns), &v, fb, sizeof fb)) {
+            gr_result(out, v, "%s", fb);
             goto done;
         }
     }
+    char fb[GR_FEEDBACK_MAX];
     if (!lk) {
-        gr_result(out, GR_TIMEOUT,
-                  "the relay never called Lookup and did not answer before the client's deadline, in %zu tries "
-                  "of %lld to %lld ms",
-                  ntries, (long long)expiry_budgets_ms[0], (long long)expiry_budgets_ms[ntries - 1]);
+        gr_verdict v =
+            gr_dl_judge_never_looked_up(ntries, expiry_budgets_ms[0], expiry_budgets_ms[ntries - 1], fb, sizeof fb);
+        gr_result(out, v, "%s", fb);
         goto done;
     }
     /* A relay that ignores the deadline calls Work as soon as Lookup
@@ -418,32 +373,18 @@ static int expires_in_lookup(gr_ctx *ctx, gr_scenario_result *out)
         if (lk2)
             expiry_figure(out, &c, d, budget, lk2, lookup_end, wk);
     }
-    if (wk) {
-        gr_result(out, GR_FAIL,
-                  "Work was called %lld ms after the client's %lld ms deadline had passed (Lookup %s after %lld "
-                  "ms): the relay went on after the deadline",
-                  (long long)gr_ms_between(d, wk->arrival_ns), (long long)budget,
-                  lookup_cancelled ? "was cancelled" : "ran to its end", (long long)lookup_ms);
-        goto done;
-    }
     char st[200];
     gr_process_status_text(&c, st, sizeof st);
-    /* How late the status came is not judged: the client's own deadline
-     * timer ends the call whatever the relay does, so lateness measures the
-     * grader's scheduling alone (134 ms was seen once in 20 runs of a
-     * correct relay with two graders on 2 cores). It is reported. */
-    int64_t late = gr_ms_between(d, c.end_ns);
-    if (c.batch.status != GRPC_STATUS_DEADLINE_EXCEEDED)
-        gr_result(out, GR_FAIL,
-                  "Process ended with %s %lld ms after the start; expected DEADLINE_EXCEEDED at "
-                  "its %lld ms deadline",
-                  st, (long long)gr_ms_between(c.start_ns, c.end_ns), (long long)budget);
-    else
-        gr_result(out, GR_PASS,
-                  "DEADLINE_EXCEEDED %lld ms after the deadline; Lookup %s after %lld ms; no Work in the %d ms "
-                  "after it",
-                  (long long)late, lookup_cancelled ? "was cancelled" : "ended", (long long)lookup_ms,
-                  GR_JUDGE_LATE_CALL_WINDOW_MS);
+    gr_dl_expiry_facts f = {.budget_ms = budget,
+                            .lookup_cancelled = lookup_cancelled,
+                            .lookup_ms = lookup_ms,
+                            .work_called = wk != NULL,
+                            .work_after_ms = wk ? gr_ms_between(d, wk->arrival_ns) : 0,
+                            .status = c.batch.status,
+                            .status_text = st,
+                            .ms = gr_ms_between(c.start_ns, c.end_ns),
+                            .late_ms = gr_ms_between(d, c.end_ns)};
+    gr_result(out, gr_dl_judge_expiry(&f, fb, sizeof fb), "%s", fb);
 done:
     return gr_scenario_done(&c, &obs);
 }
@@ -506,24 +447,11 @@ static int once(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     size_t nl = rl_observe_count(obs, "Lookup"), nw = rl_observe_count(obs, "Work");
     once_figure(out, &c, obs, nl, nw);
-    char why[256];
-    if (nw > 1)
-        gr_result(out, GR_FAIL, "Work was called %zu times for one Process (Lookup %zu): call it once", nw, nl);
-    else if (nl > 1)
-        gr_result(out, GR_FAIL, "Lookup was called %zu times for one Process: call it once", nl);
-    else if (c.batch.status == GRPC_STATUS_DEADLINE_EXCEEDED && nw == 0)
-        gr_result(out, GR_TIMEOUT,
-                  "Process did not answer within its 5000 ms deadline (expected about 10 ms); the baseline saw "
-                  "%zu Lookup and %zu Work calls",
-                  nl, nw);
-    else if (nl == 0 || nw == 0)
-        gr_result(out, GR_FAIL, "the baseline saw %zu Lookup and %zu Work calls: a relay calls Lookup, then Work", nl,
-                  nw);
-    else if (!gr_process_reply_ok(&c, tag, why, sizeof why))
-        gr_result(out, GR_FAIL, "%s (expected OK)", why);
-    else
-        gr_result(out, GR_PASS, "one Lookup and one Work, answered in %lld ms",
-                  (long long)gr_ms_between(c.start_ns, c.end_ns));
+    char why[256], fb[GR_FEEDBACK_MAX];
+    gr_dl_process_facts f = {
+        .nlookup = nl, .nwork = nw, .status = c.batch.status, .why = why, .ms = gr_ms_between(c.start_ns, c.end_ns)};
+    f.reply_ok = gr_process_reply_ok(&c, tag, why, sizeof why);
+    gr_result(out, gr_dl_judge_once(&f, fb, sizeof fb), "%s", fb);
 done:
     return gr_scenario_done(&c, &obs);
 }

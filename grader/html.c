@@ -1,7 +1,6 @@
 /* html: the --html report page; see html.h. */
 #include "html.h"
 
-#include "judge.h"
 #include "rubric.h"
 #include "rl_alloc.h"
 #include "rl_file.h"

@@ -7,7 +7,6 @@
 
 #include "html.h"
 #include "rubric.h"
-#include "judge.h"
 #include "rl_alloc.h"
 #include "rl_err.h"
 #include "rl_file.h"

@@ -16,7 +16,7 @@ from conftest import bin_path, channel, ended, fmt_record
 from tolerances import CANCEL_MS, EXPIRE_MS, SCHED_MS, deadline_lower_ms, wire_rounding_ms
 
 # The grader judges relays by these records, so they are checked with the
-# grader's own tolerances (tolerances.py, from grader/judge.h): a recorded
+# grader's own tolerances (tolerances.py, from grader/*judge.h): a recorded
 # deadline is at most what the client had left at arrival plus the wire
 # rounding, the client's own time before the call arrived (grpcio fixes its
 # deadline a little after the test reads the clock) and SCHED_MS (the

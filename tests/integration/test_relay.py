@@ -28,7 +28,7 @@ READY_TIMEOUT_S = 10.0
 MS = 1_000_000
 
 # Deadline and cancel tolerances are the grader's own (tests/integration/
-# tolerances.py reads them from grader/judge.h, where they are derived from
+# tolerances.py reads them from grader/*judge.h, where they are derived from
 # measurements): a received deadline is judged against the time that truly
 # remained plus the wire rounding of both hops, the relay's own time before
 # the call arrived, and the scheduling allowance; a cancel must reach the

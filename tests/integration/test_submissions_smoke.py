@@ -15,7 +15,7 @@ from conftest import channel, ended, fmt_record
 from relaylab_pb2_grpc import RelayStub
 from tolerances import CANCEL_MS, EXPIRE_MS, LATE_CALL_WINDOW_MS, SCHED_MS, deadline_lower_ms, deadline_upper_ms
 
-# Timing bounds are the grader's judges' (tolerances.py, from grader/judge.h):
+# Timing bounds are the grader's judges' (tolerances.py, from grader/*judge.h):
 # a received deadline within what was left plus both hops' wire rounding, the
 # relay's own time before the call arrived and SCHED_MS; a cancel at the
 # baseline within CANCEL_MS; an expired deadline noticed within EXPIRE_MS.

@@ -2,7 +2,7 @@
 # judges so a test and a verdict never disagree about what "on time" means.
 #
 # The numbers are read from grader/judge.h and the exercises' judges
-# (grader/cancel_judge.h, grader/shutdown_judge.h), where each is derived from measurements (the
+# (grader/deadline_judge.h, cancel_judge.h, shutdown_judge.h), where each is derived from measurements (the
 # .c beside each explains how): a test that wants "the relay
 # passed the time that was left" uses the same bound as the grader's
 # deadline judge, and "a cancel reached the baseline promptly" the same
@@ -35,7 +35,8 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # Where each tolerance is defined: the shared judge (grader/judge.h) or the
 # exercise's own (grader/NAME_judge.h), with its macro's prefix there.
 _HEADERS = (
-    ("judge.h", "GR_JUDGE_", ("SCHED_MS", "MARGIN_MIN_MS", "MARGIN_FRAC", "EXPIRE_MS", "LATE_CALL_WINDOW_MS")),
+    ("judge.h", "GR_JUDGE_", ("EXPIRE_MS", "LATE_CALL_WINDOW_MS")),
+    ("deadline_judge.h", "GR_DL_", ("SCHED_MS", "MARGIN_MIN_MS", "MARGIN_FRAC")),
     ("cancel_judge.h", "GR_", ("CANCEL_MS",)),
     ("shutdown_judge.h", "GR_SHUTDOWN_", ("ADMISSION_MS", "REFUSE_MS", "GRACE_LATE_MS", "GRACE_EARLY_MS")),
 )
@@ -110,8 +111,8 @@ def wire_rounding_ms(ms):
 
 def deadline_upper_ms(budget_ms, true_ms, relay_ms):
     """The largest received deadline a correct hop may show, as the grader's
-    gr_judge_deadline_upper: what truly remained, plus the rounding of both
-    hops, plus |relay_ms| (time spent before the call arrived, outside any
+    gr_dl_upper (grader/deadline_judge.h): what truly remained, plus the
+    rounding of both hops, plus |relay_ms| (time spent before the call arrived, outside any
     downstream call: a runtime may re-anchor the deadline that late), plus
     SCHED_MS."""
     relay_ms = max(relay_ms, 0)
@@ -122,7 +123,7 @@ def deadline_upper_ms(budget_ms, true_ms, relay_ms):
 
 def deadline_lower_ms(true_ms):
     """The smallest received deadline a correct relay may show, as the
-    grader's gr_judge_deadline_lower: a relay may keep back a safety margin of
+    grader's gr_dl_lower: a relay may keep back a safety margin of
     max(MARGIN_MIN_MS, MARGIN_FRAC % of what remained)."""
     margin = max(MARGIN_MIN_MS, true_ms * MARGIN_FRAC / 100)
     return max(true_ms - margin, 0)

@@ -1,6 +1,6 @@
-/* Unit tests for the grader's judge: the deadline tolerance boundaries (just
- * inside and just outside), the mistake classes and their wording, the
- * cancellation bound, verdict aggregation over runs, and rubric points. */
+/* Unit tests for the grader's shared judge (the feedback for an expiry of a
+ * call that had no deadline) and for rubric points; the exercises' own
+ * judges have their test_NAME_judge.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,122 +17,6 @@
 #include "report.h"
 #include "rl_deadline.h"
 #include "rl_err.h"
-
-/* shrinks: 2000 ms budget, 1480 ms truly left at Work's arrival. Both hops
- * round in 10 ms steps (1-10 s), plus the scheduling allowance. */
-static void upper_bound_adds_both_roundings_and_allowance(void **state)
-{
-    (void)state;
-    assert_int_equal(gr_judge_deadline_upper(2000, 1480, 0), 1480 + 10 + 10 + GR_JUDGE_SCHED_MS);
-    /* Below one second the wire is exact on the second hop. */
-    assert_int_equal(gr_judge_deadline_upper(2000, 500, 0), 500 + 10 + 0 + GR_JUDGE_SCHED_MS);
-    assert_int_equal(gr_judge_deadline_upper(300, 290, 0), 290 + 0 + 0 + GR_JUDGE_SCHED_MS);
-    /* The relay's own time is what a late re-anchoring can add. */
-    assert_int_equal(gr_judge_deadline_upper(2000, 1160, 340), 1160 + 10 + 10 + 340 + GR_JUDGE_SCHED_MS);
-}
-
-static void lower_bound_allows_a_margin(void **state)
-{
-    (void)state;
-    assert_int_equal(gr_judge_deadline_lower(1480), 1480 - 148);
-    assert_int_equal(gr_judge_deadline_lower(500), 500 - GR_JUDGE_MARGIN_MIN_MS);
-    assert_int_equal(gr_judge_deadline_lower(50), 0);
-}
-
-static void deadline_just_inside_passes(void **state)
-{
-    (void)state;
-    gr_dl_check c;
-    int64_t up = gr_judge_deadline_upper(2000, 1480, 0), lo = gr_judge_deadline_lower(1480);
-    gr_judge_deadline("Work", 2000, 1480, 0, true, up, &c);
-    assert_int_equal(c.cls, GR_DL_OK);
-    gr_judge_deadline("Work", 2000, 1480, 0, true, lo, &c);
-    assert_int_equal(c.cls, GR_DL_OK);
-    gr_judge_deadline("Work", 2000, 1480, 0, true, 1479, &c); /* floor to ms */
-    assert_int_equal(c.cls, GR_DL_OK);
-}
-
-static void deadline_just_outside_fails(void **state)
-{
-    (void)state;
-    gr_dl_check c;
-    int64_t up = gr_judge_deadline_upper(2000, 1480, 0), lo = gr_judge_deadline_lower(1480);
-    gr_judge_deadline("Work", 2000, 1480, 0, true, up + 1, &c);
-    assert_int_equal(c.cls, GR_DL_GREW);
-    gr_judge_deadline("Work", 2000, 1480, 0, true, lo - 1, &c);
-    assert_int_equal(c.cls, GR_DL_TOO_SHORT);
-}
-
-static void forwarded_timeout_is_named(void **state)
-{
-    (void)state;
-    gr_dl_check c;
-    char buf[256];
-    gr_judge_deadline("Work", 1000, 702, 0, true, 1000, &c);
-    assert_int_equal(c.cls, GR_DL_UNCHANGED);
-    gr_judge_deadline_feedback(&c, buf, sizeof buf);
-    assert_string_equal(buf, "Work received 1000 ms but only 702 ms remained: the original timeout was forwarded "
-                             "unchanged");
-    /* Rounded up on the wire, it is still the original timeout. */
-    gr_judge_deadline("Work", 2000, 1480, 0, true, 2009, &c);
-    assert_int_equal(c.cls, GR_DL_UNCHANGED);
-    /* A slow relay gets its own time back, but Lookup's 500 ms are not its. */
-    gr_judge_deadline("Work", 2000, 1160, 340, true, 2000, &c);
-    assert_int_equal(c.cls, GR_DL_UNCHANGED);
-    gr_judge_deadline("Work", 2000, 1160, 340, true, 1243, &c);
-    assert_int_equal(c.cls, GR_DL_OK);
-}
-
-static void dropped_deadline_is_named(void **state)
-{
-    (void)state;
-    gr_dl_check c;
-    char buf[256];
-    gr_judge_deadline("Work", 2000, 1480, 0, false, 0, &c);
-    assert_int_equal(c.cls, GR_DL_MISSING);
-    gr_judge_deadline_feedback(&c, buf, sizeof buf);
-    assert_non_null(strstr(buf, "Work received no deadline"));
-    assert_non_null(strstr(buf, "the deadline was dropped"));
-}
-
-static void huge_timeout_is_named(void **state)
-{
-    (void)state;
-    gr_dl_check c;
-    char buf[256];
-    gr_judge_deadline("Work", -1, 0, 0, true, 2147483647, &c);
-    assert_int_equal(c.cls, GR_DL_HUGE);
-    gr_judge_deadline_feedback(&c, buf, sizeof buf);
-    assert_string_equal(buf, "Work received 2147483647 ms although the client set no deadline: a huge finite "
-                             "timeout was sent instead of none");
-    gr_judge_deadline("Work", 2000, 1480, 0, true, 2147483647, &c);
-    assert_int_equal(c.cls, GR_DL_HUGE);
-}
-
-static void no_deadline_in_none_out(void **state)
-{
-    (void)state;
-    gr_dl_check c;
-    char buf[256];
-    gr_judge_deadline("Lookup", -1, 0, 0, false, 0, &c);
-    assert_int_equal(c.cls, GR_DL_OK);
-    gr_judge_deadline("Lookup", -1, 0, 0, true, 30000, &c);
-    assert_int_equal(c.cls, GR_DL_INVENTED);
-    gr_judge_deadline_feedback(&c, buf, sizeof buf);
-    assert_non_null(strstr(buf, "invented a deadline"));
-}
-
-static void grown_deadline_between_truth_and_budget(void **state)
-{
-    (void)state;
-    gr_dl_check c;
-    char buf[256];
-    /* Closer to what remained than to the budget: grew, not forwarded. */
-    gr_judge_deadline("Work", 2000, 1480, 0, true, 1650, &c);
-    assert_int_equal(c.cls, GR_DL_GREW);
-    gr_judge_deadline_feedback(&c, buf, sizeof buf);
-    assert_non_null(strstr(buf, "the deadline grew along the chain"));
-}
 
 static const gr_scenario fake_scenarios[] = {{"a", "A", NULL, 0}, {"b", "B", NULL, 0}};
 static const gr_exercise fake = {.name = "fake", .summary = "s", .scenarios = fake_scenarios, .nscenarios = 2};
@@ -213,15 +97,6 @@ static void rubric_errors_are_clear(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(upper_bound_adds_both_roundings_and_allowance),
-        cmocka_unit_test(lower_bound_allows_a_margin),
-        cmocka_unit_test(deadline_just_inside_passes),
-        cmocka_unit_test(deadline_just_outside_fails),
-        cmocka_unit_test(forwarded_timeout_is_named),
-        cmocka_unit_test(dropped_deadline_is_named),
-        cmocka_unit_test(huge_timeout_is_named),
-        cmocka_unit_test(no_deadline_in_none_out),
-        cmocka_unit_test(grown_deadline_between_truth_and_budget),
         cmocka_unit_test(rubric_scores_each_scenario),
         cmocka_unit_test(no_deadline_expiry_names_the_mistake),
         cmocka_unit_test(rubric_errors_are_clear),
