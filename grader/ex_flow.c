@@ -3,10 +3,10 @@
  * a reader that stalls costs it one window, not the whole stream; it must
  * stop when the client cancels, and keep serving. The grader reads with a
  * default C-core client (BDP probing on, as real clients have it) and
- * samples the submission's whole process group from /proc (rl_flow). */
-#include "ex_flow.h"
-
+ * samples the submission's whole process group from /proc (rl_flow). The
+ * budgets and the verdicts are flow_judge.c's. */
 #include "exercise.h"
+#include "flow_judge.h"
 #include "leak.h"
 #include "rl_alloc.h"
 #include "rl_deadline.h"
@@ -67,57 +67,6 @@
 #define LEAK_COUNT 100000
 #define LEAK_SIZE  65536
 
-void gr_flow_judge_memory(uint64_t base_rss, uint64_t peak_rss, uint64_t read, uint64_t count, int64_t watched_ms,
-                          bool settled, double budget_mib, gr_flow_mem_check *out)
-{
-    memset(out, 0, sizeof *out);
-    out->base_mib = (double)base_rss / RL_MIB;
-    out->peak_mib = (double)peak_rss / RL_MIB;
-    out->growth_mib = peak_rss > base_rss ? (double)(peak_rss - base_rss) / RL_MIB : 0.0;
-    out->budget_mib = budget_mib;
-    out->read = read;
-    out->count = count;
-    out->watched_ms = watched_ms;
-    out->settled = settled;
-    out->pass = out->growth_mib <= out->budget_mib;
-}
-
-int gr_flow_memory_feedback(const gr_flow_mem_check *c, const char *while_what, char *buf, size_t len)
-{
-    if (c->pass)
-        return snprintf(buf, len,
-                        "RSS grew %.1f MiB (%.1f -> %.1f MiB) %s, watched %.1f s%s (budget %.0f MiB): the producer "
-                        "waits for the flow-control window",
-                        c->growth_mib, c->base_mib, c->peak_mib, while_what, c->watched_ms / 1000.0,
-                        c->settled ? " until flat" : "", c->budget_mib);
-    return snprintf(buf, len,
-                    "RSS grew %.1f MiB (%.1f -> %.1f MiB) %s (budget %.0f MiB): the producer does not wait for the "
-                    "flow-control window -- a thread filling an unbounded queue?",
-                    c->growth_mib, c->base_mib, c->peak_mib, while_what, c->budget_mib);
-}
-
-bool gr_flow_first_late_over_budget(int rc, uint64_t received, uint32_t read_first, uint64_t growth, uint64_t budget)
-{
-    return rc == RL_ETIMEOUT && received < read_first && growth > budget;
-}
-
-bool gr_flow_judge_cancel_cpu(int64_t cpu_ms, int64_t window_ms)
-{
-    return cpu_ms * GR_FLOW_CANCEL_WINDOW_MS <= GR_FLOW_CANCEL_CPU_MS * window_ms;
-}
-
-gr_flow_cancel_verdict gr_flow_judge_cancel(int64_t cpu_ms, int64_t wait_ms, int64_t window_ms)
-{
-    if (!gr_flow_judge_cancel_cpu(cpu_ms, window_ms))
-        return GR_FLOW_WENT_ON;
-    if (wait_ms < 0)
-        return GR_FLOW_STOPPED;
-    int64_t asked = (cpu_ms + wait_ms) * GR_FLOW_CANCEL_WINDOW_MS;
-    if (asked > GR_FLOW_CANCEL_GOES_ON_MS * window_ms)
-        return GR_FLOW_WENT_ON;
-    return asked <= GR_FLOW_CANCEL_IDLE_MS * window_ms ? GR_FLOW_STOPPED : GR_FLOW_STARVED;
-}
-
 /* Turns a failed rl_flow_* step into a verdict: CRASH when the submission
  * died, else TIMEOUT, FAIL or ERROR by |rc|. Returns GR_DECIDED. */
 static int failed(gr_ctx *ctx, int rc, const rl_stream *s, const char *err, const char *what, gr_scenario_result *out)
@@ -126,12 +75,8 @@ static int failed(gr_ctx *ctx, int rc, const rl_stream *s, const char *err, cons
     bool likely_dead = (s->status_done && gr_scenario_status_says_dead(s->status)) || rc == RL_ENOTFOUND;
     if (gr_scenario_crash_check(ctx, likely_dead, what, out))
         return GR_DECIDED;
-    switch (rc) {
-    case RL_ETIMEOUT: return gr_result(out, GR_TIMEOUT, "%s: %s", what, err);
-    case RL_EINVAL: return gr_result(out, GR_FAIL, "%s: %s", what, err);
-    case RL_EGRPC: return gr_result(out, s->call ? GR_FAIL : GR_ERROR, "%s: %s", what, err);
-    default: return gr_result(out, GR_ERROR, "%s: %s", what, err);
-    }
+    char fb[GR_FEEDBACK_MAX];
+    return gr_result(out, gr_flow_judge_failed(rc, s->call != NULL, what, err, fb, sizeof fb), "%s", fb);
 }
 
 /* The submission's processes could not be read: CRASH when it died (a
@@ -163,12 +108,10 @@ static int grew_before_first(const watched *wa, int rc, const char *what, gr_sce
     uint64_t growth = rl_memwatch_growth(&wa->w);
     if (!gr_flow_first_late_over_budget(rc, wa->s.received, wa->o.read_first, growth, wa->o.undecided_hi))
         return 0;
-    return gr_result(out, GR_FAIL,
-                     "while %s had sent nothing yet, RSS grew %.1f MiB (%.1f -> %.1f MiB, budget %.0f MiB): "
-                     "the producer makes the whole response before it sends any of it -- make each chunk "
-                     "when the window lets the last one go",
-                     what, (double)growth / RL_MIB, (double)wa->w.base_rss / RL_MIB, (double)wa->w.peak_rss / RL_MIB,
-                     (double)wa->o.undecided_hi / RL_MIB);
+    char fb[GR_FEEDBACK_MAX];
+    gr_verdict v = gr_flow_judge_grew_before_first(what, growth, wa->w.base_rss, wa->w.peak_rss, wa->o.undecided_hi, fb,
+                                                   sizeof fb);
+    return gr_result(out, v, "%s", fb);
 }
 
 /* A watch that ended with the RSS still rising has not shown whether the
@@ -177,22 +120,19 @@ static int grew_before_first(const watched *wa, int rc, const char *what, gr_sce
  * Returns GR_DECIDED (ERROR), or 0. */
 static int still_rising(const watched *wa, gr_scenario_result *out)
 {
-    if (!wa->res.rising)
+    gr_flow_rising_facts f = {.rising = wa->res.rising,
+                              .starved_pct = wa->o.starved_pct,
+                              .wait_pct = wa->res.wait_pct,
+                              .watched_ms = wa->res.watched_ms,
+                              .growth = rl_memwatch_growth(&wa->w),
+                              .rise_1s = rl_memwatch_rise(&wa->w, RL_NS_PER_SEC),
+                              .rise_trend = rl_memwatch_rise(&wa->w, TREND_MS * RL_NS_PER_MS),
+                              .trend_ms = TREND_MS,
+                              .budget = wa->o.undecided_hi};
+    char fb[GR_FEEDBACK_MAX];
+    if (!gr_flow_judge_rising(&f, fb, sizeof fb))
         return 0;
-    if (wa->o.starved_pct > 0 && wa->res.wait_pct > wa->o.starved_pct)
-        return gr_result(out, GR_ERROR,
-                         "after %.1f s the producer's processes were still waiting for a CPU %d%% of the "
-                         "time (RSS %.1f MiB over the start, budget %.0f MiB): it had too little CPU to "
-                         "show whether it waits for the window -- grade again on a less busy machine",
-                         wa->res.watched_ms / 1000.0, wa->res.wait_pct, (double)rl_memwatch_growth(&wa->w) / RL_MIB,
-                         (double)wa->o.undecided_hi / RL_MIB);
-    return gr_result(out, GR_ERROR,
-                     "after %.1f s the producer's RSS was still rising (%.1f MiB in the last second, %.1f "
-                     "MiB in the last %.0f s, %.1f MiB in all, budget %.0f MiB): it had too little CPU to "
-                     "show whether it waits for the window -- grade again on a less busy machine",
-                     wa->res.watched_ms / 1000.0, (double)rl_memwatch_rise(&wa->w, RL_NS_PER_SEC) / RL_MIB,
-                     (double)rl_memwatch_rise(&wa->w, TREND_MS * RL_NS_PER_MS) / RL_MIB, TREND_MS / 1000.0,
-                     (double)rl_memwatch_growth(&wa->w) / RL_MIB, (double)wa->o.undecided_hi / RL_MIB);
+    return gr_result(out, GR_ERROR, "%s", fb);
 }
 
 /* Starts the group watch and the stalled (or slow) read |wa->o| describes.
@@ -369,14 +309,13 @@ static int memory_scenario(gr_ctx *ctx, watched *wa, double budget_mib, gr_scena
     gr_flow_mem_check c;
     gr_flow_judge_memory(wa->w.base_rss, wa->w.peak_rss, wa->res.read, o->count, wa->res.watched_ms, wa->res.settled,
                          budget_mib, &c);
-    char what[128], fb[400];
+    char what[128], fb[GR_FEEDBACK_MAX];
     if (o->read_every_ms)
         snprintf(what, sizeof what, "with a reader taking one chunk every %d ms (%llu read, all right)",
                  (int)o->read_every_ms, (unsigned long long)wa->res.read);
     else
         snprintf(what, sizeof what, "while the reader was stalled after 1 chunk");
-    gr_flow_memory_feedback(&c, what, fb, sizeof fb);
-    gr_result(out, c.pass ? GR_PASS : GR_FAIL, "%s", fb);
+    gr_result(out, gr_flow_judge_watch(&c, what, fb, sizeof fb), "%s", fb);
     flow_figure(out, wa, budget_mib, c.pass);
 done:
     unwatch(wa);
@@ -408,11 +347,10 @@ static int resume(gr_ctx *ctx, gr_scenario_result *out)
         failed(ctx, rc, &wa.s, err, what, out);
         goto done;
     }
-    gr_result(out, GR_PASS,
-              "after a %.1f s stall all %u chunks (%.1f MiB) arrived in order with every byte right, the rest "
-              "in %lld ms",
-              wa.res.watched_ms / 1000.0, wa.o.count, (double)wa.s.bytes / RL_MIB,
-              (long long)((rl_now_ns() - t0) / RL_NS_PER_MS));
+    char fb[GR_FEEDBACK_MAX];
+    gr_verdict v = gr_flow_judge_resume(wa.res.watched_ms, wa.o.count, wa.s.bytes, (rl_now_ns() - t0) / RL_NS_PER_MS,
+                                        fb, sizeof fb);
+    gr_result(out, v, "%s", fb);
 done:
     unwatch(&wa);
     return 0;
@@ -471,20 +409,16 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
     const rl_flow_stall_result *res = &wa.res;
     rl_stream s2;
     memset(&s2, 0, sizeof s2);
-    char err[400];
+    char err[400], fb[GR_FEEDBACK_MAX];
     if (watch(ctx, &wa, out) || still_rising(&wa, out))
         goto done;
     gr_flow_mem_check c;
     gr_flow_judge_memory(w->base_rss, w->peak_rss, res->read, wa.o.count, res->watched_ms, res->settled,
                          GR_FLOW_BUDGET_MIB, &c);
-    if (!c.pass) {
+    gr_verdict v = gr_flow_judge_before_cancel(&c, res->read, fb, sizeof fb);
+    if (v != GR_PASS) {
         flow_figure(out, &wa, GR_FLOW_BUDGET_MIB, false);
-        gr_result(out, GR_FAIL,
-                  "before the cancel, with the reader stalled after %llu chunk(s), RSS grew %.1f MiB (%.1f -> "
-                  "%.1f MiB, budget %.0f MiB): the producer made chunks nobody had asked for, so there was "
-                  "nothing left for the cancel to stop -- make each chunk when the window lets the last one "
-                  "go (see `stall`), and stop when the call ends",
-                  (unsigned long long)res->read, c.growth_mib, c.base_mib, c.peak_mib, c.budget_mib);
+        gr_result(out, v, "%s", fb);
         goto done;
     }
     int64_t cn = gr_scenario_cancel_stream(&wa.s);
@@ -511,43 +445,15 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
     int64_t wait_ms = !sched ? -1 : wait_b > wait_a ? (wait_b - wait_a) / RL_NS_PER_MS : 0;
     gr_flow_cancel_verdict cv = gr_flow_judge_cancel(cpu_ms, wait_ms, window_ms);
     cancel_figure(out, w, cn, t0, t0 + window_ms * RL_NS_PER_MS, cpu_ms, window_ms, cv);
-    if (cv == GR_FLOW_STARVED) {
-        gr_result(out, GR_ERROR,
-                  "in the %lld ms starting %d ms after the cancel the submission used %lld ms of CPU but "
-                  "waited %lld ms for one (a stopped producer asks for at most %d per %d ms, one that goes on "
-                  "for %d or more): the machine gave it too little to show whether it stopped -- grade again on a "
-                  "less busy machine",
-                  (long long)window_ms, CANCEL_SETTLE_MS, (long long)cpu_ms, (long long)wait_ms, GR_FLOW_CANCEL_IDLE_MS,
-                  GR_FLOW_CANCEL_WINDOW_MS, GR_FLOW_CANCEL_GOES_ON_MS);
-        goto done;
-    }
-    if (cv == GR_FLOW_WENT_ON && gr_flow_judge_cancel_cpu(cpu_ms, window_ms)) {
-        gr_result(out, GR_FAIL,
-                  "in the %lld ms starting %d ms after the cancel the submission used %lld ms of CPU and "
-                  "waited %lld ms more for one (it asked for %lld ms; allowed %d per %d ms): the producer "
-                  "goes on after the client cancelled -- a thread or a write loop that never checks whether "
-                  "the call ended?",
-                  (long long)window_ms, CANCEL_SETTLE_MS, (long long)cpu_ms, (long long)wait_ms,
-                  (long long)cpu_ms + wait_ms, GR_FLOW_CANCEL_GOES_ON_MS, GR_FLOW_CANCEL_WINDOW_MS);
-        goto done;
-    }
-    if (cv == GR_FLOW_WENT_ON) {
-        gr_result(out, GR_FAIL,
-                  "the submission used %lld ms of CPU in the %lld ms starting %d ms after the cancel (allowed "
-                  "%d per %d ms): the producer goes on after the client cancelled -- a thread or a write "
-                  "loop that never checks whether the call ended?",
-                  (long long)cpu_ms, (long long)window_ms, CANCEL_SETTLE_MS, GR_FLOW_CANCEL_CPU_MS,
-                  GR_FLOW_CANCEL_WINDOW_MS);
+    if ((v = gr_flow_judge_cpu_after_cancel(cpu_ms, wait_ms, window_ms, CANCEL_SETTLE_MS, fb, sizeof fb)) != GR_PASS) {
+        gr_result(out, v, "%s", fb);
         goto done;
     }
     gr_flow_judge_memory(w->base_rss, w->peak_rss, res->read, wa.o.count, res->watched_ms, true, GR_FLOW_BUDGET_MIB,
                          &c);
-    if (!c.pass) {
+    if ((v = gr_flow_judge_after_cancel_memory(&c, fb, sizeof fb)) != GR_PASS) {
         flow_figure(out, &wa, GR_FLOW_BUDGET_MIB, false);
-        gr_result(out, GR_FAIL,
-                  "after the cancel RSS went on growing to %.1f MiB (%.1f MiB over the start, budget %.0f "
-                  "MiB): the producer goes on after the client cancelled",
-                  c.peak_mib, c.growth_mib, c.budget_mib);
+        gr_result(out, v, "%s", fb);
         goto done;
     }
     /* Keeps serving: a fresh small call on the same connection. */
@@ -560,10 +466,7 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
         failed(ctx, rc, &s2, err, "after a cancelled Produce, a new Produce(5 x 1000)", out);
         goto done;
     }
-    gr_result(out, GR_PASS,
-              "stalled after %llu chunk(s), RSS grew %.1f MiB; after the cancel the submission used %lld ms of "
-              "CPU in %lld ms, and a new Produce(5 x 1000) succeeded",
-              (unsigned long long)res->read, c.growth_mib, (long long)cpu_ms, (long long)window_ms);
+    gr_result(out, gr_flow_judge_cancel_pass(res->read, c.growth_mib, cpu_ms, window_ms, fb, sizeof fb), "%s", fb);
 done:
     rl_stream_fini(&s2);
     unwatch(&wa);

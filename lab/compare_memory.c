@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* grader/ex_flow.h's GR_FLOW_BUDGET_MIB, for the table's last column. */
+/* grader/flow_judge.h's GR_FLOW_BUDGET_MIB, for the table's last column. */
 #define GRADER_BUDGET_MIB 48.0
 #define MAX_PRODUCERS     3
 /* How long a producer may take to print its readiness line. */

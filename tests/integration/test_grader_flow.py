@@ -12,7 +12,7 @@ import pytest
 
 from conftest import PYTHON, SUBMISSIONS, bin_path, grade, sanitized
 
-BUDGET_MIB = 48  # grader/ex_flow.h GR_FLOW_BUDGET_MIB
+BUDGET_MIB = 48  # grader/flow_judge.h GR_FLOW_BUDGET_MIB
 # The mistakes grow by ~185-198 MiB for 3000 x 64 KiB (bench/results/streamer.md);
 # "a wide margin" here means at least three budgets.
 WIDE_MIB = 3 * BUDGET_MIB

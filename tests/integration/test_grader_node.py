@@ -27,7 +27,7 @@ NODE_DIR = os.path.join(SUBMISSIONS, "node")
 NODE_STAMP = os.path.join(NODE_DIR, "node_modules", ".relaylab-npm-ci")
 NODE_LOG = os.path.join(REPO, "build", "node-deps.log")
 
-BUDGET_MIB = 48  # grader/ex_flow.h GR_FLOW_BUDGET_MIB
+BUDGET_MIB = 48  # grader/flow_judge.h GR_FLOW_BUDGET_MIB
 GROWTH_RE = re.compile(r"RSS grew ([0-9.]+) MiB")
 
 

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from conftest import PYTHON, SUBMISSIONS, bin_path, sanitized
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
-BUDGET_MIB = 48  # grader/ex_flow.h GR_FLOW_BUDGET_MIB
+BUDGET_MIB = 48  # grader/flow_judge.h GR_FLOW_BUDGET_MIB
 
 
 def paced_max_mib():

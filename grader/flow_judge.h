@@ -1,8 +1,12 @@
-/* ex_flow: the flow-control exercise's judging arithmetic and wording, kept
- * apart from the scenarios so tests/unit/grader/test_ex_flow.c can check it without
- * processes. The scenarios themselves are in ex_flow.c (gr_ex_flow). */
-#ifndef GR_EX_FLOW_H
-#define GR_EX_FLOW_H
+/* flow_judge: the flow-control exercise's rules, apart from its scenarios
+ * (ex_flow.c, gr_ex_flow) so that tests/unit/grader/test_flow_judge.c checks
+ * them without processes: the memory budgets, the CPU after a cancel, and
+ * each scenario's verdict as a pure function of what it measured (facts
+ * in, a verdict and its feedback out). */
+#ifndef GR_FLOW_JUDGE_H
+#define GR_FLOW_JUDGE_H
+
+#include "verdict.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -94,5 +98,70 @@ typedef enum gr_flow_cancel_verdict {
  * have wanted more than a stopped producer but was given too little to
  * show it. |wait_ms| < 0 means unknown (no schedstat): judged by CPU alone. */
 gr_flow_cancel_verdict gr_flow_judge_cancel(int64_t cpu_ms, int64_t wait_ms, int64_t window_ms);
+
+/* ---- the scenarios' verdicts ---- */
+
+/* stall and slow-reader: PASS when the watch |c| passed its budget, else
+ * FAIL; gr_flow_memory_feedback with |while_what|, cut at 400 bytes as it
+ * always was. */
+gr_verdict gr_flow_judge_watch(const gr_flow_mem_check *c, const char *while_what, char *buf, size_t len);
+
+/* A step of the stream that failed with |rc| (an RL_E* code of rl_flow or
+ * rl_stream) once the submission was known alive: TIMEOUT, FAIL for a
+ * wrong stream (RL_EINVAL) or a gRPC failure of a call that started
+ * (|call_started|), else ERROR (the grader's). "|what|: |err|" into |buf|. */
+gr_verdict gr_flow_judge_failed(int rc, bool call_started, const char *what, const char *err, char *buf, size_t len);
+
+/* The first chunks did not come in time (gr_flow_first_late_over_budget
+ * held): the FAIL's words, |what| the stalled read, the group's RSS from
+ * |base_rss| to |peak_rss| (growth |growth|), against |budget| (bytes). */
+gr_verdict gr_flow_judge_grew_before_first(const char *what, uint64_t growth, uint64_t base_rss, uint64_t peak_rss,
+                                           uint64_t budget, char *buf, size_t len);
+
+/* A watch that ended with the RSS still rising. */
+typedef struct gr_flow_rising_facts {
+    bool rising;         /* the watch ended with the peak still rising */
+    int starved_pct;     /* the watch's starvation bound, 0: none */
+    int wait_pct;        /* the group's wait for a CPU in its last second */
+    int64_t watched_ms;  /* how long it watched */
+    uint64_t growth;     /* the group's RSS over the start, bytes */
+    uint64_t rise_1s;    /* its rise in the last second */
+    uint64_t rise_trend; /* ... in the last |trend_ms| */
+    int64_t trend_ms;
+    uint64_t budget; /* the watch's undecided bound, bytes */
+} gr_flow_rising_facts;
+
+/* True, with the ERROR's words in |buf|, when the watch ended with the RSS
+ * still rising: that has not shown whether the producer stops (on a quiet
+ * machine every producer is flat or past its budget long before), so it
+ * is a machine too busy to judge, not a PASS. */
+bool gr_flow_judge_rising(const gr_flow_rising_facts *f, char *buf, size_t len);
+
+/* cancel, before the cancel: the stalled watch |c| (|read| chunks read).
+ * FAIL when it grew past its budget (nothing left for the cancel to stop),
+ * else PASS (go on) with |buf| untouched. */
+gr_verdict gr_flow_judge_before_cancel(const gr_flow_mem_check *c, uint64_t read, char *buf, size_t len);
+
+/* cancel, after it: |cpu_ms| used and |wait_ms| waited (-1: unknown) in
+ * |window_ms| starting |settle_ms| after the cancel. ERROR when starved
+ * (gr_flow_judge_cancel), FAIL when the producer went on (by what it asked
+ * for, then by what it used); else PASS (go on) with |buf| untouched. */
+gr_verdict gr_flow_judge_cpu_after_cancel(int64_t cpu_ms, int64_t wait_ms, int64_t window_ms, int settle_ms, char *buf,
+                                          size_t len);
+
+/* cancel, the RSS watch |c| from before the call to after the cancel:
+ * FAIL when it went on growing past its budget, else PASS (go on) with
+ * |buf| untouched. */
+gr_verdict gr_flow_judge_after_cancel_memory(const gr_flow_mem_check *c, char *buf, size_t len);
+
+/* cancel's PASS, once a new Produce succeeded: |read| chunks before the
+ * stall, |growth_mib|, and the CPU after the cancel. */
+gr_verdict gr_flow_judge_cancel_pass(uint64_t read, double growth_mib, int64_t cpu_ms, int64_t window_ms, char *buf,
+                                     size_t len);
+
+/* resume's PASS: every one of |count| chunks (|bytes|) arrived in order
+ * after a |stall_ms| stall, the rest in |rest_ms|. */
+gr_verdict gr_flow_judge_resume(int64_t stall_ms, uint32_t count, uint64_t bytes, int64_t rest_ms, char *buf,
+                                size_t len);
 
 #endif
