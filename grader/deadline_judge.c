@@ -147,6 +147,16 @@ int gr_dl_feedback(const gr_dl_check *c, char *buf, size_t len)
 /* Each hop's feedback is cut at this, as the scenarios always did. */
 #define HOP_FEEDBACK 256
 
+/* The FAIL for a Process that did not call Lookup and Work. */
+static gr_verdict missing_hop(const gr_dl_process_facts *f, char *buf, size_t len)
+{
+    snprintf(buf, len,
+             "Process returned %s but the baseline saw %zu Lookup and %zu Work calls: a relay calls "
+             "Lookup, then Work",
+             f->status_text, f->nlookup, f->nwork);
+    return GR_FAIL;
+}
+
 gr_verdict gr_dl_judge_shrinks(const gr_dl_process_facts *f, char *buf, size_t len)
 {
     const gr_dl_check *lk = f->lookup, *wk = f->work;
@@ -176,11 +186,7 @@ gr_verdict gr_dl_judge_shrinks(const gr_dl_process_facts *f, char *buf, size_t l
                      (long long)f->budget_ms, f->nlookup, f->nwork);
             return GR_TIMEOUT;
         }
-        snprintf(buf, len,
-                 "Process returned %s but the baseline saw %zu Lookup and %zu Work calls: a relay calls "
-                 "Lookup, then Work",
-                 f->status_text, f->nlookup, f->nwork);
-        return GR_FAIL;
+        return missing_hop(f, buf, len);
     }
     if (!f->reply_ok) {
         snprintf(buf, len, "%s after %lld ms although its deadlines were right (expected OK)", f->why,
@@ -215,11 +221,7 @@ gr_verdict gr_dl_judge_none(const gr_dl_process_facts *f, char *buf, size_t len)
         return GR_FAIL;
     }
     if (!lk || !wk) {
-        snprintf(buf, len,
-                 "Process returned %s but the baseline saw %zu Lookup and %zu Work calls: a relay calls "
-                 "Lookup, then Work",
-                 f->status_text, f->nlookup, f->nwork);
-        return GR_FAIL;
+        return missing_hop(f, buf, len);
     }
     if (!f->reply_ok) {
         snprintf(buf, len, "%s (expected OK)", f->why);
