@@ -48,10 +48,10 @@ struct rl_l7proxy {
     pthread_t thread;
     bool thread_started;
     accept_slot slots[ACCEPT_SLOTS];
-    unsigned slots_posted; /* loop thread */
-    unsigned live;         /* pcalls not yet freed; loop thread */
-    bool shutting;         /* the shutdown tag completed; loop thread */
-    bool cq_down;          /* grpc_completion_queue_shutdown was called */
+    rl_life life;  /* held by each accept slot posted and each pcall not yet
+                    * freed, closed by the server's shutdown; its release
+                    * shuts the queue down. Loop thread */
+    bool shutting; /* the shutdown tag completed; loop thread */
     rl_tag shutdown_tag;
 
     pthread_mutex_t mu; /* guards what follows */
@@ -115,12 +115,12 @@ void rl_placement_describe(const rl_placement *p, char *buf, size_t len)
 
 /* ---- the loop side ---- */
 
-static void maybe_stop(rl_l7proxy *px)
+/* The server shut down, every accept slot is back and every pcall freed:
+ * nothing will be posted on the queue any more. */
+static void stop(rl_life *life)
 {
-    if (px->shutting && !px->live && !px->slots_posted && !px->cq_down) {
-        px->cq_down = true;
-        grpc_completion_queue_shutdown(px->loop.cq);
-    }
+    rl_l7proxy *px = RL_CONTAINER_OF(life, rl_l7proxy, life);
+    grpc_completion_queue_shutdown(px->loop.cq);
 }
 
 static void close_open(pcall *c)
@@ -160,8 +160,7 @@ static void release(rl_life *life)
     grpc_metadata_array_destroy(&c->c_trail_md);
     grpc_slice_unref(c->status_details);
     free(c);
-    px->live--;
-    maybe_stop(px);
+    rl_life_unref(&px->life);
 }
 
 /* Posts |n| ops on |call| under |tag|; a refusal (a bug) cancels both
@@ -439,7 +438,7 @@ static void start_proxied(rl_l7proxy *px, accept_slot *a)
     c->t_s_close.done = s_close_done;
     c->t_s_status.done = s_status_done;
     rl_life_init(&c->life, release);
-    px->live++;
+    rl_life_ref(&px->life);
     if (place(px, c)) {
         forward(px, c);
     } else if (post_close(c)) {
@@ -459,7 +458,6 @@ static void accept_done(rl_tag *tag, bool ok)
 {
     accept_slot *a = RL_CONTAINER_OF(tag, accept_slot, tag);
     rl_l7proxy *px = a->px;
-    px->slots_posted--;
     if (ok && a->call) {
         start_proxied(px, a); /* takes the call, details and metadata */
         a->call = NULL;
@@ -468,7 +466,7 @@ static void accept_done(rl_tag *tag, bool ok)
     }
     if (ok && !px->shutting)
         post_accept(a);
-    maybe_stop(px);
+    rl_life_unref(&px->life); /* the slot's */
 }
 
 static void post_accept(accept_slot *a)
@@ -477,7 +475,7 @@ static void post_accept(accept_slot *a)
     grpc_call_error e =
         grpc_server_request_call(px->server, &a->call, &a->details, &a->md, px->loop.cq, px->loop.cq, &a->tag);
     if (e == GRPC_CALL_OK)
-        px->slots_posted++;
+        rl_life_ref(&px->life);
     else
         RL_ERROR("l7proxy: grpc_server_request_call failed (%d)", (int)e);
 }
@@ -487,7 +485,7 @@ static void shutdown_done(rl_tag *tag, bool ok)
     (void)ok;
     rl_l7proxy *px = RL_CONTAINER_OF(tag, rl_l7proxy, shutdown_tag);
     px->shutting = true;
-    maybe_stop(px);
+    rl_life_close(&px->life);
 }
 
 static void *run(void *arg)
@@ -515,6 +513,7 @@ int rl_l7proxy_start(const char *const *backends, int n, const rl_placement *ini
     px->stats.nbackends = n;
     px->stats.newest_open = -1;
     px->shutdown_tag.done = shutdown_done;
+    rl_life_init(&px->life, stop);
     /* Each backend its own connection, shared with nothing else. */
     grpc_arg barg = {.type = GRPC_ARG_INTEGER, .key = (char *)GRPC_ARG_MAX_CONCURRENT_STREAMS, .value.integer = 100000};
     grpc_channel_args bargs = {1, &barg};
