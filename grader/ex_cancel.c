@@ -6,6 +6,7 @@
  * cancel_judge.c's rules. */
 #include "cancel_judge.h"
 #include "exercise.h"
+#include "cancel_figure.h"
 #include "judge.h"
 #include "leak.h"
 #include "process.h"
@@ -36,47 +37,6 @@ static int start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const
                            uint32_t steps, gr_scenario_result *out)
 {
     return gr_process_start_and_reach(ctx, c, tag, method, lookup_ms, steps, 10, GR_PROCESS_REACH_MS, out);
-}
-
-/* The picture of a cancel on one time axis (ms since the client started
- * Process): the client's call until its cancel, when |rec| (the downstream
- * call at the baseline) ran and when it ended, against the time a relay
- * has to pass the cancel on (GR_CANCEL_MS). */
-static void cancel_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t cn, const Relaylab__CallRecord *rec,
-                          const gr_cancel_check *cc)
-{
-    gr_figure *f = &out->figure;
-    double cx = (double)(cn - c->start_ns) / 1e6;
-    gr_fig_timeline(f, "When the cancel reached the baseline, and when the work stopped",
-                    "ms since the client started Process");
-    gr_fig_event(f, cx, "the client cancels");
-    gr_fig_span_add(f, gr_fig_row(f, "client: Process"), 0, cx, GR_FIG_RAN, "Process");
-    double a = (double)(rec->arrival_ns - c->start_ns) / 1e6;
-    int64_t end = rec->ended ? rec->end_ns : cn + cc->observed_ms * RL_NS_PER_MS;
-    double ex = (double)(end - c->start_ns) / 1e6;
-    char row[GR_FIG_LABEL];
-    snprintf(row, sizeof row, "%s at the baseline", rec->method);
-    int r = gr_fig_row(f, row);
-    gr_fig_span_add(f, r, a, cx, GR_FIG_RAN, "%s", rec->method);
-    if (rec->ended)
-        gr_fig_span_add(f, r, cx, ex, cc->pass ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s %lld ms after the cancel",
-                        rec->cancelled ? "cancelled" : "ended", (long long)cc->latency_ms);
-    else
-        gr_fig_span_add(f, r, cx, ex, GR_FIG_WRONG, "still running %lld ms after the cancel",
-                        (long long)cc->observed_ms);
-    gr_fig_span_add(f, gr_fig_row(f, "time allowed to stop"), cx, cx + GR_CANCEL_MS, GR_FIG_TRUTH, "%d ms",
-                    GR_CANCEL_MS);
-    if (cc->starved)
-        gr_fig_caption(f, "%s stopped late while the relay and the baseline waited %lld ms for a CPU: not judged",
-                       rec->method, (long long)cc->waited_ms);
-    else if (cc->steps)
-        gr_fig_caption(f, "%s %s after the cancel, %u of %u steps done: %s", rec->method,
-                       cc->pass ? "stopped in time" : "did not stop in time", cc->steps_done, cc->steps,
-                       cc->pass ? "the relay passed the cancel on" : "the relay did not pass the cancel on");
-    else
-        gr_fig_caption(f, "%s %s after the cancel: %s", rec->method,
-                       cc->pass ? "stopped in time" : "did not stop in time",
-                       cc->pass ? "the relay passed the cancel on" : "the relay did not pass the cancel on");
 }
 
 /* The time the chain a cancel crosses, the submission's processes and
@@ -127,7 +87,7 @@ static int cancel_and_judge(gr_ctx *ctx, rl_probe_call *c, const char *tag, cons
         /* A thread that ended meanwhile takes its wait with it: a lower
          * bound, never below 0. */
         gr_cancel_starved(cc, wait_b < 0 ? -1 : wait_b > wait_a ? (wait_b - wait_a) / RL_NS_PER_MS : 0);
-        cancel_figure(out, c, cn, rec, cc);
+        gr_cancel_figure(out, c, cn, rec, cc);
     }
     gr_scenario_free_obs(&obs);
     return decided;
@@ -207,16 +167,8 @@ static int during_lookup_attempt(gr_ctx *ctx, const char *tag, gr_scenario_resul
     if (gr_scenario_observed(rc, obs, out))
         goto done;
     const Relaylab__CallRecord *wk = rl_observe_find(obs, "Work", 0);
-    if (wk && out->figure.kind == GR_FIG_TIMELINE) {
-        double wa = (double)(wk->arrival_ns - c.start_ns) / 1e6;
-        double we = wk->ended ? (double)(wk->end_ns - c.start_ns) / 1e6 : wa;
-        gr_fig_span_add(&out->figure, gr_fig_row(&out->figure, "Work at the baseline"), wa, we, GR_FIG_WRONG,
-                        "Work called after the cancel");
-        gr_fig_caption(&out->figure,
-                       "Work was called %lld ms after the cancel: a cancelled Process must start no "
-                       "further call",
-                       (long long)gr_ms_between(cn, wk->arrival_ns));
-    }
+    if (wk)
+        gr_cancel_late_work_figure(out, &c, cn, wk);
     char fb[GR_FEEDBACK_MAX];
     gr_verdict v =
         gr_cancel_judge_lookup(&cc, wk != NULL, wk ? gr_ms_between(cn, wk->arrival_ns) : 0, starved, fb, sizeof fb);
@@ -228,31 +180,6 @@ done:
 static int during_lookup(gr_ctx *ctx, gr_scenario_result *out)
 {
     return until_not_starved(ctx, during_lookup_attempt, out);
-}
-
-/* keeps-serving's picture (ms since the first Process started): the first
- * Process until the client cancels it, then the next Process and how it
- * ended (blue when it succeeded, red when not). */
-static void keeps_serving_figure(gr_scenario_result *out, const rl_probe_call *c, int64_t cn, const rl_probe_call *c2,
-                                 bool ok)
-{
-    gr_figure *f = &out->figure;
-    gr_fig_timeline(f, "A cancelled Process, then the next one", "ms since the first Process started");
-    double cx = (double)(cn - c->start_ns) / 1e6;
-    gr_fig_event(f, cx, "the client cancels");
-    gr_fig_span_add(f, gr_fig_row(f, "client: cancelled Process"), 0, cx, GR_FIG_RAN, "cancelled during Work");
-    int64_t end = c2->end_ns > c2->start_ns ? c2->end_ns : rl_now_ns();
-    char st[200];
-    gr_process_status_text(c2, st, sizeof st);
-    gr_fig_span_add(f, gr_fig_row(f, "client: next Process"), (double)(c2->start_ns - c->start_ns) / 1e6,
-                    (double)(end - c->start_ns) / 1e6, ok ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s in %lld ms", st,
-                    (long long)gr_ms_between(c2->start_ns, end));
-    if (ok)
-        gr_fig_caption(f, "The next Process succeeded right after the cancel: a cancel ends one call, not the "
-                          "server");
-    else
-        gr_fig_caption(f, "The next Process failed after a cancelled one: a cancel must end one call, not break "
-                          "the server");
 }
 
 /* keeps-serving: after a cancelled Process, a normal one succeeds. */
@@ -273,7 +200,7 @@ static int keeps_serving(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     char why[256];
     bool ok = gr_process_reply_ok(&c2, tag2, why, sizeof why);
-    keeps_serving_figure(out, &c, cn, &c2, ok);
+    gr_cancel_keeps_serving_figure(out, &c, cn, &c2, ok);
     char fb[GR_FEEDBACK_MAX];
     gr_result(out, gr_cancel_judge_keeps_serving(ok, why, gr_ms_between(c2.start_ns, c2.end_ns), fb, sizeof fb), "%s",
               fb);
