@@ -594,9 +594,11 @@ static const char *span_fill(rl_svg_span_kind k)
  * (|w| wide); else left of it when no label or bar is there (|solid|:
  * labels and bars); else right of it past the labels there, however far;
  * else right of it all the same. */
-/* A text's halo in |%s|'s colour (the bar's under a label inside it, white
- * beside): an event line drawn across the text stops at its letters. */
-#define HALO " paint-order=\"stroke\" stroke=\"%s\" stroke-width=\"3\""
+/* A dark label's white halo: an event line drawn across it stops at its
+ * letters. A label inside its bar has none: white on the bar reads over a
+ * line, and its bar may lie under another (a halo of its colour would
+ * outline it there). */
+#define HALO " paint-order=\"stroke\" stroke=\"white\" stroke-width=\"3\""
 static void span_label(FILE *f, const rl_svg_span *s, double y, double x0, double x1, int w, placed *pl, placed *solid)
 {
     char esc[512];
@@ -618,19 +620,18 @@ static void span_label(FILE *f, const rl_svg_span *s, double y, double x0, doubl
     box b;
     if (xin >= 0) {
         b = text_box(label, xin, ty, 's');
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\"" HALO ">%s</text>\n", xin, ty, span_fill(s->kind), esc);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"white\">%s</text>\n", xin, ty, esc);
     } else if (xr >= 0) {
         b = text_box(label, xr, ty, 's');
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\"" HALO ">%s</text>\n", xr, ty, "white", esc);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\"" HALO ">%s</text>\n", xr, ty, esc);
     } else if (l.x0 > 4 && free_at(solid, &l)) {
         b = l;
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#222\"" HALO ">%s</text>\n", lx, ty, "white",
-                esc);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" fill=\"#222\"" HALO ">%s</text>\n", lx, ty, esc);
     } else {
         /* Far from its bar rather than over another label. */
         double x = far >= 0 ? far : x1 + 4;
         b = text_box(label, x, ty, 's');
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\"" HALO ">%s</text>\n", x, ty, "white", esc);
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#222\"" HALO ">%s</text>\n", x, ty, esc);
     }
     place(pl, b);
     place(solid, b);
@@ -662,8 +663,12 @@ int rl_svg_timeline_write(FILE *f, const rl_svg_timeline *t)
     const double row_h = 30, bar_h = 18;
     int w = t->width > 0 ? t->width : 800;
     /* Row names on the left, 12 px clear of the frame (a point marker at 0
-     * reaches 7 px out of it); room above the rows for the events' labels. */
-    double left = 190, right = w - 30.0;
+     * reaches 7 px out of it), the plot moved right for a long one; room
+     * above the rows for the events' labels. */
+    double names = 0;
+    for (size_t r = 0; r < t->nrows; r++)
+        names = fmax(names, text_box(t->rows[r], 0, 0, 's').x1);
+    double left = fmax(190, names + 20), right = w - 30.0;
     double top = (t->title ? 44 : 14) + 15.0 * (double)t->nevents + 6;
     double bottom = top + row_h * (double)t->nrows;
     double h = bottom + 50 + (t->caption ? 24 : 0);

@@ -206,16 +206,27 @@ static void timeline_draws_rows_spans_and_events(void **state)
     assert_non_null(strstr(svg, "fill=\"#D55E00\""));
     assert_non_null(strstr(svg, "client&#39;s deadline"));
     assert_non_null(strstr(svg, "&lt;point&gt;"));
-    /* The event's line goes under the bars' labels, and a label inside a
-     * bar has a halo of the bar's colour, so the line stops at its
-     * letters; row names stay clear of a point marker at 0. */
+    /* The event's line goes under the bars' labels, and a label beside
+     * its bar has a white halo, so the line stops at its letters (one
+     * inside, white on the bar, has none: its bar may lie under another);
+     * row names end 12 px before the frame, clear of a point marker at 0
+     * ("Work: time that remained", 173 px estimated, sets it at 193). */
     const char *ev = strstr(svg, "class=\"event\""), *in_bar = strstr(svg, ">received 2000 ms<");
     assert_non_null(ev);
     assert_non_null(in_bar);
     assert_true(ev < in_bar);
+    assert_non_null(strstr(svg, "fill=\"white\">received 2000 ms<"));
     assert_non_null(
-        strstr(svg, "fill=\"white\" paint-order=\"stroke\" stroke=\"#D55E00\" stroke-width=\"3\">received"));
-    assert_non_null(strstr(svg, "class=\"row\" x=\"178.0\""));
+        strstr(svg, "fill=\"#222\" paint-order=\"stroke\" stroke=\"white\" stroke-width=\"3\">&lt;point&gt;"));
+    assert_non_null(strstr(svg, "class=\"row\" x=\"180.8\""));
+    free(svg);
+    /* A row name longer than the margin moves the plot right (26
+     * characters: estimated 187 px, starting 8 px in), never off the
+     * picture's edge. */
+    rows[2] = "Lookup: time that remained";
+    svg = timeline_to_string(&t, &rc);
+    assert_int_equal(rc, RL_OK);
+    assert_non_null(strstr(svg, "class=\"row\" x=\"195.2\""));
     free(svg);
     spans[0].row = 3; /* no such row */
     free(timeline_to_string(&t, &rc));
