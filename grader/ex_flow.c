@@ -6,6 +6,7 @@
  * samples the submission's whole process group from /proc (rl_flow). The
  * budgets and the verdicts are flow_judge.c's. */
 #include "exercise.h"
+#include "flow_figure.h"
 #include "flow_judge.h"
 #include "leak.h"
 #include "rl_alloc.h"
@@ -141,7 +142,7 @@ static int watch(gr_ctx *ctx, watched *wa, gr_scenario_result *out)
 {
     memset(&wa->w, 0, sizeof wa->w);
     memset(&wa->s, 0, sizeof wa->s);
-    /* Every sample kept: the --html page plots them (flow_figure). */
+    /* Every sample kept: the --html page plots them (gr_flow_figure). */
     if (rl_memwatch_start(&wa->w, gr_submission_pgid(ctx), FLAT_TOL_BYTES, true) != RL_OK)
         return unreadable(ctx, "before Produce", out);
     char err[400];
@@ -187,117 +188,6 @@ static void stall_opts(rl_flow_stall_opts *o, double budget_mib)
     o->starved_pct = STARVED_PCT;
 }
 
-/* The picture of a watch: the group's RSS over time against the budget
- * line (the RSS at the start plus |budget_mib|), with the moment the
- * reader stalled (or began to read slowly) marked. */
-static void flow_figure(gr_scenario_result *out, const watched *wa, double budget_mib, bool pass)
-{
-    const rl_memwatch *w = &wa->w;
-    if (!w->npoints)
-        return;
-    size_t n = w->npoints;
-    double *x = rl_xmalloc(n * sizeof *x), *y = rl_xmalloc(n * sizeof *y);
-    for (size_t i = 0; i < n; i++) {
-        x[i] = (double)w->points[i].t_ns / 1e9;
-        y[i] = (double)w->points[i].rss / RL_MIB;
-    }
-    gr_figure *f = &out->figure;
-    gr_fig_plot(f, "The producer's memory while the reader holds back", "seconds since Produce was called",
-                "RSS of the submission's processes (MiB)");
-    gr_fig_series_add(f, "RSS of the submission", x, y, n);
-    double base = (double)w->base_rss / RL_MIB;
-    gr_fig_ref(f, base + budget_mib, "budget: %.0f MiB over the start (%.0f MiB)", budget_mib, base + budget_mib);
-    double stall_s = (double)wa->res.first_chunk_ms / 1000.0;
-    if (wa->o.read_every_ms)
-        gr_fig_event(f, stall_s, "reader takes 1 chunk every %d ms", (int)wa->o.read_every_ms);
-    else
-        gr_fig_event(f, stall_s, "reader stalls after chunk %u", wa->o.read_first ? wa->o.read_first : 1);
-    double peak = (double)w->peak_rss / RL_MIB;
-    if (pass)
-        gr_fig_caption(f,
-                       "RSS levels off %.1f MiB over the start, under the %.0f MiB budget: the producer waits "
-                       "for the window",
-                       peak - base, budget_mib);
-    else
-        gr_fig_caption(f,
-                       "RSS climbs %.1f MiB over the start, past the %.0f MiB budget: the producer does not "
-                       "wait for the window",
-                       peak - base, budget_mib);
-    free(x);
-    free(y);
-}
-
-/* resume's picture: the stall's RSS against the budget (flow_figure), one
- * more sample once the rest was read (or the read failed), and the moments
- * |t0| the reader began again and that sample marked. The caption speaks
- * of the chunks alone: memory is stall's rule, and an unbounded producer
- * passes resume. */
-static void resume_figure(gr_scenario_result *out, watched *wa, int64_t t0, bool ok)
-{
-    rl_memwatch_sample(&wa->w); /* gone: the picture ends at the stall */
-    flow_figure(out, wa, GR_FLOW_BUDGET_MIB, true);
-    gr_figure *f = &out->figure;
-    if (f->kind != GR_FIG_PLOT)
-        return;
-    gr_fig_event(f, (double)(t0 - wa->w.t0_ns) / 1e9, "the reader reads again");
-    /* Not sampled while it reads: the line between is a join, and the end
-     * of the read is marked so that it reads as one. */
-    if (wa->w.npoints && wa->w.points[wa->w.npoints - 1].t_ns > t0 - wa->w.t0_ns)
-        gr_fig_event(f, (double)wa->w.points[wa->w.npoints - 1].t_ns / 1e9, "%s",
-                     ok ? "all chunks read" : "the read failed");
-    if (ok)
-        gr_fig_caption(f,
-                       "After the stall all %u chunks arrived in order, every byte right: a stalled stream "
-                       "resumes intact",
-                       wa->o.count);
-    else
-        gr_fig_caption(f,
-                       "After the stall the rest of the %u chunks did not all arrive right: a paused producer "
-                       "resumes",
-                       wa->o.count);
-}
-
-/* cancel's picture after the cancel: the CPU the group used since Produce
- * was called, from every sample of the watch, with the cancel and the
- * judged window [|win0|, |win1|] marked: a producer that stopped is flat
- * from the cancel on. */
-static void cancel_figure(gr_scenario_result *out, const rl_memwatch *w, int64_t cn, int64_t win0, int64_t win1,
-                          int64_t cpu_ms, int64_t window_ms, gr_flow_cancel_verdict cv)
-{
-    size_t n = w->npoints;
-    if (!n)
-        return;
-    double *x = rl_xmalloc(n * sizeof *x), *y = rl_xmalloc(n * sizeof *y);
-    for (size_t i = 0; i < n; i++) {
-        x[i] = (double)w->points[i].t_ns / 1e9;
-        y[i] = (double)(w->points[i].cpu_ns - w->base_cpu_ns) / 1e6;
-    }
-    gr_figure *f = &out->figure;
-    gr_fig_plot(f, "The producer's CPU before and after the client cancels", "seconds since Produce was called",
-                "CPU used by the submission's processes (ms)");
-    gr_fig_series_add(f, "CPU used since Produce was called", x, y, n);
-    gr_fig_event(f, (double)(cn - w->t0_ns) / 1e9, "the client cancels");
-    gr_fig_event(f, (double)(win0 - w->t0_ns) / 1e9, "judged window starts");
-    gr_fig_event(f, (double)(win1 - w->t0_ns) / 1e9, "judged window ends");
-    if (cv == GR_FLOW_STARVED)
-        gr_fig_caption(f,
-                       "Too little CPU after the cancel (%lld ms in %lld ms) to show whether the producer "
-                       "stopped",
-                       (long long)cpu_ms, (long long)window_ms);
-    else if (cv == GR_FLOW_STOPPED)
-        gr_fig_caption(f,
-                       "CPU goes flat after the cancel (%lld ms used in the %lld ms window): the producer "
-                       "stopped when the call ended",
-                       (long long)cpu_ms, (long long)window_ms);
-    else
-        gr_fig_caption(f,
-                       "CPU keeps climbing after the cancel (%lld ms in the %lld ms window): the producer "
-                       "goes on for nobody",
-                       (long long)cpu_ms, (long long)window_ms);
-    free(x);
-    free(y);
-}
-
 /* Runs the watch |wa->o| describes and judges the group's RSS growth
  * against |budget_mib|. A reader that stops (read_every_ms 0) and one that
  * keeps reading slowly differ only in the options. */
@@ -316,7 +206,7 @@ static int memory_scenario(gr_ctx *ctx, watched *wa, double budget_mib, gr_scena
     else
         snprintf(what, sizeof what, "while the reader was stalled after 1 chunk");
     gr_result(out, gr_flow_judge_watch(&c, what, fb, sizeof fb), "%s", fb);
-    flow_figure(out, wa, budget_mib, c.pass);
+    gr_flow_figure(out, &wa->w, &wa->o, &wa->res, budget_mib, c.pass);
 done:
     unwatch(wa);
     return 0;
@@ -340,7 +230,8 @@ static int resume(gr_ctx *ctx, gr_scenario_result *out)
     char err[400];
     int64_t t0 = rl_now_ns();
     int rc = rl_flow_read_rest(&wa.s, t0 + RESUME_MS * RL_NS_PER_MS, err, sizeof err);
-    resume_figure(out, &wa, t0, rc == RL_OK);
+    rl_memwatch_sample(&wa.w); /* gone: the picture ends at the stall */
+    gr_flow_resume_figure(out, &wa.w, &wa.o, &wa.res, t0, rc == RL_OK);
     if (rc != RL_OK) {
         char what[128];
         snprintf(what, sizeof what, "reading again after a %.1f s stall", wa.res.watched_ms / 1000.0);
@@ -417,7 +308,7 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
                          GR_FLOW_BUDGET_MIB, &c);
     gr_verdict v = gr_flow_judge_before_cancel(&c, res->read, fb, sizeof fb);
     if (v != GR_PASS) {
-        flow_figure(out, &wa, GR_FLOW_BUDGET_MIB, false);
+        gr_flow_figure(out, &wa.w, &wa.o, &wa.res, GR_FLOW_BUDGET_MIB, false);
         gr_result(out, v, "%s", fb);
         goto done;
     }
@@ -444,7 +335,7 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
      * bound, never below 0. */
     int64_t wait_ms = !sched ? -1 : wait_b > wait_a ? (wait_b - wait_a) / RL_NS_PER_MS : 0;
     gr_flow_cancel_verdict cv = gr_flow_judge_cancel(cpu_ms, wait_ms, window_ms);
-    cancel_figure(out, w, cn, t0, t0 + window_ms * RL_NS_PER_MS, cpu_ms, window_ms, cv);
+    gr_flow_cancel_figure(out, w, cn, t0, t0 + window_ms * RL_NS_PER_MS, cpu_ms, window_ms, cv);
     if ((v = gr_flow_judge_cpu_after_cancel(cpu_ms, wait_ms, window_ms, CANCEL_SETTLE_MS, fb, sizeof fb)) != GR_PASS) {
         gr_result(out, v, "%s", fb);
         goto done;
@@ -452,7 +343,7 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
     gr_flow_judge_memory(w->base_rss, w->peak_rss, res->read, wa.o.count, res->watched_ms, true, GR_FLOW_BUDGET_MIB,
                          &c);
     if ((v = gr_flow_judge_after_cancel_memory(&c, fb, sizeof fb)) != GR_PASS) {
-        flow_figure(out, &wa, GR_FLOW_BUDGET_MIB, false);
+        gr_flow_figure(out, &wa.w, &wa.o, &wa.res, GR_FLOW_BUDGET_MIB, false);
         gr_result(out, v, "%s", fb);
         goto done;
     }

@@ -258,51 +258,6 @@ done:
     return gr_scenario_done(&c, NULL);
 }
 
-/* The picture of the overload: per 250 ms window by each call's start,
- * calls offered, answered OK (goodput), refused fast, and left to wait
- * their deadline, in calls/s against the backend's capacity. */
-static void overload_figure(gr_scenario_result *out, const rl_load_call *calls, size_t n)
-{
-    enum { WIN_MS = 250, NWIN = OL_DURATION_MS / WIN_MS + 1 };
-    static double x[NWIN], offered[NWIN], ok[NWIN], refused[NWIN], waited[NWIN];
-    if (!n)
-        return;
-    memset(offered, 0, sizeof offered);
-    memset(ok, 0, sizeof ok);
-    memset(refused, 0, sizeof refused);
-    memset(waited, 0, sizeof waited);
-    int64_t t0 = calls[0].start_ns;
-    size_t used = 0;
-    const double per_s = 1000.0 / WIN_MS;
-    for (size_t i = 0; i < n; i++) {
-        int64_t w = (calls[i].start_ns - t0) / (WIN_MS * RL_NS_PER_MS);
-        if (w < 0 || w >= NWIN)
-            continue;
-        used = (size_t)w + 1 > used ? (size_t)w + 1 : used;
-        offered[w] += per_s;
-        if (calls[i].end_ns && calls[i].status == GRPC_STATUS_OK)
-            ok[w] += per_s;
-        else if (calls[i].status == GRPC_STATUS_DEADLINE_EXCEEDED || !calls[i].end_ns)
-            waited[w] += per_s;
-        else
-            refused[w] += per_s;
-    }
-    for (size_t w = 0; w < used; w++)
-        x[w] = ((double)w + 0.5) * WIN_MS / 1000.0;
-    gr_figure *f = &out->figure;
-    gr_fig_plot(f, "Ten times the capacity: what became of the calls", "seconds into the load (by each call's start)",
-                "calls per second");
-    gr_fig_series_add(f, "OK (goodput)", x, ok, used);
-    gr_fig_series_add(f, "refused fast", x, refused, used);
-    gr_fig_series_add(f, "waited their deadline", x, waited, used);
-    /* Last, so drawn on top: the other three add up to it, and one of
-     * them often equals it. */
-    gr_fig_series_add(f, "offered (all calls)", x, offered, used);
-    gr_fig_ref(f, OL_CAPACITY_PER_S, "backend capacity: %.0f calls/s", OL_CAPACITY_PER_S);
-    gr_fig_caption(f, "Goodput should hold near the capacity line and the rest be refused fast; calls that wait "
-                      "their deadline are the mistake");
-}
-
 /* Ten times the capacity offered, the relay's RSS sampled meanwhile. */
 static int offer_load(gr_ctx *ctx, rl_proc_peak *w, rl_load_call **calls, size_t *n, gr_scenario_result *out)
 {
@@ -340,7 +295,7 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     int64_t t0 = n ? calls[0].start_ns : 0, half = t0 + OL_DURATION_MS / 2 * RL_NS_PER_MS;
     gr_overload_outcomes_count(calls, n, half, &c);
-    overload_figure(out, calls, n);
+    gr_overload_load_figure(out, calls, n, OL_DURATION_MS, OL_CAPACITY_PER_S);
     gr_overload_seen s;
     gr_overload_look(gr_tag(ctx), calls, n, obs, rl_now_ns(), &s);
     gr_overload_load_facts f = {.rate = OL_RATE,

@@ -1,5 +1,4 @@
-/* overload_figure: the overload exercise's outage pictures; see
- * overload_figure.h. */
+/* overload_figure: the overload exercise's pictures; see overload_figure.h. */
 #include "overload_figure.h"
 
 #include "rl_deadline.h"
@@ -120,4 +119,48 @@ void gr_overload_recovers_figure(gr_scenario_result *out, const gr_overload_reco
     else
         gr_fig_caption(f, "No call succeeded in the %lld ms after the backend came back: the relay does not reconnect",
                        (long long)r->bound_ms);
+}
+
+void gr_overload_load_figure(gr_scenario_result *out, const rl_load_call *calls, size_t n, int duration_ms,
+                             double capacity_per_s)
+{
+    enum { WIN_MS = 250, MAX_WIN = GR_FIG_MAX_POINTS };
+    static double x[MAX_WIN], offered[MAX_WIN], ok[MAX_WIN], refused[MAX_WIN], waited[MAX_WIN];
+    const int64_t nwin = duration_ms / WIN_MS + 1 < MAX_WIN ? duration_ms / WIN_MS + 1 : MAX_WIN;
+    if (!n)
+        return;
+    memset(offered, 0, sizeof offered);
+    memset(ok, 0, sizeof ok);
+    memset(refused, 0, sizeof refused);
+    memset(waited, 0, sizeof waited);
+    int64_t t0 = calls[0].start_ns;
+    size_t used = 0;
+    const double per_s = 1000.0 / WIN_MS;
+    for (size_t i = 0; i < n; i++) {
+        int64_t w = (calls[i].start_ns - t0) / (WIN_MS * RL_NS_PER_MS);
+        if (w < 0 || w >= nwin)
+            continue;
+        used = (size_t)w + 1 > used ? (size_t)w + 1 : used;
+        offered[w] += per_s;
+        if (calls[i].end_ns && calls[i].status == GRPC_STATUS_OK)
+            ok[w] += per_s;
+        else if (calls[i].status == GRPC_STATUS_DEADLINE_EXCEEDED || !calls[i].end_ns)
+            waited[w] += per_s;
+        else
+            refused[w] += per_s;
+    }
+    for (size_t w = 0; w < used; w++)
+        x[w] = ((double)w + 0.5) * WIN_MS / 1000.0;
+    gr_figure *f = &out->figure;
+    gr_fig_plot(f, "Ten times the capacity: what became of the calls", "seconds into the load (by each call's start)",
+                "calls per second");
+    gr_fig_series_add(f, "OK (goodput)", x, ok, used);
+    gr_fig_series_add(f, "refused fast", x, refused, used);
+    gr_fig_series_add(f, "waited their deadline", x, waited, used);
+    /* Last, so drawn on top: the other three add up to it, and one of
+     * them often equals it. */
+    gr_fig_series_add(f, "offered (all calls)", x, offered, used);
+    gr_fig_ref(f, capacity_per_s, "backend capacity: %.0f calls/s", capacity_per_s);
+    gr_fig_caption(f, "Goodput should hold near the capacity line and the rest be refused fast; calls that wait "
+                      "their deadline are the mistake");
 }

@@ -1,8 +1,9 @@
-/* overload_figure: the pictures of the overload exercise's outage
- * scenarios (figure.h), drawn from what ex_overload.c measured: each
- * call's time to its status while the backend's port was closed, the
- * blackholed calls' statuses and arrivals against their deadline, and the
- * outage and the first success after it against the reconnect bound.
+/* overload_figure: the pictures of the overload exercise's scenarios
+ * (figure.h), drawn from what ex_overload.c measured: each call's time to
+ * its status while the backend's port was closed, the blackholed calls'
+ * statuses and arrivals against their deadline, the outage and the first
+ * success after it against the reconnect bound, and the overload's calls
+ * per window against the capacity.
  * Nothing here judges: the captions follow the verdict already in |out|
  * and the bounds passed in. Nothing is owned: every pointer is read during
  * the call only. */
@@ -42,5 +43,12 @@ typedef struct gr_overload_recovery {
     int64_t ok_after_ms; /* the first OK's status after the return, as judged */
 } gr_overload_recovery;
 void gr_overload_recovers_figure(gr_scenario_result *out, const gr_overload_recovery *r);
+
+/* overload: per 250 ms window of the load's |duration_ms| (by each call's
+ * start), the |n| |calls| offered, answered OK (goodput), refused fast,
+ * and left to wait their deadline, in calls/s against the backend's
+ * |capacity_per_s|. */
+void gr_overload_load_figure(gr_scenario_result *out, const rl_load_call *calls, size_t n, int duration_ms,
+                             double capacity_per_s);
 
 #endif
