@@ -10,6 +10,7 @@
  * verdicts are keepalive_judge.c's, from what the live runs measured. */
 #include "config_check.h"
 #include "exercise.h"
+#include "keepalive_figure.h"
 #include "keepalive_judge.h"
 #include "worlds/rl_intermediary.h"
 #include "relaylab.pb-c.h"
@@ -306,73 +307,19 @@ static void live_end(live_env *env, live_result *r, gr_ka_run *f)
     f->connections = r->st.connections;
 }
 
-/* The picture of the connection through the lab's NAT: the first call,
- * the silence (between calls, or a call that sends nothing), the instant
- * the NAT forgets a connection idle that long, the client's keepalive
- * period, and how the next call (or the silent call) ended. Durations as
- * measured; the silence as the grader held it. */
-static void nat_figure(gr_scenario_result *out, const live_env *env, const live_result *r, const gr_ka_call *first,
-                       const gr_ka_call *next, bool between_calls)
+/* What the live pictures draw of the run (keepalive_figure.h): the scale,
+ * the NAT, and the client's keepalive time as the run gave it. */
+static void picture_of(const live_env *env, const live_result *r, gr_ka_picture *p)
 {
-    gr_figure *f = &out->figure;
-    /* One scale: the lab's. The world's periods are drawn as the lab ran
-     * them (divided by k, as the baseline and the NAT got them). */
-    char xlabel[GR_FIG_LABEL];
-    if (env->k > 1.0)
-        snprintf(xlabel, sizeof xlabel, "ms since the first call started, in the lab's time (the world's / %.0f)",
-                 env->k);
-    else
-        snprintf(xlabel, sizeof xlabel, "ms since the first call started");
-    gr_fig_timeline(f, "The connection through the NAT", xlabel);
-    double t = 0;
-    bool ok = next->status == GRPC_STATUS_OK && r->st.dropped == 0;
-    if (between_calls) {
-        gr_fig_span_add(f, gr_fig_row(f, "first call"), 0, (double)first->ms, GR_FIG_RAN, "%s",
-                        rl_status_name(first->status));
-        t = (double)first->ms;
-        gr_fig_span_add(f, gr_fig_row(f, "no call: silence"), t, t + QUIET_MS, GR_FIG_RAN, "%d ms", QUIET_MS);
-        gr_fig_event(f, t + (double)env->nat_ms, "the NAT forgets an idle connection (%lld ms)",
-                     (long long)env->nat_ms);
-        gr_fig_span_add(f, gr_fig_row(f, "next call"), t + QUIET_MS, t + QUIET_MS + (double)next->ms,
-                        ok ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s after %lld ms", rl_status_name(next->status),
-                        (long long)next->ms);
-    } else {
-        gr_fig_span_add(f, gr_fig_row(f, "a call that sends nothing"), 0, (double)next->ms,
-                        ok ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s after %lld ms", rl_status_name(next->status),
-                        (long long)next->ms);
-        gr_fig_event(f, (double)env->nat_ms, "the NAT forgets an idle connection (%lld ms)", (long long)env->nat_ms);
-    }
-    int64_t lab_ka = 0;
-    if (env->real_ka != INT_MAX && env->real_ka > 0 &&
-        scaled(env->cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_time_ms", env->k, &lab_ka) && lab_ka > 0) {
-        if (lab_ka != env->real_ka)
-            gr_fig_span_add(f, gr_fig_row(f, "client keepalive period"), t, t + (double)lab_ka, GR_FIG_TRUTH,
-                            "every %lld ms (the world's %lld ms)", (long long)lab_ka, (long long)env->real_ka);
-        else
-            gr_fig_span_add(f, gr_fig_row(f, "client keepalive period"), t, t + (double)lab_ka, GR_FIG_TRUTH,
-                            "every %lld ms", (long long)lab_ka);
-    }
-    /* The caption quotes the period as the bars draw it (the lab's). */
-    char ka[48];
-    if (lab_ka > 0)
-        snprintf(ka, sizeof ka, "%lld ms", (long long)lab_ka);
-    else
-        snprintf(ka, sizeof ka, "%s", r->ka);
-    if (ok)
-        gr_fig_caption(f, "The silence outlasted the NAT's idle timeout, yet the NAT dropped nothing: the client's "
-                          "pings kept the connection alive");
-    else if (atomic_load(&too_many_pings))
-        gr_fig_caption(f,
-                       "The server answered the client's pings (every %s) with GOAWAY too_many_pings: it does not "
-                       "permit pings that often",
-                       ka);
-    else if (r->st.dropped)
-        gr_fig_caption(f,
-                       "The NAT dropped %d connection%s in the silence: the client's keepalive (%s) did not keep "
-                       "it alive",
-                       r->st.dropped, r->st.dropped == 1 ? "" : "s", ka);
-    else
-        gr_fig_caption(f, "The call failed %s although the NAT dropped nothing", rl_status_name(next->status));
+    memset(p, 0, sizeof *p);
+    p->k = env->k;
+    p->nat_ms = env->nat_ms;
+    p->real_ka = env->real_ka;
+    if (env->real_ka != INT_MAX && env->real_ka > 0)
+        scaled(env->cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_time_ms", env->k, &p->lab_ka);
+    p->ka = r->ka;
+    p->dropped = r->st.dropped;
+    p->too_many_pings = atomic_load(&too_many_pings);
 }
 
 static int idle(gr_ctx *ctx, gr_scenario_result *out)
@@ -389,8 +336,10 @@ static int idle(gr_ctx *ctx, gr_scenario_result *out)
     live_result r;
     gr_ka_run f;
     live_end(&env, &r, &f);
+    gr_ka_picture pic;
+    picture_of(&env, &r, &pic);
     if (first.status == GRPC_STATUS_OK)
-        nat_figure(out, &env, &r, &first, &second, true);
+        gr_ka_nat_figure(out, &pic, &first, &second, true);
     char fb[GR_FEEDBACK_MAX];
     gr_result(out, gr_ka_judge_idle(&f, &first, &second, fb, sizeof fb), "%s", fb);
     return live_done(&env);
@@ -406,79 +355,12 @@ static int quiet_call(gr_ctx *ctx, gr_scenario_result *out)
     live_result r;
     gr_ka_run f;
     live_end(&env, &r, &f);
-    nat_figure(out, &env, &r, &call, &call, false);
+    gr_ka_picture pic;
+    picture_of(&env, &r, &pic);
+    gr_ka_nat_figure(out, &pic, &call, &call, false);
     char fb[GR_FEEDBACK_MAX];
     gr_result(out, gr_ka_judge_quiet_call(&f, &call, atomic_load(&too_many_pings), fb, sizeof fb), "%s", fb);
     return live_done(&env);
-}
-
-/* no-goaway's calls and idle gaps, kept for its picture. */
-#define GOAWAY_MAX_CALLS 8
-typedef struct goaway_run {
-    int64_t t0;
-    int n;
-    int64_t start_ns[GOAWAY_MAX_CALLS], call_ms[GOAWAY_MAX_CALLS], idle_end_ns[GOAWAY_MAX_CALLS];
-    bool ok[GOAWAY_MAX_CALLS];
-} goaway_run;
-
-/* no-goaway's picture (ms since the first call started): each call and
- * idle gap as they ran, the client's ping period against the most often
- * the server permits one (both as run, scaled to the lab's time), and the
- * GOAWAY too_many_pings when it came. A period longer than the run is
- * drawn to the run's end and says so. */
-static void goaway_figure(gr_scenario_result *out, const live_env *env, const goaway_run *g, const char *ka,
-                          int64_t min_ms, int calls, int failed)
-{
-    gr_figure *f = &out->figure;
-    char xlabel[GR_FIG_LABEL];
-    if (env->k > 1.0)
-        snprintf(xlabel, sizeof xlabel, "ms since the first call started, in the lab's time (the world's / %.0f)",
-                 env->k);
-    else
-        snprintf(xlabel, sizeof xlabel, "ms since the first call started");
-    gr_fig_timeline(f, "Pings over calls and idle gaps, through the NAT", xlabel);
-#define KMS(t) ((double)((t)-g->t0) / 1e6)
-    int rc = gr_fig_row(f, "calls"), ri = gr_fig_row(f, "idle gaps");
-    double end = 0;
-    for (int i = 0; i < g->n; i++) {
-        double a = KMS(g->start_ns[i]), b = a + (double)g->call_ms[i];
-        gr_fig_span_add(f, rc, a, b, g->ok[i] ? GR_FIG_GIVEN : GR_FIG_WRONG, "%s", g->ok[i] ? "OK" : "failed");
-        gr_fig_span_add(f, ri, b, KMS(g->idle_end_ns[i]), GR_FIG_RAN, NULL);
-        end = KMS(g->idle_end_ns[i]);
-    }
-    int64_t lab_ka = 0, lab_min = 0;
-    bool goaway = atomic_load(&too_many_pings);
-    if (scaled(env->cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_time_ms", env->k, &lab_ka) && lab_ka > 0) {
-        double to = (double)lab_ka < end ? (double)lab_ka : end;
-        gr_fig_span_add(f, gr_fig_row(f, "client pings every"), 0, to, goaway ? GR_FIG_WRONG : GR_FIG_GIVEN,
-                        "%lld ms%s", (long long)lab_ka, (double)lab_ka > end ? " (past the run)" : "");
-    }
-    if (scaled(env->cfg, RL_CHANCFG_SERVER, "grpc.http2.min_ping_interval_without_data_ms", env->k, &lab_min) ||
-        (lab_min = min_ms) > 0) {
-        double to = (double)lab_min < end ? (double)lab_min : end;
-        gr_fig_span_add(f, gr_fig_row(f, "server permits one every"), 0, to, GR_FIG_TRUTH, "%lld ms%s",
-                        (long long)lab_min, (double)lab_min > end ? " (past the run)" : "");
-    }
-    int64_t at = atomic_load(&too_many_pings_ns);
-    if (at)
-        gr_fig_event(f, KMS(at), "GOAWAY too_many_pings");
-    if (goaway && lab_ka > 0 && lab_min > 0)
-        /* The bars' numbers (the lab's), not the config's world ones. */
-        gr_fig_caption(f, "GOAWAY too_many_pings: the client pings every %lld ms, the server permits one per %lld ms",
-                       (long long)lab_ka, (long long)lab_min);
-    else if (goaway)
-        gr_fig_caption(f,
-                       "The server sent GOAWAY too_many_pings: the client pings every %s, more often than the "
-                       "server permits",
-                       ka);
-    else if (failed)
-        gr_fig_caption(f, "%d of %d calls failed, without a too_many_pings", failed, calls);
-    else
-        gr_fig_caption(f,
-                       "%d calls and idle gaps, no GOAWAY: the server permits the client's pings, in calls and "
-                       "between them",
-                       calls);
-#undef KMS
 }
 
 static int no_goaway(gr_ctx *ctx, gr_scenario_result *out)
@@ -492,7 +374,7 @@ static int no_goaway(gr_ctx *ctx, gr_scenario_result *out)
     int calls = 0, failed = 0;
     gr_ka_call c;
     char first_failure[200] = "";
-    goaway_run g = {.t0 = rl_now_ns(), .n = 0};
+    gr_ka_goaway_run g = {.t0 = rl_now_ns(), .n = 0};
     while (rl_now_ns() < until && !gr_interrupted(ctx)) {
         char suffix[32];
         snprintf(suffix, sizeof suffix, "busy-%d", calls++);
@@ -501,7 +383,7 @@ static int no_goaway(gr_ctx *ctx, gr_scenario_result *out)
         if (c.status != GRPC_STATUS_OK && !failed++)
             snprintf(first_failure, sizeof first_failure, "%s (%s)", rl_status_name(c.status), c.details);
         idle_for(env.ch, 2500);
-        if (g.n < GOAWAY_MAX_CALLS) {
+        if (g.n < GR_KA_GOAWAY_MAX_CALLS) {
             g.start_ns[g.n] = started;
             g.call_ms[g.n] = c.ms;
             g.ok[g.n] = c.status == GRPC_STATUS_OK;
@@ -516,7 +398,16 @@ static int no_goaway(gr_ctx *ctx, gr_scenario_result *out)
     live_result r;
     gr_ka_run f;
     live_end(&env, &r, &f);
-    goaway_figure(out, &env, &g, r.ka, facts.min_ms, calls, failed);
+    gr_ka_picture pic;
+    picture_of(&env, &r, &pic);
+    g.calls = calls;
+    g.failed = failed;
+    scaled(env.cfg, RL_CHANCFG_CLIENT, "grpc.keepalive_time_ms", env.k, &g.lab_ka);
+    g.min_drawn =
+        scaled(env.cfg, RL_CHANCFG_SERVER, "grpc.http2.min_ping_interval_without_data_ms", env.k, &g.lab_min) ||
+        (g.lab_min = facts.min_ms) > 0;
+    g.goaway_ns = atomic_load(&too_many_pings_ns);
+    gr_ka_goaway_figure(out, &pic, &g);
     facts.too_many_pings = atomic_load(&too_many_pings);
     char fb[GR_FEEDBACK_MAX];
     gr_result(out, gr_ka_judge_no_goaway(&f, &facts, fb, sizeof fb), "%s", fb);
