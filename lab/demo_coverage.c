@@ -241,10 +241,24 @@ static void plot(const char *base, const char *which, const char *title, const f
                                   .dash = RL_SVG_DASHED};
     s[NSERVERS + 1] = (rl_svg_series){
         .label = "calls queued at the busy server", .x = f->x, .y = f->queued, .n = NSAMPLES, .dash = RL_SVG_DOTTED};
-    snprintf(caption, sizeof caption, "%s",
-             strcmp(which, "total") == 0
-                 ? "Sized as a total: idle streams elsewhere hide the busy server, where the calls queue"
-                 : "Sized per server: the busy server's streams grow with its calls, and none queue for long");
+    /* The shared scale keeps the two agents comparable by eye, so a total
+     * agent's few streams and calls in flight lie flat along the bottom:
+     * the caption gives their figures, so no series is hidden (issue 35). */
+    double most_streams = 0, most_flight = 0, most_queued = 0;
+    for (int k = 0; k < NSAMPLES; k++) {
+        for (int i = 0; i < NSERVERS; i++)
+            most_streams = f->streams[i][k] > most_streams ? f->streams[i][k] : most_streams;
+        most_flight = f->inflight[k] > most_flight ? f->inflight[k] : most_flight;
+        most_queued = f->queued[k] > most_queued ? f->queued[k] : most_queued;
+    }
+    if (strcmp(which, "total") == 0)
+        snprintf(caption, sizeof caption,
+                 "Sized as a total: at most %.0f streams a server and %.0f calls in flight on the busy one, "
+                 "while up to %.0f calls queued there",
+                 most_streams, most_flight, most_queued);
+    else
+        snprintf(caption, sizeof caption, "%s",
+                 "Sized per server: the busy server's streams grow with its calls, and none queue for long");
     char count_label[64], wait_label[64];
     snprintf(count_label, sizeof count_label, "the larger peak of both agents: %.0f", count_max);
     snprintf(wait_label, sizeof wait_label, "the larger peak of both agents: %.0f ms", wait_max);

@@ -31,5 +31,12 @@ def test_demo_coverage_shows_the_incident_beside_the_fix(tmp_path):
         assert svg.count("<polyline") == 5, which
         for label in ("streams on A", "calls queued at the busy server", "calls in flight on the busy server"):
             assert label in svg, (which, label)
+        if which == "total":
+            # Its few streams lie flat on the scale it shares with the
+            # reference: the caption gives their figures, and the queue's.
+            m = re.search(r"Sized as a total: at most (\d+) streams a server and (\d+) calls in flight on the busy "
+                          r"one, while up to (\d+) calls queued there", svg)
+            assert m, svg[-2000:]
+            assert int(m.group(3)) > int(m.group(2)), m.group(0)
         wait = (tmp_path / f"cov-{which}-wait.svg").read_text()
         assert wait.count("<polyline") == 1 and "(ms)" in wait, which
