@@ -48,7 +48,8 @@ typedef struct gr_instance {
     /* The scenario signalled it (gr_signal_submission): its exit is
      * what the scenario asked for, not a crash. */
     bool signalled;
-    int64_t signal_ns; /* when, CLOCK_MONOTONIC */
+    int64_t signal_ns;      /* when, CLOCK_MONOTONIC */
+    int64_t signal_wait_ns; /* its group's CPU wait then (rl_proc_group_sched), -1 unread */
     /* Its sandbox (opt->sandbox), valid while |sandboxed|. */
     gr_sandbox_run sb;
     bool sandboxed;

@@ -39,21 +39,6 @@ static int start_and_reach(gr_ctx *ctx, rl_probe_call *c, const char *tag, const
     return gr_process_start_and_reach(ctx, c, tag, method, lookup_ms, steps, 10, GR_PROCESS_REACH_MS, out);
 }
 
-/* The time the chain a cancel crosses, the submission's processes and
- * baseline 0, has spent waiting for a CPU so far (rl_proc_group_sched), in
- * ns; -1 when either cannot be read. */
-static int64_t chain_wait_ns(gr_ctx *ctx)
-{
-    int64_t run, wait, total = 0;
-    pid_t groups[] = {gr_submission_pgid(ctx), gr_baseline_pid(ctx, 0)};
-    for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
-        if (groups[i] <= 0 || rl_proc_group_sched(groups[i], &run, &wait) != RL_OK)
-            return -1;
-        total += wait;
-    }
-    return total;
-}
-
 /* Cancels, waits for |method| to end (up to |full_ms| + 1 s: long enough to
  * see a relay that lets it run to its natural end) and judges it. Fills
  * *cc; returns 0, or GR_DECIDED. */
@@ -63,14 +48,14 @@ static int cancel_and_judge(gr_ctx *ctx, rl_probe_call *c, const char *tag, cons
 {
     /* A chain waiting for a CPU passes a cancel on late through no fault
      * of the relay's (gr_cancel_starved): its wait is read around. */
-    int64_t wait_a = chain_wait_ns(ctx);
+    int64_t wait_a = gr_chain_wait_ns(ctx);
     int64_t cn = rl_probe_call_cancel(c);
     *cancel_ns = cn;
     Relaylab__ObserveReply *obs = NULL;
     int rc =
         gr_process_observe_until(ctx, tag, has_ended, (void *)method, cn + (full_ms + 1000) * RL_NS_PER_MS, 5, &obs);
     int64_t seen = rl_now_ns();
-    int64_t wait_b = wait_a < 0 ? -1 : chain_wait_ns(ctx);
+    int64_t wait_b = wait_a < 0 ? -1 : gr_chain_wait_ns(ctx);
     rl_probe_call_wait(c, rl_now_ns() + GR_SCENARIO_CANCEL_MS * RL_NS_PER_MS);
     const Relaylab__CallRecord *rec = rl_observe_find(obs, method, 0);
     /* The record of a call the observer showed running cannot be missing

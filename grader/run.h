@@ -172,10 +172,26 @@ typedef struct gr_exit {
     char output[480]; /* the last lines it printed, on one line */
 } gr_exit;
 
+/* What the submission's group and baseline 0 have spent waiting for a CPU
+ * so far (rl_proc_group_sched), in ns; -1 when either cannot be read. Two
+ * readings around a judged interval give the chain's CPU wait over it (a
+ * lower bound: threads that ended take theirs along), which a judge of a
+ * late event subtracts before it blames the submission. */
+int64_t gr_chain_wait_ns(gr_ctx *ctx);
+
+/* A submission still running at its exit deadline that waited for a CPU
+ * since the signal is given that wait again, once, if it was at least the
+ * first and at most the second (ms): gr_await_submission_exit. */
+#define GR_EXIT_STARVED_MIN_MS 50
+#define GR_EXIT_STARVED_MAX_MS 5000
+
 /* Waits until |within_ms| after the last gr_signal_submission (after
  * now when none was sent) for the submission's main process to exit, and
- * fills |out|. When it has not exited by then and |kill_at_deadline|, the
- * grader SIGKILLs its whole group (out->killed) and waits for that. The
+ * fills |out|. A process still running then that waited for a CPU since
+ * the signal gets that wait again, once (GR_EXIT_STARVED_MAX_MS at most):
+ * a busy machine may delay an exit, never turn it into a kill. When it has
+ * not exited by then and |kill_at_deadline|, the grader SIGKILLs its whole
+ * group (out->killed) and waits for that. The
  * wait ends early when the grader is interrupted. Returns 0 when it exited
  * on its own, RL_ETIMEOUT when it did not (|out| filled either way), or
  * RL_EINVAL for a config exercise. */

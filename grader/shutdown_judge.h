@@ -153,13 +153,16 @@ typedef struct gr_shutdown_grace_facts {
     bool cancelled;      /* (ended) the baseline saw the Work cancelled */
     uint32_t steps_done; /* (ended) its steps done */
     int64_t now_ms;      /* SIGTERM to the verdict, for a Work still running */
+    int64_t waited_ms;   /* the relay's and the baseline's CPU wait over it; -1 unread */
     const gr_exit *ex;
 } gr_shutdown_grace_facts;
 
 /* grace-ends: FAIL when the Work ended more than GR_SHUTDOWN_GRACE_EARLY_MS
  * before the grace, ran past GR_SHUTDOWN_GRACE_LATE_MS after it or to its
  * end uncancelled, or the process was killed or exited badly; else PASS.
- * Feedback into |buf|. */
+ * A cancel late past the allowance but in time without |waited_ms| is
+ * ERROR (the machine too busy to judge), as the cancel judge's starved
+ * cancel. Feedback into |buf|. */
 gr_verdict gr_shutdown_judge_grace(const gr_shutdown_grace_facts *f, char *buf, size_t len);
 
 /* One call of rolling's load that failed. */

@@ -233,6 +233,22 @@ static void grace_window_and_each_branch(void **state)
     assert_int_equal(gr_shutdown_judge_grace(&f, fb, sizeof fb), GR_FAIL);
     assert_string_equal(fb, "Work was cancelled only 2751 ms after SIGTERM, past the 2000 ms grace: the call that "
                             "outlived the grace was not cancelled, so its downstream work ran on as an orphan");
+    /* Late by 1 ms past the allowance: starved when the chain waited at
+     * least that long for a CPU, FAIL when it waited less or unread. */
+    f.waited_ms = 1;
+    assert_int_equal(gr_shutdown_judge_grace(&f, fb, sizeof fb), GR_ERROR);
+    assert_non_null(strstr(fb, "waited 1 ms for a CPU: the machine was too busy"));
+    f.end_ms = 2000 + GR_SHUTDOWN_GRACE_LATE_MS + 2;
+    assert_int_equal(gr_shutdown_judge_grace(&f, fb, sizeof fb), GR_FAIL);
+    f.waited_ms = -1;
+    assert_int_equal(gr_shutdown_judge_grace(&f, fb, sizeof fb), GR_FAIL);
+    /* Waited long, but uncancelled: the rule broken however busy. */
+    f.waited_ms = 5000;
+    f.cancelled = false;
+    assert_int_equal(gr_shutdown_judge_grace(&f, fb, sizeof fb), GR_FAIL);
+    f.cancelled = true;
+    f.waited_ms = -1;
+    f.end_ms = 2000 + GR_SHUTDOWN_GRACE_LATE_MS + 1;
     f.end_ms = 2000;
     f.cancelled = false;
     assert_int_equal(gr_shutdown_judge_grace(&f, fb, sizeof fb), GR_FAIL);
