@@ -48,8 +48,7 @@
 
 /* ---- accessors ---- */
 
-/* Instance |i| while it was started and not stopped, else NULL. */
-static gr_instance *started_instance(gr_ctx *ctx, int i)
+gr_instance *gr_started_instance(gr_ctx *ctx, int i)
 {
     if (i < 0 || i >= ctx->ninstances || !ctx->subs[i].have)
         return NULL;
@@ -63,7 +62,7 @@ int gr_instance_count(gr_ctx *ctx)
 
 const char *gr_submission_addr_at(gr_ctx *ctx, int i)
 {
-    gr_instance *s = started_instance(ctx, i);
+    gr_instance *s = gr_started_instance(ctx, i);
     return s ? s->addr : NULL;
 }
 
@@ -74,7 +73,7 @@ const char *gr_submission_addr(gr_ctx *ctx)
 
 grpc_channel *gr_submission_channel_at(gr_ctx *ctx, int i)
 {
-    gr_instance *s = started_instance(ctx, i);
+    gr_instance *s = gr_started_instance(ctx, i);
     return s ? s->ch : NULL;
 }
 
@@ -85,7 +84,7 @@ grpc_channel *gr_submission_channel(gr_ctx *ctx)
 
 bool gr_submission_alive_at(gr_ctx *ctx, int i)
 {
-    gr_instance *s = started_instance(ctx, i);
+    gr_instance *s = gr_started_instance(ctx, i);
     return s && rl_proc_alive(&s->proc);
 }
 
@@ -104,9 +103,7 @@ void gr_submission_describe_limit(char *how, size_t howlen, bool thrashed, bool 
         snprintf(how + n, howlen - n, " at the sandbox's memory limit of %lld MiB", limit_mb);
 }
 
-/* How instance |s| ended, naming the sandbox's memory limit when its cgroup
- * killed it (a SIGKILL alone would not say why). */
-static void describe_submission(gr_ctx *ctx, gr_instance *s, char *how, size_t howlen)
+void gr_submission_describe(gr_ctx *ctx, gr_instance *s, char *how, size_t howlen)
 {
     rl_proc_describe(&s->proc, how, howlen);
     bool oom = !s->killed_at_memory_limit && s->sandboxed && rl_proc_death_signal(&s->proc) == SIGKILL &&
@@ -126,18 +123,18 @@ static void instance_name(const gr_ctx *ctx, const gr_instance *s, char *who, si
 
 bool gr_submission_died(gr_ctx *ctx, int64_t wait_ms, char *how, size_t howlen)
 {
-    gr_instance *s = started_instance(ctx, 0);
+    gr_instance *s = gr_started_instance(ctx, 0);
     if (!s || !rl_proc_wait_exit(&s->proc, wait_ms))
         return false;
     if (how)
-        describe_submission(ctx, s, how, howlen);
+        gr_submission_describe(ctx, s, how, howlen);
     return true;
 }
 
 void gr_submission_crash_feedback(gr_ctx *ctx, gr_instance *s, const char *what, gr_scenario_result *out)
 {
     char how[192], tail[600], who[48];
-    describe_submission(ctx, s, how, sizeof how);
+    gr_submission_describe(ctx, s, how, sizeof how);
     rl_proc_output_tail(&s->proc, tail, sizeof tail);
     instance_name(ctx, s, who, sizeof who);
     gr_crash_result(out, who, how, what, tail, GR_SANDBOX_PIDS_MAX);
@@ -151,126 +148,15 @@ bool gr_crash_check(gr_ctx *ctx, int64_t wait_ms, const char *what, gr_scenario_
     return true;
 }
 
-int gr_signal_submission_at(gr_ctx *ctx, int i, int sig)
-{
-    gr_instance *s = started_instance(ctx, i);
-    if (!s || sig <= 0 || sig >= NSIG)
-        return RL_EINVAL;
-    if (!rl_proc_alive(&s->proc))
-        return RL_ECHILD;
-    s->signalled = true;
-    s->signal_ns = rl_now_ns();
-    int64_t run;
-    if (rl_proc_group_sched(s->proc.pid, &run, &s->signal_wait_ns) != RL_OK)
-        s->signal_wait_ns = -1;
-    /* Unsandboxed, the leader is the program (the shell exec'd it; see
-     * start_once) and our unreaped child, so its pid cannot be reused. */
-    if (!s->sandboxed)
-        return kill(s->proc.pid, sig) == 0 ? RL_OK : RL_ESYS;
-    int rc = gr_sandbox_signal_command(s->proc.pid, sig);
-    /* Gone between the look and the signal: it exited on its own, and the
-     * wait will say how. */
-    return rc == RL_ENOTFOUND && !rl_proc_alive(&s->proc) ? RL_ECHILD : rc;
-}
-
-int gr_signal_submission(gr_ctx *ctx, int sig)
-{
-    return gr_signal_submission_at(ctx, 0, sig);
-}
-
-int gr_await_submission_exit_at(gr_ctx *ctx, int i, int64_t within_ms, bool kill_at_deadline, gr_exit *out)
-{
-    memset(out, 0, sizeof *out);
-    out->status = -1;
-    gr_instance *s = started_instance(ctx, i);
-    if (!s)
-        return RL_EINVAL;
-    int64_t from = s->signalled ? s->signal_ns : rl_now_ns();
-    int64_t until = from + within_ms * RL_NS_PER_MS;
-    bool extended = false;
-    /* In slices, to notice an interruption (the watchdog's kill ends the
-     * wait at once anyway). */
-    for (;;) {
-        int64_t left_ms = (until - rl_now_ns()) / RL_NS_PER_MS;
-        if (gr_interrupted(ctx) || (left_ms > 0 && rl_proc_wait_exit(&s->proc, left_ms < 50 ? left_ms : 50)))
-            break;
-        if (left_ms > 0)
-            continue;
-        /* Past the deadline: the time it spent runnable but waiting for a
-         * CPU since the signal was time it could not use to exit, so it is
-         * granted once more (GR_EXIT_STARVED_MAX_MS at most). A process
-         * blocked in a stuck call waits for no CPU and gets nothing; one
-         * spinning on a busy machine is only killed later. Seen: a Go
-         * relay that ends its call at the grace and exits at once was still
-         * running 1.8 s past the grace, with a hog on each core and three
-         * test groups beside six graders (load 25-30). */
-        int64_t run, wait;
-        if (extended || !s->signalled || s->signal_wait_ns < 0 ||
-            rl_proc_group_sched(s->proc.pid, &run, &wait) != RL_OK ||
-            wait - s->signal_wait_ns < GR_EXIT_STARVED_MIN_MS * RL_NS_PER_MS)
-            break;
-        int64_t more = wait - s->signal_wait_ns;
-        if (more > GR_EXIT_STARVED_MAX_MS * RL_NS_PER_MS)
-            more = GR_EXIT_STARVED_MAX_MS * RL_NS_PER_MS;
-        until = rl_now_ns() + more;
-        extended = true;
-    }
-    out->exited = !rl_proc_alive(&s->proc);
-    if (!out->exited && kill_at_deadline && !gr_interrupted(ctx)) {
-        /* The group and the leader, as rl_proc_stop does, without reaping:
-         * the leader keeps its pid (and the watchdog its slot) until the
-         * teardown. The sandbox's init dies with unshare's SIGKILL and takes
-         * the namespace along. */
-        kill(-s->proc.pid, SIGKILL);
-        kill(s->proc.pid, SIGKILL);
-        out->killed = rl_proc_wait_exit(&s->proc, 5000);
-    }
-    int64_t end = out->exited ? s->proc.exit_ns : rl_now_ns();
-    out->ms = (end - from) / RL_NS_PER_MS;
-    if (out->exited || out->killed) {
-        out->signal = rl_proc_death_signal(&s->proc);
-        out->status = out->signal ? -1 : s->proc.exit_code;
-        describe_submission(ctx, s, out->how, sizeof out->how);
-        /* The last bytes it wrote may still be in the pipe: let the reader
-         * reach the end (no line holds "\n", so this waits for the end of
-         * the output, or shortly after the exit when an orphan holds it). */
-        char none[2];
-        rl_proc_wait_line(&s->proc, "\n", 500, none, sizeof none);
-    } else {
-        snprintf(out->how, sizeof out->how, "still running");
-    }
-    char tail[sizeof out->output + 64];
-    rl_proc_output_tail(&s->proc, tail, sizeof tail);
-    gr_last_lines(tail, out->output, sizeof out->output, sizeof out->output - 8);
-    return out->exited ? RL_OK : RL_ETIMEOUT;
-}
-
-int gr_await_submission_exit(gr_ctx *ctx, int64_t within_ms, bool kill_at_deadline, gr_exit *out)
-{
-    return gr_await_submission_exit_at(ctx, 0, within_ms, kill_at_deadline, out);
-}
-
-int64_t gr_chain_wait_ns(gr_ctx *ctx)
-{
-    int64_t run, wait, total = 0;
-    pid_t groups[] = {gr_submission_pgid(ctx), gr_baseline_pid(ctx, 0)};
-    for (size_t i = 0; i < sizeof groups / sizeof groups[0]; i++) {
-        if (groups[i] <= 0 || rl_proc_group_sched(groups[i], &run, &wait) != RL_OK)
-            return -1;
-        total += wait;
-    }
-    return total;
-}
-
 pid_t gr_submission_pgid(gr_ctx *ctx)
 {
-    gr_instance *s = started_instance(ctx, 0);
+    gr_instance *s = gr_started_instance(ctx, 0);
     return s ? s->proc.pid : 0;
 }
 
 size_t gr_submission_output_tail(gr_ctx *ctx, char *buf, size_t len)
 {
-    gr_instance *s = started_instance(ctx, 0);
+    gr_instance *s = gr_started_instance(ctx, 0);
     if (!s) {
         if (len)
             buf[0] = '\0';
@@ -601,7 +487,7 @@ static gr_verdict judge_start(gr_ctx *ctx, gr_instance *s, bool accepts, int64_t
     };
     if (!seen.interrupted && !rl_proc_alive(&s->proc)) {
         seen.exited = true;
-        describe_submission(ctx, s, how, sizeof how);
+        gr_submission_describe(ctx, s, how, sizeof how);
         seen.death_signal = rl_proc_death_signal(&s->proc);
     }
     seen.seconds = (double)(rl_now_ns() - t0_ns) / 1e9;

@@ -36,6 +36,13 @@ void gr_submission_stop(gr_ctx *ctx, gr_instance *s, gr_scenario_result *res);
  * signal), or NULL. */
 gr_instance *gr_submission_dead(gr_ctx *ctx);
 
+/* Instance |i| while it was started and not stopped, else NULL. */
+gr_instance *gr_started_instance(gr_ctx *ctx, int i);
+
+/* How instance |s| ended, into |how|, naming the sandbox's memory limit
+ * when its cgroup killed it (a SIGKILL alone would not say why). */
+void gr_submission_describe(gr_ctx *ctx, gr_instance *s, char *how, size_t howlen);
+
 /* Fills |out| with the CRASH verdict for dead instance |s|: how it ended,
  * |what| it was doing ("during the scenario") and its last output. */
 void gr_submission_crash_feedback(gr_ctx *ctx, gr_instance *s, const char *what, gr_scenario_result *out);
