@@ -205,7 +205,8 @@ def main():
                     help="graders at once (each cell is still graded by one grader, its runs in order)")
     ap.add_argument("--only", action="append",
                     help="rows whose name or run contains this text (repeat it: rows matching any)")
-    ap.add_argument("--exercise", help="only this exercise")
+    ap.add_argument("--exercise", action="append", help="only this exercise (repeat it: any of them)")
+    ap.add_argument("--skip-exercise", action="append", default=[], help="leave this exercise out (repeat it)")
     ap.add_argument("--selftest-only", action="store_true",
                     help="only the rows marked selftest_only (the ones make test leaves out)")
     ap.add_argument("--report", help="also write the matrix as Markdown here")
@@ -218,7 +219,7 @@ def main():
         return 2
     cells = [c for c in cells
              if (not a.only or any(t in c[0]["name"] or t in c[0]["run"] for t in a.only))
-             and (not a.exercise or c[1] == a.exercise)
+             and (not a.exercise or c[1] in a.exercise) and c[1] not in a.skip_exercise
              and (not a.selftest_only or c[0].get("selftest_only"))]
     if not cells:
         print("selftest: no row matches", file=sys.stderr)
