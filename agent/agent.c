@@ -226,7 +226,7 @@ static void watch(rl_timer *t)
          * closes the connection, which ends them all at once. */
         RL_INFO("%u streams still open %lld ms after the signal: leaving without them", a->live,
                 (long long)((now - a->stop_by_ns) / RL_NS_PER_MS + AG_STOP_GRACE_MS));
-        _exit(0);
+        _exit(AG_EXIT_OK);
     }
     if (a->stopping && a->live == 0) {
         if (!a->shut) {
@@ -261,5 +261,5 @@ int ag_agent_run(const ag_options *opt)
     free(a->info);
     free(a->cov);
     free(a);
-    return 0;
+    return AG_EXIT_OK;
 }

@@ -24,7 +24,9 @@ static void usage(FILE *f)
             "  --tunnel ADDR   the tunnel to dial (default $RELAYLAB_TUNNEL)\n"
             "  --mistake NAME  size streams with a classic mistake ('--mistake list' lists them)\n"
             "Logs 'agent: server S streams N busy B state STATE' on stderr when its figures change.\n"
-            "SIGTERM: closes its streams (answering the calls in hand within %d ms) and exits 0.\n",
+            "SIGTERM: closes its streams (answering the calls in hand within %d ms) and exits 0.\n"
+            "Exit status: 0 after SIGTERM (or --help, --mistake list); 2 for a bad option, an unknown\n"
+            "mistake or no tunnel.\n",
             AG_STOP_GRACE_MS);
 }
 
@@ -39,26 +41,26 @@ int main(int argc, char **argv)
             const char *name = argv[++i];
             if (strcmp(name, "list") == 0) {
                 ag_cov_rules_print_list(stdout);
-                return 0;
+                return AG_EXIT_OK;
             }
             opt.rules = ag_cov_rules_find(name);
             if (!opt.rules) {
                 fprintf(stderr, "agent: no mistake called '%s'; these are known:\n", name);
                 ag_cov_rules_print_list(stderr);
-                return 2;
+                return AG_EXIT_USAGE;
             }
         } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
-            return 0;
+            return AG_EXIT_OK;
         } else {
             fprintf(stderr, "agent: unknown argument '%s'\n", argv[i]);
             usage(stderr);
-            return 2;
+            return AG_EXIT_USAGE;
         }
     }
     if (!opt.tunnel || !*opt.tunnel) {
         fprintf(stderr, "agent: no tunnel to dial: set RELAYLAB_TUNNEL=host:port or pass --tunnel ADDR\n");
-        return 2;
+        return AG_EXIT_USAGE;
     }
     /* Before gRPC starts its threads, so that only the loop takes them. */
     rl_server_signals_init();

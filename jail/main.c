@@ -33,10 +33,17 @@
 #include <unistd.h>
 
 #define MAX_PATHS 32
-/* Exit status when the view could not be built; the status descriptor says
- * why (a submission could exit with any status, so the grader trusts only
- * the descriptor). */
-#define JAIL_FAILED 125
+/* The jail's own exit statuses; otherwise it exits as its command did (its
+ * status, or JAIL_EXIT_SIGNAL + the signal that killed it). A command can
+ * exit with any status, so the grader trusts only the status descriptor
+ * for why the sandbox failed; these say it to a person running it. */
+enum jail_exit {
+    JAIL_EXIT_HELP = 0,      /* --help */
+    JAIL_EXIT_USAGE = 2,     /* a bad command line (the usage printed) */
+    JAIL_EXIT_FAILED = 125,  /* the view or the confinement could not be made: the descriptor says why */
+    JAIL_EXIT_NOT_RUN = 127, /* the command could not be run (exec failed), or its wait failed */
+    JAIL_EXIT_SIGNAL = 128,  /* plus the signal that killed the command, as a shell reports it */
+};
 /* The descriptor the grader hands the submission's folder on (--tree). */
 #define TREE_FD 4
 
@@ -83,7 +90,7 @@ void jail_fail(const char *fmt, ...)
     if (status_fd >= 0)
         (void)!write(status_fd, msg, (size_t)n);
     fprintf(stderr, "jail: %s", msg);
-    _exit(JAIL_FAILED);
+    _exit(JAIL_EXIT_FAILED);
 }
 
 static void usage(FILE *f)
@@ -93,7 +100,10 @@ static void usage(FILE *f)
                "Run as root in a new mount (and PID) namespace, by the grader: builds a read-only view\n"
                "of the system's folders with PATHs hidden, shown and scratch, confines itself (UID:GID,\n"
                "or a user namespace without capabilities) and runs COMMAND. --tree: the mount tree\n"
-               "open on fd 4 (open_tree's clone of the submission's folder) is shown at PATH.\n");
+               "open on fd 4 (open_tree's clone of the submission's folder) is shown at PATH.\n"
+               "Exit status: COMMAND's own (128 + the signal that killed it); 125 when the sandbox could\n"
+               "not be made (the status descriptor says why), 127 when COMMAND could not be run, 2 for a\n"
+               "bad command line.\n");
 }
 
 static int parse(int argc, char **argv, jail_opts *o)
@@ -295,7 +305,7 @@ static void read_only_except_scratch(const jail_opts *o)
  * and abort() would end in SIGSEGV. Signals to the process group reach the
  * command directly; the jail keeps them blocked (delivering none to itself
  * and forwarding none, so none arrives twice), reaps what is re-parented to
- * it, and exits as the command did: its status, or 128 + the signal that
+ * it, and exits as the command did: its status, or JAIL_EXIT_SIGNAL + the signal that
  * killed it, which the grader reads as that signal. When it exits, the
  * kernel kills whatever is left in the namespace. */
 static int reap_until(pid_t child)
@@ -306,9 +316,9 @@ static int reap_until(pid_t child)
         if (pid < 0 && errno == EINTR)
             continue;
         if (pid < 0)
-            return 127;
+            return JAIL_EXIT_NOT_RUN;
         if (pid == child)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            return WIFEXITED(st) ? WEXITSTATUS(st) : JAIL_EXIT_SIGNAL + WTERMSIG(st);
     }
 }
 
@@ -339,7 +349,7 @@ static void run_command(const jail_opts *o, const char *cwd, const sigset_t *mas
     sigprocmask(SIG_SETMASK, mask, NULL);
     execvp(o->argv[0], o->argv);
     fprintf(stderr, "jail: cannot run %s: %s\n", o->argv[0], strerror(errno));
-    _exit(127);
+    _exit(JAIL_EXIT_NOT_RUN);
 }
 
 /* Waits for one byte on |fd| (the other side's go-ahead). */
@@ -444,11 +454,11 @@ int main(int argc, char **argv)
     jail_opts o;
     if (argc == 2 && strcmp(argv[1], "--help") == 0) {
         usage(stdout);
-        return 0;
+        return JAIL_EXIT_HELP;
     }
     if (parse(argc, argv, &o) != 0) {
         usage(stderr);
-        return 2;
+        return JAIL_EXIT_USAGE;
     }
     status_fd = o.status_fd;
     if (fcntl(status_fd, F_SETFD, FD_CLOEXEC) != 0)

@@ -2,6 +2,7 @@
  * Each producer gets a fresh process and a fresh connection, and the same
  * fixed watch, so the curves share a time axis and differ only by producer. */
 #include "compare_memory.h"
+#include "status.h"
 
 #include "rl_channel.h"
 #include "rl_deadline.h"
@@ -56,10 +57,10 @@ static int parse_u32(const char *s, const char *what, uint32_t max, uint32_t *ou
     unsigned long v = strtoul(s, &end, 10);
     if (errno || *end || v < 1 || v > max) {
         fprintf(stderr, "lab compare-memory: %s wants a number from 1 to %u, not '%s'\n", what, max, s);
-        return -1;
+        return RL_EINVAL;
     }
     *out = (uint32_t)v;
-    return 0;
+    return RL_OK;
 }
 
 static void run_producer(producer *p, const cm_opts *o)
@@ -127,6 +128,8 @@ static void print_table(producer *ps, size_t n, const cm_opts *o)
     }
 }
 
+/* Writes the RSS-over-time plot to o->svg. Returns RL_OK, or rl_svg_save's
+ * code after a message. */
 static int write_svg(producer *ps, size_t n, const cm_opts *o)
 {
     rl_svg_series series[MAX_PRODUCERS];
@@ -188,10 +191,10 @@ static int write_svg(producer *ps, size_t n, const cm_opts *o)
     }
     if (rc != RL_OK) {
         fprintf(stderr, "lab compare-memory: %s\n", err);
-        return 1;
+        return rc;
     }
     printf("\nPlot written to %s (open it in a browser).\n", o->svg);
-    return 0;
+    return RL_OK;
 }
 
 /* Fills |ps| with the reference producers (and the submission); returns how
@@ -226,11 +229,11 @@ int lab_compare_memory_main(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             usage(stdout);
-            return 0;
+            return LAB_EXIT_OK;
         } else if (!v) {
             fprintf(stderr, "lab compare-memory: unknown or incomplete option '%s'\n", a);
             usage(stderr);
-            return 2;
+            return LAB_EXIT_USAGE;
         } else if (strcmp(a, "--submission") == 0) {
             o.submission = v;
         } else if (strcmp(a, "--svg") == 0) {
@@ -240,18 +243,18 @@ int lab_compare_memory_main(int argc, char **argv)
             o.seconds = strtod(v, &end);
             if (*end || !(o.seconds >= 0.5 && o.seconds <= 60)) {
                 fprintf(stderr, "lab compare-memory: --seconds wants 0.5 to 60, not '%s'\n", v);
-                return 2;
+                return LAB_EXIT_USAGE;
             }
         } else if (strcmp(a, "--count") == 0) {
             if (parse_u32(v, "--count", 1000000, &o.count) != 0)
-                return 2;
+                return LAB_EXIT_USAGE;
         } else if (strcmp(a, "--size") == 0) {
             if (parse_u32(v, "--size", 4 * 1024 * 1024 - 64, &o.size) != 0)
-                return 2;
+                return LAB_EXIT_USAGE;
         } else {
             fprintf(stderr, "lab compare-memory: unknown option '%s'\n", a);
             usage(stderr);
-            return 2;
+            return LAB_EXIT_USAGE;
         }
         i++;
     }
@@ -259,7 +262,7 @@ int lab_compare_memory_main(int argc, char **argv)
     producer ps[MAX_PRODUCERS];
     size_t n = producers(ps, &o, streamer, sizeof streamer);
     if (!n)
-        return 1;
+        return LAB_EXIT_FAILED;
     grpc_init();
     int fails = 0;
     for (size_t i = 0; i < n; i++) {
@@ -268,11 +271,11 @@ int lab_compare_memory_main(int argc, char **argv)
     }
     print_table(ps, n, &o);
     if (o.svg)
-        fails += write_svg(ps, n, &o);
+        fails += write_svg(ps, n, &o) != RL_OK;
     for (size_t i = 0; i < n; i++)
         rl_memwatch_fini(&ps[i].w);
     grpc_shutdown();
-    return fails ? 1 : 0;
+    return fails ? LAB_EXIT_FAILED : LAB_EXIT_OK;
 }
 
 /* One text row of RSS over time: a block per |step_ns|, height by |top|. */
@@ -296,7 +299,7 @@ int lab_flow_demo(void)
     producer ps[MAX_PRODUCERS];
     size_t n = producers(ps, &o, streamer, sizeof streamer);
     if (!n)
-        return 1;
+        return LAB_EXIT_FAILED;
     printf("Flow control: a server-streaming producer should make chunk n+1 only when the send of\n"
            "chunk n completed, i.e. when the HTTP/2 window let it go. A reader that stops then\n"
            "costs one window (4-8 MiB, held by the client), not the whole stream.\n");
@@ -314,7 +317,7 @@ int lab_flow_demo(void)
         for (size_t i = 0; i < n; i++)
             rl_memwatch_fini(&ps[i].w);
         grpc_shutdown();
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     double top = 0;
     int64_t end = 0;
@@ -341,5 +344,5 @@ int lab_flow_demo(void)
     for (size_t i = 0; i < n; i++)
         rl_memwatch_fini(&ps[i].w);
     grpc_shutdown();
-    return fails ? 1 : 0;
+    return fails ? LAB_EXIT_FAILED : LAB_EXIT_OK;
 }

@@ -3,6 +3,7 @@
  * Each relay runs as a child process in its own group (rl_proc), and every
  * wait has a deadline, so a demo never hangs and never leaves a process. */
 #include "demo.h"
+#include "status.h"
 
 #include "relaylab.pb-c.h"
 #include "rl_channel.h"
@@ -36,7 +37,7 @@ int lab_server_start(lab_server *s, const char *label, const char *prog, const c
                 "lab: %s: there is no bin/%s next to bin/lab (the student kit has none; in a checkout, "
                 "run make)\n",
                 label, prog);
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     argv[n++] = path;
     for (; args && *args && n < 15; args++)
@@ -50,10 +51,10 @@ int lab_server_start(lab_server *s, const char *label, const char *prog, const c
         fprintf(stderr, "lab: %s: %s; run 'make' first?\n", label, err);
         rl_proc_stop(&s->proc, 0);
         rl_proc_fini(&s->proc);
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     s->ch = rl_channel_isolated(s->addr, NULL);
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 void lab_server_stop(lab_server *s)
@@ -67,11 +68,12 @@ void lab_server_stop(lab_server *s)
 }
 
 /* Starts the baseline and one relay per |mistakes| entry (NULL = the
- * reference). Returns 0, or 1 after stopping whatever had started. */
+ * reference). Returns LAB_EXIT_OK, or LAB_EXIT_FAILED after stopping
+ * whatever had started. */
 static int start_all(lab_server *baseline, lab_server *relays, const char *const *mistakes, size_t n)
 {
     if (lab_server_start(baseline, "baseline", "baseline", NULL))
-        return 1;
+        return LAB_EXIT_FAILED;
     for (size_t i = 0; i < n; i++) {
         const char *args[] = {"--listen",
                               "127.0.0.1:0",
@@ -86,10 +88,10 @@ static int start_all(lab_server *baseline, lab_server *relays, const char *const
             while (i--)
                 lab_server_stop(&relays[i]);
             lab_server_stop(baseline);
-            return 1;
+            return LAB_EXIT_FAILED;
         }
     }
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 static void stop_all(lab_server *baseline, lab_server *relays, size_t n)
@@ -156,7 +158,7 @@ int lab_demo_deadline(void)
     grpc_init();
     if (start_all(&baseline, relays, deadline_mistakes, N)) {
         grpc_shutdown();
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     printf("Deadline demo: the client gives each relay 1000 ms; Lookup takes 300 ms, then Work.\n"
            "What the baseline received (and what truly remained at that moment):\n\n");
@@ -196,7 +198,7 @@ int lab_demo_deadline(void)
     printf("\nGrade a relay with: bin/grader deadline --submission 'COMMAND'\n");
     stop_all(&baseline, relays, N);
     grpc_shutdown();
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 /* Work has done a few steps: cancelling then shows how many more it does. */
@@ -269,7 +271,7 @@ int lab_demo_cancel(void)
     grpc_init();
     if (start_all(&baseline, relays, cancel_mistakes, N)) {
         grpc_shutdown();
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     printf("Cancel demo: Process runs Work (100 steps of 20 ms); the client gives up while Work runs,\n"
            "then again while Lookup (1000 ms) runs. What the baseline saw after the cancel:\n\n");
@@ -293,7 +295,7 @@ int lab_demo_cancel(void)
     printf("\nGrade a relay with: bin/grader cancel --submission 'COMMAND'\n");
     stop_all(&baseline, relays, N);
     grpc_shutdown();
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 /* ---- shutdown ---------------------------------------------------------- */
@@ -440,7 +442,7 @@ static bool calls_done(const rl_probe_call *calls, size_t n)
 
 /* One row: starts a relay with |mistake| (NULL: the reference), puts the
  * two calls in flight, sends SIGTERM, makes the new call, and follows the
- * calls and the process to the end, bounded. Returns 0, or 1 when the relay
+ * calls and the process to the end, bounded. Returns LAB_EXIT_OK, or LAB_EXIT_FAILED when the relay
  * could not be started. */
 static int shutdown_row(lab_server *baseline, size_t i)
 {
@@ -456,7 +458,7 @@ static int shutdown_row(lab_server *baseline, size_t i)
                           NULL};
     lab_server relay;
     if (lab_server_start(&relay, mistake ? mistake : "reference", "relay", args))
-        return 1;
+        return LAB_EXIT_FAILED;
     enum { LONG, SHORT, NEW, NCALLS };
     rl_probe_call calls[NCALLS];
     memset(calls, 0, sizeof calls);
@@ -469,7 +471,7 @@ static int shutdown_row(lab_server *baseline, size_t i)
         for (int k = 0; k < NCALLS; k++)
             rl_probe_call_fini(&calls[k]);
         lab_server_stop(&relay);
-        return 0;
+        return LAB_EXIT_OK;
     }
     /* The signal goes to the relay itself, as an orchestrator sends it. */
     kill(relay.proc.pid, SIGTERM);
@@ -526,7 +528,7 @@ static int shutdown_row(lab_server *baseline, size_t i)
     for (int k = 0; k < NCALLS; k++)
         rl_probe_call_fini(&calls[k]);
     lab_server_stop(&relay);
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 int lab_demo_shutdown(void)
@@ -536,7 +538,7 @@ int lab_demo_shutdown(void)
     grpc_init();
     if (lab_server_start(&baseline, "baseline", "baseline", NULL)) {
         grpc_shutdown();
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     printf("Shutdown demo: each relay runs with a %d ms grace (--grace-ms) and gets SIGTERM while two calls\n"
            "run: a short one (Work %d x %d ms, done inside the grace) and a long one (Work %d x %d ms, outliving\n"
@@ -547,10 +549,10 @@ int lab_demo_shutdown(void)
     printf("%-14s %-22s %-30s %-29s %-26s %s\n", "relay", "short call", "new call after SIGTERM", "long call's Work",
            "exit", "lesson");
     fflush(stdout);
-    int rc = 0;
-    for (size_t i = 0; i < N && rc == 0; i++)
+    int rc = LAB_EXIT_OK;
+    for (size_t i = 0; i < N && rc == LAB_EXIT_OK; i++)
         rc = shutdown_row(&baseline, i);
-    if (rc == 0)
+    if (rc == LAB_EXIT_OK)
         printf("\nGrade a relay with: bin/grader shutdown --submission 'COMMAND'\n");
     lab_server_stop(&baseline);
     grpc_shutdown();

@@ -21,14 +21,16 @@ typedef struct lab_server {
 
 /* Starts bin/|prog| (next to lab) with |args| (NULL-terminated, at most 14)
  * and waits for its "listening on" line; |label| names it in messages.
- * Returns 0, or 1 with the reason on stderr and nothing left running. */
+ * Returns LAB_EXIT_OK, or LAB_EXIT_FAILED with the reason on stderr and
+ * nothing left running. */
 int lab_server_start(lab_server *s, const char *label, const char *prog, const char *const *args);
 
 /* Closes the channel, stops the server (SIGTERM, then SIGKILL after 2 s)
  * and releases it. Accepts a zeroed struct. */
 void lab_server_stop(lab_server *s);
 
-/* Each returns a process exit code: 0 when the demo ran, 1 when a program
+/* Each returns lab's exit status (status.h): LAB_EXIT_OK when the demo ran,
+ * LAB_EXIT_FAILED when a program
  * could not be started or did not answer (the message says which). */
 /* Where a demo writes its picture NAME (e.g. "overload-goodput.svg"): the
  * file $RELAYLAB_DEMO_SVG names (`lab demo X --svg FILE` sets it), else

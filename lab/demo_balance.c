@@ -6,6 +6,7 @@
  * per second per backend, window by window, with the connections each
  * backend held. Every process is stopped before the next case. */
 #include "demo_balance.h"
+#include "status.h"
 
 #include "worlds/rl_balance_world.h"
 #include "rl_channel.h"
@@ -59,7 +60,7 @@ static int start_backends(backend *b, size_t n, const char *const *args)
     char path[PATH_MAX];
     if (rl_path_sibling("baseline", path, sizeof path)) {
         fprintf(stderr, "lab: cannot locate baseline next to lab; run 'make' first?\n");
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     memset(b, 0, n * sizeof *b);
     for (size_t i = 0; i < n; i++) {
@@ -73,13 +74,13 @@ static int start_backends(backend *b, size_t n, const char *const *args)
         if (rl_proc_start_server(&b[i].proc, &opt, READY_MS, b[i].addr, sizeof b[i].addr, err, sizeof err)) {
             fprintf(stderr, "lab: baseline %zu: %s\n", i + 1, err);
             stop_backends(b, i + 1);
-            return 1;
+            return LAB_EXIT_FAILED;
         }
         const char *colon = strrchr(b[i].addr, ':');
         b[i].port = colon ? atoi(colon + 1) : 0;
         b[i].observer = rl_channel_isolated(b[i].addr, NULL);
     }
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 typedef struct demo_case {
@@ -110,7 +111,7 @@ static int run_case(const demo_case *c, rl_bw_result *r)
     size_t nb = c->skew ? 2 : NBACKENDS;
     backend b[NBACKENDS];
     if (start_backends(b, nb, c->age ? age_args : NULL))
-        return 1;
+        return LAB_EXIT_FAILED;
     int ports[NBACKENDS];
     grpc_channel *obs[NBACKENDS];
     for (size_t i = 0; i < nb; i++) {
@@ -149,9 +150,9 @@ static int run_case(const demo_case *c, rl_bw_result *r)
     stop_backends(b, nb);
     if (rc != RL_OK) {
         fprintf(stderr, "lab: %s\n", err);
-        return 1;
+        return LAB_EXIT_FAILED;
     }
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 static void print_case(const demo_case *c, const rl_bw_result *r, bool show_conns)
@@ -257,11 +258,11 @@ static int write_svg(const char *path, const rl_bw_result *rs)
     char err[300], path2[4096];
     if (rl_svg_save(path, &plot, err, sizeof err) != RL_OK) {
         fprintf(stderr, "lab compare-balance: %s\n", err);
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     printf("\nPlot written to %s (open it in a browser).\n", path);
     if (!nskew)
-        return 0;
+        return LAB_EXIT_OK;
     rl_svg_ref half = {.label = "fair share: 50 %", .value = 50};
     rl_svg_plot sp = {.title = "Skew: balanced connections are not balanced calls",
                       .xlabel = "time (s, middle of each 0.5 s window)",
@@ -277,10 +278,10 @@ static int write_svg(const char *path, const rl_bw_result *rs)
     skew_path(path, path2, sizeof path2);
     if (rl_svg_save(path2, &sp, err, sizeof err) != RL_OK) {
         fprintf(stderr, "lab compare-balance: %s\n", err);
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     printf("Plot written to %s (open it in a browser).\n", path2);
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 /* |only|: 1-based case to run alone, 0: all. */
@@ -292,7 +293,7 @@ static int run_all(const char *svg, int only, bool show_conns)
            "connection. %d client channels, %d calls/s each, through a round-robin balancer; a third\n"
            "backend joins at %.1f s. Calls per second per backend, per %d ms window:\n",
            NCLIENTS, RATE, ADD_AT_MS / 1000.0, WINDOW_MS);
-    int rc = 0;
+    int rc = LAB_EXIT_OK;
     for (size_t i = 0; i < NCASES && !rc; i++) {
         if (only && (size_t)only != i + 1)
             continue;
@@ -332,11 +333,11 @@ int lab_compare_balance_main(int argc, char **argv)
         else if (strcmp(argv[i], "--connections") == 0)
             show_conns = true;
         else
-            return -1;
+            return LAB_EXIT_SHOW_USAGE;
     }
     if (svg && only) {
         fprintf(stderr, "lab compare-balance: --svg plots all four cases; not with --case\n");
-        return 2;
+        return LAB_EXIT_USAGE;
     }
     return run_all(svg, only, show_conns);
 }

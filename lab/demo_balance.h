@@ -8,15 +8,15 @@
 #ifndef LAB_DEMO_BALANCE_H
 #define LAB_DEMO_BALANCE_H
 
-/* Returns 0 when the demo ran, 1 when a program could not be started or did
+/* Returns LAB_EXIT_OK when the demo ran, LAB_EXIT_FAILED when a program could not be started or did
  * not answer (the message says which). */
 int lab_demo_balance(void);
 
 /* `lab compare-balance [--svg FILE] [--case N] [--connections]`: the demo,
  * plus the plot, or case N alone, and every connection's backend, first and
  * last call (how docs/grpc-facts.md measured the age's jitter). argv[0] is
- * the command name. Returns 0, 1 as lab_demo_balance, 2 for a bad
- * combination, -1 for a usage error. */
+ * the command name. Returns as lab_demo_balance, LAB_EXIT_USAGE for a bad
+ * combination, LAB_EXIT_SHOW_USAGE for a usage error. */
 int lab_compare_balance_main(int argc, char **argv);
 
 #endif

@@ -8,6 +8,7 @@
  * read once at the end, so sampling costs the agents nothing. */
 #include "demo_coverage.h"
 #include "demo.h"
+#include "status.h"
 
 #include "relaylab.pb-c.h"
 #include "rl_coverage.h"
@@ -110,13 +111,13 @@ static int run_agent(const char *mistake, figures *f)
     char tunnel[4096], agent[4096], dir[] = "/tmp/lab-coverage-XXXXXX", err[256] = "";
     if (rl_path_sibling("tunnel", tunnel, sizeof tunnel) || rl_path_sibling("agent", agent, sizeof agent)) {
         fprintf(stderr, "lab: bin/tunnel or bin/agent is missing next to bin/lab: run make\n");
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     if (!mkdtemp(dir)) {
         perror("lab: mkdtemp");
-        return 1;
+        return LAB_EXIT_FAILED;
     }
-    int rc = 1;
+    int rc = LAB_EXIT_FAILED;
     rl_tworld w;
     memset(&w, 0, sizeof w);
     rl_proc p;
@@ -171,7 +172,7 @@ static int run_agent(const char *mistake, figures *f)
             goto out;
         }
     series_of(o, b, t0, f);
-    rc = 0;
+    rc = LAB_EXIT_OK;
 out:
     rl_proc_stop(&p, 3000);
     rl_proc_fini(&p);
@@ -304,8 +305,8 @@ int lab_demo_coverage(void)
     const char *mistakes[2] = {NULL, "total"};
     const char *names[2] = {"reference (per server)", "--mistake total"};
     grpc_init();
-    int rc = 0;
-    for (int m = 0; m < 2 && rc == 0; m++) {
+    int rc = LAB_EXIT_OK;
+    for (int m = 0; m < 2 && rc == LAB_EXIT_OK; m++) {
         memset(&f[m], 0, sizeof f[m]);
         printf("running bin/agent%s%s ...\n", mistakes[m] ? " --mistake " : "", mistakes[m] ? mistakes[m] : "");
         fflush(stdout);
@@ -313,7 +314,7 @@ int lab_demo_coverage(void)
     }
     grpc_shutdown();
     if (rc)
-        return 1;
+        return LAB_EXIT_FAILED;
     printf("\n%-24s %12s %12s %14s %18s %16s %12s\n", "agent", "longest wait", "median wait", "never handed",
            "busy server held", "idle elsewhere", "peak total");
     for (int m = 0; m < 2; m++)
@@ -333,5 +334,5 @@ int lab_demo_coverage(void)
     plot(base, "reference", "Reference agent: streams sized per server (80 % of new streams on the busy server)", &f[0],
          cmax, wmax);
     plot(base, "total", "--mistake total: streams sized as a total (the incident)", &f[1], cmax, wmax);
-    return 0;
+    return LAB_EXIT_OK;
 }

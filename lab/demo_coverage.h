@@ -15,7 +15,7 @@
  * kit's build/demos/ (lab_demo_picture_path), never the current folder. */
 #define LAB_DEMO_COVERAGE_SVG "coverage"
 
-/* Returns 0 when the demo ran, 1 when a program could not be started or did
+/* Returns LAB_EXIT_OK when the demo ran, LAB_EXIT_FAILED when a program could not be started or did
  * not answer (the message says which). */
 int lab_demo_coverage(void);
 

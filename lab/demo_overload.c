@@ -7,6 +7,7 @@
  * a deadline and every process is stopped, as in demo.c. */
 #include "demo_overload.h"
 #include "demo.h"
+#include "status.h"
 
 #include "relaylab.pb-c.h"
 #include "rl_channel.h"
@@ -92,7 +93,7 @@ static int measure(lab_server *baseline, lab_server *relay, double rate, int ind
     if (rl_load_run(relay->ch, &o, 2000, &calls, &n) != RL_OK) {
         free(calls);
         fprintf(stderr, "lab: cannot start the calls\n");
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     memset(pt, 0, sizeof *pt);
     pt->offered = rate;
@@ -125,7 +126,7 @@ static int measure(lab_server *baseline, lab_server *relay, double rate, int ind
         relaylab__observe_reply__free_unpacked(obs, NULL);
     free(lat);
     free(calls);
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 /* The relay |mistake| (NULL: the reference) at every load, then with its
@@ -138,18 +139,20 @@ static int run_relay(const char *mistake, point *pts, int64_t *down_ms, int *dow
     snprintf(obs_path, sizeof obs_path, "unix:/tmp/relaylab-demo-overload-%d.sock", (int)getpid());
     bargs[3] = obs_path;
     if (lab_server_start(&baseline, "baseline", "baseline", bargs))
-        return 1;
+        return LAB_EXIT_FAILED;
     grpc_channel_destroy(baseline.ch);
     baseline.ch = rl_channel_isolated(obs_path, NULL); /* the Observer answers only there */
     const char *rargs[] = {"--listen", "127.0.0.1:0", "--baseline", baseline.addr, mistake ? "--mistake" : NULL,
                            mistake,    NULL};
     if (lab_server_start(&relay, "relay", "relay", rargs)) {
         lab_server_stop(&baseline);
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     Relaylab__CapacityRequest cap = RELAYLAB__CAPACITY_REQUEST__INIT;
     cap.max_work = CAPACITY;
-    int rc = call(baseline.ch, "/relaylab.Observer/SetCapacity", &cap.base, 3000, NULL) == GRPC_STATUS_OK ? 0 : 1;
+    int rc = call(baseline.ch, "/relaylab.Observer/SetCapacity", &cap.base, 3000, NULL) == GRPC_STATUS_OK
+                 ? LAB_EXIT_OK
+                 : LAB_EXIT_FAILED;
     if (rc)
         fprintf(stderr, "lab: the baseline's observer did not take SetCapacity\n");
     for (size_t k = 0; !rc && k < NLOADS; k++) {
@@ -304,7 +307,7 @@ int lab_demo_overload(const char *svg_path)
     for (size_t r = 0; r < NRELAYS; r++) {
         if (run_relay(relays[r], pts[r], &down_ms[r], &down_status[r])) {
             grpc_shutdown();
-            return 1;
+            return LAB_EXIT_FAILED;
         }
     }
     grpc_shutdown();
@@ -331,7 +334,7 @@ int lab_demo_overload(const char *svg_path)
                down_status[r] < 0 ? "no status" : rl_status_name(down_status[r]));
     write_plot(pts, svg_path);
     write_down_plot(down_ms, down_status, svg_path);
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 int lab_demo_overload_main(void)

@@ -15,7 +15,7 @@
 #define LAB_DEMO_OVERLOAD_SVG "overload-goodput.svg"
 #define LAB_DEMO_SVG_ENV      "RELAYLAB_DEMO_SVG"
 
-/* Returns 0 when the demo ran, 1 when a program could not be started or
+/* Returns LAB_EXIT_OK when the demo ran, LAB_EXIT_FAILED when a program could not be started or
  * did not answer (the message says which). |svg_path| NULL: no plot. */
 int lab_demo_overload(const char *svg_path);
 

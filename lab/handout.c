@@ -1,6 +1,8 @@
 /* handout: listing and showing the handouts in lab/exercises; see handout.h. */
 #include "handout.h"
+#include "status.h"
 
+#include "rl_err.h"
 #include "rl_path.h"
 
 #include <dirent.h>
@@ -9,13 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The handouts' folder into |dir|. Returns RL_OK, or RL_ENOTFOUND after a
+ * message. */
 static int find_dir(char *dir, size_t len)
 {
     if (rl_path_find_data("lab/exercises", dir, len) == 0)
-        return 0;
+        return RL_OK;
     fprintf(stderr, "lab: cannot find lab/exercises next to the lab program; set RELAYLAB_HOME to the "
                     "relaylab checkout\n");
-    return 1;
+    return RL_ENOTFOUND;
 }
 
 static int by_name(const struct dirent **a, const struct dirent **b)
@@ -51,12 +55,12 @@ int lab_handout_list(void)
 {
     char dir[PATH_MAX];
     if (find_dir(dir, sizeof dir))
-        return 1;
+        return LAB_EXIT_FAILED;
     struct dirent **names;
     int n = scandir(dir, &names, is_handout, by_name);
     if (n < 0) {
         perror(dir);
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     printf("Exercises (lab show NAME for the handout, bin/grader NAME to be graded):\n");
     for (int i = 0; i < n; i++) {
@@ -68,17 +72,17 @@ int lab_handout_list(void)
         free(names[i]);
     }
     free(names);
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 int lab_handout_show(const char *name)
 {
     char dir[PATH_MAX];
     if (find_dir(dir, sizeof dir))
-        return 1;
+        return LAB_EXIT_FAILED;
     if (strchr(name, '/') || strlen(name) > 64) {
         fprintf(stderr, "lab: '%s' is not an exercise name\n", name);
-        return 2;
+        return LAB_EXIT_USAGE;
     }
     char path[PATH_MAX + 128];
     snprintf(path, sizeof path, "%s/%s.md", dir, name);
@@ -86,7 +90,7 @@ int lab_handout_show(const char *name)
     if (!f) {
         fprintf(stderr, "lab: no exercise named '%s'.\n", name);
         lab_handout_list();
-        return 2;
+        return LAB_EXIT_USAGE;
     }
     /* Passages only the instructor's kit can back (its reference programs,
      * known submissions, benches) are marked; the student kit leaves them
@@ -107,5 +111,5 @@ int lab_handout_show(const char *name)
         }
     }
     fclose(f);
-    return 0;
+    return LAB_EXIT_OK;
 }

@@ -10,10 +10,12 @@
 #define LAB_INSTRUCTOR_OPEN  "<!--instructor-->"
 #define LAB_INSTRUCTOR_CLOSE "<!--/instructor-->"
 
-/* `lab list`. Returns an exit code: 0, or 1 when the folder is missing. */
+/* `lab list`. Returns LAB_EXIT_OK, or LAB_EXIT_FAILED when the folder is
+ * missing (status.h). */
 int lab_handout_list(void);
 
-/* `lab show NAME`. Returns 0, 1 when the folder is missing, or 2 for an
+/* `lab show NAME`. Returns LAB_EXIT_OK, LAB_EXIT_FAILED when the folder is
+ * missing, or LAB_EXIT_USAGE for an
  * unknown NAME (after listing the known ones). */
 int lab_handout_show(const char *name);
 

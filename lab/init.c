@@ -5,6 +5,7 @@
 #include "init.h"
 
 #include "files.h"
+#include "status.h"
 #include "stubs.h"
 
 #include "rl_alloc.h"
@@ -219,10 +220,10 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
     DIR *d = opendir(tdir);
     if (!d) {
         fprintf(stderr, "lab: no %s starter in %s: %s\n", lang->name, tdir, strerror(errno));
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     struct dirent *e;
-    int rc = 0;
+    int rc = RL_OK;
     while (!rc && (e = readdir(d))) {
         if (e->d_name[0] == '.' || strcmp(e->d_name, "node_modules") == 0)
             continue;
@@ -273,10 +274,10 @@ static int init_command(const starter *s, const lang_info *lang, const char *kit
         rc = write_marker(dir, s->exercises, lang->name, "./run", student);
     if (rc) {
         fprintf(stderr, "lab: cannot write the starter into %s: %s\n", dir, rl_strerror(rc));
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     rc = lab_stubs_make(lang->bit, dir);
-    return rc == 0 && (lang->bit & LANG_BUILT) ? lab_stubs_build(lang->bit, dir) : rc;
+    return rc == LAB_EXIT_OK && (lang->bit & LANG_BUILT) ? lab_stubs_build(lang->bit, dir) : rc;
 }
 
 /* The deployment object |w| picked in the world file |path|: the file itself
@@ -301,13 +302,13 @@ static int init_config(const starter *s, const char *kit, const char *dir, const
     rl_chancfg_world w = {0};
     if (rl_chancfg_world_load(world_path, variant, &w, err, sizeof err)) {
         fprintf(stderr, "lab: world %s\n", err);
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     json_error_t jerr;
     json_t *world = json_load_file(world_path, 0, &jerr);
     json_t *choices = json_load_file(tmpl, 0, &jerr);
     json_t *dep = world ? picked_deployment(world, &w) : NULL;
-    int rc = 1;
+    int rc = LAB_EXIT_FAILED;
     if (!world || !choices || !json_is_object(dep) || !json_is_object(choices)) {
         fprintf(stderr, "lab: cannot read %s: %s\n", !choices ? tmpl : world_path, jerr.text);
         goto done;
@@ -344,7 +345,7 @@ static int init_config(const starter *s, const char *kit, const char *dir, const
         goto done;
     }
     free(text);
-    rc = 0;
+    rc = LAB_EXIT_OK;
 
     char deployment[384], variant_arg[300];
     rl_chancfg_world_describe(&w, deployment, sizeof deployment);
@@ -367,7 +368,7 @@ static int init_config(const starter *s, const char *kit, const char *dir, const
     if (!rc && (write_readme(readme_tmpl, dir, keys, sizeof keys / sizeof *keys) ||
                 write_marker(dir, s->exercises, "json", file, variant))) {
         fprintf(stderr, "lab: cannot write the README into %s: %s\n", dir, strerror(errno));
-        rc = 1;
+        rc = LAB_EXIT_FAILED;
     }
     if (!rc)
         printf("lab: your deployment: %s\n", deployment);
@@ -428,7 +429,7 @@ int lab_init_main(int argc, char **argv)
         case 'l': lang_name = optarg; break;
         case 'v': by_variant = true; /* fall through */
         case 's': variant = optarg; break;
-        default: return -1;
+        default: return LAB_EXIT_SHOW_USAGE;
         }
     }
     /* EXERCISE [DIR], options also after them. */
@@ -436,29 +437,29 @@ int lab_init_main(int argc, char **argv)
     int npos = 0;
     while (optind < argc) {
         if (npos == 2)
-            return -1;
+            return LAB_EXIT_SHOW_USAGE;
         pos[npos++] = argv[optind++];
         while ((c = getopt_long(argc, argv, "+l:v:s:", opts, NULL)) != -1) {
             switch (c) {
             case 'l': lang_name = optarg; break;
             case 'v': by_variant = true; /* fall through */
             case 's': variant = optarg; break;
-            default: return -1;
+            default: return LAB_EXIT_SHOW_USAGE;
             }
         }
     }
     if (npos < 1)
-        return -1;
+        return LAB_EXIT_SHOW_USAGE;
     if (variant && !identity_ok(variant)) {
         fprintf(stderr, "lab: --student takes your id (letters, digits and ._-@+, up to %d), not '%s'\n",
                 RL_IDENTITY_MAX - 1, variant);
-        return 2;
+        return LAB_EXIT_USAGE;
     }
     const starter *s = find_starter(pos[0]);
     if (!s) {
         fprintf(stderr, "lab: no starter for '%s'; ", pos[0]);
         list_starters(stderr);
-        return 2;
+        return LAB_EXIT_USAGE;
     }
     const lang_info *lang = NULL;
     if (s->langs) {
@@ -468,71 +469,71 @@ int lab_init_main(int argc, char **argv)
             lang_words(s->langs, words, sizeof words);
             fprintf(stderr, "lab: %s has no %s starter; --lang %s\n", s->exercise, lang_name ? lang_name : "python",
                     words);
-            return 2;
+            return LAB_EXIT_USAGE;
         }
         if (by_variant) {
             fprintf(stderr,
                     "lab: --variant is for the config exercises (keepalive, retry, balance), not %s; "
                     "--student ID records who the folder is for\n",
                     s->exercise);
-            return 2;
+            return LAB_EXIT_USAGE;
         }
     } else if (lang_name) {
         fprintf(stderr, "lab: %s's submission is a JSON channel config: no --lang\n", s->exercise);
-        return 2;
+        return LAB_EXIT_USAGE;
     }
     char kit[PATH_MAX];
     if (kit_root(kit))
-        return 1;
+        return LAB_EXIT_FAILED;
     const char *dir = pos[1] ? pos[1] : s->exercise;
     int rc = lab_files_fresh_dir(dir);
     if (rc) {
         fprintf(stderr, "lab: %s %s; name another folder\n", dir, rc == RL_EINVAL ? "is not empty" : "cannot be made");
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     char abs[PATH_MAX];
     if (!realpath(dir, abs)) {
         perror(dir);
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     rc = lang ? init_command(s, lang, kit, abs, variant) : init_config(s, kit, abs, variant);
-    if (rc == 0 && lab_files_make_readable(abs) != 0) {
+    if (rc == LAB_EXIT_OK && lab_files_make_readable(abs) != 0) {
         fprintf(stderr, "lab: cannot make %s readable by others: %s\n", abs, strerror(errno));
-        rc = 1;
+        rc = LAB_EXIT_FAILED;
     }
     if (rc)
         return rc;
     printf("lab: your %s starter is in %s; next: cd %s && %s/bin/lab check   (README.md says more)\n", s->exercise, dir,
            dir, kit);
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 int lab_stubs_main(int argc, char **argv)
 {
     if (argc != 3)
-        return -1;
+        return LAB_EXIT_SHOW_USAGE;
     const lang_info *lang = find_lang(argv[1]);
     if (!lang) {
         char words[64];
         lang_words(~0u, words, sizeof words);
         fprintf(stderr, "lab: stubs for %s, not '%s'\n", words, argv[1]);
-        return 2;
+        return LAB_EXIT_USAGE;
     }
     char dir[PATH_MAX], proto[PATH_MAX + 32];
     if (!realpath(argv[2], dir)) {
         perror(argv[2]);
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     snprintf(proto, sizeof proto, "%s/proto/relaylab.proto", dir);
     if (access(proto, R_OK) != 0) {
         char kit[PATH_MAX], from[PATH_MAX + 32], pdir[PATH_MAX + 8];
         if (kit_root(kit))
-            return 1;
+            return LAB_EXIT_FAILED;
         snprintf(from, sizeof from, "%s/proto/relaylab.proto", kit);
         snprintf(pdir, sizeof pdir, "%s/proto", dir);
         if (lab_files_make_dir(pdir) || lab_files_copy(from, proto)) {
             fprintf(stderr, "lab: cannot copy %s to %s: %s\n", from, proto, strerror(errno));
-            return 1;
+            return LAB_EXIT_FAILED;
         }
     }
     return lab_stubs_make(lang->bit, dir);
@@ -548,7 +549,7 @@ static int grade_one(const char *exercise, const rl_marker *m, const char *stude
     char grader[PATH_MAX];
     if (rl_path_sibling("grader", grader, sizeof grader)) {
         fprintf(stderr, "lab: cannot find the grader next to the lab program\n");
-        return 2;
+        return LAB_EXIT_ERROR;
     }
     const char **gv = rl_xcalloc((size_t)argc + 8, sizeof *gv);
     int n = 0;
@@ -570,7 +571,7 @@ static int grade_one(const char *exercise, const rl_marker *m, const char *stude
     fflush(stdout);
     int rc = lab_stubs_run_tool(gv, NULL);
     free((void *)gv);
-    return rc > 2 ? 2 : rc;
+    return rc > LAB_EXIT_ERROR ? LAB_EXIT_ERROR : rc;
 }
 
 int lab_check_main(int argc, char **argv)
@@ -583,7 +584,7 @@ int lab_check_main(int argc, char **argv)
                 "lab: this folder is not a starter (%s): run `lab check` in a folder `lab init` "
                 "made, or grade with bin/grader EXERCISE --submission CMD\n",
                 rc == RL_ENOTFOUND ? "no .relaylab" : err);
-        return 2;
+        return LAB_EXIT_ERROR;
     }
     /* --student ID: grade as that identity (the CI workflow's setting)
      * instead of the folder's own; taken out of the grader's options. */
@@ -602,7 +603,7 @@ int lab_check_main(int argc, char **argv)
             continue;
         if (*v && !identity_ok(v)) {
             fprintf(stderr, "lab: --student takes an id (letters, digits and ._-@+), not '%s'\n", v);
-            return 2;
+            return LAB_EXIT_USAGE;
         }
         student = v;
         memmove(argv + i, argv + i + drop, (size_t)(argc - i - drop + 1) * sizeof *argv);
@@ -622,9 +623,9 @@ int lab_check_main(int argc, char **argv)
         printf("lab check: make\n");
         fflush(stdout);
         if (lab_stubs_build(built->bit, "."))
-            return 2;
+            return LAB_EXIT_ERROR;
     }
-    int worst = 0, graded = 0;
+    int worst = LAB_EXIT_OK, graded = 0;
     char list[sizeof m.exercises];
     snprintf(list, sizeof list, "%s", m.exercises);
     char *save = NULL;
@@ -638,7 +639,7 @@ int lab_check_main(int argc, char **argv)
     }
     if (!graded) {
         fprintf(stderr, "lab: this folder is for %s, not '%s'\n", m.exercises, only);
-        return 2;
+        return LAB_EXIT_USAGE;
     }
     return worst;
 }

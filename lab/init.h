@@ -14,9 +14,10 @@
  * is for in its .relaylab (the config exercises' deployment is picked by it;
  * --variant is its older name, for those alone). Writes the starter into DIR (default
  * ./EXERCISE), which must be missing or empty, and leaves it readable by
- * others (the grader's sandbox runs it as nobody). Returns an exit code: 0,
- * 1 when the starter could not be written (message printed), 2 for a usage
- * error (message printed), or -1 when the arguments do not parse (the
+ * others (the grader's sandbox runs it as nobody). Returns lab's exit status
+ * (status.h): LAB_EXIT_OK, LAB_EXIT_FAILED when the starter could not be
+ * written (message printed), LAB_EXIT_USAGE for a usage error (message
+ * printed), or LAB_EXIT_SHOW_USAGE when the arguments do not parse (the
  * caller prints the usage). */
 int lab_init_main(int argc, char **argv);
 
@@ -26,8 +27,9 @@ int lab_init_main(int argc, char **argv);
  * generated code); C: protoc-c into DIR/gen; Go: protoc with protoc-gen-go
  * and protoc-gen-go-grpc into DIR/gen/src/relaylab/pb (`lab init --lang c`
  * or `--lang go` then runs `make` in DIR, and so does `lab check` in a C or
- * Go folder before grading: the grader's sandbox cannot build). Returns 0, 1 when a tool failed (its output shown and
- * what to install named), or -1 for bad arguments. */
+ * Go folder before grading: the grader's sandbox cannot build). Returns LAB_EXIT_OK, LAB_EXIT_FAILED when a
+ * tool failed (its output shown and what to install named), LAB_EXIT_USAGE for an unknown language, or
+ * LAB_EXIT_SHOW_USAGE for bad arguments. */
 int lab_stubs_main(int argc, char **argv);
 
 /* `lab check [EXERCISE] [--student ID] [GRADER OPTIONS...]`, in a folder
@@ -35,8 +37,9 @@ int lab_stubs_main(int argc, char **argv);
  * the config file and --student, the folder's own identity unless
  * --student names the grading one, as the CI workflow does) for every
  * exercise the folder is for, or the one named, with the options passed on. Returns the worst grader exit code
- * (0 all passed, 1 a scenario failed, 2 the grader failed), or 2 when the
- * folder is not a starter. */
+ * (LAB_EXIT_OK all passed, LAB_EXIT_FAILED a scenario failed, LAB_EXIT_ERROR the grader failed), or
+ * LAB_EXIT_ERROR when the folder is not a starter or its build failed, LAB_EXIT_USAGE for a bad --student or
+ * an exercise the folder is not for. */
 int lab_check_main(int argc, char **argv);
 
 #endif

@@ -11,6 +11,7 @@
 #include "demo_overload.h"
 #include "handout.h"
 #include "init.h"
+#include "status.h"
 #include "rl_err.h"
 #include "rl_log.h"
 #include "rl_path.h"
@@ -30,12 +31,12 @@ typedef struct command {
 static int cmd_list(int argc, char **argv)
 {
     (void)argv;
-    return argc == 1 ? lab_handout_list() : -1;
+    return argc == 1 ? lab_handout_list() : LAB_EXIT_SHOW_USAGE;
 }
 
 static int cmd_show(int argc, char **argv)
 {
-    return argc == 2 ? lab_handout_show(argv[1]) : -1;
+    return argc == 2 ? lab_handout_show(argv[1]) : LAB_EXIT_SHOW_USAGE;
 }
 
 typedef struct demo {
@@ -58,7 +59,7 @@ static const demo demos[] = {
 static int cmd_demo(int argc, char **argv)
 {
     if (argc != 2 && !(argc == 4 && strcmp(argv[2], "--svg") == 0))
-        return -1;
+        return LAB_EXIT_SHOW_USAGE;
     for (size_t i = 0; i < sizeof demos / sizeof *demos; i++) {
         if (strcmp(argv[1], demos[i].name) != 0)
             continue;
@@ -70,12 +71,12 @@ static int cmd_demo(int argc, char **argv)
                     "kit has no bin/%s, so the demo cannot run here. `lab show %s` gives what it measured; "
                     "`lab demo balance` runs in every kit.\n",
                     demos[i].name, demos[i].needs, demos[i].needs, demos[i].needs, demos[i].name);
-            return 2;
+            return LAB_EXIT_USAGE;
         }
         if (argc == 4) {
             if (strcmp(demos[i].name, "overload") != 0 && strcmp(demos[i].name, "coverage") != 0) {
                 fprintf(stderr, "lab: only `lab demo overload` and `lab demo coverage` draw pictures (--svg FILE)\n");
-                return 2;
+                return LAB_EXIT_USAGE;
             }
             setenv(LAB_DEMO_SVG_ENV, argv[3], 1);
         }
@@ -85,7 +86,7 @@ static int cmd_demo(int argc, char **argv)
     for (size_t i = 0; i < sizeof demos / sizeof *demos; i++)
         fprintf(stderr, " %s", demos[i].name);
     fprintf(stderr, "\n");
-    return 2;
+    return LAB_EXIT_USAGE;
 }
 
 static const command commands[] = {
@@ -115,6 +116,9 @@ static void usage(FILE *f)
     fprintf(f, "usage:\n");
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
         fprintf(f, "  %s\n", commands[i].usage);
+    fprintf(f, "exit status: 0 done (lab check: every scenario passed); 1 a program, tool or file it needed failed\n"
+               "(lab check: a scenario did not pass); 2 a usage error (lab check: not a starter folder, or the\n"
+               "grader could not grade)\n");
 }
 
 int main(int argc, char **argv)
@@ -122,19 +126,19 @@ int main(int argc, char **argv)
     rl_log_init("lab");
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
         usage(argc < 2 ? stderr : stdout);
-        return argc < 2 ? 2 : 0;
+        return argc < 2 ? LAB_EXIT_USAGE : LAB_EXIT_OK;
     }
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++) {
         if (strcmp(argv[1], commands[i].name) == 0) {
             int rc = commands[i].run(argc - 1, argv + 1);
-            if (rc < 0) {
+            if (rc == LAB_EXIT_SHOW_USAGE) {
                 fprintf(stderr, "usage: %s\n", commands[i].usage);
-                return 2;
+                return LAB_EXIT_USAGE;
             }
             return rc;
         }
     }
     fprintf(stderr, "lab: unknown command '%s'\n", argv[1]);
     usage(stderr);
-    return 2;
+    return LAB_EXIT_USAGE;
 }

@@ -5,6 +5,7 @@
 #include "stubs.h"
 
 #include "files.h"
+#include "status.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -20,19 +21,19 @@ int lab_stubs_run_tool(const char *const argv[], const char *cwd)
 {
     char here[PATH_MAX];
     if (cwd && (!getcwd(here, sizeof here) || chdir(cwd) != 0))
-        return 127;
+        return LAB_TOOL_NOT_RUN;
     pid_t pid;
     /* posix_spawnp's argv is not const for C's history only; it is not written. */
     int rc = posix_spawnp(&pid, argv[0], NULL, NULL, (char *const *)argv, environ);
     if (cwd && chdir(here) != 0)
         perror("lab: back to the first folder");
     if (rc != 0)
-        return 127;
+        return LAB_TOOL_NOT_RUN;
     int st;
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR)
-            return 127;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            return LAB_TOOL_NOT_RUN;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : LAB_TOOL_SIGNAL + WTERMSIG(st);
 }
 
 /* What protoc and protoc-c are given for the folder DIR: the output folder
@@ -51,9 +52,9 @@ static int make_gen(const char *dir, gen_paths *g)
     snprintf(g->proto, sizeof g->proto, "%s/proto/relaylab.proto", dir);
     if (lab_files_make_dir(g->gen)) {
         fprintf(stderr, "lab: cannot make %s: %s\n", g->gen, strerror(errno));
-        return 1;
+        return LAB_EXIT_FAILED;
     }
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 static int stubs_python(const char *dir)
@@ -61,7 +62,7 @@ static int stubs_python(const char *dir)
     gen_paths g = {0};
     char py_out[PATH_MAX + 32], grpc_out[PATH_MAX + 32];
     if (make_gen(dir, &g))
-        return 1;
+        return LAB_EXIT_FAILED;
     snprintf(py_out, sizeof py_out, "--python_out=%s", g.gen);
     snprintf(grpc_out, sizeof grpc_out, "--grpc_python_out=%s", g.gen);
     /* Debian has no grpc_tools module (`python3 -m grpc_tools.protoc`):
@@ -73,10 +74,10 @@ static int stubs_python(const char *dir)
         fprintf(stderr,
                 "lab: protoc failed (%s) making %s; it needs Debian's protoc and grpc_python_plugin:\n"
                 "  sudo apt-get install protobuf-compiler protobuf-compiler-grpc python3-grpcio python3-protobuf\n",
-                rc == 127 ? "not found" : "see its message above", g.gen);
-        return 1;
+                rc == LAB_TOOL_NOT_RUN ? "not found" : "see its message above", g.gen);
+        return LAB_EXIT_FAILED;
     }
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 static int stubs_node(const char *dir)
@@ -90,10 +91,10 @@ static int stubs_node(const char *dir)
                 "lab: `npm ci` failed (%s) in %s: its packages (@grpc/grpc-js, @grpc/proto-loader) come from "
                 "the npm registry. Install Node (sudo apt-get install nodejs npm), check that the registry is "
                 "reachable (npm config get registry), then run `lab stubs node %s`.\n",
-                rc == 127 ? "npm not found" : "see its message above", dir, dir);
-        return 1;
+                rc == LAB_TOOL_NOT_RUN ? "npm not found" : "see its message above", dir, dir);
+        return LAB_EXIT_FAILED;
     }
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 #define C_PACKAGES "libgrpc-dev libprotobuf-c-dev protobuf-c-compiler pkg-config make gcc"
@@ -103,17 +104,17 @@ static int stubs_c(const char *dir)
     gen_paths g = {0};
     char c_out[PATH_MAX + 16];
     if (make_gen(dir, &g))
-        return 1;
+        return LAB_EXIT_FAILED;
     snprintf(c_out, sizeof c_out, "--c_out=%s", g.gen);
     const char *argv[] = {"protoc-c", c_out, g.inc, g.proto, NULL};
     int rc = lab_stubs_run_tool(argv, NULL);
     if (rc != 0) {
         fprintf(stderr,
                 "lab: protoc-c failed (%s) making %s; the C starter needs:\n  sudo apt-get install " C_PACKAGES "\n",
-                rc == 127 ? "not found" : "see its message above", g.gen);
-        return 1;
+                rc == LAB_TOOL_NOT_RUN ? "not found" : "see its message above", g.gen);
+        return LAB_EXIT_FAILED;
     }
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 #define GO_PACKAGES                                                                                                    \
@@ -126,12 +127,12 @@ static int stubs_go(const char *dir)
 {
     gen_paths g = {0};
     if (make_gen(dir, &g))
-        return 1;
+        return LAB_EXIT_FAILED;
     char pb[PATH_MAX + 32], go_out[PATH_MAX + 48], grpc_out[PATH_MAX + 48];
     snprintf(pb, sizeof pb, "%s/src/relaylab/pb", g.gen);
     if (lab_files_make_dirs(pb)) {
         fprintf(stderr, "lab: cannot make %s: %s\n", pb, strerror(errno));
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     snprintf(go_out, sizeof go_out, "--go_out=%s", pb);
     snprintf(grpc_out, sizeof grpc_out, "--go-grpc_out=%s", pb);
@@ -149,10 +150,10 @@ static int stubs_go(const char *dir)
     if (rc != 0) {
         fprintf(stderr,
                 "lab: protoc failed (%s) making %s; the Go starter needs:\n  sudo apt-get install " GO_PACKAGES "\n",
-                rc == 127 ? "not found" : "see its message above", pb);
-        return 1;
+                rc == LAB_TOOL_NOT_RUN ? "not found" : "see its message above", pb);
+        return LAB_EXIT_FAILED;
     }
-    return 0;
+    return LAB_EXIT_OK;
 }
 
 int lab_stubs_build(unsigned lang, const char *dir)
@@ -163,12 +164,12 @@ int lab_stubs_build(unsigned lang, const char *dir)
         fprintf(stderr,
                 "lab: `make` failed (%s) in %s: fix what it says above (%s), or install the %s starter's packages:\n"
                 "  sudo apt-get install %s\n",
-                rc == 127 ? "make not found" : "see its message above", dir,
+                rc == LAB_TOOL_NOT_RUN ? "make not found" : "see its message above", dir,
                 lang == LANG_GO ? "go vet's findings count" : "warnings are errors", lang == LANG_GO ? "Go" : "C",
                 lang == LANG_GO ? GO_PACKAGES : C_PACKAGES);
-        return 1;
+        return LAB_EXIT_FAILED;
     }
-    return lab_files_make_readable(dir) == 0 ? 0 : 1;
+    return lab_files_make_readable(dir) == 0 ? LAB_EXIT_OK : LAB_EXIT_FAILED;
 }
 
 int lab_stubs_make(unsigned lang, const char *dir)
@@ -177,9 +178,9 @@ int lab_stubs_make(unsigned lang, const char *dir)
              : lang == LANG_NODE ? stubs_node(dir)
              : lang == LANG_GO   ? stubs_go(dir)
                                  : stubs_c(dir);
-    if (rc == 0 && lab_files_make_readable(dir)) {
+    if (rc == LAB_EXIT_OK && lab_files_make_readable(dir)) {
         fprintf(stderr, "lab: cannot make %s readable by others: %s\n", dir, strerror(errno));
-        return 1;
+        return LAB_EXIT_FAILED;
     }
     return rc;
 }

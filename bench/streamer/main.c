@@ -23,6 +23,13 @@
 #include <string.h>
 #include <unistd.h>
 
+/* bench-streamer's exit statuses. */
+enum {
+    BENCH_EXIT_CLEAN = 0,  /* every producer was measured */
+    BENCH_EXIT_FAILED = 1, /* a producer did not start, or a measurement failed (the row is missing) */
+    BENCH_EXIT_USAGE = 2,  /* the command line was wrong, or there is no bin/streamer */
+};
+
 /* How long a producer may take to print its readiness line. */
 #define PRODUCER_READY_MS 20000
 
@@ -83,13 +90,15 @@ static int start_producer(rl_flow_server *fs, const producer *pr)
     return rc;
 }
 
-static int free_read(const bench_opts *o, const producer *pr)
+/* The free reader's row for |pr|. Returns false when it was not measured
+ * (the reason on stderr). */
+static bool free_read(const bench_opts *o, const producer *pr)
 {
     const char *label = pr->label;
     rl_flow_server fs;
     char err[600];
     if (start_producer(&fs, pr) != RL_OK)
-        return 1;
+        return false;
     grpc_channel *ch = rl_channel_isolated(fs.addr, NULL);
     double mbs[64], cps[64];
     int n = 0;
@@ -115,22 +124,24 @@ static int free_read(const bench_opts *o, const producer *pr)
     grpc_channel_destroy(ch);
     rl_flow_server_stop(&fs);
     if (n == 0)
-        return 1;
+        return false;
     qsort(mbs, (size_t)n, sizeof *mbs, cmp_double);
     qsort(cps, (size_t)n, sizeof *cps, cmp_double);
     printf("| %s | %u x %u | %d | %.0f | %.0f | %.0f | %.0f |\n", label, o->count, o->size, n, mbs[n - 1], mbs[n / 2],
            cps[n - 1], cps[n / 2]);
     fflush(stdout);
-    return 0;
+    return true;
 }
 
-static int stall(const bench_opts *o, const producer *pr, bool reference)
+/* The stalled reader's row for |pr| (|reference|: with the chunks sent
+ * before the stall). Returns false when it was not measured. */
+static bool stall(const bench_opts *o, const producer *pr, bool reference)
 {
     const char *label = pr->label;
     rl_flow_server fs;
     char err[600];
     if (start_producer(&fs, pr) != RL_OK)
-        return 1;
+        return false;
     grpc_channel *ch = rl_channel_isolated(fs.addr, NULL);
     rl_flow_stall_opts so;
     rl_flow_stall_defaults(&so);
@@ -162,15 +173,16 @@ static int stall(const bench_opts *o, const producer *pr, bool reference)
     rl_memwatch_fini(&w);
     grpc_channel_destroy(ch);
     rl_flow_server_stop(&fs);
-    return rc != RL_OK || rest != RL_OK;
+    return rc == RL_OK && rest == RL_OK;
 }
 
-/* Chunks sent before the stall on |n| fresh connections to one reference. */
-static int windows(const bench_opts *o, const producer *pr)
+/* Chunks sent before the stall on |n| fresh connections to one reference.
+ * Returns false when the reference did not start. */
+static bool windows(const bench_opts *o, const producer *pr)
 {
     rl_flow_server fs;
     if (start_producer(&fs, pr) != RL_OK)
-        return 1;
+        return false;
     printf("Chunks sent before the stall, %d fresh connections (reader took 1, then idled 1 s):", o->windows);
     long long prev = 0;
     for (int i = 0; i < o->windows; i++) {
@@ -194,7 +206,7 @@ static int windows(const bench_opts *o, const producer *pr)
     }
     printf("\n");
     rl_flow_server_stop(&fs);
-    return 0;
+    return true;
 }
 
 static long parse_num(const char *s, const char *what, long max)
@@ -204,7 +216,7 @@ static long parse_num(const char *s, const char *what, long max)
     long v = strtol(s, &end, 10);
     if (errno || *end || v < 1 || v > max) {
         fprintf(stderr, "bench-streamer: %s wants a number from 1 to %ld, not '%s'\n", what, max, s);
-        exit(2);
+        exit(BENCH_EXIT_USAGE);
     }
     return v;
 }
@@ -233,14 +245,14 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: bench-streamer [--bin DIR] [--count N] [--size BYTES] [--runs N] [--windows N]\n"
                             "                      [--submission CMD]\n");
-            return 2;
+            return BENCH_EXIT_USAGE;
         }
     }
     char streamer[PATH_MAX + 16];
     snprintf(streamer, sizeof streamer, "%s/streamer", o.bin);
     if (access(streamer, X_OK) != 0) {
         fprintf(stderr, "bench-streamer: %s not found; run make first or pass --bin DIR\n", streamer);
-        return 2;
+        return BENCH_EXIT_USAGE;
     }
     grpc_init();
     const char *paced_argv[] = {streamer, "--threads", "1", NULL};
@@ -253,21 +265,21 @@ int main(int argc, char **argv)
     printf(
         "### Free reader\n\n| producer | request | runs | best MB/s | median MB/s | best chunks/s | median chunks/s |\n"
         "|---|---|---|---|---|---|---|\n");
-    fails += free_read(&o, &paced);
-    fails += free_read(&o, &unbounded);
+    fails += !free_read(&o, &paced);
+    fails += !free_read(&o, &unbounded);
     if (o.submission)
-        fails += free_read(&o, &sub);
+        fails += !free_read(&o, &sub);
 
     printf("\n### Stalled reader (%u x %u requested, 1 read, then none)\n\n"
            "| producer | baseline MiB | peak MiB | growth MiB | sent at stall | watched | then read |\n"
            "|---|---|---|---|---|---|---|\n",
            o.count, o.size);
-    fails += stall(&o, &paced, true);
-    fails += stall(&o, &unbounded, true);
+    fails += !stall(&o, &paced, true);
+    fails += !stall(&o, &unbounded, true);
     if (o.submission)
-        fails += stall(&o, &sub, false);
+        fails += !stall(&o, &sub, false);
     printf("\n");
-    fails += windows(&o, &paced);
+    fails += !windows(&o, &paced);
     grpc_shutdown();
-    return fails ? 1 : 0;
+    return fails ? BENCH_EXIT_FAILED : BENCH_EXIT_CLEAN;
 }
