@@ -70,13 +70,13 @@ static void exec_job(const gc_job *j, pid_t parent)
     /* A batch killed outright (SIGKILL) must not leave graders running on:
      * each gets SIGTERM, stops its submission and writes its results. */
     if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
-        _exit(127);
+        _exit(RL_PROC_EXEC_FAILED);
     /* A fresh log, never through a link planted at its name. */
     unlink(j->log);
     int fd = open(j->log, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (fd < 0 || in < 0 || dup2(in, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
-        _exit(127);
+        _exit(RL_PROC_EXEC_FAILED);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -98,11 +98,11 @@ static void exec_job(const gc_job *j, pid_t parent)
         int e = errno;
         rl_text_printable(shown, sizeof shown, j->cwd, strlen(j->cwd), 0);
         dprintf(2, "grade-class: cannot enter %s: %s\n", shown, strerror(e));
-        _exit(127);
+        _exit(RL_PROC_EXEC_FAILED);
     }
     execv(j->argv[0], (char *const *)j->argv);
     dprintf(2, "grade-class: cannot run %s: %s\n", j->argv[0], strerror(errno));
-    _exit(127);
+    _exit(RL_PROC_EXEC_FAILED);
 }
 
 static int start(gc_job *j)

@@ -13,6 +13,7 @@
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_path.h"
+#include "rl_proc.h"
 #include "rl_text.h"
 
 #include <errno.h>
@@ -78,7 +79,7 @@ static int run_capture(const char *const *argv, char **out, int *status)
         setpgid(0, 0);
         int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (in < 0 || dup2(in, 0) < 0 || dup2(fds[1], 1) < 0 || dup2(fds[1], 2) < 0)
-            _exit(127);
+            _exit(RL_PROC_EXEC_FAILED);
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
@@ -88,7 +89,7 @@ static int run_capture(const char *const *argv, char **out, int *status)
         signal(SIGPIPE, SIG_DFL);
         execvp(argv[0], (char *const *)argv);
         dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
+        _exit(RL_PROC_EXEC_FAILED);
     }
     close(fds[1]);
     size_t cap = 4096, len = 0;

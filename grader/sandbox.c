@@ -303,11 +303,11 @@ static int probe(const gr_sandbox_view *v, char *err, size_t errlen)
     if (pid == 0) {
         int devnull = open("/dev/null", O_RDWR);
         if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(devnull, 2) < 0 || dup2(fds[1], 3) < 0)
-            _exit(127);
+            _exit(RL_PROC_EXEC_FAILED);
         if (tree >= 0 && dup2(tree, 4) < 0)
-            _exit(127);
+            _exit(RL_PROC_EXEC_FAILED);
         execv(argv[0], argv);
-        _exit(127);
+        _exit(RL_PROC_EXEC_FAILED);
     }
     gr_sandbox_argv_free(argv);
     close(fds[1]);

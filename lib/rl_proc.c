@@ -241,7 +241,7 @@ static void child_fail(const char *what, const char *arg)
     (void)!write(2, ": ", 2);
     (void)!write(2, msg, strlen(msg));
     (void)!write(2, "\n", 1);
-    _exit(127);
+    _exit(RL_PROC_EXEC_FAILED);
 }
 
 /* Runs in the child between fork and exec: async-signal-safe calls only. */
@@ -258,7 +258,7 @@ static void child_exec(const rl_proc_options *opt, char **env, int out_w, int de
     if (opt->kill_with_parent) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent)
-            _exit(127);
+            _exit(RL_PROC_EXEC_FAILED);
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -270,21 +270,21 @@ static void child_exec(const rl_proc_options *opt, char **env, int out_w, int de
     sigprocmask(SIG_SETMASK, &none, NULL);
 
     if (dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(out_w, 2) < 0)
-        _exit(127);
+        _exit(RL_PROC_EXEC_FAILED);
     int first_closed = 3;
     /* fd4 out of the way first: fd3's dup2 may land on its number. */
     int fd4 = opt->fd4 > 0 && opt->fd3 > 0 ? fcntl(opt->fd4, F_DUPFD_CLOEXEC, 10) : -1;
     if (opt->fd4 > 0 && opt->fd3 > 0 && fd4 < 0)
-        _exit(127);
+        _exit(RL_PROC_EXEC_FAILED);
     if (opt->fd3 > 0) {
         /* dup2 onto itself would keep O_CLOEXEC: clear it instead. */
         if ((opt->fd3 == 3 ? fcntl(3, F_SETFD, 0) : dup2(opt->fd3, 3)) < 0)
-            _exit(127);
+            _exit(RL_PROC_EXEC_FAILED);
         first_closed = 4;
     }
     if (fd4 >= 0) {
         if (dup2(fd4, 4) < 0)
-            _exit(127);
+            _exit(RL_PROC_EXEC_FAILED);
         first_closed = 5;
     }
     /* Nothing of the parent's (gRPC sockets, epoll, other pipes) leaks in. */

@@ -24,6 +24,11 @@
  * their own module; included here so that their callers need one header. */
 #include "rl_proc_sample.h"
 
+/* The exit status of a child that could not become its command (a failed
+ * exec, or a set-up step before it), as a shell reports one it cannot
+ * run; the reason goes to the child's stderr. */
+#define RL_PROC_EXEC_FAILED 127
+
 #define RL_CAPTURE_HEAD 4096
 #define RL_CAPTURE_TAIL 4096
 
@@ -60,7 +65,7 @@ typedef struct rl_proc_options {
                                       * itself into before exec (so it and all it
                                       * starts are counted there); NULL-terminated;
                                       * may be NULL. A failed write fails the start
-                                      * (exit status 127 with the reason). */
+                                      * (exit status RL_PROC_EXEC_FAILED with the reason). */
     int fd3;                         /* when > 0, the child gets this descriptor as
                                       * its fd 3 (every other one above 2 is
                                       * closed): a private line back from what it
@@ -90,7 +95,7 @@ typedef struct rl_proc {
 } rl_proc;
 
 /* Starts |opt->argv| with its output captured. |p| is caller memory. Returns
- * 0, or RL_ESYS (errno set; a failed exec shows as exit status 127 with the
+ * 0, or RL_ESYS (errno set; a failed exec shows as exit status RL_PROC_EXEC_FAILED with the
  * reason in the captured output instead). */
 int rl_proc_spawn(rl_proc *p, const rl_proc_options *opt);
 
