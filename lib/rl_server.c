@@ -153,6 +153,10 @@ int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, si
     int64_t grace = opt->grace_ms < 0 ? RL_SERVER_GRACE_MS : opt->grace_ms;
     if (rl_server_check_timing(opt->grace_ms, opt->drain_delay_ms, err, errlen) != RL_OK)
         return RL_EINVAL;
+    if (!opt->listen && !opt->private_listen) {
+        snprintf(err, errlen, "no address to listen on: neither a listener nor a private one");
+        return RL_EINVAL;
+    }
     rl_server_signals_init();
     signal(SIGPIPE, SIG_IGN);
     /* A server's bursts of calls must not leave their memory behind. */
@@ -189,8 +193,9 @@ int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, si
         grpc_server_register_completion_queue(s->server, s->loops[i].cq, NULL);
     }
     grpc_server_credentials *creds = grpc_insecure_server_credentials_create();
-    s->port = grpc_server_add_http2_port(s->server, opt->listen, creds);
-    const char *bad = s->port <= 0 ? opt->listen : NULL;
+    /* No public listener: the private one alone (checked above). */
+    s->port = opt->listen ? grpc_server_add_http2_port(s->server, opt->listen, creds) : 0;
+    const char *bad = opt->listen && s->port <= 0 ? opt->listen : NULL;
     if (!bad && opt->private_listen &&
         (strncmp(opt->private_listen, "unix:", 5) != 0 ||
          grpc_server_add_http2_port(s->server, opt->private_listen, creds) <= 0))
@@ -215,13 +220,19 @@ int rl_server_start(const rl_server_options *opt, rl_server **out, char *err, si
         }
         pthread_create(&s->threads[i], NULL, loop_thread, &s->loops[i]);
     }
-    /* Print the address with the port gRPC picked. */
-    char host[256];
-    snprintf(host, sizeof host, "%s", opt->listen);
-    char *colon = strrchr(host, ':');
-    if (colon)
-        *colon = '\0';
-    printf("%s listening on %s:%d\n", opt->name ? opt->name : "relaylab", host, s->port);
+    /* Print the address with the port gRPC picked, or the private socket
+     * when it is the only listener. */
+    const char *name = opt->name ? opt->name : "relaylab";
+    if (opt->listen) {
+        char host[256];
+        snprintf(host, sizeof host, "%s", opt->listen);
+        char *colon = strrchr(host, ':');
+        if (colon)
+            *colon = '\0';
+        printf("%s listening on %s:%d\n", name, host, s->port);
+    } else {
+        printf("%s listening on %s\n", name, opt->private_listen);
+    }
     fflush(stdout);
     *out = s;
     return RL_OK;

@@ -82,7 +82,8 @@ typedef struct rl_shutdown_hooks {
 
 typedef struct rl_server_options {
     const char *name;         /* shown in the "listening on" line */
-    const char *listen;       /* "127.0.0.1:0" picks a free port */
+    const char *listen;       /* "127.0.0.1:0" picks a free port; NULL:
+                               * none, private_listen alone */
     int threads;              /* loops; 0 means one per core */
     const rl_method *methods; /* borrowed; must outlive the server */
     size_t nmethods;
@@ -121,7 +122,8 @@ int rl_server_take_signal(void);
  * |args| says: with gRPC's default (on) another process could bind the same
  * port and be handed part of the connections meant for this server. */
 /* Binds, starts the loops and prints "NAME listening on HOST:PORT" on stdout
- * (flushed), the readiness line that tests and the grader wait for. Calls
+ * (flushed), the readiness line that tests and the grader wait for ("NAME
+ * listening on unix:PATH" for a server with the private listener alone). Calls
  * rl_server_signals_init (too late for threads that exist already) and
  * ignores SIGPIPE. Health turns SERVING. grpc_init() must have been called. Returns 0 and sets *out, or
  * RL_EINVAL with a message in |err| when the address cannot be bound or

@@ -1,8 +1,9 @@
 /* tunnel: a tunnel server of the coverage lab's world (see tunnel.h). The
  * grader and `lab demo coverage` start N of them behind the L7 proxy
- * (lib/worlds/rl_tworld.h); the agent under test only ever reaches Tunnel/Open
- * through the proxy, and the control service answers on the private unix
- * socket alone (docs/sandbox.md). */
+ * (lib/worlds/rl_tworld.h), each listening on its private unix socket alone:
+ * the proxy's streams and the grader's control service both arrive there,
+ * in a folder the agent's sandbox cannot see, so the agent has no way to
+ * the servers but through the proxy (docs/coverage-world.md). */
 #include "tunnel.h"
 
 #include "rl_err.h"
@@ -19,14 +20,16 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: tunnel --id NAME [--listen ADDR] [--control unix:PATH] [--grace-ms MS]\n"
+    fprintf(f, "usage: tunnel --id NAME --control unix:PATH [--listen ADDR] [--grace-ms MS]\n"
                "\n"
                "A tunnel server of the coverage lab: serves relaylab.Tunnel/Open, names itself NAME in\n"
                "each stream's first message, hands calls to the newest idle stream or queues them.\n"
-               "  --listen ADDR   where to listen (default $RELAYLAB_LISTEN, else 127.0.0.1:0); the\n"
-               "                  first stdout line is 'tunnel listening on HOST:PORT'\n"
-               "  --control unix:PATH  serve relaylab.TunnelControl (Dispatch, ObserveTunnel, Reset)\n"
-               "                  only on this unix socket; elsewhere it answers PERMISSION_DENIED\n"
+               "  --control unix:PATH  where it listens: the L7 proxy's streams and relaylab.TunnelControl\n"
+               "                  (Dispatch, ObserveTunnel, Reset); the first stdout line is\n"
+               "                  'tunnel listening on unix:PATH'\n"
+               "  --listen ADDR   also listen on ADDR (no default, no environment): a port that refuses\n"
+               "                  every stream and control call (PERMISSION_DENIED); the coverage world\n"
+               "                  starts none; the first stdout line is then 'tunnel listening on HOST:PORT'\n"
                "  --grace-ms MS   after SIGTERM, how long open streams may stay (default 500)\n");
 }
 
@@ -40,11 +43,14 @@ enum tn_exit {
 int main(int argc, char **argv)
 {
     rl_log_init("tunnel");
-    const char *control = NULL, *id = NULL;
+    /* No TCP listener unless --listen asks: never $RELAYLAB_LISTEN, which a
+     * grader's environment may hold, since a port would let the agent go
+     * around the proxy. */
+    const char *control = NULL, *id = NULL, *listen = NULL;
     rl_server_flags flags;
     char err[512];
     /* Cannot fail: the tunnel reads no grace from the environment. */
-    rl_server_flags_init(&flags, "tunnel", RL_FLAG_LISTEN | RL_FLAG_GRACE, 1, 1, 500, err, sizeof err);
+    rl_server_flags_init(&flags, "tunnel", RL_FLAG_GRACE, 1, 1, 500, err, sizeof err);
     static const struct option longopts[] = {
         {"listen", required_argument, NULL, 'l'}, {"control", required_argument, NULL, 'c'},
         {"id", required_argument, NULL, 'i'},     {"grace-ms", required_argument, NULL, 'g'},
@@ -53,25 +59,23 @@ int main(int argc, char **argv)
     int opt;
     while ((opt = getopt_long(argc, argv, "l:c:i:g:h", longopts, NULL)) != -1) {
         switch (opt) {
-        case 'l':
         case 'g':
-            if (rl_server_flags_take(&flags, opt == 'l' ? "--listen" : "--grace-ms", optarg, err, sizeof err) !=
-                RL_OK) {
+            if (rl_server_flags_take(&flags, "--grace-ms", optarg, err, sizeof err) != RL_OK) {
                 fprintf(stderr, "%s\n", err);
                 return TN_EXIT_USAGE;
             }
             break;
+        case 'l': listen = optarg; break;
         case 'c': control = optarg; break;
         case 'i': id = optarg; break;
         case 'h': usage(stdout); return TN_EXIT_OK;
         default: usage(stderr); return TN_EXIT_USAGE;
         }
     }
-    if (optind != argc || !id || !*id) {
+    if (optind != argc || !id || !*id || !control || strncmp(control, "unix:", 5) != 0 || (listen && !*listen)) {
         usage(stderr);
         return TN_EXIT_USAGE;
     }
-    rl_server_flags_done(&flags, err, sizeof err); /* the default address; no drain delay to check */
     tn_server srv;
     memset(&srv, 0, sizeof srv);
     srv.id = id;
@@ -90,7 +94,7 @@ int main(int argc, char **argv)
     /* One loop: the state is the loop thread's alone. */
     rl_server_options so = {
         .name = "tunnel",
-        .listen = flags.listen,
+        .listen = listen,
         .threads = 1,
         .methods = methods,
         .nmethods = sizeof methods / sizeof *methods,

@@ -227,7 +227,11 @@ static void status_done(rl_tag *tag, bool ok)
 }
 
 /* True when |call| came through the private unix socket (the proxy's
- * connection): gRPC names such peers "unix:...". */
+ * connection): gRPC names such peers "unix:...". The coverage world starts
+ * its servers with that socket alone, so every stream there passes; the
+ * check stays as defence in depth: a server given a TCP port (--listen, by
+ * hand or by a world to come) still takes no stream around the proxy, and
+ * the judge, which reads refused_direct, names any it saw. */
 static bool via_proxy(grpc_call *call)
 {
     char *peer = grpc_call_get_peer(call);

@@ -58,10 +58,11 @@ typedef struct tn_server {
 } tn_server;
 
 /* The stream handler (rl_method_start); |user| is the tn_server. Streams
- * come from the L7 proxy alone, on the private unix socket: one opened on
- * the public TCP port went around the proxy (an agent that found the
- * server's port) and is refused PERMISSION_DENIED and counted, with no
- * record, so that a flood of them costs the server nothing that stays. */
+ * come from the L7 proxy alone, on the private unix socket, the only
+ * listener the coverage world gives a server: one opened on a TCP port
+ * (a server started with --listen) went around the proxy and is refused
+ * PERMISSION_DENIED and counted, with no record, so that a flood of them
+ * costs the server nothing that stays. */
 void tn_stream_start(rl_loop *loop, grpc_call *call, const rl_call_info *info, void *user);
 
 /* Records a new call of |work_ms| dispatched now and hands it to the newest

@@ -29,18 +29,25 @@ int rl_tworld_start(rl_tworld *w, const rl_tworld_options *opt, char *err, size_
         snprintf(w->ids[i], sizeof w->ids[i], "%c", id);
         snprintf(w->ctl[i], sizeof w->ctl[i], "unix:%s/tunnel-%c.sock", opt->sock_dir, id);
         unlink(w->ctl[i] + strlen("unix:"));
-        const char *argv[] = {opt->tunnel_bin, "--id",      w->ids[i], "--listen",
-                              "127.0.0.1:0",   "--control", w->ctl[i], NULL};
+        /* No --listen: the server's one listener is its private socket, in
+         * a folder the agent's sandbox does not show, so the agent has no
+         * address to go around the proxy to; the readiness line names the
+         * socket. */
+        const char *argv[] = {opt->tunnel_bin, "--id", w->ids[i], "--control", w->ctl[i], NULL};
         rl_proc_options po = {.argv = argv, .kill_with_parent = true};
         w->n = i + 1;
         w->running[i] = true;
-        int rc = rl_proc_start_server(&w->procs[i], &po, SERVER_READY_MS, w->addrs[i], sizeof w->addrs[i], err, errlen);
+        char ready[sizeof w->ctl[i]];
+        int rc = rl_proc_start_server(&w->procs[i], &po, SERVER_READY_MS, ready, sizeof ready, err, errlen);
+        if (rc == RL_OK && strncmp(ready, "unix:", 5) != 0) {
+            snprintf(err, errlen, "tunnel server %s listens on %s: its unix socket should be its only listener",
+                     w->ids[i], ready);
+            rc = RL_EINVAL;
+        }
         if (rc != RL_OK)
             return rc;
         w->ctl_ch[i] = rl_channel_isolated(w->ctl[i], NULL);
-        /* The proxy reaches each server on its private socket, the only
-         * place a server accepts streams (tunnel.h): the agent, which can
-         * find the servers' TCP ports, cannot go around the proxy. */
+        /* The proxy reaches each server on that socket. */
         backends[i] = w->ctl[i];
     }
     int rc = rl_l7proxy_start(backends, w->n, &opt->placement, &w->proxy, err, errlen);

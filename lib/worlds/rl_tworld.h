@@ -5,6 +5,9 @@
  * token's calls go to ("last healthy": where the agent's newest still-open
  * stream landed, by the proxy's count) and Dispatch on that server. The
  * records are each server's (ObserveTunnel on its private unix socket).
+ * The proxy's port is the world's only TCP listener: each server listens
+ * on its unix socket alone, in the caller's private folder, so a stream
+ * reaches a server through the proxy or not at all.
  *
  * Threads: every function is for the owner's thread (the proxy keeps its
  * own); the control calls block it, each bounded by RL_TWORLD_CALL_MS. */
@@ -41,8 +44,9 @@ typedef struct rl_tworld {
     rl_proc procs[RL_TWORLD_MAX_SERVERS];
     bool running[RL_TWORLD_MAX_SERVERS];
     char ids[RL_TWORLD_MAX_SERVERS][4];    /* "A", "B" ... */
-    char addrs[RL_TWORLD_MAX_SERVERS][64]; /* their TCP ports, which refuse streams */
-    char ctl[RL_TWORLD_MAX_SERVERS][192];  /* "unix:DIR/tunnel-A.sock": control and the proxy's streams */
+    /* "unix:DIR/tunnel-A.sock", each server's only listener: the proxy's
+     * streams and the control calls (no server has a TCP port) */
+    char ctl[RL_TWORLD_MAX_SERVERS][192];
     grpc_channel *ctl_ch[RL_TWORLD_MAX_SERVERS];
     rl_l7proxy *proxy;
 } rl_tworld;
