@@ -26,7 +26,9 @@ import relaylab_pb2_grpc as pb_grpc
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SUBMISSIONS = os.path.join(REPO, "tests", "submissions")
 PYTHON = "/usr/bin/python3"
-READY_RE = re.compile(r"^(\S+) listening on (\S+):(\d+)\s*$")
+# "NAME listening on HOST:PORT", or "NAME listening on unix:PATH" for a
+# server whose only listener is a unix socket (a coverage tunnel server).
+READY_RE = re.compile(r"^(\S+) listening on (unix:\S+|\S+:\d+)\s*$")
 READY_TIMEOUT_S = 10.0
 # How much of a program's stdout after the readiness line is kept for the
 # test to look at; the rest is read and dropped so the program never blocks.
@@ -168,8 +170,8 @@ def read_shared(f):
 
 
 class Program:
-    """A started process in its own process group. |addr| is HOST:PORT from
-    its readiness line. Its stdout is drained by a thread; the first
+    """A started process in its own process group. |addr| is HOST:PORT (or
+    unix:PATH) from its readiness line. Its stdout is drained by a thread; the first
     STDOUT_KEEP bytes after readiness are in |output| (call output_text())."""
 
     def __init__(self, argv, env=None, ready=True):
@@ -203,8 +205,7 @@ class Program:
                 text = line.decode(errors="replace")
                 m = READY_RE.match(text)
                 if m:
-                    self.name, host, port = m.group(1), m.group(2), m.group(3)
-                    self.addr = f"{host}:{port}"
+                    self.name, self.addr = m.group(1), m.group(2)
                     self._ready.set()
                 else:
                     self.lines_before_ready.append(text.rstrip("\n"))

@@ -17,7 +17,7 @@ import pytest
 
 import relaylab_pb2 as pb
 import relaylab_pb2_grpc as pb_grpc
-from conftest import REPO, bin_path, channel, grade, sanitized
+from conftest import REPO, bin_path, channel, grade, run_grader, sanitized
 
 SUBMISSIONS = os.path.join(REPO, "tests", "submissions")
 
@@ -59,7 +59,9 @@ class AgentStream:
 def tunnel(start_program):
     with tempfile.TemporaryDirectory() as d:
         sock = f"unix:{d}/control.sock"
-        p = start_program([bin_path("tunnel"), "--id", "B", "--control", sock])
+        # A TCP port as well (the world gives a server none), to show what
+        # answers there.
+        p = start_program([bin_path("tunnel"), "--id", "B", "--control", sock, "--listen", "127.0.0.1:0"])
         pub, ctl = channel(p.addr), channel(sock)
         # The streams come through the private socket, as the proxy's do.
         yield pb_grpc.TunnelStub(ctl), pb_grpc.TunnelControlStub(ctl), pb_grpc.TunnelControlStub(pub)
@@ -126,12 +128,13 @@ def test_control_answers_only_on_the_private_socket(tunnel):
 
 
 def test_streams_around_the_proxy_are_refused_and_counted_not_kept(start_program):
-    """A stream opened on a tunnel server's TCP port (an agent that found it)
-    is refused PERMISSION_DENIED and only counted: a flood of them leaves no
-    record behind, and the proxy's socket still gets its streams."""
+    """Defence in depth: the world's servers have no TCP port, but one given
+    a port (--listen) refuses a stream opened there (around the proxy)
+    PERMISSION_DENIED and only counts it: a flood of them leaves no record
+    behind, and the proxy's socket still gets its streams."""
     with tempfile.TemporaryDirectory() as d:
         sock = f"unix:{d}/control.sock"
-        p = start_program([bin_path("tunnel"), "--id", "A", "--control", sock])
+        p = start_program([bin_path("tunnel"), "--id", "A", "--control", sock, "--listen", "127.0.0.1:0"])
         pub, ctl = channel(p.addr), channel(sock)
         direct = pb_grpc.TunnelStub(pub)
         n = 300
@@ -151,6 +154,136 @@ def test_streams_around_the_proxy_are_refused_and_counted_not_kept(start_program
         assert good.ended.wait(5)
         pub.close()
         ctl.close()
+
+
+def tcp_listeners(pid):
+    """{socket inode: "ADDR:PORT"} for every listening TCP socket (state 0A)
+    in |pid|'s network namespace (the grader runs the world in one of its
+    own), IPv4 and IPv6, as /proc writes them (hex)."""
+    out = {}
+    for name in ("tcp", "tcp6"):
+        with open(f"/proc/{pid}/net/{name}") as f:
+            next(f)
+            for line in f:
+                fields = line.split()
+                if fields[3] == "0A":
+                    out[fields[9]] = fields[1]
+    return out
+
+
+def socket_inodes(pid):
+    """The socket inodes among |pid|'s open files (empty once it is gone)."""
+    out = set()
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return out
+    for fd in fds:
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue
+        if target.startswith("socket:["):
+            out.add(target[len("socket:["):-1])
+    return out
+
+
+def unix_listeners(pid):
+    """{socket inode: path} for every listening unix socket in |pid|'s
+    network namespace."""
+    out = {}
+    with open(f"/proc/{pid}/net/unix") as f:
+        next(f)
+        for line in f:
+            fields = line.split()
+            if len(fields) >= 8 and int(fields[3], 16) & 0x10000:  # __SO_ACCEPTCON: listening
+                out[fields[6]] = fields[7]
+    return out
+
+
+def tunnels_under(pid):
+    """The pids of bin/tunnel processes descended from |pid|."""
+    parent, argv0 = {}, {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                parent[int(d)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                argv0[int(d)] = f.read().split(b"\0")[0].decode(errors="replace")
+        except (OSError, IndexError, ValueError):
+            pass
+    found = []
+    for p, a in argv0.items():
+        if os.path.basename(a) != "tunnel":
+            continue
+        q, hops = parent.get(p), 0
+        while q and q != pid and hops < 64:
+            q, hops = parent.get(q), hops + 1
+        if q == pid:
+            found.append(p)
+    return found
+
+
+def test_a_tunnel_server_without_listen_has_its_unix_socket_alone(start_program):
+    with tempfile.TemporaryDirectory() as d:
+        sock = f"unix:{d}/tunnel-A.sock"
+        p = start_program([bin_path("tunnel"), "--id", "A", "--control", sock])
+        assert p.addr == sock, "the readiness line names the socket"
+        mine, unix = socket_inodes(p.pid), unix_listeners(p.pid)
+        assert not mine & set(tcp_listeners(p.pid)), "no TCP port"
+        assert [unix[i] for i in mine & set(unix)] == [sock[len("unix:"):]]
+        # Without --control it has nowhere to listen: a usage error.
+        bare = start_program([bin_path("tunnel"), "--id", "A"], ready=False)
+        assert bare.popen.wait(10) == 2
+
+
+def test_the_worlds_only_tcp_listener_is_the_proxy():
+    """Streams around the proxy are impossible by construction: while the
+    grader's coverage world is up, no tunnel server holds a TCP listening
+    socket (each listens on its unix socket in the grader's private folder,
+    which the sandbox does not show), and the world's one TCP listener is
+    the proxy's, in the grader, on loopback. Seen once every server has
+    bound its unix socket, which it does after any TCP port it would have."""
+    seen = {}
+
+    def running(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+        except OSError:
+            return False
+
+    def inspect(grader_pid):
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and running(grader_pid):
+            try:
+                tunnels = tunnels_under(grader_pid)
+                unix = unix_listeners(grader_pid)
+                bound = [t for t in tunnels if any(unix.get(i, "").endswith(".sock") for i in socket_inodes(t))]
+                tcp = tcp_listeners(grader_pid)
+                proxy = [tcp[i] for i in socket_inodes(grader_pid) if i in tcp]
+                if len(bound) == 3 and proxy:
+                    seen["tunnels"] = {t: [tcp[i] for i in socket_inodes(t) if i in tcp] for t in bound}
+                    seen["grader"] = proxy
+                    # The world's namespace, when the grader made one of its own.
+                    if os.readlink(f"/proc/{grader_pid}/ns/net") != os.readlink("/proc/self/ns/net"):
+                        seen["namespace"] = sorted(tcp.values())
+                    return
+            except OSError:
+                pass  # the grader ended between two reads
+            time.sleep(0.01)
+
+    good = f"/usr/bin/python3 {SUBMISSIONS}/coverage_good.py"
+    g = run_grader("coverage", "--submission", good, "--quiet", "--only", "rest", cwd=REPO, on_start=inspect)
+    assert "rest" in g.verdicts
+    assert seen, "the world came up: three tunnel servers bound and the proxy's port"
+    assert seen["tunnels"] == {t: [] for t in seen["tunnels"]}, f"a tunnel server listens on TCP: {seen}"
+    assert len(seen["grader"]) == 1, f"the proxy's port alone: {seen}"
+    # 127.0.0.1, as IPv4 or IPv4-mapped IPv6
+    assert seen["grader"][0].split(":")[0] in ("0100007F", "0000000000000000FFFF00000100007F"), f"loopback: {seen}"
+    assert seen.get("namespace", seen["grader"]) == seen["grader"], f"no other TCP listener: {seen}"
 
 
 def test_the_handout_states_the_judges_margin():
