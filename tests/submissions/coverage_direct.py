@@ -1,12 +1,20 @@
-# coverage_direct: goes around the L7 balancer. Once its first streams are
-# named, it looks for the tunnel servers' own ports (the loopback listeners
-# in /proc/net/tcp, or a connect scan of the ephemeral ports where the
-# sandbox hides it), asks each for a stream, and from then on opens the
-# streams a short server needs straight on that server's port, so they land
-# where it wants them. Sizing otherwise as coverage_good.py.
+# coverage_direct: tries to go around the L7 balancer. Once its first
+# streams are named, it looks for the tunnel servers' own ports (the loopback
+# listeners in /proc/net/tcp, or a connect scan of the ephemeral ports where
+# the sandbox hides it), asks each for a stream, and would from then on open
+# the streams a short server needs straight on that server's port, so they
+# land where it wants them. Sizing otherwise as coverage_good.py.
 #
-# Must fail every scenario ("streams around the proxy?"): the tunnel servers
-# accept streams from the balancer alone, refuse the others and count them.
+# It finds no server port: the tunnel servers listen only on unix sockets in
+# the grader's private folder, which the proxy dials and the sandbox does not
+# show, and the proxy's port, the one TCP listener of the world, it leaves
+# out. So every stream it opens goes through the proxy and it is a right
+# agent: PASS on every scenario, as coverage_good.py (tests/verdicts.json).
+# The row guards the world: should a server get a TCP port again, the scan
+# finds it, the server refuses the streams opened there and the judge says
+# "streams around the proxy?" (when the servers had ports, a loaded machine
+# could finish the scan of ~28,000 ports only after a short scenario was
+# judged: a verdict that hung on the machine's speed).
 import asyncio
 import errno
 import os
