@@ -43,7 +43,7 @@ typedef struct rl_tworld {
     int n;
     rl_proc procs[RL_TWORLD_MAX_SERVERS];
     bool running[RL_TWORLD_MAX_SERVERS];
-    char ids[RL_TWORLD_MAX_SERVERS][4];    /* "A", "B" ... */
+    char ids[RL_TWORLD_MAX_SERVERS][4]; /* "A", "B" ... */
     /* "unix:DIR/tunnel-A.sock", each server's only listener: the proxy's
      * streams and the control calls (no server has a TCP port) */
     char ctl[RL_TWORLD_MAX_SERVERS][192];

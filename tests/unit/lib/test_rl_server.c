@@ -28,6 +28,19 @@ static void drain_delay_must_be_below_the_grace(void **state)
     assert_int_equal(rl_server_check_timing(-1, RL_SERVER_GRACE_MS, err, sizeof err), RL_EINVAL);
 }
 
+/* A server may have the private listener alone (a coverage tunnel server),
+ * but not no listener at all: refused before anything starts. */
+static void a_server_needs_some_listener(void **state)
+{
+    (void)state;
+    char err[200] = "";
+    rl_server_options o = {.name = "test", .listen = NULL, .private_listen = NULL, .grace_ms = -1};
+    rl_server *s = NULL;
+    assert_int_equal(rl_server_start(&o, &s, err, sizeof err), RL_EINVAL);
+    assert_null(s);
+    assert_non_null(strstr(err, "no address to listen on"));
+}
+
 static void default_grace_is_well_under_kubernetes_kill_timeout(void **state)
 {
     (void)state;
@@ -79,6 +92,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(drain_delay_must_be_below_the_grace),
+        cmocka_unit_test(a_server_needs_some_listener),
         cmocka_unit_test(default_grace_is_well_under_kubernetes_kill_timeout),
         cmocka_unit_test(teardown_that_ends_is_waited_for),
         cmocka_unit_test(teardown_that_hangs_is_left_after_the_bound),

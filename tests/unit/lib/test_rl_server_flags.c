@@ -43,8 +43,7 @@ static void defaults_and_the_environment(void **state)
     assert_int_equal(rl_server_flags_take(&f, "--grace-ms", "300", err, sizeof err), RL_OK);
     assert_int_equal(f.grace_ms, 300);
     /* a program that does not read RELAYLAB_GRACE_MS keeps its own default */
-    assert_int_equal(rl_server_flags_init(&f, "tunnel", RL_FLAG_LISTEN | RL_FLAG_GRACE, 0, 0, 500, err, sizeof err),
-                     RL_OK);
+    assert_int_equal(rl_server_flags_init(&f, "tunnel", RL_FLAG_GRACE, 0, 0, 500, err, sizeof err), RL_OK);
     assert_int_equal(f.grace_ms, 500);
 
     setenv("RELAYLAB_GRACE_MS", "2s", 1);
@@ -74,10 +73,14 @@ static void each_flag_only_where_the_program_takes_it(void **state)
     (void)state;
     rl_server_flags f;
     char err[200];
-    assert_int_equal(rl_server_flags_init(&f, "tunnel", RL_FLAG_LISTEN | RL_FLAG_GRACE, 0, 0, 500, err, sizeof err),
-                     RL_OK);
+    assert_int_equal(rl_server_flags_init(&f, "relay", RL_FLAG_SERVER, 1, 256, 10000, err, sizeof err), RL_OK);
     assert_int_equal(rl_server_flags_take(&f, "--listen", "127.0.0.1:9", err, sizeof err), RL_OK);
     assert_string_equal(f.listen, "127.0.0.1:9");
+    /* The tunnel takes the grace alone: its --listen is its own, with no
+     * default and no environment (a coverage server has no TCP port). */
+    assert_int_equal(rl_server_flags_init(&f, "tunnel", RL_FLAG_GRACE, 0, 0, 500, err, sizeof err), RL_OK);
+    assert_int_equal(rl_server_flags_take(&f, "--grace-ms", "300", err, sizeof err), RL_OK);
+    assert_int_equal(rl_server_flags_take(&f, "--listen", "127.0.0.1:9", err, sizeof err), RL_ENOTFOUND);
     assert_int_equal(rl_server_flags_take(&f, "--threads", "2", err, sizeof err), RL_ENOTFOUND);
     assert_int_equal(rl_server_flags_take(&f, "--drain-delay-ms", "2", err, sizeof err), RL_ENOTFOUND);
     assert_int_equal(rl_server_flags_take(&f, "--id", "A", err, sizeof err), RL_ENOTFOUND);
