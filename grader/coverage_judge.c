@@ -272,6 +272,61 @@ bool gr_cov_judge_direct(const uint64_t *refused, const char *const *names, int 
     return true;
 }
 
+bool gr_cov_judge_caps(const gr_cov_caps_facts *f, char *buf, size_t len)
+{
+    char flood[160] = "";
+    if (f->refused)
+        snprintf(flood, sizeof flood, "; the balancer refused %llu more beyond its limit of %d open (a flood)",
+                 (unsigned long long)f->refused, f->limit);
+    for (int i = 0; i < f->n; i++)
+        if (f->peak[i] > RL_COV_CAP_PER_SERVER) {
+            snprintf(buf, len,
+                     "%d of your streams were open at once on server %s (%d in all at the peak%s): the caps are "
+                     "%d per server and %d in all, and growth pauses while idle streams elsewhere reach %dx the "
+                     "demand (growing without a cap?)",
+                     f->peak[i], f->names[i], f->peak_open, flood, RL_COV_CAP_PER_SERVER, RL_COV_CAP_TOTAL,
+                     RL_COV_PAUSE_FACTOR);
+            return true;
+        }
+    if (f->total > (uint64_t)f->limit) {
+        /* More opened in one scenario than the world holds at once: a flood
+         * (most of it refused or reset before it stayed open). */
+        snprintf(buf, len,
+                 "%llu streams were opened through the balancer in this scenario (%d open at once at the peak%s), "
+                 "more than the world holds at once (%d): a flood. The caps are %d per server and %d in all "
+                 "(growing without a cap?)",
+                 (unsigned long long)f->total, f->peak_open, flood, f->limit, RL_COV_CAP_PER_SERVER, RL_COV_CAP_TOTAL);
+        return true;
+    }
+    if (f->peak_open > RL_COV_CAP_TOTAL || f->refused) {
+        snprintf(buf, len,
+                 "%d of your streams were open at once%s: the caps are %d per server and %d in all (growing "
+                 "without a cap?)",
+                 f->peak_open, flood, RL_COV_CAP_PER_SERVER, RL_COV_CAP_TOTAL);
+        return true;
+    }
+    return false;
+}
+
+bool gr_cov_judge_churn(int young, const char *where, char *buf, size_t len)
+{
+    if (young <= GR_COV_CHURN_MAX)
+        return false;
+    gr_cov_per_call_feedback(young, where, buf, len);
+    return true;
+}
+
+bool gr_cov_judge_settled(int newest_open, int settle_ms, char *buf, size_t len)
+{
+    if (newest_open >= 0)
+        return false;
+    snprintf(buf, len,
+             "the agent holds no open stream %d ms after its first one: it must keep its "
+             "streams open (open %d at start)",
+             settle_ms, RL_COV_GROW_MIN);
+    return true;
+}
+
 void gr_cov_per_call_feedback(int young, const char *where, char *buf, size_t len)
 {
     snprintf(buf, len,
@@ -340,6 +395,41 @@ gr_verdict gr_cov_judge_rest(const gr_cov_rest_facts *f, char *buf, size_t len)
     snprintf(buf, len, "back to %s streams %lld ms after the burst (peak %d); never below the reserve", f->figures,
              (long long)f->after_ms, f->peak);
     return GR_PASS;
+}
+
+gr_verdict gr_cov_judge_rest_burst(const gr_cov_rest_burst_facts *f, char *buf, size_t len)
+{
+    if (f->lost) {
+        snprintf(buf, len,
+                 "%d call%s lost during the burst on server %s: the agent closed streams that carried them (%d "
+                 "stream%s of yours left there): never evacuate or prune a server with calls in flight "
+                 "(evacuating a busy server?)",
+                 f->lost, f->lost == 1 ? " was" : "s were", f->server, f->held, f->held == 1 ? "" : "s");
+        return GR_FAIL;
+    }
+    if (f->queued || f->unanswered) {
+        snprintf(buf, len,
+                 "%zu of the burst's %d calls on server %s were still unanswered %d ms after it began (%zu "
+                 "queued; %d stream%s of yours there): cover the burst first (see burst-uniform), then prune",
+                 f->queued + f->unanswered, f->calls, f->server, (int)f->after_ms, f->queued, f->held,
+                 f->held == 1 ? "" : "s");
+        return GR_FAIL;
+    }
+    if (len)
+        buf[0] = '\0';
+    return GR_PASS;
+}
+
+bool gr_cov_judge_evac_start(const char *busy, int busy_n, const char *idle, int idle_n, char *buf, size_t len)
+{
+    if (busy_n > 0 && idle_n > 0)
+        return false;
+    snprintf(buf, len,
+             "when the evacuation began server %s held %d streams and %s %d: every server keeps at "
+             "least the reserve (%d idle streams) and an agent opens %d at start, so there was nothing "
+             "to evacuate. Open streams on every server the proxy places them on",
+             busy, busy_n, idle, idle_n, RL_COV_RESERVE, RL_COV_GROW_MIN);
+    return true;
 }
 
 gr_verdict gr_cov_judge_evacuation(const gr_cov_evac_facts *f, char *buf, size_t len)
@@ -508,6 +598,16 @@ static void diagnosis(const gr_cov_burst_facts *f, char *buf, size_t len)
 gr_verdict gr_cov_judge_burst(const gr_cov_burst_facts *f, bool *starved, char *buf, size_t len)
 {
     *starved = false;
+    if (f->max_wait_ms <= f->bound_ms && (f->closed || f->lost)) {
+        /* Nothing prunes a server with calls in flight, and none of its
+         * streams is old and unused enough within the burst. */
+        snprintf(buf, len,
+                 "the agent closed %d of its streams on server %s during the burst (%d call%s lost) while %s had "
+                 "calls in flight: never evacuate or prune a server with calls in flight (evacuating a busy "
+                 "server?)",
+                 f->closed, f->server, f->lost, f->lost == 1 ? "" : "s", f->server);
+        return GR_FAIL;
+    }
     if (f->max_wait_ms <= f->bound_ms) {
         snprintf(buf, len,
                  "%d calls on server %s: longest queue wait %lld ms (bound %lld ms: %d ticks to cover %d in flight + "

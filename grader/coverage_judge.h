@@ -117,6 +117,26 @@ bool gr_cov_judge_work(const gr_cov_early *e, const char *const *names, char *bu
  * the proxy?") in |buf|. */
 bool gr_cov_judge_direct(const uint64_t *refused, const char *const *names, int n, char *buf, size_t len);
 
+/* What the balancer counted of the agent's streams since the scenario's
+ * world started (its own counts, read without a call: rl_l7proxy_stats),
+ * on the |n| servers |names|. */
+typedef struct gr_cov_caps_facts {
+    const char *const *names;
+    int n;
+    const int *peak;  /* [n]: the most open at once on each server */
+    int peak_open;    /* the most open at once on all of them */
+    uint64_t total;   /* every stream opened through the balancer */
+    uint64_t refused; /* refused beyond the balancer's limit */
+    int limit;        /* that limit: the most the world holds open at once */
+} gr_cov_caps_facts;
+
+/* The verdict on the caps of lib/rl_coverage.h: true when the agent broke
+ * them, with the feedback in |buf|: a server past RL_COV_CAP_PER_SERVER
+ * (the first one), then more streams opened than the world holds at once
+ * (a flood), then all servers past RL_COV_CAP_TOTAL or any stream refused;
+ * a refusal is named in each ("a flood"). */
+bool gr_cov_judge_caps(const gr_cov_caps_facts *f, char *buf, size_t len);
+
 /* The stream-per-call feedback: |young| streams closed young right after
  * carrying a call, |where| ("" or " on server B ...") into |buf|. */
 void gr_cov_per_call_feedback(int young, const char *where, char *buf, size_t len);
@@ -124,6 +144,18 @@ void gr_cov_per_call_feedback(int young, const char *where, char *buf, size_t le
 /* Streams closed younger than RL_COV_PRUNE_AGE_MS that a scenario forgives
  * (none is the rule: only pruning closes, and it waits that long). */
 #define GR_COV_CHURN_MAX 2
+
+/* The verdict on |young| streams closed young right after carrying a call
+ * (gr_cov_churn with calls only) during a scenario's calls, |where| as
+ * gr_cov_per_call_feedback's: true past GR_COV_CHURN_MAX, with that
+ * feedback in |buf|. */
+bool gr_cov_judge_churn(int young, const char *where, char *buf, size_t len);
+
+/* The verdict once the agent's first streams should be open (a scenario's
+ * start): |newest_open| is the server of its newest stream still open, -1
+ * when none is. True when none is, with the feedback in |buf|: it must
+ * keep its streams open. |settle_ms|: how long after its first stream. */
+bool gr_cov_judge_settled(int newest_open, int settle_ms, char *buf, size_t len);
 
 /* What the unfillable scenario measured: calls on |server|, where no new
  * stream could land, for |ran_ms|. */
@@ -162,6 +194,24 @@ typedef struct gr_cov_rest_facts {
  * PASS. Feedback into |buf|. */
 gr_verdict gr_cov_judge_rest(const gr_cov_rest_facts *f, char *buf, size_t len);
 
+/* What the rest scenario found once its burst of |calls| on |server| was
+ * waited for, |after_ms| after it began: |lost| calls lost with their
+ * stream, |queued| still queued and |unanswered| handed but not answered,
+ * |held| the agent's streams there then. */
+typedef struct gr_cov_rest_burst_facts {
+    const char *server;
+    int calls, lost;
+    size_t queued, unanswered;
+    int held;
+    int64_t after_ms;
+} gr_cov_rest_burst_facts;
+
+/* The verdict on the burst rest waits out before it judges: FAIL for calls
+ * lost (evacuating a busy server), then for calls not yet answered (the
+ * bursts' lesson: rest is judged only after a burst that was served); else
+ * PASS (rest goes on), with no feedback. Feedback into |buf|. */
+gr_verdict gr_cov_judge_rest_burst(const gr_cov_rest_burst_facts *f, char *buf, size_t len);
+
 /* What the evacuation scenario measured: |busy| had a call every
  * |interval_ms|; of its streams |closed| closed (|closed_used| young after
  * a call) within |early_ms| of its last answer, |lost| calls lost; |idle|
@@ -175,6 +225,14 @@ typedef struct gr_cov_evac_facts {
     int64_t idle_ms, emptied_ms;
     int left;
 } gr_cov_evac_facts;
+
+/* The verdict when the evacuation begins: true when the |busy| server
+ * (|busy_n| streams) or the |idle| one (|idle_n|) holds none, with the
+ * feedback in |buf|. Every stream was placed round robin until then and a
+ * right agent opened RL_COV_GROW_MIN, so none there is the agent's doing
+ * (it opened too few, or pruned below the reserve): a FAIL, since there was
+ * nothing to evacuate. */
+bool gr_cov_judge_evac_start(const char *busy, int busy_n, const char *idle, int idle_n, char *buf, size_t len);
 
 /* The evacuation verdict: FAIL for the busy server's streams closed (a
  * stream per call, or evacuating a busy server), the idle one never
@@ -226,13 +284,17 @@ typedef struct gr_cov_burst_facts {
     int nstored;      /* of which |steps| holds this many */
     bool todo;        /* the agent's output names its TODO */
     int peak;         /* the most streams open at once */
+    int closed;       /* the agent's streams on the busy server closed during the burst */
+    int lost;         /* calls lost with their stream, on any server */
 } gr_cov_burst_facts;
 
-/* The burst's verdict on its waits: PASS when the longest stayed within
- * the bound; else ERROR with *starved set when the CPU wait explains the
- * lateness (max_wait - waited <= bound: the scenario is run again), else
- * FAIL naming the mistake the steps show (the untouched TODO, total
- * sizing, shortfall-only, stalled or linear growth). Feedback into |buf|. */
+/* The burst's verdict on its waits: when the longest stayed within the
+ * bound, FAIL if the agent closed streams on the busy server or lost calls
+ * (nothing prunes a server with calls in flight), else PASS; when it did
+ * not, ERROR with *starved set when the CPU wait explains the lateness
+ * (max_wait - waited <= bound: the scenario is run again), else FAIL
+ * naming the mistake the steps show (the untouched TODO, total sizing,
+ * shortfall-only, stalled or linear growth). Feedback into |buf|. */
 gr_verdict gr_cov_judge_burst(const gr_cov_burst_facts *f, bool *starved, char *buf, size_t len);
 
 #endif

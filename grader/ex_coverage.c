@@ -75,8 +75,6 @@
  * world, at most this many times in all, then ERROR (as cancel does). */
 #define BURST_ATTEMPTS 3
 #define SKEW_PERCENT   80
-/* Streams closed young that a scenario forgives (coverage_judge.h). */
-#define CHURN_MAX GR_COV_CHURN_MAX
 /* The unfillable burst lasts longer than the overdue time, so an agent
  * that gives the busy server up shows it. */
 #define UNFILL_CALLS       160
@@ -219,11 +217,9 @@ static int settle(gr_ctx *ctx, gr_scenario_result *out)
     rl_sleep_ms(RL_COV_TICK_MS, NULL);
     if (gr_scenario_crash_check(ctx, false, "after it opened its first streams", out))
         return GR_DECIDED;
-    if (rl_tworld_last_healthy(&cw->w) < 0)
-        return gr_result(out, GR_FAIL,
-                         "the agent holds no open stream %d ms after its first one: it must keep its "
-                         "streams open (open %d at start)",
-                         SETTLE_MS, RL_COV_GROW_MIN);
+    char fb[256];
+    if (gr_cov_judge_settled(rl_tworld_last_healthy(&cw->w), SETTLE_MS, fb, sizeof fb))
+        return gr_result(out, GR_FAIL, "%s", fb);
     return 0;
 }
 
@@ -257,45 +253,19 @@ static int wait_answered(gr_ctx *ctx, int server, size_t calls, int64_t t0, int6
 
 /* The caps of lib/rl_coverage.h, by the proxy's count of what the agent
  * held open at once since it started (the proxy refuses streams a quarter
- * over the total cap: rl_tworld.h). True with the verdict in |out|. */
+ * over the total cap: rl_tworld.h), judged by gr_cov_judge_caps. True
+ * with the FAIL in |out|. */
 static bool caps_broken(gr_ctx *ctx, gr_scenario_result *out)
 {
     cov_world *cw = gr_world(ctx);
     rl_l7proxy_stats st;
     rl_tworld_stats(&cw->w, &st);
-    char flood[160] = "";
-    if (st.refused)
-        snprintf(flood, sizeof flood, "; the balancer refused %llu more beyond its limit of %d open (a flood)",
-                 (unsigned long long)st.refused, RL_TWORLD_STREAM_LIMIT);
-    for (int i = 0; i < NSERVERS; i++)
-        if (st.peak[i] > RL_COV_CAP_PER_SERVER) {
-            gr_result(out, GR_FAIL,
-                      "%d of your streams were open at once on server %s (%d in all at the peak%s): the caps are "
-                      "%d per server and %d in all, and growth pauses while idle streams elsewhere reach %dx the "
-                      "demand (growing without a cap?)",
-                      st.peak[i], NAMES[i], st.peak_open, flood, RL_COV_CAP_PER_SERVER, RL_COV_CAP_TOTAL,
-                      RL_COV_PAUSE_FACTOR);
-            return true;
-        }
-    if (st.total > RL_TWORLD_STREAM_LIMIT) {
-        /* More opened in one scenario than the world holds at once: a flood
-         * (most of it refused or reset before it stayed open). */
-        gr_result(out, GR_FAIL,
-                  "%llu streams were opened through the balancer in this scenario (%d open at once at the peak%s), "
-                  "more than the world holds at once (%d): a flood. The caps are %d per server and %d in all "
-                  "(growing without a cap?)",
-                  (unsigned long long)st.total, st.peak_open, flood, RL_TWORLD_STREAM_LIMIT, RL_COV_CAP_PER_SERVER,
-                  RL_COV_CAP_TOTAL);
-        return true;
-    }
-    if (st.peak_open > RL_COV_CAP_TOTAL || st.refused) {
-        gr_result(out, GR_FAIL,
-                  "%d of your streams were open at once%s: the caps are %d per server and %d in all (growing "
-                  "without a cap?)",
-                  st.peak_open, flood, RL_COV_CAP_PER_SERVER, RL_COV_CAP_TOTAL);
-        return true;
-    }
-    return false;
+    gr_cov_caps_facts f = {NAMES, NSERVERS, st.peak, st.peak_open, st.total, st.refused, RL_TWORLD_STREAM_LIMIT};
+    char fb[512];
+    if (!gr_cov_judge_caps(&f, fb, sizeof fb))
+        return false;
+    gr_result(out, GR_FAIL, "%s", fb);
+    return true;
 }
 
 /* The verdict when the agent opened streams straight to the servers
@@ -326,12 +296,15 @@ static bool work_skipped(const obs *o, int64_t t0, gr_scenario_result *out)
     return true;
 }
 
-/* The stream-per-call verdict, shared by the scenarios where it shows. */
-static void per_call_fail(gr_scenario_result *out, int young, const char *where)
+/* The stream-per-call verdict on |young| streams closed young after a
+ * call (gr_cov_judge_churn): true with the FAIL in |out|. */
+static bool churned(int young, const char *where, gr_scenario_result *out)
 {
     char fb[400];
-    gr_cov_per_call_feedback(young, where, fb, sizeof fb);
+    if (!gr_cov_judge_churn(young, where, fb, sizeof fb))
+        return false;
     gr_result(out, GR_FAIL, "%s", fb);
+    return true;
 }
 
 /* ---- pictures (for --html: figure.h): coverage_figure.h ---- */
@@ -441,29 +414,18 @@ static int burst_attempt(gr_ctx *ctx, bool skewed, gr_scenario_result *out, bool
         .steps = steps,
         .todo = strstr(tail, "TODO") != NULL,
         .peak = peak,
+        .closed = closed_b,
+        .lost = lost,
     };
     f.nsteps = gr_cov_steps((const gr_cov_server *const *)o.s, NSERVERS, t0, t, steps, 64);
     f.nstored = f.nsteps < 64 ? f.nsteps : 64;
     char fb[1024];
     gr_verdict v = gr_cov_judge_burst(&f, starved, fb, sizeof fb);
-    if (around_proxy(&o, out) || caps_broken(ctx, out) || work_skipped(&o, t0, out)) {
+    if (around_proxy(&o, out) || caps_broken(ctx, out) || work_skipped(&o, t0, out) ||
+        churned(young, " during the burst", out))
         *starved = false;
-    } else if (young > CHURN_MAX) {
-        *starved = false;
-        per_call_fail(out, young, " during the burst");
-    } else if (v != GR_PASS) {
+    else
         gr_result(out, v, "%s", fb);
-    } else if (closed_b || lost) {
-        /* Nothing prunes a server with calls in flight, and none of its
-         * streams is old and unused enough within the burst. */
-        gr_result(out, GR_FAIL,
-                  "the agent closed %d of its streams on server %s during the burst (%d call%s lost) while %s had "
-                  "calls in flight: never evacuate or prune a server with calls in flight (evacuating a busy "
-                  "server?)",
-                  closed_b, NAMES[b], lost, lost == 1 ? "" : "s", NAMES[b]);
-    } else {
-        gr_result(out, GR_PASS, "%s", fb);
-    }
 done:
     obs_free(&o);
     return 0;
@@ -582,31 +544,24 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
     /* Judged before the rest (the burst was not served by the rule): the
      * streams until now, with no mark of a check that did not happen. */
     gr_cov_rest_early_figure(out, o.s, NAMES, NSERVERS, b, t0, o.s[b]->now_ns);
-    if (around_proxy(&o, out) || caps_broken(ctx, out) || work_skipped(&o, t0, out))
+    if (around_proxy(&o, out) || caps_broken(ctx, out) || work_skipped(&o, t0, out) ||
+        churned(young, " during the burst", out))
         goto done;
-    if (young > CHURN_MAX) {
-        per_call_fail(out, young, " during the burst");
-        goto done;
-    }
-    int lost = gr_cov_lost((const gr_cov_server *const *)o.s, NSERVERS, t0);
-    if (lost) {
-        gr_result(out, GR_FAIL,
-                  "%d call%s lost during the burst on server %s: the agent closed streams that carried them (%d "
-                  "stream%s of yours left there): never evacuate or prune a server with calls in flight "
-                  "(evacuating a busy server?)",
-                  lost, lost == 1 ? " was" : "s were", NAMES[b], gr_cov_streams_at(o.s[b], o.s[b]->now_ns),
-                  gr_cov_streams_at(o.s[b], o.s[b]->now_ns) == 1 ? "" : "s");
-        goto done;
-    }
-    if (w.queued || w.unanswered) {
-        /* Rest is judged after a burst that was served: one that was not
-         * is the bursts' lesson, named here with its figures. */
-        int held = gr_cov_streams_at(o.s[b], o.s[b]->now_ns);
-        gr_result(out, GR_FAIL,
-                  "%zu of the burst's %d calls on server %s were still unanswered %d ms after it began (%zu "
-                  "queued; %d stream%s of yours there): cover the burst first (see burst-uniform), then prune",
-                  w.queued + w.unanswered, REST_CALLS, NAMES[b], (int)((o.s[b]->now_ns - t0) / RL_NS_PER_MS), w.queued,
-                  held, held == 1 ? "" : "s");
+    /* Rest is judged after a burst that was served: one that was not is
+     * the bursts' lesson, named with its figures. */
+    gr_cov_rest_burst_facts served = {
+        .server = NAMES[b],
+        .calls = REST_CALLS,
+        .lost = gr_cov_lost((const gr_cov_server *const *)o.s, NSERVERS, t0),
+        .queued = w.queued,
+        .unanswered = w.unanswered,
+        .held = gr_cov_streams_at(o.s[b], o.s[b]->now_ns),
+        .after_ms = (o.s[b]->now_ns - t0) / RL_NS_PER_MS,
+    };
+    char fb[512];
+    gr_verdict sv = gr_cov_judge_rest_burst(&served, fb, sizeof fb);
+    if (sv != GR_PASS) {
+        gr_result(out, sv, "%s", fb);
         goto done;
     }
     int64_t t_end = gr_cov_last_answer(o.s[b]);
@@ -651,7 +606,6 @@ static int rest(gr_ctx *ctx, gr_scenario_result *out)
     if (around_proxy(&o, out) || caps_broken(ctx, out))
         goto done;
     gr_cov_rest_facts f = {NAMES, below, below_n, worst, worst_n, figures, (check - t_end) / RL_NS_PER_MS, peak};
-    char fb[512];
     gr_verdict v = gr_cov_judge_rest(&f, fb, sizeof fb);
     gr_result(out, v, "%s", fb);
 done:
@@ -677,16 +631,12 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
     int64_t c_since = gr_cov_first_open(o.s[c]);
     /* Until now every stream was placed round robin and settle() waited
      * for the RL_COV_GROW_MIN a right agent opens at start, so B and C each
-     * hold at least two. None on either is the agent's doing (it opened
-     * fewer, or closed them below the reserve): the rule was broken before
-     * there was anything to evacuate, so FAIL, not ERROR. */
-    if (!c_since || gr_cov_streams_at(o.s[c], t0) == 0 || gr_cov_streams_at(o.s[b], t0) == 0) {
-        gr_result(out, GR_FAIL,
-                  "when the evacuation began server %s held %d streams and %s %d: every server keeps at "
-                  "least the reserve (%d idle streams) and an agent opens %d at start, so there was nothing "
-                  "to evacuate. Open streams on every server the proxy places them on",
-                  NAMES[b], gr_cov_streams_at(o.s[b], t0), NAMES[c], gr_cov_streams_at(o.s[c], t0), RL_COV_RESERVE,
-                  RL_COV_GROW_MIN);
+     * hold at least two (and C's first open, c_since, is set). None on
+     * either is the agent's doing: FAIL, not ERROR (gr_cov_judge_evac_start). */
+    char fb[640];
+    if (gr_cov_judge_evac_start(NAMES[b], gr_cov_streams_at(o.s[b], t0), NAMES[c], gr_cov_streams_at(o.s[c], t0), fb,
+                                sizeof fb)) {
+        gr_result(out, GR_FAIL, "%s", fb);
         goto done;
     }
     int64_t evac_by = c_since + (int64_t)RL_COV_OVERDUE_MS * RL_NS_PER_MS + (1 + SLACK_TICKS) * TICK_NS;
@@ -731,7 +681,6 @@ static int evacuation(gr_ctx *ctx, gr_scenario_result *out)
                            (seen - c_since) / RL_NS_PER_MS,
                            emptied ? (emptied - c_since) / RL_NS_PER_MS : -1,
                            c_left};
-    char fb[640];
     gr_verdict v = gr_cov_judge_evacuation(&f, fb, sizeof fb);
     if (!around_proxy(&o, out) && !caps_broken(ctx, out) && !work_skipped(&o, t0, out))
         gr_result(out, v, "%s", fb);

@@ -1,7 +1,8 @@
 /* Unit tests for the coverage exercise's arithmetic (grader/coverage_judge):
  * streams and busy streams at an instant (boundaries included), the peak
  * over servers, queue waits with calls still queued, churn and evacuation
- * instants, and the ticks the growing rule needs. */
+ * instants, and the ticks the growing rule needs; then each verdict rule
+ * branch by branch, with its exact feedback on both sides of its bound. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -422,6 +423,143 @@ static void evacuation_judges_the_busy_server_then_the_idle_one(void **state)
     assert_non_null(strstr(fb, "a stream per call?"));
 }
 
+static void caps_fail_per_server_then_a_flood_then_in_all(void **state)
+{
+    (void)state;
+    const char *names[] = {"A", "B", "C"};
+    char fb[512];
+    int peak[3] = {RL_COV_CAP_PER_SERVER, 10, 10};
+    gr_cov_caps_facts f = {names, 3, peak, RL_COV_CAP_TOTAL, 5000, 0, 5000};
+    /* Every figure at its cap: within them. */
+    assert_false(gr_cov_judge_caps(&f, fb, sizeof fb));
+    /* All servers one over the total cap. */
+    f.peak_open = RL_COV_CAP_TOTAL + 1;
+    assert_true(gr_cov_judge_caps(&f, fb, sizeof fb));
+    assert_string_equal(fb, "4001 of your streams were open at once: the caps are 1200 per server and 4000 in all "
+                            "(growing without a cap?)");
+    /* Within the total, but the balancer refused some: named as a flood. */
+    f.peak_open = 900;
+    f.refused = 1;
+    assert_true(gr_cov_judge_caps(&f, fb, sizeof fb));
+    assert_string_equal(fb, "900 of your streams were open at once; the balancer refused 1 more beyond its limit of "
+                            "5000 open (a flood): the caps are 1200 per server and 4000 in all (growing without a "
+                            "cap?)");
+    /* More opened than the world holds at once comes before both. */
+    f.refused = 0;
+    f.total = 5001;
+    assert_true(gr_cov_judge_caps(&f, fb, sizeof fb));
+    assert_string_equal(fb, "5001 streams were opened through the balancer in this scenario (900 open at once at "
+                            "the peak), more than the world holds at once (5000): a flood. The caps are 1200 per "
+                            "server and 4000 in all (growing without a cap?)");
+    /* A server past its cap comes first of all, the first one named. */
+    peak[1] = RL_COV_CAP_PER_SERVER + 1;
+    peak[2] = RL_COV_CAP_PER_SERVER + 2;
+    f.refused = 7;
+    assert_true(gr_cov_judge_caps(&f, fb, sizeof fb));
+    assert_string_equal(fb, "1201 of your streams were open at once on server B (900 in all at the peak; the "
+                            "balancer refused 7 more beyond its limit of 5000 open (a flood)): the caps are 1200 "
+                            "per server and 4000 in all, and growth pauses while idle streams elsewhere reach 4x "
+                            "the demand (growing without a cap?)");
+}
+
+static void churn_fails_past_the_forgiven_few(void **state)
+{
+    (void)state;
+    char fb[400] = "";
+    assert_false(gr_cov_judge_churn(GR_COV_CHURN_MAX, " during the burst", fb, sizeof fb));
+    assert_string_equal(fb, "");
+    assert_true(gr_cov_judge_churn(GR_COV_CHURN_MAX + 1, " during the burst", fb, sizeof fb));
+    assert_string_equal(fb, "3 streams were closed younger than 2000 ms right after carrying a call during the "
+                            "burst: a stream per call? Streams are long-lived: keep them, and prune only idle ones "
+                            "(2000 ms old and 6000 ms unused)");
+}
+
+static void settled_fails_with_no_stream_open(void **state)
+{
+    (void)state;
+    char fb[256] = "";
+    assert_false(gr_cov_judge_settled(0, 3000, fb, sizeof fb));
+    assert_string_equal(fb, "");
+    assert_true(gr_cov_judge_settled(-1, 3000, fb, sizeof fb));
+    assert_string_equal(fb, "the agent holds no open stream 3000 ms after its first one: it must keep its streams "
+                            "open (open 8 at start)");
+}
+
+static void rest_burst_fails_lost_calls_before_unanswered_ones(void **state)
+{
+    (void)state;
+    char fb[512];
+    gr_cov_rest_burst_facts f = {"B", 100, 0, 0, 0, 12, 4200};
+    assert_int_equal(gr_cov_judge_rest_burst(&f, fb, sizeof fb), GR_PASS);
+    assert_string_equal(fb, "");
+    f.unanswered = 1; /* one handed, not answered */
+    assert_int_equal(gr_cov_judge_rest_burst(&f, fb, sizeof fb), GR_FAIL);
+    assert_string_equal(fb, "1 of the burst's 100 calls on server B were still unanswered 4200 ms after it began (0 "
+                            "queued; 12 streams of yours there): cover the burst first (see burst-uniform), then "
+                            "prune");
+    f.unanswered = 0;
+    f.queued = 3;
+    f.held = 1;
+    assert_int_equal(gr_cov_judge_rest_burst(&f, fb, sizeof fb), GR_FAIL);
+    assert_string_equal(fb, "3 of the burst's 100 calls on server B were still unanswered 4200 ms after it began (3 "
+                            "queued; 1 stream of yours there): cover the burst first (see burst-uniform), then "
+                            "prune");
+    f.lost = 1; /* lost calls come first */
+    assert_int_equal(gr_cov_judge_rest_burst(&f, fb, sizeof fb), GR_FAIL);
+    assert_string_equal(fb, "1 call was lost during the burst on server B: the agent closed streams that carried "
+                            "them (1 stream of yours left there): never evacuate or prune a server with calls in "
+                            "flight (evacuating a busy server?)");
+    f.lost = 2;
+    f.held = 0;
+    assert_int_equal(gr_cov_judge_rest_burst(&f, fb, sizeof fb), GR_FAIL);
+    assert_non_null(strstr(fb, "2 calls were lost during the burst on server B"));
+    assert_non_null(strstr(fb, "(0 streams of yours left there)"));
+}
+
+static void evacuation_needs_streams_on_both_servers_to_begin(void **state)
+{
+    (void)state;
+    char fb[640] = "";
+    assert_false(gr_cov_judge_evac_start("B", 1, "C", 1, fb, sizeof fb));
+    assert_string_equal(fb, "");
+    assert_true(gr_cov_judge_evac_start("B", 2, "C", 0, fb, sizeof fb));
+    assert_string_equal(fb, "when the evacuation began server B held 2 streams and C 0: every server keeps at least "
+                            "the reserve (2 idle streams) and an agent opens 8 at start, so there was nothing to "
+                            "evacuate. Open streams on every server the proxy places them on");
+    assert_true(gr_cov_judge_evac_start("B", 0, "C", 3, fb, sizeof fb));
+    assert_non_null(strstr(fb, "server B held 0 streams and C 3:"));
+}
+
+static void a_burst_covered_in_time_fails_closes_on_its_busy_server(void **state)
+{
+    (void)state;
+    char fb[1024];
+    bool starved;
+    int doubling[] = {8, 16, 32, 64, 128};
+    gr_cov_burst_facts f = late_facts(doubling, 5);
+    f.max_wait_ms = f.bound_ms; /* in time */
+    f.closed = 2;
+    f.lost = 1;
+    assert_int_equal(gr_cov_judge_burst(&f, &starved, fb, sizeof fb), GR_FAIL);
+    assert_false(starved);
+    assert_string_equal(fb, "the agent closed 2 of its streams on server B during the burst (1 call lost) while B "
+                            "had calls in flight: never evacuate or prune a server with calls in flight (evacuating "
+                            "a busy server?)");
+    f.closed = 0; /* a lost call alone is one too */
+    f.lost = 3;
+    assert_int_equal(gr_cov_judge_burst(&f, &starved, fb, sizeof fb), GR_FAIL);
+    assert_non_null(strstr(fb, "closed 0 of its streams on server B during the burst (3 calls lost)"));
+    /* Late by a millisecond: the late cover is the verdict, as before. */
+    f.max_wait_ms = f.bound_ms + 1;
+    f.waited_ms = -1;
+    assert_int_equal(gr_cov_judge_burst(&f, &starved, fb, sizeof fb), GR_FAIL);
+    assert_non_null(strstr(fb, "calls waited 2751 ms on server B"));
+    /* In time with nothing closed or lost: PASS. */
+    f.max_wait_ms = f.bound_ms;
+    f.lost = 0;
+    assert_int_equal(gr_cov_judge_burst(&f, &starved, fb, sizeof fb), GR_PASS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -441,6 +579,12 @@ int main(void)
         cmocka_unit_test(unfillable_names_each_broken_rule_in_order),
         cmocka_unit_test(rest_fails_below_the_reserve_before_never_pruning),
         cmocka_unit_test(evacuation_judges_the_busy_server_then_the_idle_one),
+        cmocka_unit_test(caps_fail_per_server_then_a_flood_then_in_all),
+        cmocka_unit_test(churn_fails_past_the_forgiven_few),
+        cmocka_unit_test(settled_fails_with_no_stream_open),
+        cmocka_unit_test(rest_burst_fails_lost_calls_before_unanswered_ones),
+        cmocka_unit_test(evacuation_needs_streams_on_both_servers_to_begin),
+        cmocka_unit_test(a_burst_covered_in_time_fails_closes_on_its_busy_server),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
