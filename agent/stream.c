@@ -297,13 +297,6 @@ void ag_stream_close(ag_stream *s)
     half_close(s);
 }
 
-void ag_stream_cancel(ag_stream *s)
-{
-    if (s->call && !s->status_in)
-        grpc_call_cancel(s->call, NULL);
-    stop_work(s);
-}
-
 bool ag_stream_over(const ag_stream *s)
 {
     return s->over;

@@ -90,9 +90,6 @@ static inline bool ag_stream_busy(const ag_stream *s)
  * is answered; the server then ends it. Idempotent. */
 void ag_stream_close(ag_stream *s);
 
-/* Cancels the stream (what is still owed is lost); |ended| still runs. */
-void ag_stream_cancel(ag_stream *s);
-
 /* Whether |ended| ran (nothing posted, no timer): ag_stream_free may go. */
 bool ag_stream_over(const ag_stream *s);
 

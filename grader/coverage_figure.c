@@ -29,19 +29,6 @@ int gr_cov_queued_at(const gr_cov_server *s, int64_t t0, int64_t t)
     return q;
 }
 
-double gr_cov_oldest_wait_ms(const gr_cov_server *s, int64_t t0, int64_t t)
-{
-    int64_t w = 0;
-    for (size_t k = 0; k < s->n_calls; k++) {
-        const Relaylab__TunnelCallRecord *c = s->calls[k];
-        if (c->dispatched_ns < t0 || c->dispatched_ns > t || (c->handed_ns && c->handed_ns <= t))
-            continue;
-        if (t - c->dispatched_ns > w)
-            w = t - c->dispatched_ns;
-    }
-    return (double)w / RL_NS_PER_MS;
-}
-
 void gr_cov_fig_streams(gr_figure *f, gr_cov_server *const *servers, const char *const *names, int n, int b, int64_t t0,
                         int64_t t1)
 {

@@ -23,10 +23,6 @@ size_t gr_cov_fig_samples(int64_t t0, int64_t t1, int64_t *step);
 /* Calls dispatched to |s| in [t0, t] still queued at |t| (not handed). */
 int gr_cov_queued_at(const gr_cov_server *s, int64_t t0, int64_t t);
 
-/* How long the longest-waiting call dispatched since |t0| had been queued
- * on |s| at |t| (0 when none was queued then), in ms. */
-double gr_cov_oldest_wait_ms(const gr_cov_server *s, int64_t t0, int64_t t);
-
 /* Adds to |f| the streams each of the |n| servers (named |names|) held
  * over [t0, t1] (x in seconds from |t0|), the busy server |b| first and
  * named so (-1: none). */

@@ -68,7 +68,7 @@ void gr_report_table(FILE *f, const gr_report *r)
         fputc('\n', f);
     }
     double score, max;
-    gr_rubric_total(r->rubric, r->ex, r->outcomes, r->noutcomes, &score, &max);
+    gr_report_score(r, &score, &max);
     fprintf(f, "%-20s %-14s %-7s (%.1f s)\n", "TOTAL", "", "", r->seconds);
     fprintf(f, "score %g/%g\n", score, max);
     if (r->error) {
@@ -109,7 +109,7 @@ static int write_json(json_t *root, const char *path, char *err, size_t errlen)
 int gr_report_json(const char *path, const gr_report *r, char *err, size_t errlen)
 {
     double score, max;
-    gr_rubric_total(r->rubric, r->ex, r->outcomes, r->noutcomes, &score, &max);
+    gr_report_score(r, &score, &max);
     json_t *root = json_object();
     json_object_set_new(root, "score", json_real(score));
     json_object_set_new(root, "max_score", json_real(max));

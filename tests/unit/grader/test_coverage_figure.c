@@ -1,9 +1,8 @@
 /* Unit tests for coverage_figure: a picture's samples are at least 25 ms
- * apart and never more than GR_FIG_MAX_POINTS; the longest queue wait at an
- * instant counts only calls dispatched since the start and not yet handed;
- * the stream series put the busy server first; a burst's queue is read on
- * an axis of its own when the streams are orders of magnitude fewer (a
- * failing agent), on the streams' axis when they covered it. */
+ * apart and never more than GR_FIG_MAX_POINTS; the stream series put the
+ * busy server first; a burst's queue is read on an axis of its own when the
+ * streams are orders of magnitude fewer (a failing agent), on the streams'
+ * axis when they covered it. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -29,31 +28,6 @@ static void samples_are_25_ms_apart_at_least_and_capped(void **state)
     assert_true(n <= GR_FIG_MAX_POINTS);
     assert_true((int64_t)(n - 1) * step <= 600000 * MS);
     assert_true(step > 25 * MS);
-}
-
-static void the_oldest_wait_counts_calls_still_queued(void **state)
-{
-    (void)state;
-    Relaylab__TunnelCallRecord c[3], *cp[3];
-    gr_cov_server s;
-    relaylab__observe_tunnel_reply__init(&s);
-    const int64_t disp[3] = {100, 300, 50}, handed[3] = {400, 0, 60};
-    for (int i = 0; i < 3; i++) {
-        relaylab__tunnel_call_record__init(&c[i]);
-        c[i].dispatched_ns = disp[i] * MS;
-        c[i].handed_ns = handed[i] * MS;
-        cp[i] = &c[i];
-    }
-    s.calls = cp;
-    s.n_calls = 3;
-    /* At 350 ms: the first (queued since 100) and the second (since 300). */
-    assert_true(gr_cov_oldest_wait_ms(&s, 0, 350 * MS) == 250.0);
-    /* At 400 ms the first was handed: only the second waits. */
-    assert_true(gr_cov_oldest_wait_ms(&s, 0, 400 * MS) == 100.0);
-    /* Calls dispatched before |t0| are another burst's. */
-    assert_true(gr_cov_oldest_wait_ms(&s, 200 * MS, 350 * MS) == 50.0);
-    assert_true(gr_cov_oldest_wait_ms(&s, 0, 55 * MS) == 5.0);
-    assert_true(gr_cov_oldest_wait_ms(&s, 0, 40 * MS) == 0.0);
 }
 
 static void the_busy_server_comes_first(void **state)
@@ -173,7 +147,6 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(samples_are_25_ms_apart_at_least_and_capped),
-        cmocka_unit_test(the_oldest_wait_counts_calls_still_queued),
         cmocka_unit_test(the_busy_server_comes_first),
         cmocka_unit_test(a_queue_hundreds_of_times_the_streams_has_its_own_axis),
         cmocka_unit_test(streams_that_covered_the_calls_share_their_axis),
