@@ -7,7 +7,7 @@
 #ifndef GR_HTML_H
 #define GR_HTML_H
 
-#include "report.h"
+#include "grading.h"
 
 #include <stdio.h>
 

@@ -4,28 +4,10 @@
 #ifndef GR_REPORT_H
 #define GR_REPORT_H
 
-#include "exercise.h"
-#include "rubric.h"
-#include "run.h"
+#include "grading.h"
 
 #include <stddef.h>
 #include <stdio.h>
-
-typedef struct gr_report {
-    const gr_exercise *ex;
-    const char *submission;
-    const gr_outcome *outcomes; /* borrowed */
-    size_t noutcomes;
-    const gr_rubric *rubric; /* NULL: no points known (rubric error) */
-    int runs;
-    double seconds;       /* wall time of the whole grading */
-    const char *error;    /* a grader error to report, or NULL */
-    const char *note;     /* how it was graded, when the reader must
-                           * know (no sandbox), or NULL */
-    bool gradescope_html; /* results.json's output as HTML with
-                           * the pictures (html.h), output_format
-                           * "html"; else plain text */
-} gr_report;
 
 /* Sum of points earned and available over the report's outcomes
  * (gr_rubric_total). */
