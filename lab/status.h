@@ -1,7 +1,8 @@
-/* status: lab's exit statuses. They are a contract: the README, the
- * handouts, the CI workflow a starter ships and the integration tests read
- * them, so the values below never change. Every command (main.c's table)
- * returns one of them; a header alone, beneath every module of lab/. */
+/* status: lab's exit statuses. They are a contract: a student repository's
+ * workflow (scripts/ci/relaylab.yml) exits with the worst `lab check` gave,
+ * and the integration tests read them, so the values below never change.
+ * Every command (main.c's table) returns one of them; a header alone,
+ * beneath every module of lab/. */
 #ifndef LAB_STATUS_H
 #define LAB_STATUS_H
 
