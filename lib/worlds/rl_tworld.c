@@ -61,14 +61,6 @@ const char *rl_tworld_addr(const rl_tworld *w)
     return w->proxy ? rl_l7proxy_addr(w->proxy) : "";
 }
 
-int rl_tworld_index(const rl_tworld *w, const char *id)
-{
-    for (int i = 0; i < w->n; i++)
-        if (strcmp(w->ids[i], id) == 0)
-            return i;
-    return -1;
-}
-
 void rl_tworld_set_placement(rl_tworld *w, const rl_placement *p)
 {
     rl_l7proxy_set_placement(w->proxy, p);

@@ -59,9 +59,6 @@ int rl_tworld_start(rl_tworld *w, const rl_tworld_options *opt, char *err, size_
 /* The proxy's "127.0.0.1:PORT": what the agent gets as RELAYLAB_TUNNEL. */
 const char *rl_tworld_addr(const rl_tworld *w);
 
-/* The index of the server named |id| ("B"), or -1. */
-int rl_tworld_index(const rl_tworld *w, const char *id);
-
 /* New streams are placed by |p| from now on (the proxy's placement). */
 void rl_tworld_set_placement(rl_tworld *w, const rl_placement *p);
 
