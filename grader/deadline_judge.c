@@ -244,9 +244,9 @@ gr_verdict gr_dl_judge_once(const gr_dl_process_facts *f, char *buf, size_t len)
     }
     if (f->status == GRPC_STATUS_DEADLINE_EXCEEDED && nw == 0) {
         snprintf(buf, len,
-                 "Process did not answer within its 5000 ms deadline (expected about 10 ms); the baseline saw "
+                 "Process did not answer within its 5000 ms deadline (expected about %d ms); the baseline saw "
                  "%zu Lookup and %zu Work calls",
-                 nl, nw);
+                 GR_DL_ONCE_WORK_MS, nl, nw);
         return GR_TIMEOUT;
     }
     if (nl == 0 || nw == 0) {

@@ -18,6 +18,7 @@
 #define GR_DL_SCHED_MS      25  /* allowance beyond the rounding and the relay's own time */
 #define GR_DL_MARGIN_MIN_MS 100 /* a relay may keep this much back ... */
 #define GR_DL_MARGIN_FRAC   10  /* ... or this percentage of what remained */
+#define GR_DL_ONCE_WORK_MS  250 /* once's Work: a hedged second copy leaves before the first answers */
 
 typedef enum gr_dl_class {
     GR_DL_OK,        /* within [lower, upper], or absent when none was set */

@@ -250,7 +250,11 @@ static int once(gr_ctx *ctx, gr_scenario_result *out)
     rl_probe_call c;
     Relaylab__ObserveReply *obs = NULL;
     int64_t d = rl_now_ns() + 5000 * RL_NS_PER_MS;
-    if (call_process(ctx, &c, tag, 0, 1, d, out))
+    /* Work lasts GR_DL_ONCE_WORK_MS (steps of 10 ms): a hedging relay's
+     * second copy must leave before the first answers, or it is cancelled
+     * unsent and the baseline sees one Work (docs/grpc-facts.md: seen with
+     * a 30 ms Work and a hog on each core). */
+    if (call_process(ctx, &c, tag, 0, GR_DL_ONCE_WORK_MS / 10, d, out))
         goto done;
     /* A second copy is started together with the first (hedging) or right
      * after the first failed (a retry loop): 300 ms after the answer
