@@ -7,6 +7,16 @@
 #include <grpc/status.h>
 #include <stdio.h>
 
+/* Both pictures' x axis: the lab's time, which is the world's divided by
+ * p->k when the lab scaled it. */
+static void lab_time_xlabel(const gr_ka_picture *p, char *buf, size_t len)
+{
+    if (p->k > 1.0)
+        snprintf(buf, len, "ms since the first call started, in the lab's time (the world's / %.0f)", p->k);
+    else
+        snprintf(buf, len, "ms since the first call started");
+}
+
 void gr_ka_nat_figure(gr_scenario_result *out, const gr_ka_picture *p, const gr_ka_call *first, const gr_ka_call *next,
                       bool between_calls)
 {
@@ -14,11 +24,7 @@ void gr_ka_nat_figure(gr_scenario_result *out, const gr_ka_picture *p, const gr_
     /* One scale: the lab's. The world's periods are drawn as the lab ran
      * them (divided by k, as the baseline and the NAT got them). */
     char xlabel[GR_FIG_LABEL];
-    if (p->k > 1.0)
-        snprintf(xlabel, sizeof xlabel, "ms since the first call started, in the lab's time (the world's / %.0f)",
-                 p->k);
-    else
-        snprintf(xlabel, sizeof xlabel, "ms since the first call started");
+    lab_time_xlabel(p, xlabel, sizeof xlabel);
     gr_fig_timeline(f, "The connection through the NAT", xlabel);
     double t = 0;
     bool ok = next->status == GRPC_STATUS_OK && p->dropped == 0;
@@ -74,11 +80,7 @@ void gr_ka_goaway_figure(gr_scenario_result *out, const gr_ka_picture *p, const 
 {
     gr_figure *f = &out->figure;
     char xlabel[GR_FIG_LABEL];
-    if (p->k > 1.0)
-        snprintf(xlabel, sizeof xlabel, "ms since the first call started, in the lab's time (the world's / %.0f)",
-                 p->k);
-    else
-        snprintf(xlabel, sizeof xlabel, "ms since the first call started");
+    lab_time_xlabel(p, xlabel, sizeof xlabel);
     gr_fig_timeline(f, "Pings over calls and idle gaps, through the NAT", xlabel);
 #define KMS(t) ((double)((t)-m->t0) / 1e6)
     int rc = gr_fig_row(f, "calls"), ri = gr_fig_row(f, "idle gaps");
