@@ -22,6 +22,19 @@
  * already killed every child group: every wait of the driver ends on it. */
 extern volatile sig_atomic_t gr_driver_interrupted;
 
+/* A scenario run's bound (the driver's watchdog, run.c): its own waits
+ * end it long before (the longest rule-bound run is about 15 s); the
+ * watchdog only catches a grader bug or a gRPC call that never returns. */
+#define GR_WATCHDOG_MS 60000
+
+/* Whether |id| is one of the comma-separated ids of |only| (NULL: all). */
+bool gr_selected(const char *only, const char *id);
+
+/* Runs scenario |sc| of |ex| |opt->runs| times into |o| (the worst run's
+ * verdict, feedback, output and figure; its wall time and CPU), in this
+ * process, which must have started gRPC. */
+void gr_run_outcome(const gr_exercise *ex, const gr_scenario *sc, const gr_options *opt, gr_outcome *o);
+
 /* One of the run's baselines. */
 typedef struct gr_baseline {
     rl_proc proc;

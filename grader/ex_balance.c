@@ -392,12 +392,14 @@ static int check(gr_ctx *ctx, gr_scenario_result *out)
     return gr_config_check_run(ctx, "balance", sets_age, out);
 }
 
+/* One lane (lanes.h): one live run, cached in this process, feeds the four
+ * live scenarios. */
 static const gr_scenario scenarios[] = {
-    {"check", "the config's rules in the exercise's world, and gRPC accepts it", check, 0},
-    {"fills", "a backend that joins takes its share within 2 minutes", fills, 0},
-    {"no-failures", "no call fails as connections are re-made, long calls included", no_failures, 0},
-    {"churn", "connections live long enough: reconnects do not dominate", churn, 0},
-    {"no-storm", "reconnects are spread, not all clients at once, round after round", no_storm, 0},
+    {"check", "the config's rules in the exercise's world, and gRPC accepts it", check, 0, 0},
+    {"fills", "a backend that joins takes its share within 2 minutes", fills, 0, 0},
+    {"no-failures", "no call fails as connections are re-made, long calls included", no_failures, 0, 0},
+    {"churn", "connections live long enough: reconnects do not dominate", churn, 0, 0},
+    {"no-storm", "reconnects are spread, not all clients at once, round after round", no_storm, 0, 0},
 };
 
 const gr_exercise gr_ex_balance = {

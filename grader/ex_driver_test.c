@@ -4,7 +4,10 @@
  * channel, and the submission given both (RELAYLAB_BASELINES); and a
  * scenario that sends the submission SIGTERM and judges its exit; and
  * (driver-test-instances) two instances of the submission, one replaced on
- * its own port after SIGTERM, as a rolling restart does. Found only with
+ * its own port after SIGTERM, as a rolling restart does; and
+ * (driver-test-lanes) scenarios in lanes (lanes.h): two that can pass only
+ * if they run at the same time, one whose worker dies, one after another in
+ * a lane. Found only with
  * GR_TEST_EXERCISES_ENV set (exercise.h): never listed, and in no rubric (a
  * test gives its own --rubric). */
 #include "exercise.h"
@@ -15,9 +18,13 @@
 #include "run.h"
 #include "scenario.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define BASELINES 2
 /* Enough Process calls that a relay spreading them in turn reaches both. */
@@ -145,7 +152,7 @@ static int restart(gr_ctx *ctx, gr_scenario_result *out)
 }
 
 static const gr_scenario instance_scenarios[] = {
-    {"restart", "two instances, one replaced on its port", restart, 0},
+    {"restart", "two instances, one replaced on its port", restart, 0, 0},
 };
 
 const gr_exercise gr_ex_driver_test_instances = {
@@ -159,8 +166,8 @@ const gr_exercise gr_ex_driver_test_instances = {
 };
 
 static const gr_scenario scenarios[] = {
-    {"baselines", "two baselines, both given to the submission", baselines, 0},
-    {"sigterm", "exits on its own after SIGTERM", sigterm, 0},
+    {"baselines", "two baselines, both given to the submission", baselines, 0, 0},
+    {"sigterm", "exits on its own after SIGTERM", sigterm, 0, 0},
 };
 
 const gr_exercise gr_ex_driver_test = {
@@ -170,4 +177,84 @@ const gr_exercise gr_ex_driver_test = {
     .baselines = BASELINES,
     .scenarios = scenarios,
     .nscenarios = sizeof scenarios / sizeof scenarios[0],
+};
+
+/* ---- driver-test-lanes ---- */
+
+/* The folder the lanes' scenarios meet in, given to the grader (never to
+ * the submission) by the test. */
+#define LANES_DIR_ENV "RELAYLAB_LANES_TEST_DIR"
+/* How long a scenario waits for its partner in the other lane; the test
+ * that expects no partner gives a shorter wait in this variable. */
+#define MEET_MS     20000
+#define MEET_MS_ENV "RELAYLAB_LANES_TEST_MEET_MS"
+
+/* Leaves a file named |me| and waits for one named |other|: both appear
+ * only when the two scenarios run at the same time. */
+static int meet(const char *me, const char *other, gr_scenario_result *out)
+{
+    const char *dir = getenv(LANES_DIR_ENV);
+    if (!dir || !*dir)
+        return gr_result(out, GR_ERROR, "%s is not set", LANES_DIR_ENV);
+    char mine[512], theirs[512];
+    snprintf(mine, sizeof mine, "%s/%s", dir, me);
+    snprintf(theirs, sizeof theirs, "%s/%s", dir, other);
+    int fd = open(mine, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return gr_result(out, GR_ERROR, "cannot create %s: %s", mine, strerror(errno));
+    close(fd);
+    const char *ms_env = getenv(MEET_MS_ENV);
+    long ms = ms_env && atol(ms_env) > 0 ? atol(ms_env) : MEET_MS;
+    int64_t until = rl_now_ns() + (int64_t)ms * RL_NS_PER_MS;
+    while (access(theirs, F_OK) != 0) {
+        if (rl_now_ns() > until)
+            return gr_result(out, GR_FAIL, "%s never ran beside %s (%ld ms)", other, me, ms);
+        rl_sleep_ms(10, NULL);
+    }
+    return gr_result(out, GR_PASS, "%s met %s in pid %ld", me, other, (long)getpid());
+}
+
+static int meet_a(gr_ctx *ctx, gr_scenario_result *out)
+{
+    (void)ctx;
+    return meet("a", "b", out);
+}
+
+static int meet_b(gr_ctx *ctx, gr_scenario_result *out)
+{
+    (void)ctx;
+    return meet("b", "a", out);
+}
+
+/* The worker dies as a grader bug would, with a submission running: the
+ * grader reports the scenario ERROR and leaves nothing of it behind. */
+static int worker_dies(gr_ctx *ctx, gr_scenario_result *out)
+{
+    if (!gr_submission_alive(ctx))
+        return gr_result(out, GR_ERROR, "the submission is not running");
+    raise(SIGKILL);
+    return gr_result(out, GR_ERROR, "still alive after SIGKILL");
+}
+
+/* Runs after meet-a in its lane: says which process it ran in. */
+static int after_a(gr_ctx *ctx, gr_scenario_result *out)
+{
+    (void)ctx;
+    return gr_result(out, GR_PASS, "after meet-a in pid %ld", (long)getpid());
+}
+
+static const gr_scenario lane_scenarios[] = {
+    {"meet-a", "runs at the same time as meet-b", meet_a, 0, 0},
+    {"meet-b", "runs at the same time as meet-a", meet_b, 0, 1},
+    {"worker-dies", "its worker dies with the submission running", worker_dies, 0, 2},
+    {"after-a", "runs after meet-a, in its lane", after_a, 0, 0},
+};
+
+const gr_exercise gr_ex_driver_test_lanes = {
+    .name = "driver-test-lanes",
+    .summary = "the grader's own test of its lanes (scenarios at once, a worker that dies)",
+    .kind = GR_SUBMISSION_COMMAND,
+    .baselines = 1,
+    .scenarios = lane_scenarios,
+    .nscenarios = sizeof lane_scenarios / sizeof lane_scenarios[0],
 };

@@ -427,11 +427,15 @@ static int check(gr_ctx *ctx, gr_scenario_result *out)
     return gr_config_check_run(ctx, "keepalive", sets_keepalive, out);
 }
 
+/* Lanes (lanes.h): idle, quiet-call and no-goaway at once. They are
+ * 10-15 s of a connection left idle or silent behind the lab NAT, with next
+ * to no CPU, each with its own baseline, NAT and channel in its own
+ * worker (the GOAWAY count is the worker's). */
 static const gr_scenario scenarios[] = {
-    {"check", "the config's rules in the exercise's world, and gRPC accepts it", check, 0},
-    {"idle", "a call after 10 s idle, on a live connection", idle, 0},
-    {"quiet-call", "a 10 s call that sends nothing survives the NAT", quiet_call, 0},
-    {"no-goaway", "no too_many_pings over calls and idle gaps", no_goaway, 0},
+    {"check", "the config's rules in the exercise's world, and gRPC accepts it", check, 0, 0},
+    {"idle", "a call after 10 s idle, on a live connection", idle, 0, 0},
+    {"quiet-call", "a 10 s call that sends nothing survives the NAT", quiet_call, 0, 1},
+    {"no-goaway", "no too_many_pings over calls and idle gaps", no_goaway, 0, 2},
 };
 
 const gr_exercise gr_ex_keepalive = {

@@ -317,11 +317,14 @@ done:
     return gr_scenario_done(NULL, &obs);
 }
 
+/* Lanes (lanes.h): the ten-times load apart from the three outage
+ * scenarios, which are a handful of calls each against a baseline that is
+ * down, blackholed or restarting. Each has its own relay and baseline. */
 static const gr_scenario scenarios[] = {
-    {"refused", "backend's port closed: calls fail fast UNAVAILABLE", refused, 0},
-    {"blackhole", "backend blackholed: nothing forwarded past its deadline", blackhole, 0},
-    {"recovers", "backend back: calls succeed within the backoff", recovers, 0},
-    {"overload", "ten times capacity: goodput held, the rest refused fast", overload, 0},
+    {"refused", "backend's port closed: calls fail fast UNAVAILABLE", refused, 0, 1},
+    {"blackhole", "backend blackholed: nothing forwarded past its deadline", blackhole, 0, 2},
+    {"recovers", "backend back: calls succeed within the backoff", recovers, 0, 1},
+    {"overload", "ten times capacity: goodput held, the rest refused fast", overload, 0, 0},
 };
 
 const gr_exercise gr_ex_overload = {

@@ -386,13 +386,14 @@ static int check(gr_ctx *ctx, gr_scenario_result *out)
     return gr_config_check_run(ctx, "retry", sets_retry, out);
 }
 
+/* One lane (lanes.h): six scenarios of a few calls each, 0.3 s all told. */
 static const gr_scenario scenarios[] = {
-    {"check", "the config's rules in the exercise's world, and gRPC accepts it", check, 0},
-    {"retries-unavailable", "UNAVAILABLE as often as the world's backend restarts, then OK", unavailable_then_ok, 0},
-    {"gives-up", "a persistent failure stops at maxAttempts", persistent, 0},
-    {"not-an-answer", "an answer (INVALID_ARGUMENT, ...) is not retried", non_retryable, 0},
-    {"work-once", "Work is never retried", work_once, 0},
-    {"committed-stream", "a committed stream is not retried", committed_stream, 0},
+    {"check", "the config's rules in the exercise's world, and gRPC accepts it", check, 0, 0},
+    {"retries-unavailable", "UNAVAILABLE as often as the world's backend restarts, then OK", unavailable_then_ok, 0, 0},
+    {"gives-up", "a persistent failure stops at maxAttempts", persistent, 0, 0},
+    {"not-an-answer", "an answer (INVALID_ARGUMENT, ...) is not retried", non_retryable, 0, 0},
+    {"work-once", "Work is never retried", work_once, 0, 0},
+    {"committed-stream", "a committed stream is not retried", committed_stream, 0, 0},
 };
 
 const gr_exercise gr_ex_retry = {

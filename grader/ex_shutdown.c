@@ -622,12 +622,16 @@ static int rolling(gr_ctx *ctx, gr_scenario_result *out)
     return 0;
 }
 
+/* Lanes (lanes.h): rolling (two instances and a replacement) beside two
+ * lanes of single-instance stops. Each has its own relay and baseline; an
+ * exit's deadline gives back the CPU wait the relay met since its signal
+ * (gr_await_submission_exit). */
 static const gr_scenario scenarios[] = {
-    {"in-flight", "a call in flight at SIGTERM completes", in_flight, 0},
-    {"refuses-new", "admission closes first: new calls fail fast", refuses_new, 0},
-    {"exits", "exits 0 once in-flight work is done", exits, 0},
-    {"grace-ends", "the grace ends what outlives it, downstream too", grace_ends, 0},
-    {"rolling", "a rolling restart loses no call", rolling, 2},
+    {"in-flight", "a call in flight at SIGTERM completes", in_flight, 0, 2},
+    {"refuses-new", "admission closes first: new calls fail fast", refuses_new, 0, 1},
+    {"exits", "exits 0 once in-flight work is done", exits, 0, 2},
+    {"grace-ends", "the grace ends what outlives it, downstream too", grace_ends, 0, 1},
+    {"rolling", "a rolling restart loses no call", rolling, 2, 0},
 };
 
 const gr_exercise gr_ex_shutdown = {
@@ -663,9 +667,9 @@ static int exits_late_every_try(gr_ctx *ctx, gr_scenario_result *out)
 }
 
 static const gr_scenario late_scenarios[] = {
-    {"in-flight-late-once", "in-flight, SIGTERM late once: tried again", in_flight_late_once, 0},
-    {"in-flight-late-every-try", "in-flight, SIGTERM late every try: ERROR", in_flight_late_every_try, 0},
-    {"exits-late-every-try", "exits, SIGTERM late every try: ERROR", exits_late_every_try, 0},
+    {"in-flight-late-once", "in-flight, SIGTERM late once: tried again", in_flight_late_once, 0, 0},
+    {"in-flight-late-every-try", "in-flight, SIGTERM late every try: ERROR", in_flight_late_every_try, 0, 0},
+    {"exits-late-every-try", "exits, SIGTERM late every try: ERROR", exits_late_every_try, 0, 0},
 };
 
 const gr_exercise gr_ex_shutdown_late = {

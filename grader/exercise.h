@@ -31,6 +31,10 @@ typedef struct gr_scenario {
     int (*run)(gr_ctx *ctx, gr_scenario_result *out);
     int instances; /* command submissions: instances this scenario needs,
                     * when not the exercise's (0: the exercise's) */
+    int lane;      /* scenarios of one lane run one after another in table
+                    * order, lanes at the same time (lanes.h); 0 for every
+                    * scenario: one at a time. The exercise says beside its
+                    * table why its lanes may share the machine */
 } gr_scenario;
 
 /* A world the exercise runs around a command submission that dials out
@@ -83,7 +87,8 @@ extern const gr_exercise *const gr_exercises[];
 
 /* Test hook: with GR_TEST_EXERCISES_ENV set (non-empty) in the
  * environment, gr_exercise_find also finds the grader's own test exercises
- * (ex_driver_test.c: "driver-test"; ex_cancel.c: "cancel-missed";
+ * (ex_driver_test.c: "driver-test", "driver-test-instances",
+ * "driver-test-lanes"; ex_cancel.c: "cancel-missed";
  * ex_shutdown.c: "shutdown-late"), which
  * are in no table and no rubric.
  * Never set it for real grading. */

@@ -31,10 +31,12 @@ const gr_exercise *const gr_exercises[] = {EXERCISES(ENTRY) NULL};
 
 extern const gr_exercise gr_ex_driver_test;
 extern const gr_exercise gr_ex_driver_test_instances;
+extern const gr_exercise gr_ex_driver_test_lanes;
 extern const gr_exercise gr_ex_cancel_missed;
 extern const gr_exercise gr_ex_shutdown_late;
-static const gr_exercise *const test_exercises[] = {&gr_ex_driver_test, &gr_ex_driver_test_instances,
-                                                    &gr_ex_cancel_missed, &gr_ex_shutdown_late, NULL};
+static const gr_exercise *const test_exercises[] = {&gr_ex_driver_test,       &gr_ex_driver_test_instances,
+                                                    &gr_ex_driver_test_lanes, &gr_ex_cancel_missed,
+                                                    &gr_ex_shutdown_late,     NULL};
 
 const gr_exercise *gr_exercise_find(const char *name)
 {

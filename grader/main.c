@@ -58,6 +58,9 @@ static void usage(FILE *f)
                "  --runs N           run every scenario N times (default 1); a scenario scores\n"
                "                     only if every run passed\n"
                "  --only IDS         run only these scenarios (comma-separated ids)\n"
+               "  --parallel N       run at most N lanes of scenarios at once (default: every lane\n"
+               "                     the exercise has, each in its own worker; 1: one scenario at\n"
+               "                     a time, in table order)\n"
                "  --ready-timeout S  seconds to wait for the submission to listen (default 15)\n"
                "  --memory-limit MB  private memory the submission may use (RLIMIT_DATA, default\n"
                "                     1024; 0: no limit, e.g. for sanitizer builds)\n"
@@ -331,7 +334,8 @@ enum {
     OPT_NO_SANDBOX,
     OPT_UNSAFE,
     OPT_DIR,
-    OPT_HTML
+    OPT_HTML,
+    OPT_PARALLEL
 };
 
 static const struct option longopts[] = {
@@ -342,6 +346,7 @@ static const struct option longopts[] = {
     {"ready-timeout", required_argument, NULL, OPT_READY},
     {"rubric", required_argument, NULL, OPT_RUBRIC},
     {"only", required_argument, NULL, OPT_ONLY},
+    {"parallel", required_argument, NULL, OPT_PARALLEL},
     {"quiet", no_argument, NULL, OPT_QUIET},
     {"verbose", no_argument, NULL, OPT_VERBOSE},
     {"memory-limit", required_argument, NULL, OPT_MEMORY},
@@ -386,6 +391,11 @@ static int parse_option(int argc, char **argv, int c, const char *arg, cli *cl)
         break;
     case OPT_RUBRIC: cl->rubric_path = arg; break;
     case OPT_ONLY: cl->opt.only = arg; break;
+    case OPT_PARALLEL:
+        if (parse_positive(arg, 64, &v) != RL_OK)
+            return usage_error(argc, argv, "--parallel takes a number from 1 to 64, not '%s'", arg);
+        cl->opt.parallel = (int)v;
+        break;
     case OPT_SANDBOX:
         /* The default since the sandbox left its experiment; accepted
          * so that scripts which asked for it keep working. */
@@ -678,9 +688,7 @@ static bool prepare(cli *cl, grading *g)
  * of a usage error found only now. */
 static int grade(int argc, char **argv, cli *cl, grading *g)
 {
-    grpc_init();
     int rc = gr_run_exercise(cl->ex, &cl->opt, g->outcomes, &g->n, g->err, sizeof g->err);
-    grpc_shutdown();
     if (rc == RL_EINVAL)
         return usage_error(argc, argv, "%s", g->err);
     if (rc != RL_OK)

@@ -12,6 +12,7 @@
 
 #include "baselines.h"
 #include "driver.h"
+#include "lanes.h"
 #include "rl_alloc.h"
 #include "rl_channel.h"
 #include "rl_deadline.h"
@@ -26,10 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* A scenario is bounded by its own waits (the longest is about 6 s); the
- * watchdog only catches a grader bug or a gRPC call that never returns. */
-#define WATCHDOG_MS 60000
 
 /* ---- the grader's private folder ---- */
 
@@ -130,7 +127,7 @@ static int run_setup(gr_ctx *ctx, gr_scenario_result *res)
 static void run_scenario(gr_ctx *ctx, gr_scenario_result *res)
 {
     /* The watchdog kills the children: the scenario's calls then fail at once. */
-    bool wd_on = gr_watchdog_arm(&ctx->wd, WATCHDOG_MS) == RL_OK;
+    bool wd_on = gr_watchdog_arm(&ctx->wd, GR_WATCHDOG_MS) == RL_OK;
     int rc = ctx->sc->run(ctx, res);
     if (wd_on)
         gr_watchdog_disarm(&ctx->wd);
@@ -145,7 +142,7 @@ static void run_scenario(gr_ctx *ctx, gr_scenario_result *res)
     if (gr_driver_interrupted) {
         gr_result(res, GR_ERROR, "interrupted: the grader was asked to stop");
     } else if (gr_watchdog_fired(&ctx->wd)) {
-        gr_result(res, GR_ERROR, "the scenario did not finish within %d s (grader watchdog)", WATCHDOG_MS / 1000);
+        gr_result(res, GR_ERROR, "the scenario did not finish within %d s (grader watchdog)", GR_WATCHDOG_MS / 1000);
     } else if (res->verdict != GR_CRASH && res->verdict != GR_ERROR && gr_submission_dead(ctx)) {
         /* Dead at the end is a crash whatever the scenario concluded: an
          * answer followed by an exit is not a working server. (An exit the
@@ -207,7 +204,7 @@ static void run_once(const gr_exercise *ex, const gr_scenario *sc, const gr_opti
     run_teardown(ctx, res, output, outlen);
 }
 
-static bool selected(const char *only, const char *id)
+bool gr_selected(const char *only, const char *id)
 {
     if (!only)
         return true;
@@ -254,56 +251,69 @@ static double cpu_seconds(int who)
            (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 }
 
+void gr_run_outcome(const gr_exercise *ex, const gr_scenario *sc, const gr_options *opt, gr_outcome *o)
+{
+    memset(o, 0, sizeof *o);
+    o->scenario = sc;
+    o->verdict = GR_PASS;
+    int64_t t0 = rl_now_ns();
+    /* Where a scenario's time goes (bench/class_times.py): its wall time
+     * against the CPU of the grader and of what it ran; the rest is
+     * waiting, on purpose or not. A lane's worker measures its own. */
+    double self0 = cpu_seconds(RUSAGE_SELF), children0 = cpu_seconds(RUSAGE_CHILDREN);
+    for (int r = 1; r <= opt->runs; r++) {
+        if (gr_driver_interrupted) {
+            if (o->runs == 0 || o->verdict != GR_ERROR)
+                snprintf(o->feedback, sizeof o->feedback, "interrupted: the grader was asked to stop");
+            o->verdict = GR_ERROR;
+            break;
+        }
+        gr_scenario_result res;
+        char output[sizeof o->output];
+        if (opt->progress)
+            fprintf(stderr, "%s/%s run %d/%d ...\n", ex->name, sc->id, r, opt->runs);
+        int64_t r0 = rl_now_ns();
+        run_once(ex, sc, opt, r, &res, output, sizeof output);
+        o->runs++;
+        if (res.verdict == GR_PASS)
+            o->passed++;
+        /* Keep the worst run's story; on ties the first one. */
+        if (o->runs == 1 || gr_verdict_worse(res.verdict, o->verdict) != o->verdict) {
+            o->verdict = res.verdict;
+            memcpy(o->feedback, res.feedback, sizeof o->feedback);
+            memcpy(o->output, output, sizeof o->output);
+            o->figure = res.figure;
+        }
+        if (opt->progress)
+            fprintf(stderr, "%s/%s run %d/%d: %s (%.1f s) %s\n", ex->name, sc->id, r, opt->runs,
+                    gr_verdict_name(res.verdict), (double)(rl_now_ns() - r0) / 1e9, res.feedback);
+    }
+    o->seconds = (double)(rl_now_ns() - t0) / 1e9;
+    o->cpu_grader_s = cpu_seconds(RUSAGE_SELF) - self0;
+    o->cpu_others_s = cpu_seconds(RUSAGE_CHILDREN) - children0;
+}
+
 int gr_run_exercise(const gr_exercise *ex, const gr_options *opt, gr_outcome *outcomes, size_t *noutcomes, char *err,
                     size_t errlen)
 {
     *noutcomes = 0;
     if (gr_check_only(ex, opt->only, err, errlen) != RL_OK)
         return RL_EINVAL;
-    for (size_t i = 0; i < ex->nscenarios; i++) {
-        const gr_scenario *sc = &ex->scenarios[i];
-        if (!selected(opt->only, sc->id))
-            continue;
-        gr_outcome *o = &outcomes[(*noutcomes)++];
-        memset(o, 0, sizeof *o);
-        o->scenario = sc;
-        o->verdict = GR_PASS;
-        int64_t t0 = rl_now_ns();
-        /* Where a scenario's time goes (bench/class_times.py): its wall
-         * time against the CPU of the grader and of what it ran; the rest
-         * is waiting, on purpose or not. */
-        double self0 = cpu_seconds(RUSAGE_SELF), children0 = cpu_seconds(RUSAGE_CHILDREN);
-        for (int r = 1; r <= opt->runs; r++) {
-            if (gr_driver_interrupted) {
-                if (o->runs == 0 || o->verdict != GR_ERROR)
-                    snprintf(o->feedback, sizeof o->feedback, "interrupted: the grader was asked to stop");
-                o->verdict = GR_ERROR;
-                break;
-            }
-            gr_scenario_result res;
-            char output[sizeof o->output];
-            if (opt->progress)
-                fprintf(stderr, "%s/%s run %d/%d ...\n", ex->name, sc->id, r, opt->runs);
-            int64_t r0 = rl_now_ns();
-            run_once(ex, sc, opt, r, &res, output, sizeof output);
-            o->runs++;
-            if (res.verdict == GR_PASS)
-                o->passed++;
-            /* Keep the worst run's story; on ties the first one. */
-            if (o->runs == 1 || gr_verdict_worse(res.verdict, o->verdict) != o->verdict) {
-                o->verdict = res.verdict;
-                memcpy(o->feedback, res.feedback, sizeof o->feedback);
-                memcpy(o->output, output, sizeof o->output);
-                o->figure = res.figure;
-            }
-            if (opt->progress)
-                fprintf(stderr, "%s/%s run %d/%d: %s (%.1f s) %s\n", ex->name, sc->id, r, opt->runs,
-                        gr_verdict_name(res.verdict), (double)(rl_now_ns() - r0) / 1e9, res.feedback);
-        }
-        o->seconds = (double)(rl_now_ns() - t0) / 1e9;
-        o->cpu_grader_s = cpu_seconds(RUSAGE_SELF) - self0;
-        o->cpu_others_s = cpu_seconds(RUSAGE_CHILDREN) - children0;
+    /* Lanes at once where the exercise has them, in forked workers: only
+     * from a process gRPC has not started in, and not when one at a time
+     * was asked for (--parallel 1). */
+    size_t nlanes = gr_lanes_count(ex, opt->only);
+    if (nlanes > 1 && opt->parallel != 1 && gr_lanes_single_threaded()) {
+        int parallel = opt->parallel > 0 ? opt->parallel : (int)nlanes;
+        if (gr_lanes_run(ex, opt, parallel, outcomes, noutcomes, err, errlen) == RL_OK)
+            return RL_OK;
+        RL_WARN("%s; running the scenarios one at a time", err);
     }
+    grpc_init();
+    for (size_t i = 0; i < ex->nscenarios; i++)
+        if (gr_selected(opt->only, ex->scenarios[i].id))
+            gr_run_outcome(ex, &ex->scenarios[i], opt, &outcomes[(*noutcomes)++]);
+    grpc_shutdown();
     return RL_OK;
 }
 

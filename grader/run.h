@@ -279,6 +279,8 @@ typedef struct gr_options {
                                             * checked (rl_file_open_dir; > 0), or 0: none */
     const char *config_rel;                /* config exercises: the config's path inside
                                             * |dir_fd|'s folder, read beneath it; NULL: none */
+    int parallel;                          /* lanes of scenarios at once (lanes.h): 0 every
+                                            * lane the exercise has, 1 one scenario at a time */
     const struct gr_sandbox_view *sandbox; /* command submissions run in the
                                             * sandbox with this view (sandbox.h), once
                                             * gr_sandbox_enter succeeded; NULL: unsandboxed */
@@ -307,7 +309,9 @@ typedef struct gr_outcome {
  * RL_EINVAL with the message in |err|. */
 int gr_check_only(const gr_exercise *ex, const char *only, char *err, size_t errlen);
 
-/* Runs every selected scenario of |ex| |opt->runs| times. |outcomes| has
+/* Runs every selected scenario of |ex| |opt->runs| times, lanes at once
+ * (lanes.h) unless opt->parallel is 1; starts and stops gRPC itself (call
+ * it from a process that has not). |outcomes| has
  * room for ex->nscenarios entries; *noutcomes is set to the number filled
  * (scenarios not reached after an interruption are ERROR "interrupted").
  * Returns 0, or RL_EINVAL for an unknown --only id (message in |err|).

@@ -88,3 +88,41 @@ def test_two_instances_one_replaced_on_its_port(tmp_path, mode):
     m = re.search(r"instance 1 exited with status 7 after \d+ ms; its replacement answered on (\S+), instance 2 on "
                   r"(\S+)", feedback)
     assert m and m.group(1) != m.group(2), feedback
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_lanes_run_at_once_in_table_order_and_a_dead_worker_is_an_error(tmp_path, mode):
+    # driver-test-lanes (grader/lanes.h): meet-a (lane 0) and meet-b (lane 1)
+    # each wait for the other's file, so both pass only when the lanes run at
+    # the same time; worker-dies (lane 2) kills its own worker with the
+    # submission running; after-a follows meet-a in lane 0's worker.
+    rubric = tmp_path / "rubric.json"
+    rubric.write_text('{"driver-test-lanes": {"meet-a": 1, "meet-b": 1, "worker-dies": 1, "after-a": 1}}')
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    env = dict(HOOK, RELAYLAB_LANES_TEST_DIR=str(meet))
+    # run_grader fails the test if a process of the run is left: the dead
+    # worker's submission came back to the grader, which ended it.
+    g = grade("driver-test-lanes", py("driver_probe"), "--rubric", str(rubric), *MODES[mode], env=env)
+    assert g.rc == 2, g.out + g.err
+    assert [t["extra_data"]["scenario"] for t in g.results["tests"]] == ["meet-a", "meet-b", "worker-dies", "after-a"]
+    assert g.verdicts["meet-a"] == "PASS" and g.verdicts["meet-b"] == "PASS", g.feedback
+    pid = {s: re.search(r"in pid (\d+)", g.feedback[s]).group(1) for s in ("meet-a", "meet-b", "after-a")}
+    assert pid["meet-a"] != pid["meet-b"] and pid["after-a"] == pid["meet-a"], g.feedback
+    assert g.verdicts["worker-dies"] == "ERROR", g.feedback
+    assert "the grader's worker for this scenario was killed by signal 9" in g.feedback["worker-dies"]
+    assert g.verdicts["after-a"] == "PASS"
+
+
+def test_parallel_1_runs_one_scenario_at_a_time(tmp_path):
+    # The same meeting, one scenario at a time: meet-a waits (2 s here) for
+    # a partner that runs only after it, and fails saying so.
+    rubric = tmp_path / "rubric.json"
+    rubric.write_text('{"driver-test-lanes": {"meet-a": 1, "meet-b": 1, "worker-dies": 1, "after-a": 1}}')
+    meet = tmp_path / "meet"
+    meet.mkdir()
+    env = dict(HOOK, RELAYLAB_LANES_TEST_DIR=str(meet), RELAYLAB_LANES_TEST_MEET_MS="2000")
+    g = grade("driver-test-lanes", py("driver_probe"), "--rubric", str(rubric), "--only", "meet-a,meet-b",
+              "--parallel", "1", env=env)
+    assert g.verdicts["meet-a"] == "FAIL" and "b never ran beside a (2000 ms)" in g.feedback["meet-a"], g.feedback
+    assert g.verdicts["meet-b"] == "PASS"
