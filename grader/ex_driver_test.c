@@ -6,8 +6,8 @@
  * (driver-test-instances) two instances of the submission, one replaced on
  * its own port after SIGTERM, as a rolling restart does; and
  * (driver-test-lanes) scenarios in lanes (lanes.h): two that can pass only
- * if they run at the same time, one whose worker dies, one after another in
- * a lane. Found only with
+ * if they run at the same time, each out of the other's network reach, one
+ * whose worker dies, one after another in a lane. Found only with
  * GR_TEST_EXERCISES_ENV set (exercise.h): never listed, and in no rubric (a
  * test gives its own --rubric). */
 #include "exercise.h"
@@ -15,6 +15,7 @@
 #include "rl_deadline.h"
 #include "rl_err.h"
 #include "rl_probe.h"
+#include "rl_tcp.h"
 #include "run.h"
 #include "scenario.h"
 
@@ -189,41 +190,82 @@ const gr_exercise gr_ex_driver_test = {
 #define MEET_MS     20000
 #define MEET_MS_ENV "RELAYLAB_LANES_TEST_MEET_MS"
 
-/* Leaves a file named |me| and waits for one named |other|: both appear
- * only when the two scenarios run at the same time. */
-static int meet(const char *me, const char *other, gr_scenario_result *out)
+/* Writes |text| to DIR/|name| whole (a rename), for the other lane. */
+static int publish(const char *dir, const char *name, const char *text)
+{
+    char tmp[512], path[512];
+    snprintf(tmp, sizeof tmp, "%s/.%s", dir, name);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(tmp, "we");
+    if (!f)
+        return RL_ESYS;
+    bool ok = fputs(text, f) >= 0;
+    ok = fclose(f) == 0 && ok;
+    return ok && rename(tmp, path) == 0 ? RL_OK : RL_ESYS;
+}
+
+/* Waits for DIR/|name| until |until| and reads it into |buf|. */
+static bool await_file(const char *dir, const char *name, int64_t until, char *buf, size_t len)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    for (;;) {
+        FILE *f = fopen(path, "re");
+        if (f) {
+            size_t n = fread(buf, 1, len - 1, f);
+            buf[n] = '\0';
+            fclose(f);
+            return true;
+        }
+        if (rl_now_ns() > until)
+            return false;
+        rl_sleep_ms(10, NULL);
+    }
+}
+
+/* Publishes this run's baseline address as |me| and waits for |other|'s:
+ * both appear only when the two scenarios run at the same time. Then
+ * connects to the other's baseline, which must be out of reach (each lane
+ * has a network of its own), and waits for the other to have tried too,
+ * so that both baselines still run while either tries. */
+static int meet(gr_ctx *ctx, const char *me, const char *other, gr_scenario_result *out)
 {
     const char *dir = getenv(LANES_DIR_ENV);
     if (!dir || !*dir)
         return gr_result(out, GR_ERROR, "%s is not set", LANES_DIR_ENV);
-    char mine[512], theirs[512];
-    snprintf(mine, sizeof mine, "%s/%s", dir, me);
-    snprintf(theirs, sizeof theirs, "%s/%s", dir, other);
-    int fd = open(mine, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return gr_result(out, GR_ERROR, "cannot create %s: %s", mine, strerror(errno));
-    close(fd);
     const char *ms_env = getenv(MEET_MS_ENV);
     long ms = ms_env && atol(ms_env) > 0 ? atol(ms_env) : MEET_MS;
     int64_t until = rl_now_ns() + (int64_t)ms * RL_NS_PER_MS;
-    while (access(theirs, F_OK) != 0) {
-        if (rl_now_ns() > until)
-            return gr_result(out, GR_FAIL, "%s never ran beside %s (%ld ms)", other, me, ms);
-        rl_sleep_ms(10, NULL);
-    }
-    return gr_result(out, GR_PASS, "%s met %s in pid %ld", me, other, (long)getpid());
+    char theirs[64], done[64], name[64];
+    if (publish(dir, me, gr_baseline_addr(ctx, 0)) != RL_OK)
+        return gr_result(out, GR_ERROR, "cannot write to %s: %s", dir, strerror(errno));
+    if (!await_file(dir, other, until, theirs, sizeof theirs))
+        return gr_result(out, GR_FAIL, "%s never ran beside %s (%ld ms)", other, me, ms);
+    rl_tcp_answer answer = RL_TCP_NO_ANSWER;
+    int port = rl_tcp_port_of(theirs);
+    if (port < 0 || rl_tcp_probe(port, 1000, &answer) != RL_OK)
+        return gr_result(out, GR_ERROR, "cannot probe %s's baseline at '%s'", other, theirs);
+    snprintf(name, sizeof name, "%s-done", me);
+    if (publish(dir, name, "") != RL_OK)
+        return gr_result(out, GR_ERROR, "cannot write to %s: %s", dir, strerror(errno));
+    snprintf(name, sizeof name, "%s-done", other);
+    if (!await_file(dir, name, until, done, sizeof done))
+        return gr_result(out, GR_ERROR, "%s never finished its probe", other);
+    if (answer == RL_TCP_ACCEPTED)
+        return gr_result(out, GR_FAIL, "%s met %s in pid %ld, and reached %s's baseline at %s from its lane", me, other,
+                         (long)getpid(), other, theirs);
+    return gr_result(out, GR_PASS, "%s met %s in pid %ld; %s's baseline at %s is out of its reach", me, other,
+                     (long)getpid(), other, theirs);
 }
 
 static int meet_a(gr_ctx *ctx, gr_scenario_result *out)
 {
-    (void)ctx;
-    return meet("a", "b", out);
+    return meet(ctx, "a", "b", out);
 }
 
 static int meet_b(gr_ctx *ctx, gr_scenario_result *out)
 {
-    (void)ctx;
-    return meet("b", "a", out);
+    return meet(ctx, "b", "a", out);
 }
 
 /* The worker dies as a grader bug would, with a submission running: the

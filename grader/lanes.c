@@ -13,6 +13,7 @@
 #include "rl_err.h"
 #include "rl_log.h"
 #include "rl_proc_sample.h"
+#include "sandbox.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -94,6 +95,28 @@ static void worker(const gr_exercise *ex, const gr_options *opt, int id, slot *s
      * so that its runs' teardowns find them (rl_proc_reap_orphans). */
     if (rl_proc_become_subreaper() != RL_OK)
         RL_WARN("lane %d: cannot become a subreaper", id);
+    /* Sandboxed, each lane gets a network of its own: in the grader's
+     * shared one, a submission scanning loopback would find the other
+     * lanes' worlds (a neighbour's proxy, baselines, submission). */
+    char why[256];
+    if (opt->sandbox && gr_sandbox_enter_lane_network(why, sizeof why) != RL_OK) {
+        size_t k = 0;
+        for (size_t i = 0; i < ex->nscenarios; i++) {
+            const gr_scenario *sc = &ex->scenarios[i];
+            if (!gr_selected(opt->only, sc->id))
+                continue;
+            if (sc->lane == id) {
+                memset(&slots[k].o, 0, sizeof slots[k].o);
+                slots[k].o.scenario = sc;
+                slots[k].o.verdict = GR_ERROR;
+                snprintf(slots[k].o.feedback, sizeof slots[k].o.feedback,
+                         "the grader could not give this scenario's lane a network of its own: %s", why);
+                slots[k].done = 1;
+            }
+            k++;
+        }
+        exit(0);
+    }
     grpc_init();
     size_t k = 0;
     for (size_t i = 0; i < ex->nscenarios; i++) {

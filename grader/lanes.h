@@ -6,7 +6,10 @@
  * lanes run at the same time, each in a worker forked from the grader
  * before gRPC starts. A worker is a whole driver: its own gRPC, subreaper,
  * cgroups and signal flag, the submission's folder and sandbox as the
- * grader checked them (inherited, never opened again by path). It writes
+ * grader checked them (inherited, never opened again by path) and,
+ * sandboxed, a network namespace of its own, so that no submission can
+ * connect to another lane's world (run.c runs an unsandboxed command
+ * submission's scenarios one at a time for that reason). It writes
  * its outcomes into memory the grader shares with it, in the slots of the
  * grader's table order, so the report reads the same whatever ran when.
  *

@@ -301,9 +301,13 @@ int gr_run_exercise(const gr_exercise *ex, const gr_options *opt, gr_outcome *ou
         return RL_EINVAL;
     /* Lanes at once where the exercise has them, in forked workers: only
      * from a process gRPC has not started in, and not when one at a time
-     * was asked for (--parallel 1). */
+     * was asked for (--parallel 1). A command submission's lanes need the
+     * sandbox, which gives each its own network (lanes.c): unsandboxed,
+     * a submission could reach a neighbouring lane's world, so its
+     * scenarios run one at a time, as they always did. */
     size_t nlanes = gr_lanes_count(ex, opt->only);
-    if (nlanes > 1 && opt->parallel != 1 && gr_lanes_single_threaded()) {
+    bool isolated = ex->kind == GR_SUBMISSION_CONFIG || opt->sandbox;
+    if (nlanes > 1 && opt->parallel != 1 && isolated && gr_lanes_single_threaded()) {
         int parallel = opt->parallel > 0 ? opt->parallel : (int)nlanes;
         if (gr_lanes_run(ex, opt, parallel, outcomes, noutcomes, err, errlen) == RL_OK)
             return RL_OK;

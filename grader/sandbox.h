@@ -100,6 +100,14 @@ int gr_sandbox_submission_dir(const char *cmd, char *buf, size_t len);
  * grading can reach. */
 int gr_sandbox_enter(gr_sandbox_view *v, char *err, size_t errlen);
 
+/* Moves this process (a lane's worker, lanes.h, after gr_sandbox_enter
+ * succeeded in the grader) into a network namespace of its own inside the
+ * grader's, loopback alone up: what its runs start listens where no other
+ * lane's submission can connect (a submission that scans loopback's ports
+ * finds its own scenario's world, never a neighbour's). Call before
+ * grpc_init. Returns 0, or RL_ESYS with the reason in |err|. */
+int gr_sandbox_enter_lane_network(char *err, size_t errlen);
+
 /* One run's sandbox: its cgroups and the jail's status pipe. Caller memory;
  * gr_sandbox_prepare fills it, and gr_sandbox_teardown releases it after
  * any prepare, failed or not (and only then). */

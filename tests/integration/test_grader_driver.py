@@ -90,23 +90,32 @@ def test_two_instances_one_replaced_on_its_port(tmp_path, mode):
     assert m and m.group(1) != m.group(2), feedback
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_lanes_run_at_once_in_table_order_and_a_dead_worker_is_an_error(tmp_path, mode):
-    # driver-test-lanes (grader/lanes.h): meet-a (lane 0) and meet-b (lane 1)
-    # each wait for the other's file, so both pass only when the lanes run at
-    # the same time; worker-dies (lane 2) kills its own worker with the
-    # submission running; after-a follows meet-a in lane 0's worker.
+def grade_lanes(tmp_path, *args, meet_ms=None):
     rubric = tmp_path / "rubric.json"
     rubric.write_text('{"driver-test-lanes": {"meet-a": 1, "meet-b": 1, "worker-dies": 1, "after-a": 1}}')
     meet = tmp_path / "meet"
     meet.mkdir()
     env = dict(HOOK, RELAYLAB_LANES_TEST_DIR=str(meet))
-    # run_grader fails the test if a process of the run is left: the dead
-    # worker's submission came back to the grader, which ended it.
-    g = grade("driver-test-lanes", py("driver_probe"), "--rubric", str(rubric), *MODES[mode], env=env)
+    if meet_ms:
+        env["RELAYLAB_LANES_TEST_MEET_MS"] = str(meet_ms)
+    return grade("driver-test-lanes", py("driver_probe"), "--rubric", str(rubric), *args, env=env)
+
+
+def test_lanes_run_at_once_in_table_order_apart_and_a_dead_worker_is_an_error(tmp_path):
+    # driver-test-lanes (grader/lanes.h): meet-a (lane 0) and meet-b (lane 1)
+    # each wait for the other's file, so both pass only when the lanes run at
+    # the same time, and each then connects to the other's baseline, which
+    # its lane's own network namespace must keep out of reach; worker-dies
+    # (lane 2) kills its own worker with the submission running; after-a
+    # follows meet-a in lane 0's worker. run_grader fails the test if a
+    # process of the run is left: the dead worker's submission came back to
+    # the grader, which ended it.
+    g = grade_lanes(tmp_path)
     assert g.rc == 2, g.out + g.err
     assert [t["extra_data"]["scenario"] for t in g.results["tests"]] == ["meet-a", "meet-b", "worker-dies", "after-a"]
-    assert g.verdicts["meet-a"] == "PASS" and g.verdicts["meet-b"] == "PASS", g.feedback
+    for s, other in (("meet-a", "b"), ("meet-b", "a")):
+        assert g.verdicts[s] == "PASS", g.feedback
+        assert re.search(rf"{other}'s baseline at 127\.0\.0\.1:\d+ is out of its reach", g.feedback[s]), g.feedback
     pid = {s: re.search(r"in pid (\d+)", g.feedback[s]).group(1) for s in ("meet-a", "meet-b", "after-a")}
     assert pid["meet-a"] != pid["meet-b"] and pid["after-a"] == pid["meet-a"], g.feedback
     assert g.verdicts["worker-dies"] == "ERROR", g.feedback
@@ -114,15 +123,11 @@ def test_lanes_run_at_once_in_table_order_and_a_dead_worker_is_an_error(tmp_path
     assert g.verdicts["after-a"] == "PASS"
 
 
-def test_parallel_1_runs_one_scenario_at_a_time(tmp_path):
-    # The same meeting, one scenario at a time: meet-a waits (2 s here) for
-    # a partner that runs only after it, and fails saying so.
-    rubric = tmp_path / "rubric.json"
-    rubric.write_text('{"driver-test-lanes": {"meet-a": 1, "meet-b": 1, "worker-dies": 1, "after-a": 1}}')
-    meet = tmp_path / "meet"
-    meet.mkdir()
-    env = dict(HOOK, RELAYLAB_LANES_TEST_DIR=str(meet), RELAYLAB_LANES_TEST_MEET_MS="2000")
-    g = grade("driver-test-lanes", py("driver_probe"), "--rubric", str(rubric), "--only", "meet-a,meet-b",
-              "--parallel", "1", env=env)
+@pytest.mark.parametrize("how", [("--parallel", "1"), ("--no-sandbox",)])
+def test_one_scenario_at_a_time_with_parallel_1_or_unsandboxed(tmp_path, how):
+    # The same meeting one scenario at a time (--parallel 1, or without the
+    # sandbox, which cannot give each lane a network of its own): meet-a
+    # waits (2 s here) for a partner that runs only after it, and fails.
+    g = grade_lanes(tmp_path, "--only", "meet-a,meet-b", *how, meet_ms=2000)
     assert g.verdicts["meet-a"] == "FAIL" and "b never ran beside a (2000 ms)" in g.feedback["meet-a"], g.feedback
-    assert g.verdicts["meet-b"] == "PASS"
+    assert g.verdicts["meet-b"] == "ERROR" and "a never finished its probe" in g.feedback["meet-b"], g.feedback
