@@ -35,6 +35,10 @@ bool gr_selected(const char *only, const char *id);
  * process, which must have started gRPC. */
 void gr_run_outcome(const gr_exercise *ex, const gr_scenario *sc, const gr_options *opt, gr_outcome *o);
 
+/* Removes the private folders (relaylab-grader-PID-*) of process |pid|, a
+ * lane's worker that died before its runs' teardowns could. */
+void gr_remove_private_dirs_of(pid_t pid);
+
 /* One of the run's baselines. */
 typedef struct gr_baseline {
     rl_proc proc;

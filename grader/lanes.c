@@ -33,8 +33,10 @@
  * waits is bounded, the longest by a few seconds). */
 #define LANE_RUN_BOUND_MS (GR_WATCHDOG_MS + 60000)
 /* After SIGTERM (the grader interrupted), how long a worker has to tear
- * its scenario down before it is killed. */
-#define LANE_STOP_MS 15000
+ * its scenario down before it is killed: well inside grade-class's 15 s
+ * between its SIGTERM and its SIGKILL to the grader's group
+ * (grade_class/pool.c), so the grader still writes its results. */
+#define LANE_STOP_MS 5000
 
 /* One slot a scenario, shared with the workers. |done| is set last, after
  * the outcome is whole; the grader reads it only after the worker exited. */
@@ -47,12 +49,13 @@ typedef struct lane {
     int id;          /* the scenarios' gr_scenario.lane */
     size_t nslots;   /* its selected scenarios (runs each) */
     pid_t pid;       /* its worker while running, else 0 */
+    pid_t was;       /* its worker's pid, once started */
     int pidfd;       /* -1 when none */
     int64_t started; /* ns */
     int64_t bound_ns;
-    bool termed; /* SIGTERM passed on */
-    bool ended;
-    char how[160]; /* how the worker ended, when not by exiting 0 */
+    bool termed;   /* SIGTERM passed on */
+    char how[160]; /* why the worker ended without exiting 0, or was never
+                    * started; "" when neither */
 } lane;
 
 size_t gr_lanes_count(const gr_exercise *ex, const char *only)
@@ -84,7 +87,7 @@ bool gr_lanes_single_threaded(void)
 
 /* The worker of lane |id|: every selected scenario of it, in table order,
  * into its slots. Never returns. */
-static void worker(const gr_exercise *ex, const gr_options *opt, int id, slot *slots, pid_t grader)
+_Noreturn static void worker(const gr_exercise *ex, const gr_options *opt, int id, slot *slots, pid_t grader)
 {
     /* Orphaned if the grader is killed outright: stop, as an interrupted
      * grader's worker does, rather than grade on for no one. */
@@ -146,7 +149,7 @@ static int start_lane(const gr_exercise *ex, const gr_options *opt, lane *ln, sl
     }
     if (pid == 0)
         worker(ex, opt, ln->id, slots, grader);
-    ln->pid = pid;
+    ln->pid = ln->was = pid;
     ln->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     ln->started = rl_now_ns();
     ln->bound_ns = (int64_t)ln->nslots * opt->runs * (LANE_RUN_BOUND_MS + opt->ready_timeout_ms) * 1000000;
@@ -160,15 +163,15 @@ static bool reap_lane(lane *ln)
     pid_t r = waitpid(ln->pid, &st, WNOHANG);
     if (r == 0 || (r < 0 && errno == EINTR))
         return false;
-    if (r == ln->pid && WIFSIGNALED(st))
+    /* A kill past the bound has already said why. */
+    if (r == ln->pid && WIFSIGNALED(st) && !ln->how[0])
         snprintf(ln->how, sizeof ln->how, "was killed by signal %d", WTERMSIG(st));
-    else if (r == ln->pid && WEXITSTATUS(st) != 0)
+    else if (r == ln->pid && WIFEXITED(st) && WEXITSTATUS(st) != 0 && !ln->how[0])
         snprintf(ln->how, sizeof ln->how, "exited with status %d", WEXITSTATUS(st));
     if (ln->pidfd >= 0)
         close(ln->pidfd);
     ln->pidfd = -1;
     ln->pid = 0;
-    ln->ended = true;
     return true;
 }
 
@@ -237,7 +240,6 @@ int gr_lanes_run(const gr_exercise *ex, const gr_options *opt, int parallel, gr_
             char why[128];
             if (start_lane(ex, opt, &lanes[next], slots, why, sizeof why) != RL_OK) {
                 snprintf(lanes[next].how, sizeof lanes[next].how, "was not started (%s)", why);
-                lanes[next].ended = true;
                 ended++;
                 next++;
                 continue;
@@ -263,12 +265,22 @@ int gr_lanes_run(const gr_exercise *ex, const gr_options *opt, int parallel, gr_
             }
         }
     }
-    /* What a killed worker left behind came back to the grader. */
-    for (size_t i = 0; i < nlanes; i++)
-        if (lanes[i].how[0]) {
-            rl_proc_reap_orphans(NULL, 0, 3000);
-            break;
-        }
+    /* What a worker's escaped or orphaned processes became: the grader's
+     * children (it is their subreaper); then what a worker that did not
+     * end cleanly left of its last run: its cgroups and private folders. */
+    rl_proc_reap_orphans(NULL, 0, 3000);
+    int rc = RL_OK;
+    for (size_t i = 0; i < nlanes; i++) {
+        if (!lanes[i].how[0] || !lanes[i].was)
+            continue;
+        gr_remove_private_dirs_of(lanes[i].was);
+        if (opt->sandbox)
+            gr_sandbox_sweep_stale();
+        /* Its results all written, and still not a clean exit (a sanitizer's
+         * report at exit, a crash in grpc_shutdown): the grader's error. */
+        rc = RL_ECHILD;
+        snprintf(err, errlen, "the grader's worker for lane %d %s", lanes[i].id, lanes[i].how);
+    }
     /* The slots, in table order; a scenario its worker never finished is
      * the grader's failure, and says which worker and how. */
     *noutcomes = 0;
@@ -288,11 +300,12 @@ int gr_lanes_run(const gr_exercise *ex, const gr_options *opt, int parallel, gr_
             o->scenario = sc;
             o->verdict = GR_ERROR;
             snprintf(o->feedback, sizeof o->feedback, "%s: the grader's worker for this scenario %s",
-                     gr_driver_interrupted ? "interrupted: the grader was asked to stop" : "the grader failed",
+                     gr_driver_interrupted && ln->termed ? "interrupted: the grader was asked to stop"
+                                                         : "the grader failed",
                      ln->how[0] ? ln->how : "ended without its result");
         }
         k++;
     }
     munmap(slots, bytes);
-    return RL_OK;
+    return rc;
 }

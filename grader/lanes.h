@@ -36,9 +36,12 @@ size_t gr_lanes_count(const gr_exercise *ex, const char *only);
  * for ex->nscenarios) is filled in table order, *noutcomes the number
  * filled. A worker that dies or overstays its bound leaves its unfinished
  * scenarios ERROR with the reason; an interrupted grader passes SIGTERM
- * on to its workers and waits for their teardown. Returns 0, or RL_ESYS
- * with the reason in |err| when the shared slots could not be made
- * (nothing ran: the caller may run the scenarios itself). */
+ * on to its workers and waits for their teardown. Returns 0; RL_ECHILD
+ * with the reason in |err| when every outcome is filled but a worker did
+ * not end cleanly (a sanitizer's report at its exit: the grader's error,
+ * never hidden); or, when nothing ran (the caller may run the scenarios
+ * itself), RL_ESYS when the shared slots could not be made and RL_EINVAL
+ * for more than 64 lanes, with the reason in |err|. */
 int gr_lanes_run(const gr_exercise *ex, const gr_options *opt, int parallel, gr_outcome *outcomes, size_t *noutcomes,
                  char *err, size_t errlen);
 

@@ -20,7 +20,9 @@
 #include "rl_log.h"
 #include "submission.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -34,12 +36,18 @@
  * grader) under $TMPDIR or /tmp, for the baselines' observer sockets. A
  * unix socket path has room for 107 bytes, so a long $TMPDIR falls back to
  * /tmp. */
-static int make_private_dir(gr_ctx *ctx, char *err, size_t errlen)
+static const char *private_root(void)
 {
     const char *tmp = getenv("TMPDIR");
-    if (!tmp || !*tmp || strlen(tmp) > 60)
-        tmp = "/tmp";
-    snprintf(ctx->private_dir, sizeof ctx->private_dir, "%s/relaylab-grader-XXXXXX", tmp);
+    return !tmp || !*tmp || strlen(tmp) > 60 ? "/tmp" : tmp;
+}
+
+static int make_private_dir(gr_ctx *ctx, char *err, size_t errlen)
+{
+    const char *tmp = private_root();
+    /* The pid in the name: a lane's worker that dies leaves its folder,
+     * and the grader finds it by that (gr_remove_private_dirs_of). */
+    snprintf(ctx->private_dir, sizeof ctx->private_dir, "%s/relaylab-grader-%ld-XXXXXX", tmp, (long)getpid());
     if (!mkdtemp(ctx->private_dir)) {
         snprintf(err, errlen, "cannot create the grader's private folder in %s: %s", tmp, strerror(errno));
         ctx->private_dir[0] = '\0';
@@ -58,6 +66,34 @@ static void remove_private_dir(gr_ctx *ctx)
     if (rmdir(ctx->private_dir) != 0)
         RL_DEBUG("cannot remove %s: %s", ctx->private_dir, strerror(errno));
     ctx->private_dir[0] = '\0';
+}
+
+void gr_remove_private_dirs_of(pid_t pid)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "relaylab-grader-%ld-", (long)pid);
+    DIR *d = opendir(private_root());
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+            continue;
+        /* Only sockets and files lie in it (observer and tunnel sockets). */
+        int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *in = fd >= 0 ? fdopendir(fd) : NULL;
+        struct dirent *f;
+        while (in && (f = readdir(in)))
+            if (strcmp(f->d_name, ".") != 0 && strcmp(f->d_name, "..") != 0)
+                unlinkat(fd, f->d_name, 0);
+        if (in)
+            closedir(in);
+        else if (fd >= 0)
+            close(fd);
+        if (unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR) != 0)
+            RL_DEBUG("cannot remove %s/%s: %s", private_root(), e->d_name, strerror(errno));
+    }
+    closedir(d);
 }
 
 /* ---- one run of one scenario ---- */
@@ -309,8 +345,9 @@ int gr_run_exercise(const gr_exercise *ex, const gr_options *opt, gr_outcome *ou
     bool isolated = ex->kind == GR_SUBMISSION_CONFIG || opt->sandbox;
     if (nlanes > 1 && opt->parallel != 1 && isolated && gr_lanes_single_threaded()) {
         int parallel = opt->parallel > 0 ? opt->parallel : (int)nlanes;
-        if (gr_lanes_run(ex, opt, parallel, outcomes, noutcomes, err, errlen) == RL_OK)
-            return RL_OK;
+        int rc = gr_lanes_run(ex, opt, parallel, outcomes, noutcomes, err, errlen);
+        if (rc != RL_ESYS && rc != RL_EINVAL)
+            return rc;
         RL_WARN("%s; running the scenarios one at a time", err);
     }
     grpc_init();

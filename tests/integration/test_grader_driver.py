@@ -6,8 +6,11 @@
 # with its exit status, the time it took and its last output, or the kill at
 # the deadline when it ignores the signal. Sandboxed and not: the signal has
 # to reach the program through unshare and the jail, or directly.
+import os
 import re
+import shutil
 import subprocess
+import tempfile
 
 import pytest
 
@@ -91,14 +94,23 @@ def test_two_instances_one_replaced_on_its_port(tmp_path, mode):
 
 
 def grade_lanes(tmp_path, *args, meet_ms=None):
+    """Grades driver-test-lanes with a TMPDIR of its own (short: the grader
+    keeps its private folders there only below 60 characters), and checks
+    that the grading left nothing in it, the dead worker's folder included."""
     rubric = tmp_path / "rubric.json"
     rubric.write_text('{"driver-test-lanes": {"meet-a": 1, "meet-b": 1, "worker-dies": 1, "after-a": 1}}')
     meet = tmp_path / "meet"
     meet.mkdir()
-    env = dict(HOOK, RELAYLAB_LANES_TEST_DIR=str(meet))
+    tmp = tempfile.mkdtemp(prefix="rl-lanes-")
+    env = dict(HOOK, RELAYLAB_LANES_TEST_DIR=str(meet), TMPDIR=tmp)
     if meet_ms:
         env["RELAYLAB_LANES_TEST_MEET_MS"] = str(meet_ms)
-    return grade("driver-test-lanes", py("driver_probe"), "--rubric", str(rubric), *args, env=env)
+    try:
+        g = grade("driver-test-lanes", py("driver_probe"), "--rubric", str(rubric), *args, env=env)
+        assert os.listdir(tmp) == [], os.listdir(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return g
 
 
 def test_lanes_run_at_once_in_table_order_apart_and_a_dead_worker_is_an_error(tmp_path):

@@ -3,7 +3,9 @@
  * (so a scenario run is its run function alone): the outcomes come back in
  * table order whatever finished first, each lane in its own process and a
  * lane's scenarios in one, and a worker that exits before its result is the
- * grader's ERROR naming how it ended, without costing the other lanes. */
+ * grader's ERROR naming how it ended, without costing the other lanes; a
+ * worker that exits badly after all its results (a sanitizer's report at
+ * exit) is the grader's error too, never hidden. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -56,6 +58,31 @@ static const gr_exercise ex = {
     .nscenarios = sizeof scenarios / sizeof scenarios[0],
 };
 
+/* At the worker's exit, after every result was written: what LeakSanitizer
+ * does when it finds a leak. */
+static void exit_23(void)
+{
+    _exit(23);
+}
+
+static int passes_then_exits_23(gr_ctx *ctx, gr_scenario_result *out)
+{
+    atexit(exit_23);
+    return says_pid(ctx, out);
+}
+
+static const gr_scenario late_scenarios[] = {
+    {"fine", "lane 0", says_pid, 0, 0},
+    {"exits-late", "lane 1", passes_then_exits_23, 0, 1},
+};
+
+static const gr_exercise late_ex = {
+    .name = "lanes-late-test",
+    .kind = GR_SUBMISSION_CONFIG,
+    .scenarios = late_scenarios,
+    .nscenarios = sizeof late_scenarios / sizeof late_scenarios[0],
+};
+
 static void test_count(void **state)
 {
     (void)state;
@@ -79,7 +106,8 @@ static void run_lanes(int parallel)
     assert_non_null(out);
     size_t n = 0;
     char err[256] = "";
-    assert_int_equal(gr_lanes_run(&ex, &opt, parallel, out, &n, err, sizeof err), RL_OK);
+    assert_int_equal(gr_lanes_run(&ex, &opt, parallel, out, &n, err, sizeof err), RL_ECHILD);
+    assert_non_null(strstr(err, "the grader's worker for lane 2 exited with status 3"));
     assert_int_equal(n, 4);
     for (size_t i = 0; i < n; i++)
         assert_ptr_equal(out[i].scenario, &scenarios[i]); /* table order */
@@ -110,12 +138,28 @@ static void test_one_lane_at_a_time(void **state)
     run_lanes(1);
 }
 
+/* Both results stand, and the bad exit is still the grader's error. */
+static void test_bad_exit_after_the_results(void **state)
+{
+    (void)state;
+    gr_options opt = {.runs = 1, .ready_timeout_ms = 1000};
+    gr_outcome out[2];
+    size_t n = 0;
+    char err[256] = "";
+    assert_int_equal(gr_lanes_run(&late_ex, &opt, 2, out, &n, err, sizeof err), RL_ECHILD);
+    assert_int_equal(n, 2);
+    assert_int_equal(out[0].verdict, GR_PASS);
+    assert_int_equal(out[1].verdict, GR_PASS);
+    assert_non_null(strstr(err, "the grader's worker for lane 1 exited with status 23"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_count),
         cmocka_unit_test(test_lanes_at_once),
         cmocka_unit_test(test_one_lane_at_a_time),
+        cmocka_unit_test(test_bad_exit_after_the_results),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
