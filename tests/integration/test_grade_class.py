@@ -9,6 +9,7 @@
 import base64
 import csv
 import importlib.util
+import glob
 import json
 import html.parser
 import re
@@ -137,6 +138,14 @@ def test_jobs_and_resume_change_no_verdict(klass):
 
     assert known_class.check(klass, out1) == []
     assert known_class.check(klass, out2) == []
+    # Graders side by side grade one scenario at a time; one grader alone
+    # runs its lanes (grader/lanes.h): each grading's .args says which.
+    for out, side_by_side in ((out1, False), (out2, True)):
+        graded = glob.glob(os.path.join(out, "*", "*.args"))
+        assert len(graded) >= 3, graded
+        for path in graded:
+            args = open(path).read().split("\n")
+            assert ("--parallel" in args and args[args.index("--parallel") + 1] == "1") == side_by_side, args
     v1, v2 = verdicts(out1), verdicts(out2)
     assert v1 == v2
     assert len(v1) == 3 * (4 + 6)  # three students, every scenario of deadline and retry
