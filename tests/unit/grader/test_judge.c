@@ -18,7 +18,7 @@
 #include "rl_deadline.h"
 #include "rl_err.h"
 
-static const gr_scenario fake_scenarios[] = {{"a", "A", NULL, 0}, {"b", "B", NULL, 0}};
+static const gr_scenario fake_scenarios[] = {{"a", "A", NULL, 0, 0}, {"b", "B", NULL, 0, 0}};
 static const gr_exercise fake = {.name = "fake", .summary = "s", .scenarios = fake_scenarios, .nscenarios = 2};
 
 static char *write_temp(const char *text)

@@ -117,11 +117,11 @@ static int noop(gr_ctx *ctx, gr_scenario_result *out)
     return 0;
 }
 
-static const gr_scenario scenarios[] = {{"a", "first", noop, 0}, {"b", "second", noop, 0}};
+static const gr_scenario scenarios[] = {{"a", "first", noop, 0, 0}, {"b", "second", noop, 0, 0}};
 static const gr_exercise ex = {"ex", "a test exercise", GR_SUBMISSION_COMMAND, 1, 1, NULL, scenarios, 2, NULL};
 
 static const gr_scenario three[] = {
-    {"lesson", "the lesson", noop, 0}, {"guard", "a guard", noop, 0}, {"other", "another", noop, 0}};
+    {"lesson", "the lesson", noop, 0, 0}, {"guard", "a guard", noop, 0, 0}, {"other", "another", noop, 0, 0}};
 static const gr_exercise ex3 = {"ex", "three scenarios", GR_SUBMISSION_COMMAND, 1, 1, NULL, three, 3, NULL};
 
 static void needs_must_name_another_scenario_that_needs_none(void **state)
@@ -218,7 +218,7 @@ static void a_guard_scores_only_with_the_lesson_it_needs(void **state)
 #define LONG_ID(c)                                                                                                     \
     c "-lesson-with-a-name-long-enough-that-two-of-them-do-not-fit-in-the-note-of-held-points-at-all-xxxxxxx"
 static const gr_scenario longs[] = {
-    {LONG_ID("a"), "a", noop, 0}, {LONG_ID("b"), "b", noop, 0}, {"guard", "g", noop, 0}};
+    {LONG_ID("a"), "a", noop, 0, 0}, {LONG_ID("b"), "b", noop, 0, 0}, {"guard", "g", noop, 0, 0}};
 static const gr_exercise exl = {"ex", "long ids", GR_SUBMISSION_COMMAND, 1, 1, NULL, longs, 3, NULL};
 
 static void held_names_that_do_not_fit_are_cut(void **state)
