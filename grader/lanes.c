@@ -102,37 +102,30 @@ _Noreturn static void worker(const gr_exercise *ex, const gr_options *opt, int i
      * shared one, a submission scanning loopback would find the other
      * lanes' worlds (a neighbour's proxy, baselines, submission). */
     char why[256];
-    if (opt->sandbox && gr_sandbox_enter_lane_network(why, sizeof why) != RL_OK) {
-        size_t k = 0;
-        for (size_t i = 0; i < ex->nscenarios; i++) {
-            const gr_scenario *sc = &ex->scenarios[i];
-            if (!gr_selected(opt->only, sc->id))
-                continue;
-            if (sc->lane == id) {
-                memset(&slots[k].o, 0, sizeof slots[k].o);
-                slots[k].o.scenario = sc;
-                slots[k].o.verdict = GR_ERROR;
-                snprintf(slots[k].o.feedback, sizeof slots[k].o.feedback,
-                         "the grader could not give this scenario's lane a network of its own: %s", why);
-                slots[k].done = 1;
-            }
-            k++;
-        }
-        exit(0);
-    }
-    grpc_init();
+    bool apart = !opt->sandbox || gr_sandbox_enter_lane_network(why, sizeof why) == RL_OK;
+    if (apart)
+        grpc_init();
     size_t k = 0;
     for (size_t i = 0; i < ex->nscenarios; i++) {
         const gr_scenario *sc = &ex->scenarios[i];
         if (!gr_selected(opt->only, sc->id))
             continue;
-        if (sc->lane == id) {
-            gr_run_outcome(ex, sc, opt, &slots[k].o);
-            slots[k].done = 1;
+        slot *sl = &slots[k++];
+        if (sc->lane != id)
+            continue;
+        if (apart) {
+            gr_run_outcome(ex, sc, opt, &sl->o);
+        } else {
+            memset(&sl->o, 0, sizeof sl->o);
+            sl->o.scenario = sc;
+            sl->o.verdict = GR_ERROR;
+            snprintf(sl->o.feedback, sizeof sl->o.feedback,
+                     "the grader could not give this scenario's lane a network of its own: %s", why);
         }
-        k++;
+        sl->done = 1;
     }
-    grpc_shutdown();
+    if (apart)
+        grpc_shutdown();
     fflush(stderr);
     exit(0);
 }
