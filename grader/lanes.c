@@ -37,6 +37,8 @@
  * between its SIGTERM and its SIGKILL to the grader's group
  * (grade_class/pool.c), so the grader still writes its results. */
 #define LANE_STOP_MS 5000
+/* The most lanes an exercise may have (the pidfds polled at once). */
+#define MAX_LANES 64
 
 /* One slot a scenario, shared with the workers. |done| is set last, after
  * the outcome is whole; the grader reads it only after the worker exited. */
@@ -58,18 +60,38 @@ typedef struct lane {
                     * started; "" when neither */
 } lane;
 
+/* The lanes of the scenarios |only| selects, in the order their first
+ * scenario comes, into |lanes| (room for MAX_LANES), each with its count
+ * of scenarios; *nsel the selected scenarios. Returns the number of lanes,
+ * or -1 when there are more than MAX_LANES. */
+static int collect_lanes(const gr_exercise *ex, const char *only, lane *lanes, size_t *nsel)
+{
+    int nlanes = 0;
+    *nsel = 0;
+    for (size_t i = 0; i < ex->nscenarios; i++) {
+        const gr_scenario *sc = &ex->scenarios[i];
+        if (!gr_selected(only, sc->id))
+            continue;
+        (*nsel)++;
+        int j = 0;
+        while (j < nlanes && lanes[j].id != sc->lane)
+            j++;
+        if (j == nlanes) {
+            if (nlanes == MAX_LANES)
+                return -1;
+            lanes[nlanes++] = (lane){.id = sc->lane, .pidfd = -1};
+        }
+        lanes[j].nslots++;
+    }
+    return nlanes;
+}
+
 size_t gr_lanes_count(const gr_exercise *ex, const char *only)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < ex->nscenarios; i++) {
-        if (!gr_selected(only, ex->scenarios[i].id))
-            continue;
-        bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = gr_selected(only, ex->scenarios[j].id) && ex->scenarios[j].lane == ex->scenarios[i].lane;
-        n += !seen;
-    }
-    return n;
+    lane lanes[MAX_LANES];
+    size_t nsel;
+    int n = collect_lanes(ex, only, lanes, &nsel);
+    return n < 0 ? MAX_LANES + 1 : (size_t)n;
 }
 
 bool gr_lanes_single_threaded(void)
@@ -188,9 +210,9 @@ static void police_lane(lane *ln, int64_t now)
 /* Waits up to 100 ms for any running worker to end. */
 static void wait_some(lane *lanes, size_t nlanes)
 {
-    struct pollfd pfd[64];
+    struct pollfd pfd[MAX_LANES];
     nfds_t n = 0;
-    for (size_t i = 0; i < nlanes && n < 64; i++)
+    for (size_t i = 0; i < nlanes; i++)
         if (lanes[i].pid && lanes[i].pidfd >= 0)
             pfd[n++] = (struct pollfd){.fd = lanes[i].pidfd, .events = POLLIN};
     if (n)
@@ -202,25 +224,14 @@ static void wait_some(lane *lanes, size_t nlanes)
 int gr_lanes_run(const gr_exercise *ex, const gr_options *opt, int parallel, gr_outcome *outcomes, size_t *noutcomes,
                  char *err, size_t errlen)
 {
-    size_t nsel = 0, nlanes = 0;
-    lane lanes[64];
-    for (size_t i = 0; i < ex->nscenarios; i++) {
-        const gr_scenario *sc = &ex->scenarios[i];
-        if (!gr_selected(opt->only, sc->id))
-            continue;
-        nsel++;
-        size_t j = 0;
-        while (j < nlanes && lanes[j].id != sc->lane)
-            j++;
-        if (j == nlanes) {
-            if (nlanes == sizeof lanes / sizeof lanes[0]) {
-                snprintf(err, errlen, "exercise %s has more than 64 lanes", ex->name);
-                return RL_EINVAL;
-            }
-            lanes[nlanes++] = (lane){.id = sc->lane, .pidfd = -1};
-        }
-        lanes[j].nslots++;
+    lane lanes[MAX_LANES];
+    size_t nsel;
+    int counted = collect_lanes(ex, opt->only, lanes, &nsel);
+    if (counted < 0) {
+        snprintf(err, errlen, "exercise %s has more than %d lanes", ex->name, MAX_LANES);
+        return RL_EINVAL;
     }
+    size_t nlanes = (size_t)counted;
     size_t bytes = (nsel ? nsel : 1) * sizeof(slot);
     slot *slots = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (slots == MAP_FAILED) {
@@ -267,13 +278,13 @@ int gr_lanes_run(const gr_exercise *ex, const gr_options *opt, int parallel, gr_
         if (!lanes[i].how[0] || !lanes[i].was)
             continue;
         gr_remove_private_dirs_of(lanes[i].was);
-        if (opt->sandbox)
-            gr_sandbox_sweep_stale();
         /* Its results all written, and still not a clean exit (a sanitizer's
          * report at exit, a crash in grpc_shutdown): the grader's error. */
         rc = RL_ECHILD;
         snprintf(err, errlen, "the grader's worker for lane %d %s", lanes[i].id, lanes[i].how);
     }
+    if (rc != RL_OK && opt->sandbox)
+        gr_sandbox_sweep_stale(); /* the dead workers' cgroups, now empty */
     /* The slots, in table order; a scenario its worker never finished is
      * the grader's failure, and says which worker and how. */
     *noutcomes = 0;

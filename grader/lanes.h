@@ -27,7 +27,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* How many lanes |ex| has among the scenarios |only| selects (NULL: all). */
+/* How many lanes |ex| has among the scenarios |only| selects (NULL: all);
+ * past gr_lanes_run's 64, 65. */
 size_t gr_lanes_count(const gr_exercise *ex, const char *only);
 
 /* Runs the selected scenarios of |ex| lane by lane, at most |parallel|

@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,7 +81,14 @@ void gr_remove_private_dirs_of(pid_t pid)
         if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
             continue;
         /* Only sockets and files lie in it (observer and tunnel sockets). */
+        /* The name is the worker's, but /tmp is everyone's: only a folder
+         * of the grader's own user, never a link, is emptied. */
+        struct stat st;
         int fd = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_uid != geteuid())) {
+            close(fd);
+            continue;
+        }
         DIR *in = fd >= 0 ? fdopendir(fd) : NULL;
         struct dirent *f;
         while (in && (f = readdir(in)))
@@ -343,7 +351,12 @@ int gr_run_exercise(const gr_exercise *ex, const gr_options *opt, gr_outcome *ou
      * scenarios run one at a time, as they always did. */
     size_t nlanes = gr_lanes_count(ex, opt->only);
     bool isolated = ex->kind == GR_SUBMISSION_CONFIG || opt->sandbox;
-    if (nlanes > 1 && opt->parallel != 1 && isolated && gr_lanes_single_threaded()) {
+    bool lanes = nlanes > 1 && opt->parallel != 1 && isolated;
+    if (lanes && !gr_lanes_single_threaded()) {
+        RL_WARN("the grader already runs threads, so it cannot fork its lanes: one scenario at a time");
+        lanes = false;
+    }
+    if (lanes) {
         int parallel = opt->parallel > 0 ? opt->parallel : (int)nlanes;
         int rc = gr_lanes_run(ex, opt, parallel, outcomes, noutcomes, err, errlen);
         if (rc != RL_ESYS && rc != RL_EINVAL)
