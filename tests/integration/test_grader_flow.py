@@ -1,7 +1,7 @@
 # bin/grader's flow exercise against known producers: the reference and the
 # Python generator pass every scenario; the unbounded-queue mistakes (C
-# --unbounded and Python) fail `stall` and `slow-reader` by a wide margin
-# while their data stay right; a producer thread that ignores the cancel
+# --unbounded and Python) fail `stall` and `slow-reader`, watched until their
+# growth is twice the budget, while their data stay right; a producer thread that ignores the cancel
 # fails `cancel`; a producer paced by a timer, slowly growing, fails `stall`
 # once the grader has watched it past the budget. Each run is bounded by the grader's own limits and by the
 # subprocess timeout here.
@@ -13,9 +13,9 @@ import pytest
 from conftest import PYTHON, SUBMISSIONS, bin_path, grade, sanitized
 
 BUDGET_MIB = 48  # grader/flow_judge.h GR_FLOW_BUDGET_MIB
-# The mistakes grow by ~185-198 MiB for 3000 x 64 KiB (bench/results/streamer.md);
-# "a wide margin" here means at least three budgets.
-WIDE_MIB = 3 * BUDGET_MIB
+# stall's whole response, 3000 x 64 KiB: what an unbounded queue holds at the
+# end (the mistakes grow by ~185-198 MiB, bench/results/streamer.md).
+WHOLE_MIB = 187.5
 GROWTH_RE = re.compile(r"RSS grew ([0-9.]+) MiB")
 
 
@@ -63,7 +63,7 @@ def test_paced_producers_stall_far_below_the_budget(submission):
 
 
 @pytest.mark.parametrize("submission", ["streamer --unbounded", "python:streamer_unbounded.py"])
-def test_unbounded_queues_fail_stall_by_a_wide_margin(submission):
+def test_unbounded_queues_fail_stall_past_twice_the_budget(submission):
     if submission.startswith("python:"):
         cmd = python_submission(submission.split(":")[1])
     else:
@@ -71,8 +71,15 @@ def test_unbounded_queues_fail_stall_by_a_wide_margin(submission):
     g = flow(cmd, "stall", "slow-reader")
     status, output = g.tests["stall"]["status"], g.feedback["stall"]
     assert status == "failed", output
-    assert growth(output) > WIDE_MIB, output
     assert "unbounded queue" in output
+    # The watch ends once the growth passes twice the budget (the FAIL is
+    # decided there: grader/ex_flow.c PAST_BUDGETS), so it reports that plus
+    # one sample's overshoot. The C producer can make the whole response
+    # (187.5 MiB) between two samples; the Python one, slower, is cut well
+    # before it (it was watched on to 185 MiB before the cut).
+    assert growth(output) > 2 * BUDGET_MIB, output
+    if submission.startswith("python:"):
+        assert growth(output) < 0.9 * WHOLE_MIB, output
     # slow-reader's watch ends once the growth passes its own budget (96
     # MiB), so what it reports is that budget plus one sample's overshoot,
     # which follows the machine's speed (99.9 MiB in a make test run, over
