@@ -330,6 +330,19 @@ static void describe_load(const gr_overload_load_facts *f, char *fb, size_t len)
              f->peak_mib);
 }
 
+/* Whether the chain waited a deadline's length for a CPU during the load
+ * and every timing reason touched a minority of its calls (overload_judge.h,
+ * "a starved chain"). */
+static bool starved_minority(const gr_overload_load_facts *f)
+{
+    if (f->chain_wait_ms < f->deadline_ms || f->deadline_ms <= 0)
+        return false;
+    double bar = GR_OVERLOAD_STARVED_SHARE * (double)f->n;
+    const gr_overload_outcomes *c = f->c;
+    const gr_overload_seen *s = f->s;
+    return c->unended < bar && c->waited < bar && s->late < bar && s->wasted < bar && s->linger < bar;
+}
+
 gr_verdict gr_overload_judge_load(const gr_overload_load_facts *f, char *buf, size_t len)
 {
     char fb[GR_FEEDBACK_MAX];
@@ -354,6 +367,14 @@ gr_verdict gr_overload_judge_load(const gr_overload_load_facts *f, char *buf, si
                  "their deadline (its timer fires at the deadline), so neither it nor the relay ran for that "
                  "long, and what looked wrong (%s) may be the stall's; %s",
                  (long long)lag, j.why + 2, fb);
+        return GR_ERROR;
+    }
+    if (timing_only && starved_minority(f)) {
+        snprintf(buf, len,
+                 "grade again: the machine was too busy. During the load the relay and the baseline waited %lld ms "
+                 "for a CPU, more than a %d ms deadline, so a call could wait its deadline for want of one; what "
+                 "looked wrong (%s) touched under half of the calls, which such a wait can explain; %s",
+                 (long long)f->chain_wait_ms, f->deadline_ms, j.why + 2, fb);
         return GR_ERROR;
     }
     snprintf(buf, len, "%s; %s", j.why + 2, fb);

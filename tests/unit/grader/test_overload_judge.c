@@ -283,7 +283,38 @@ static void overload_judges_each_reason(void **state)
                         "after their deadline",
                         80) == 0);
     assert_non_null(strstr(fb, "may be the stall's; at 100 calls/s"));
-    /* ... but not a wrong status or the RSS budget, which rest on no timing. */
+    calls[45].end_ns = calls[45].deadline_ns + 5 * MS;
+    assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_FAIL);
+    /* The relay and the baseline waited a deadline's length for a CPU and
+     * the timing reasons touched a minority: ERROR, the wait named. One ms
+     * less, or unknown: FAIL. */
+    f.chain_wait_ms = 2000;
+    assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_ERROR);
+    assert_true(strncmp(fb,
+                        "grade again: the machine was too busy. During the load the relay and the baseline waited "
+                        "2000 ms for a CPU, more than a 2000 ms deadline",
+                        120) == 0);
+    assert_non_null(strstr(fb, "touched under half of the calls, which such a wait can explain; at 100 calls/s"));
+    f.chain_wait_ms = 1999;
+    assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_FAIL);
+    f.chain_wait_ms = -1;
+    assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_FAIL);
+    /* Starved, but half the calls held to their deadline (every known
+     * mistake holds 480 or more): the FAIL stands. So does half forwarded
+     * late. */
+    f.chain_wait_ms = 7000;
+    int waited = c.waited;
+    c.waited = 250;
+    assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_FAIL);
+    c.waited = 249;
+    assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_ERROR);
+    s.late = 250;
+    assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_FAIL);
+    s.late = 0;
+    c.waited = waited;
+    calls[45].end_ns = calls[45].deadline_ns + (GR_OVERLOAD_STALL_MS + 1) * MS;
+    /* ... but not a wrong status or the RSS budget, which rest on no timing,
+     * starved or not. */
     f.peak_mib = GR_OVERLOAD_RSS_BUDGET_MIB + 0.1;
     assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_FAIL);
     assert_non_null(strstr(fb, "; its RSS reached 256.1 MiB, over the 256 MiB budget: what it holds per waiting call "
