@@ -9,6 +9,8 @@ gradings against the CPU of the grader and of the processes it ran (the
 baselines, the submission, a world's servers; extra_data's cpu_grader_seconds
 and cpu_others_seconds), largest first; what the CPU does not cover is waiting
 (idle periods, watches, the world's clock, or a machine too busy to run them).
+When a grading's lanes ran at once, its scenarios overlap and the script says
+by how much.
 
     bench/class_times.py OUT [--students 40] [--scenarios 15]"""
 
@@ -27,6 +29,7 @@ def main():
     ap.add_argument("--scenarios", type=int, default=15, help="how many scenarios to list, largest first")
     a = ap.parse_args()
     times, scen = {}, {}
+    grading_wall = scenario_wall = 0.0
     for path in glob.glob(os.path.join(a.out, "*", "*.json")):
         if os.path.basename(path) == "results.json":
             continue
@@ -34,6 +37,8 @@ def main():
         x = doc.get("extra_data", {})
         if "seconds" in x:
             times.setdefault(x["exercise"], []).append(x["seconds"])
+            grading_wall += x["seconds"]
+            scenario_wall += sum(t.get("extra_data", {}).get("seconds", 0.0) for t in doc.get("tests", []))
         for t in doc.get("tests", []):
             tx = t.get("extra_data", {})
             if "cpu_grader_seconds" not in tx:
@@ -60,6 +65,13 @@ def main():
         print("|---|---|---|---|---|---|")
         for name, (n, wall, cg, co) in sorted(scen.items(), key=lambda kv: -kv[1][1])[:a.scenarios]:
             print(f"| {name} | {n} | {wall:.0f} | {cg:.1f} | {co:.1f} | {max(0.0, wall - cg - co):.0f} |")
+        # A grading whose lanes ran at once (grader --parallel above 1) has
+        # scenarios that overlap: their walls, and so the waits above, add up
+        # to more than the grading took.
+        if grading_wall and scenario_wall > 1.05 * grading_wall:
+            print(f"\nThe scenarios' wall times add up to {scenario_wall:.0f} s against {grading_wall:.0f} s of "
+                  f"gradings ({scenario_wall / grading_wall:.1f} x): their lanes ran at once, so the waits "
+                  f"overlap and the column 'not on a CPU' counts each lane's own.")
     return 0
 
 
