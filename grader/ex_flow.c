@@ -235,10 +235,14 @@ static int resume(gr_ctx *ctx, gr_scenario_result *out)
 {
     watched wa;
     stall_opts(&wa.o, GR_FLOW_BUDGET_MIB);
-    /* No memory rule judges this stall, so it is not cut at the budget:
-     * it lasts until the RSS is flat, 8 s or GIVE_UP_BYTES, long enough
-     * for any queue to fill before the stream resumes. */
+    /* No memory rule judges this stall, so it is neither cut at the
+     * budget nor watched on while undecided: it lasts until the RSS is
+     * flat, GIVE_UP_BYTES or 8 s, long enough for any queue to fill. So the
+     * scenario's waits (first chunk 10 s, stall 8 s, RESUME_MS) stay inside
+     * the driver's GR_WATCHDOG_MS, which a stall watched on for 30 s did
+     * not. */
     wa.o.give_up_growth = GIVE_UP_BYTES;
+    wa.o.undecided_max_ms = wa.o.max_ms;
     if (watch(ctx, &wa, out))
         goto done;
     char err[400];

@@ -108,3 +108,18 @@ def test_producer_growing_slowly_fails_stall():
     status, output = g.tests["stall"]["status"], g.feedback["stall"]
     assert status == "failed", output
     assert growth(output) >= BUDGET_MIB, output  # printed to 0.1 MiB
+
+
+def test_resume_stall_ends_by_its_watch_bound():
+    # resume's stall is judged by no memory rule, so it is not watched on
+    # while undecided (up to 30 s for stall): a slowly growing producer is
+    # stalled 8 s, and the scenario's waits (first chunk, stall, reading
+    # the rest) stay inside the driver's 60 s watchdog. This producer then
+    # sends the rest at its timer's 3.1 MiB/s, too slow for the 30 s the
+    # reading has: TIMEOUT, named, not the watchdog's ERROR.
+    g = grade("flow", python_submission("streamer_timer_paced.py"), "--only", "resume")
+    output = g.feedback["resume"]
+    m = re.search(r"after a ([0-9.]+) s stall", output)
+    assert m, output
+    assert float(m.group(1)) < 9.0, output  # the watch's 8 s and one sample
+    assert g.verdicts["resume"] == "TIMEOUT", output
