@@ -372,7 +372,7 @@ gr_verdict gr_overload_judge_load(const gr_overload_load_facts *f, char *buf, si
     if (timing_only && starved_minority(f)) {
         snprintf(buf, len,
                  "grade again: the machine was too busy. During the load the relay and the baseline waited %lld ms "
-                 "for a CPU, more than a %d ms deadline, so a call could wait its deadline for want of one; what "
+                 "for a CPU, at least a %d ms deadline, so a call could wait its deadline for want of one; what "
                  "looked wrong (%s) touched under half of the calls, which such a wait can explain; %s",
                  (long long)f->chain_wait_ms, f->deadline_ms, j.why + 2, fb);
         return GR_ERROR;
