@@ -121,5 +121,5 @@ def test_resume_stall_ends_by_its_watch_bound():
     output = g.feedback["resume"]
     m = re.search(r"after a ([0-9.]+) s stall", output)
     assert m, output
-    assert float(m.group(1)) < 9.0, output  # the watch's 8 s and one sample
+    assert float(m.group(1)) < 10.0, output  # the watch's 8 s, with room for a slow sample (it was 17 s)
     assert g.verdicts["resume"] == "TIMEOUT", output
