@@ -273,11 +273,13 @@ def test_a_grading_past_its_time_limit_is_stopped_and_shows_the_graders_stderr()
 
 def test_memory_limit_stops_a_submission_that_exceeds_it():
     # RLIMIT_DATA in action: the Python producer that queues every chunk
-    # (~190 MiB for the stall scenario) cannot get that memory under a
-    # 256 MB limit, and grpcio aborts on the failed allocation; without a
-    # limit the same producer runs on and fails on its RSS growth instead.
+    # starts with 74 MB of data (VmData) and cannot get 54 MB more under a
+    # 128 MB limit, and grpcio aborts on the failed allocation -- well before
+    # stall's watch would end at twice its 48 MiB budget (grader/ex_flow.c
+    # PAST_BUDGETS); without a limit the same producer runs on and fails on
+    # its RSS growth instead.
     unbounded = py("streamer_unbounded")
-    g = grade("flow", unbounded, "--only", "stall", "--memory-limit", "256")
+    g = grade("flow", unbounded, "--only", "stall", "--memory-limit", "128")
     assert g.rc == 1, g.out + g.err
     verdict, feedback = g.verdicts["stall"], g.feedback["stall"]
     assert verdict == "CRASH" and "SIGABRT" in feedback, g.out
