@@ -88,7 +88,8 @@
  * a call wait its deadline for want of one. Then a timing FAIL that touched
  * a minority of the calls is "grade again" (ERROR); one that touched at
  * least half stands: every mistake known holds 480 or more of the 500, and
- * no starvation measured came near half. */
+ * no starvation measured came near half. A goodput collapse stands too: it
+ * is what a relay that refuses what it could serve shows, starved or not. */
 #define GR_OVERLOAD_STARVED_SHARE 0.5
 
 /* The most any of the |n| |calls| that ended DEADLINE_EXCEEDED ended after
@@ -209,9 +210,9 @@ typedef struct gr_overload_load_facts {
  * deadline, a goodput collapse, a wrong refusal status, or the RSS budget
  * passed, every reason found named; ERROR instead when the reasons rest
  * on timing alone and either the grader's own client lagged past
- * GR_OVERLOAD_STALL_MS or the chain was starved (see above) and each
- * count of calls behind them is under GR_OVERLOAD_STARVED_SHARE of the
- * load; else PASS. The feedback, every verdict's, ends
+ * GR_OVERLOAD_STALL_MS or the chain was starved (see above), the goodput
+ * held and each count of calls behind them is under
+ * GR_OVERLOAD_STARVED_SHARE of the load; else PASS. The feedback, every verdict's, ends
  * with what the load met. Into |buf|. */
 gr_verdict gr_overload_judge_load(const gr_overload_load_facts *f, char *buf, size_t len);
 

@@ -295,6 +295,11 @@ static void overload_judges_each_reason(void **state)
                         "2000 ms for a CPU, at least a 2000 ms deadline",
                         120) == 0);
     assert_non_null(strstr(fb, "touched under half of the calls, which such a wait can explain; at 100 calls/s"));
+    /* A goodput collapse is never excused (the starters' one-call gate
+     * refuses nearly every call at once, starved or not). */
+    f.goodput = 2.9;
+    assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_FAIL);
+    f.goodput = 3;
     f.chain_wait_ms = 1999;
     assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_FAIL);
     f.chain_wait_ms = -1;
