@@ -69,9 +69,7 @@ static int cancel_and_judge(gr_ctx *ctx, rl_probe_call *c, const char *tag, cons
         uint32_t max_steps = steps ? gr_cancel_max_steps(gr_ms_between(rec->arrival_ns, cn), 10, steps) : 0;
         gr_cancel_judge_stop(method, rec->ended, rec->cancelled, rec->ended ? gr_ms_between(cn, rec->end_ns) : -1,
                              gr_ms_between(cn, seen), rec->steps_done, steps, max_steps, cc);
-        /* A thread that ended meanwhile takes its wait with it: a lower
-         * bound, never below 0. */
-        gr_cancel_starved(cc, wait_b < 0 ? -1 : wait_b > wait_a ? (wait_b - wait_a) / RL_NS_PER_MS : 0);
+        gr_cancel_starved(cc, gr_waited_ms(wait_a, wait_b));
         gr_cancel_figure(out, c, cn, rec, cc);
     }
     gr_scenario_free_obs(&obs);

@@ -403,11 +403,7 @@ static int burst_attempt(gr_ctx *ctx, bool skewed, gr_scenario_result *out, bool
         .max_wait_ms = w.max_ns / RL_NS_PER_MS,
         .p50_ms = w.p50_ns / RL_NS_PER_MS,
         .queued = w.queued,
-        /* A thread that ended meanwhile takes its wait with it: a lower
-         * bound, never below 0. */
-        .waited_ms = wait_b < 0        ? -1
-                     : wait_b > wait_a ? (wait_b - wait_a) / RL_NS_PER_MS
-                                       : 0,
+        .waited_ms = gr_waited_ms(wait_a, wait_b),
         .held = gr_cov_streams_at(o.s[b], t),
         .busy = gr_cov_busy_at(o.s[b], t),
         .idle_elsewhere = gr_cov_idle_elsewhere((const gr_cov_server *const *)o.s, NSERVERS, b, t),

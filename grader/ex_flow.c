@@ -349,9 +349,7 @@ static int cancel(gr_ctx *ctx, gr_scenario_result *out)
         sched = rl_proc_group_sched(w->pgid, &run_b, &wait_b) == RL_OK;
     int64_t window_ms = (rl_now_ns() - t0) / RL_NS_PER_MS;
     int64_t cpu_ms = (b.cpu_ns - a.cpu_ns) / RL_NS_PER_MS;
-    /* A thread that ended in the window takes its wait with it: a lower
-     * bound, never below 0. */
-    int64_t wait_ms = !sched ? -1 : wait_b > wait_a ? (wait_b - wait_a) / RL_NS_PER_MS : 0;
+    int64_t wait_ms = sched ? gr_waited_ms(wait_a, wait_b) : -1;
     gr_flow_cancel_verdict cv = gr_flow_judge_cancel(cpu_ms, wait_ms, window_ms);
     gr_flow_cancel_figure(out, w, cn, t0, t0 + window_ms * RL_NS_PER_MS, cpu_ms, window_ms, cv);
     if ((v = gr_flow_judge_cpu_after_cancel(cpu_ms, wait_ms, window_ms, CANCEL_SETTLE_MS, fb, sizeof fb)) != GR_PASS) {

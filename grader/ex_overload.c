@@ -275,20 +275,6 @@ static int offer_load(gr_ctx *ctx, rl_proc_peak *w, rl_load_call **calls, size_t
     return 0;
 }
 
-/* The CPU the relay's group and the baseline have waited for so far, in
- * ns (rl_proc_group_sched, as the cancel and coverage judges read it); -1
- * when either cannot be read. The judge reads the difference over the
- * load (overload_judge.h, "a starved chain"). */
-static int64_t chain_wait_ns(gr_ctx *ctx)
-{
-    int64_t run, wait, total;
-    pid_t relay = gr_submission_pgid(ctx), base = gr_baseline_pid(ctx, 0);
-    if (relay <= 0 || base <= 0 || rl_proc_group_sched(relay, &run, &total) != RL_OK ||
-        rl_proc_group_sched(base, &run, &wait) != RL_OK)
-        return -1;
-    return total + wait;
-}
-
 static int overload(gr_ctx *ctx, gr_scenario_result *out)
 {
     Relaylab__ObserveReply *obs = NULL;
@@ -301,10 +287,12 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
         goto done;
     rl_proc_peak w = {gr_submission_pgid(ctx), 0};
     rl_proc_peak_sample(&w);
-    int64_t wait_a = chain_wait_ns(ctx);
+    /* The relay's and the baseline's wait for a CPU around the load
+     * (overload_judge.h, "a starved chain"). */
+    int64_t wait_a = gr_chain_wait_ns(ctx);
     if (offer_load(ctx, &w, &calls, &n, out))
         goto done;
-    int64_t wait_b = wait_a < 0 ? -1 : chain_wait_ns(ctx);
+    int64_t wait_b = wait_a < 0 ? -1 : gr_chain_wait_ns(ctx);
     int64_t last = n ? calls[n - 1].deadline_ns : rl_now_ns();
     if (observe_all(ctx, last + (GR_OVERLOAD_LINGER_MS + 500) * RL_NS_PER_MS, &obs, out) ||
         gr_scenario_crash_check(ctx, false, "under overload", out))
@@ -325,9 +313,7 @@ static int overload(gr_ctx *ctx, gr_scenario_result *out)
                                 .s = &s};
     f.goodput = c.ok_late_half / (OL_DURATION_MS / 2000.0); /* over the late half */
     f.peak_mib = (double)w.peak_rss / RL_MIB;
-    /* A thread that ended meanwhile takes its wait with it: a lower bound,
-     * never below 0. */
-    f.chain_wait_ms = wait_b < 0 ? -1 : wait_b > wait_a ? (wait_b - wait_a) / RL_NS_PER_MS : 0;
+    f.chain_wait_ms = gr_waited_ms(wait_a, wait_b);
     char fb[GR_FEEDBACK_MAX];
     gr_result(out, gr_overload_judge_load(&f, fb, sizeof fb), "%s", fb);
 done:

@@ -367,7 +367,7 @@ static int grace_ends(gr_ctx *ctx, gr_scenario_result *out)
     f.steps_done = w ? w->steps_done : 0;
     f.now_ms = gr_ms_between(s, rl_now_ns());
     int64_t wait_b = wait_a < 0 ? -1 : gr_chain_wait_ns(ctx);
-    f.waited_ms = wait_b < 0 ? -1 : wait_b > wait_a ? (wait_b - wait_a) / RL_NS_PER_MS : 0;
+    f.waited_ms = gr_waited_ms(wait_a, wait_b);
     char fb[GR_FEEDBACK_MAX];
     gr_result(out, gr_shutdown_judge_grace(&f, fb, sizeof fb), "%s", fb);
     gr_shutdown_grace_figure(out, &c, s, w, end_ms, &ex, &times);

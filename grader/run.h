@@ -179,6 +179,12 @@ typedef struct gr_exit {
  * late event subtracts before it blames the submission. */
 int64_t gr_chain_wait_ns(gr_ctx *ctx);
 
+/* The CPU wait between two readings |a| and |b| (of gr_chain_wait_ns or
+ * any such count, in ns), in ms: -1 when either was unreadable (-1), else
+ * never below 0 (a thread that ended between them took its wait along,
+ * so the difference is a lower bound). */
+int64_t gr_waited_ms(int64_t a, int64_t b);
+
 /* A submission still running at its exit deadline that waited for a CPU
  * since the signal is given that wait again, once, if it was at least the
  * first and at most the second (ms): gr_await_submission_exit. */

@@ -117,6 +117,13 @@ int gr_await_submission_exit(gr_ctx *ctx, int64_t within_ms, bool kill_at_deadli
     return gr_await_submission_exit_at(ctx, 0, within_ms, kill_at_deadline, out);
 }
 
+int64_t gr_waited_ms(int64_t a, int64_t b)
+{
+    if (a < 0 || b < 0)
+        return -1;
+    return b > a ? (b - a) / RL_NS_PER_MS : 0;
+}
+
 int64_t gr_chain_wait_ns(gr_ctx *ctx)
 {
     int64_t run, wait, total = 0;

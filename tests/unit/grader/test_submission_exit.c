@@ -286,6 +286,17 @@ static void blocked_process_is_killed_at_its_deadline(void **state)
     assert_true(out.ms < BLOCKED_WITHIN_MS + GR_EXIT_STARVED_MIN_MS + waited / RL_NS_PER_MS);
 }
 
+/* Two readings of a wait give the wait between them in ms: unknown when
+ * either was, and never below 0 (a thread that ended took its wait). */
+static void waited_ms_is_a_lower_bound(void **state)
+{
+    (void)state;
+    assert_int_equal(gr_waited_ms(RL_NS_PER_SEC, 3 * RL_NS_PER_SEC + RL_NS_PER_MS - 1), 2000);
+    assert_int_equal(gr_waited_ms(5 * RL_NS_PER_MS, 2 * RL_NS_PER_MS), 0);
+    assert_int_equal(gr_waited_ms(-1, RL_NS_PER_SEC), -1);
+    assert_int_equal(gr_waited_ms(0, -1), -1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && strcmp(argv[1], "burn-on-term") == 0)
@@ -299,6 +310,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(throttled_exit_is_granted_its_cpu_wait),
         cmocka_unit_test(blocked_process_is_killed_at_its_deadline),
+        cmocka_unit_test(waited_ms_is_a_lower_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
