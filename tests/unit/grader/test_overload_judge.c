@@ -21,6 +21,11 @@
 
 static char fb[GR_FEEDBACK_MAX];
 
+static bool starts_with(const char *text, const char *prefix)
+{
+    return strncmp(text, prefix, strlen(prefix)) == 0;
+}
+
 /* The overload judge's stall: only DEADLINE_EXCEEDED ends count (an OK
  * answer may come at any time before the deadline), the latest wins, and a
  * call with no status is not a measurement. */
@@ -255,11 +260,8 @@ static void overload_judges_each_reason(void **state)
     /* Goodput just under its share. */
     f.goodput = 2.9;
     assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_FAIL);
-    assert_true(strncmp(fb,
-                        "goodput collapsed: 2.9 calls/s succeeded in the second half, under 30 % of the 10/s the "
-                        "backend can serve; at 100 calls/s",
-                        strlen("goodput collapsed: 2.9 calls/s succeeded in the second half, under 30 % of the 10/s "
-                               "the backend can serve; at 100 calls/s")) == 0);
+    assert_true(starts_with(fb, "goodput collapsed: 2.9 calls/s succeeded in the second half, under 30 % of the 10/s "
+                                "the backend can serve; at 100 calls/s"));
     f.goodput = 3;
     /* One more call held to its deadline, and the calls forwarded late:
      * both named, in order. */
@@ -274,26 +276,14 @@ static void overload_judges_each_reason(void **state)
     assert_null(strstr(fb, "without the time to be served"));
     s.late = 0;
     assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_FAIL);
-    assert_true(strncmp(fb, "26 calls reached the baseline without the time to be served (", 60) == 0);
-    /* The grader's client lagged past the stall: timing alone is ERROR. */
-    calls[45].end_ns = calls[45].deadline_ns + (GR_OVERLOAD_STALL_MS + 1) * MS;
-    assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_ERROR);
-    assert_true(strncmp(fb,
-                        "grade again: the machine stalled. The grader's own client saw calls end up to 2001 ms "
-                        "after their deadline",
-                        80) == 0);
-    assert_non_null(strstr(fb, "may be the stall's; at 100 calls/s"));
-    calls[45].end_ns = calls[45].deadline_ns + 5 * MS;
-    assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_FAIL);
+    assert_true(starts_with(fb, "26 calls reached the baseline without the time to be served ("));
     /* The relay and the baseline waited a deadline's length for a CPU and
      * the timing reasons touched a minority: ERROR, the wait named. One ms
      * less, or unknown: FAIL. */
     f.chain_wait_ms = 2000;
     assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_ERROR);
-    assert_true(strncmp(fb,
-                        "grade again: the machine was too busy. During the load the relay and the baseline waited "
-                        "2000 ms for a CPU, at least a 2000 ms deadline",
-                        120) == 0);
+    assert_true(starts_with(fb, "grade again: the machine was too busy. During the load the relay and the baseline "
+                                "waited 2000 ms for a CPU, at least a 2000 ms deadline"));
     assert_non_null(strstr(fb, "touched under half of the calls, which such a wait can explain; at 100 calls/s"));
     /* A goodput collapse is never excused (the starters' one-call gate
      * refuses nearly every call at once, starved or not). */
@@ -317,7 +307,13 @@ static void overload_judges_each_reason(void **state)
     assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_FAIL);
     s.late = 0;
     c.waited = waited;
+    /* The grader's client lagged past the stall: timing alone is ERROR
+     * (named the stall's, which comes first). */
     calls[45].end_ns = calls[45].deadline_ns + (GR_OVERLOAD_STALL_MS + 1) * MS;
+    assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_ERROR);
+    assert_true(starts_with(fb, "grade again: the machine stalled. The grader's own client saw calls end up to 2001 ms "
+                                "after their deadline"));
+    assert_non_null(strstr(fb, "may be the stall's; at 100 calls/s"));
     /* ... but not a wrong status or the RSS budget, which rest on no timing,
      * starved or not. */
     f.peak_mib = GR_OVERLOAD_RSS_BUDGET_MIB + 0.1;
@@ -334,7 +330,7 @@ static void overload_judges_each_reason(void **state)
     /* Calls with no status lead. */
     c.unended = 2;
     assert_int_equal(gr_overload_judge_load(&f, fb, sizeof fb), GR_FAIL);
-    assert_true(strncmp(fb, "2 calls had no status 2000 ms after their deadline; ", 52) == 0);
+    assert_true(starts_with(fb, "2 calls had no status 2000 ms after their deadline; "));
     free(c.lat);
     free(calls);
 }
