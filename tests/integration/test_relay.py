@@ -413,11 +413,14 @@ def test_mistake_huge_timeout_sends_int32_max_ms(start_stack):
 def test_mistake_ignore_cancel_runs_work_to_completion(start_stack):
     st = start_stack("--mistake", "ignore-cancel")
     tag = new_tag()
-    fut = st.stub.Process.future(pb.ProcessRequest(tag=tag, steps=10, step_ms=30), timeout=30)
+    # 3 s of Work, so that the cancel lands while it runs however late the
+    # observer shows it (10 x 30 ms had ended before the cancel once, in a
+    # make test's four groups at once).
+    fut = st.stub.Process.future(pb.ProcessRequest(tag=tag, steps=100, step_ms=30), timeout=30)
     st.wait_for(tag, arrived("Work"), 10, "Work to start")
     assert fut.cancel()
-    work = one(st.wait_for(tag, ended("Work"), 5, "Work to end"), "Work")
-    assert not work.cancelled and work.steps_done == 10, fmt(work)
+    work = one(st.wait_for(tag, ended("Work"), 10, "Work to end"), "Work")
+    assert not work.cancelled and work.steps_done == 100, fmt(work)
     # Cancelled during Lookup, it still starts Work afterwards.
     tag = new_tag()
     fut = st.stub.Process.future(pb.ProcessRequest(tag=tag, lookup_delay_ms=200, steps=1, step_ms=1), timeout=30)
