@@ -77,7 +77,7 @@ def test_unbounded_queues_fail_stall_past_twice_the_budget(submission):
     # one sample's overshoot. The C producer can make the whole response
     # (187.5 MiB) between two samples; the Python one, slower, is cut well
     # before it (it was watched on to 185 MiB before the cut).
-    assert growth(output) > 2 * BUDGET_MIB, output
+    assert growth(output) >= 2 * BUDGET_MIB, output  # printed to 0.1 MiB: just past 96 reads 96.0
     if submission.startswith("python:"):
         assert growth(output) < 0.9 * WHOLE_MIB, output
     # slow-reader's watch ends once the growth passes its own budget (96
