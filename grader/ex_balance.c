@@ -407,6 +407,7 @@ const gr_exercise gr_ex_balance = {
     .summary = "max connection age re-spreads connections behind an L4 balancer",
     .kind = GR_SUBMISSION_CONFIG,
     .baselines = 3,
+    .baselines_by_scenario = true, /* the live run restarts them with the config's server args */
     .scenarios = scenarios,
     .nscenarios = sizeof scenarios / sizeof scenarios[0],
 };

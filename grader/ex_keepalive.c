@@ -443,6 +443,7 @@ const gr_exercise gr_ex_keepalive = {
     .summary = "keepalive agrees with the server and the intermediary",
     .kind = GR_SUBMISSION_CONFIG,
     .baselines = 1,
+    .baselines_by_scenario = true, /* each live run restarts it with the config's server args */
     .scenarios = scenarios,
     .nscenarios = sizeof scenarios / sizeof scenarios[0],
 };

@@ -66,16 +66,22 @@ typedef struct gr_exercise {
     const char *name; /* "deadline", "cancel", "flow", "keepalive", "retry" */
     const char *summary;
     gr_submission_kind kind;
-    int baselines;          /* fresh baselines each scenario run gets, 0..GR_MAX_BASELINES;
-                             * the submission is given the first as RELAYLAB_BASELINE
-                             * and all of them as RELAYLAB_BASELINES */
-    int instances;          /* command submissions: instances started for each
-                             * scenario run, each on its own port, 1..GR_MAX_INSTANCES
-                             * (0 means 1); instance 0 is the one the single-instance
-                             * accessors and the measurements (RSS, CPU) see */
-    const char *const *env; /* "NAME=value" strings the submission is given
-                             * too (NULL-terminated, may be NULL): what the
-                             * exercise promises it, e.g. its grace period */
+    int baselines;              /* fresh baselines each scenario run gets, 0..GR_MAX_BASELINES;
+                                 * the submission is given the first as RELAYLAB_BASELINE
+                                 * and all of them as RELAYLAB_BASELINES */
+    bool baselines_by_scenario; /* config exercises whose scenarios start the
+                                 * baselines they use themselves, each with the
+                                 * config's server args (gr_restart_baseline): the
+                                 * driver makes the slots and starts none, since a
+                                 * start the scenario replaces, or never uses, is
+                                 * CPU for nothing (bench/results/class.md) */
+    int instances;              /* command submissions: instances started for each
+                                 * scenario run, each on its own port, 1..GR_MAX_INSTANCES
+                                 * (0 means 1); instance 0 is the one the single-instance
+                                 * accessors and the measurements (RSS, CPU) see */
+    const char *const *env;     /* "NAME=value" strings the submission is given
+                                 * too (NULL-terminated, may be NULL): what the
+                                 * exercise promises it, e.g. its grace period */
     const gr_scenario *scenarios;
     size_t nscenarios;
     const gr_world_ops *world; /* command submissions that dial out: their

@@ -124,7 +124,7 @@ static int run_setup(gr_ctx *ctx, gr_scenario_result *res)
         gr_result(res, GR_ERROR, "%s", err);
         return -1;
     }
-    if (gr_baselines_start(ctx, err, sizeof err) != RL_OK) {
+    if (!ex->baselines_by_scenario && gr_baselines_start(ctx, err, sizeof err) != RL_OK) {
         gr_result(res, GR_ERROR, "%s", err);
         return -1;
     }

@@ -84,7 +84,9 @@ const char *gr_identity_note(gr_ctx *ctx);
 /* Kills baseline |i| and starts a new one on the same port (so a running
  * submission keeps finding it) with |extra_argv| appended to its command line
  * (NULL-terminated; may be NULL), waits for its readiness line and recreates
- * its channel (a pointer obtained before is invalid afterwards). Returns 0,
+ * its channel (a pointer obtained before is invalid afterwards). A baseline
+ * that never ran (the exercise's baselines_by_scenario) starts on a port of
+ * its own, which later restarts keep. Returns 0,
  * or RL_EINVAL (no baseline |i|) / RL_ECHILD / RL_ETIMEOUT with a reason in
  * |err|. */
 int gr_restart_baseline(gr_ctx *ctx, int i, const char *const *extra_argv, char *err, size_t errlen);

@@ -118,11 +118,23 @@ static int noop(gr_ctx *ctx, gr_scenario_result *out)
 }
 
 static const gr_scenario scenarios[] = {{"a", "first", noop, 0, 0}, {"b", "second", noop, 0, 0}};
-static const gr_exercise ex = {"ex", "a test exercise", GR_SUBMISSION_COMMAND, 1, 1, NULL, scenarios, 2, NULL};
+static const gr_exercise ex = {.name = "ex",
+                               .summary = "a test exercise",
+                               .kind = GR_SUBMISSION_COMMAND,
+                               .baselines = 1,
+                               .instances = 1,
+                               .scenarios = scenarios,
+                               .nscenarios = 2};
 
 static const gr_scenario three[] = {
     {"lesson", "the lesson", noop, 0, 0}, {"guard", "a guard", noop, 0, 0}, {"other", "another", noop, 0, 0}};
-static const gr_exercise ex3 = {"ex", "three scenarios", GR_SUBMISSION_COMMAND, 1, 1, NULL, three, 3, NULL};
+static const gr_exercise ex3 = {.name = "ex",
+                                .summary = "three scenarios",
+                                .kind = GR_SUBMISSION_COMMAND,
+                                .baselines = 1,
+                                .instances = 1,
+                                .scenarios = three,
+                                .nscenarios = 3};
 
 static void needs_must_name_another_scenario_that_needs_none(void **state)
 {
@@ -219,7 +231,13 @@ static void a_guard_scores_only_with_the_lesson_it_needs(void **state)
     c "-lesson-with-a-name-long-enough-that-two-of-them-do-not-fit-in-the-note-of-held-points-at-all-xxxxxxx"
 static const gr_scenario longs[] = {
     {LONG_ID("a"), "a", noop, 0, 0}, {LONG_ID("b"), "b", noop, 0, 0}, {"guard", "g", noop, 0, 0}};
-static const gr_exercise exl = {"ex", "long ids", GR_SUBMISSION_COMMAND, 1, 1, NULL, longs, 3, NULL};
+static const gr_exercise exl = {.name = "ex",
+                                .summary = "long ids",
+                                .kind = GR_SUBMISSION_COMMAND,
+                                .baselines = 1,
+                                .instances = 1,
+                                .scenarios = longs,
+                                .nscenarios = 3};
 
 static void held_names_that_do_not_fit_are_cut(void **state)
 {
