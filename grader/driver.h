@@ -9,6 +9,7 @@
 #define GR_DRIVER_H
 
 #include "rl_proc.h"
+#include "rl_wait_tally.h"
 #include "run.h"
 #include "sandbox.h"
 #include "watchdog.h"
@@ -65,8 +66,11 @@ typedef struct gr_instance {
     /* The scenario signalled it (gr_signal_submission): its exit is
      * what the scenario asked for, not a crash. */
     bool signalled;
-    int64_t signal_ns;      /* when, CLOCK_MONOTONIC */
-    int64_t signal_wait_ns; /* its group's CPU wait then (rl_proc_group_sched), -1 unread */
+    int64_t signal_ns; /* when, CLOCK_MONOTONIC */
+    /* Its group's CPU wait since then, thread by thread (valid while
+     * |tallied|; freed by gr_submission_stop). */
+    rl_wait_tally signal_wait;
+    bool tallied;
     /* Its sandbox (opt->sandbox), valid while |sandboxed|. */
     gr_sandbox_run sb;
     bool sandboxed;

@@ -631,6 +631,9 @@ static void name_limits(gr_ctx *ctx, gr_instance *s, gr_scenario_result *res)
  * the verdict stays the scenario's own. */
 void gr_submission_stop(gr_ctx *ctx, gr_instance *s, gr_scenario_result *res)
 {
+    if (s->tallied)
+        rl_wait_tally_fini(&s->signal_wait);
+    s->tallied = false;
     if (s->ch)
         grpc_channel_destroy(s->ch);
     s->ch = NULL;

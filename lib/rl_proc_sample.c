@@ -261,8 +261,9 @@ void rl_proc_peak_sample(void *peak)
         p->peak_rss = s.rss_bytes;
 }
 
-/* Adds the run and wait times of every thread of process |pid|. */
-static void add_task_sched(const char *pid, int64_t *run_ns, int64_t *wait_ns)
+/* Calls |each| with the run and wait times of every thread of process
+ * |pid|. */
+static void each_task_sched(const char *pid, rl_thread_sched_fn each, void *user)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%.16s/task", pid);
@@ -279,10 +280,8 @@ static void add_task_sched(const char *pid, int64_t *run_ns, int64_t *wait_ns)
         if (!f)
             continue;
         long long run = 0, wait = 0;
-        if (fscanf(f, "%lld %lld", &run, &wait) == 2) {
-            *run_ns += run;
-            *wait_ns += wait;
-        }
+        if (fscanf(f, "%lld %lld", &run, &wait) == 2)
+            each(user, (pid_t)atol(e->d_name), run, wait);
         fclose(f);
     }
     closedir(d);
@@ -300,9 +299,29 @@ int rl_proc_stat_ids(const char *name, char *state, pid_t *ppid, pid_t *pgrp)
     return RL_OK;
 }
 
+typedef struct sched_sum {
+    int64_t run_ns, wait_ns;
+} sched_sum;
+
+static void add_sched(void *user, pid_t tid, int64_t run_ns, int64_t wait_ns)
+{
+    (void)tid;
+    sched_sum *sum = user;
+    sum->run_ns += run_ns;
+    sum->wait_ns += wait_ns;
+}
+
 int rl_proc_group_sched(pid_t pgid, int64_t *run_ns, int64_t *wait_ns)
 {
-    *run_ns = *wait_ns = 0;
+    sched_sum sum = {0, 0};
+    int rc = rl_proc_group_threads(pgid, add_sched, &sum);
+    *run_ns = sum.run_ns;
+    *wait_ns = sum.wait_ns;
+    return rc;
+}
+
+int rl_proc_group_threads(pid_t pgid, rl_thread_sched_fn each, void *user)
+{
     DIR *d = opendir("/proc");
     if (!d)
         return RL_ESYS;
@@ -318,7 +337,7 @@ int rl_proc_group_sched(pid_t pgid, int64_t *run_ns, int64_t *wait_ns)
             !membership_has(&m, e->d_name, pgrp))
             continue;
         members++;
-        add_task_sched(e->d_name, run_ns, wait_ns);
+        each_task_sched(e->d_name, each, user);
     }
     closedir(d);
     membership_fini(&m);

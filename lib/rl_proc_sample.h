@@ -47,6 +47,12 @@ int rl_proc_stat_ids(const char *name, char *state, pid_t *ppid, pid_t *pgrp);
  * RL_ESYS. */
 int rl_proc_group_sched(pid_t pgid, int64_t *run_ns, int64_t *wait_ns);
 
+/* The same account thread by thread: calls |each| once for every thread of
+ * every member of group |pgid| with its id and its run and wait times (ns
+ * since it started). Returns 0, RL_ENOTFOUND (no member) or RL_ESYS. */
+typedef void (*rl_thread_sched_fn)(void *user, pid_t tid, int64_t run_ns, int64_t wait_ns);
+int rl_proc_group_threads(pid_t pgid, rl_thread_sched_fn each, void *user);
+
 /* The largest RSS of a process group seen so far: rl_proc_peak_sample
  * (void * for a periodic callback, e.g. rl_load's tick) samples |pgid| and
  * raises |peak_rss|; a failed sample leaves it. */

@@ -20,6 +20,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,18 @@
 
 /* The blocked child's deadline: no CPU wait, so no grant. */
 #define BLOCKED_WITHIN_MS 300
+
+/* The child whose wait leaves with a thread: after SIGTERM a worker thread
+ * burns WORKER_BURN_MS of CPU under the quota (13 to 15 periods: about
+ * 1.3-1.5 s, nearly all of it waiting) and ends; the main thread, blocked
+ * meanwhile, sleeps MAIN_SLEEP_MS more and exits, about 2.8-3.1 s after the
+ * signal: past THREAD_WITHIN_MS, inside the grant of the worker's wait
+ * (to about 3.8 s). Read only at the deadline, the group has just the
+ * main thread, which waited for almost nothing: no grant, and it was
+ * killed, as the C relay was after its loop threads ended. */
+#define THREAD_WITHIN_MS 2500
+#define WORKER_BURN_MS   30
+#define MAIN_SLEEP_MS    1500
 
 static char self_exe[PATH_MAX];
 
@@ -88,6 +101,42 @@ static _Noreturn void child_burn_on_term(long burn_ms)
         ;
     /* Without the exit handlers: under ASan, LeakSanitizer's scan at exit
      * would add CPU of its own to the fixed amount. */
+    _exit(0);
+}
+
+static void *burn_thread(void *arg)
+{
+    struct timespec from, now;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &from);
+    int64_t burn_ns = (int64_t)(intptr_t)arg * RL_NS_PER_MS, used;
+    do {
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+        used = (int64_t)(now.tv_sec - from.tv_sec) * RL_NS_PER_SEC + (now.tv_nsec - from.tv_nsec);
+    } while (used < burn_ns);
+    return NULL;
+}
+
+/* Says "ready", waits for SIGTERM, then has a thread burn |burn_ms| of CPU
+ * and end, sleeps |sleep_ms| and exits 0: a submission whose shutdown
+ * work runs on threads that end before the process does. */
+static _Noreturn void child_burn_in_thread(long burn_ms, long sleep_ms)
+{
+    sigset_t term, old;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, &old);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_term;
+    sigaction(SIGTERM, &sa, NULL);
+    printf("ready\n");
+    fflush(stdout);
+    while (!termed)
+        sigsuspend(&old);
+    pthread_t t;
+    if (pthread_create(&t, NULL, burn_thread, (void *)(intptr_t)burn_ms) != 0 || pthread_join(t, NULL) != 0)
+        _exit(3);
+    rl_sleep_ms(sleep_ms, NULL);
     _exit(0);
 }
 
@@ -172,14 +221,14 @@ static int throttled_cgroup(char *dir, size_t len, char *why, size_t whylen)
 
 /* |ctx| with one unsandboxed instance running this program in |mode|,
  * which has said it is ready. */
-static void start_instance(gr_ctx *ctx, gr_options *opt, const char *mode, const char *arg)
+static void start_instance(gr_ctx *ctx, gr_options *opt, const char *mode, const char *arg, const char *arg2)
 {
     memset(ctx, 0, sizeof *ctx);
     memset(opt, 0, sizeof *opt);
     ctx->opt = opt;
     ctx->ninstances = 1;
     gr_instance *s = &ctx->subs[0];
-    const char *argv[] = {self_exe, mode, arg, NULL};
+    const char *argv[] = {self_exe, mode, arg, arg2, NULL};
     rl_proc_options po = {.argv = argv, .kill_with_parent = true};
     assert_int_equal(rl_proc_spawn(&s->proc, &po), RL_OK);
     s->have = true;
@@ -189,6 +238,8 @@ static void start_instance(gr_ctx *ctx, gr_options *opt, const char *mode, const
 
 static void stop_instance(gr_ctx *ctx)
 {
+    if (ctx->subs[0].tallied)
+        rl_wait_tally_fini(&ctx->subs[0].signal_wait);
     rl_proc_stop(&ctx->subs[0].proc, 1000);
     rl_proc_fini(&ctx->subs[0].proc);
 }
@@ -220,30 +271,38 @@ static int64_t both_wait_ns(pid_t pid)
 
 /* ---- the tests ---- */
 
-static void throttled_exit_is_granted_its_cpu_wait(void **state)
+/* Makes the throttled cgroup and starts |mode| in it; false (skipped)
+ * when no cgroup can be made. */
+static bool start_throttled(gr_ctx *ctx, gr_options *opt, char *cg, size_t cglen, const char *mode, const char *arg,
+                            const char *arg2)
 {
-    (void)state;
-    char cg[200], why[512], pid[32];
-    if (throttled_cgroup(cg, sizeof cg, why, sizeof why) != 0) {
+    char why[512], pid[32];
+    if (throttled_cgroup(cg, cglen, why, sizeof why) != 0) {
         print_message("skipped: %s\n", why);
-        skip();
+        return false;
     }
-    static gr_ctx ctx;
-    gr_options opt;
-    char burn[16];
-    snprintf(burn, sizeof burn, "%d", BURN_MS);
     /* Started outside the cgroup, so its start-up is not throttled; only
      * its shutdown is. */
-    start_instance(&ctx, &opt, "burn-on-term", burn);
-    gr_instance *s = &ctx.subs[0];
-    snprintf(pid, sizeof pid, "%ld", (long)s->proc.pid);
+    start_instance(ctx, opt, mode, arg, arg2);
+    snprintf(pid, sizeof pid, "%ld", (long)ctx->subs[0].proc.pid);
     if (put(cg, "cgroup.procs", pid) != 0) {
         int err = errno;
-        stop_instance(&ctx);
+        stop_instance(ctx);
         rmdir(cg);
         fail_msg("cannot move the child into %s: %s", cg, strerror(err));
     }
+    return true;
+}
 
+static void throttled_exit_is_granted_its_cpu_wait(void **state)
+{
+    (void)state;
+    static gr_ctx ctx;
+    gr_options opt;
+    char cg[200], burn[16];
+    snprintf(burn, sizeof burn, "%d", BURN_MS);
+    if (!start_throttled(&ctx, &opt, cg, sizeof cg, "burn-on-term", burn, NULL))
+        skip();
     assert_int_equal(gr_signal_submission_at(&ctx, 0, SIGTERM), RL_OK);
     gr_exit out;
     int rc = gr_await_submission_exit_at(&ctx, 0, THROTTLED_WITHIN_MS, true, &out);
@@ -260,12 +319,36 @@ static void throttled_exit_is_granted_its_cpu_wait(void **state)
     assert_true(out.ms > THROTTLED_WITHIN_MS);
 }
 
+static void wait_that_left_with_a_thread_is_granted(void **state)
+{
+    (void)state;
+    static gr_ctx ctx;
+    gr_options opt;
+    char cg[200], burn[16], nap[16];
+    snprintf(burn, sizeof burn, "%d", WORKER_BURN_MS);
+    snprintf(nap, sizeof nap, "%d", MAIN_SLEEP_MS);
+    if (!start_throttled(&ctx, &opt, cg, sizeof cg, "burn-in-thread", burn, nap))
+        skip();
+    assert_int_equal(gr_signal_submission_at(&ctx, 0, SIGTERM), RL_OK);
+    gr_exit out;
+    int rc = gr_await_submission_exit_at(&ctx, 0, THREAD_WITHIN_MS, true, &out);
+    print_message("child whose worker thread ended: %s %lld ms after SIGTERM (deadline %d ms)\n", out.how,
+                  (long long)out.ms, THREAD_WITHIN_MS);
+    stop_instance(&ctx);
+    assert_int_equal(rmdir(cg), 0);
+    assert_int_equal(rc, RL_OK);
+    assert_true(out.exited);
+    assert_false(out.killed);
+    assert_int_equal(out.status, 0);
+    assert_true(out.ms > THREAD_WITHIN_MS);
+}
+
 static void blocked_process_is_killed_at_its_deadline(void **state)
 {
     (void)state;
     static gr_ctx ctx;
     gr_options opt;
-    start_instance(&ctx, &opt, "ignore-term", NULL);
+    start_instance(&ctx, &opt, "ignore-term", NULL, NULL);
     pid_t pid = ctx.subs[0].proc.pid;
     assert_int_equal(gr_signal_submission_at(&ctx, 0, SIGTERM), RL_OK);
     int64_t waited = both_wait_ns(pid);
@@ -303,12 +386,15 @@ int main(int argc, char **argv)
         child_burn_on_term(argc >= 3 ? atol(argv[2]) : 0);
     if (argc >= 2 && strcmp(argv[1], "ignore-term") == 0)
         child_ignore_term();
+    if (argc >= 4 && strcmp(argv[1], "burn-in-thread") == 0)
+        child_burn_in_thread(atol(argv[2]), atol(argv[3]));
     ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
     if (n <= 0)
         return EXIT_FAILURE;
     self_exe[n] = '\0';
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(throttled_exit_is_granted_its_cpu_wait),
+        cmocka_unit_test(wait_that_left_with_a_thread_is_granted),
         cmocka_unit_test(blocked_process_is_killed_at_its_deadline),
         cmocka_unit_test(waited_ms_is_a_lower_bound),
     };
