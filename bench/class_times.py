@@ -10,7 +10,10 @@ baselines, the submission, a world's servers; extra_data's cpu_grader_seconds
 and cpu_others_seconds), largest first; what the CPU does not cover is waiting
 (idle periods, watches, the world's clock, or a machine too busy to run them).
 When a grading's lanes ran at once, its scenarios overlap and the script says
-by how much.
+by how much. Last, the most a kept process could save: in each grading every
+scenario after the first is charged nothing for the cheapest scenario's cost
+(its submission's start, the baselines', the world's, the grader's calls), and
+what is left is the CPU no reuse of processes can remove.
 
     bench/class_times.py OUT [--students 40] [--scenarios 15]"""
 
@@ -30,6 +33,7 @@ def main():
     a = ap.parse_args()
     times, scen = {}, {}
     grading_wall = scenario_wall = 0.0
+    cpu_all = reuse_bound = 0.0
     for path in glob.glob(os.path.join(a.out, "*", "*.json")):
         if os.path.basename(path) == "results.json":
             continue
@@ -39,15 +43,20 @@ def main():
             times.setdefault(x["exercise"], []).append(x["seconds"])
             grading_wall += x["seconds"]
             scenario_wall += sum(t.get("extra_data", {}).get("seconds", 0.0) for t in doc.get("tests", []))
+        costs = []
         for t in doc.get("tests", []):
             tx = t.get("extra_data", {})
             if "cpu_grader_seconds" not in tx:
                 continue
+            costs.append(tx["cpu_grader_seconds"] + tx["cpu_others_seconds"])
             row = scen.setdefault(f"{tx['exercise']}/{tx['scenario']}", [0, 0.0, 0.0, 0.0])
             row[0] += 1
             row[1] += tx["seconds"]
             row[2] += tx["cpu_grader_seconds"]
             row[3] += tx["cpu_others_seconds"]
+        if costs:
+            cpu_all += sum(costs)
+            reuse_bound += (len(costs) - 1) * min(costs)
     print("| exercise | gradings | total s | median s | longest s |")
     print("|---|---|---|---|---|")
     medsum = 0.0
@@ -72,6 +81,11 @@ def main():
             print(f"\nThe scenarios' wall times add up to {scenario_wall:.0f} s against {grading_wall:.0f} s of "
                   f"gradings ({scenario_wall / grading_wall:.1f} x): their lanes ran at once, so the waits "
                   f"overlap and the column 'not on a CPU' counts each lane's own.")
+    if cpu_all:
+        print(f"\nThe scenarios' CPU: {cpu_all:.0f} s. If every scenario after a grading's first cost "
+              f"nothing of its cheapest scenario's CPU (a kept submission, baselines and world, and "
+              f"the grader's calls for free), {reuse_bound:.0f} s would go and {cpu_all - reuse_bound:.0f} s "
+              f"stay: on 2 cores, at least {(cpu_all - reuse_bound) / 2:.0f} s of wall time.")
     return 0
 
 
