@@ -80,9 +80,9 @@ static int64_t cpu_ns(void)
     return (int64_t)ts.tv_sec * RL_NS_PER_SEC + ts.tv_nsec;
 }
 
-/* Says "ready", waits for SIGTERM, then spins until it has used |burn_ms|
- * of CPU since, and exits 0 at once: a submission whose shutdown needs that CPU. */
-static _Noreturn void child_burn_on_term(long burn_ms)
+/* Says "ready" and returns once SIGTERM came (blocked until it waits, so
+ * none is lost). */
+static void ready_until_term(void)
 {
     sigset_t term, old;
     sigemptyset(&term);
@@ -96,6 +96,13 @@ static _Noreturn void child_burn_on_term(long burn_ms)
     fflush(stdout);
     while (!termed)
         sigsuspend(&old);
+}
+
+/* Says "ready", waits for SIGTERM, then spins until it has used |burn_ms|
+ * of CPU since, and exits 0 at once: a submission whose shutdown needs that CPU. */
+static _Noreturn void child_burn_on_term(long burn_ms)
+{
+    ready_until_term();
     int64_t from = cpu_ns();
     while (cpu_ns() - from < burn_ms * RL_NS_PER_MS)
         ;
@@ -104,15 +111,19 @@ static _Noreturn void child_burn_on_term(long burn_ms)
     _exit(0);
 }
 
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * RL_NS_PER_SEC + ts.tv_nsec;
+}
+
+/* Spins until this thread has used |arg| ms of CPU. */
 static void *burn_thread(void *arg)
 {
-    struct timespec from, now;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &from);
-    int64_t burn_ns = (int64_t)(intptr_t)arg * RL_NS_PER_MS, used;
-    do {
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
-        used = (int64_t)(now.tv_sec - from.tv_sec) * RL_NS_PER_SEC + (now.tv_nsec - from.tv_nsec);
-    } while (used < burn_ns);
+    int64_t from = thread_cpu_ns();
+    while (thread_cpu_ns() - from < (int64_t)(intptr_t)arg * RL_NS_PER_MS)
+        ;
     return NULL;
 }
 
@@ -121,18 +132,7 @@ static void *burn_thread(void *arg)
  * work runs on threads that end before the process does. */
 static _Noreturn void child_burn_in_thread(long burn_ms, long sleep_ms)
 {
-    sigset_t term, old;
-    sigemptyset(&term);
-    sigaddset(&term, SIGTERM);
-    sigprocmask(SIG_BLOCK, &term, &old);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_term;
-    sigaction(SIGTERM, &sa, NULL);
-    printf("ready\n");
-    fflush(stdout);
-    while (!termed)
-        sigsuspend(&old);
+    ready_until_term();
     pthread_t t;
     if (pthread_create(&t, NULL, burn_thread, (void *)(intptr_t)burn_ms) != 0 || pthread_join(t, NULL) != 0)
         _exit(3);
@@ -294,6 +294,24 @@ static bool start_throttled(gr_ctx *ctx, gr_options *opt, char *cg, size_t cglen
     return true;
 }
 
+/* Sends the throttled child SIGTERM and waits |within_ms| for its exit,
+ * then removes cgroup |cg|: it must exit on its own, with status 0, after
+ * its deadline, in the wait it was granted. */
+static void exits_in_its_grant(gr_ctx *ctx, const char *cg, int within_ms, const char *what)
+{
+    assert_int_equal(gr_signal_submission_at(ctx, 0, SIGTERM), RL_OK);
+    gr_exit out;
+    int rc = gr_await_submission_exit_at(ctx, 0, within_ms, true, &out);
+    print_message("%s: %s %lld ms after SIGTERM (deadline %d ms)\n", what, out.how, (long long)out.ms, within_ms);
+    stop_instance(ctx);
+    assert_int_equal(rmdir(cg), 0);
+    assert_int_equal(rc, RL_OK);
+    assert_true(out.exited);
+    assert_false(out.killed);
+    assert_int_equal(out.status, 0);
+    assert_true(out.ms > within_ms);
+}
+
 static void throttled_exit_is_granted_its_cpu_wait(void **state)
 {
     (void)state;
@@ -303,20 +321,7 @@ static void throttled_exit_is_granted_its_cpu_wait(void **state)
     snprintf(burn, sizeof burn, "%d", BURN_MS);
     if (!start_throttled(&ctx, &opt, cg, sizeof cg, "burn-on-term", burn, NULL))
         skip();
-    assert_int_equal(gr_signal_submission_at(&ctx, 0, SIGTERM), RL_OK);
-    gr_exit out;
-    int rc = gr_await_submission_exit_at(&ctx, 0, THROTTLED_WITHIN_MS, true, &out);
-    print_message("throttled child: %s %lld ms after SIGTERM (deadline %d ms)\n", out.how, (long long)out.ms,
-                  THROTTLED_WITHIN_MS);
-    stop_instance(&ctx);
-    assert_int_equal(rmdir(cg), 0);
-    /* It exited on its own, with its status, after its deadline: in the
-     * wait it was granted. */
-    assert_int_equal(rc, RL_OK);
-    assert_true(out.exited);
-    assert_false(out.killed);
-    assert_int_equal(out.status, 0);
-    assert_true(out.ms > THROTTLED_WITHIN_MS);
+    exits_in_its_grant(&ctx, cg, THROTTLED_WITHIN_MS, "throttled child");
 }
 
 static void wait_that_left_with_a_thread_is_granted(void **state)
@@ -329,18 +334,7 @@ static void wait_that_left_with_a_thread_is_granted(void **state)
     snprintf(nap, sizeof nap, "%d", MAIN_SLEEP_MS);
     if (!start_throttled(&ctx, &opt, cg, sizeof cg, "burn-in-thread", burn, nap))
         skip();
-    assert_int_equal(gr_signal_submission_at(&ctx, 0, SIGTERM), RL_OK);
-    gr_exit out;
-    int rc = gr_await_submission_exit_at(&ctx, 0, THREAD_WITHIN_MS, true, &out);
-    print_message("child whose worker thread ended: %s %lld ms after SIGTERM (deadline %d ms)\n", out.how,
-                  (long long)out.ms, THREAD_WITHIN_MS);
-    stop_instance(&ctx);
-    assert_int_equal(rmdir(cg), 0);
-    assert_int_equal(rc, RL_OK);
-    assert_true(out.exited);
-    assert_false(out.killed);
-    assert_int_equal(out.status, 0);
-    assert_true(out.ms > THREAD_WITHIN_MS);
+    exits_in_its_grant(&ctx, cg, THREAD_WITHIN_MS, "child whose worker thread ended");
 }
 
 static void blocked_process_is_killed_at_its_deadline(void **state)
