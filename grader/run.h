@@ -1,7 +1,8 @@
 /* run: the grader's driver and the accessors a scenario uses.
  *
  * For every scenario run the driver starts fresh baselines (the exercise's
- * count, each in its own process group) and (command submissions) a fresh
+ * count, each in its own process group; a config exercise may leave them to
+ * its scenarios, gr_restart_baseline) and (command submissions) a fresh
  * submission in its own process group, waits until the submission listens,
  * calls the scenario, then kills every group and every process that
  * escaped them. A scenario reaches what it needs only through

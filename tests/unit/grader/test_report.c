@@ -305,6 +305,23 @@ static void the_shipped_rubric_checks_against_every_exercise(void **state)
     gr_rubric_free(r);
 }
 
+/* An exercise that leaves its baselines to its scenarios must be a config
+ * one: a command submission is given the baselines' addresses at its
+ * start, before any scenario could start them (exercise.h). */
+static void only_config_exercises_start_baselines_in_their_scenarios(void **state)
+{
+    (void)state;
+    int by_scenario = 0;
+    for (size_t i = 0; gr_exercises[i]; i++) {
+        if (!gr_exercises[i]->baselines_by_scenario)
+            continue;
+        by_scenario++;
+        if (gr_exercises[i]->kind != GR_SUBMISSION_CONFIG)
+            fail_msg("%s starts its baselines in its scenarios but grades a command", gr_exercises[i]->name);
+    }
+    assert_int_equal(by_scenario, 2); /* balance and keepalive */
+}
+
 static void results_json_carries_visibility_and_extra_data(void **state)
 {
     (void)state;
@@ -367,6 +384,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(held_names_that_do_not_fit_are_cut, make_dir, remove_dir),
         cmocka_unit_test_setup_teardown(results_json_says_why_points_were_held, make_dir, remove_dir),
         cmocka_unit_test(the_shipped_rubric_checks_against_every_exercise),
+        cmocka_unit_test(only_config_exercises_start_baselines_in_their_scenarios),
         cmocka_unit_test_setup_teardown(results_json_carries_visibility_and_extra_data, make_dir, remove_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
